@@ -1,0 +1,85 @@
+//! Everything the probes read about one node, gathered once: the input of every check and of `topo`.
+
+use serde::Serialize;
+
+use crate::host::{read_host_settings, HostSettings};
+use crate::netdev::{read_net_devices, NetDevice};
+use crate::numa::{node_of_cpus, parse_cpulist, read_numa_nodes, NumaNode};
+use crate::pci::{read_functions, PciAddress, PciFunction};
+use crate::rdma::{read_rdma_devices, RdmaDevice};
+use crate::root::SysRoot;
+use crate::Reading;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeSnapshot {
+    pub pci: Reading<Vec<PciFunction>>,
+    pub numa: Reading<Vec<NumaNode>>,
+    /// `Err(NotFound)` when `sys/class/infiniband` is absent: no RDMA driver loaded (or no kernel support).
+    pub rdma: Reading<Vec<RdmaDevice>>,
+    pub net: Reading<Vec<NetDevice>>,
+    pub host: HostSettings,
+}
+
+/// Where a device's NUMA node came from; operators need to know when it was inferred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumaSource {
+    /// The device's `numa_node` file.
+    NumaNode,
+    /// `numa_node` was -1; `local_cpulist` fits inside one node.
+    LocalCpulist,
+    /// Neither says: the firmware gave no proximity information.
+    Unknown,
+}
+
+impl NodeSnapshot {
+    pub fn probe(root: &SysRoot) -> NodeSnapshot {
+        NodeSnapshot {
+            pci: read_functions(root),
+            numa: read_numa_nodes(root),
+            rdma: read_rdma_devices(root),
+            net: read_net_devices(root),
+            host: read_host_settings(root),
+        }
+    }
+
+    pub fn pci_functions(&self) -> &[PciFunction] {
+        self.pci.as_deref().unwrap_or(&[])
+    }
+
+    pub fn rdma_devices(&self) -> &[RdmaDevice] {
+        self.rdma.as_deref().unwrap_or(&[])
+    }
+
+    pub fn function(&self, address: PciAddress) -> Option<&PciFunction> {
+        let functions = self.pci_functions();
+        functions.binary_search_by_key(&address, |f| f.address).ok().map(|i| &functions[i])
+    }
+
+    /// GPUs in PCI address order, which is the order `nvidia-smi` numbers them in with
+    /// CUDA_DEVICE_ORDER=PCI_BUS_ID (and its default enumeration on current drivers).
+    pub fn gpus(&self) -> Vec<&PciFunction> {
+        self.pci_functions().iter().filter(|f| f.is_gpu()).collect()
+    }
+
+    pub fn net_device(&self, name: &str) -> Option<&NetDevice> {
+        self.net.as_deref().unwrap_or(&[]).iter().find(|n| n.name == name)
+    }
+
+    /// The NUMA node of a function, falling back to its `local_cpulist` when `numa_node` is -1.
+    pub fn numa_of(&self, function: &PciFunction) -> (Option<u32>, NumaSource) {
+        if let Some(node) = function.numa_node {
+            return (Some(node), NumaSource::NumaNode);
+        }
+        let nodes = self.numa.as_deref().unwrap_or(&[]);
+        let inferred = function
+            .local_cpulist
+            .as_deref()
+            .and_then(|list| parse_cpulist(list).ok())
+            .and_then(|cpus| node_of_cpus(nodes, &cpus));
+        match inferred {
+            Some(node) => (Some(node), NumaSource::LocalCpulist),
+            None => (None, NumaSource::Unknown),
+        }
+    }
+}

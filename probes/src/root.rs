@@ -1,0 +1,259 @@
+//! The root-path seam: every probe reads the node through a [`SysRoot`], so the live node, a captured
+//! snapshot and a test fixture are read by exactly the same code.
+//!
+//! Paths given to a `SysRoot` are node paths such as `sys/class/infiniband/mlx5_0/ports/1/state`: relative,
+//! with the first component naming the tree (`sys`, `proc` or `dev`). Symbolic links are resolved inside
+//! the root, never against the machine's real `/sys`, so a snapshot's relative links (sysfs uses them for
+//! `sys/bus/pci/devices/*`, `sys/class/*/*` and every `device` link) keep pointing into the snapshot.
+//! When recording is on, the root remembers every file, directory and link it touched: that set is what
+//! `fabricdoctor snapshot` copies.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::error::{ProbeError, ProbeErrorKind};
+
+/// Link resolution gives up after this many hops, as the kernel does (`MAXSYMLINKS` = 40, path_resolution(7)).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Where the node's `sys`, `proc` and `dev` trees are, and whether they are the running kernel's own.
+#[derive(Debug)]
+pub struct SysRoot {
+    sys: PathBuf,
+    proc: PathBuf,
+    dev: PathBuf,
+    live: bool,
+    /// Resolved real node paths of node paths already walked, so a link is read once per run.
+    resolved: Mutex<HashMap<PathBuf, PathBuf>>,
+    recorder: Option<Mutex<Recording>>,
+}
+
+/// What the probes touched, in node paths, for `snapshot`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recording {
+    /// Regular files read (real paths, links already resolved).
+    pub files: BTreeSet<PathBuf>,
+    /// Directories listed (so that empty ones exist in the copy).
+    pub dirs: BTreeSet<PathBuf>,
+    /// Symbolic links crossed: link path -> link target exactly as stored.
+    pub links: BTreeMap<PathBuf, PathBuf>,
+}
+
+impl SysRoot {
+    /// The running node. The only place the real mount points are named.
+    pub fn live() -> Self {
+        Self::from_parts(PathBuf::from("/sys"), PathBuf::from("/proc"), PathBuf::from("/dev"), true)
+    }
+
+    /// A captured tree (snapshot or fixture) holding `sys/`, `proc/` and `dev/` below `dir`.
+    pub fn captured(dir: impl AsRef<Path>) -> Self {
+        let dir = dir.as_ref();
+        Self::from_parts(dir.join("sys"), dir.join("proc"), dir.join("dev"), false)
+    }
+
+    fn from_parts(sys: PathBuf, proc: PathBuf, dev: PathBuf, live: bool) -> Self {
+        SysRoot { sys, proc, dev, live, resolved: Mutex::new(HashMap::new()), recorder: None }
+    }
+
+    /// Start remembering every path read, for `snapshot`.
+    pub fn with_recording(mut self) -> Self {
+        self.recorder = Some(Mutex::new(Recording::default()));
+        self
+    }
+
+    /// True when reading the running kernel (some facts, such as `statvfs` of /dev/shm, exist only there).
+    pub fn is_live(&self) -> bool {
+        self.live
+    }
+
+    /// What has been recorded so far (empty when recording is off).
+    pub fn recording(&self) -> Recording {
+        self.recorder.as_ref().map(|r| lock(r).clone()).unwrap_or_default()
+    }
+
+    /// The filesystem path of a node path, without resolving links.
+    pub fn host_path(&self, node_path: &Path) -> PathBuf {
+        let mut components = node_path.components();
+        let first = components.next();
+        let rest = components.as_path();
+        match first {
+            Some(Component::Normal(tree)) if tree == "sys" => self.sys.join(rest),
+            Some(Component::Normal(tree)) if tree == "proc" => self.proc.join(rest),
+            Some(Component::Normal(tree)) if tree == "dev" => self.dev.join(rest),
+            // Only the three trees exist in a node; anything else lives under sys's parent in a capture.
+            _ => self.sys.parent().map(|p| p.join(node_path)).unwrap_or_else(|| node_path.to_path_buf()),
+        }
+    }
+
+    /// Resolve every symbolic link in `node_path` inside the root, returning the real node path.
+    pub fn resolve(&self, node_path: impl AsRef<Path>) -> Result<PathBuf, ProbeError> {
+        let node_path = node_path.as_ref();
+        if let Some(hit) = lock(&self.resolved).get(node_path) {
+            return Ok(hit.clone());
+        }
+        let real = self.resolve_uncached(node_path, 0)?;
+        lock(&self.resolved).insert(node_path.to_path_buf(), real.clone());
+        Ok(real)
+    }
+
+    fn resolve_uncached(&self, node_path: &Path, hops: usize) -> Result<PathBuf, ProbeError> {
+        let mut real = PathBuf::new();
+        let mut components = normalize(node_path).into_iter();
+        for component in components.by_ref() {
+            let candidate = real.join(&component);
+            if let Some(hit) = lock(&self.resolved).get(&candidate) {
+                real = hit.clone();
+                continue;
+            }
+            let host = self.host_path(&candidate);
+            match std::fs::symlink_metadata(&host) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    if hops >= MAX_SYMLINK_HOPS {
+                        return Err(ProbeError { path: node_path.to_path_buf(), kind: ProbeErrorKind::SymlinkLoop });
+                    }
+                    let target = std::fs::read_link(&host).map_err(|e| ProbeError::io(&candidate, e))?;
+                    if let Some(recorder) = &self.recorder {
+                        lock(recorder).links.insert(candidate.clone(), target.clone());
+                    }
+                    // Absolute targets name the node's own root; relative ones are relative to the link's dir.
+                    let joined = if target.is_absolute() {
+                        target.strip_prefix("/").unwrap_or(&target).to_path_buf()
+                    } else {
+                        real.join(&target)
+                    };
+                    let resolved = self.resolve_uncached(&joined, hops + 1)?;
+                    lock(&self.resolved).insert(candidate, resolved.clone());
+                    real = resolved;
+                }
+                // Missing components are reported by the read that follows, with the full path.
+                _ => real = candidate,
+            }
+        }
+        Ok(real)
+    }
+
+    /// Read a text file (sysfs attributes end in a newline; it is kept, parsers trim).
+    pub fn read_string(&self, node_path: impl AsRef<Path>) -> Result<String, ProbeError> {
+        let bytes = self.read_bytes(node_path.as_ref())?;
+        String::from_utf8(bytes).map_err(|e| {
+            ProbeError::malformed(node_path.as_ref(), &String::from_utf8_lossy(e.as_bytes()), "not UTF-8 text")
+        })
+    }
+
+    /// Read a file's bytes (PCI config space is binary).
+    pub fn read_bytes(&self, node_path: impl AsRef<Path>) -> Result<Vec<u8>, ProbeError> {
+        let node_path = node_path.as_ref();
+        let real = self.resolve(node_path)?;
+        let bytes = std::fs::read(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
+        if let Some(recorder) = &self.recorder {
+            lock(recorder).files.insert(real);
+        }
+        Ok(bytes)
+    }
+
+    /// Read a link's target exactly as stored, e.g. `../../../0000:17:00.0`.
+    pub fn read_link(&self, node_path: impl AsRef<Path>) -> Result<PathBuf, ProbeError> {
+        let node_path = node_path.as_ref();
+        let parent = node_path.parent().unwrap_or(Path::new(""));
+        let name = node_path.file_name().unwrap_or_default();
+        let link = self.resolve(parent)?.join(name);
+        let target = std::fs::read_link(self.host_path(&link)).map_err(|e| ProbeError::io(node_path, e))?;
+        if let Some(recorder) = &self.recorder {
+            lock(recorder).links.insert(link, target.clone());
+        }
+        Ok(target)
+    }
+
+    /// The names in a directory, sorted, so every run and every snapshot lists in the same order.
+    pub fn read_dir(&self, node_path: impl AsRef<Path>) -> Result<Vec<String>, ProbeError> {
+        let node_path = node_path.as_ref();
+        let real = self.resolve(node_path)?;
+        let entries = std::fs::read_dir(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| ProbeError::io(node_path, e))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        if let Some(recorder) = &self.recorder {
+            lock(recorder).dirs.insert(real);
+        }
+        Ok(names)
+    }
+
+    /// Whether a node path exists (after resolving links).
+    pub fn exists(&self, node_path: impl AsRef<Path>) -> bool {
+        self.resolve(node_path.as_ref()).map(|real| self.host_path(&real).exists()).unwrap_or(false)
+    }
+}
+
+/// Lexically normalise a relative node path: drop `.`, apply `..`, ignore a leading `/`.
+fn normalize(path: &Path) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => out.push(name.to_os_string()),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means another probe thread panicked; the data (paths) is still consistent.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn relative_links_resolve_inside_the_root_and_are_recorded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let device = dir.path().join("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+        std::fs::create_dir_all(&device).expect("mkdir");
+        std::fs::write(device.join("vendor"), "0x15b3\n").expect("write");
+        std::fs::create_dir_all(dir.path().join("sys/bus/pci/devices")).expect("mkdir");
+        symlink(
+            "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
+            dir.path().join("sys/bus/pci/devices/0000:01:00.0"),
+        )
+        .expect("symlink");
+
+        let root = SysRoot::captured(dir.path()).with_recording();
+        let vendor = root.read_string("sys/bus/pci/devices/0000:01:00.0/vendor").expect("read");
+        assert_eq!(vendor, "0x15b3\n");
+        let recording = root.recording();
+        assert!(recording.files.contains(Path::new("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor")));
+        assert_eq!(
+            recording.links.get(Path::new("sys/bus/pci/devices/0000:01:00.0")),
+            Some(&PathBuf::from("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0"))
+        );
+    }
+
+    #[test]
+    fn a_link_loop_is_an_error_not_a_hang() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("sys/class")).expect("mkdir");
+        symlink("b", dir.path().join("sys/class/a")).expect("symlink");
+        symlink("a", dir.path().join("sys/class/b")).expect("symlink");
+        let root = SysRoot::captured(dir.path());
+        let error = root.read_string("sys/class/a/x").expect_err("loop");
+        assert!(matches!(error.kind, ProbeErrorKind::SymlinkLoop), "{error}");
+    }
+
+    #[test]
+    fn missing_files_name_the_node_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = SysRoot::captured(dir.path());
+        let error = root.read_string("sys/class/infiniband/mlx5_0/fw_ver").expect_err("missing");
+        assert!(error.is_not_found());
+        assert_eq!(error.to_string(), "failed to read sys/class/infiniband/mlx5_0/fw_ver: not found");
+    }
+}
