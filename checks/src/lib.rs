@@ -1,1 +1,193 @@
-//! placeholder
+//! Node-health checks: pure functions from a probe snapshot and a policy to findings, in one registry.
+//! Ids are stable (CI gates allow-list them); `fabricdoctor check --list` prints this registry.
+
+pub mod finding;
+pub mod host;
+pub mod pcie;
+pub mod policy;
+pub mod rdma;
+pub mod topo;
+pub mod topology;
+
+use std::collections::BTreeSet;
+
+use fabricdoctor_probes::pci::{PciAddress, PciFunction};
+use fabricdoctor_probes::{NodeSnapshot, ProbeError, ProbeErrorKind};
+
+pub use finding::{Finding, Verdict};
+pub use policy::Policy;
+pub use topology::{Relation, Topology};
+
+/// One check. `evaluate` is pure: everything it needs is in `Inputs` and `Policy`.
+pub trait Check: Sync {
+    /// Stable id, e.g. "pcie.link.width".
+    fn id(&self) -> &'static str;
+    /// One line for `--list`.
+    fn doc_short(&self) -> &'static str;
+    /// What is checked, why it matters, the verdict rules and the source they come from.
+    fn doc_long(&self) -> &'static str;
+    fn evaluate(&self, inputs: &Inputs<'_>, policy: &Policy) -> Vec<Finding>;
+}
+
+/// Everything a check may look at, derived once per run.
+#[derive(Debug)]
+pub struct Inputs<'a> {
+    pub node: &'a NodeSnapshot,
+    pub topology: Topology,
+    /// GPUs and RDMA NIC functions: the devices whose PCIe health decides fabric performance.
+    pub endpoints: Vec<&'a PciFunction>,
+}
+
+impl<'a> Inputs<'a> {
+    pub fn new(node: &'a NodeSnapshot) -> Inputs<'a> {
+        let topology = Topology::from_node(node);
+        let nic_addresses: BTreeSet<PciAddress> = node.rdma_devices().iter().filter_map(|d| d.pci_address).collect();
+        let endpoints = node
+            .pci_functions()
+            .iter()
+            .filter(|f| f.is_gpu() || nic_addresses.contains(&f.address) || is_mellanox_nic(f))
+            .collect();
+        Inputs { node, topology, endpoints }
+    }
+
+    /// True when the function is an RDMA NIC (has an RDMA device, or is a Mellanox/NVIDIA network function).
+    pub fn is_nic(&self, function: &PciFunction) -> bool {
+        is_mellanox_nic(function) || self.node.rdma_devices().iter().any(|d| d.pci_address == Some(function.address))
+    }
+
+    /// "0000:17:00.0 (mlx5_0)", "0000:18:00.0 (GPU0)", "0000:16:01.0 (bridge)".
+    pub fn label(&self, address: PciAddress) -> String {
+        if let Some(gpu) = self.topology.gpus.iter().find(|g| g.address == address) {
+            return format!("{address} ({})", gpu.label);
+        }
+        let rdma: Vec<&str> = self
+            .node
+            .rdma_devices()
+            .iter()
+            .filter(|d| d.pci_address == Some(address))
+            .map(|d| d.name.as_str())
+            .collect();
+        if !rdma.is_empty() {
+            return format!("{address} ({})", rdma.join(","));
+        }
+        match self.node.function(address) {
+            Some(f) if f.is_bridge() => format!("{address} (bridge)"),
+            Some(f) => format!("{address} ({})", f.model_name()),
+            None => address.to_string(),
+        }
+    }
+
+    /// The bridges above any endpoint, each once, in address order.
+    pub fn bridges_above_endpoints(&self) -> Vec<&'a PciFunction> {
+        let addresses: BTreeSet<PciAddress> = self.endpoints.iter().flat_map(|f| f.upstream.iter().copied()).collect();
+        addresses.into_iter().filter_map(|a| self.node.function(a)).collect()
+    }
+}
+
+/// Mellanox/NVIDIA networking (vendor 0x15b3) Ethernet or InfiniBand controllers, counted as RDMA NICs
+/// even when the RDMA driver is not loaded (then `rdma.*` says so).
+fn is_mellanox_nic(function: &PciFunction) -> bool {
+    function.vendor == 0x15b3 && function.class >> 16 == 0x02
+}
+
+/// Every check, in the order they run and are listed.
+pub fn registry() -> &'static [&'static dyn Check] {
+    &[
+        &pcie::LinkSpeed,
+        &pcie::LinkWidth,
+        &pcie::MaxPayload,
+        &pcie::MaxReadRequest,
+        &pcie::AccessControl,
+        &pcie::ErrorReporting,
+        &topo::GpuNicAffinity,
+        &topo::Rails,
+        &rdma::PortState,
+        &rdma::PortRate,
+        &rdma::RoceV2Gid,
+        &rdma::Mtu,
+        &rdma::FirmwareConsistency,
+        &host::Memlock,
+        &host::SharedMemory,
+        &host::PeerMemory,
+        &host::Iommu,
+    ]
+}
+
+/// Run every check (or those whose id starts with one of `selected`) over a node.
+pub fn run_checks(node: &NodeSnapshot, policy: &Policy, selected: &[String]) -> Vec<Finding> {
+    let inputs = Inputs::new(node);
+    registry()
+        .iter()
+        .filter(|check| selected.is_empty() || selected.iter().any(|s| check.id().starts_with(s.as_str())))
+        .flat_map(|check| check.evaluate(&inputs, policy))
+        .collect()
+}
+
+/// A finding for input a check could not read: absent -> Skip, not permitted -> Warn (re-run as root),
+/// anything else (malformed, I/O error) -> Error. Never a pass.
+pub fn unreadable(id: &str, subject: impl Into<String>, error: &ProbeError) -> Finding {
+    let (verdict, message) = match error.kind {
+        ProbeErrorKind::NotFound => (Verdict::Skip, format!("nothing to check: {error}")),
+        ProbeErrorKind::PermissionDenied => (Verdict::Warn, format!("could not look: {error}; re-run as root")),
+        _ => (Verdict::Error, format!("could not look: {error}")),
+    };
+    Finding::new(id, verdict, subject, message)
+}
+
+/// "64 KiB", "1.5 GiB": sizes the way operators read them.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_documented() {
+        let mut seen = BTreeSet::new();
+        for check in registry() {
+            assert!(seen.insert(check.id()), "duplicate id {}", check.id());
+            assert!(!check.doc_short().is_empty() && check.doc_long().len() > check.doc_short().len());
+        }
+        for required in [
+            "pcie.link.speed",
+            "pcie.link.width",
+            "pcie.mps",
+            "pcie.mrrs",
+            "pcie.acs",
+            "pcie.aer",
+            "topo.gpu_nic.affinity",
+            "topo.rails",
+            "rdma.port.state",
+            "rdma.port.rate",
+            "rdma.gid.rocev2",
+            "rdma.mtu",
+            "rdma.fw.consistency",
+            "host.memlock",
+            "host.devshm",
+            "host.peermem",
+            "host.iommu",
+        ] {
+            assert!(seen.contains(required), "missing {required}");
+        }
+    }
+
+    #[test]
+    fn sizes_read_like_people_write_them() {
+        assert_eq!(human_bytes(65536), "64 KiB");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(human_bytes(12), "12 B");
+    }
+}

@@ -1,0 +1,79 @@
+//! What a check says: a verdict about one subject, with the evidence behind it.
+
+use serde::{Deserialize, Serialize};
+
+/// A check's judgement. `Skip` and `Error` mean the check could not look; they are never a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Skip,
+    Warn,
+    Error,
+    Fail,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Skip => "skip",
+            Verdict::Warn => "warn",
+            Verdict::Error => "error",
+            Verdict::Fail => "fail",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One finding. `id` is the check's stable id ("pcie.link.width"); CI gates allow-list by it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    pub id: String,
+    pub verdict: Verdict,
+    /// What the finding is about: "0000:17:00.0 (mlx5_0)", "GPU3", "mlx5_2 port 1", "node".
+    pub subject: String,
+    pub message: String,
+    /// The readings that support the verdict, each naming its source.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<String>,
+}
+
+impl Finding {
+    pub fn new(id: &str, verdict: Verdict, subject: impl Into<String>, message: impl Into<String>) -> Finding {
+        Finding {
+            id: id.to_string(),
+            verdict,
+            subject: subject.into(),
+            message: message.into(),
+            evidence: Vec::new(),
+            expected: None,
+            observed: None,
+        }
+    }
+
+    pub fn evidence(mut self, line: impl Into<String>) -> Finding {
+        self.evidence.push(line.into());
+        self
+    }
+
+    pub fn expected(mut self, expected: impl Into<String>) -> Finding {
+        self.expected = Some(expected.into());
+        self
+    }
+
+    pub fn observed(mut self, observed: impl Into<String>) -> Finding {
+        self.observed = Some(observed.into());
+        self
+    }
+}
