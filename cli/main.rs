@@ -1,1 +1,49 @@
-fn main(){}
+//! `fabricdoctor`: find out why an RDMA/GPU cluster fabric is slow, broken or hung.
+//! The binary is thin: parse arguments, resolve them against the environment, run a command from the
+//! library crates, print, and map the outcome to an exit code. It is the only crate that prints.
+
+mod args;
+mod check;
+mod exit;
+mod output;
+mod snapshot;
+mod source;
+mod topo;
+
+use clap::Parser;
+
+fn main() {
+    let cli = args::Cli::parse_from(std::env::args_os());
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            if output::is_broken_pipe(&error) {
+                exit::SUCCESS
+            } else {
+                eprintln!("fabricdoctor: error: {error:#}");
+                exit::TOOL_ERROR
+            }
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: args::Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        args::Command::Check(args) => check::run(args),
+        args::Command::Topo(args) => topo::run(args),
+        args::Command::Snapshot(args) => snapshot::run(args),
+        args::Command::Completions { shell } => {
+            let mut command = <args::Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "fabricdoctor", &mut std::io::stdout());
+            Ok(exit::SUCCESS)
+        }
+        args::Command::Manpage => {
+            let command = <args::Cli as clap::CommandFactory>::command();
+            let mut page = Vec::new();
+            clap_mangen::Man::new(command).render(&mut page)?;
+            output::emit(&String::from_utf8_lossy(&page))?;
+            Ok(exit::SUCCESS)
+        }
+    }
+}

@@ -106,6 +106,12 @@ impl SysRoot {
                 real = hit.clone();
                 continue;
             }
+            // proc/self names the reading process, whose PID means nothing elsewhere: keep the name (the
+            // kernel resolves it on the live node) so captures hold proc/self/limits, not proc/4711/limits.
+            if candidate == Path::new("proc/self") {
+                real = candidate;
+                continue;
+            }
             let host = self.host_path(&candidate);
             match std::fs::symlink_metadata(&host) {
                 Ok(meta) if meta.file_type().is_symlink() => {
