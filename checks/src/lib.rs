@@ -41,18 +41,31 @@ pub struct Inputs<'a> {
 impl<'a> Inputs<'a> {
     pub fn new(node: &'a NodeSnapshot) -> Inputs<'a> {
         let topology = Topology::from_node(node);
-        let nic_addresses: BTreeSet<PciAddress> = node.rdma_devices().iter().filter_map(|d| d.pci_address).collect();
+        let nic_addresses: BTreeSet<PciAddress> = node
+            .rdma_devices()
+            .iter()
+            .filter_map(|d| d.pci_address)
+            .collect();
         let endpoints = node
             .pci_functions()
             .iter()
             .filter(|f| f.is_gpu() || nic_addresses.contains(&f.address) || is_mellanox_nic(f))
             .collect();
-        Inputs { node, topology, endpoints }
+        Inputs {
+            node,
+            topology,
+            endpoints,
+        }
     }
 
     /// True when the function is an RDMA NIC (has an RDMA device, or is a Mellanox/NVIDIA network function).
     pub fn is_nic(&self, function: &PciFunction) -> bool {
-        is_mellanox_nic(function) || self.node.rdma_devices().iter().any(|d| d.pci_address == Some(function.address))
+        is_mellanox_nic(function)
+            || self
+                .node
+                .rdma_devices()
+                .iter()
+                .any(|d| d.pci_address == Some(function.address))
     }
 
     /// "0000:17:00.0 (mlx5_0)", "0000:18:00.0 (GPU0)", "0000:16:01.0 (bridge)".
@@ -79,8 +92,15 @@ impl<'a> Inputs<'a> {
 
     /// The bridges above any endpoint, each once, in address order.
     pub fn bridges_above_endpoints(&self) -> Vec<&'a PciFunction> {
-        let addresses: BTreeSet<PciAddress> = self.endpoints.iter().flat_map(|f| f.upstream.iter().copied()).collect();
-        addresses.into_iter().filter_map(|a| self.node.function(a)).collect()
+        let addresses: BTreeSet<PciAddress> = self
+            .endpoints
+            .iter()
+            .flat_map(|f| f.upstream.iter().copied())
+            .collect();
+        addresses
+            .into_iter()
+            .filter_map(|a| self.node.function(a))
+            .collect()
     }
 }
 
@@ -118,7 +138,9 @@ pub fn run_checks(node: &NodeSnapshot, policy: &Policy, selected: &[String]) -> 
     let inputs = Inputs::new(node);
     registry()
         .iter()
-        .filter(|check| selected.is_empty() || selected.iter().any(|s| check.id().starts_with(s.as_str())))
+        .filter(|check| {
+            selected.is_empty() || selected.iter().any(|s| check.id().starts_with(s.as_str()))
+        })
         .flat_map(|check| check.evaluate(&inputs, policy))
         .collect()
 }
@@ -128,7 +150,10 @@ pub fn run_checks(node: &NodeSnapshot, policy: &Policy, selected: &[String]) -> 
 pub fn unreadable(id: &str, subject: impl Into<String>, error: &ProbeError) -> Finding {
     let (verdict, message) = match error.kind {
         ProbeErrorKind::NotFound => (Verdict::Skip, format!("nothing to check: {error}")),
-        ProbeErrorKind::PermissionDenied => (Verdict::Warn, format!("could not look: {error}; re-run as root")),
+        ProbeErrorKind::PermissionDenied => (
+            Verdict::Warn,
+            format!("could not look: {error}; re-run as root"),
+        ),
         _ => (Verdict::Error, format!("could not look: {error}")),
     };
     Finding::new(id, verdict, subject, message)
@@ -159,7 +184,9 @@ mod tests {
         let mut seen = BTreeSet::new();
         for check in registry() {
             assert!(seen.insert(check.id()), "duplicate id {}", check.id());
-            assert!(!check.doc_short().is_empty() && check.doc_long().len() > check.doc_short().len());
+            assert!(
+                !check.doc_short().is_empty() && check.doc_long().len() > check.doc_short().len()
+            );
         }
         for required in [
             "pcie.link.speed",

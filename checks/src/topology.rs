@@ -124,8 +124,11 @@ impl Topology {
             .enumerate()
             .map(|(i, f)| describe(f, format!("GPU{i}"), f.model_name()))
             .collect();
-        let mut rdma: Vec<(&str, PciAddress)> =
-            node.rdma_devices().iter().filter_map(|d| Some((d.name.as_str(), d.pci_address?))).collect();
+        let mut rdma: Vec<(&str, PciAddress)> = node
+            .rdma_devices()
+            .iter()
+            .filter_map(|d| Some((d.name.as_str(), d.pci_address?)))
+            .collect();
         rdma.sort_by(|a, b| natural_cmp(a.0, b.0));
         let nics: Vec<TopologyDevice> = rdma
             .iter()
@@ -136,9 +139,18 @@ impl Topology {
         let all: Vec<&TopologyDevice> = gpus.iter().chain(nics.iter()).collect();
         let matrix = all
             .iter()
-            .map(|a| all.iter().map(|b| relation_between(node, a.address, a.numa_node, b.address, b.numa_node)).collect())
+            .map(|a| {
+                all.iter()
+                    .map(|b| relation_between(node, a.address, a.numa_node, b.address, b.numa_node))
+                    .collect()
+            })
             .collect();
-        let mut topology = Topology { gpus, nics, matrix, rails: Vec::new() };
+        let mut topology = Topology {
+            gpus,
+            nics,
+            matrix,
+            rails: Vec::new(),
+        };
         topology.rails = topology.assign_rails();
         topology
     }
@@ -154,7 +166,12 @@ impl Topology {
     /// The closest relation from a GPU to any NIC, and the NICs at that distance.
     pub fn best_nics(&self, gpu: usize) -> Option<(Relation, Vec<usize>)> {
         let best = (0..self.nics.len()).map(|n| self.gpu_nic(gpu, n)).min()?;
-        Some((best, (0..self.nics.len()).filter(|&n| self.gpu_nic(gpu, n) == best).collect()))
+        Some((
+            best,
+            (0..self.nics.len())
+                .filter(|&n| self.gpu_nic(gpu, n) == best)
+                .collect(),
+        ))
     }
 
     /// Pair GPUs with NICs, closest pairs first (all PIX pairs before any PXB pair, ...), each NIC once
@@ -177,11 +194,15 @@ impl Topology {
                 load[n] += 1;
             }
         }
-        for g in 0..self.gpus.len() {
-            if chosen[g].is_none() {
+        for (g, choice) in chosen.iter_mut().enumerate() {
+            if choice.is_none() {
                 if let Some((_, candidates)) = self.best_nics(g) {
-                    let n = candidates.iter().copied().min_by_key(|&n| (load[n], n)).unwrap_or(0);
-                    chosen[g] = Some(n);
+                    let n = candidates
+                        .iter()
+                        .copied()
+                        .min_by_key(|&n| (load[n], n))
+                        .unwrap_or(0);
+                    *choice = Some(n);
                     load[n] += 1;
                 }
             }
@@ -219,7 +240,9 @@ pub fn relation_between(
     if a == b {
         return Relation::Same;
     }
-    let (Some(fa), Some(fb)) = (node.function(a), node.function(b)) else { return Relation::Sys };
+    let (Some(fa), Some(fb)) = (node.function(a), node.function(b)) else {
+        return Relation::Sys;
+    };
     if fa.host_bridge != fb.host_bridge {
         return match (a_numa, b_numa) {
             (Some(x), Some(y)) if x == y => Relation::Node,
@@ -242,7 +265,11 @@ pub fn path_bridges(a: &PciFunction, b: &PciFunction) -> Option<usize> {
 
 /// Length of the shared prefix of the two upstream chains.
 pub fn common_bridges(a: &PciFunction, b: &PciFunction) -> usize {
-    a.upstream.iter().zip(b.upstream.iter()).take_while(|(x, y)| x == y).count()
+    a.upstream
+        .iter()
+        .zip(b.upstream.iter())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// The bridges a peer transfer between `a` and `b` passes through: the lowest common bridge and

@@ -61,12 +61,20 @@ pub struct Iommu {
 
 pub fn read_host_settings(root: &SysRoot) -> HostSettings {
     HostSettings {
-        hostname: root.read_string("proc/sys/kernel/hostname").map(|s| s.trim().to_string()),
-        kernel_release: root.read_string("proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
+        hostname: root
+            .read_string("proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string()),
+        kernel_release: root
+            .read_string("proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string()),
         memlock: read_memlock(root),
         shared_memory: read_shared_memory(root),
-        modules: root.read_string("proc/modules").map(|text| parse_modules(&text)),
-        cmdline: root.read_string("proc/cmdline").map(|s| s.trim().to_string()),
+        modules: root
+            .read_string("proc/modules")
+            .map(|text| parse_modules(&text)),
+        cmdline: root
+            .read_string("proc/cmdline")
+            .map(|s| s.trim().to_string()),
         hugepages: read_meminfo(root).map(|m| HugePages {
             total: m.hugepages_total.unwrap_or(0),
             free: m.hugepages_free.unwrap_or(0),
@@ -79,7 +87,8 @@ pub fn read_host_settings(root: &SysRoot) -> HostSettings {
 fn read_memlock(root: &SysRoot) -> Reading<MemlockLimit> {
     let path = "proc/self/limits";
     let text = root.read_string(path)?;
-    let limits = Limits::from_read(text.as_bytes()).map_err(|e| ProbeError::malformed(path, &text, e))?;
+    let limits =
+        Limits::from_read(text.as_bytes()).map_err(|e| ProbeError::malformed(path, &text, e))?;
     let bytes = |value: LimitValue| match value {
         LimitValue::Unlimited => None,
         LimitValue::Value(v) => Some(v),
@@ -102,15 +111,30 @@ fn read_meminfo(root: &SysRoot) -> Reading<Meminfo> {
 fn read_shared_memory(root: &SysRoot) -> Reading<SharedMemory> {
     let path = "proc/self/mountinfo";
     let text = root.read_string(path)?;
-    let mounts = MountInfos::from_read(text.as_bytes()).map_err(|e| ProbeError::malformed(path, &text, e))?;
-    let Some(mount) = mounts.0.iter().rev().find(|m| m.mount_point == PathBuf::from("/dev/shm")) else {
-        return Ok(SharedMemory { mounted: false, fs_type: None, size_bytes: None, size_source: None });
+    let mounts = MountInfos::from_read(text.as_bytes())
+        .map_err(|e| ProbeError::malformed(path, &text, e))?;
+    let Some(mount) = mounts
+        .0
+        .iter()
+        .rev()
+        .find(|m| m.mount_point == std::path::Path::new("/dev/shm"))
+    else {
+        return Ok(SharedMemory {
+            mounted: false,
+            fs_type: None,
+            size_bytes: None,
+            size_source: None,
+        });
     };
-    let mut memory =
-        SharedMemory { mounted: true, fs_type: Some(mount.fs_type.clone()), size_bytes: None, size_source: None };
+    let mut memory = SharedMemory {
+        mounted: true,
+        fs_type: Some(mount.fs_type.clone()),
+        size_bytes: None,
+        size_source: None,
+    };
     if root.is_live() {
         if let Ok(stat) = nix::sys::statvfs::statvfs("/dev/shm") {
-            memory.size_bytes = Some(stat.blocks() as u64 * stat.fragment_size() as u64);
+            memory.size_bytes = Some(stat.blocks() * stat.fragment_size());
             memory.size_source = Some("statvfs".into());
             return Ok(memory);
         }
@@ -140,7 +164,10 @@ pub fn parse_tmpfs_size(text: &str) -> Option<u64> {
 
 /// Module names from `proc/modules` (first field of each line).
 pub fn parse_modules(text: &str) -> Vec<String> {
-    text.lines().filter_map(|line| line.split_whitespace().next()).map(str::to_string).collect()
+    text.lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
 }
 
 fn read_iommu(root: &SysRoot) -> Reading<Iommu> {
@@ -165,7 +192,11 @@ fn read_iommu(root: &SysRoot) -> Reading<Iommu> {
             Err(error) => return Err(error),
         }
     }
-    Ok(Iommu { units, group_count: groups.len(), default_domain_types: types.into_iter().collect() })
+    Ok(Iommu {
+        units,
+        group_count: groups.len(),
+        default_domain_types: types.into_iter().collect(),
+    })
 }
 
 #[cfg(test)]
@@ -183,7 +214,8 @@ mod tests {
 
     #[test]
     fn modules_are_the_first_field() {
-        let text = "nvidia_peermem 16384 0 - Live 0x0000000000000000 (POE)\nmlx5_ib 458752 0 - Live 0x0\n";
+        let text =
+            "nvidia_peermem 16384 0 - Live 0x0000000000000000 (POE)\nmlx5_ib 458752 0 - Live 0x0\n";
         assert_eq!(parse_modules(text), ["nvidia_peermem", "mlx5_ib"]);
     }
 }

@@ -31,7 +31,10 @@ pub fn read_net_devices(root: &SysRoot) -> Result<Vec<NetDevice>, ProbeError> {
         Err(error) if error.is_not_found() => return Ok(Vec::new()),
         Err(error) => return Err(error),
     };
-    names.iter().map(|name| read_net_device(root, name)).collect()
+    names
+        .iter()
+        .map(|name| read_net_device(root, name))
+        .collect()
 }
 
 pub fn read_net_device(root: &SysRoot, name: &str) -> Result<NetDevice, ProbeError> {
@@ -41,12 +44,19 @@ pub fn read_net_device(root: &SysRoot, name: &str) -> Result<NetDevice, ProbeErr
             Ok(text) => Ok(Some(text.trim().to_string())),
             Err(error) if error.is_not_found() => Ok(None),
             // `speed` and `duplex` fail with EINVAL while the link is down (net/core/net-sysfs.c).
-            Err(error) if matches!(error.kind, crate::error::ProbeErrorKind::Io(_)) && attribute == "speed" => Ok(None),
+            Err(error)
+                if matches!(error.kind, crate::error::ProbeErrorKind::Io(_))
+                    && attribute == "speed" =>
+            {
+                Ok(None)
+            }
             Err(error) => Err(error),
         }
     };
     let number = |attribute: &str| -> Result<Option<i64>, ProbeError> {
-        let Some(value) = text(attribute)? else { return Ok(None) };
+        let Some(value) = text(attribute)? else {
+            return Ok(None);
+        };
         value
             .parse::<i64>()
             .map(Some)
@@ -59,7 +69,11 @@ pub fn read_net_device(root: &SysRoot, name: &str) -> Result<NetDevice, ProbeErr
             .ancestors()
             .filter_map(|p| p.file_name())
             .find_map(|n| PciAddress::parse(&n.to_string_lossy()))
-            .or_else(|| target.file_name().and_then(|n| PciAddress::parse(&n.to_string_lossy())))
+            .or_else(|| {
+                target
+                    .file_name()
+                    .and_then(|n| PciAddress::parse(&n.to_string_lossy()))
+            })
     });
     Ok(NetDevice {
         name: name.to_string(),

@@ -53,7 +53,10 @@ impl NodeSnapshot {
 
     pub fn function(&self, address: PciAddress) -> Option<&PciFunction> {
         let functions = self.pci_functions();
-        functions.binary_search_by_key(&address, |f| f.address).ok().map(|i| &functions[i])
+        functions
+            .binary_search_by_key(&address, |f| f.address)
+            .ok()
+            .map(|i| &functions[i])
     }
 
     /// GPUs in PCI address order, which is the order `nvidia-smi` numbers them in with
@@ -63,7 +66,11 @@ impl NodeSnapshot {
     }
 
     pub fn net_device(&self, name: &str) -> Option<&NetDevice> {
-        self.net.as_deref().unwrap_or(&[]).iter().find(|n| n.name == name)
+        self.net
+            .as_deref()
+            .unwrap_or(&[])
+            .iter()
+            .find(|n| n.name == name)
     }
 
     /// The NUMA node of a function, falling back to its `local_cpulist` when `numa_node` is -1.

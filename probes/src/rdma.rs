@@ -89,19 +89,35 @@ impl GidEntry {
 }
 
 pub fn parse_port_state(text: &str) -> Result<PortState, ParseError> {
-    let (code, name) = text.trim().split_once(':').ok_or_else(|| ParseError::new("expected \"N: NAME\""))?;
-    let code = code.trim().parse().map_err(|_| ParseError::new("state code is not a number"))?;
-    Ok(PortState { code, name: name.trim().to_string() })
+    let (code, name) = text
+        .trim()
+        .split_once(':')
+        .ok_or_else(|| ParseError::new("expected \"N: NAME\""))?;
+    let code = code
+        .trim()
+        .parse()
+        .map_err(|_| ParseError::new("state code is not a number"))?;
+    Ok(PortState {
+        code,
+        name: name.trim().to_string(),
+    })
 }
 
 pub fn parse_port_rate(text: &str) -> Result<PortRate, ParseError> {
     let text = text.trim();
-    let (number, rest) = text.split_once(' ').ok_or_else(|| ParseError::new("expected \"N Gb/sec (...)\""))?;
+    let (number, rest) = text
+        .split_once(' ')
+        .ok_or_else(|| ParseError::new("expected \"N Gb/sec (...)\""))?;
     if !rest.starts_with("Gb/sec") {
         return Err(ParseError::new("expected Gb/sec"));
     }
-    let gbps = number.parse().map_err(|_| ParseError::new("rate is not a number"))?;
-    Ok(PortRate { gbps, text: text.to_string() })
+    let gbps = number
+        .parse()
+        .map_err(|_| ParseError::new("rate is not a number"))?;
+    Ok(PortRate {
+        gbps,
+        text: text.to_string(),
+    })
 }
 
 pub fn parse_link_layer(text: &str) -> Result<LinkLayer, ParseError> {
@@ -114,7 +130,9 @@ pub fn parse_link_layer(text: &str) -> Result<LinkLayer, ParseError> {
 }
 
 pub fn parse_gid(text: &str) -> Result<Ipv6Addr, ParseError> {
-    text.trim().parse().map_err(|_| ParseError::new("expected a GID in IPv6 notation"))
+    text.trim()
+        .parse()
+        .map_err(|_| ParseError::new("expected a GID in IPv6 notation"))
 }
 
 pub fn parse_gid_type(text: &str) -> Result<GidType, ParseError> {
@@ -127,7 +145,10 @@ pub fn parse_gid_type(text: &str) -> Result<GidType, ParseError> {
 
 pub fn read_rdma_devices(root: &SysRoot) -> Result<Vec<RdmaDevice>, ProbeError> {
     let names = root.read_dir("sys/class/infiniband")?;
-    names.iter().map(|name| read_rdma_device(root, name)).collect()
+    names
+        .iter()
+        .map(|name| read_rdma_device(root, name))
+        .collect()
 }
 
 fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError> {
@@ -136,7 +157,10 @@ fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError
         Ok(optional(root.read_string(dir.join(attribute)))?.map(|t| t.trim().to_string()))
     };
     let pci_address = match optional(root.read_link(dir.join("device")))? {
-        Some(_) => root.resolve(dir.join("device"))?.file_name().and_then(|n| PciAddress::parse(&n.to_string_lossy())),
+        Some(_) => root
+            .resolve(dir.join("device"))?
+            .file_name()
+            .and_then(|n| PciAddress::parse(&n.to_string_lossy())),
         None => None,
     };
     let mut netdevs = Vec::new();
@@ -149,7 +173,9 @@ fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError
     }
     let mut ports = Vec::new();
     for port in root.read_dir(dir.join("ports"))? {
-        let Ok(number) = port.parse::<u32>() else { continue };
+        let Ok(number) = port.parse::<u32>() else {
+            continue;
+        };
         ports.push(read_port(root, &dir.join("ports").join(&port), number)?);
     }
     ports.sort_by_key(|p| p.number);
@@ -167,7 +193,11 @@ fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError
     })
 }
 
-fn parsed<T>(root: &SysRoot, path: PathBuf, parse: fn(&str) -> Result<T, ParseError>) -> Reading<T> {
+fn parsed<T>(
+    root: &SysRoot,
+    path: PathBuf,
+    parse: fn(&str) -> Result<T, ParseError>,
+) -> Reading<T> {
     let text = root.read_string(&path)?;
     parse(&text).map_err(|e| ProbeError::malformed(&path, &text, e))
 }
@@ -186,7 +216,9 @@ fn read_port(root: &SysRoot, dir: &Path, number: u32) -> Result<RdmaPort, ProbeE
 /// The populated GID entries of a port. Unpopulated entries read as all zeros; their `gid_attrs`
 /// files fail with EINVAL on real kernels (and are absent in captures), which means "empty entry".
 fn read_gid_table(root: &SysRoot, port_dir: &Path) -> Result<Vec<GidEntry>, ProbeError> {
-    let Some(indexes) = optional(root.read_dir(port_dir.join("gids")))? else { return Ok(Vec::new()) };
+    let Some(indexes) = optional(root.read_dir(port_dir.join("gids")))? else {
+        return Ok(Vec::new());
+    };
     let mut indexes: Vec<u32> = indexes.iter().filter_map(|i| i.parse().ok()).collect();
     indexes.sort_unstable();
     let mut entries = Vec::new();
@@ -209,7 +241,12 @@ fn read_gid_table(root: &SysRoot, port_dir: &Path) -> Result<Vec<GidEntry>, Prob
             None => None,
         };
         let netdev = attribute("ndevs")?.filter(|n| !n.is_empty());
-        entries.push(GidEntry { index, gid, gid_type, netdev });
+        entries.push(GidEntry {
+            index,
+            gid,
+            gid_type,
+            netdev,
+        });
     }
     Ok(entries)
 }
@@ -220,12 +257,21 @@ mod tests {
 
     #[test]
     fn port_attributes_parse_as_the_kernel_prints_them() {
-        assert_eq!(parse_port_state("4: ACTIVE\n"), Ok(PortState { code: 4, name: "ACTIVE".into() }));
+        assert_eq!(
+            parse_port_state("4: ACTIVE\n"),
+            Ok(PortState {
+                code: 4,
+                name: "ACTIVE".into()
+            })
+        );
         assert_eq!(parse_port_state("5: LinkUp\n").map(|s| s.code), Ok(5));
         assert!(parse_port_state("ACTIVE").is_err());
         let rate = parse_port_rate("400 Gb/sec (4X NDR)\n").expect("rate");
         assert_eq!(rate.gbps, 400.0);
-        assert_eq!(parse_port_rate("2.5 Gb/sec (1X SDR)").map(|r| r.gbps), Ok(2.5));
+        assert_eq!(
+            parse_port_rate("2.5 Gb/sec (1X SDR)").map(|r| r.gbps),
+            Ok(2.5)
+        );
         assert!(parse_port_rate("fast").is_err());
         assert_eq!(parse_link_layer("Ethernet\n"), Ok(LinkLayer::Ethernet));
         assert_eq!(parse_gid_type("RoCE v2\n"), Ok(GidType::RoceV2));
@@ -234,7 +280,12 @@ mod tests {
     #[test]
     fn ipv4_mapped_gids_give_the_address() {
         let gid = parse_gid("0000:0000:0000:0000:0000:ffff:0a00:0001\n").expect("gid");
-        let entry = GidEntry { index: 3, gid, gid_type: Some(GidType::RoceV2), netdev: None };
+        let entry = GidEntry {
+            index: 3,
+            gid,
+            gid_type: Some(GidType::RoceV2),
+            netdev: None,
+        };
         assert_eq!(entry.ipv4(), Some(std::net::Ipv4Addr::new(10, 0, 0, 1)));
     }
 }

@@ -18,7 +18,11 @@ pub enum SnapshotError {
 
 /// Copy every recorded file, directory and link from `root` into `out` (which must be empty or absent).
 /// Returns how many files were copied.
-pub fn write_tree(root: &SysRoot, recording: &Recording, out: &Path) -> Result<usize, SnapshotError> {
+pub fn write_tree(
+    root: &SysRoot,
+    recording: &Recording,
+    out: &Path,
+) -> Result<usize, SnapshotError> {
     let write_error = |path: &Path| {
         let path = path.to_path_buf();
         move |source| SnapshotError::Write { path, source }
