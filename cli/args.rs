@@ -6,11 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "fabricdoctor",
-    version,
-    about = "Find out why an RDMA/GPU cluster fabric is slow, broken or hung"
-)]
+#[command(name = "fabricdoctor", version, about = "Find out why an RDMA/GPU cluster fabric is slow, broken or hung")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -21,15 +21,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let known: Vec<&str> = registry().iter().map(|c| c.id()).collect();
     for selected in &args.only {
         if !known.iter().any(|id| id.starts_with(selected.as_str())) {
-            anyhow::bail!(
-                "--only {selected}: no check id starts with it (see `fabricdoctor check --list`)"
-            );
+            anyhow::bail!("--only {selected}: no check id starts with it (see `fabricdoctor check --list`)");
         }
     }
     let policy = match &args.policy {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("failed to read policy {}", path.display()))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("failed to read policy {}", path.display()))?;
             Policy::from_toml(&text, &path.display().to_string())?
         }
         None => Policy::default(),
@@ -39,18 +37,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let findings = run_checks(&node, &policy, &args.only);
     let report = Report::new("check", vec![source.host_info(&node)], findings);
 
-    let format = if args.json {
-        Format::Json
-    } else {
-        format_of(args.format)
-    };
+    let format = if args.json { Format::Json } else { format_of(args.format) };
     let color = args.output.is_none()
         && match args.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
-                std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         };
     let rendered = render(&report, format, color);

@@ -14,11 +14,9 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 }
 
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    error
+        .chain()
+        .any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename.
@@ -29,15 +27,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     };
     let mut temporary = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("failed to create a temporary file in {}", dir.display()))?;
-    temporary
-        .write_all(bytes)
-        .with_context(|| format!("failed to write {}", path.display()))?;
-    temporary
-        .as_file()
-        .sync_all()
-        .with_context(|| format!("failed to sync {}", path.display()))?;
-    temporary
-        .persist(path)
-        .with_context(|| format!("failed to replace {}", path.display()))?;
+    temporary.write_all(bytes).with_context(|| format!("failed to write {}", path.display()))?;
+    temporary.as_file().sync_all().with_context(|| format!("failed to sync {}", path.display()))?;
+    temporary.persist(path).with_context(|| format!("failed to replace {}", path.display()))?;
     Ok(())
 }

@@ -15,16 +15,10 @@ pub fn run(args: SnapshotArgs) -> anyhow::Result<i32> {
     let root = source.root.with_recording();
     let node = NodeSnapshot::probe(&root);
     let recording = root.recording();
-    let hostname = node
-        .host
-        .hostname
-        .clone()
-        .unwrap_or_else(|_| "unknown-host".into());
+    let hostname = node.host.hostname.clone().unwrap_or_else(|_| "unknown-host".into());
     let copied = if is_archive(&args.out) {
         let staging = tempfile::tempdir().context("failed to create a temporary directory")?;
-        let tree = staging
-            .path()
-            .join(format!("fabricdoctor-snapshot-{hostname}"));
+        let tree = staging.path().join(format!("fabricdoctor-snapshot-{hostname}"));
         let copied = write_tree(&root, &recording, &tree)?;
         pack(&tree, &args.out)?;
         copied
@@ -44,10 +38,7 @@ pub fn run(args: SnapshotArgs) -> anyhow::Result<i32> {
 fn prepare_directory(out: &Path) -> anyhow::Result<()> {
     if out.exists() {
         if !out.is_dir() {
-            bail!(
-                "snapshot output {} exists and is not a directory",
-                out.display()
-            );
+            bail!("snapshot output {} exists and is not a directory", out.display());
         }
         if std::fs::read_dir(out)?.next().is_some() {
             bail!("snapshot output directory {} is not empty", out.display());
@@ -58,25 +49,17 @@ fn prepare_directory(out: &Path) -> anyhow::Result<()> {
 
 /// Pack `tree` as OUT.tar.gz with links kept as links, written through a temporary file and a rename.
 fn pack(tree: &Path, out: &Path) -> anyhow::Result<()> {
-    let dir = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let temporary = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("failed to create a file in {}", dir.display()))?;
     {
-        let encoder =
-            flate2::write::GzEncoder::new(temporary.as_file(), flate2::Compression::default());
+        let encoder = flate2::write::GzEncoder::new(temporary.as_file(), flate2::Compression::default());
         let mut archive = tar::Builder::new(encoder);
         archive.follow_symlinks(false);
         let name = tree.file_name().unwrap_or_default();
-        archive
-            .append_dir_all(name, tree)
-            .with_context(|| format!("failed to pack {}", tree.display()))?;
+        archive.append_dir_all(name, tree).with_context(|| format!("failed to pack {}", tree.display()))?;
         archive.into_inner()?.finish()?;
     }
-    temporary
-        .persist(out)
-        .with_context(|| format!("failed to write {}", out.display()))?;
+    temporary.persist(out).with_context(|| format!("failed to write {}", out.display()))?;
     Ok(())
 }

@@ -25,24 +25,15 @@ pub fn is_archive(path: &Path) -> bool {
 impl Source {
     pub fn resolve(args: &SourceArgs) -> anyhow::Result<Source> {
         let Some(path) = &args.root else {
-            return Ok(Source {
-                root: SysRoot::live(),
-                description: "live".into(),
-                _unpacked: None,
-            });
+            return Ok(Source { root: SysRoot::live(), description: "live".into(), _unpacked: None });
         };
         if is_archive(path) {
             let unpacked = tempfile::tempdir().context("failed to create a temporary directory")?;
-            let file = std::fs::File::open(path)
-                .with_context(|| format!("failed to open snapshot {}", path.display()))?;
+            let file =
+                std::fs::File::open(path).with_context(|| format!("failed to open snapshot {}", path.display()))?;
             tar::Archive::new(flate2::read::GzDecoder::new(file))
                 .unpack(unpacked.path())
-                .with_context(|| {
-                    format!(
-                        "failed to unpack snapshot {}: not a valid .tar.gz",
-                        path.display()
-                    )
-                })?;
+                .with_context(|| format!("failed to unpack snapshot {}: not a valid .tar.gz", path.display()))?;
             let tree = single_tree(unpacked.path())?;
             return Ok(Source {
                 root: SysRoot::captured(&tree),
@@ -51,28 +42,20 @@ impl Source {
             });
         }
         if !path.is_dir() {
+            bail!("--root {}: not a directory or .tar.gz snapshot", path.display());
+        }
+        if !path.join("sys").is_dir() && !path.join("proc").is_dir() {
             bail!(
-                "--root {}: not a directory or .tar.gz snapshot",
+                "--root {}: no sys/ or proc/ inside; expected a tree written by `fabricdoctor snapshot`",
                 path.display()
             );
         }
-        if !path.join("sys").is_dir() && !path.join("proc").is_dir() {
-            bail!("--root {}: no sys/ or proc/ inside; expected a tree written by `fabricdoctor snapshot`", path.display());
-        }
-        Ok(Source {
-            root: SysRoot::captured(path),
-            description: path.display().to_string(),
-            _unpacked: None,
-        })
+        Ok(Source { root: SysRoot::captured(path), description: path.display().to_string(), _unpacked: None })
     }
 
     pub fn host_info(&self, node: &fabricdoctor_probes::NodeSnapshot) -> HostInfo {
         HostInfo {
-            hostname: node
-                .host
-                .hostname
-                .clone()
-                .unwrap_or_else(|_| "unknown-host".into()),
+            hostname: node.host.hostname.clone().unwrap_or_else(|_| "unknown-host".into()),
             kernel_release: node.host.kernel_release.clone().ok(),
             source: self.description.clone(),
         }
@@ -84,10 +67,8 @@ fn single_tree(dir: &Path) -> anyhow::Result<PathBuf> {
     if dir.join("sys").is_dir() || dir.join("proc").is_dir() {
         return Ok(dir.to_path_buf());
     }
-    let entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
+    let entries: Vec<PathBuf> =
+        std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
     match entries.as_slice() {
         [only] if only.join("sys").is_dir() || only.join("proc").is_dir() => Ok(only.clone()),
         _ => bail!("snapshot archive holds no sys/ or proc/ tree"),

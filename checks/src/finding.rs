@@ -50,12 +50,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(
-        id: &str,
-        verdict: Verdict,
-        subject: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Finding {
+    pub fn new(id: &str, verdict: Verdict, subject: impl Into<String>, message: impl Into<String>) -> Finding {
         Finding {
             id: id.to_string(),
             verdict,

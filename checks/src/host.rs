@@ -38,18 +38,16 @@ impl Check for Memlock {
             (Some(_), None) => false,
         };
         let finding = if ok {
-            Finding::new(
-                self.id(),
-                Verdict::Pass,
-                "node",
-                format!("locked-memory limit {}", show(limit.soft_bytes)),
-            )
+            Finding::new(self.id(), Verdict::Pass, "node", format!("locked-memory limit {}", show(limit.soft_bytes)))
         } else {
             Finding::new(
                 self.id(),
                 Verdict::Fail,
                 "node",
-                format!("locked-memory limit {}: RDMA memory registration of large buffers fails; set it to unlimited", show(limit.soft_bytes)),
+                format!(
+                    "locked-memory limit {}: RDMA memory registration of large buffers fails; set it to unlimited",
+                    show(limit.soft_bytes)
+                ),
             )
         };
         vec![finding
@@ -88,13 +86,9 @@ impl Check for SharedMemory {
         let minimum = policy.host.devshm_min_bytes;
         let expected = format!(">= {}", human_bytes(minimum));
         if !memory.mounted {
-            return vec![Finding::new(
-                self.id(),
-                Verdict::Fail,
-                "/dev/shm",
-                "nothing is mounted on /dev/shm",
-            )
-            .expected(expected)];
+            return vec![
+                Finding::new(self.id(), Verdict::Fail, "/dev/shm", "nothing is mounted on /dev/shm").expected(expected)
+            ];
         }
         let Some(size) = memory.size_bytes else {
             return vec![Finding::new(
@@ -103,19 +97,11 @@ impl Check for SharedMemory {
                 "/dev/shm",
                 "size of /dev/shm could not be determined",
             )
-            .evidence(format!(
-                "filesystem {}",
-                memory.fs_type.as_deref().unwrap_or("unknown")
-            ))];
+            .evidence(format!("filesystem {}", memory.fs_type.as_deref().unwrap_or("unknown")))];
         };
         let source = memory.size_source.as_deref().unwrap_or("unknown");
         let finding = if size >= minimum {
-            Finding::new(
-                self.id(),
-                Verdict::Pass,
-                "/dev/shm",
-                format!("{} available", human_bytes(size)),
-            )
+            Finding::new(self.id(), Verdict::Pass, "/dev/shm", format!("{} available", human_bytes(size)))
         } else {
             Finding::new(
                 self.id(),
@@ -155,37 +141,19 @@ impl Check for PeerMemory {
          nvidia_peermem` (and add it to /etc/modules-load.d)."
     }
     fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
-        let nvidia_gpus = inputs
-            .node
-            .gpus()
-            .iter()
-            .filter(|g| g.vendor == 0x10de)
-            .count();
+        let nvidia_gpus = inputs.node.gpus().iter().filter(|g| g.vendor == 0x10de).count();
         if nvidia_gpus == 0 {
-            return vec![Finding::new(
-                self.id(),
-                Verdict::Skip,
-                "node",
-                "no NVIDIA GPU on this node",
-            )];
+            return vec![Finding::new(self.id(), Verdict::Skip, "node", "no NVIDIA GPU on this node")];
         }
         if inputs.node.rdma_devices().is_empty() {
-            return vec![Finding::new(
-                self.id(),
-                Verdict::Skip,
-                "node",
-                "no RDMA device on this node",
-            )];
+            return vec![Finding::new(self.id(), Verdict::Skip, "node", "no RDMA device on this node")];
         }
         let modules = match &inputs.node.host.modules {
             Ok(modules) => modules,
             Err(error) => return vec![unreadable(self.id(), "node", error)],
         };
-        let loaded: Vec<&str> = PEER_MEMORY_MODULES
-            .iter()
-            .copied()
-            .filter(|m| modules.iter().any(|x| x == m))
-            .collect();
+        let loaded: Vec<&str> =
+            PEER_MEMORY_MODULES.iter().copied().filter(|m| modules.iter().any(|x| x == m)).collect();
         let finding = if loaded.is_empty() {
             Finding::new(
                 self.id(),
@@ -195,13 +163,8 @@ impl Check for PeerMemory {
             )
             .observed("not loaded")
         } else {
-            Finding::new(
-                self.id(),
-                Verdict::Pass,
-                "node",
-                format!("{} loaded", loaded.join(", ")),
-            )
-            .observed(loaded.join(", "))
+            Finding::new(self.id(), Verdict::Pass, "node", format!("{} loaded", loaded.join(", ")))
+                .observed(loaded.join(", "))
         };
         vec![finding
             .evidence(format!(
@@ -241,11 +204,7 @@ impl Check for Iommu {
             .as_ref()
             .map(|c| {
                 c.split_whitespace()
-                    .filter(|p| {
-                        p.starts_with("iommu")
-                            || p.contains("_iommu")
-                            || p.starts_with("pcie_acs_override")
-                    })
+                    .filter(|p| p.starts_with("iommu") || p.contains("_iommu") || p.starts_with("pcie_acs_override"))
                     .map(str::to_string)
                     .collect()
             })
@@ -257,19 +216,10 @@ impl Check for Iommu {
             iommu.default_domain_types.join(", "),
             cmdline.join(" ")
         );
-        let translated: Vec<&str> = iommu
-            .default_domain_types
-            .iter()
-            .map(String::as_str)
-            .filter(|t| t.starts_with("DMA"))
-            .collect();
+        let translated: Vec<&str> =
+            iommu.default_domain_types.iter().map(String::as_str).filter(|t| t.starts_with("DMA")).collect();
         let finding = if iommu.units.is_empty() && iommu.group_count == 0 {
-            Finding::new(
-                self.id(),
-                Verdict::Pass,
-                "node",
-                "no IOMMU active: DMA is not translated",
-            )
+            Finding::new(self.id(), Verdict::Pass, "node", "no IOMMU active: DMA is not translated")
         } else if !translated.is_empty() {
             Finding::new(
                 self.id(),
@@ -285,12 +235,7 @@ impl Check for Iommu {
                 "IOMMU groups exist but their domain type is not reported (kernel < 5.11)",
             )
         } else {
-            Finding::new(
-                self.id(),
-                Verdict::Pass,
-                "node",
-                "IOMMU in passthrough (identity) mode",
-            )
+            Finding::new(self.id(), Verdict::Pass, "node", "IOMMU in passthrough (identity) mode")
         };
         vec![finding.evidence(evidence).expected("passthrough or off")]
     }

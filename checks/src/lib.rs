@@ -41,31 +41,18 @@ pub struct Inputs<'a> {
 impl<'a> Inputs<'a> {
     pub fn new(node: &'a NodeSnapshot) -> Inputs<'a> {
         let topology = Topology::from_node(node);
-        let nic_addresses: BTreeSet<PciAddress> = node
-            .rdma_devices()
-            .iter()
-            .filter_map(|d| d.pci_address)
-            .collect();
+        let nic_addresses: BTreeSet<PciAddress> = node.rdma_devices().iter().filter_map(|d| d.pci_address).collect();
         let endpoints = node
             .pci_functions()
             .iter()
             .filter(|f| f.is_gpu() || nic_addresses.contains(&f.address) || is_mellanox_nic(f))
             .collect();
-        Inputs {
-            node,
-            topology,
-            endpoints,
-        }
+        Inputs { node, topology, endpoints }
     }
 
     /// True when the function is an RDMA NIC (has an RDMA device, or is a Mellanox/NVIDIA network function).
     pub fn is_nic(&self, function: &PciFunction) -> bool {
-        is_mellanox_nic(function)
-            || self
-                .node
-                .rdma_devices()
-                .iter()
-                .any(|d| d.pci_address == Some(function.address))
+        is_mellanox_nic(function) || self.node.rdma_devices().iter().any(|d| d.pci_address == Some(function.address))
     }
 
     /// "0000:17:00.0 (mlx5_0)", "0000:18:00.0 (GPU0)", "0000:16:01.0 (bridge)".
@@ -92,15 +79,8 @@ impl<'a> Inputs<'a> {
 
     /// The bridges above any endpoint, each once, in address order.
     pub fn bridges_above_endpoints(&self) -> Vec<&'a PciFunction> {
-        let addresses: BTreeSet<PciAddress> = self
-            .endpoints
-            .iter()
-            .flat_map(|f| f.upstream.iter().copied())
-            .collect();
-        addresses
-            .into_iter()
-            .filter_map(|a| self.node.function(a))
-            .collect()
+        let addresses: BTreeSet<PciAddress> = self.endpoints.iter().flat_map(|f| f.upstream.iter().copied()).collect();
+        addresses.into_iter().filter_map(|a| self.node.function(a)).collect()
     }
 }
 
@@ -113,6 +93,7 @@ fn is_mellanox_nic(function: &PciFunction) -> bool {
 /// Every check, in the order they run and are listed.
 pub fn registry() -> &'static [&'static dyn Check] {
     &[
+        &ProbeInputs,
         &pcie::LinkSpeed,
         &pcie::LinkWidth,
         &pcie::MaxPayload,
@@ -133,14 +114,51 @@ pub fn registry() -> &'static [&'static dyn Check] {
     ]
 }
 
+/// Reports the devices the probes had to leave out, so a malformed file is never silently ignored.
+#[derive(Debug)]
+pub struct ProbeInputs;
+
+impl Check for ProbeInputs {
+    fn id(&self) -> &'static str {
+        "probe.read"
+    }
+    fn doc_short(&self) -> &'static str {
+        "A device the probes could not read (malformed or unreadable sysfs file)"
+    }
+    fn doc_long(&self) -> &'static str {
+        "Every PCI function, RDMA device and netdev whose attributes could not be read or parsed is left \
+         out of the other checks (so one bad file hides no other device) and reported here as an error \
+         naming the file and what was wrong with it. A kernel bug, a device in reset (config space of \
+         0xff), or a damaged snapshot are the usual causes."
+    }
+    fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
+        if inputs.node.unreadable.is_empty() {
+            return vec![Finding::new(self.id(), Verdict::Pass, "node", "every device the probes listed was readable")];
+        }
+        inputs
+            .node
+            .unreadable
+            .iter()
+            .map(|error| {
+                // The device is the directory holding the bad file ("sys/.../0000:17:00.0/vendor").
+                let subject = error
+                    .path
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "node".into());
+                Finding::new(self.id(), Verdict::Error, subject, format!("device left out of the checks: {error}"))
+            })
+            .collect()
+    }
+}
+
 /// Run every check (or those whose id starts with one of `selected`) over a node.
 pub fn run_checks(node: &NodeSnapshot, policy: &Policy, selected: &[String]) -> Vec<Finding> {
     let inputs = Inputs::new(node);
     registry()
         .iter()
-        .filter(|check| {
-            selected.is_empty() || selected.iter().any(|s| check.id().starts_with(s.as_str()))
-        })
+        .filter(|check| selected.is_empty() || selected.iter().any(|s| check.id().starts_with(s.as_str())))
         .flat_map(|check| check.evaluate(&inputs, policy))
         .collect()
 }
@@ -150,10 +168,7 @@ pub fn run_checks(node: &NodeSnapshot, policy: &Policy, selected: &[String]) -> 
 pub fn unreadable(id: &str, subject: impl Into<String>, error: &ProbeError) -> Finding {
     let (verdict, message) = match error.kind {
         ProbeErrorKind::NotFound => (Verdict::Skip, format!("nothing to check: {error}")),
-        ProbeErrorKind::PermissionDenied => (
-            Verdict::Warn,
-            format!("could not look: {error}; re-run as root"),
-        ),
+        ProbeErrorKind::PermissionDenied => (Verdict::Warn, format!("could not look: {error}; re-run as root")),
         _ => (Verdict::Error, format!("could not look: {error}")),
     };
     Finding::new(id, verdict, subject, message)
@@ -184,11 +199,10 @@ mod tests {
         let mut seen = BTreeSet::new();
         for check in registry() {
             assert!(seen.insert(check.id()), "duplicate id {}", check.id());
-            assert!(
-                !check.doc_short().is_empty() && check.doc_long().len() > check.doc_short().len()
-            );
+            assert!(!check.doc_short().is_empty() && check.doc_long().len() > check.doc_short().len());
         }
         for required in [
+            "probe.read",
             "pcie.link.speed",
             "pcie.link.width",
             "pcie.mps",

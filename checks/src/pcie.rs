@@ -13,14 +13,10 @@ fn no_endpoints(id: &str, inputs: &Inputs<'_>) -> Option<Vec<Finding>> {
     if let Err(error) = &inputs.node.pci {
         return Some(vec![unreadable(id, "node", error)]);
     }
-    inputs.endpoints.is_empty().then(|| {
-        vec![Finding::new(
-            id,
-            Verdict::Skip,
-            "node",
-            "no GPU or RDMA NIC on this node: nothing to check",
-        )]
-    })
+    inputs
+        .endpoints
+        .is_empty()
+        .then(|| vec![Finding::new(id, Verdict::Skip, "node", "no GPU or RDMA NIC on this node: nothing to check")])
 }
 
 fn speed_text(speed: Option<LinkGeneration>) -> String {
@@ -31,9 +27,7 @@ fn speed_text(speed: Option<LinkGeneration>) -> String {
 }
 
 fn width_text(width: Option<u8>) -> String {
-    width
-        .map(|w| format!("x{w}"))
-        .unwrap_or_else(|| "unknown".to_string())
+    width.map(|w| format!("x{w}")).unwrap_or_else(|| "unknown".to_string())
 }
 
 /// The functions whose upstream link to check: every GPU and NIC, and every switch upstream port
@@ -62,18 +56,11 @@ fn link_subjects<'a>(inputs: &Inputs<'a>) -> Vec<&'a PciFunction> {
 }
 
 fn express(function: &PciFunction) -> Option<&ExpressCapability> {
-    function
-        .config
-        .as_ref()
-        .ok()
-        .and_then(|c| c.express.as_ref())
+    function.config.as_ref().ok().and_then(|c| c.express.as_ref())
 }
 
 fn parent<'a>(inputs: &Inputs<'a>, function: &PciFunction) -> Option<&'a PciFunction> {
-    function
-        .upstream
-        .last()
-        .and_then(|a| inputs.node.function(*a))
+    function.upstream.last().and_then(|a| inputs.node.function(*a))
 }
 
 /// Whether a link below capability belongs to an idle GPU (or the port above one): NVIDIA GPUs drop
@@ -108,10 +95,7 @@ impl Check for LinkSpeed {
         if let Some(findings) = no_endpoints(self.id(), inputs) {
             return findings;
         }
-        link_subjects(inputs)
-            .into_iter()
-            .map(|f| link_speed_finding(self.id(), inputs, f))
-            .collect()
+        link_subjects(inputs).into_iter().map(|f| link_speed_finding(self.id(), inputs, f)).collect()
     }
 }
 
@@ -124,13 +108,8 @@ fn link_speed_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> 
         (a, b) => a.or(b),
     };
     let (Some(current), Some(capability)) = (function.link.current_speed, capability) else {
-        return Finding::new(
-            id,
-            Verdict::Skip,
-            subject,
-            "link speed not reported by the kernel for this function",
-        )
-        .observed(speed_text(function.link.current_speed));
+        return Finding::new(id, Verdict::Skip, subject, "link speed not reported by the kernel for this function")
+            .observed(speed_text(function.link.current_speed));
     };
     let mut finding_evidence = vec![format!(
         "current_link_speed {}, max_link_speed {} (device), {} (upstream port)",
@@ -140,17 +119,12 @@ fn link_speed_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> 
     )];
     if let Some(target) = express(function).and_then(|e| e.target_link_speed) {
         if target < capability {
-            finding_evidence.push(format!(
-                "LnkCtl2 target link speed {}: the link is told to train low",
-                speed_text(Some(target))
-            ));
+            finding_evidence
+                .push(format!("LnkCtl2 target link speed {}: the link is told to train low", speed_text(Some(target))));
         }
     }
     let (verdict, message) = if current >= capability {
-        (
-            Verdict::Pass,
-            format!("{} at capability", speed_text(Some(current))),
-        )
+        (Verdict::Pass, format!("{} at capability", speed_text(Some(current))))
     } else if is_gpu_link(function) {
         (
             Verdict::Warn,
@@ -163,11 +137,7 @@ fn link_speed_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> 
     } else {
         (
             Verdict::Fail,
-            format!(
-                "trained at {} of {}: link downgraded",
-                speed_text(Some(current)),
-                speed_text(Some(capability))
-            ),
+            format!("trained at {} of {}: link downgraded", speed_text(Some(current)), speed_text(Some(capability))),
         )
     };
     let mut finding = Finding::new(id, verdict, subject, message)
@@ -205,8 +175,7 @@ impl Check for LinkWidth {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
-                let (Some(current), Some(capability)) = (function.link.current_width, capability)
-                else {
+                let (Some(current), Some(capability)) = (function.link.current_width, capability) else {
                     return Finding::new(
                         self.id(),
                         Verdict::Skip,
@@ -223,10 +192,7 @@ impl Check for LinkWidth {
                 let (verdict, message) = if current >= capability {
                     (Verdict::Pass, format!("x{current} at capability"))
                 } else {
-                    (
-                        Verdict::Fail,
-                        format!("trained at x{current} of x{capability}: lanes missing"),
-                    )
+                    (Verdict::Fail, format!("trained at x{current} of x{capability}: lanes missing"))
                 };
                 Finding::new(self.id(), verdict, subject, message)
                     .evidence(evidence)
@@ -248,20 +214,13 @@ enum PathConfig<'a> {
 
 fn path_config<'a>(inputs: &Inputs<'a>, endpoint: &'a PciFunction) -> PathConfig<'a> {
     let mut path = Vec::new();
-    let functions = endpoint
-        .upstream
-        .iter()
-        .filter_map(|a| inputs.node.function(*a))
-        .chain(std::iter::once(endpoint));
+    let functions = endpoint.upstream.iter().filter_map(|a| inputs.node.function(*a)).chain(std::iter::once(endpoint));
     for function in functions {
         match &function.config {
             Ok(config) if config.is_truncated() => return PathConfig::NeedsRoot,
             // A conventional PCI bridge on the path has no PCIe capability and no payload setting.
             Ok(ConfigSpace { express: None, .. }) => {}
-            Ok(ConfigSpace {
-                express: Some(express),
-                ..
-            }) => path.push((function, express)),
+            Ok(ConfigSpace { express: Some(express), .. }) => path.push((function, express)),
             Err(error) if error.is_permission_denied() => return PathConfig::NeedsRoot,
             Err(error) => return PathConfig::Unreadable(error),
         }
@@ -269,7 +228,8 @@ fn path_config<'a>(inputs: &Inputs<'a>, endpoint: &'a PciFunction) -> PathConfig
     PathConfig::Known(path)
 }
 
-const NEEDS_ROOT: &str = "config space beyond the 64-byte header is readable only by root: value unknown; re-run as root";
+const NEEDS_ROOT: &str =
+    "config space beyond the 64-byte header is readable only by root: value unknown; re-run as root";
 
 /// Findings for endpoints whose config could not be decoded; one node-level finding when none could.
 fn unknown_config_findings(
@@ -278,22 +238,14 @@ fn unknown_config_findings(
     unknown: Vec<(PciAddress, PathConfig<'_>)>,
     total: usize,
 ) -> Vec<Finding> {
-    let needs_root = unknown
-        .iter()
-        .filter(|(_, c)| matches!(c, PathConfig::NeedsRoot))
-        .count();
+    let needs_root = unknown.iter().filter(|(_, c)| matches!(c, PathConfig::NeedsRoot)).count();
     if needs_root == total && total > 1 {
         return vec![Finding::new(id, Verdict::Warn, "node", NEEDS_ROOT)];
     }
     unknown
         .into_iter()
         .filter_map(|(address, config)| match config {
-            PathConfig::NeedsRoot => Some(Finding::new(
-                id,
-                Verdict::Warn,
-                inputs.label(address),
-                NEEDS_ROOT,
-            )),
+            PathConfig::NeedsRoot => Some(Finding::new(id, Verdict::Warn, inputs.label(address), NEEDS_ROOT)),
             PathConfig::Unreadable(error) => Some(unreadable(id, inputs.label(address), error)),
             PathConfig::Known(_) => None,
         })
@@ -336,21 +288,12 @@ impl Check for MaxPayload {
             let Some((_, device)) = path.last() else {
                 continue;
             };
-            let supported = path
-                .iter()
-                .map(|(_, e)| e.max_payload_supported)
-                .min()
-                .unwrap_or(device.max_payload_supported);
+            let supported =
+                path.iter().map(|(_, e)| e.max_payload_supported).min().unwrap_or(device.max_payload_supported);
             let inconsistent: Vec<String> = path
                 .iter()
                 .filter(|(_, e)| e.max_payload != device.max_payload)
-                .map(|(f, e)| {
-                    format!(
-                        "{} MaxPayload {} bytes",
-                        inputs.label(f.address),
-                        e.max_payload
-                    )
-                })
+                .map(|(f, e)| format!("{} MaxPayload {} bytes", inputs.label(f.address), e.max_payload))
                 .collect();
             let evidence: Vec<String> = path
                 .iter()
@@ -364,7 +307,13 @@ impl Check for MaxPayload {
                 })
                 .collect();
             let (verdict, message) = if device.max_payload < supported {
-                (Verdict::Warn, format!("MaxPayload {} bytes, but the device and every bridge on its path support {supported}", device.max_payload))
+                (
+                    Verdict::Warn,
+                    format!(
+                        "MaxPayload {} bytes, but the device and every bridge on its path support {supported}",
+                        device.max_payload
+                    ),
+                )
             } else if !inconsistent.is_empty() {
                 (
                     Verdict::Warn,
@@ -375,27 +324,15 @@ impl Check for MaxPayload {
                     ),
                 )
             } else {
-                (
-                    Verdict::Pass,
-                    format!(
-                        "MaxPayload {} bytes, the most the path supports",
-                        device.max_payload
-                    ),
-                )
+                (Verdict::Pass, format!("MaxPayload {} bytes, the most the path supports", device.max_payload))
             };
-            let mut finding =
-                Finding::new(self.id(), verdict, inputs.label(endpoint.address), message)
-                    .expected(format!("{supported} bytes"))
-                    .observed(format!("{} bytes", device.max_payload));
+            let mut finding = Finding::new(self.id(), verdict, inputs.label(endpoint.address), message)
+                .expected(format!("{supported} bytes"))
+                .observed(format!("{} bytes", device.max_payload));
             finding.evidence = evidence;
             findings.push(finding);
         }
-        findings.extend(unknown_config_findings(
-            self.id(),
-            inputs,
-            unknown,
-            inputs.endpoints.len(),
-        ));
+        findings.extend(unknown_config_findings(self.id(), inputs, unknown, inputs.endpoints.len()));
         findings
     }
 }
@@ -421,19 +358,9 @@ impl Check for MaxReadRequest {
         if let Some(findings) = no_endpoints(self.id(), inputs) {
             return findings;
         }
-        let nics: Vec<&PciFunction> = inputs
-            .endpoints
-            .iter()
-            .copied()
-            .filter(|f| inputs.is_nic(f))
-            .collect();
+        let nics: Vec<&PciFunction> = inputs.endpoints.iter().copied().filter(|f| inputs.is_nic(f)).collect();
         if nics.is_empty() {
-            return vec![Finding::new(
-                self.id(),
-                Verdict::Skip,
-                "node",
-                "no RDMA NIC on this node",
-            )];
+            return vec![Finding::new(self.id(), Verdict::Skip, "node", "no RDMA NIC on this node")];
         }
         let minimum = policy.pcie.nic_min_read_request_bytes;
         let mut findings = Vec::new();
@@ -464,11 +391,7 @@ impl Check for MaxReadRequest {
                 ));
                 continue;
             };
-            let verdict = if express.max_read_request < minimum {
-                Verdict::Warn
-            } else {
-                Verdict::Pass
-            };
+            let verdict = if express.max_read_request < minimum { Verdict::Warn } else { Verdict::Pass };
             let message = if verdict == Verdict::Pass {
                 format!("MaxReadReq {} bytes", express.max_read_request)
             } else {
@@ -484,12 +407,7 @@ impl Check for MaxReadRequest {
                     .observed(format!("{} bytes", express.max_read_request)),
             );
         }
-        findings.extend(unknown_config_findings(
-            self.id(),
-            inputs,
-            unknown,
-            nics.len(),
-        ));
+        findings.extend(unknown_config_findings(self.id(), inputs, unknown, nics.len()));
         findings
     }
 }
@@ -524,17 +442,13 @@ impl Check for AccessControl {
                 if !topology.gpu_nic(g, n).within_switch() {
                     continue;
                 }
-                let (Some(gpu_function), Some(nic_function)) = (
-                    inputs.node.function(gpu.address),
-                    inputs.node.function(nic.address),
-                ) else {
+                let (Some(gpu_function), Some(nic_function)) =
+                    (inputs.node.function(gpu.address), inputs.node.function(nic.address))
+                else {
                     continue;
                 };
                 for bridge in crate::topology::bridges_between(gpu_function, nic_function) {
-                    crossings
-                        .entry(bridge)
-                        .or_default()
-                        .push(format!("{}<->{}", gpu.label, nic.name));
+                    crossings.entry(bridge).or_default().push(format!("{}<->{}", gpu.label, nic.name));
                 }
             }
         }
@@ -618,10 +532,7 @@ impl Check for ErrorReporting {
         let mut subjects: Vec<&PciFunction> = inputs.endpoints.clone();
         subjects.extend(inputs.bridges_above_endpoints());
         subjects.sort_by_key(|f| f.address);
-        subjects
-            .iter()
-            .map(|f| aer_finding(self.id(), inputs, f))
-            .collect()
+        subjects.iter().map(|f| aer_finding(self.id(), inputs, f)).collect()
     }
 }
 
@@ -629,11 +540,7 @@ fn aer_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> Finding
     let subject = inputs.label(function.address);
     if let Some(aer) = &function.aer {
         let nonzero = |counters: &BTreeMap<String, u64>| -> Vec<String> {
-            counters
-                .iter()
-                .filter(|(_, v)| **v > 0)
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect()
+            counters.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect()
         };
         let mut finding = if aer.total_fatal + aer.total_nonfatal > 0 {
             Finding::new(
@@ -650,10 +557,7 @@ fn aer_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> Finding
                 id,
                 Verdict::Warn,
                 subject,
-                format!(
-                    "{} correctable errors since boot: the link is retrying",
-                    aer.total_correctable
-                ),
+                format!("{} correctable errors since boot: the link is retrying", aer.total_correctable),
             )
         } else {
             Finding::new(id, Verdict::Pass, subject, "no AER errors since boot")
@@ -689,20 +593,10 @@ fn aer_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> Finding
                 )
                 .evidence(status)
             } else {
-                Finding::new(
-                    id,
-                    Verdict::Pass,
-                    subject,
-                    "no unmasked uncorrectable error status latched",
-                )
-                .evidence(status)
+                Finding::new(id, Verdict::Pass, subject, "no unmasked uncorrectable error status latched")
+                    .evidence(status)
             }
         }
-        None => Finding::new(
-            id,
-            Verdict::Skip,
-            subject,
-            "no AER counters in sysfs and no readable AER capability",
-        ),
+        None => Finding::new(id, Verdict::Skip, subject, "no AER counters in sysfs and no readable AER capability"),
     }
 }

@@ -55,36 +55,25 @@ pub struct HostPolicy {
 
 impl Default for PciePolicy {
     fn default() -> Self {
-        PciePolicy {
-            nic_min_read_request_bytes: 4096,
-        }
+        PciePolicy { nic_min_read_request_bytes: 4096 }
     }
 }
 
 impl Default for TopologyPolicy {
     fn default() -> Self {
-        TopologyPolicy {
-            affinity_warn_at: Relation::Node,
-            affinity_fail_at: Relation::Sys,
-        }
+        TopologyPolicy { affinity_warn_at: Relation::Node, affinity_fail_at: Relation::Sys }
     }
 }
 
 impl Default for RdmaPolicy {
     fn default() -> Self {
-        RdmaPolicy {
-            expected_rate_gbps: None,
-            roce_min_active_mtu: 4096,
-        }
+        RdmaPolicy { expected_rate_gbps: None, roce_min_active_mtu: 4096 }
     }
 }
 
 impl Default for HostPolicy {
     fn default() -> Self {
-        HostPolicy {
-            memlock_min_bytes: None,
-            devshm_min_bytes: 1 << 30,
-        }
+        HostPolicy { memlock_min_bytes: None, devshm_min_bytes: 1 << 30 }
     }
 }
 
@@ -99,10 +88,7 @@ pub struct PolicyError {
 impl Policy {
     /// Parse a policy TOML; `source_name` (the file path) names the input in errors.
     pub fn from_toml(text: &str, source_name: &str) -> Result<Policy, PolicyError> {
-        toml::from_str(text).map_err(|e| PolicyError {
-            source_name: source_name.to_string(),
-            message: e.to_string(),
-        })
+        toml::from_str(text).map_err(|e| PolicyError { source_name: source_name.to_string(), message: e.to_string() })
     }
 }
 
@@ -112,27 +98,21 @@ mod tests {
 
     #[test]
     fn partial_files_keep_the_other_defaults() {
-        let policy = Policy::from_toml("[host]\ndevshm_min_bytes = 2147483648\n", "site.toml")
-            .expect("valid");
+        let policy = Policy::from_toml("[host]\ndevshm_min_bytes = 2147483648\n", "site.toml").expect("valid");
         assert_eq!(policy.host.devshm_min_bytes, 2 << 30);
         assert_eq!(policy.pcie.nic_min_read_request_bytes, 4096);
     }
 
     #[test]
     fn typos_and_bad_values_name_the_file() {
-        let error =
-            Policy::from_toml("[host]\ndevshm_minimum = 1\n", "site.toml").expect_err("typo");
-        assert!(
-            error.to_string().starts_with("invalid policy site.toml:"),
-            "{error}"
-        );
+        let error = Policy::from_toml("[host]\ndevshm_minimum = 1\n", "site.toml").expect_err("typo");
+        assert!(error.to_string().starts_with("invalid policy site.toml:"), "{error}");
         assert!(Policy::from_toml("[topology]\naffinity_warn_at = \"FAR\"\n", "p.toml").is_err());
     }
 
     #[test]
     fn relations_are_spelled_as_nvidia_smi_prints_them() {
-        let policy =
-            Policy::from_toml("[topology]\naffinity_warn_at = \"PHB\"\n", "p.toml").expect("valid");
+        let policy = Policy::from_toml("[topology]\naffinity_warn_at = \"PHB\"\n", "p.toml").expect("valid");
         assert_eq!(policy.topology.affinity_warn_at, Relation::Phb);
     }
 }

@@ -15,17 +15,15 @@ fn no_devices(id: &str, inputs: &Inputs<'_>) -> Option<Vec<Finding>> {
             "no RDMA devices: sys/class/infiniband is absent (no RDMA driver loaded, or no kernel RDMA support)",
         )]),
         Err(error) => Some(vec![unreadable(id, "node", error)]),
-        Ok(devices) if devices.is_empty() => Some(vec![Finding::new(id, Verdict::Skip, "node", "no RDMA devices in sys/class/infiniband")]),
+        Ok(devices) if devices.is_empty() => {
+            Some(vec![Finding::new(id, Verdict::Skip, "node", "no RDMA devices in sys/class/infiniband")])
+        }
         Ok(_) => None,
     }
 }
 
 fn ports<'a>(inputs: &Inputs<'a>) -> impl Iterator<Item = (&'a RdmaDevice, &'a RdmaPort)> {
-    inputs
-        .node
-        .rdma_devices()
-        .iter()
-        .flat_map(|d| d.ports.iter().map(move |p| (d, p)))
+    inputs.node.rdma_devices().iter().flat_map(|d| d.ports.iter().map(move |p| (d, p)))
 }
 
 fn port_subject(device: &RdmaDevice, port: &RdmaPort) -> String {
@@ -34,20 +32,14 @@ fn port_subject(device: &RdmaDevice, port: &RdmaPort) -> String {
 
 /// The netdev a RoCE port runs over: the one its GID entries name, else the device's own.
 fn port_netdev<'a>(device: &'a RdmaDevice, port: &'a RdmaPort) -> Option<&'a str> {
-    port.gids
-        .iter()
-        .find_map(|g| g.netdev.as_deref())
-        .or_else(|| device.netdevs.first().map(String::as_str))
+    port.gids.iter().find_map(|g| g.netdev.as_deref()).or_else(|| device.netdevs.first().map(String::as_str))
 }
 
 /// Devices of one model share firmware and expected rate: the PCI device id when known, else hca_type.
 fn model_key(inputs: &Inputs<'_>, device: &RdmaDevice) -> String {
     match device.pci_address.and_then(|a| inputs.node.function(a)) {
         Some(function) => function.model_name(),
-        None => device
-            .hca_type
-            .clone()
-            .unwrap_or_else(|| "unknown model".into()),
+        None => device.hca_type.clone().unwrap_or_else(|| "unknown model".into()),
     }
 }
 
@@ -81,13 +73,20 @@ impl Check for PortState {
                     Ok(state) => state,
                     Err(error) => return unreadable(self.id(), subject, error),
                 };
-                let physical = port.phys_state.as_ref().map(|s| format!("{}: {}", s.code, s.name)).unwrap_or_else(|e| e.to_string());
+                let physical = port
+                    .phys_state
+                    .as_ref()
+                    .map(|s| format!("{}: {}", s.code, s.name))
+                    .unwrap_or_else(|e| e.to_string());
                 let (verdict, message) = match state.code {
                     ACTIVE => (Verdict::Pass, "ACTIVE".to_string()),
                     1 => (Verdict::Fail, format!("port DOWN (physical state {physical}): no link")),
                     2 | 3 => (
                         Verdict::Warn,
-                        format!("port {}: link is up but not yet configured by a subnet manager; no traffic can flow", state.name),
+                        format!(
+                            "port {}: link is up but not yet configured by a subnet manager; no traffic can flow",
+                            state.name
+                        ),
                     ),
                     _ => (Verdict::Fail, format!("port state {}: {}", state.code, state.name)),
                 };
@@ -121,20 +120,12 @@ impl Check for PortRate {
         if let Some(findings) = no_devices(self.id(), inputs) {
             return findings;
         }
-        let active: Vec<(&RdmaDevice, &RdmaPort)> = ports(inputs)
-            .filter(|(_, p)| p.state.as_ref().map(|s| s.code == ACTIVE).unwrap_or(false))
-            .collect();
+        let active: Vec<(&RdmaDevice, &RdmaPort)> =
+            ports(inputs).filter(|(_, p)| p.state.as_ref().map(|s| s.code == ACTIVE).unwrap_or(false)).collect();
         if active.is_empty() {
-            return vec![Finding::new(
-                self.id(),
-                Verdict::Skip,
-                "node",
-                "no active RDMA port to compare",
-            )];
+            return vec![Finding::new(self.id(), Verdict::Skip, "node", "no active RDMA port to compare")];
         }
-        let group = |d: &RdmaDevice, p: &RdmaPort| {
-            format!("{} {:?}", model_key(inputs, d), p.link_layer.as_ref().ok())
-        };
+        let group = |d: &RdmaDevice, p: &RdmaPort| format!("{} {:?}", model_key(inputs, d), p.link_layer.as_ref().ok());
         let mut fastest: BTreeMap<String, f64> = BTreeMap::new();
         for (device, port) in &active {
             if let Ok(rate) = &port.rate {
@@ -150,32 +141,19 @@ impl Check for PortRate {
                     Ok(rate) => rate,
                     Err(error) => return unreadable(self.id(), subject, error),
                 };
-                let expected = policy
-                    .rdma
-                    .expected_rate_gbps
-                    .unwrap_or_else(|| fastest[&group(device, port)]);
-                let source = if policy.rdma.expected_rate_gbps.is_some() {
-                    "policy"
-                } else {
-                    "fastest port of this model"
-                };
+                let expected = policy.rdma.expected_rate_gbps.unwrap_or_else(|| fastest[&group(device, port)]);
+                let source =
+                    if policy.rdma.expected_rate_gbps.is_some() { "policy" } else { "fastest port of this model" };
                 let (verdict, message) = if rate.gbps + 1e-9 >= expected {
                     (Verdict::Pass, rate.text.clone())
                 } else {
                     (
                         Verdict::Fail,
-                        format!(
-                            "{} but {expected} Gb/sec expected ({source}): link negotiated down",
-                            rate.text
-                        ),
+                        format!("{} but {expected} Gb/sec expected ({source}): link negotiated down", rate.text),
                     )
                 };
                 Finding::new(self.id(), verdict, subject, message)
-                    .evidence(format!(
-                        "rate {}; model {}",
-                        rate.text,
-                        model_key(inputs, device)
-                    ))
+                    .evidence(format!("rate {}; model {}", rate.text, model_key(inputs, device)))
                     .expected(format!("{expected} Gb/sec"))
                     .observed(format!("{} Gb/sec", rate.gbps))
             })
@@ -184,9 +162,7 @@ impl Check for PortRate {
 }
 
 fn ethernet_ports<'a>(inputs: &Inputs<'a>) -> Vec<(&'a RdmaDevice, &'a RdmaPort)> {
-    ports(inputs)
-        .filter(|(_, p)| matches!(p.link_layer, Ok(LinkLayer::Ethernet)))
-        .collect()
+    ports(inputs).filter(|(_, p)| matches!(p.link_layer, Ok(LinkLayer::Ethernet))).collect()
 }
 
 #[derive(Debug)]
@@ -214,12 +190,7 @@ impl Check for RoceV2Gid {
         }
         let roce = ethernet_ports(inputs);
         if roce.is_empty() {
-            return vec![Finding::new(
-                self.id(),
-                Verdict::Skip,
-                "node",
-                "no RoCE (Ethernet link layer) ports",
-            )];
+            return vec![Finding::new(self.id(), Verdict::Skip, "node", "no RoCE (Ethernet link layer) ports")];
         }
         roce.iter()
             .map(|(device, port)| {
@@ -275,9 +246,7 @@ impl Check for RoceV2Gid {
 /// `iboe_get_mtu` in include/rdma/ib_addr.h computes it.
 pub fn roce_active_mtu(netdev_mtu: u32) -> Option<u32> {
     let payload = netdev_mtu.checked_sub(96)?;
-    [4096, 2048, 1024, 512, 256]
-        .into_iter()
-        .find(|&mtu| payload >= mtu)
+    [4096, 2048, 1024, 512, 256].into_iter().find(|&mtu| payload >= mtu)
 }
 
 #[derive(Debug)]
@@ -315,11 +284,7 @@ impl Check for Mtu {
             .iter()
             .map(|(device, port)| {
                 let netdev = port_netdev(device, port).unwrap_or("");
-                (
-                    port_subject(device, port),
-                    inputs.node.net_device(netdev).and_then(|n| n.mtu),
-                    netdev,
-                )
+                (port_subject(device, port), inputs.node.net_device(netdev).and_then(|n| n.mtu), netdev)
             })
             .collect();
         let largest = mtus.iter().filter_map(|(_, m, _)| *m).max();
@@ -368,41 +333,25 @@ impl Check for FirmwareConsistency {
         }
         let mut groups: BTreeMap<String, Vec<&RdmaDevice>> = BTreeMap::new();
         for device in inputs.node.rdma_devices() {
-            groups
-                .entry(model_key(inputs, device))
-                .or_default()
-                .push(device);
+            groups.entry(model_key(inputs, device)).or_default().push(device);
         }
         groups
             .into_iter()
             .map(|(model, devices)| {
                 let mut versions: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
                 for device in &devices {
-                    versions
-                        .entry(device.fw_ver.as_deref().unwrap_or("unknown"))
-                        .or_default()
-                        .push(&device.name);
+                    versions.entry(device.fw_ver.as_deref().unwrap_or("unknown")).or_default().push(&device.name);
                 }
-                let listing: Vec<String> = versions
-                    .iter()
-                    .map(|(v, names)| format!("{v}: {}", names.join(", ")))
-                    .collect();
+                let listing: Vec<String> =
+                    versions.iter().map(|(v, names)| format!("{v}: {}", names.join(", "))).collect();
                 let subject = format!("{model} x{}", devices.len());
                 if versions.len() == 1 {
                     let version = versions.keys().next().copied().unwrap_or("unknown");
-                    Finding::new(
-                        self.id(),
-                        Verdict::Pass,
-                        subject,
-                        format!("all at firmware {version}"),
-                    )
-                    .observed(version)
+                    Finding::new(self.id(), Verdict::Pass, subject, format!("all at firmware {version}"))
+                        .observed(version)
                 } else {
-                    let majority = versions
-                        .iter()
-                        .max_by_key(|(_, names)| names.len())
-                        .map(|(v, _)| *v)
-                        .unwrap_or("unknown");
+                    let majority =
+                        versions.iter().max_by_key(|(_, names)| names.len()).map(|(v, _)| *v).unwrap_or("unknown");
                     let odd: Vec<String> = versions
                         .iter()
                         .filter(|(v, _)| **v != majority)
@@ -412,10 +361,7 @@ impl Check for FirmwareConsistency {
                         self.id(),
                         Verdict::Warn,
                         subject,
-                        format!(
-                            "mixed firmware: {} while the others run {majority}",
-                            odd.join(", ")
-                        ),
+                        format!("mixed firmware: {} while the others run {majority}", odd.join(", ")),
                     )
                     .expected(majority)
                     .observed(listing.join("; "))

@@ -9,12 +9,7 @@ fn preconditions(id: &str, inputs: &Inputs<'_>) -> Option<Vec<Finding>> {
         return Some(vec![unreadable(id, "node", error)]);
     }
     if inputs.topology.gpus.is_empty() {
-        return Some(vec![Finding::new(
-            id,
-            Verdict::Skip,
-            "node",
-            "no GPU on this node",
-        )]);
+        return Some(vec![Finding::new(id, Verdict::Skip, "node", "no GPU on this node")]);
     }
     if inputs.topology.nics.is_empty() {
         let why = match &inputs.node.rdma {
@@ -57,10 +52,7 @@ impl Check for GpuNicAffinity {
             .enumerate()
             .filter_map(|(g, gpu)| {
                 let (best, nics) = topology.best_nics(g)?;
-                let names: Vec<&str> = nics
-                    .iter()
-                    .map(|&n| topology.nics[n].name.as_str())
-                    .collect();
+                let names: Vec<&str> = nics.iter().map(|&n| topology.nics[n].name.as_str()).collect();
                 let verdict = if best >= fail_at {
                     Verdict::Fail
                 } else if best >= warn_at {
@@ -73,30 +65,15 @@ impl Check for GpuNicAffinity {
                     _ => format!(
                         "closest NIC is {best} ({}): GPUDirect RDMA traffic must cross {}",
                         names.join(", "),
-                        if best == Relation::Sys {
-                            "the CPU socket interconnect"
-                        } else {
-                            "the CPU's host bridges"
-                        }
+                        if best == Relation::Sys { "the CPU socket interconnect" } else { "the CPU's host bridges" }
                     ),
                 };
-                let numa = gpu
-                    .numa_node
-                    .map(|n| n.to_string())
-                    .unwrap_or_else(|| "unknown".into());
+                let numa = gpu.numa_node.map(|n| n.to_string()).unwrap_or_else(|| "unknown".into());
                 Some(
-                    Finding::new(
-                        self.id(),
-                        verdict,
-                        format!("{} ({})", gpu.label, gpu.address),
-                        message,
-                    )
-                    .evidence(format!(
-                        "GPU NUMA node {numa}; relations: {}",
-                        relations_row(inputs, g)
-                    ))
-                    .expected(format!("closer than {warn_at}"))
-                    .observed(best.to_string()),
+                    Finding::new(self.id(), verdict, format!("{} ({})", gpu.label, gpu.address), message)
+                        .evidence(format!("GPU NUMA node {numa}; relations: {}", relations_row(inputs, g)))
+                        .expected(format!("closer than {warn_at}"))
+                        .observed(best.to_string()),
                 )
             })
             .collect()
@@ -135,39 +112,24 @@ impl Check for Rails {
         }
         let topology = &inputs.topology;
         let rails = &topology.rails;
-        let map: Vec<String> = rails
-            .iter()
-            .map(|r| format!("{}->{} ({})", r.gpu, r.nic_device, r.relation))
-            .collect();
+        let map: Vec<String> = rails.iter().map(|r| format!("{}->{} ({})", r.gpu, r.nic_device, r.relation)).collect();
         let mut load = vec![0usize; topology.nics.len()];
         for rail in rails {
             if let Some(n) = topology.nics.iter().position(|nic| nic.label == rail.nic) {
                 load[n] += 1;
             }
         }
-        let shared: Vec<&str> = (0..load.len())
-            .filter(|&n| load[n] > 1)
-            .map(|n| topology.nics[n].name.as_str())
-            .collect();
+        let shared: Vec<&str> =
+            (0..load.len()).filter(|&n| load[n] > 1).map(|n| topology.nics[n].name.as_str()).collect();
         // A NIC with no GPU and no GPU within a switch of it is a storage or management NIC, not an idle rail.
         let idle: Vec<&str> = (0..load.len())
             .filter(|&n| load[n] == 0)
             .filter(|&n| (0..topology.gpus.len()).any(|g| topology.gpu_nic(g, n) < Relation::Sys))
             .map(|n| topology.nics[n].name.as_str())
             .collect();
-        let close: Vec<&str> = rails
-            .iter()
-            .filter(|r| r.relation.within_switch())
-            .map(|r| r.gpu.as_str())
-            .collect();
-        let far: Vec<&str> = rails
-            .iter()
-            .filter(|r| !r.relation.within_switch())
-            .map(|r| r.gpu.as_str())
-            .collect();
-        let aligned = rails
-            .iter()
-            .all(|r| r.gpu.trim_start_matches("GPU") == r.nic.trim_start_matches("NIC"));
+        let close: Vec<&str> = rails.iter().filter(|r| r.relation.within_switch()).map(|r| r.gpu.as_str()).collect();
+        let far: Vec<&str> = rails.iter().filter(|r| !r.relation.within_switch()).map(|r| r.gpu.as_str()).collect();
+        let aligned = rails.iter().all(|r| r.gpu.trim_start_matches("GPU") == r.nic.trim_start_matches("NIC"));
         let mut problems = Vec::new();
         if !shared.is_empty() && !idle.is_empty() {
             problems.push(format!(
@@ -185,30 +147,19 @@ impl Check for Rails {
             ));
         }
         let finding = if problems.is_empty() {
-            let note = if aligned {
-                ""
-            } else {
-                " (rails not index-aligned: information only)"
-            };
+            let note = if aligned { "" } else { " (rails not index-aligned: information only)" };
             Finding::new(
                 self.id(),
                 Verdict::Pass,
                 "node",
-                format!(
-                    "{} GPUs on {} rails{note}",
-                    topology.gpus.len(),
-                    close.len()
-                ),
+                format!("{} GPUs on {} rails{note}", topology.gpus.len(), close.len()),
             )
         } else {
             Finding::new(self.id(), Verdict::Warn, "node", problems.join("; "))
         };
         vec![finding
             .evidence(format!("rail map: {}", map.join(", ")))
-            .expected(format!(
-                "{} rails within a PCIe switch",
-                topology.gpus.len()
-            ))
+            .expected(format!("{} rails within a PCIe switch", topology.gpus.len()))
             .observed(format!("{} rails within a PCIe switch", close.len()))]
     }
 }

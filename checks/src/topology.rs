@@ -118,17 +118,10 @@ impl Topology {
                 cpu_affinity: function.local_cpulist.clone(),
             }
         };
-        let gpus: Vec<TopologyDevice> = node
-            .gpus()
-            .into_iter()
-            .enumerate()
-            .map(|(i, f)| describe(f, format!("GPU{i}"), f.model_name()))
-            .collect();
-        let mut rdma: Vec<(&str, PciAddress)> = node
-            .rdma_devices()
-            .iter()
-            .filter_map(|d| Some((d.name.as_str(), d.pci_address?)))
-            .collect();
+        let gpus: Vec<TopologyDevice> =
+            node.gpus().into_iter().enumerate().map(|(i, f)| describe(f, format!("GPU{i}"), f.model_name())).collect();
+        let mut rdma: Vec<(&str, PciAddress)> =
+            node.rdma_devices().iter().filter_map(|d| Some((d.name.as_str(), d.pci_address?))).collect();
         rdma.sort_by(|a, b| natural_cmp(a.0, b.0));
         let nics: Vec<TopologyDevice> = rdma
             .iter()
@@ -140,17 +133,10 @@ impl Topology {
         let matrix = all
             .iter()
             .map(|a| {
-                all.iter()
-                    .map(|b| relation_between(node, a.address, a.numa_node, b.address, b.numa_node))
-                    .collect()
+                all.iter().map(|b| relation_between(node, a.address, a.numa_node, b.address, b.numa_node)).collect()
             })
             .collect();
-        let mut topology = Topology {
-            gpus,
-            nics,
-            matrix,
-            rails: Vec::new(),
-        };
+        let mut topology = Topology { gpus, nics, matrix, rails: Vec::new() };
         topology.rails = topology.assign_rails();
         topology
     }
@@ -166,12 +152,7 @@ impl Topology {
     /// The closest relation from a GPU to any NIC, and the NICs at that distance.
     pub fn best_nics(&self, gpu: usize) -> Option<(Relation, Vec<usize>)> {
         let best = (0..self.nics.len()).map(|n| self.gpu_nic(gpu, n)).min()?;
-        Some((
-            best,
-            (0..self.nics.len())
-                .filter(|&n| self.gpu_nic(gpu, n) == best)
-                .collect(),
-        ))
+        Some((best, (0..self.nics.len()).filter(|&n| self.gpu_nic(gpu, n) == best).collect()))
     }
 
     /// Pair GPUs with NICs, closest pairs first (all PIX pairs before any PXB pair, ...), each NIC once
@@ -197,11 +178,7 @@ impl Topology {
         for (g, choice) in chosen.iter_mut().enumerate() {
             if choice.is_none() {
                 if let Some((_, candidates)) = self.best_nics(g) {
-                    let n = candidates
-                        .iter()
-                        .copied()
-                        .min_by_key(|&n| (load[n], n))
-                        .unwrap_or(0);
+                    let n = candidates.iter().copied().min_by_key(|&n| (load[n], n)).unwrap_or(0);
                     *choice = Some(n);
                     load[n] += 1;
                 }
@@ -265,11 +242,7 @@ pub fn path_bridges(a: &PciFunction, b: &PciFunction) -> Option<usize> {
 
 /// Length of the shared prefix of the two upstream chains.
 pub fn common_bridges(a: &PciFunction, b: &PciFunction) -> usize {
-    a.upstream
-        .iter()
-        .zip(b.upstream.iter())
-        .take_while(|(x, y)| x == y)
-        .count()
+    a.upstream.iter().zip(b.upstream.iter()).take_while(|(x, y)| x == y).count()
 }
 
 /// The bridges a peer transfer between `a` and `b` passes through: the lowest common bridge and

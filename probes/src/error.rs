@@ -39,10 +39,7 @@ impl ProbeError {
             std::io::ErrorKind::PermissionDenied => ProbeErrorKind::PermissionDenied,
             _ => ProbeErrorKind::Io(error.to_string()),
         };
-        ProbeError {
-            path: path.into(),
-            kind,
-        }
+        ProbeError { path: path.into(), kind }
     }
 
     pub fn malformed(path: impl Into<PathBuf>, content: &str, reason: impl fmt::Display) -> Self {
@@ -51,13 +48,7 @@ impl ProbeError {
         if shown.len() < content.len() {
             shown.push('…');
         }
-        ProbeError {
-            path: path.into(),
-            kind: ProbeErrorKind::Malformed {
-                content: shown,
-                reason: reason.to_string(),
-            },
-        }
+        ProbeError { path: path.into(), kind: ProbeErrorKind::Malformed { content: shown, reason: reason.to_string() } }
     }
 
     pub fn is_not_found(&self) -> bool {
@@ -78,9 +69,7 @@ pub struct ParseError {
 
 impl ParseError {
     pub fn new(reason: impl Into<String>) -> Self {
-        ParseError {
-            reason: reason.into(),
-        }
+        ParseError { reason: reason.into() }
     }
 }
 

@@ -1,10 +1,7 @@
 //! Host settings that break RDMA and NCCL when wrong: locked-memory limit, /dev/shm size, the GPUDirect
 //! peer-memory module, the IOMMU mode, the kernel command line and huge pages.
 
-use std::path::PathBuf;
-
-use procfs_core::process::{LimitValue, Limits, MountInfos};
-use procfs_core::{FromRead, Meminfo};
+use crate::error::ParseError;
 use serde::Serialize;
 
 use crate::error::ProbeError;
@@ -61,24 +58,16 @@ pub struct Iommu {
 
 pub fn read_host_settings(root: &SysRoot) -> HostSettings {
     HostSettings {
-        hostname: root
-            .read_string("proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_string()),
-        kernel_release: root
-            .read_string("proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string()),
+        hostname: root.read_string("proc/sys/kernel/hostname").map(|s| s.trim().to_string()),
+        kernel_release: root.read_string("proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
         memlock: read_memlock(root),
         shared_memory: read_shared_memory(root),
-        modules: root
-            .read_string("proc/modules")
-            .map(|text| parse_modules(&text)),
-        cmdline: root
-            .read_string("proc/cmdline")
-            .map(|s| s.trim().to_string()),
+        modules: root.read_string("proc/modules").map(|text| parse_modules(&text)),
+        cmdline: root.read_string("proc/cmdline").map(|s| s.trim().to_string()),
         hugepages: read_meminfo(root).map(|m| HugePages {
             total: m.hugepages_total.unwrap_or(0),
             free: m.hugepages_free.unwrap_or(0),
-            page_size_bytes: m.hugepagesize,
+            page_size_bytes: m.hugepage_size,
         }),
         iommu: read_iommu(root),
     }
@@ -87,22 +76,118 @@ pub fn read_host_settings(root: &SysRoot) -> HostSettings {
 fn read_memlock(root: &SysRoot) -> Reading<MemlockLimit> {
     let path = "proc/self/limits";
     let text = root.read_string(path)?;
-    let limits =
-        Limits::from_read(text.as_bytes()).map_err(|e| ProbeError::malformed(path, &text, e))?;
-    let bytes = |value: LimitValue| match value {
-        LimitValue::Unlimited => None,
-        LimitValue::Value(v) => Some(v),
+    parse_memlock(&text).map_err(|e| ProbeError::malformed(path, &text, e))
+}
+
+/// The "Max locked memory" row of `/proc/PID/limits` (fs/proc/base.c `proc_pid_limits`: a name padded
+/// to 26 columns, soft and hard limits as numbers or "unlimited", then the unit).
+pub fn parse_memlock(text: &str) -> Result<MemlockLimit, ParseError> {
+    let row = text
+        .lines()
+        .find_map(|line| line.strip_prefix("Max locked memory"))
+        .ok_or_else(|| ParseError::new("no \"Max locked memory\" row"))?;
+    let mut fields = row.split_whitespace();
+    let mut limit = || -> Result<Option<u64>, ParseError> {
+        match fields.next() {
+            Some("unlimited") => Ok(None),
+            Some(number) => {
+                number.parse().map(Some).map_err(|_| ParseError::new(format!("limit {number:?} is not a number")))
+            }
+            None => Err(ParseError::new("\"Max locked memory\" row has no limits")),
+        }
     };
-    Ok(MemlockLimit {
-        soft_bytes: bytes(limits.max_locked_memory.soft_limit),
-        hard_bytes: bytes(limits.max_locked_memory.hard_limit),
-    })
+    Ok(MemlockLimit { soft_bytes: limit()?, hard_bytes: limit()? })
+}
+
+/// The fields of `/proc/meminfo` this tool uses, in bytes (the kernel prints kB = KiB).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Meminfo {
+    pub mem_total: Option<u64>,
+    pub hugepages_total: Option<u64>,
+    pub hugepages_free: Option<u64>,
+    pub hugepage_size: Option<u64>,
+}
+
+pub fn parse_meminfo(text: &str) -> Result<Meminfo, ParseError> {
+    let mut info = Meminfo::default();
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else { continue };
+        let mut parts = value.split_whitespace();
+        let number: u64 = match parts.next().map(str::parse) {
+            Some(Ok(number)) => number,
+            _ => return Err(ParseError::new(format!("{key} is not a number"))),
+        };
+        let bytes = if parts.next() == Some("kB") { number.checked_mul(1024) } else { Some(number) };
+        match key {
+            "MemTotal" => info.mem_total = bytes,
+            "HugePages_Total" => info.hugepages_total = Some(number),
+            "HugePages_Free" => info.hugepages_free = Some(number),
+            "Hugepagesize" => info.hugepage_size = bytes,
+            _ => {}
+        }
+    }
+    if info.mem_total.is_none() {
+        return Err(ParseError::new("no MemTotal line"));
+    }
+    Ok(info)
 }
 
 fn read_meminfo(root: &SysRoot) -> Reading<Meminfo> {
     let path = "proc/meminfo";
     let text = root.read_string(path)?;
-    Meminfo::from_read(text.as_bytes()).map_err(|e| ProbeError::malformed(path, &text, e))
+    parse_meminfo(&text).map_err(|e| ProbeError::malformed(path, &text, e))
+}
+
+/// One mount from `/proc/PID/mountinfo` (proc(5)): mount point, filesystem type, super options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub mount_point: String,
+    pub fs_type: String,
+    pub super_options: Vec<(String, Option<String>)>,
+}
+
+/// Parse mountinfo lines: "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue".
+/// Optional fields end at the " - " separator; octal escapes in paths (\040 for space) are decoded.
+pub fn parse_mountinfo(text: &str) -> Result<Vec<Mount>, ParseError> {
+    let mut mounts = Vec::new();
+    for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let bad = || ParseError::new(format!("line {} is not a mountinfo entry", number + 1));
+        let (before, after) = line.split_once(" - ").ok_or_else(bad)?;
+        let mount_point = before.split_whitespace().nth(4).ok_or_else(bad)?;
+        let mut after = after.split_whitespace();
+        let fs_type = after.next().ok_or_else(bad)?;
+        let _source = after.next();
+        let super_options = after
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .filter(|o| !o.is_empty())
+            .map(|o| match o.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                None => (o.to_string(), None),
+            })
+            .collect();
+        mounts.push(Mount { mount_point: unescape_octal(mount_point), fs_type: fs_type.to_string(), super_options });
+    }
+    Ok(mounts)
+}
+
+fn unescape_octal(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 3 < bytes.len() && bytes[i + 1..i + 4].iter().all(|b| (b'0'..=b'7').contains(b)) {
+            let value =
+                (bytes[i + 1] - b'0') as u32 * 64 + (bytes[i + 2] - b'0') as u32 * 8 + (bytes[i + 3] - b'0') as u32;
+            out.push(value as u8);
+            i += 4;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// /dev/shm from the mount table: the last mount on the path wins (later mounts shadow earlier ones).
@@ -111,27 +196,12 @@ fn read_meminfo(root: &SysRoot) -> Reading<Meminfo> {
 fn read_shared_memory(root: &SysRoot) -> Reading<SharedMemory> {
     let path = "proc/self/mountinfo";
     let text = root.read_string(path)?;
-    let mounts = MountInfos::from_read(text.as_bytes())
-        .map_err(|e| ProbeError::malformed(path, &text, e))?;
-    let Some(mount) = mounts
-        .0
-        .iter()
-        .rev()
-        .find(|m| m.mount_point == std::path::Path::new("/dev/shm"))
-    else {
-        return Ok(SharedMemory {
-            mounted: false,
-            fs_type: None,
-            size_bytes: None,
-            size_source: None,
-        });
+    let mounts = parse_mountinfo(&text).map_err(|e| ProbeError::malformed(path, &text, e))?;
+    let Some(mount) = mounts.iter().rev().find(|m| m.mount_point == "/dev/shm") else {
+        return Ok(SharedMemory { mounted: false, fs_type: None, size_bytes: None, size_source: None });
     };
-    let mut memory = SharedMemory {
-        mounted: true,
-        fs_type: Some(mount.fs_type.clone()),
-        size_bytes: None,
-        size_source: None,
-    };
+    let mut memory =
+        SharedMemory { mounted: true, fs_type: Some(mount.fs_type.clone()), size_bytes: None, size_source: None };
     if root.is_live() {
         if let Ok(stat) = nix::sys::statvfs::statvfs("/dev/shm") {
             memory.size_bytes = Some(stat.blocks() * stat.fragment_size());
@@ -139,11 +209,11 @@ fn read_shared_memory(root: &SysRoot) -> Reading<SharedMemory> {
             return Ok(memory);
         }
     }
-    if let Some(Some(size)) = mount.super_options.get("size") {
+    if let Some((_, Some(size))) = mount.super_options.iter().find(|(k, _)| k == "size") {
         memory.size_bytes = parse_tmpfs_size(size);
         memory.size_source = Some("mount option size=".into());
     } else if mount.fs_type == "tmpfs" {
-        memory.size_bytes = read_meminfo(root).ok().map(|m| m.mem_total / 2);
+        memory.size_bytes = read_meminfo(root).ok().and_then(|m| m.mem_total).map(|total| total / 2);
         memory.size_source = Some("tmpfs default (half of MemTotal)".into());
     }
     Ok(memory)
@@ -164,10 +234,7 @@ pub fn parse_tmpfs_size(text: &str) -> Option<u64> {
 
 /// Module names from `proc/modules` (first field of each line).
 pub fn parse_modules(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|line| line.split_whitespace().next())
-        .map(str::to_string)
-        .collect()
+    text.lines().filter_map(|line| line.split_whitespace().next()).map(str::to_string).collect()
 }
 
 fn read_iommu(root: &SysRoot) -> Reading<Iommu> {
@@ -192,11 +259,7 @@ fn read_iommu(root: &SysRoot) -> Reading<Iommu> {
             Err(error) => return Err(error),
         }
     }
-    Ok(Iommu {
-        units,
-        group_count: groups.len(),
-        default_domain_types: types.into_iter().collect(),
-    })
+    Ok(Iommu { units, group_count: groups.len(), default_domain_types: types.into_iter().collect() })
 }
 
 #[cfg(test)]
@@ -213,9 +276,32 @@ mod tests {
     }
 
     #[test]
+    fn limits_meminfo_and_mountinfo_parse_and_reject_garbage() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max locked memory         65536                unlimited            bytes     \n";
+        assert_eq!(parse_memlock(limits), Ok(MemlockLimit { soft_bytes: Some(65536), hard_bytes: None }));
+        // Regression: procfs-core 0.17's Limits parser panicked (subtract overflow) on such input.
+        for garbage in ["garbage\n", "", "Max locked memory\n", "Max locked memory lots unlimited bytes\n"] {
+            assert!(parse_memlock(garbage).is_err(), "{garbage:?}");
+        }
+        let meminfo =
+            parse_meminfo("MemTotal:       24684092 kB\nHugePages_Total:       4\nHugepagesize:    2048 kB\n");
+        assert_eq!(meminfo.map(|m| (m.mem_total, m.hugepages_total)), Ok((Some(24684092 * 1024), Some(4))));
+        assert!(parse_meminfo("MemTotal: many kB\n").is_err());
+        assert!(parse_meminfo("").is_err());
+        let mounts = parse_mountinfo(
+            "25 24 0:23 / /dev/shm rw,relatime shared:4 - tmpfs tmpfs rw,size=65536k\n\
+                                      26 24 0:24 / /mnt/my\\040disk rw - ext4 /dev/sda1 rw\n",
+        )
+        .expect("mountinfo");
+        assert_eq!(mounts[0].super_options[1], ("size".to_string(), Some("65536k".to_string())));
+        assert_eq!(mounts[1].mount_point, "/mnt/my disk");
+        assert!(parse_mountinfo("garbage\n").is_err());
+    }
+
+    #[test]
     fn modules_are_the_first_field() {
-        let text =
-            "nvidia_peermem 16384 0 - Live 0x0000000000000000 (POE)\nmlx5_ib 458752 0 - Live 0x0\n";
+        let text = "nvidia_peermem 16384 0 - Live 0x0000000000000000 (POE)\nmlx5_ib 458752 0 - Live 0x0\n";
         assert_eq!(parse_modules(text), ["nvidia_peermem", "mlx5_ib"]);
     }
 }

@@ -25,16 +25,21 @@ pub struct NetDevice {
     pub pci_address: Option<PciAddress>,
 }
 
-pub fn read_net_devices(root: &SysRoot) -> Result<Vec<NetDevice>, ProbeError> {
+/// Read every netdev; one that cannot be read is left out and its error pushed to `unreadable`.
+pub fn read_net_devices(root: &SysRoot, unreadable: &mut Vec<ProbeError>) -> Result<Vec<NetDevice>, ProbeError> {
     let names = match root.read_dir("sys/class/net") {
         Ok(names) => names,
         Err(error) if error.is_not_found() => return Ok(Vec::new()),
         Err(error) => return Err(error),
     };
-    names
-        .iter()
-        .map(|name| read_net_device(root, name))
-        .collect()
+    let mut devices = Vec::with_capacity(names.len());
+    for name in names {
+        match read_net_device(root, &name) {
+            Ok(device) => devices.push(device),
+            Err(error) => unreadable.push(error),
+        }
+    }
+    Ok(devices)
 }
 
 pub fn read_net_device(root: &SysRoot, name: &str) -> Result<NetDevice, ProbeError> {
@@ -44,12 +49,7 @@ pub fn read_net_device(root: &SysRoot, name: &str) -> Result<NetDevice, ProbeErr
             Ok(text) => Ok(Some(text.trim().to_string())),
             Err(error) if error.is_not_found() => Ok(None),
             // `speed` and `duplex` fail with EINVAL while the link is down (net/core/net-sysfs.c).
-            Err(error)
-                if matches!(error.kind, crate::error::ProbeErrorKind::Io(_))
-                    && attribute == "speed" =>
-            {
-                Ok(None)
-            }
+            Err(error) if matches!(error.kind, crate::error::ProbeErrorKind::Io(_)) && attribute == "speed" => Ok(None),
             Err(error) => Err(error),
         }
     };
@@ -69,11 +69,7 @@ pub fn read_net_device(root: &SysRoot, name: &str) -> Result<NetDevice, ProbeErr
             .ancestors()
             .filter_map(|p| p.file_name())
             .find_map(|n| PciAddress::parse(&n.to_string_lossy()))
-            .or_else(|| {
-                target
-                    .file_name()
-                    .and_then(|n| PciAddress::parse(&n.to_string_lossy()))
-            })
+            .or_else(|| target.file_name().and_then(|n| PciAddress::parse(&n.to_string_lossy())))
     });
     Ok(NetDevice {
         name: name.to_string(),

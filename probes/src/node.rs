@@ -8,7 +8,7 @@ use crate::numa::{node_of_cpus, parse_cpulist, read_numa_nodes, NumaNode};
 use crate::pci::{read_functions, PciAddress, PciFunction};
 use crate::rdma::{read_rdma_devices, RdmaDevice};
 use crate::root::SysRoot;
-use crate::Reading;
+use crate::{ProbeError, Reading};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeSnapshot {
@@ -18,6 +18,8 @@ pub struct NodeSnapshot {
     pub rdma: Reading<Vec<RdmaDevice>>,
     pub net: Reading<Vec<NetDevice>>,
     pub host: HostSettings,
+    /// Devices left out because one of their files could not be read or parsed.
+    pub unreadable: Vec<ProbeError>,
 }
 
 /// Where a device's NUMA node came from; operators need to know when it was inferred.
@@ -34,12 +36,14 @@ pub enum NumaSource {
 
 impl NodeSnapshot {
     pub fn probe(root: &SysRoot) -> NodeSnapshot {
+        let mut unreadable = Vec::new();
         NodeSnapshot {
-            pci: read_functions(root),
+            pci: read_functions(root, &mut unreadable),
             numa: read_numa_nodes(root),
-            rdma: read_rdma_devices(root),
-            net: read_net_devices(root),
+            rdma: read_rdma_devices(root, &mut unreadable),
+            net: read_net_devices(root, &mut unreadable),
             host: read_host_settings(root),
+            unreadable,
         }
     }
 
@@ -53,10 +57,7 @@ impl NodeSnapshot {
 
     pub fn function(&self, address: PciAddress) -> Option<&PciFunction> {
         let functions = self.pci_functions();
-        functions
-            .binary_search_by_key(&address, |f| f.address)
-            .ok()
-            .map(|i| &functions[i])
+        functions.binary_search_by_key(&address, |f| f.address).ok().map(|i| &functions[i])
     }
 
     /// GPUs in PCI address order, which is the order `nvidia-smi` numbers them in with
@@ -66,11 +67,7 @@ impl NodeSnapshot {
     }
 
     pub fn net_device(&self, name: &str) -> Option<&NetDevice> {
-        self.net
-            .as_deref()
-            .unwrap_or(&[])
-            .iter()
-            .find(|n| n.name == name)
+        self.net.as_deref().unwrap_or(&[]).iter().find(|n| n.name == name)
     }
 
     /// The NUMA node of a function, falling back to its `local_cpulist` when `numa_node` is -1.

@@ -48,20 +48,13 @@ pub fn read_numa_nodes(root: &SysRoot) -> Result<Vec<NumaNode>, ProbeError> {
     };
     let mut nodes = Vec::new();
     for name in names {
-        let Some(id) = name
-            .strip_prefix("node")
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
+        let Some(id) = name.strip_prefix("node").and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
         let path = format!("{dir}/{name}/cpulist");
         let text = root.read_string(&path)?;
         let cpus = parse_cpulist(&text).map_err(|e| ProbeError::malformed(&path, &text, e))?;
-        nodes.push(NumaNode {
-            id,
-            cpulist: text.trim().to_string(),
-            cpus,
-        });
+        nodes.push(NumaNode { id, cpulist: text.trim().to_string(), cpus });
     }
     nodes.sort_by_key(|n| n.id);
     Ok(nodes)
@@ -94,19 +87,9 @@ mod tests {
 
     #[test]
     fn a_device_cpulist_maps_to_one_node_or_none() {
-        let node = |id, list: &str| NumaNode {
-            id,
-            cpulist: list.into(),
-            cpus: parse_cpulist(list).expect("list"),
-        };
+        let node = |id, list: &str| NumaNode { id, cpulist: list.into(), cpus: parse_cpulist(list).expect("list") };
         let nodes = [node(0, "0-47,96-143"), node(1, "48-95,144-191")];
-        assert_eq!(
-            node_of_cpus(&nodes, &parse_cpulist("48-95,144-191").expect("list")),
-            Some(1)
-        );
-        assert_eq!(
-            node_of_cpus(&nodes, &parse_cpulist("0-191").expect("list")),
-            None
-        );
+        assert_eq!(node_of_cpus(&nodes, &parse_cpulist("48-95,144-191").expect("list")), Some(1));
+        assert_eq!(node_of_cpus(&nodes, &parse_cpulist("0-191").expect("list")), None);
     }
 }

@@ -43,11 +43,7 @@ impl PciAddress {
 
 impl fmt::Display for PciAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:04x}:{:02x}:{:02x}.{:x}",
-            self.domain, self.bus, self.device, self.function
-        )
+        write!(f, "{:04x}:{:02x}:{:02x}.{:x}", self.domain, self.bus, self.device, self.function)
     }
 }
 
@@ -115,8 +111,7 @@ impl PciFunction {
 
     /// NVIDIA or AMD display, 3D or other display controller: a GPU.
     pub fn is_gpu(&self) -> bool {
-        matches!(self.vendor, 0x10de | 0x1002)
-            && matches!(self.class >> 8, 0x0300 | 0x0302 | 0x0380)
+        matches!(self.vendor, 0x10de | 0x1002) && matches!(self.class >> 8, 0x0300 | 0x0302 | 0x0380)
     }
 
     /// The vendor and device name from the pci-ids database compiled into the binary.
@@ -148,9 +143,7 @@ pub fn parse_link_speed(text: &str) -> Result<Option<LinkGeneration>, ParseError
         return Ok(None);
     }
     let number = trimmed.split_whitespace().next().unwrap_or("");
-    let rate: f64 = number
-        .parse()
-        .map_err(|_| ParseError::new("expected a rate such as \"16.0 GT/s PCIe\""))?;
+    let rate: f64 = number.parse().map_err(|_| ParseError::new("expected a rate such as \"16.0 GT/s PCIe\""))?;
     let generation = match rate {
         r if (r - 2.5).abs() < 0.01 => 1,
         r if (r - 5.0).abs() < 0.01 => 2,
@@ -165,10 +158,7 @@ pub fn parse_link_speed(text: &str) -> Result<Option<LinkGeneration>, ParseError
 
 /// Parse `current_link_width`/`max_link_width`; 0 means the width is not known (emulated ports).
 pub fn parse_link_width(text: &str) -> Result<Option<u8>, ParseError> {
-    let width: u8 = text
-        .trim()
-        .parse()
-        .map_err(|_| ParseError::new("expected a lane count"))?;
+    let width: u8 = text.trim().parse().map_err(|_| ParseError::new("expected a lane count"))?;
     Ok((width != 0).then_some(width))
 }
 
@@ -179,13 +169,9 @@ pub fn parse_aer_counters(text: &str) -> Result<(BTreeMap<String, u64>, u64), Pa
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let mut fields = line.split_whitespace();
         let (Some(name), Some(value), None) = (fields.next(), fields.next(), fields.next()) else {
-            return Err(ParseError::new(format!(
-                "expected \"Name count\", got {line:?}"
-            )));
+            return Err(ParseError::new(format!("expected \"Name count\", got {line:?}")));
         };
-        let count: u64 = value
-            .parse()
-            .map_err(|_| ParseError::new(format!("count of {name} is not a number")))?;
+        let count: u64 = value.parse().map_err(|_| ParseError::new(format!("count of {name} is not a number")))?;
         if name.starts_with("TOTAL_ERR_") {
             total = Some(count);
         } else {
@@ -196,15 +182,19 @@ pub fn parse_aer_counters(text: &str) -> Result<(BTreeMap<String, u64>, u64), Pa
     Ok((counters, total))
 }
 
-/// Read every PCI function of the node, ordered by address.
-pub fn read_functions(root: &SysRoot) -> Result<Vec<PciFunction>, ProbeError> {
+/// Read every PCI function of the node, ordered by address. A function whose files cannot be read
+/// or parsed is left out and its error pushed to `unreadable`, so one bad device hides no other.
+pub fn read_functions(root: &SysRoot, unreadable: &mut Vec<ProbeError>) -> Result<Vec<PciFunction>, ProbeError> {
     let names = root.read_dir("sys/bus/pci/devices")?;
     let mut functions = Vec::with_capacity(names.len());
     for name in names {
         let Some(address) = PciAddress::parse(&name) else {
             continue;
         };
-        functions.push(read_function(root, address)?);
+        match read_function(root, address) {
+            Ok(function) => functions.push(function),
+            Err(error) => unreadable.push(error),
+        }
     }
     functions.sort_by_key(|f| f.address);
     Ok(functions)
@@ -229,13 +219,11 @@ fn read_function(root: &SysRoot, address: PciAddress) -> Result<PciFunction, Pro
     let driver = optional(root.read_link(dir.join("driver")))?
         .and_then(|target| target.file_name().map(|n| n.to_string_lossy().into_owned()));
     let numa_node = optional(read_numa_node(root, &dir.join("numa_node")))?.flatten();
-    let local_cpulist =
-        optional(root.read_string(dir.join("local_cpulist")))?.map(|s| s.trim().to_string());
+    let local_cpulist = optional(root.read_string(dir.join("local_cpulist")))?.map(|s| s.trim().to_string());
     let link = read_link_attributes(root, &dir)?;
     let aer = read_aer(root, &dir)?;
     let config = root.read_bytes(dir.join("config")).and_then(|bytes| {
-        parse_config_space(&bytes)
-            .map_err(|e| ProbeError::malformed(dir.join("config"), &hex_preview(&bytes), e))
+        parse_config_space(&bytes).map_err(|e| ProbeError::malformed(dir.join("config"), &hex_preview(&bytes), e))
     });
     Ok(PciFunction {
         address,
@@ -279,10 +267,8 @@ pub fn bridge_chain(node_path: &Path, address: PciAddress) -> (String, Vec<PciAd
 
 fn read_numa_node(root: &SysRoot, path: &Path) -> Result<Option<u32>, ProbeError> {
     let text = root.read_string(path)?;
-    let value: i64 = text
-        .trim()
-        .parse()
-        .map_err(|_| ProbeError::malformed(path, &text, "expected a NUMA node number"))?;
+    let value: i64 =
+        text.trim().parse().map_err(|_| ProbeError::malformed(path, &text, "expected a NUMA node number"))?;
     Ok(u32::try_from(value).ok())
 }
 
@@ -317,15 +303,11 @@ fn read_aer(root: &SysRoot, dir: &Path) -> Result<Option<AerCounters>, ProbeErro
         let Some(text) = optional(root.read_string(&path))? else {
             return Ok(None);
         };
-        parse_aer_counters(&text)
-            .map(Some)
-            .map_err(|e| ProbeError::malformed(&path, &text, e))
+        parse_aer_counters(&text).map(Some).map_err(|e| ProbeError::malformed(&path, &text, e))
     };
-    let (Some(correctable), Some(nonfatal), Some(fatal)) = (
-        read("aer_dev_correctable")?,
-        read("aer_dev_nonfatal")?,
-        read("aer_dev_fatal")?,
-    ) else {
+    let (Some(correctable), Some(nonfatal), Some(fatal)) =
+        (read("aer_dev_correctable")?, read("aer_dev_nonfatal")?, read("aer_dev_fatal")?)
+    else {
         return Ok(None);
     };
     Ok(Some(AerCounters {
@@ -349,12 +331,7 @@ pub fn optional<T>(reading: Result<T, ProbeError>) -> Result<Option<T>, ProbeErr
 }
 
 fn hex_preview(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .take(16)
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    bytes.iter().take(16).map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -365,29 +342,16 @@ mod tests {
     fn addresses_round_trip_and_reject_garbage() {
         let address = PciAddress::parse("0000:17:00.1").expect("valid");
         assert_eq!(address.to_string(), "0000:17:00.1");
-        for bad in [
-            "0000:17:00",
-            "17:00.0",
-            "0000:17:20.0",
-            "0000:zz:00.0",
-            "0000:17:00.8",
-            "pci0000:00",
-        ] {
+        for bad in ["0000:17:00", "17:00.0", "0000:17:20.0", "0000:zz:00.0", "0000:17:00.8", "pci0000:00"] {
             assert_eq!(PciAddress::parse(bad), None, "{bad}");
         }
     }
 
     #[test]
     fn link_speeds_of_old_and_new_kernels_parse() {
-        assert_eq!(
-            parse_link_speed("32.0 GT/s PCIe\n"),
-            Ok(Some(LinkGeneration(5)))
-        );
+        assert_eq!(parse_link_speed("32.0 GT/s PCIe\n"), Ok(Some(LinkGeneration(5))));
         assert_eq!(parse_link_speed("8 GT/s\n"), Ok(Some(LinkGeneration(3))));
-        assert_eq!(
-            parse_link_speed("2.5 GT/s PCIe\n"),
-            Ok(Some(LinkGeneration(1)))
-        );
+        assert_eq!(parse_link_speed("2.5 GT/s PCIe\n"), Ok(Some(LinkGeneration(1))));
         assert_eq!(parse_link_speed("Unknown\n"), Ok(None));
         assert!(parse_link_speed("fast\n").is_err());
         assert!(parse_link_speed("3.0 GT/s\n").is_err());
@@ -397,8 +361,7 @@ mod tests {
 
     #[test]
     fn bridge_chain_follows_the_sysfs_nesting() {
-        let path =
-            Path::new("sys/devices/pci0000:16/0000:16:01.0/0000:17:00.0/0000:18:02.0/0000:19:00.0");
+        let path = Path::new("sys/devices/pci0000:16/0000:16:01.0/0000:17:00.0/0000:18:02.0/0000:19:00.0");
         let address = PciAddress::parse("0000:19:00.0").expect("valid");
         let (host, chain) = bridge_chain(path, address);
         assert_eq!(host, "pci0000:16");

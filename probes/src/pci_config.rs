@@ -186,27 +186,14 @@ const EXTENDED_START: u16 = 0x100;
 /// Decode a function's configuration space (the sysfs `config` file's bytes).
 pub fn parse_config_space(bytes: &[u8]) -> Result<ConfigSpace, ParseError> {
     let config = Bytes(bytes);
-    let vendor = config
-        .u16(0x00)
-        .ok_or_else(|| ParseError::new(format!("only {} bytes", bytes.len())))?;
-    let device = config
-        .u16(0x02)
-        .ok_or_else(|| ParseError::new(format!("only {} bytes", bytes.len())))?;
+    let vendor = config.u16(0x00).ok_or_else(|| ParseError::new(format!("only {} bytes", bytes.len())))?;
+    let device = config.u16(0x02).ok_or_else(|| ParseError::new(format!("only {} bytes", bytes.len())))?;
     if vendor == 0xffff {
-        return Err(ParseError::new(
-            "vendor id 0xffff: the function does not respond (removed or in reset)",
-        ));
+        return Err(ParseError::new("vendor id 0xffff: the function does not respond (removed or in reset)"));
     }
     let header_type = config.u8(0x0e).map(|h| h & 0x7f).unwrap_or(0);
-    let mut space = ConfigSpace {
-        vendor,
-        device,
-        header_type,
-        readable_bytes: bytes.len(),
-        express: None,
-        aer: None,
-        acs: None,
-    };
+    let mut space =
+        ConfigSpace { vendor, device, header_type, readable_bytes: bytes.len(), express: None, aer: None, acs: None };
     if bytes.len() <= 0x40 {
         return Ok(space);
     }
@@ -295,26 +282,11 @@ fn decode_express(config: &Bytes<'_>, offset: u16) -> Option<ExpressCapability> 
     let port_type = PortType::from_bits(((capabilities >> 4) & 0xf) as u8);
     let device_capabilities = config.u32(offset + 0x04)?;
     let device_control = config.u16(offset + 0x08)?;
-    let has_link = !matches!(
-        port_type,
-        PortType::RootComplexIntegratedEndpoint | PortType::RootComplexEventCollector
-    );
-    let link_capabilities = if has_link {
-        config.u32(offset + 0x0c)
-    } else {
-        None
-    };
-    let link_status = if has_link {
-        config.u16(offset + 0x12)
-    } else {
-        None
-    };
+    let has_link = !matches!(port_type, PortType::RootComplexIntegratedEndpoint | PortType::RootComplexEventCollector);
+    let link_capabilities = if has_link { config.u32(offset + 0x0c) } else { None };
+    let link_status = if has_link { config.u16(offset + 0x12) } else { None };
     // Link Control 2 exists from capability version 2 on (§7.5.3.19).
-    let link_control2 = if has_link && version >= 2 {
-        config.u16(offset + 0x30)
-    } else {
-        None
-    };
+    let link_control2 = if has_link && version >= 2 { config.u16(offset + 0x30) } else { None };
     let generation = |bits: u32| (bits != 0).then_some(LinkGeneration(bits as u8));
     Some(ExpressCapability {
         offset,
@@ -391,20 +363,10 @@ mod tests {
         let space = parse_config_space(&endpoint(control, 4 | 8 << 4, 0b1101)).expect("parse");
         let express = space.express.expect("express");
         assert_eq!(express.port_type, PortType::Endpoint);
-        assert_eq!(
-            (
-                express.max_payload_supported,
-                express.max_payload,
-                express.max_read_request
-            ),
-            (512, 256, 4096)
-        );
+        assert_eq!((express.max_payload_supported, express.max_payload, express.max_read_request), (512, 256, 4096));
         assert!(express.relaxed_ordering && express.extended_tag && !express.no_snoop);
         assert_eq!(express.link_capability_speed, Some(LinkGeneration(5)));
-        assert_eq!(
-            (express.link_status_speed, express.link_status_width),
-            (Some(LinkGeneration(4)), Some(8))
-        );
+        assert_eq!((express.link_status_speed, express.link_status_width), (Some(LinkGeneration(4)), Some(8)));
         assert_eq!(express.target_link_speed, Some(LinkGeneration(5)));
         assert_eq!(space.aer.expect("aer").correctable_status, 1 << 6);
         let acs = space.acs.expect("acs");

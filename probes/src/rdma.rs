@@ -89,35 +89,19 @@ impl GidEntry {
 }
 
 pub fn parse_port_state(text: &str) -> Result<PortState, ParseError> {
-    let (code, name) = text
-        .trim()
-        .split_once(':')
-        .ok_or_else(|| ParseError::new("expected \"N: NAME\""))?;
-    let code = code
-        .trim()
-        .parse()
-        .map_err(|_| ParseError::new("state code is not a number"))?;
-    Ok(PortState {
-        code,
-        name: name.trim().to_string(),
-    })
+    let (code, name) = text.trim().split_once(':').ok_or_else(|| ParseError::new("expected \"N: NAME\""))?;
+    let code = code.trim().parse().map_err(|_| ParseError::new("state code is not a number"))?;
+    Ok(PortState { code, name: name.trim().to_string() })
 }
 
 pub fn parse_port_rate(text: &str) -> Result<PortRate, ParseError> {
     let text = text.trim();
-    let (number, rest) = text
-        .split_once(' ')
-        .ok_or_else(|| ParseError::new("expected \"N Gb/sec (...)\""))?;
+    let (number, rest) = text.split_once(' ').ok_or_else(|| ParseError::new("expected \"N Gb/sec (...)\""))?;
     if !rest.starts_with("Gb/sec") {
         return Err(ParseError::new("expected Gb/sec"));
     }
-    let gbps = number
-        .parse()
-        .map_err(|_| ParseError::new("rate is not a number"))?;
-    Ok(PortRate {
-        gbps,
-        text: text.to_string(),
-    })
+    let gbps = number.parse().map_err(|_| ParseError::new("rate is not a number"))?;
+    Ok(PortRate { gbps, text: text.to_string() })
 }
 
 pub fn parse_link_layer(text: &str) -> Result<LinkLayer, ParseError> {
@@ -130,9 +114,7 @@ pub fn parse_link_layer(text: &str) -> Result<LinkLayer, ParseError> {
 }
 
 pub fn parse_gid(text: &str) -> Result<Ipv6Addr, ParseError> {
-    text.trim()
-        .parse()
-        .map_err(|_| ParseError::new("expected a GID in IPv6 notation"))
+    text.trim().parse().map_err(|_| ParseError::new("expected a GID in IPv6 notation"))
 }
 
 pub fn parse_gid_type(text: &str) -> Result<GidType, ParseError> {
@@ -143,12 +125,17 @@ pub fn parse_gid_type(text: &str) -> Result<GidType, ParseError> {
     }
 }
 
-pub fn read_rdma_devices(root: &SysRoot) -> Result<Vec<RdmaDevice>, ProbeError> {
+/// Read every RDMA device; one that cannot be read is left out and its error pushed to `unreadable`.
+pub fn read_rdma_devices(root: &SysRoot, unreadable: &mut Vec<ProbeError>) -> Result<Vec<RdmaDevice>, ProbeError> {
     let names = root.read_dir("sys/class/infiniband")?;
-    names
-        .iter()
-        .map(|name| read_rdma_device(root, name))
-        .collect()
+    let mut devices = Vec::with_capacity(names.len());
+    for name in names {
+        match read_rdma_device(root, &name) {
+            Ok(device) => devices.push(device),
+            Err(error) => unreadable.push(error),
+        }
+    }
+    Ok(devices)
 }
 
 fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError> {
@@ -157,10 +144,7 @@ fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError
         Ok(optional(root.read_string(dir.join(attribute)))?.map(|t| t.trim().to_string()))
     };
     let pci_address = match optional(root.read_link(dir.join("device")))? {
-        Some(_) => root
-            .resolve(dir.join("device"))?
-            .file_name()
-            .and_then(|n| PciAddress::parse(&n.to_string_lossy())),
+        Some(_) => root.resolve(dir.join("device"))?.file_name().and_then(|n| PciAddress::parse(&n.to_string_lossy())),
         None => None,
     };
     let mut netdevs = Vec::new();
@@ -193,11 +177,7 @@ fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError
     })
 }
 
-fn parsed<T>(
-    root: &SysRoot,
-    path: PathBuf,
-    parse: fn(&str) -> Result<T, ParseError>,
-) -> Reading<T> {
+fn parsed<T>(root: &SysRoot, path: PathBuf, parse: fn(&str) -> Result<T, ParseError>) -> Reading<T> {
     let text = root.read_string(&path)?;
     parse(&text).map_err(|e| ProbeError::malformed(&path, &text, e))
 }
@@ -235,18 +215,14 @@ fn read_gid_table(root: &SysRoot, port_dir: &Path) -> Result<Vec<GidEntry>, Prob
             }
         };
         let gid_type = match attribute("types")? {
-            Some(text) => Some(parse_gid_type(&text).map_err(|e| {
-                ProbeError::malformed(port_dir.join(format!("gid_attrs/types/{index}")), &text, e)
-            })?),
+            Some(text) => Some(
+                parse_gid_type(&text)
+                    .map_err(|e| ProbeError::malformed(port_dir.join(format!("gid_attrs/types/{index}")), &text, e))?,
+            ),
             None => None,
         };
         let netdev = attribute("ndevs")?.filter(|n| !n.is_empty());
-        entries.push(GidEntry {
-            index,
-            gid,
-            gid_type,
-            netdev,
-        });
+        entries.push(GidEntry { index, gid, gid_type, netdev });
     }
     Ok(entries)
 }
@@ -257,21 +233,12 @@ mod tests {
 
     #[test]
     fn port_attributes_parse_as_the_kernel_prints_them() {
-        assert_eq!(
-            parse_port_state("4: ACTIVE\n"),
-            Ok(PortState {
-                code: 4,
-                name: "ACTIVE".into()
-            })
-        );
+        assert_eq!(parse_port_state("4: ACTIVE\n"), Ok(PortState { code: 4, name: "ACTIVE".into() }));
         assert_eq!(parse_port_state("5: LinkUp\n").map(|s| s.code), Ok(5));
         assert!(parse_port_state("ACTIVE").is_err());
         let rate = parse_port_rate("400 Gb/sec (4X NDR)\n").expect("rate");
         assert_eq!(rate.gbps, 400.0);
-        assert_eq!(
-            parse_port_rate("2.5 Gb/sec (1X SDR)").map(|r| r.gbps),
-            Ok(2.5)
-        );
+        assert_eq!(parse_port_rate("2.5 Gb/sec (1X SDR)").map(|r| r.gbps), Ok(2.5));
         assert!(parse_port_rate("fast").is_err());
         assert_eq!(parse_link_layer("Ethernet\n"), Ok(LinkLayer::Ethernet));
         assert_eq!(parse_gid_type("RoCE v2\n"), Ok(GidType::RoceV2));
@@ -280,12 +247,7 @@ mod tests {
     #[test]
     fn ipv4_mapped_gids_give_the_address() {
         let gid = parse_gid("0000:0000:0000:0000:0000:ffff:0a00:0001\n").expect("gid");
-        let entry = GidEntry {
-            index: 3,
-            gid,
-            gid_type: Some(GidType::RoceV2),
-            netdev: None,
-        };
+        let entry = GidEntry { index: 3, gid, gid_type: Some(GidType::RoceV2), netdev: None };
         assert_eq!(entry.ipv4(), Some(std::net::Ipv4Addr::new(10, 0, 0, 1)));
     }
 }

@@ -43,12 +43,7 @@ pub struct Recording {
 impl SysRoot {
     /// The running node. The only place the real mount points are named.
     pub fn live() -> Self {
-        Self::from_parts(
-            PathBuf::from("/sys"),
-            PathBuf::from("/proc"),
-            PathBuf::from("/dev"),
-            true,
-        )
+        Self::from_parts(PathBuf::from("/sys"), PathBuf::from("/proc"), PathBuf::from("/dev"), true)
     }
 
     /// A captured tree (snapshot or fixture) holding `sys/`, `proc/` and `dev/` below `dir`.
@@ -58,14 +53,7 @@ impl SysRoot {
     }
 
     fn from_parts(sys: PathBuf, proc: PathBuf, dev: PathBuf, live: bool) -> Self {
-        SysRoot {
-            sys,
-            proc,
-            dev,
-            live,
-            resolved: Mutex::new(HashMap::new()),
-            recorder: None,
-        }
+        SysRoot { sys, proc, dev, live, resolved: Mutex::new(HashMap::new()), recorder: None }
     }
 
     /// Start remembering every path read, for `snapshot`.
@@ -81,10 +69,7 @@ impl SysRoot {
 
     /// What has been recorded so far (empty when recording is off).
     pub fn recording(&self) -> Recording {
-        self.recorder
-            .as_ref()
-            .map(|r| lock(r).clone())
-            .unwrap_or_default()
+        self.recorder.as_ref().map(|r| lock(r).clone()).unwrap_or_default()
     }
 
     /// The filesystem path of a node path, without resolving links.
@@ -97,11 +82,7 @@ impl SysRoot {
             Some(Component::Normal(tree)) if tree == "proc" => self.proc.join(rest),
             Some(Component::Normal(tree)) if tree == "dev" => self.dev.join(rest),
             // Only the three trees exist in a node; anything else lives under sys's parent in a capture.
-            _ => self
-                .sys
-                .parent()
-                .map(|p| p.join(node_path))
-                .unwrap_or_else(|| node_path.to_path_buf()),
+            _ => self.sys.parent().map(|p| p.join(node_path)).unwrap_or_else(|| node_path.to_path_buf()),
         }
     }
 
@@ -135,17 +116,11 @@ impl SysRoot {
             match std::fs::symlink_metadata(&host) {
                 Ok(meta) if meta.file_type().is_symlink() => {
                     if hops >= MAX_SYMLINK_HOPS {
-                        return Err(ProbeError {
-                            path: node_path.to_path_buf(),
-                            kind: ProbeErrorKind::SymlinkLoop,
-                        });
+                        return Err(ProbeError { path: node_path.to_path_buf(), kind: ProbeErrorKind::SymlinkLoop });
                     }
-                    let target =
-                        std::fs::read_link(&host).map_err(|e| ProbeError::io(&candidate, e))?;
+                    let target = std::fs::read_link(&host).map_err(|e| ProbeError::io(&candidate, e))?;
                     if let Some(recorder) = &self.recorder {
-                        lock(recorder)
-                            .links
-                            .insert(candidate.clone(), target.clone());
+                        lock(recorder).links.insert(candidate.clone(), target.clone());
                     }
                     // Absolute targets name the node's own root; relative ones are relative to the link's dir.
                     let joined = if target.is_absolute() {
@@ -168,11 +143,7 @@ impl SysRoot {
     pub fn read_string(&self, node_path: impl AsRef<Path>) -> Result<String, ProbeError> {
         let bytes = self.read_bytes(node_path.as_ref())?;
         String::from_utf8(bytes).map_err(|e| {
-            ProbeError::malformed(
-                node_path.as_ref(),
-                &String::from_utf8_lossy(e.as_bytes()),
-                "not UTF-8 text",
-            )
+            ProbeError::malformed(node_path.as_ref(), &String::from_utf8_lossy(e.as_bytes()), "not UTF-8 text")
         })
     }
 
@@ -180,8 +151,7 @@ impl SysRoot {
     pub fn read_bytes(&self, node_path: impl AsRef<Path>) -> Result<Vec<u8>, ProbeError> {
         let node_path = node_path.as_ref();
         let real = self.resolve(node_path)?;
-        let bytes =
-            std::fs::read(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
+        let bytes = std::fs::read(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
         if let Some(recorder) = &self.recorder {
             lock(recorder).files.insert(real);
         }
@@ -194,8 +164,7 @@ impl SysRoot {
         let parent = node_path.parent().unwrap_or(Path::new(""));
         let name = node_path.file_name().unwrap_or_default();
         let link = self.resolve(parent)?.join(name);
-        let target =
-            std::fs::read_link(self.host_path(&link)).map_err(|e| ProbeError::io(node_path, e))?;
+        let target = std::fs::read_link(self.host_path(&link)).map_err(|e| ProbeError::io(node_path, e))?;
         if let Some(recorder) = &self.recorder {
             lock(recorder).links.insert(link, target.clone());
         }
@@ -206,8 +175,7 @@ impl SysRoot {
     pub fn read_dir(&self, node_path: impl AsRef<Path>) -> Result<Vec<String>, ProbeError> {
         let node_path = node_path.as_ref();
         let real = self.resolve(node_path)?;
-        let entries =
-            std::fs::read_dir(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
+        let entries = std::fs::read_dir(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
         let mut names = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| ProbeError::io(node_path, e))?;
@@ -222,9 +190,7 @@ impl SysRoot {
 
     /// Whether a node path exists (after resolving links).
     pub fn exists(&self, node_path: impl AsRef<Path>) -> bool {
-        self.resolve(node_path.as_ref())
-            .map(|real| self.host_path(&real).exists())
-            .unwrap_or(false)
+        self.resolve(node_path.as_ref()).map(|real| self.host_path(&real).exists()).unwrap_or(false)
     }
 }
 
@@ -245,9 +211,7 @@ fn normalize(path: &Path) -> Vec<std::ffi::OsString> {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A poisoned lock only means another probe thread panicked; the data (paths) is still consistent.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]
@@ -258,9 +222,7 @@ mod tests {
     #[test]
     fn relative_links_resolve_inside_the_root_and_are_recorded() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let device = dir
-            .path()
-            .join("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+        let device = dir.path().join("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
         std::fs::create_dir_all(&device).expect("mkdir");
         std::fs::write(device.join("vendor"), "0x15b3\n").expect("write");
         std::fs::create_dir_all(dir.path().join("sys/bus/pci/devices")).expect("mkdir");
@@ -271,21 +233,13 @@ mod tests {
         .expect("symlink");
 
         let root = SysRoot::captured(dir.path()).with_recording();
-        let vendor = root
-            .read_string("sys/bus/pci/devices/0000:01:00.0/vendor")
-            .expect("read");
+        let vendor = root.read_string("sys/bus/pci/devices/0000:01:00.0/vendor").expect("read");
         assert_eq!(vendor, "0x15b3\n");
         let recording = root.recording();
-        assert!(recording.files.contains(Path::new(
-            "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor"
-        )));
+        assert!(recording.files.contains(Path::new("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor")));
         assert_eq!(
-            recording
-                .links
-                .get(Path::new("sys/bus/pci/devices/0000:01:00.0")),
-            Some(&PathBuf::from(
-                "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0"
-            ))
+            recording.links.get(Path::new("sys/bus/pci/devices/0000:01:00.0")),
+            Some(&PathBuf::from("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0"))
         );
     }
 
@@ -304,13 +258,8 @@ mod tests {
     fn missing_files_name_the_node_path() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = SysRoot::captured(dir.path());
-        let error = root
-            .read_string("sys/class/infiniband/mlx5_0/fw_ver")
-            .expect_err("missing");
+        let error = root.read_string("sys/class/infiniband/mlx5_0/fw_ver").expect_err("missing");
         assert!(error.is_not_found());
-        assert_eq!(
-            error.to_string(),
-            "failed to read sys/class/infiniband/mlx5_0/fw_ver: not found"
-        );
+        assert_eq!(error.to_string(), "failed to read sys/class/infiniband/mlx5_0/fw_ver: not found");
     }
 }

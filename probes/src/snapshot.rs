@@ -18,11 +18,7 @@ pub enum SnapshotError {
 
 /// Copy every recorded file, directory and link from `root` into `out` (which must be empty or absent).
 /// Returns how many files were copied.
-pub fn write_tree(
-    root: &SysRoot,
-    recording: &Recording,
-    out: &Path,
-) -> Result<usize, SnapshotError> {
+pub fn write_tree(root: &SysRoot, recording: &Recording, out: &Path) -> Result<usize, SnapshotError> {
     let write_error = |path: &Path| {
         let path = path.to_path_buf();
         move |source| SnapshotError::Write { path, source }
@@ -47,10 +43,8 @@ pub fn write_tree(
     let mut copied = 0;
     for file in &recording.files {
         let source = root.host_path(file);
-        let bytes = std::fs::read(&source).map_err(|source_error| SnapshotError::Read {
-            path: file.clone(),
-            source: source_error,
-        })?;
+        let bytes = std::fs::read(&source)
+            .map_err(|source_error| SnapshotError::Read { path: file.clone(), source: source_error })?;
         let at = out.join(file);
         if let Some(parent) = at.parent() {
             std::fs::create_dir_all(parent).map_err(write_error(parent))?;

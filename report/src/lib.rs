@@ -69,8 +69,7 @@ impl Report {
         Report {
             schema_version: SCHEMA_VERSION,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-                .to_string(),
+            generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             command: command.to_string(),
             hosts,
             summary: Summary::of(&findings),
@@ -80,11 +79,7 @@ impl Report {
 
     /// The worst verdict present (`Pass` for an empty report).
     pub fn worst(&self) -> Verdict {
-        self.findings
-            .iter()
-            .map(|f| f.verdict)
-            .max()
-            .unwrap_or(Verdict::Pass)
+        self.findings.iter().map(|f| f.verdict).max().unwrap_or(Verdict::Pass)
     }
 }
 
@@ -105,10 +100,7 @@ impl TopologyReport {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             host,
             topology,
-            legend: topo::LEGEND_ORDER
-                .iter()
-                .map(|r| (r.as_str().to_string(), r.legend().to_string()))
-                .collect(),
+            legend: topo::LEGEND_ORDER.iter().map(|r| (r.as_str().to_string(), r.legend().to_string())).collect(),
         }
     }
 }

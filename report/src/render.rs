@@ -45,19 +45,8 @@ fn verdict_label(verdict: Verdict, color: bool) -> String {
 /// One line per finding: verdict, check id, subject, message; evidence indented below non-passing ones.
 pub fn text(report: &Report, color: bool) -> String {
     let mut out = String::new();
-    let id_width = report
-        .findings
-        .iter()
-        .map(|f| f.id.len())
-        .max()
-        .unwrap_or(0);
-    let subject_width = report
-        .findings
-        .iter()
-        .map(|f| f.subject.chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(36);
+    let id_width = report.findings.iter().map(|f| f.id.len()).max().unwrap_or(0);
+    let subject_width = report.findings.iter().map(|f| f.subject.chars().count()).max().unwrap_or(0).min(36);
     for finding in &report.findings {
         let _ = writeln!(
             out,
@@ -121,11 +110,7 @@ pub fn junit(report: &Report) -> String {
     for finding in &report.findings {
         by_id.entry(&finding.id).or_default().push(finding);
     }
-    let host = report
-        .hosts
-        .first()
-        .map(|h| h.hostname.as_str())
-        .unwrap_or("node");
+    let host = report.hosts.first().map(|h| h.hostname.as_str()).unwrap_or("node");
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let s = &report.summary;
     let _ = writeln!(
@@ -190,22 +175,9 @@ pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
     let hosts: Vec<&str> = report.hosts.iter().map(|h| h.hostname.as_str()).collect();
     let s = &report.summary;
-    let _ = writeln!(
-        out,
-        "# fabricdoctor {}: {}\n",
-        report.command,
-        hosts.join(", ")
-    );
-    let _ = writeln!(
-        out,
-        "{} fail, {} error, {} warn, {} pass, {} skip\n",
-        s.fail, s.error, s.warn, s.pass, s.skip
-    );
-    let mut notable: Vec<&Finding> = report
-        .findings
-        .iter()
-        .filter(|f| f.verdict != Verdict::Pass)
-        .collect();
+    let _ = writeln!(out, "# fabricdoctor {}: {}\n", report.command, hosts.join(", "));
+    let _ = writeln!(out, "{} fail, {} error, {} warn, {} pass, {} skip\n", s.fail, s.error, s.warn, s.pass, s.skip);
+    let mut notable: Vec<&Finding> = report.findings.iter().filter(|f| f.verdict != Verdict::Pass).collect();
     notable.sort_by(|a, b| b.verdict.cmp(&a.verdict).then_with(|| a.id.cmp(&b.id)));
     if notable.is_empty() {
         out.push_str("All checks passed.\n");
@@ -232,22 +204,13 @@ mod tests {
     use crate::HostInfo;
 
     fn report() -> Report {
-        let host = HostInfo {
-            hostname: "n1".into(),
-            kernel_release: None,
-            source: "live".into(),
-        };
+        let host = HostInfo { hostname: "n1".into(), kernel_release: None, source: "live".into() };
         Report::new(
             "check",
             vec![host],
             vec![
-                Finding::new(
-                    "pcie.acs",
-                    Verdict::Fail,
-                    "0000:16:02.0 (bridge)",
-                    "ACS <redirect> & \"more\"",
-                )
-                .evidence("ACSCtl: ReqRedir+"),
+                Finding::new("pcie.acs", Verdict::Fail, "0000:16:02.0 (bridge)", "ACS <redirect> & \"more\"")
+                    .evidence("ACSCtl: ReqRedir+"),
                 Finding::new("host.memlock", Verdict::Pass, "node", "unlimited"),
             ],
         )
@@ -272,8 +235,7 @@ mod tests {
     #[test]
     fn json_round_trips_through_the_schema() {
         let original = report();
-        let parsed: Report =
-            serde_json::from_str(&json(&original)).expect("valid JSON of the schema");
+        let parsed: Report = serde_json::from_str(&json(&original)).expect("valid JSON of the schema");
         assert_eq!(parsed, original);
     }
 }

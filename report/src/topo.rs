@@ -7,14 +7,8 @@ use fabricdoctor_checks::Topology;
 use fabricdoctor_probes::node::NumaSource;
 
 /// Legend lines in the order nvidia-smi prints them.
-pub const LEGEND_ORDER: [Relation; 6] = [
-    Relation::Same,
-    Relation::Sys,
-    Relation::Node,
-    Relation::Phb,
-    Relation::Pxb,
-    Relation::Pix,
-];
+pub const LEGEND_ORDER: [Relation; 6] =
+    [Relation::Same, Relation::Sys, Relation::Node, Relation::Phb, Relation::Pxb, Relation::Pix];
 
 /// Space-aligned like `nvidia-smi topo -m`: a header row, one row per GPU then NIC with CPU and NUMA
 /// affinity for GPUs, then the legend, the NIC legend and the rail map.
@@ -34,11 +28,7 @@ pub fn matrix_text(topology: &Topology) -> String {
     for (i, device) in topology.devices().enumerate() {
         out.push_str(&cell(&device.label));
         for relation in &topology.matrix[i] {
-            let text = if *relation == Relation::Same {
-                " X"
-            } else {
-                relation.as_str()
-            };
+            let text = if *relation == Relation::Same { " X" } else { relation.as_str() };
             out.push_str(&cell(text));
         }
         if i < topology.gpus.len() {
@@ -47,11 +37,7 @@ pub fn matrix_text(topology: &Topology) -> String {
                 (Some(node), _) => format!("{node} (from cpulist)"),
                 (None, _) => "N/A".to_string(),
             };
-            let _ = write!(
-                out,
-                "{:<16}{numa}",
-                device.cpu_affinity.as_deref().unwrap_or("N/A")
-            );
+            let _ = write!(out, "{:<16}{numa}", device.cpu_affinity.as_deref().unwrap_or("N/A"));
         }
         let trimmed = out.trim_end_matches(' ').len();
         out.truncate(trimmed);
@@ -74,11 +60,7 @@ pub fn matrix_text(topology: &Topology) -> String {
             let alternatives = if rail.alternatives.is_empty() {
                 String::new()
             } else {
-                format!(
-                    "  (also {}: {})",
-                    rail.relation,
-                    rail.alternatives.join(", ")
-                )
+                format!("  (also {}: {})", rail.relation, rail.alternatives.join(", "))
             };
             let _ = writeln!(
                 out,

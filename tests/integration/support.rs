@@ -1,0 +1,85 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"));
+    command.env_remove("NO_COLOR");
+    command
+}
+
+pub fn run(args: &[&str]) -> Output {
+    binary().args(args).output().expect("fabricdoctor runs")
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+pub fn repository() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    repository().join("tests/fixtures").join(name)
+}
+
+/// The shared real-world outputs beside the repository (../shared/realworld).
+pub fn realworld(name: &str) -> PathBuf {
+    repository().join("../shared/realworld").join(name)
+}
+
+pub fn write(root: &Path, relative: &str, content: impl AsRef<[u8]>) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, content).expect("write");
+}
+
+/// The check report of a tree as JSON.
+pub fn check_json(root: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
+    let mut args = vec!["check", "--json", "--root", root.to_str().expect("utf-8 path")];
+    args.extend_from_slice(extra);
+    let output = run(&args);
+    let code = output.status.code().expect("exit code");
+    let value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("invalid JSON ({e}); stderr: {}", stderr(&output)));
+    (value, code)
+}
+
+/// Findings as (id, verdict, subject) triples, for answer-key assertions.
+pub fn verdicts(report: &serde_json::Value) -> Vec<(String, String, String, String)> {
+    report["findings"]
+        .as_array()
+        .expect("findings array")
+        .iter()
+        .map(|f| {
+            let text = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+            (text("id"), text("verdict"), text("subject"), text("message"))
+        })
+        .collect()
+}
+
+/// Assert a finding with this id and verdict exists whose subject contains `subject`.
+#[track_caller]
+pub fn assert_verdict(report: &serde_json::Value, id: &str, verdict: &str, subject: &str) {
+    let all = verdicts(report);
+    assert!(
+        all.iter().any(|(i, v, s, _)| i == id && v == verdict && s.contains(subject)),
+        "expected {id} {verdict} on {subject}; findings of {id}: {:#?}",
+        all.iter().filter(|(i, ..)| i == id).collect::<Vec<_>>()
+    );
+}
+
+/// Assert no finding of `id` has a verdict in `verdicts` (e.g. a healthy node has no fail).
+#[track_caller]
+pub fn assert_none(report: &serde_json::Value, id_prefix: &str, bad: &[&str]) {
+    let all = verdicts(report);
+    let offending: Vec<_> =
+        all.iter().filter(|(i, v, ..)| i.starts_with(id_prefix) && bad.contains(&v.as_str())).collect();
+    assert!(offending.is_empty(), "unexpected {bad:?} for {id_prefix}: {offending:#?}");
+}
