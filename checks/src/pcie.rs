@@ -203,6 +203,28 @@ impl Check for LinkWidth {
     }
 }
 
+/// The largest payload every function under `endpoint`'s root port supports (the kernel's
+/// `pcie_bus_safe` rule), with the function that limits it; functions whose config is unreadable are
+/// left out (the endpoint's own path is known to be readable).
+fn hierarchy_max_payload(
+    inputs: &Inputs<'_>,
+    endpoint: &PciFunction,
+    path: &[(&PciFunction, &ExpressCapability)],
+) -> (u32, Option<PciAddress>) {
+    let root_port = endpoint.upstream.first().copied().unwrap_or(endpoint.address);
+    let hierarchy = inputs
+        .node
+        .pci_functions()
+        .iter()
+        .filter(|f| f.address == root_port || f.upstream.first() == Some(&root_port))
+        .filter_map(|f| express(f).map(|e| (f.address, e.max_payload_supported)));
+    let on_path = path.iter().map(|(f, e)| (f.address, e.max_payload_supported));
+    match hierarchy.chain(on_path).min_by_key(|(_, supported)| *supported) {
+        Some((address, supported)) => (supported, Some(address)),
+        None => (128, None),
+    }
+}
+
 /// The decoded PCIe capability of every function on `endpoint`'s path (bridges first, then itself),
 /// or the first reason one is unknown.
 enum PathConfig<'a> {
@@ -265,9 +287,11 @@ impl Check for MaxPayload {
     fn doc_long(&self) -> &'static str {
         "Decodes Device Capabilities (Max_Payload_Size Supported) and Device Control (Max_Payload_Size) \
          from PCI config space for each GPU and RDMA NIC and every bridge up to the root port. Warns \
-         when the device's MPS is below what the device and every bridge on its path support (each TLP \
+         when the device's MPS is below what every function under its root port supports (each TLP \
          then carries less data: 128-byte payloads cost ~15% of link bandwidth against 256), or when \
-         MPS differs along the path (a bridge may send TLPs larger than the device accepts). Needs \
+         MPS differs along the path (a bridge may send TLPs larger than the device accepts). The whole \
+         root-port hierarchy is the limit, not just the path, because peer-to-peer TLPs between its \
+         devices must fit every receiver (the kernel's pcie_bus_safe rule, drivers/pci/probe.c). Needs \
          root: without it the kernel returns only the 64-byte header and the value is unknown. Source: \
          PCIe Base Spec §7.5.3.3/§7.5.3.4; kernel pcie_bus_config (pci=pcie_bus_perf)."
     }
@@ -288,8 +312,7 @@ impl Check for MaxPayload {
             let Some((_, device)) = path.last() else {
                 continue;
             };
-            let supported =
-                path.iter().map(|(_, e)| e.max_payload_supported).min().unwrap_or(device.max_payload_supported);
+            let (supported, limiter) = hierarchy_max_payload(inputs, endpoint, &path);
             let inconsistent: Vec<String> = path
                 .iter()
                 .filter(|(_, e)| e.max_payload != device.max_payload)
@@ -310,7 +333,7 @@ impl Check for MaxPayload {
                 (
                     Verdict::Warn,
                     format!(
-                        "MaxPayload {} bytes, but the device and every bridge on its path support {supported}",
+                        "MaxPayload {} bytes, but every device and bridge under its root port supports {supported}",
                         device.max_payload
                     ),
                 )
@@ -324,8 +347,12 @@ impl Check for MaxPayload {
                     ),
                 )
             } else {
-                (Verdict::Pass, format!("MaxPayload {} bytes, the most the path supports", device.max_payload))
+                (Verdict::Pass, format!("MaxPayload {} bytes, the most its hierarchy supports", device.max_payload))
             };
+            let evidence: Vec<String> = evidence
+                .into_iter()
+                .chain(limiter.map(|l| format!("hierarchy limited to {supported} bytes by {}", inputs.label(l))))
+                .collect();
             let mut finding = Finding::new(self.id(), verdict, inputs.label(endpoint.address), message)
                 .expected(format!("{supported} bytes"))
                 .observed(format!("{} bytes", device.max_payload));

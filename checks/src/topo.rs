@@ -140,7 +140,7 @@ impl Check for Rails {
         }
         if !far.is_empty() {
             problems.push(format!(
-                "{} rails for {} GPUs: {} have no NIC behind their PCIe switch",
+                "{} rails for {} GPUs: no NIC behind the PCIe switch of {}",
                 close.len(),
                 topology.gpus.len(),
                 far.join(", ")

@@ -177,13 +177,32 @@ impl SysRoot {
         let real = self.resolve(node_path)?;
         let entries = std::fs::read_dir(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
         let mut names = Vec::new();
+        let mut listed_links = Vec::new();
+        let mut listed_dirs = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| ProbeError::io(node_path, e))?;
-            names.push(entry.file_name().to_string_lossy().into_owned());
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // A capture must list the same names: entries that are links or directories are kept even
+            // when no probe reads inside them (sys/class/iommu/dmar0 is only counted, never read).
+            if self.recorder.is_some() {
+                match entry.file_type() {
+                    Ok(kind) if kind.is_symlink() => {
+                        if let Ok(target) = std::fs::read_link(entry.path()) {
+                            listed_links.push((real.join(&name), target));
+                        }
+                    }
+                    Ok(kind) if kind.is_dir() => listed_dirs.push(real.join(&name)),
+                    _ => {}
+                }
+            }
+            names.push(name);
         }
         names.sort();
         if let Some(recorder) = &self.recorder {
-            lock(recorder).dirs.insert(real);
+            let mut recording = lock(recorder);
+            recording.dirs.insert(real);
+            recording.dirs.extend(listed_dirs);
+            recording.links.extend(listed_links);
         }
         Ok(names)
     }

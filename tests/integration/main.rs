@@ -1,7 +1,11 @@
 //! Integration tests of the `fabricdoctor` binary: CLI contract, fixtures with answer keys,
 //! live-versus-snapshot equality, agreement with nvidia-smi and pciutils on real-world layouts.
 
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on a path that is not UTF-8")]
+
 mod cli;
 mod contract;
+mod fixtures;
 mod snapshot;
 mod support;
+mod topo;

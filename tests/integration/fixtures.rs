@@ -1,0 +1,141 @@
+//! Fixture trees with answer keys (tests/fixtures/*/README.md): each deliberate fault is caught by
+//! its check with its verdict, and healthy nodes raise nothing.
+
+use std::path::Path;
+
+use crate::support::{assert_none, assert_verdict, check_json, fixture, run, stderr, verdicts};
+
+#[test]
+fn healthy_hgx_h100_passes_every_check_it_can_see() {
+    let (report, code) = check_json(&fixture("hgx-h100"), &["--fail-on", "warn"]);
+    assert_eq!(code, 0, "{:#?}", verdicts(&report).into_iter().filter(|v| v.1 != "pass").collect::<Vec<_>>());
+    assert_none(&report, "", &["warn", "fail", "error"]);
+    // InfiniBand ports: RoCE checks could not look, and say so.
+    assert_verdict(&report, "rdma.gid.rocev2", "skip", "node");
+    // It looked at all 8 GPUs and 8 NICs.
+    let links = verdicts(&report).into_iter().filter(|(id, v, ..)| id == "pcie.link.width" && v == "pass").count();
+    assert!(links >= 16, "only {links} links checked");
+}
+
+#[test]
+fn healthy_dgx_a100_passes_with_pxb_rails_and_storage_nics() {
+    let (report, code) = check_json(&fixture("dgx-a100"), &["--fail-on", "warn"]);
+    assert_eq!(code, 0, "{:#?}", verdicts(&report).into_iter().filter(|v| v.1 != "pass").collect::<Vec<_>>());
+    assert_verdict(&report, "topo.rails", "pass", "node");
+    assert_verdict(&report, "rdma.gid.rocev2", "pass", "mlx5_8 port 1");
+}
+
+#[test]
+fn faulty_node_faults_are_each_caught_by_their_check() {
+    let (report, code) = check_json(&fixture("faulty-node"), &[]);
+    assert_eq!(code, 1);
+    let key = [
+        ("pcie.link.speed", "warn", "(GPU1)"),
+        ("pcie.link.width", "fail", "(mlx5_1)"),
+        ("pcie.mps", "warn", "(mlx5_0)"),
+        ("pcie.mrrs", "warn", "(mlx5_0)"),
+        ("pcie.acs", "fail", "0000:17:00.0"),
+        ("pcie.aer", "warn", "(mlx5_1)"),
+        ("topo.gpu_nic.affinity", "fail", "GPU3"),
+        ("topo.rails", "warn", "node"),
+        ("rdma.port.state", "fail", "mlx5_2 port 1"),
+        ("rdma.port.rate", "fail", "mlx5_0 port 1"),
+        ("rdma.gid.rocev2", "fail", "mlx5_3 port 1"),
+        ("rdma.mtu", "warn", "mlx5_3 port 1"),
+        ("rdma.fw.consistency", "warn", "ConnectX-6 Dx"),
+        ("host.memlock", "fail", "node"),
+        ("host.devshm", "fail", "/dev/shm"),
+        ("host.peermem", "warn", "node"),
+        ("host.iommu", "warn", "node"),
+    ];
+    for (id, verdict, subject) in key {
+        assert_verdict(&report, id, verdict, subject);
+    }
+    // Only the planted faults: every non-pass finding is in the key.
+    for (id, verdict, subject, message) in verdicts(&report) {
+        if verdict != "pass" {
+            assert!(
+                key.iter().any(|(i, v, s)| *i == id && *v == verdict && subject.contains(s)),
+                "unexpected {verdict} {id} on {subject}: {message}"
+            );
+        }
+    }
+    // The healthy GPU links are not mistaken for idle ones, and the ACS finding names the fix.
+    assert_verdict(&report, "pcie.link.speed", "pass", "(GPU0)");
+    let acs = verdicts(&report).into_iter().find(|(id, v, ..)| id == "pcie.acs" && v == "fail").expect("acs");
+    assert!(acs.3.contains("GPU0<->mlx5_0") && acs.3.contains("setpci -s 0000:17:00.0"), "{}", acs.3);
+}
+
+#[test]
+fn hgx_h100_with_six_nics_flags_the_gpus_without_a_rail() {
+    let (report, _) = check_json(&fixture("hgx-h100-6nic"), &[]);
+    for gpu in ["GPU1", "GPU3", "GPU5", "GPU7"] {
+        assert_verdict(&report, "topo.gpu_nic.affinity", "fail", gpu);
+    }
+    for gpu in ["GPU0", "GPU2", "GPU4", "GPU6"] {
+        assert_verdict(&report, "topo.gpu_nic.affinity", "pass", gpu);
+    }
+    let rails = verdicts(&report).into_iter().find(|(id, ..)| id == "topo.rails").expect("rails");
+    assert_eq!(rails.1, "warn");
+    assert!(rails.3.contains("4 rails for 8 GPUs"), "{}", rails.3);
+}
+
+/// Copy a fixture with every config file cut to the 64 bytes a non-root reader gets.
+fn as_non_root(source: &Path, target: &Path) {
+    let output = std::process::Command::new("cp").arg("-a").arg(source).arg(target).output().expect("cp");
+    assert!(output.status.success());
+    let mut stack = vec![target.join("sys/devices")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir") {
+            let entry = entry.expect("entry");
+            let kind = entry.file_type().expect("type");
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if kind.is_file() && entry.file_name() == "config" {
+                let bytes = std::fs::read(entry.path()).expect("config");
+                std::fs::write(entry.path(), &bytes[..64]).expect("truncate");
+            }
+        }
+    }
+}
+
+#[test]
+fn without_root_config_space_fields_are_unknown_never_passed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tree = dir.path().join("faulty");
+    as_non_root(&fixture("faulty-node"), &tree);
+    let (report, _) = check_json(&tree, &[]);
+    for id in ["pcie.mps", "pcie.mrrs", "pcie.acs"] {
+        assert_none(&report, id, &["pass", "fail"]);
+        let findings: Vec<_> = verdicts(&report).into_iter().filter(|(i, ..)| i == id).collect();
+        assert!(
+            !findings.is_empty() && findings.iter().all(|(_, v, _, m)| v == "warn" && m.contains("root")),
+            "{findings:#?}"
+        );
+    }
+    // sysfs-based checks still see the faults.
+    assert_verdict(&report, "pcie.link.width", "fail", "(mlx5_1)");
+}
+
+#[test]
+fn a_snapshot_of_a_fixture_gives_the_same_findings() {
+    for name in ["hgx-h100", "faulty-node", "dgx-a100"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = dir.path().join("snap");
+        let root = fixture(name);
+        let output = run(&["snapshot", out.to_str().unwrap(), "--root", root.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let (original, _) = check_json(&root, &[]);
+        let (captured, _) = check_json(&out, &[]);
+        let differences: Vec<String> = original["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .zip(captured["findings"].as_array().expect("findings"))
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| format!("fixture: {a}\nsnapshot: {b}"))
+            .collect();
+        assert!(differences.is_empty(), "{name}:\n{}", differences.join("\n"));
+        assert_eq!(original["findings"], captured["findings"], "{name}: finding counts differ");
+    }
+}
