@@ -37,6 +37,9 @@ fn port_netdev<'a>(device: &'a RdmaDevice, port: &'a RdmaPort) -> Option<&'a str
 
 /// Devices of one model share firmware and expected rate: the PCI device id when known, else hca_type.
 fn model_key(inputs: &Inputs<'_>, device: &RdmaDevice) -> String {
+    if device.software {
+        return format!("software RDMA device {}", device.node_type.as_deref().unwrap_or(""));
+    }
     match device.pci_address.and_then(|a| inputs.node.function(a)) {
         Some(function) => function.model_name(),
         None => device.hca_type.clone().unwrap_or_else(|| "unknown model".into()),
@@ -332,7 +335,15 @@ impl Check for FirmwareConsistency {
             return findings;
         }
         let mut groups: BTreeMap<String, Vec<&RdmaDevice>> = BTreeMap::new();
-        for device in inputs.node.rdma_devices() {
+        if inputs.node.rdma_devices().iter().all(|d| d.software) {
+            return vec![Finding::new(
+                self.id(),
+                Verdict::Skip,
+                "node",
+                "only software RDMA devices (rxe/siw): no adapter firmware to compare",
+            )];
+        }
+        for device in inputs.node.rdma_devices().iter().filter(|d| !d.software) {
             groups.entry(model_key(inputs, device)).or_default().push(device);
         }
         groups

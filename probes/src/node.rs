@@ -37,13 +37,28 @@ pub enum NumaSource {
 impl NodeSnapshot {
     pub fn probe(root: &SysRoot) -> NodeSnapshot {
         let mut unreadable = Vec::new();
-        NodeSnapshot {
+        let mut node = NodeSnapshot {
             pci: read_functions(root, &mut unreadable),
             numa: read_numa_nodes(root),
             rdma: read_rdma_devices(root, &mut unreadable),
             net: read_net_devices(root, &mut unreadable),
             host: read_host_settings(root),
             unreadable,
+        };
+        node.attach_software_rdma_to_netdevs();
+        node
+    }
+
+    /// Soft-RoCE (rxe) and siw devices have no PCI function of their own; their traffic leaves through
+    /// the NIC of the netdev they are bound to (the `parent` attribute), whose PCIe link and place in
+    /// the topology are what matter.
+    fn attach_software_rdma_to_netdevs(&mut self) {
+        let net = self.net.as_deref().unwrap_or(&[]);
+        if let Ok(devices) = &mut self.rdma {
+            for device in devices.iter_mut().filter(|d| d.software) {
+                device.pci_address =
+                    device.netdevs.iter().find_map(|n| net.iter().find(|x| &x.name == n).and_then(|x| x.pci_address));
+            }
         }
     }
 

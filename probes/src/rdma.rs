@@ -22,8 +22,11 @@ pub struct RdmaDevice {
     /// Part number as the driver names it ("MT4129" for ConnectX-7).
     pub hca_type: Option<String>,
     pub board_id: Option<String>,
-    /// The PCI function (`device` link). Software devices (rxe, siw) have none.
+    /// The PCI function carrying the device's traffic: its `device` link, or for software devices
+    /// (rxe, siw), which have none, the PCI function of the netdev they run over.
     pub pci_address: Option<PciAddress>,
+    /// True for software devices: the PCI function is the netdev's, and there is no firmware.
+    pub software: bool,
     /// Netdevs of the PCI function (`device/net/*`) or, for rxe, the `parent` netdev.
     pub netdevs: Vec<String>,
     pub ports: Vec<RdmaPort>,
@@ -140,8 +143,9 @@ pub fn read_rdma_devices(root: &SysRoot, unreadable: &mut Vec<ProbeError>) -> Re
 
 fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError> {
     let dir = root.resolve(Path::new("sys/class/infiniband").join(name))?;
+    // Software devices print an empty fw_ver; empty attributes are "not reported".
     let text = |attribute: &str| -> Result<Option<String>, ProbeError> {
-        Ok(optional(root.read_string(dir.join(attribute)))?.map(|t| t.trim().to_string()))
+        Ok(optional(root.read_string(dir.join(attribute)))?.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()))
     };
     let pci_address = match optional(root.read_link(dir.join("device")))? {
         Some(_) => root.resolve(dir.join("device"))?.file_name().and_then(|n| PciAddress::parse(&n.to_string_lossy())),
@@ -171,6 +175,7 @@ fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError
         node_type: text("node_type")?,
         hca_type: text("hca_type")?,
         board_id: text("board_id")?,
+        software: pci_address.is_none(),
         pci_address,
         netdevs,
         ports,

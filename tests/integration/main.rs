@@ -9,3 +9,4 @@ mod fixtures;
 mod snapshot;
 mod support;
 mod topo;
+mod vm;
