@@ -139,3 +139,14 @@ fn a_snapshot_of_a_fixture_gives_the_same_findings() {
         assert_eq!(original["findings"], captured["findings"], "{name}: finding counts differ");
     }
 }
+
+#[test]
+fn the_build_host_capture_skips_what_it_cannot_see_and_fails_memlock() {
+    let (report, code) = check_json(&fixture("build-host"), &[]);
+    assert_eq!(code, 1);
+    assert_verdict(&report, "host.memlock", "fail", "node");
+    assert_verdict(&report, "host.devshm", "pass", "/dev/shm");
+    for id in ["pcie.link.width", "topo.gpu_nic.affinity", "rdma.port.state"] {
+        assert_verdict(&report, id, "skip", "node");
+    }
+}

@@ -2,24 +2,7 @@
 
 use std::path::Path;
 
-use crate::support::{check_json, run, stderr};
-
-/// Findings without the fields that legitimately differ between the live node and a capture: the
-/// /dev/shm size's provenance (statvfs live, the mount option in a capture) is evidence only.
-fn comparable(report: &serde_json::Value) -> Vec<serde_json::Value> {
-    report["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| {
-            let mut f = f.clone();
-            if f["id"] == "host.devshm" {
-                f.as_object_mut().expect("object").remove("evidence");
-            }
-            f
-        })
-        .collect()
-}
+use crate::support::{check_json, comparable, run, stderr};
 
 fn snapshot_of(root: Option<&Path>, out: &Path) {
     let mut args = vec!["snapshot".to_string(), out.display().to_string()];

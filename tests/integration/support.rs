@@ -83,3 +83,20 @@ pub fn assert_none(report: &serde_json::Value, id_prefix: &str, bad: &[&str]) {
         all.iter().filter(|(i, v, ..)| i.starts_with(id_prefix) && bad.contains(&v.as_str())).collect();
     assert!(offending.is_empty(), "unexpected {bad:?} for {id_prefix}: {offending:#?}");
 }
+
+/// Findings without the fields that legitimately differ between the live node and a capture: the
+/// /dev/shm size's provenance (statvfs live, the mount option in a capture) is evidence only.
+pub fn comparable(report: &serde_json::Value) -> Vec<serde_json::Value> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            if f["id"] == "host.devshm" {
+                f.as_object_mut().expect("object").remove("evidence");
+            }
+            f
+        })
+        .collect()
+}

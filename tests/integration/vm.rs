@@ -8,7 +8,7 @@ use fabricdoctor_checks::topology::{relation_between, Relation};
 use fabricdoctor_probes::pci::PciAddress;
 use fabricdoctor_probes::{NodeSnapshot, SysRoot};
 
-use crate::support::{assert_verdict, check_json, fixture, repository};
+use crate::support::{assert_verdict, check_json, comparable, fixture, repository};
 
 fn address(text: &str) -> PciAddress {
     PciAddress::parse(text).expect("address")
@@ -68,21 +68,6 @@ fn guest_check_equals_check_of_its_snapshot() {
     let live: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.path().join("live.json")).expect("live.json")).expect("json");
     let (captured, _) = check_json(&out.path().join("snap"), &[]);
-    let comparable = |report: &serde_json::Value| -> Vec<serde_json::Value> {
-        report["findings"]
-            .as_array()
-            .expect("findings")
-            .iter()
-            .map(|f| {
-                let mut f = f.clone();
-                // /dev/shm size: statvfs live, the tmpfs default in the capture; only the provenance differs.
-                if f["id"] == "host.devshm" {
-                    f.as_object_mut().expect("object").remove("evidence");
-                }
-                f
-            })
-            .collect()
-    };
     assert_eq!(comparable(&live), comparable(&captured));
     assert_verdict(&live, "rdma.gid.rocev2", "pass", "rxe0 port 1");
     assert_eq!(live["hosts"][0]["hostname"], "fdguest");
