@@ -252,9 +252,15 @@ fn find_capability(config: &Bytes<'_>, wanted: u8) -> Option<u16> {
 /// Walk the extended capability list from 0x100: header = id (15:0), version (19:16), next (31:20).
 fn extended_capabilities(config: &Bytes<'_>) -> Vec<(u16, u16)> {
     let mut found = Vec::new();
+    let mut visited = std::collections::BTreeSet::new();
     let mut offset = EXTENDED_START;
-    // 4096 bytes hold at most 1024 dwords; a loop or garbage ends the walk.
+    // Next pointers may point backwards (NVIDIA GPUs: 100 -> 250 -> 258 -> 128 -> 420; PLX switch ports
+    // put ACS at 0xf24 after a link back to 0x138), so follow every link as pciutils does and stop only
+    // at the end, on garbage or on a revisit; 4096 bytes hold at most 1024 dwords.
     for _ in 0..1024 {
+        if !visited.insert(offset) {
+            break;
+        }
         let Some(header) = config.u32(offset) else {
             break;
         };
@@ -263,7 +269,7 @@ fn extended_capabilities(config: &Bytes<'_>) -> Vec<(u16, u16)> {
         }
         found.push(((header & 0xffff) as u16, offset));
         let next = ((header >> 20) & 0xffc) as u16;
-        if next < EXTENDED_START || next <= offset {
+        if next < EXTENDED_START {
             break;
         }
         offset = next;
@@ -302,7 +308,9 @@ fn decode_express(config: &Bytes<'_>, offset: u16) -> Option<ExpressCapability> 
         link_capability_width: link_capabilities.map(|l| ((l >> 4) & 0x3f) as u8),
         link_status_speed: link_status.and_then(|l| generation((l & 0xf) as u32)),
         link_status_width: link_status.map(|l| ((l >> 4) & 0x3f) as u8),
-        target_link_speed: link_control2.and_then(|l| generation((l & 0xf) as u32)),
+        // A Target Link Speed of 0 is a hardwired field of a 2.5 GT/s-only component (§7.5.3.19), as
+        // lspci prints it.
+        target_link_speed: link_control2.map(|l| LinkGeneration(((l & 0xf) as u8).max(1))),
     })
 }
 
@@ -383,6 +391,25 @@ mod tests {
         assert!(space.is_truncated());
         assert_eq!(space.express, None);
         assert_eq!((space.vendor, space.device), (0x15b3, 0x1021));
+    }
+
+    #[test]
+    fn backward_extended_capability_links_are_followed() {
+        // Regression (found comparing with pciutils): PLX downstream ports chain AER at 0xfb4 back to
+        // 0x138 and reach ACS at 0xf24; the walk used to stop at the first backward link.
+        let mut c = endpoint(0, 0, 0);
+        let aer = 0x0001u32 | 1 << 16 | 0xf24 << 20;
+        c[0x100..0x104].copy_from_slice(&aer.to_le_bytes());
+        c[0x148..0x150].fill(0);
+        let acs = 0x000du32 | 1 << 16 | 0x138 << 20;
+        c[0xf24..0xf28].copy_from_slice(&acs.to_le_bytes());
+        c[0xf2a..0xf2c].copy_from_slice(&0x000cu16.to_le_bytes());
+        let vendor_specific = 0x000bu32 | 1 << 16; // at 0x138, ends the list
+        c[0x138..0x13c].copy_from_slice(&vendor_specific.to_le_bytes());
+        let space = parse_config_space(&c).expect("parse");
+        let acs = space.acs.expect("ACS behind a backward link");
+        assert!(acs.control.request_redirect && acs.control.completion_redirect);
+        assert!(space.aer.is_some());
     }
 
     #[test]

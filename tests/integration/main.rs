@@ -6,6 +6,7 @@
 mod cli;
 mod contract;
 mod fixtures;
+mod pciutils;
 mod snapshot;
 mod support;
 mod topo;
