@@ -59,6 +59,14 @@ fn express(function: &PciFunction) -> Option<&ExpressCapability> {
     function.config.as_ref().ok().and_then(|c| c.express.as_ref())
 }
 
+/// What a link should train to: the lower of the two ends' maxima, or whichever end is known.
+fn capability<T: Ord + Copy>(own_max: Option<T>, slot_max: Option<T>) -> Option<T> {
+    match (own_max, slot_max) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 fn parent<'a>(inputs: &Inputs<'a>, function: &PciFunction) -> Option<&'a PciFunction> {
     function.upstream.last().and_then(|a| inputs.node.function(*a))
 }
@@ -103,10 +111,7 @@ fn link_speed_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> 
     let subject = inputs.label(function.address);
     let own_max = function.link.max_speed;
     let slot_max = parent(inputs, function).and_then(|p| p.link.max_speed);
-    let capability = match (own_max, slot_max) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let capability = capability(own_max, slot_max);
     let (Some(current), Some(capability)) = (function.link.current_speed, capability) else {
         return Finding::new(id, Verdict::Skip, subject, "link speed not reported by the kernel for this function")
             .observed(speed_text(function.link.current_speed));
@@ -171,10 +176,7 @@ impl Check for LinkWidth {
                 let subject = inputs.label(function.address);
                 let own_max = function.link.max_width;
                 let slot_max = parent(inputs, function).and_then(|p| p.link.max_width);
-                let capability = match (own_max, slot_max) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                let capability = capability(own_max, slot_max);
                 let (Some(current), Some(capability)) = (function.link.current_width, capability) else {
                     return Finding::new(
                         self.id(),
@@ -229,22 +231,35 @@ fn hierarchy_max_payload(
 /// or the first reason one is unknown.
 enum PathConfig<'a> {
     Known(Vec<(&'a PciFunction, &'a ExpressCapability)>),
+    Unknown(Unknown<'a>),
+}
+
+/// Why a function's config space fields are unknown.
+enum Unknown<'a> {
     /// Config space was cut to the 64-byte header: the process is not root.
     NeedsRoot,
     Unreadable(&'a ProbeError),
+}
+
+/// A function's decoded config space, or why it is unknown.
+fn decoded(function: &PciFunction) -> Result<&ConfigSpace, Unknown<'_>> {
+    match &function.config {
+        Ok(config) if config.is_truncated() => Err(Unknown::NeedsRoot),
+        Ok(config) => Ok(config),
+        Err(error) if error.is_permission_denied() => Err(Unknown::NeedsRoot),
+        Err(error) => Err(Unknown::Unreadable(error)),
+    }
 }
 
 fn path_config<'a>(inputs: &Inputs<'a>, endpoint: &'a PciFunction) -> PathConfig<'a> {
     let mut path = Vec::new();
     let functions = endpoint.upstream.iter().filter_map(|a| inputs.node.function(*a)).chain(std::iter::once(endpoint));
     for function in functions {
-        match &function.config {
-            Ok(config) if config.is_truncated() => return PathConfig::NeedsRoot,
+        match decoded(function) {
             // A conventional PCI bridge on the path has no PCIe capability and no payload setting.
             Ok(ConfigSpace { express: None, .. }) => {}
             Ok(ConfigSpace { express: Some(express), .. }) => path.push((function, express)),
-            Err(error) if error.is_permission_denied() => return PathConfig::NeedsRoot,
-            Err(error) => return PathConfig::Unreadable(error),
+            Err(why) => return PathConfig::Unknown(why),
         }
     }
     PathConfig::Known(path)
@@ -257,19 +272,18 @@ const NEEDS_ROOT: &str =
 fn unknown_config_findings(
     id: &str,
     inputs: &Inputs<'_>,
-    unknown: Vec<(PciAddress, PathConfig<'_>)>,
+    unknown: Vec<(PciAddress, Unknown<'_>)>,
     total: usize,
 ) -> Vec<Finding> {
-    let needs_root = unknown.iter().filter(|(_, c)| matches!(c, PathConfig::NeedsRoot)).count();
+    let needs_root = unknown.iter().filter(|(_, why)| matches!(why, Unknown::NeedsRoot)).count();
     if needs_root == total && total > 1 {
         return vec![Finding::new(id, Verdict::Warn, "node", NEEDS_ROOT)];
     }
     unknown
         .into_iter()
-        .filter_map(|(address, config)| match config {
-            PathConfig::NeedsRoot => Some(Finding::new(id, Verdict::Warn, inputs.label(address), NEEDS_ROOT)),
-            PathConfig::Unreadable(error) => Some(unreadable(id, inputs.label(address), error)),
-            PathConfig::Known(_) => None,
+        .map(|(address, why)| match why {
+            Unknown::NeedsRoot => Finding::new(id, Verdict::Warn, inputs.label(address), NEEDS_ROOT),
+            Unknown::Unreadable(error) => unreadable(id, inputs.label(address), error),
         })
         .collect()
 }
@@ -304,8 +318,8 @@ impl Check for MaxPayload {
         for endpoint in &inputs.endpoints {
             let path = match path_config(inputs, endpoint) {
                 PathConfig::Known(path) => path,
-                other => {
-                    unknown.push((endpoint.address, other));
+                PathConfig::Unknown(why) => {
+                    unknown.push((endpoint.address, why));
                     continue;
                 }
             };
@@ -393,18 +407,10 @@ impl Check for MaxReadRequest {
         let mut findings = Vec::new();
         let mut unknown = Vec::new();
         for nic in &nics {
-            let express = match &nic.config {
-                Ok(config) if config.is_truncated() => {
-                    unknown.push((nic.address, PathConfig::NeedsRoot));
-                    continue;
-                }
+            let express = match decoded(nic) {
                 Ok(config) => config.express.as_ref(),
-                Err(error) if error.is_permission_denied() => {
-                    unknown.push((nic.address, PathConfig::NeedsRoot));
-                    continue;
-                }
-                Err(error) => {
-                    unknown.push((nic.address, PathConfig::Unreadable(error)));
+                Err(why) => {
+                    unknown.push((nic.address, why));
                     continue;
                 }
             };
@@ -494,18 +500,10 @@ impl Check for AccessControl {
                 continue;
             };
             let subject = inputs.label(bridge);
-            let acs = match &function.config {
-                Ok(config) if config.is_truncated() => {
-                    unknown.push((bridge, PathConfig::NeedsRoot));
-                    continue;
-                }
+            let acs = match decoded(function) {
                 Ok(config) => config.acs,
-                Err(error) if error.is_permission_denied() => {
-                    unknown.push((bridge, PathConfig::NeedsRoot));
-                    continue;
-                }
-                Err(error) => {
-                    unknown.push((bridge, PathConfig::Unreadable(error)));
+                Err(why) => {
+                    unknown.push((bridge, why));
                     continue;
                 }
             };
