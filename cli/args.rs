@@ -18,6 +18,8 @@ pub enum Command {
     Check(CheckArgs),
     /// GPU/NIC affinity matrix as `nvidia-smi topo -m` prints it (from sysfs alone), then the rail map.
     Topo(TopoArgs),
+    /// RDMA, PFC/ECN and port counters: values, or deltas and rates over an interval; Prometheus export.
+    Counters(CountersArgs),
     /// Copy exactly the files the probes read into a directory or .tar.gz, for `--root` elsewhere.
     Snapshot(SnapshotArgs),
     /// Print a shell completion script.
@@ -85,6 +87,66 @@ pub struct CheckArgs {
     /// Lowest verdict that makes the exit code 1.
     #[arg(long, value_enum, default_value_t = FailOn::Fail, help_heading = "Exit code")]
     pub fail_on: FailOn,
+
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+/// How counters are sampled for the counter checks.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Counter sampling")]
+pub struct SamplingArgs {
+    /// Take one counter sample only: counter checks judge totals since the last reset.
+    #[arg(long, conflicts_with_all = ["sample_interval", "before"])]
+    pub no_sample: bool,
+    /// Time between the two counter samples on the live node.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
+    pub sample_interval: std::time::Duration,
+    /// An earlier capture (snapshot directory or .tar.gz) to use as the first counter sample.
+    #[arg(long, value_name = "DIR|FILE.tar.gz")]
+    pub before: Option<PathBuf>,
+}
+
+/// Durations as people write them: "2s", "500ms", "10m", "72h".
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration such as 2s or 500ms: {e}"))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CountersFormat {
+    Text,
+    Json,
+    /// Prometheus text exposition (for node_exporter's textfile collector).
+    Prometheus,
+}
+
+#[derive(Debug, Args)]
+pub struct CountersArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Sample every DURATION and print deltas and per-second rates.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Option<std::time::Duration>,
+    /// Number of intervals (default 1 with --interval).
+    #[arg(long, value_name = "N", requires = "interval", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// Keep sampling until interrupted (needs --interval).
+    #[arg(long, requires = "interval", conflicts_with = "count")]
+    pub watch: bool,
+    /// An earlier capture to diff against (deltas from it to --root or the live node).
+    #[arg(long, value_name = "DIR|FILE.tar.gz", conflicts_with = "interval")]
+    pub before: Option<PathBuf>,
+    /// Print as JSON (same as --format json).
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    #[arg(long, value_enum, default_value_t = CountersFormat::Text)]
+    pub format: CountersFormat,
+    /// Also list counters that are zero (or did not change).
+    #[arg(long)]
+    pub all: bool,
+    /// Write to FILE (atomically; point node_exporter's textfile collector here) instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

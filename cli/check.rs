@@ -11,6 +11,7 @@ use fabricdoctor_report::Report;
 use crate::args::{CheckArgs, ColorChoice, FailOn, OutputFormat};
 use crate::exit;
 use crate::output::{emit, write_atomically};
+use crate::sampling::observe;
 use crate::source::Source;
 
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
@@ -34,8 +35,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     };
     let source = Source::resolve(&args.source)?;
     let node = NodeSnapshot::probe(&source.root);
-    let findings = run_checks(&node, &policy, &args.only);
-    let report = Report::new("check", vec![source.host_info(&node)], findings);
+    let counters = if wants_counters(&args.only) {
+        let interval = (!args.sampling.no_sample).then_some(args.sampling.sample_interval);
+        Some(observe(&source, args.sampling.before.as_deref(), interval)?)
+    } else {
+        None
+    };
+    let findings = run_checks(&node, counters.as_ref(), &policy, &args.only);
+    let report = Report::new("check", vec![source.host_info(&node.host)], findings);
 
     let format = if args.json { Format::Json } else { format_of(args.format) };
     let color = args.output.is_none()
@@ -52,6 +59,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         None => emit(&rendered)?,
     }
     Ok(exit_code(&report, args.fail_on))
+}
+
+/// Counter checks need samples; skip the sampling wait when `--only` selects none of them.
+fn wants_counters(only: &[String]) -> bool {
+    registry()
+        .iter()
+        .filter(|check| check.needs_counters())
+        .any(|check| only.is_empty() || only.iter().any(|s| check.id().starts_with(s.as_str())))
 }
 
 fn format_of(format: OutputFormat) -> Format {

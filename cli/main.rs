@@ -4,8 +4,10 @@
 
 mod args;
 mod check;
+mod counters;
 mod exit;
 mod output;
+mod sampling;
 mod snapshot;
 mod source;
 mod topo;
@@ -32,6 +34,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
     match cli.command {
         args::Command::Check(args) => check::run(args),
         args::Command::Topo(args) => topo::run(args),
+        args::Command::Counters(args) => counters::run(args),
         args::Command::Snapshot(args) => snapshot::run(args),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();

@@ -14,6 +14,8 @@ pub fn run(args: SnapshotArgs) -> anyhow::Result<i32> {
     let source = Source::resolve(&args.source)?;
     let root = source.root.with_recording();
     let node = NodeSnapshot::probe(&root);
+    // Counters and their configuration too, so `check --root` and `counters --root` work on the copy.
+    let _ = fabricdoctor_probes::counters::read_sample(&root);
     let recording = root.recording();
     let hostname = node.host.hostname.clone().unwrap_or_else(|_| "unknown-host".into());
     let copied = if is_archive(&args.out) {

@@ -53,10 +53,10 @@ impl Source {
         Ok(Source { root: SysRoot::captured(path), description: path.display().to_string(), _unpacked: None })
     }
 
-    pub fn host_info(&self, node: &fabricdoctor_probes::NodeSnapshot) -> HostInfo {
+    pub fn host_info(&self, host: &fabricdoctor_probes::host::HostSettings) -> HostInfo {
         HostInfo {
-            hostname: node.host.hostname.clone().unwrap_or_else(|_| "unknown-host".into()),
-            kernel_release: node.host.kernel_release.clone().ok(),
+            hostname: host.hostname.clone().unwrap_or_else(|_| "unknown-host".into()),
+            kernel_release: host.kernel_release.clone().ok(),
             source: self.description.clone(),
         }
     }

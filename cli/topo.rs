@@ -18,7 +18,7 @@ pub fn run(args: TopoArgs) -> anyhow::Result<i32> {
     }
     let topology = Topology::from_node(&node);
     if args.json {
-        let report = TopologyReport::new(source.host_info(&node), topology);
+        let report = TopologyReport::new(source.host_info(&node.host), topology);
         emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
         emit(&matrix_text(&topology))?;

@@ -16,6 +16,10 @@ status=$?
 $fd check --json -o "$OUT/check.json"
 $fd check --format junit -o "$OUT/check-junit.xml"
 $fd check --format markdown -o "$OUT/check.md"
+echo
+echo "== fabricdoctor counters --interval 1s (this node's RDMA ports and netdevs: deltas and rates)"
+$fd counters --interval 1s --count 1 --all | head -40
+$fd counters --format prometheus -o "$OUT/fabricdoctor.prom"
 rm -rf "$OUT/snapshot.tar.gz"
 $fd snapshot "$OUT/snapshot.tar.gz"
 
@@ -28,7 +32,12 @@ echo "== fabricdoctor check on a faulty node (tests/fixtures/faulty-node): what 
 $fd check --root tests/fixtures/faulty-node | grep -v '^PASS'
 
 echo
-echo "reports of this node: $OUT/check.json $OUT/check-junit.xml $OUT/check.md $OUT/snapshot.tar.gz"
+echo
+echo "== counter checks on two captures of a RoCE node in a PFC pause storm (tests/fixtures/counters/pfc-storm)"
+$fd check --root tests/fixtures/counters/pfc-storm/after --before tests/fixtures/counters/pfc-storm/before \
+  --only pfc --only ecn --only rdma.retransmit | grep -v '^PASS'
+
+echo "reports of this node: $OUT/check.json $OUT/check-junit.xml $OUT/check.md $OUT/fabricdoctor.prom $OUT/snapshot.tar.gz"
 echo "exit code of 'check' on this node: $status (0 no fail, 1 a fail/error verdict, 2 tool error)"
 # The job itself succeeded if the tool ran; the node's verdict is in the exit code above and the reports.
 [ "$status" -le 1 ]

@@ -1,6 +1,7 @@
 //! Node-health checks: pure functions from a probe snapshot and a policy to findings, in one registry.
 //! Ids are stable (CI gates allow-list them); `fabricdoctor check --list` prints this registry.
 
+pub mod counters;
 pub mod finding;
 pub mod host;
 pub mod pcie;
@@ -11,6 +12,7 @@ pub mod topology;
 
 use std::collections::BTreeSet;
 
+use fabricdoctor_probes::counters::CounterObservation;
 use fabricdoctor_probes::pci::{PciAddress, PciFunction};
 use fabricdoctor_probes::{NodeSnapshot, ProbeError, ProbeErrorKind};
 
@@ -27,6 +29,10 @@ pub trait Check: Sync {
     /// What is checked, why it matters, the verdict rules and the source they come from.
     fn doc_long(&self) -> &'static str;
     fn evaluate(&self, inputs: &Inputs<'_>, policy: &Policy) -> Vec<Finding>;
+    /// True for checks that judge counter samples (the run then samples counters).
+    fn needs_counters(&self) -> bool {
+        false
+    }
 }
 
 /// Everything a check may look at, derived once per run.
@@ -36,6 +42,8 @@ pub struct Inputs<'a> {
     pub topology: Topology,
     /// GPUs and RDMA NIC functions: the devices whose PCIe health decides fabric performance.
     pub endpoints: Vec<&'a PciFunction>,
+    /// Counter samples, when the run took them (`None`: counter checks skip).
+    pub counters: Option<&'a CounterObservation>,
 }
 
 impl<'a> Inputs<'a> {
@@ -47,7 +55,12 @@ impl<'a> Inputs<'a> {
             .iter()
             .filter(|f| f.is_gpu() || nic_addresses.contains(&f.address) || is_mellanox_nic(f))
             .collect();
-        Inputs { node, topology, endpoints }
+        Inputs { node, topology, endpoints, counters: None }
+    }
+
+    pub fn with_counters(mut self, counters: Option<&'a CounterObservation>) -> Inputs<'a> {
+        self.counters = counters;
+        self
     }
 
     /// True when the function is an RDMA NIC (has an RDMA device, or is a Mellanox/NVIDIA network function).
@@ -111,6 +124,15 @@ pub fn registry() -> &'static [&'static dyn Check] {
         &host::SharedMemory,
         &host::PeerMemory,
         &host::Iommu,
+        &counters::PfcStorm,
+        &counters::LosslessDrops,
+        &counters::PfcConfig,
+        &counters::EcnConfig,
+        &counters::CnpIgnored,
+        &counters::Retransmit,
+        &counters::InfinibandPortErrors,
+        &counters::LinkFlap,
+        &counters::BitErrorRatio,
     ]
 }
 
@@ -126,36 +148,44 @@ impl Check for ProbeInputs {
         "A device the probes could not read (malformed or unreadable sysfs file)"
     }
     fn doc_long(&self) -> &'static str {
-        "Every PCI function, RDMA device and netdev whose attributes could not be read or parsed is left \
+        "Every PCI function, RDMA device, netdev and counter file that could not be read or parsed is left \
          out of the other checks (so one bad file hides no other device) and reported here as an error \
          naming the file and what was wrong with it. A kernel bug, a device in reset (config space of \
          0xff), or a damaged snapshot are the usual causes."
     }
     fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
-        if inputs.node.unreadable.is_empty() {
-            return vec![Finding::new(self.id(), Verdict::Pass, "node", "every device the probes listed was readable")];
+        let counter_errors = inputs.counters.into_iter().flat_map(|o| o.before.iter().chain(std::iter::once(&o.after)));
+        let errors: Vec<&ProbeError> =
+            inputs.node.unreadable.iter().chain(counter_errors.flat_map(|sample| sample.unreadable.iter())).collect();
+        if errors.is_empty() {
+            return vec![Finding::new(
+                self.id(),
+                Verdict::Pass,
+                "node",
+                "every device and counter the probes listed was readable",
+            )];
         }
-        inputs
-            .node
-            .unreadable
-            .iter()
+        errors
+            .into_iter()
             .map(|error| {
-                // The device is the directory holding the bad file ("sys/.../0000:17:00.0/vendor").
-                let subject = error
-                    .path
-                    .parent()
-                    .and_then(|p| p.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "node".into());
-                Finding::new(self.id(), Verdict::Error, subject, format!("device left out of the checks: {error}"))
+                // The directory holding the bad file names the device or port
+                // ("sys/.../0000:17:00.0", "sys/class/infiniband/mlx5_0/ports/1/hw_counters").
+                let subject = error.path.parent().map(|p| p.display().to_string()).unwrap_or_else(|| "node".into());
+                Finding::new(self.id(), Verdict::Error, subject, format!("left out of the checks: {error}"))
             })
             .collect()
     }
 }
 
-/// Run every check (or those whose id starts with one of `selected`) over a node.
-pub fn run_checks(node: &NodeSnapshot, policy: &Policy, selected: &[String]) -> Vec<Finding> {
-    let inputs = Inputs::new(node);
+/// Run every check (or those whose id starts with one of `selected`) over a node and, when sampled,
+/// its counters.
+pub fn run_checks(
+    node: &NodeSnapshot,
+    counters: Option<&CounterObservation>,
+    policy: &Policy,
+    selected: &[String],
+) -> Vec<Finding> {
+    let inputs = Inputs::new(node).with_counters(counters);
     registry()
         .iter()
         .filter(|check| selected.is_empty() || selected.iter().any(|s| check.id().starts_with(s.as_str())))
@@ -220,6 +250,15 @@ mod tests {
             "host.devshm",
             "host.peermem",
             "host.iommu",
+            "pfc.storm",
+            "pfc.lossless_drops",
+            "pfc.config",
+            "ecn.config",
+            "ecn.cnp_ignored",
+            "rdma.retransmit",
+            "ib.port.errors",
+            "link.flap",
+            "phy.ber",
         ] {
             assert!(seen.contains(required), "missing {required}");
         }

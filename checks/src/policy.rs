@@ -13,6 +13,28 @@ pub struct Policy {
     pub topology: TopologyPolicy,
     pub rdma: RdmaPolicy,
     pub host: HostPolicy,
+    pub counters: CounterPolicy,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CounterPolicy {
+    /// Share of the interval a priority may spend paused (PFC pause duration) before pfc.storm warns.
+    pub pause_share_warn: f64,
+    /// The priority RDMA traffic uses when DCB cannot tell (the single PFC-enabled priority otherwise);
+    /// 3 is NVIDIA's and most vendors' default RoCE priority.
+    pub roce_priority: u8,
+    /// Effective (post-FEC) bit error ratio, symbol errors over received bits, above which phy.ber fails.
+    pub effective_ber_fail: f64,
+    /// Pre-FEC bit error ratio (corrected bits over received bits) above which phy.ber warns: the FEC
+    /// is working hard and margin is gone. 1e-5 is conservative for PAM4 (HDR/NDR, 200/400GbE) links.
+    pub corrected_ber_warn: f64,
+}
+
+impl Default for CounterPolicy {
+    fn default() -> Self {
+        CounterPolicy { pause_share_warn: 0.10, roce_priority: 3, effective_ber_fail: 1e-12, corrected_ber_warn: 1e-5 }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

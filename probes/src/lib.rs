@@ -2,7 +2,10 @@
 //! [`SysRoot`], so the live node, a `fabricdoctor snapshot` and a test fixture are read by the same
 //! code. Probes report what they saw (or why they could not look); they never judge it.
 
+pub mod counters;
+pub mod dcb;
 pub mod error;
+pub mod ethtool;
 pub mod host;
 pub mod netdev;
 pub mod node;

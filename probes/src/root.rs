@@ -38,6 +38,9 @@ pub struct Recording {
     pub dirs: BTreeSet<PathBuf>,
     /// Symbolic links crossed: link path -> link target exactly as stored.
     pub links: BTreeMap<PathBuf, PathBuf>,
+    /// Readings with no file behind them on the live node (ethtool and DCB netlink replies), stored
+    /// as files at these node paths (outside sys/proc/dev) so that a capture reads them back.
+    pub synthesized: BTreeMap<PathBuf, Vec<u8>>,
 }
 
 impl SysRoot {
@@ -65,6 +68,14 @@ impl SysRoot {
     /// True when reading the running kernel (some facts, such as `statvfs` of /dev/shm, exist only there).
     pub fn is_live(&self) -> bool {
         self.live
+    }
+
+    /// Remember a reading that has no file on the live node (an ioctl or netlink reply) under a node
+    /// path outside sys/proc/dev, so `snapshot` writes it and a capture reads it with `read_string`.
+    pub fn record_synthesized(&self, node_path: impl AsRef<Path>, content: impl Into<Vec<u8>>) {
+        if let Some(recorder) = &self.recorder {
+            lock(recorder).synthesized.insert(node_path.as_ref().to_path_buf(), content.into());
+        }
     }
 
     /// What has been recorded so far (empty when recording is off).

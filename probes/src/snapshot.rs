@@ -52,6 +52,14 @@ pub fn write_tree(root: &SysRoot, recording: &Recording, out: &Path) -> Result<u
         std::fs::write(&at, bytes).map_err(write_error(&at))?;
         copied += 1;
     }
+    for (path, content) in &recording.synthesized {
+        let at = out.join(path);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+        }
+        std::fs::write(&at, content).map_err(write_error(&at))?;
+        copied += 1;
+    }
     for tree in ["sys", "proc", "dev"] {
         let dir = out.join(tree);
         std::fs::create_dir_all(&dir).map_err(write_error(&dir))?;

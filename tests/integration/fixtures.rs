@@ -51,9 +51,10 @@ fn faulty_node_faults_are_each_caught_by_their_check() {
     for (id, verdict, subject) in key {
         assert_verdict(&report, id, verdict, subject);
     }
-    // Only the planted faults: every non-pass finding is in the key.
+    // Only the planted faults: every warn, fail or error is in the key. (The capture holds no counter
+    // files, so the counter checks skip, saying so.)
     for (id, verdict, subject, message) in verdicts(&report) {
-        if verdict != "pass" {
+        if verdict != "pass" && verdict != "skip" {
             assert!(
                 key.iter().any(|(i, v, s)| *i == id && *v == verdict && subject.contains(s)),
                 "unexpected {verdict} {id} on {subject}: {message}"

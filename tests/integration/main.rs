@@ -5,6 +5,8 @@
 
 mod cli;
 mod contract;
+mod counters;
+mod ethtool;
 mod fixtures;
 mod pciutils;
 mod snapshot;

@@ -71,4 +71,16 @@ fn guest_check_equals_check_of_its_snapshot() {
     assert_eq!(comparable(&live), comparable(&captured));
     assert_verdict(&live, "rdma.gid.rocev2", "pass", "rxe0 port 1");
     assert_eq!(live["hosts"][0]["hostname"], "fdguest");
+    // Soft-RoCE's hardware counters, sampled twice one second apart by `counters --interval` inside
+    // the guest: the interval comes from the guest's proc/uptime.
+    let counters: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("counters.json")).expect("counters.json")).expect("json");
+    let interval = counters["interval_seconds"].as_f64().expect("interval");
+    assert!((0.9..5.0).contains(&interval), "interval {interval}");
+    let rows = counters["counters"].as_array().expect("rows");
+    assert!(
+        rows.iter()
+            .any(|r| r["source"] == "hardware_counters" && r["subject"] == "rxe0 port 1" && r["name"] == "sent_pkts"),
+        "rxe0 hardware counters missing: {rows:?}"
+    );
 }

@@ -8,7 +8,9 @@ command -v fabricdoctor > /dev/null ||
   { echo "no fabricdoctor in the share: pass --copy target/release/fabricdoctor" >&2; exit 3; }
 ulimit -l unlimited
 # Exit 1 is a verdict (the guest has findings), not a failure of this script.
-fabricdoctor check --json > "$FD_VM_OUT/live.json" || [ $? -eq 1 ]
+# One counter sample, like the capture: growth over an interval cannot be compared with a snapshot.
+fabricdoctor check --no-sample --json > "$FD_VM_OUT/live.json" || [ $? -eq 1 ]
+fabricdoctor counters --interval 1s --json > "$FD_VM_OUT/counters.json"
 fabricdoctor topo --json > "$FD_VM_OUT/topo.json"
 fabricdoctor snapshot "$FD_VM_OUT/snap"
 lspci -tv > "$FD_VM_OUT/lspci-tv.txt"
