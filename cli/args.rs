@@ -20,6 +20,9 @@ pub enum Command {
     Topo(TopoArgs),
     /// RDMA, PFC/ECN and port counters: values, or deltas and rates over an interval; Prometheus export.
     Counters(CountersArgs),
+    /// Bandwidth and latency tests (RDMA WRITE/READ/SEND) over verbs or TCP, perftest-compatible.
+    #[command(subcommand)]
+    Perf(PerfCommand),
     /// Copy exactly the files the probes read into a directory or .tar.gz, for `--root` elsewhere.
     Snapshot(SnapshotArgs),
     /// Print a shell completion script.
@@ -165,4 +168,125 @@ pub struct SnapshotArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub source: SourceArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PerfCommand {
+    /// Serve perf clients (one session at a time) until interrupted.
+    Server(PerfServerArgs),
+    /// Measure against a `perf server`.
+    Client(PerfClientArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PerfOperation {
+    Write,
+    Read,
+    Send,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PerfTest {
+    /// Bandwidth (ib_*_bw).
+    Bw,
+    /// Latency (ib_*_lat).
+    Lat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PerfTransport {
+    Verbs,
+    Tcp,
+}
+
+/// Options both sides take.
+#[derive(Debug, Args)]
+pub struct PerfCommonArgs {
+    /// Control port (perftest's default).
+    #[arg(long, default_value_t = 18515)]
+    pub port: u16,
+    /// Data path: verbs (default where an RDMA device exists) or tcp.
+    #[arg(long, value_enum)]
+    pub transport: Option<PerfTransport>,
+    /// RDMA device (verbs).
+    #[arg(long, short = 'd', value_name = "DEVICE", help_heading = "Verbs")]
+    pub device: Option<String>,
+    /// RDMA port number of the device (verbs; perftest -i).
+    #[arg(long = "ib-port", short = 'i', default_value_t = 1, help_heading = "Verbs")]
+    pub ib_port: u8,
+    /// GID index (verbs; default: the RoCE v2 GID of the port netdev's IPv4 address).
+    #[arg(long, short = 'x', value_name = "N", help_heading = "Verbs")]
+    pub gid_index: Option<u32>,
+    /// Give up on a silent peer after this long.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct PerfServerArgs {
+    #[command(flatten)]
+    pub common: PerfCommonArgs,
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub bind: String,
+    /// Serve one client session (one message size), then exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Serve N sessions, then exit.
+    #[arg(long, value_name = "N", conflicts_with = "once")]
+    pub sessions: Option<u64>,
+    /// Refuse clients running another operation (the handshake names the difference).
+    #[arg(long, value_enum, help_heading = "Constraints")]
+    pub op: Option<PerfOperation>,
+    #[arg(long, value_enum, help_heading = "Constraints")]
+    pub test: Option<PerfTest>,
+    #[arg(long, value_name = "BYTES", help_heading = "Constraints")]
+    pub size: Option<u64>,
+    #[arg(long, value_name = "N", help_heading = "Constraints")]
+    pub iters: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct PerfClientArgs {
+    /// The server's host name or address.
+    pub host: String,
+    #[command(flatten)]
+    pub common: PerfCommonArgs,
+    #[arg(long, value_enum, default_value_t = PerfOperation::Write)]
+    pub op: PerfOperation,
+    #[arg(long, value_enum, default_value_t = PerfTest::Bw)]
+    pub test: PerfTest,
+    /// Message size in bytes (perftest -s).
+    #[arg(long, short = 's', default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 30), conflicts_with = "all_sizes")]
+    pub size: u64,
+    /// Sweep sizes 2 B to 8 MiB in powers of two (perftest -a).
+    #[arg(long, short = 'a')]
+    pub all_sizes: bool,
+    /// Iterations per size (perftest -n; default 5000 for bandwidth, 1000 for latency).
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "duration")]
+    pub iters: Option<u64>,
+    /// Run each size for this long instead of a number of iterations (perftest -D).
+    #[arg(long, short = 'D', value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
+    /// Both directions at once (perftest -b).
+    #[arg(long, short = 'b')]
+    pub bidirectional: bool,
+    /// Queue pairs (TCP: connections) in parallel (perftest -q).
+    #[arg(long, short = 'q', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub qps: u32,
+    /// Messages in flight per queue pair (perftest -t).
+    #[arg(long, short = 't', default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=8192))]
+    pub tx_depth: u32,
+    /// Inline size in bytes (verbs; perftest -I).
+    #[arg(long, short = 'I', default_value_t = 0)]
+    pub inline: u32,
+    /// Fill messages with a pattern and check every byte that arrives.
+    #[arg(long)]
+    pub validate: bool,
+    /// Bandwidth in Gb/s (10^9 bits) instead of MiB/s (perftest --report_gbits).
+    #[arg(long)]
+    pub report_gbits: bool,
+    /// Print the JSON report.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -7,6 +7,7 @@ mod check;
 mod counters;
 mod exit;
 mod output;
+mod perf;
 mod sampling;
 mod snapshot;
 mod source;
@@ -36,6 +37,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Topo(args) => topo::run(args),
         args::Command::Counters(args) => counters::run(args),
         args::Command::Snapshot(args) => snapshot::run(args),
+        args::Command::Perf(command) => perf::run(command),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "fabricdoctor", &mut std::io::stdout());

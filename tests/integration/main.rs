@@ -9,6 +9,7 @@ mod counters;
 mod ethtool;
 mod fixtures;
 mod pciutils;
+mod perf;
 mod snapshot;
 mod support;
 mod topo;

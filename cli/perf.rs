@@ -1,0 +1,172 @@
+//! `fabricdoctor perf server|client`.
+
+use std::net::TcpListener;
+
+use anyhow::Context;
+use fabricdoctor_perf::generator::{
+    run_client_size, serve_session, ClientOptions, DataPath, ServerDataPath, TcpDataPath,
+};
+use fabricdoctor_perf::handshake::ServerConstraints;
+use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
+use fabricdoctor_report::perf::{bandwidth_table, latency_table, PerfReport};
+
+use crate::args::{
+    PerfClientArgs, PerfCommand, PerfCommonArgs, PerfOperation, PerfServerArgs, PerfTest, PerfTransport,
+};
+use crate::exit;
+use crate::output::emit;
+
+pub fn run(command: PerfCommand) -> anyhow::Result<i32> {
+    match command {
+        PerfCommand::Server(args) => server(args),
+        PerfCommand::Client(args) => client(args),
+    }
+}
+
+fn operation(op: PerfOperation) -> Operation {
+    match op {
+        PerfOperation::Write => Operation::Write,
+        PerfOperation::Read => Operation::Read,
+        PerfOperation::Send => Operation::Send,
+    }
+}
+
+fn test_kind(test: PerfTest) -> TestKind {
+    match test {
+        PerfTest::Bw => TestKind::Bandwidth,
+        PerfTest::Lat => TestKind::Latency,
+    }
+}
+
+/// verbs where this node has an RDMA device, else TCP (issue #4: verbs is the default where it can run).
+fn transport(common: &PerfCommonArgs) -> TransportKind {
+    match common.transport {
+        Some(PerfTransport::Verbs) => TransportKind::Verbs,
+        Some(PerfTransport::Tcp) => TransportKind::Tcp,
+        None => {
+            let root = fabricdoctor_probes::SysRoot::live();
+            match root.read_dir("sys/class/infiniband") {
+                Ok(devices) if !devices.is_empty() => TransportKind::Verbs,
+                _ => TransportKind::Tcp,
+            }
+        }
+    }
+}
+
+fn data_path(kind: TransportKind, common: &PerfCommonArgs) -> anyhow::Result<TcpDataPath> {
+    match kind {
+        TransportKind::Tcp => Ok(TcpDataPath::new(common.timeout)),
+        TransportKind::Verbs => anyhow::bail!(
+            "the verbs transport is not available in this build; use --transport tcp (device {:?}, port {}, gid index {:?})",
+            common.device,
+            common.ib_port,
+            common.gid_index
+        ),
+    }
+}
+
+fn server(args: PerfServerArgs) -> anyhow::Result<i32> {
+    let kind = transport(&args.common);
+    let listener = TcpListener::bind((args.bind.as_str(), args.common.port))
+        .with_context(|| format!("failed to listen on {}:{}", args.bind, args.common.port))?;
+    let constraints = ServerConstraints {
+        operation: args.op.map(operation),
+        test: args.test.map(test_kind),
+        transport: args.common.transport.map(|_| kind),
+        size: args.size,
+        iterations: args.iters,
+    };
+    let sessions = if args.once { Some(1) } else { args.sessions };
+    eprintln!("fabricdoctor perf server: listening on {} ({:?} transport)", listener.local_addr()?, kind);
+    let mut served = 0u64;
+    let mut failures = 0u64;
+    while sessions.is_none_or(|n| served < n) {
+        let (control, peer) = listener.accept().context("failed to accept a client")?;
+        let mut path_for =
+            |parameters: &RunParameters| -> Result<Box<dyn ServerDataPath>, fabricdoctor_perf::PerfError> {
+                if parameters.transport != TransportKind::Tcp {
+                    return Err(fabricdoctor_perf::PerfError::Unsupported(format!(
+                        "this server serves the tcp transport only; the client asked for {:?}",
+                        parameters.transport
+                    )));
+                }
+                Ok(Box::new(TcpDataPath::new(args.common.timeout)))
+            };
+        match serve_session(control, &constraints, args.common.timeout, &mut path_for) {
+            Ok(parameters) => eprintln!(
+                "fabricdoctor perf server: {peer}: {} {:?} {} bytes done",
+                parameters.operation, parameters.test, parameters.size
+            ),
+            Err(error) => {
+                failures += 1;
+                eprintln!("fabricdoctor perf server: {peer}: {error}");
+            }
+        }
+        served += 1;
+    }
+    Ok(if failures > 0 { exit::FINDINGS } else { exit::SUCCESS })
+}
+
+/// perftest -a: 2 bytes to 8 MiB in powers of two.
+fn all_sizes() -> Vec<u64> {
+    (1..=23).map(|power| 1u64 << power).collect()
+}
+
+fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
+    let kind = transport(&args.common);
+    if args.bidirectional {
+        anyhow::bail!("--bidirectional is not supported yet; run a client on each side at the same time instead");
+    }
+    let test = test_kind(args.test);
+    let iterations = match (args.iters, args.duration) {
+        (_, Some(_)) => None,
+        (Some(n), None) => Some(n),
+        (None, None) => Some(if test == TestKind::Latency { 1000 } else { 5000 }),
+    };
+    let template = RunParameters {
+        operation: operation(args.op),
+        test,
+        transport: kind,
+        size: args.size,
+        iterations,
+        duration_ms: args.duration.map(|d| d.as_millis().min(u64::MAX as u128) as u64),
+        bidirectional: args.bidirectional,
+        queue_pairs: if test == TestKind::Latency { 1 } else { args.qps },
+        tx_depth: if test == TestKind::Latency { 1 } else { args.tx_depth },
+        inline_size: args.inline,
+        validate: args.validate,
+    };
+    let options = ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout };
+    let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };
+    let mut path = data_path(kind, &args.common)?;
+    let mut runs = Vec::new();
+    for size in sizes {
+        let parameters = RunParameters { size, ..template.clone() };
+        let run = run_client_size(&options, &parameters, &mut path as &mut dyn DataPath).with_context(|| {
+            format!(
+                "{} {} test of {size} bytes against {}:{}",
+                parameters.operation,
+                args_test(test),
+                args.host,
+                args.common.port
+            )
+        })?;
+        runs.push(run);
+    }
+    let report = PerfReport::new(format!("{}:{}", args.host, args.common.port), template, runs);
+    if args.json {
+        emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+    } else if test == TestKind::Latency {
+        emit(&latency_table(&report))?;
+    } else {
+        emit(&bandwidth_table(&report, args.report_gbits))?;
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn args_test(test: TestKind) -> &'static str {
+    match test {
+        TestKind::Bandwidth => "bandwidth",
+        TestKind::Latency => "latency",
+    }
+}

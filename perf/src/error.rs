@@ -1,0 +1,25 @@
+//! Errors of the generator, each naming the peer, the operation and what to do.
+
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PerfError {
+    #[error("cannot connect to {peer}: {source}")]
+    Connect { peer: String, source: std::io::Error },
+    #[error("peer {peer} sent no data for {waited:?}: it stopped or the network dropped the connection")]
+    PeerSilent { peer: String, waited: Duration },
+    #[error("peer {peer} closed the connection during {during}")]
+    PeerClosed { peer: String, during: &'static str },
+    #[error("i/o error with {peer} during {during}: {source}")]
+    Io { peer: String, during: &'static str, source: std::io::Error },
+    #[error("handshake with {peer} failed: {reason}")]
+    Handshake { peer: String, reason: String },
+    #[error("client and server parameters differ: {field} is {client} on the client but {server} on the server")]
+    Mismatch { field: &'static str, client: String, server: String },
+    #[error("data validation failed: {0}")]
+    Validation(String),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("{0}")]
+    Transport(String),
+}

@@ -1,0 +1,484 @@
+//! The generator: runs a bandwidth or latency test for each message size over the data connections
+//! a [`DataPath`] sets up, with the side channel carrying handshake, end-of-test and the server's
+//! counts. Pure orchestration: numbers go through [`crate::stats`], printing is the CLI's business.
+
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::handshake::{check_hello, hello, read_frame, write_frame, Frame, ServerConstraints, PROTOCOL_VERSION};
+use crate::params::{Operation, RunParameters, TestKind};
+use crate::stats::{bandwidth, latency, BandwidthResult, CompletionTimeline, LatencyResult};
+use crate::tcp::TcpConnection;
+use crate::transport::Connection;
+use crate::PerfError;
+
+/// Sets up the data connections of one session on one side of one transport.
+pub trait DataPath {
+    /// Before the handshake: this side's endpoint descriptions for the peer.
+    fn prepare(&mut self, parameters: &RunParameters, control: &TcpStream) -> Result<Vec<Value>, PerfError>;
+    /// After the handshake: connect to the peer's endpoints.
+    fn connect(
+        &mut self,
+        parameters: &RunParameters,
+        peer_endpoints: &[Value],
+        control: &TcpStream,
+    ) -> Result<Vec<Box<dyn Connection>>, PerfError>;
+}
+
+/// TCP data connections: the server listens on an ephemeral port of the control connection's local
+/// address and says which; the client dials it once per queue pair.
+#[derive(Debug, Default)]
+pub struct TcpDataPath {
+    pub timeout: Duration,
+    listener: Option<TcpListener>,
+}
+
+impl TcpDataPath {
+    pub fn new(timeout: Duration) -> TcpDataPath {
+        TcpDataPath { timeout, listener: None }
+    }
+}
+
+fn peer_of(control: &TcpStream) -> String {
+    control.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into())
+}
+
+impl DataPath for TcpDataPath {
+    /// The client dials the port the server announces; it has nothing to announce itself.
+    fn prepare(&mut self, _parameters: &RunParameters, _control: &TcpStream) -> Result<Vec<Value>, PerfError> {
+        Ok(Vec::new())
+    }
+
+    fn connect(
+        &mut self,
+        parameters: &RunParameters,
+        peer_endpoints: &[Value],
+        control: &TcpStream,
+    ) -> Result<Vec<Box<dyn Connection>>, PerfError> {
+        let peer = peer_of(control);
+        let mut connections: Vec<Box<dyn Connection>> = Vec::new();
+        if let Some(listener) = &self.listener {
+            listener.set_nonblocking(false).map_err(|source| PerfError::Io {
+                peer: peer.clone(),
+                during: "data accept",
+                source,
+            })?;
+            for _ in 0..parameters.queue_pairs {
+                let stream = accept_with_timeout(listener, self.timeout, &peer)?;
+                connections.push(Box::new(TcpConnection::new(stream, parameters, self.timeout)?));
+            }
+            self.listener = None;
+        } else {
+            let port = peer_endpoints
+                .first()
+                .and_then(|e| e.get("port"))
+                .and_then(Value::as_u64)
+                .and_then(|p| u16::try_from(p).ok())
+                .ok_or_else(|| PerfError::Handshake {
+                    peer: peer.clone(),
+                    reason: "server gave no TCP data port".into(),
+                })?;
+            let mut address = control.peer_addr().map_err(|source| PerfError::Io {
+                peer: peer.clone(),
+                during: "data connect",
+                source,
+            })?;
+            address.set_port(port);
+            for _ in 0..parameters.queue_pairs {
+                let stream = TcpStream::connect_timeout(&address, self.timeout)
+                    .map_err(|source| PerfError::Connect { peer: address.to_string(), source })?;
+                connections.push(Box::new(TcpConnection::new(stream, parameters, self.timeout)?));
+            }
+        }
+        Ok(connections)
+    }
+}
+
+/// The server side of [`TcpDataPath`]: bind before answering the hello.
+pub fn tcp_server_endpoints(path: &mut TcpDataPath, control: &TcpStream) -> Result<Vec<Value>, PerfError> {
+    let peer = peer_of(control);
+    let mut local =
+        control.local_addr().map_err(|source| PerfError::Io { peer: peer.clone(), during: "data listen", source })?;
+    local.set_port(0);
+    let listener = TcpListener::bind(local).map_err(|source| PerfError::Io {
+        peer: peer.clone(),
+        during: "data listen",
+        source,
+    })?;
+    let port = listener.local_addr().map_err(|source| PerfError::Io { peer, during: "data listen", source })?.port();
+    path.listener = Some(listener);
+    Ok(vec![serde_json::json!({ "port": port })])
+}
+
+fn accept_with_timeout(listener: &TcpListener, timeout: Duration, peer: &str) -> Result<TcpStream, PerfError> {
+    listener.set_nonblocking(true).map_err(|source| PerfError::Io {
+        peer: peer.into(),
+        during: "data accept",
+        source,
+    })?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false).map_err(|source| PerfError::Io {
+                    peer: peer.into(),
+                    during: "data accept",
+                    source,
+                })?;
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    return Err(PerfError::PeerSilent { peer: peer.into(), waited: timeout });
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(source) => return Err(PerfError::Io { peer: peer.into(), during: "data accept", source }),
+        }
+    }
+}
+
+/// Results of one message size.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum SizeResult {
+    Bandwidth(BandwidthResult),
+    Latency(LatencyResult),
+}
+
+/// What the server reported for one size.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerCounts {
+    pub messages: u64,
+    pub validation_errors: u64,
+}
+
+/// One size's result with both sides' counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeRun {
+    pub parameters: RunParameters,
+    pub result: SizeResult,
+    pub client_messages: u64,
+    pub client_validation_errors: u64,
+    pub server: ServerCounts,
+    pub connections: Vec<String>,
+    pub server_tool_version: String,
+}
+
+/// How long the client waits for progress before declaring the peer gone.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    pub server: String,
+    pub port: u16,
+    pub timeout: Duration,
+}
+
+/// Resolve and dial the server's control port.
+pub fn dial(options: &ClientOptions) -> Result<TcpStream, PerfError> {
+    let target = format!("{}:{}", options.server, options.port);
+    let addresses: Vec<SocketAddr> = (options.server.as_str(), options.port)
+        .to_socket_addrs()
+        .map_err(|source| PerfError::Connect { peer: target.clone(), source })?
+        .collect();
+    let mut last = None;
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, options.timeout) {
+            Ok(stream) => {
+                stream.set_read_timeout(Some(options.timeout)).ok();
+                stream.set_write_timeout(Some(options.timeout)).ok();
+                stream.set_nodelay(true).ok();
+                return Ok(stream);
+            }
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(PerfError::Connect {
+        peer: target,
+        source: last.unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no address")),
+    })
+}
+
+/// Run one size as the client: handshake, connect, measure, exchange counts.
+pub fn run_client_size(
+    options: &ClientOptions,
+    parameters: &RunParameters,
+    path: &mut dyn DataPath,
+) -> Result<SizeRun, PerfError> {
+    let mut control = dial(options)?;
+    let peer = peer_of(&control);
+    let endpoints = path.prepare(parameters, &control)?;
+    write_frame(&mut control, &peer, &hello(parameters, endpoints))?;
+    let (server_endpoints, server_tool_version) = match read_frame(&mut control, &peer, "handshake")? {
+        Frame::Accept { version, endpoints, tool_version } if version == PROTOCOL_VERSION => (endpoints, tool_version),
+        Frame::Accept { version, .. } => {
+            return Err(PerfError::Mismatch {
+                field: "protocol version",
+                client: PROTOCOL_VERSION.to_string(),
+                server: version.to_string(),
+            })
+        }
+        Frame::Reject { reason } => {
+            return Err(PerfError::Handshake { peer, reason: format!("server refused: {reason}") })
+        }
+        other => return Err(PerfError::Handshake { peer, reason: format!("unexpected {other:?}") }),
+    };
+    let mut connections = path.connect(parameters, &server_endpoints, &control)?;
+    let described = connections.iter().map(|c| c.describe()).collect();
+    let started = Instant::now();
+    let (result, messages) = match parameters.test {
+        TestKind::Bandwidth => {
+            let (timeline, messages) = drive_bandwidth(&mut connections, parameters, options.timeout)?;
+            (Measured::Bandwidth(timeline), messages)
+        }
+        TestKind::Latency => {
+            let samples = drive_latency(&mut connections, parameters)?;
+            let count = samples.len() as u64;
+            (Measured::Latency(samples), count)
+        }
+    };
+    for connection in connections.iter_mut() {
+        connection.finish()?;
+    }
+    write_frame(&mut control, &peer, &Frame::Done { messages })?;
+    let server = match read_frame(&mut control, &peer, "end of test")? {
+        Frame::Report { messages, validation_errors } => ServerCounts { messages, validation_errors },
+        other => {
+            return Err(PerfError::Handshake { peer, reason: format!("expected the server's report, got {other:?}") })
+        }
+    };
+    let result = match result {
+        Measured::Bandwidth(mut timeline) => {
+            // TCP completions are local: the run ends when the server has received everything.
+            if connections.iter().any(|c| !c.completion_is_remote()) {
+                timeline.record(started.elapsed().as_secs_f64(), messages);
+            }
+            let window = (parameters.tx_depth as u64 * parameters.queue_pairs as u64).max(1);
+            let interval = parameters.duration_ms.map(|ms| (ms as f64 / 1000.0 / 10.0).max(0.1));
+            SizeResult::Bandwidth(
+                bandwidth(parameters.size, &timeline, window, interval)
+                    .ok_or_else(|| PerfError::Transport("the run completed no message: nothing to measure".into()))?,
+            )
+        }
+        Measured::Latency(samples) => {
+            let halve = parameters.operation != Operation::Read;
+            SizeResult::Latency(
+                latency(parameters.size, &samples, halve)
+                    .ok_or_else(|| PerfError::Transport("the run completed no round trip".into()))?,
+            )
+        }
+    };
+    let client_validation_errors = connections.iter().map(|c| c.validation_errors()).sum();
+    if parameters.validate && (server.validation_errors > 0 || client_validation_errors > 0) {
+        return Err(PerfError::Validation(format!(
+            "{} bytes differed from the pattern on the server, {} on the client",
+            server.validation_errors, client_validation_errors
+        )));
+    }
+    if parameters.test == TestKind::Bandwidth && parameters.operation != Operation::Read && server.messages != messages
+    {
+        return Err(PerfError::Validation(format!(
+            "client sent {messages} messages but the server received {}",
+            server.messages
+        )));
+    }
+    Ok(SizeRun {
+        parameters: parameters.clone(),
+        result,
+        client_messages: messages,
+        client_validation_errors,
+        server,
+        connections: described,
+        server_tool_version,
+    })
+}
+
+enum Measured {
+    Bandwidth(CompletionTimeline),
+    Latency(Vec<f64>),
+}
+
+/// Keep every connection `depth` messages deep until the iterations are posted (or the duration is
+/// over), recording completion progress.
+fn drive_bandwidth(
+    connections: &mut [Box<dyn Connection>],
+    parameters: &RunParameters,
+    timeout: Duration,
+) -> Result<(CompletionTimeline, u64), PerfError> {
+    // perftest -n counts iterations per queue pair: each connection posts exactly that many, so the
+    // server (which expects `iterations` on each) and the client agree message for message.
+    let per_connection = parameters.iterations;
+    let deadline = parameters.duration_ms.map(Duration::from_millis);
+    let mut in_flight = vec![0usize; connections.len()];
+    let mut posted_on = vec![0u64; connections.len()];
+    let (mut posted, mut completed) = (0u64, 0u64);
+    let mut timeline = CompletionTimeline::default();
+    let started = Instant::now();
+    let mut last_progress = Instant::now();
+    loop {
+        let in_time = deadline.is_none_or(|d| started.elapsed() < d);
+        let mut posting = false;
+        for (index, connection) in connections.iter_mut().enumerate() {
+            let wants_more = |posted_here: u64| in_time && per_connection.is_none_or(|n| posted_here < n);
+            posting |= wants_more(posted_on[index]);
+            while wants_more(posted_on[index]) && in_flight[index] < connection.depth() {
+                connection.post()?;
+                in_flight[index] += 1;
+                posted_on[index] += 1;
+                posted += 1;
+            }
+        }
+        let mut progressed = false;
+        for (index, connection) in connections.iter_mut().enumerate() {
+            let done = connection.poll(Duration::from_micros(200))?;
+            if done > 0 {
+                in_flight[index] = in_flight[index].saturating_sub(done);
+                completed += done as u64;
+                progressed = true;
+            }
+        }
+        if progressed {
+            timeline.record(started.elapsed().as_secs_f64(), completed);
+            last_progress = Instant::now();
+        } else if last_progress.elapsed() > timeout {
+            return Err(PerfError::PeerSilent {
+                peer: connections.first().map(|c| c.describe()).unwrap_or_default(),
+                waited: timeout,
+            });
+        }
+        if !posting && completed >= posted {
+            return Ok((timeline, completed));
+        }
+    }
+}
+
+/// Round trips of one connection, microseconds.
+fn drive_latency(connections: &mut [Box<dyn Connection>], parameters: &RunParameters) -> Result<Vec<f64>, PerfError> {
+    let Some(connection) = connections.first_mut() else {
+        return Err(PerfError::Transport("no data connection".into()));
+    };
+    let deadline = parameters.duration_ms.map(Duration::from_millis);
+    let started = Instant::now();
+    let mut samples = Vec::with_capacity(parameters.iterations.unwrap_or(10_000).min(10_000_000) as usize);
+    loop {
+        if parameters.iterations.is_some_and(|n| samples.len() as u64 >= n)
+            || deadline.is_some_and(|d| started.elapsed() >= d)
+        {
+            return Ok(samples);
+        }
+        let sent = Instant::now();
+        connection.ping()?;
+        samples.push(sent.elapsed().as_secs_f64() * 1e6);
+    }
+}
+
+/// Chooses the server's data path for a client's parameters (or refuses them).
+pub type ServerPathFactory<'a> = dyn FnMut(&RunParameters) -> Result<Box<dyn ServerDataPath>, PerfError> + 'a;
+
+/// Serve one client session on an accepted control connection.
+pub fn serve_session(
+    mut control: TcpStream,
+    constraints: &ServerConstraints,
+    timeout: Duration,
+    path_for: &mut ServerPathFactory<'_>,
+) -> Result<RunParameters, PerfError> {
+    control.set_read_timeout(Some(timeout)).ok();
+    control.set_write_timeout(Some(timeout)).ok();
+    control.set_nodelay(true).ok();
+    let peer = peer_of(&control);
+    let frame = read_frame(&mut control, &peer, "handshake")?;
+    let parameters = match check_hello(&frame, constraints) {
+        Ok(parameters) => parameters,
+        Err(error) => {
+            let _ = write_frame(&mut control, &peer, &Frame::Reject { reason: error.to_string() });
+            return Err(error);
+        }
+    };
+    let Frame::Hello { endpoints: client_endpoints, .. } = frame else {
+        return Err(PerfError::Handshake { peer, reason: "expected a hello frame".into() });
+    };
+    let mut path = match path_for(&parameters) {
+        Ok(path) => path,
+        Err(error) => {
+            let _ = write_frame(&mut control, &peer, &Frame::Reject { reason: error.to_string() });
+            return Err(error);
+        }
+    };
+    let endpoints = path.prepare(&parameters, &control)?;
+    write_frame(
+        &mut control,
+        &peer,
+        &Frame::Accept { version: PROTOCOL_VERSION, tool_version: env!("CARGO_PKG_VERSION").to_string(), endpoints },
+    )?;
+    let mut connections = path.connect(&parameters, &client_endpoints, &control)?;
+    let served = match parameters.test {
+        TestKind::Bandwidth => serve_bandwidth(&mut connections, &parameters)?,
+        TestKind::Latency => serve_latency(&mut connections, &parameters)?,
+    };
+    // The client's Done arrives after its last message; the server's count answers it.
+    match read_frame(&mut control, &peer, "end of test")? {
+        Frame::Done { .. } => {}
+        other => return Err(PerfError::Handshake { peer, reason: format!("expected done, got {other:?}") }),
+    }
+    let validation_errors = connections.iter().map(|c| c.validation_errors()).sum();
+    write_frame(&mut control, &peer, &Frame::Report { messages: served, validation_errors })?;
+    Ok(parameters)
+}
+
+/// The server's data path: the same as the client's, with endpoints prepared before the Accept.
+pub trait ServerDataPath {
+    fn prepare(&mut self, parameters: &RunParameters, control: &TcpStream) -> Result<Vec<Value>, PerfError>;
+    fn connect(
+        &mut self,
+        parameters: &RunParameters,
+        peer_endpoints: &[Value],
+        control: &TcpStream,
+    ) -> Result<Vec<Box<dyn Connection>>, PerfError>;
+}
+
+impl ServerDataPath for TcpDataPath {
+    fn prepare(&mut self, _parameters: &RunParameters, control: &TcpStream) -> Result<Vec<Value>, PerfError> {
+        tcp_server_endpoints(self, control)
+    }
+    fn connect(
+        &mut self,
+        parameters: &RunParameters,
+        peer_endpoints: &[Value],
+        control: &TcpStream,
+    ) -> Result<Vec<Box<dyn Connection>>, PerfError> {
+        DataPath::connect(self, parameters, peer_endpoints, control)
+    }
+}
+
+fn serve_bandwidth(connections: &mut [Box<dyn Connection>], parameters: &RunParameters) -> Result<u64, PerfError> {
+    let expected = parameters.iterations;
+    let mut served = 0;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = connections.iter_mut().map(|c| scope.spawn(move || c.serve(expected))).collect();
+        for handle in handles {
+            served += handle.join().map_err(|_| PerfError::Transport("a serving thread panicked".into()))??;
+        }
+        Ok::<(), PerfError>(())
+    })?;
+    Ok(served)
+}
+
+fn serve_latency(connections: &mut [Box<dyn Connection>], parameters: &RunParameters) -> Result<u64, PerfError> {
+    let Some(connection) = connections.first_mut() else {
+        return Ok(0);
+    };
+    let mut served = 0;
+    loop {
+        if parameters.iterations.is_some_and(|n| served >= n) {
+            return Ok(served);
+        }
+        match connection.pong() {
+            Ok(()) => served += 1,
+            // Duration mode: the client's finish ends the run.
+            Err(PerfError::PeerClosed { .. }) if parameters.iterations.is_none() => return Ok(served),
+            Err(error) => return Err(error),
+        }
+    }
+}

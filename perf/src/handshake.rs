@@ -1,0 +1,210 @@
+//! The side channel between client and server: a TCP connection carrying length-prefixed JSON frames.
+//! It opens with a versioned handshake that also checks both sides run compatible parameters (and names
+//! the one that differs), carries the verbs connection parameters of every queue pair, and closes with
+//! each side's counts so the client reports what the server saw.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::params::RunParameters;
+use crate::PerfError;
+
+/// Bumped when a frame's meaning changes; both sides must run the same version.
+pub const PROTOCOL_VERSION: u32 = 1;
+pub const MAGIC: &str = "fabricdoctor-perf";
+/// Frames are small (parameters, a few endpoint descriptions); a larger length is a stranger or garbage.
+const MAX_FRAME_BYTES: u32 = 1 << 20;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "frame", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Frame {
+    Hello {
+        magic: String,
+        version: u32,
+        tool_version: String,
+        parameters: RunParameters,
+        /// Transport connection parameters per queue pair (verbs: QPN, PSN, GID, rkey, ...).
+        endpoints: Vec<serde_json::Value>,
+    },
+    Accept {
+        version: u32,
+        tool_version: String,
+        /// The server's data endpoints (verbs: per queue pair; TCP: the data port to dial).
+        endpoints: Vec<serde_json::Value>,
+    },
+    Reject {
+        reason: String,
+    },
+    /// The client posted its last message (`messages` in all).
+    Done {
+        messages: u64,
+    },
+    /// What the server saw.
+    Report {
+        messages: u64,
+        validation_errors: u64,
+    },
+}
+
+/// Write one frame: 4-byte big-endian length, then JSON.
+pub fn write_frame(stream: &mut TcpStream, peer: &str, frame: &Frame) -> Result<(), PerfError> {
+    let body =
+        serde_json::to_vec(frame).map_err(|e| PerfError::Handshake { peer: peer.into(), reason: e.to_string() })?;
+    let length = u32::try_from(body.len()).ok().filter(|l| *l <= MAX_FRAME_BYTES).ok_or_else(|| {
+        PerfError::Handshake { peer: peer.into(), reason: format!("frame of {} bytes is too large", body.len()) }
+    })?;
+    let io = |source| PerfError::Io { peer: peer.into(), during: "side-channel write", source };
+    stream.write_all(&length.to_be_bytes()).map_err(io)?;
+    stream.write_all(&body).map_err(|source| PerfError::Io {
+        peer: peer.into(),
+        during: "side-channel write",
+        source,
+    })?;
+    Ok(())
+}
+
+/// Read one frame; the stream's read timeout bounds the wait.
+pub fn read_frame(stream: &mut TcpStream, peer: &str, during: &'static str) -> Result<Frame, PerfError> {
+    let mut length = [0u8; 4];
+    read_exact(stream, &mut length, peer, during)?;
+    let length = u32::from_be_bytes(length);
+    if length > MAX_FRAME_BYTES {
+        return Err(PerfError::Handshake {
+            peer: peer.into(),
+            reason: format!("frame length {length} is not a fabricdoctor perf peer (wrong port or another program?)"),
+        });
+    }
+    let mut body = vec![0u8; length as usize];
+    read_exact(stream, &mut body, peer, during)?;
+    decode(&body, peer)
+}
+
+fn decode<T: DeserializeOwned>(body: &[u8], peer: &str) -> Result<T, PerfError> {
+    serde_json::from_slice(body)
+        .map_err(|e| PerfError::Handshake { peer: peer.into(), reason: format!("malformed frame: {e}") })
+}
+
+fn read_exact(stream: &mut TcpStream, buffer: &mut [u8], peer: &str, during: &'static str) -> Result<(), PerfError> {
+    stream.read_exact(buffer).map_err(|source| match source.kind() {
+        std::io::ErrorKind::UnexpectedEof => PerfError::PeerClosed { peer: peer.into(), during },
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => PerfError::PeerSilent {
+            peer: peer.into(),
+            waited: stream.read_timeout().ok().flatten().unwrap_or_default(),
+        },
+        _ => PerfError::Io { peer: peer.into(), during, source },
+    })
+}
+
+/// The server's constraints: any field the server operator fixed must match the client's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerConstraints {
+    pub operation: Option<crate::Operation>,
+    pub test: Option<crate::TestKind>,
+    pub transport: Option<crate::TransportKind>,
+    pub size: Option<u64>,
+    pub iterations: Option<u64>,
+}
+
+/// Check a client's Hello against this server: magic, version, then every fixed parameter, naming
+/// the first that differs.
+pub fn check_hello(frame: &Frame, constraints: &ServerConstraints) -> Result<RunParameters, PerfError> {
+    let Frame::Hello { magic, version, parameters, .. } = frame else {
+        return Err(PerfError::Handshake { peer: "client".into(), reason: "expected a hello frame".into() });
+    };
+    if magic != MAGIC {
+        return Err(PerfError::Handshake { peer: "client".into(), reason: format!("unknown protocol {magic:?}") });
+    }
+    if *version != PROTOCOL_VERSION {
+        return Err(PerfError::Mismatch {
+            field: "protocol version",
+            client: version.to_string(),
+            server: PROTOCOL_VERSION.to_string(),
+        });
+    }
+    fn differ<T: PartialEq + std::fmt::Debug>(
+        field: &'static str,
+        client: &T,
+        server: Option<&T>,
+    ) -> Result<(), PerfError> {
+        match server {
+            Some(server) if server != client => {
+                Err(PerfError::Mismatch { field, client: format!("{client:?}"), server: format!("{server:?}") })
+            }
+            _ => Ok(()),
+        }
+    }
+    differ("operation", &parameters.operation, constraints.operation.as_ref())?;
+    differ("test", &parameters.test, constraints.test.as_ref())?;
+    differ("transport", &parameters.transport, constraints.transport.as_ref())?;
+    differ("message size", &parameters.size, constraints.size.as_ref())?;
+    if constraints.iterations.is_some() {
+        differ("iterations", &parameters.iterations, Some(&constraints.iterations))?;
+    }
+    Ok(parameters.clone())
+}
+
+pub fn hello(parameters: &RunParameters, endpoints: Vec<serde_json::Value>) -> Frame {
+    Frame::Hello {
+        magic: MAGIC.to_string(),
+        version: PROTOCOL_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        parameters: parameters.clone(),
+        endpoints,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Operation, TestKind};
+
+    #[test]
+    fn frames_round_trip_as_json() {
+        let frame = hello(&RunParameters::default(), vec![serde_json::json!({"qpn": 17})]);
+        let text = serde_json::to_vec(&frame).expect("encode");
+        assert_eq!(decode::<Frame>(&text, "peer").expect("decode"), frame);
+        assert!(decode::<Frame>(b"{\"frame\":\"hello\"}", "peer").is_err());
+        assert!(decode::<Frame>(b"\x00\x01garbage", "peer").is_err());
+    }
+
+    #[test]
+    fn mismatches_name_the_field() {
+        let mut client = RunParameters { size: 4096, ..RunParameters::default() };
+        let constraints = ServerConstraints { size: Some(65536), ..ServerConstraints::default() };
+        let error = check_hello(&hello(&client, vec![]), &constraints).expect_err("size differs");
+        assert_eq!(
+            error.to_string(),
+            "client and server parameters differ: message size is 4096 on the client but 65536 on the server"
+        );
+        client.size = 65536;
+        client.operation = Operation::Read;
+        let constraints = ServerConstraints {
+            operation: Some(Operation::Write),
+            test: Some(TestKind::Bandwidth),
+            ..ServerConstraints::default()
+        };
+        let error = check_hello(&hello(&client, vec![]), &constraints).expect_err("op differs");
+        assert!(error.to_string().contains("operation is Read on the client but Write on the server"), "{error}");
+    }
+
+    #[test]
+    fn other_versions_and_protocols_are_refused() {
+        let Frame::Hello { parameters, endpoints, tool_version, .. } = hello(&RunParameters::default(), vec![]) else {
+            unreachable!("hello builds a hello frame")
+        };
+        let old = Frame::Hello {
+            magic: MAGIC.into(),
+            version: 0,
+            tool_version: tool_version.clone(),
+            parameters: parameters.clone(),
+            endpoints: endpoints.clone(),
+        };
+        let error = check_hello(&old, &ServerConstraints::default()).expect_err("version");
+        assert!(error.to_string().contains("protocol version is 0 on the client but 1 on the server"), "{error}");
+        let stranger = Frame::Hello { magic: "iperf".into(), version: 1, tool_version, parameters, endpoints };
+        assert!(check_hello(&stranger, &ServerConstraints::default()).is_err());
+    }
+}

@@ -1,0 +1,14 @@
+//! fabricdoctor's traffic generator: RDMA WRITE/READ/SEND bandwidth and latency tests with perftest's
+//! semantics and units, over a [`transport::Connection`] implemented for TCP (and verbs), driven by a
+//! versioned handshake on a TCP side channel.
+
+pub mod error;
+pub mod generator;
+pub mod handshake;
+pub mod params;
+pub mod stats;
+pub mod tcp;
+pub mod transport;
+
+pub use error::PerfError;
+pub use params::{Operation, RunParameters, TestKind, TransportKind};

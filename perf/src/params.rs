@@ -1,0 +1,80 @@
+//! What a run measures. Both sides must agree on these; the handshake compares them field by field.
+
+use serde::{Deserialize, Serialize};
+
+/// The RDMA operation measured (perftest: ib_write_*, ib_read_*, ib_send_*).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    Write,
+    Read,
+    Send,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestKind {
+    #[serde(rename = "bw")]
+    Bandwidth,
+    #[serde(rename = "lat")]
+    Latency,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    Verbs,
+    Tcp,
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Operation::Write => "write",
+            Operation::Read => "read",
+            Operation::Send => "send",
+        })
+    }
+}
+
+/// Parameters of one run; sizes are swept by running several of these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunParameters {
+    pub operation: Operation,
+    pub test: TestKind,
+    pub transport: TransportKind,
+    /// Message size in bytes.
+    pub size: u64,
+    /// Iterations per size (perftest -n); `None` in duration mode.
+    pub iterations: Option<u64>,
+    /// Duration mode (perftest -D), milliseconds.
+    pub duration_ms: Option<u64>,
+    pub bidirectional: bool,
+    /// Queue pairs (TCP: connections) used in parallel (perftest -q).
+    pub queue_pairs: u32,
+    /// Messages in flight per queue pair (perftest -t).
+    pub tx_depth: u32,
+    /// Inline threshold in bytes (perftest -I); verbs only.
+    pub inline_size: u32,
+    /// Fill buffers with a pattern and check what arrives.
+    pub validate: bool,
+}
+
+impl Default for RunParameters {
+    fn default() -> Self {
+        RunParameters {
+            operation: Operation::Write,
+            test: TestKind::Bandwidth,
+            transport: TransportKind::Tcp,
+            size: 65536,
+            iterations: Some(5000),
+            duration_ms: None,
+            bidirectional: false,
+            queue_pairs: 1,
+            tx_depth: 128,
+            inline_size: 0,
+            validate: false,
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Statistics of a run, computed as perftest computes them so numbers compare (perftest
+//! `src/perftest_resources.c` `print_report_bw` / `print_report_lat`), without its faults: floating
+//! microseconds (not integers), percentiles kept in duration mode, and computing kept apart from
+//! formatting.
+//!
+//! Units: Gb/s = 10^9 bits per second; MiB/s = 2^20 bytes per second; MsgRate in Mpps = 10^6
+//! messages per second (perftest's definitions).
+
+use serde::Serialize;
+
+/// Bytes per second -> Gb/s (10^9 bits).
+pub fn gbps(bytes_per_second: f64) -> f64 {
+    bytes_per_second * 8.0 / 1e9
+}
+
+/// Bytes per second -> MiB/s (2^20 bytes).
+pub fn mib_per_second(bytes_per_second: f64) -> f64 {
+    bytes_per_second / (1u64 << 20) as f64
+}
+
+/// Bandwidth of one size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BandwidthResult {
+    pub bytes: u64,
+    pub iterations: u64,
+    pub bw_peak_gbps: f64,
+    pub bw_avg_gbps: f64,
+    pub bw_peak_mib_per_second: f64,
+    pub bw_avg_mib_per_second: f64,
+    pub msg_rate_mpps: f64,
+    /// Duration mode: the slowest of the per-interval bandwidths (a dip perftest's average hides).
+    pub bw_min_interval_gbps: Option<f64>,
+    pub seconds: f64,
+}
+
+/// Progress marks of a bandwidth run: (seconds since start, messages completed so far).
+#[derive(Debug, Clone, Default)]
+pub struct CompletionTimeline {
+    pub marks: Vec<(f64, u64)>,
+}
+
+impl CompletionTimeline {
+    pub fn record(&mut self, seconds: f64, completed: u64) {
+        self.marks.push((seconds, completed));
+    }
+}
+
+/// Average bandwidth over the whole run (first post to last completion), peak over windows of at least
+/// `window_messages` completions (perftest's peak is the best short stretch; a window avoids the
+/// meaningless peaks of single completion bursts), and the minimum over `interval` windows when
+/// asked (duration mode).
+pub fn bandwidth(
+    size: u64,
+    timeline: &CompletionTimeline,
+    window_messages: u64,
+    interval_seconds: Option<f64>,
+) -> Option<BandwidthResult> {
+    let &(seconds, iterations) = timeline.marks.last()?;
+    if seconds <= 0.0 || iterations == 0 {
+        return None;
+    }
+    let average = (size * iterations) as f64 / seconds;
+    // Two pointers over the marks (with the start as a mark): for each end, the shortest stretch that
+    // still holds `window` completions.
+    let window = window_messages.max(1);
+    let marks: Vec<(f64, u64)> = std::iter::once((0.0, 0)).chain(timeline.marks.iter().copied()).collect();
+    let mut peak: f64 = average;
+    let mut start = 0;
+    for end in 1..marks.len() {
+        while start + 1 < end && marks[end].1 - marks[start + 1].1 >= window {
+            start += 1;
+        }
+        let ((t0, c0), (t1, c1)) = (marks[start], marks[end]);
+        if c1 - c0 >= window && t1 > t0 {
+            peak = peak.max((size * (c1 - c0)) as f64 / (t1 - t0));
+        }
+    }
+    let minimum = interval_seconds
+        .filter(|s| *s > 0.0)
+        .and_then(|s| minimum_interval_rate(timeline, s))
+        .map(|rate| gbps(rate * size as f64));
+    Some(BandwidthResult {
+        bytes: size,
+        iterations,
+        bw_peak_gbps: gbps(peak),
+        bw_avg_gbps: gbps(average),
+        bw_peak_mib_per_second: mib_per_second(peak),
+        bw_avg_mib_per_second: mib_per_second(average),
+        msg_rate_mpps: iterations as f64 / seconds / 1e6,
+        bw_min_interval_gbps: minimum,
+        seconds,
+    })
+}
+
+/// Lowest messages-per-second over consecutive `interval`-long windows (the last, partial window is
+/// ignored unless it is the only one).
+fn minimum_interval_rate(timeline: &CompletionTimeline, interval: f64) -> Option<f64> {
+    let mut minimum: Option<f64> = None;
+    let (mut window_start, mut count_start) = (0.0, 0u64);
+    for &(t, c) in &timeline.marks {
+        if t - window_start >= interval {
+            let rate = (c - count_start) as f64 / (t - window_start);
+            minimum = Some(minimum.map_or(rate, |m: f64| m.min(rate)));
+            window_start = t;
+            count_start = c;
+        }
+    }
+    minimum.or_else(|| {
+        let &(t, c) = timeline.marks.last()?;
+        (t > 0.0).then(|| c as f64 / t)
+    })
+}
+
+/// Latency of one size, microseconds, perftest's columns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyResult {
+    pub bytes: u64,
+    pub iterations: u64,
+    pub lat_min_us: f64,
+    pub lat_max_us: f64,
+    /// perftest's t_typical: the median.
+    pub lat_typical_us: f64,
+    pub lat_avg_us: f64,
+    /// Population standard deviation (perftest divides by n).
+    pub lat_stdev_us: f64,
+    pub lat_p99_us: f64,
+    pub lat_p99_9_us: f64,
+}
+
+/// Percentile by nearest rank on sorted samples (perftest: `delta[(int)(iters * p)]` of the sorted
+/// array; nearest-rank with ceil is the standard form and equals it away from the edges).
+pub fn percentile(sorted: &[f64], fraction: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (fraction * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+/// Latency statistics of round-trip samples in microseconds. `halve` reports half the round trip,
+/// as perftest does for write and send latency (one-way estimate); read latency is the full trip.
+pub fn latency(size: u64, round_trips_us: &[f64], halve: bool) -> Option<LatencyResult> {
+    let mut samples: Vec<f64> = round_trips_us.iter().map(|t| if halve { t / 2.0 } else { *t }).collect();
+    if samples.is_empty() {
+        return None;
+    }
+    samples.sort_by(|a, b| a.total_cmp(b));
+    let n = samples.len() as f64;
+    let average = samples.iter().sum::<f64>() / n;
+    let variance = samples.iter().map(|t| (t - average).powi(2)).sum::<f64>() / n;
+    let median = if samples.len() % 2 == 1 {
+        samples[samples.len() / 2]
+    } else {
+        (samples[samples.len() / 2 - 1] + samples[samples.len() / 2]) / 2.0
+    };
+    Some(LatencyResult {
+        bytes: size,
+        iterations: samples.len() as u64,
+        lat_min_us: samples[0],
+        lat_max_us: samples[samples.len() - 1],
+        lat_typical_us: median,
+        lat_avg_us: average,
+        lat_stdev_us: variance.sqrt(),
+        lat_p99_us: percentile(&samples, 0.99).unwrap_or(f64::NAN),
+        lat_p99_9_us: percentile(&samples, 0.999).unwrap_or(f64::NAN),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_follow_perftest() {
+        assert_eq!(gbps(125_000_000.0), 1.0);
+        assert_eq!(mib_per_second(1_048_576.0), 1.0);
+    }
+
+    #[test]
+    fn latency_statistics_are_exact_and_fractional() {
+        let samples: Vec<f64> = (1..=1000).map(|i| i as f64).collect();
+        let result = latency(8, &samples, false).expect("stats");
+        assert_eq!((result.lat_min_us, result.lat_max_us), (1.0, 1000.0));
+        assert_eq!(result.lat_typical_us, 500.5);
+        assert_eq!(result.lat_avg_us, 500.5);
+        assert_eq!(result.lat_p99_us, 990.0);
+        assert_eq!(result.lat_p99_9_us, 999.0);
+        assert!((result.lat_stdev_us - 288.6749).abs() < 1e-3, "{}", result.lat_stdev_us);
+        // Half round trip for write/send, with sub-microsecond precision kept.
+        let half = latency(8, &[3.0, 5.0], true).expect("stats");
+        assert_eq!((half.lat_min_us, half.lat_typical_us, half.lat_stdev_us), (1.5, 2.0, 0.5));
+        assert!(latency(8, &[], true).is_none());
+    }
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        assert_eq!(percentile(&[1.0], 0.99), Some(1.0));
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 0.5), Some(2.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn bandwidth_average_peak_and_interval_minimum() {
+        // 1000 messages of 1 MB: 500 in the first second, 100 in the second, 400 in the third.
+        let mut timeline = CompletionTimeline::default();
+        for (t, c) in [(0.5, 250), (1.0, 500), (1.5, 550), (2.0, 600), (2.5, 800), (3.0, 1000)] {
+            timeline.record(t, c);
+        }
+        let result = bandwidth(1_000_000, &timeline, 100, Some(1.0)).expect("bw");
+        assert!((result.bw_avg_gbps - 1000.0 * 8e6 / 3.0 / 1e9).abs() < 1e-9);
+        // Best stretch: 250 messages in 0.5 s = 4 Gb/s.
+        assert!((result.bw_peak_gbps - 4.0).abs() < 1e-9, "{}", result.bw_peak_gbps);
+        // Slowest second: 100 messages = 0.8 Gb/s.
+        assert!((result.bw_min_interval_gbps.expect("min") - 0.8).abs() < 1e-9);
+        assert!((result.msg_rate_mpps - 1000.0 / 3.0 / 1e6).abs() < 1e-12);
+        assert!(bandwidth(8, &CompletionTimeline::default(), 1, None).is_none());
+    }
+}

@@ -1,0 +1,330 @@
+//! The TCP transport: the same generator over sockets, for hosts without RDMA and as a baseline.
+//! WRITE and SEND are a byte stream of messages; READ is a request (8 bytes: the size) answered by the
+//! server with one message. A completion is the kernel accepting a whole message into the socket, so
+//! the generator takes the end of a TCP bandwidth run from the server's report (all bytes received),
+//! not from the last local completion.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::time::Duration;
+
+use crate::params::{Operation, RunParameters};
+use crate::transport::{fill_pattern, pattern_byte, Connection};
+use crate::PerfError;
+
+const READ_CHUNK: usize = 1 << 20;
+
+#[derive(Debug)]
+pub struct TcpConnection {
+    stream: TcpStream,
+    peer: String,
+    operation: Operation,
+    size: usize,
+    depth: usize,
+    validate: bool,
+    timeout: Duration,
+    message: Vec<u8>,
+    scratch: Vec<u8>,
+    /// Messages completed but not yet reported by `poll`.
+    completed: usize,
+    /// READ: response bytes received towards the next message.
+    partial: usize,
+    /// Validation: position within the current message of the receive stream, and mismatches seen.
+    stream_offset: usize,
+    pub validation_errors: u64,
+}
+
+impl TcpConnection {
+    /// Wrap a connected data socket for `parameters`.
+    pub fn new(stream: TcpStream, parameters: &RunParameters, timeout: Duration) -> Result<TcpConnection, PerfError> {
+        let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into());
+        let io = |source| PerfError::Io { peer: peer.clone(), during: "socket setup", source };
+        stream.set_nodelay(true).map_err(io)?;
+        stream.set_write_timeout(Some(timeout)).map_err(|source| PerfError::Io {
+            peer: peer.clone(),
+            during: "socket setup",
+            source,
+        })?;
+        stream.set_read_timeout(Some(timeout)).map_err(|source| PerfError::Io {
+            peer: peer.clone(),
+            during: "socket setup",
+            source,
+        })?;
+        let size = usize::try_from(parameters.size).ok().filter(|s| *s > 0 && *s <= 1 << 30).ok_or_else(|| {
+            PerfError::Unsupported(format!("message size {} must be 1 byte to 1 GiB", parameters.size))
+        })?;
+        let mut message = vec![0u8; size];
+        fill_pattern(&mut message);
+        Ok(TcpConnection {
+            stream,
+            peer,
+            operation: parameters.operation,
+            size,
+            depth: parameters.tx_depth.max(1) as usize,
+            validate: parameters.validate,
+            timeout,
+            message,
+            scratch: vec![0u8; READ_CHUNK.min(size.max(8)).max(8)],
+            completed: 0,
+            partial: 0,
+            stream_offset: 0,
+            validation_errors: 0,
+        })
+    }
+
+    fn io_error(&self, during: &'static str, source: std::io::Error) -> PerfError {
+        match source.kind() {
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => {
+                PerfError::PeerSilent { peer: self.peer.clone(), waited: self.timeout }
+            }
+            ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => {
+                PerfError::PeerClosed { peer: self.peer.clone(), during }
+            }
+            _ => PerfError::Io { peer: self.peer.clone(), during, source },
+        }
+    }
+
+    fn send_message(&mut self, during: &'static str) -> Result<(), PerfError> {
+        let result = self.stream.write_all(&self.message);
+        result.map_err(|e| self.io_error(during, e))
+    }
+
+    fn send_request(&mut self) -> Result<(), PerfError> {
+        let request = (self.size as u64).to_be_bytes();
+        self.stream.write_all(&request).map_err(|e| self.io_error("read request", e))
+    }
+
+    /// Receive exactly one message (checking the pattern when validating).
+    fn receive_message(&mut self, during: &'static str) -> Result<(), PerfError> {
+        let mut remaining = self.size;
+        while remaining > 0 {
+            let want = remaining.min(self.scratch.len());
+            let got = match self.stream.read(&mut self.scratch[..want]) {
+                Ok(0) => return Err(PerfError::PeerClosed { peer: self.peer.clone(), during }),
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io_error(during, e)),
+            };
+            self.check(got);
+            remaining -= got;
+        }
+        Ok(())
+    }
+
+    /// Validate the first `length` bytes of the scratch buffer as the continuation of the stream.
+    fn check(&mut self, length: usize) {
+        if self.validate {
+            for index in 0..length {
+                if self.scratch[index] != pattern_byte(self.stream_offset) {
+                    self.validation_errors += 1;
+                }
+                self.stream_offset = (self.stream_offset + 1) % self.size;
+            }
+        }
+    }
+
+    fn receive_request(&mut self) -> Result<bool, PerfError> {
+        let mut request = [0u8; 8];
+        match self.stream.read_exact(&mut request) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(false),
+            Err(e) => return Err(self.io_error("read request", e)),
+        }
+        let asked = u64::from_be_bytes(request);
+        if asked != self.size as u64 {
+            return Err(PerfError::Mismatch {
+                field: "message size",
+                client: asked.to_string(),
+                server: self.size.to_string(),
+            });
+        }
+        Ok(true)
+    }
+}
+
+impl Connection for TcpConnection {
+    fn depth(&self) -> usize {
+        self.depth
+    }
+
+    fn post(&mut self) -> Result<(), PerfError> {
+        match self.operation {
+            Operation::Write | Operation::Send => {
+                self.send_message("bandwidth send")?;
+                self.completed += 1;
+            }
+            Operation::Read => self.send_request()?,
+        }
+        Ok(())
+    }
+
+    fn poll(&mut self, wait: Duration) -> Result<usize, PerfError> {
+        if self.operation == Operation::Read {
+            // Drain whatever responses have arrived, waiting at most `wait` for the first bytes.
+            self.stream
+                .set_read_timeout(Some(wait.max(Duration::from_micros(1))))
+                .map_err(|e| self.io_error("poll", e))?;
+            let mut first = true;
+            loop {
+                let result = self.stream.read(&mut self.scratch);
+                match result {
+                    Ok(0) => {
+                        let _ = self.stream.set_read_timeout(Some(self.timeout));
+                        return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "read responses" });
+                    }
+                    Ok(n) => {
+                        self.check(n);
+                        self.partial += n;
+                        self.completed += self.partial / self.size;
+                        self.partial %= self.size;
+                        if first {
+                            self.stream.set_nonblocking(true).map_err(|e| self.io_error("poll", e))?;
+                            first = false;
+                        }
+                    }
+                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        let _ = self.stream.set_nonblocking(false);
+                        return Err(self.io_error("read responses", e));
+                    }
+                }
+            }
+            self.stream.set_nonblocking(false).map_err(|e| self.io_error("poll", e))?;
+            self.stream.set_read_timeout(Some(self.timeout)).map_err(|e| self.io_error("poll", e))?;
+        }
+        Ok(std::mem::take(&mut self.completed))
+    }
+
+    fn finish(&mut self) -> Result<(), PerfError> {
+        match self.stream.shutdown(Shutdown::Write) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotConnected => Ok(()),
+            Err(e) => Err(self.io_error("finish", e)),
+        }
+    }
+
+    fn serve(&mut self, expected: Option<u64>) -> Result<u64, PerfError> {
+        let mut served = 0u64;
+        // The peer may pause between sizes or while the client sets up; only silence longer than
+        // the timeout is an error, and EOF (the client's finish) ends the test.
+        loop {
+            if expected.is_some_and(|e| served >= e) {
+                return Ok(served);
+            }
+            match self.operation {
+                Operation::Write | Operation::Send => {
+                    let mut remaining = self.size;
+                    while remaining > 0 {
+                        let want = remaining.min(self.scratch.len());
+                        match self.stream.read(&mut self.scratch[..want]) {
+                            Ok(0) if remaining == self.size => return Ok(served),
+                            Ok(0) => {
+                                return Err(PerfError::PeerClosed {
+                                    peer: self.peer.clone(),
+                                    during: "bandwidth receive",
+                                })
+                            }
+                            Ok(n) => {
+                                self.check(n);
+                                remaining -= n;
+                            }
+                            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                            Err(e) => return Err(self.io_error("bandwidth receive", e)),
+                        }
+                    }
+                }
+                Operation::Read => {
+                    if !self.receive_request()? {
+                        return Ok(served);
+                    }
+                    self.send_message("read response")?;
+                }
+            }
+            served += 1;
+        }
+    }
+
+    fn ping(&mut self) -> Result<(), PerfError> {
+        match self.operation {
+            Operation::Write | Operation::Send => self.send_message("latency ping")?,
+            Operation::Read => self.send_request()?,
+        }
+        self.receive_message("latency reply")
+    }
+
+    fn pong(&mut self) -> Result<(), PerfError> {
+        match self.operation {
+            Operation::Write | Operation::Send => {
+                self.receive_message("latency ping")?;
+                self.send_message("latency reply")
+            }
+            Operation::Read => {
+                if !self.receive_request()? {
+                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "latency read request" });
+                }
+                self.send_message("latency read response")
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        let local = self.stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        format!("tcp {local} -> {}", self.peer)
+    }
+
+    fn completion_is_remote(&self) -> bool {
+        false
+    }
+
+    fn validation_errors(&self) -> u64 {
+        self.validation_errors
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    fn pair(parameters: &RunParameters) -> (TcpConnection, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let raw = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        let (accepted, _) = listener.accept().expect("accept");
+        (TcpConnection::new(accepted, parameters, Duration::from_secs(2)).expect("connection"), raw)
+    }
+
+    #[test]
+    fn validation_counts_corrupted_bytes_and_accepts_the_pattern() {
+        let parameters = RunParameters { size: 64, validate: true, ..RunParameters::default() };
+        let (mut server, mut raw) = pair(&parameters);
+        let mut good = vec![0u8; 64];
+        fill_pattern(&mut good);
+        let mut bad = good.clone();
+        bad[10] ^= 0xff;
+        bad[63] ^= 0x01;
+        raw.write_all(&good).expect("write");
+        raw.write_all(&bad).expect("write");
+        raw.shutdown(Shutdown::Write).expect("shutdown");
+        assert_eq!(server.serve(None).expect("serve"), 2);
+        assert_eq!(server.validation_errors(), 2);
+    }
+
+    #[test]
+    fn a_truncated_message_is_the_peer_closing_not_a_count() {
+        let parameters = RunParameters { size: 64, ..RunParameters::default() };
+        let (mut server, mut raw) = pair(&parameters);
+        raw.write_all(&[0u8; 100]).expect("write");
+        raw.shutdown(Shutdown::Write).expect("shutdown");
+        assert!(matches!(server.serve(None), Err(PerfError::PeerClosed { .. })));
+    }
+
+    #[test]
+    fn a_read_request_for_another_size_is_a_named_mismatch() {
+        let parameters = RunParameters { size: 64, operation: Operation::Read, ..RunParameters::default() };
+        let (mut server, mut raw) = pair(&parameters);
+        raw.write_all(&128u64.to_be_bytes()).expect("write");
+        let error = server.serve(Some(1)).expect_err("mismatch");
+        assert!(error.to_string().contains("message size is 128 on the client but 64 on the server"), "{error}");
+    }
+}

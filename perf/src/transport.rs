@@ -1,0 +1,76 @@
+//! The seam between the generator and the wire: a [`Connection`] is one connected data path (an RC
+//! queue pair, or a TCP connection) set up for one operation and message size. The generator decides
+//! what to post and when; the connection knows how. TCP and verbs implement the same contract, so the
+//! same generator (and later the collectives) runs over both.
+//!
+//! Roles follow perftest: the *client* (active side) posts WRITE/SEND/READ operations and measures;
+//! the *server* (passive side) serves them: it posts receives for SEND, answers READ requests where
+//! the transport needs it, and does nothing for one-sided WRITE/READ on verbs.
+
+use std::time::Duration;
+
+use crate::PerfError;
+
+/// One connected data path.
+pub trait Connection: Send {
+    /// Messages this side may have in flight before it must wait for completions (perftest -t).
+    fn depth(&self) -> usize;
+
+    /// Start one message of the connection's size: RDMA WRITE or SEND from the local buffer, or RDMA
+    /// READ into it. May block briefly when the transport applies back-pressure.
+    fn post(&mut self) -> Result<(), PerfError>;
+
+    /// Messages completed since the previous call (0 when none yet). Must not block longer than
+    /// `wait`; a peer that stops answering surfaces as [`PerfError::PeerSilent`] after the connection's
+    /// own timeout, never as a hang.
+    fn poll(&mut self, wait: Duration) -> Result<usize, PerfError>;
+
+    /// Tell the peer this side will post nothing more (TCP: shut the write half; verbs: a final
+    /// message on the side channel is enough, so this may do nothing).
+    fn finish(&mut self) -> Result<(), PerfError>;
+
+    /// Passive side of a bandwidth test: serve until the peer has finished (`expected` messages when
+    /// known, else until the peer's [`Connection::finish`]), then return how many messages arrived or
+    /// were served. With validation on, received data is checked against the pattern.
+    fn serve(&mut self, expected: Option<u64>) -> Result<u64, PerfError>;
+
+    /// Latency, active side: one message out and the answer back (WRITE/SEND: the peer's reply of the
+    /// same size; READ: the read's own completion).
+    fn ping(&mut self) -> Result<(), PerfError>;
+
+    /// Latency, passive side: wait for the peer's message and answer it (nothing to do for READ on
+    /// transports where the peer reads memory without this side's help: return at once).
+    fn pong(&mut self) -> Result<(), PerfError>;
+
+    /// Human description for report headers ("tcp 10.0.0.2:41234", "mlx5_0:1 gid 3 qpn 0x1a2").
+    fn describe(&self) -> String;
+
+    /// True when a completion means the peer has the data (RC verbs: the remote ACK); false when it
+    /// only means the local stack took it (TCP), so the run's end is the peer's report.
+    fn completion_is_remote(&self) -> bool {
+        true
+    }
+
+    /// Bytes that did not match the validation pattern so far (0 when not validating).
+    fn validation_errors(&self) -> u64 {
+        0
+    }
+}
+
+/// The byte expected at `offset` of every message when validating (both sides agree on it without
+/// exchanging data): a pattern that changes with the offset so shifted or truncated data is caught.
+pub fn pattern_byte(offset: usize) -> u8 {
+    (offset.wrapping_mul(31).wrapping_add(7) % 251) as u8
+}
+
+/// Fill a buffer with the validation pattern.
+pub fn fill_pattern(buffer: &mut [u8]) {
+    for (offset, byte) in buffer.iter_mut().enumerate() {
+        *byte = pattern_byte(offset);
+    }
+}
+
+/// First offset where `buffer` differs from the pattern of a message starting at `message_offset`.
+pub fn first_mismatch(buffer: &[u8], message_offset: usize) -> Option<usize> {
+    buffer.iter().enumerate().find(|(i, b)| **b != pattern_byte(message_offset + i)).map(|(i, _)| i)
+}

@@ -1,0 +1,130 @@
+//! Rendering of `fabricdoctor perf` results: perftest's table layout and units (so numbers can be put
+//! side by side with ib_write_bw / ib_write_lat), and the JSON document with every unit in its key.
+
+use std::fmt::Write as _;
+
+use fabricdoctor_perf::generator::{SizeResult, SizeRun};
+use fabricdoctor_perf::RunParameters;
+use serde::Serialize;
+
+use crate::SCHEMA_VERSION;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PerfReport {
+    pub schema_version: u32,
+    pub tool_version: String,
+    pub server: String,
+    pub parameters: RunParameters,
+    pub runs: Vec<SizeRun>,
+}
+
+impl PerfReport {
+    pub fn new(server: String, parameters: RunParameters, runs: Vec<SizeRun>) -> PerfReport {
+        PerfReport {
+            schema_version: SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            server,
+            parameters,
+            runs,
+        }
+    }
+}
+
+const RULE: &str = "---------------------------------------------------------------------------------------";
+
+/// The header block: what ran where, as perftest prints its connection summary.
+pub fn header(report: &PerfReport) -> String {
+    let p = &report.parameters;
+    let mut out = String::new();
+    let _ = writeln!(out, "{RULE}");
+    let _ = writeln!(
+        out,
+        "                    RDMA_{} {} Test (fabricdoctor, transport {:?})",
+        format!("{:?}", p.operation).to_uppercase(),
+        match p.test {
+            fabricdoctor_perf::TestKind::Bandwidth => "BW",
+            fabricdoctor_perf::TestKind::Latency => "Latency",
+        },
+        p.transport
+    );
+    let _ = writeln!(out, " Number of qps   : {}\t\tTransport type : {:?}", p.queue_pairs, p.transport);
+    let _ = writeln!(out, " TX depth        : {}", p.tx_depth);
+    match (p.iterations, p.duration_ms) {
+        (_, Some(ms)) => {
+            let _ = writeln!(out, " Duration        : {:.1} s", ms as f64 / 1000.0);
+        }
+        (Some(n), None) => {
+            let _ = writeln!(out, " Iterations      : {n}");
+        }
+        (None, None) => {}
+    }
+    let _ = writeln!(out, " Server          : {}", report.server);
+    if let Some(run) = report.runs.first() {
+        for connection in &run.connections {
+            let _ = writeln!(out, " local/remote    : {connection}");
+        }
+    }
+    out
+}
+
+/// perftest's bandwidth table: `#bytes #iterations BW peak BW average MsgRate` in MiB/s (perftest's
+/// "MB/sec" is 2^20 bytes) or Gb/s with `report_gbits`, MsgRate in Mpps.
+pub fn bandwidth_table(report: &PerfReport, report_gbits: bool) -> String {
+    let unit = if report_gbits { "Gb/sec" } else { "MiB/sec" };
+    let mut out = header(report);
+    let _ = writeln!(out, "{RULE}");
+    let _ = writeln!(
+        out,
+        " #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]   BW min interval[{unit}]"
+    );
+    for run in &report.runs {
+        if let SizeResult::Bandwidth(b) = &run.result {
+            let (peak, average) = if report_gbits {
+                (b.bw_peak_gbps, b.bw_avg_gbps)
+            } else {
+                (b.bw_peak_mib_per_second, b.bw_avg_mib_per_second)
+            };
+            let minimum = b
+                .bw_min_interval_gbps
+                .map(|g| if report_gbits { format!("{g:.2}") } else { format!("{:.2}", g * 1e9 / 8.0 / 1048576.0) })
+                .unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                out,
+                " {:<10} {:<14} {:<18.2} {:<20.2} {:<15.6} {}",
+                b.bytes, b.iterations, peak, average, b.msg_rate_mpps, minimum
+            );
+        }
+    }
+    let _ = writeln!(out, "{RULE}");
+    out
+}
+
+/// perftest's latency table in microseconds (floating point, with both percentiles, also in duration
+/// mode).
+pub fn latency_table(report: &PerfReport) -> String {
+    let mut out = header(report);
+    let _ = writeln!(out, "{RULE}");
+    let _ = writeln!(
+        out,
+        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]"
+    );
+    for run in &report.runs {
+        if let SizeResult::Latency(l) = &run.result {
+            let _ = writeln!(
+                out,
+                " {:<6} {:<11} {:<14.3} {:<14.3} {:<16.3} {:<14.3} {:<15.3} {:<22.3} {:.3}",
+                l.bytes,
+                l.iterations,
+                l.lat_min_us,
+                l.lat_max_us,
+                l.lat_typical_us,
+                l.lat_avg_us,
+                l.lat_stdev_us,
+                l.lat_p99_us,
+                l.lat_p99_9_us
+            );
+        }
+    }
+    let _ = writeln!(out, "{RULE}");
+    out
+}
