@@ -114,8 +114,8 @@ fn all_sizes() -> Vec<u64> {
 
 fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     let kind = transport(&args.common);
-    if args.bidirectional {
-        anyhow::bail!("--bidirectional is not supported yet; run a client on each side at the same time instead");
+    if args.bidirectional && args.test == PerfTest::Lat {
+        anyhow::bail!("--bidirectional applies to bandwidth tests (perftest -b); latency is a ping-pong already");
     }
     let test = test_kind(args.test);
     let iterations = match (args.iters, args.duration) {

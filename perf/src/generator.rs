@@ -66,7 +66,7 @@ impl DataPath for TcpDataPath {
                 during: "data accept",
                 source,
             })?;
-            for _ in 0..parameters.queue_pairs {
+            for _ in 0..connection_count(parameters) {
                 let stream = accept_with_timeout(listener, self.timeout, &peer)?;
                 connections.push(Box::new(TcpConnection::new(stream, parameters, self.timeout)?));
             }
@@ -87,13 +87,23 @@ impl DataPath for TcpDataPath {
                 source,
             })?;
             address.set_port(port);
-            for _ in 0..parameters.queue_pairs {
+            for _ in 0..connection_count(parameters) {
                 let stream = TcpStream::connect_timeout(&address, self.timeout)
                     .map_err(|source| PerfError::Connect { peer: address.to_string(), source })?;
                 connections.push(Box::new(TcpConnection::new(stream, parameters, self.timeout)?));
             }
         }
         Ok(connections)
+    }
+}
+
+/// Data connections a session opens: one per queue pair, twice as many when bidirectional (the second
+/// half carries the server-to-client direction).
+pub fn connection_count(parameters: &RunParameters) -> u32 {
+    if parameters.bidirectional && parameters.test == TestKind::Bandwidth {
+        parameters.queue_pairs * 2
+    } else {
+        parameters.queue_pairs
     }
 }
 
@@ -228,9 +238,28 @@ pub fn run_client_size(
     let mut connections = path.connect(parameters, &server_endpoints, &control)?;
     let described = connections.iter().map(|c| c.describe()).collect();
     let started = Instant::now();
+    let forward_count = (parameters.queue_pairs as usize).min(connections.len());
+    let mut reverse_received: Option<(u64, f64)> = None;
     let (result, messages) = match parameters.test {
         TestKind::Bandwidth => {
-            let (timeline, messages) = drive_bandwidth(&mut connections, parameters, options.timeout)?;
+            let (forward, reverse) = connections.split_at_mut(forward_count);
+            let (timeline, messages) = std::thread::scope(|scope| {
+                // Bidirectional (perftest -b): receive the server's direction while sending ours; the
+                // receiving side times it, so TCP's local completions cannot flatter it.
+                let receiving = (!reverse.is_empty()).then(|| {
+                    scope.spawn(|| {
+                        let started = Instant::now();
+                        serve_bandwidth(reverse, parameters).map(|served| (served, started.elapsed().as_secs_f64()))
+                    })
+                });
+                let sent = drive_bandwidth(forward, parameters, options.timeout);
+                if let Some(handle) = receiving {
+                    let received =
+                        handle.join().map_err(|_| PerfError::Transport("the receiving thread panicked".into()))??;
+                    reverse_received = Some(received);
+                }
+                sent
+            })?;
             (Measured::Bandwidth(timeline), messages)
         }
         TestKind::Latency => {
@@ -257,10 +286,12 @@ pub fn run_client_size(
             }
             let window = (parameters.tx_depth as u64 * parameters.queue_pairs as u64).max(1);
             let interval = parameters.duration_ms.map(|ms| (ms as f64 / 1000.0 / 10.0).max(0.1));
-            SizeResult::Bandwidth(
-                bandwidth(parameters.size, &timeline, window, interval)
-                    .ok_or_else(|| PerfError::Transport("the run completed no message: nothing to measure".into()))?,
-            )
+            let forward = bandwidth(parameters.size, &timeline, window, interval)
+                .ok_or_else(|| PerfError::Transport("the run completed no message: nothing to measure".into()))?;
+            SizeResult::Bandwidth(match reverse_received {
+                Some((messages, seconds)) => crate::stats::add_direction(forward, parameters.size, messages, seconds),
+                None => forward,
+            })
         }
         Measured::Latency(samples) => {
             let halve = parameters.operation != Operation::Read;
@@ -283,6 +314,14 @@ pub fn run_client_size(
             "client sent {messages} messages but the server received {}",
             server.messages
         )));
+    }
+    if let (Some((received, _)), Some(iterations)) = (reverse_received, parameters.iterations) {
+        let expected = iterations * parameters.queue_pairs as u64;
+        if received != expected {
+            return Err(PerfError::Validation(format!(
+                "the server sent {expected} messages back but the client received {received}"
+            )));
+        }
     }
     Ok(SizeRun {
         parameters: parameters.clone(),
@@ -414,7 +453,24 @@ pub fn serve_session(
     )?;
     let mut connections = path.connect(&parameters, &client_endpoints, &control)?;
     let served = match parameters.test {
-        TestKind::Bandwidth => serve_bandwidth(&mut connections, &parameters)?,
+        TestKind::Bandwidth => {
+            let forward_count = (parameters.queue_pairs as usize).min(connections.len());
+            let (forward, reverse) = connections.split_at_mut(forward_count);
+            std::thread::scope(|scope| {
+                // Bidirectional: drive the server-to-client half while serving the client's.
+                let sending = (!reverse.is_empty()).then(|| {
+                    scope.spawn(|| {
+                        drive_bandwidth(reverse, &parameters, timeout)?;
+                        reverse.iter_mut().try_for_each(|c| c.finish())
+                    })
+                });
+                let served = serve_bandwidth(forward, &parameters);
+                if let Some(handle) = sending {
+                    handle.join().map_err(|_| PerfError::Transport("the sending thread panicked".into()))??;
+                }
+                served
+            })?
+        }
         TestKind::Latency => serve_latency(&mut connections, &parameters)?,
     };
     // The client's Done arrives after its last message; the server's count answers it.

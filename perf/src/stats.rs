@@ -33,6 +33,23 @@ pub struct BandwidthResult {
     pub seconds: f64,
 }
 
+/// Bidirectional runs (perftest -b report the sum of both directions): add the other direction,
+/// received `messages` of `size` bytes over `seconds`, to this side's result. The peak adds the other
+/// direction's average (its own peak is not observed here).
+pub fn add_direction(mut result: BandwidthResult, size: u64, messages: u64, seconds: f64) -> BandwidthResult {
+    if seconds <= 0.0 {
+        return result;
+    }
+    let rate = (size * messages) as f64 / seconds;
+    result.iterations += messages;
+    result.bw_avg_gbps += gbps(rate);
+    result.bw_peak_gbps += gbps(rate);
+    result.bw_avg_mib_per_second += mib_per_second(rate);
+    result.bw_peak_mib_per_second += mib_per_second(rate);
+    result.msg_rate_mpps += messages as f64 / seconds / 1e6;
+    result
+}
+
 /// Progress marks of a bandwidth run: (seconds since start, messages completed so far).
 #[derive(Debug, Clone, Default)]
 pub struct CompletionTimeline {

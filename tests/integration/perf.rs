@@ -109,6 +109,23 @@ fn a_size_sweep_and_duration_mode_keep_their_columns() {
 }
 
 #[test]
+fn bidirectional_bandwidth_counts_both_directions() {
+    let server = Server::start(&[], None);
+    let both = report(&client(
+        "127.0.0.1",
+        server.port,
+        &["-b", "--size", "65536", "--iters", "1500", "--qps", "2", "--validate"],
+    ));
+    let result = &both["runs"][0]["result"];
+    // 2 queue pairs x 1500 iterations each way.
+    assert_eq!(result["iterations"], 6000, "{result}");
+    assert_eq!(both["runs"][0]["connections"].as_array().expect("connections").len(), 4);
+    assert!(result["bw_avg_gbps"].as_f64().expect("bw") > 0.01);
+    let refused = client("127.0.0.1", server.port, &["-b", "--test", "lat"]);
+    assert_eq!(refused.status.code(), Some(2));
+}
+
+#[test]
 fn the_text_table_has_perftest_columns() {
     let server = Server::start(&[], None);
     let output = binary()

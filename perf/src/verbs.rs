@@ -1,0 +1,798 @@
+//! The verbs transport: one RDMA RC queue pair per [`Connection`], carrying RDMA WRITE, READ or SEND
+//! with perftest's semantics (ib_write_bw, ib_read_bw, ib_send_bw, ib_*_lat), bound to libibverbs at
+//! run time so the same binary runs with or without rdma-core.
+//!
+//! Setup: [`VerbsEndpoint::open`] opens the device, chooses the GID, registers the buffer and creates
+//! the queue pair (RESET -> INIT); the generator sends [`VerbsEndpoint::local_info`] to the peer over
+//! the side channel and [`VerbsEndpoint::connect`] takes the peer's (INIT -> RTR -> RTS).
+//!
+//! The buffer of a connection has two regions of one message each: the *send* region (source of
+//! WRITE and SEND, the memory the peer READs) and the *receive* region (where the peer WRITEs, where
+//! SENDs land, the destination of READs). Each side advertises the region the peer targets.
+//!
+//! Bandwidth (client): [`Connection::post`] signals one work request in `cq_mod` (perftest `-Q`:
+//! 100, at most the depth, every one above 8 KiB) and [`Connection::poll`] returns how many messages
+//! the completions cover. A `poll` that may wait while only unsignaled messages are outstanding (the
+//! end of a run) first posts a signaled zero-length RDMA WRITE: RC completes in order, so its
+//! completion covers them. [`Connection::finish`] does the same and, for SEND, ends the server's
+//! [`Connection::serve`] with a zero-length SEND (the duration-mode end).
+//!
+//! Latency: WRITE is perftest's ping-pong on the last byte (each side polls the last byte of its
+//! receive region for the peer's iteration count), SEND uses posted receives, READ is the read's own
+//! completion (the server does nothing).
+
+mod device;
+mod protocol;
+
+use std::net::Ipv6Addr;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+pub use protocol::{
+    choose_gid_index, completion_moderation, gid_text, ipv4_mapped, mtu_from_enum, mtu_to_enum, wc_status_name,
+    GidCandidate, GidChoice, GidKind, GidReason,
+};
+
+use crate::params::Operation;
+use crate::transport::Connection;
+use crate::PerfError;
+use device::{Completion, Device, QueueSizes, Resources, WireOp};
+use protocol::{GrhPlan, InitPlan, RtrPlan, RtsPlan};
+
+/// perftest DEF_RX_SEND: receives kept posted for SEND bandwidth.
+const SEND_RECEIVE_DEPTH: usize = 512;
+/// RoCE hop limit of the GRH (perftest: 0xFF).
+const HOP_LIMIT: u8 = 0xff;
+/// How often a busy-poll loop looks at the clock.
+const SPINS_PER_CLOCK_CHECK: u32 = 64;
+
+/// What the CLI resolved for the verbs transport.
+#[derive(Debug, Clone)]
+pub struct VerbsOptions {
+    /// RDMA device (`mlx5_0`, `rxe0`); `None`: the first device whose port is active.
+    pub device: Option<String>,
+    /// Port number, from 1 (perftest `-i`).
+    pub port: u8,
+    /// GID index (perftest `-x`); `None`: [`choose_gid_index`].
+    pub gid_index: Option<u32>,
+    pub operation: Operation,
+    /// Message size in bytes.
+    pub size: usize,
+    /// Messages in flight (perftest `-t`).
+    pub depth: usize,
+    /// Messages up to this size go inline (perftest `-I`; not for READ).
+    pub inline_size: u32,
+    /// Fill the buffers with the pattern and check what arrives.
+    pub validate: bool,
+    /// How long to wait for the peer before giving up.
+    pub timeout: Duration,
+}
+
+/// Connection parameters a side sends to its peer over the side channel (the generator puts it in
+/// the handshake as JSON). perftest's `pingpong_dest` plus what this transport checks.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct VerbsEndpointInfo {
+    /// Device name, for messages.
+    pub device: String,
+    pub port: u8,
+    /// Queue pair number.
+    pub qpn: u32,
+    /// Initial packet sequence number (24 bits).
+    pub psn: u32,
+    /// The GID in IPv6 text form (`::ffff:10.77.0.2`); `::` when the port has none.
+    pub gid: String,
+    pub gid_index: u32,
+    /// LID (InfiniBand; 0 on RoCE).
+    pub lid: u16,
+    /// Remote key and address of the region the peer targets, and its length in bytes.
+    pub rkey: u32,
+    pub address: u64,
+    pub length: u64,
+    /// Active MTU of the port in bytes.
+    pub mtu: u32,
+    /// RDMA READs this side serves at once (responder resources).
+    pub max_read_atomic: u8,
+    /// "ethernet" (RoCE) or "infiniband".
+    pub link_layer: String,
+}
+
+/// An opened, registered queue pair in INIT, not yet connected.
+pub struct VerbsEndpoint {
+    options: VerbsOptions,
+    device_name: String,
+    port: device::PortInfo,
+    gid: Ipv6Addr,
+    gid_choice: GidChoice,
+    gid_netdev: Option<String>,
+    limits: device::Limits,
+    psn: u32,
+    layout: Layout,
+    resources: Resources,
+}
+
+impl std::fmt::Debug for VerbsEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerbsEndpoint").field("description", &self.describe()).finish()
+    }
+}
+
+/// Offsets of the two regions in the buffer.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    size: usize,
+    receive_offset: usize,
+}
+
+impl Layout {
+    fn new(size: usize) -> Layout {
+        // Separate cache lines, like perftest's BUFF_SIZE halves.
+        Layout { size, receive_offset: size.div_ceil(64) * 64 }
+    }
+    fn send(&self) -> Range<usize> {
+        0..self.size
+    }
+    fn receive(&self) -> Range<usize> {
+        self.receive_offset..self.receive_offset + self.size
+    }
+    fn length(&self) -> usize {
+        self.receive_offset + self.size
+    }
+}
+
+impl VerbsEndpoint {
+    /// Open the device, choose the GID, register the buffer and create the queue pair (INIT).
+    pub fn open(options: &VerbsOptions) -> Result<VerbsEndpoint, PerfError> {
+        if options.size == 0 || options.size > 1 << 30 {
+            return Err(PerfError::Unsupported(format!("message size {} must be 1 byte to 1 GiB", options.size)));
+        }
+        if options.depth == 0 {
+            return Err(PerfError::Unsupported("the depth (messages in flight) must be at least 1".into()));
+        }
+        let device = device::open_device(options.device.as_deref(), options.port)?;
+        let port = device.port(options.port)?;
+        let limits = device.limits()?;
+        let table = device.gid_table(options.port, port.gid_table_len)?;
+        let port_netdev = table.iter().find(|e| e.index == 0).and_then(|e| e.netdev.clone());
+        let gid_choice = match options.gid_index {
+            Some(index) => {
+                if index >= port.gid_table_len.max(1) || (port.ethernet && !table.iter().any(|e| e.index == index)) {
+                    return Err(PerfError::Transport(format!(
+                        "GID index {index} of {} port {} is empty; populated: {}",
+                        device.name,
+                        options.port,
+                        describe_table(&table)
+                    )));
+                }
+                GidChoice { index, reason: GidReason::User }
+            }
+            None if port.ethernet => choose_gid_index(&table, port_netdev.as_deref()),
+            // InfiniBand: index 0 (the port GID), used only for the GRH when one is asked for.
+            None => GidChoice { index: 0, reason: GidReason::Default },
+        };
+        let gid = device.gid(options.port, gid_choice.index)?;
+        let gid_netdev = table.iter().find(|e| e.index == gid_choice.index).and_then(|e| e.netdev.clone());
+        if port.ethernet && gid.is_unspecified() {
+            return Err(PerfError::Transport(format!(
+                "GID index {} of {} port {} is empty; populated: {}",
+                gid_choice.index,
+                device.name,
+                options.port,
+                describe_table(&table)
+            )));
+        }
+
+        let cap = |wanted: usize| u32::try_from(wanted).unwrap_or(u32::MAX).min(limits.max_qp_wr).min(limits.max_cqe);
+        let receive_depth = receive_depth(options.operation, options.depth);
+        let sizes = QueueSizes {
+            // One more than the depth for the flush/end marker.
+            send: cap(options.depth + 1),
+            receive: cap(receive_depth),
+            inline: if options.operation == Operation::Read { 0 } else { options.inline_size },
+        };
+        let layout = Layout::new(options.size);
+        let mut resources = Resources::create(&device, sizes, layout.length())?;
+        // The send region always carries the pattern: it is what WRITE/SEND deliver and what the
+        // peer READs, so the receiving side can validate without exchanging data.
+        resources.buffer.fill_pattern(layout.send());
+        resources.to_init(&InitPlan::new(options.port))?;
+        Ok(VerbsEndpoint {
+            options: options.clone(),
+            device_name: device.name.clone(),
+            port,
+            gid,
+            gid_choice,
+            gid_netdev,
+            limits,
+            psn: protocol::random_psn(),
+            layout,
+            resources,
+        })
+    }
+
+    /// What the peer needs to connect to this endpoint.
+    pub fn local_info(&self) -> VerbsEndpointInfo {
+        // The peer READs our send region; it WRITEs (or SENDs) into our receive region.
+        let target = match self.options.operation {
+            Operation::Read => self.layout.send(),
+            Operation::Write | Operation::Send => self.layout.receive(),
+        };
+        VerbsEndpointInfo {
+            device: self.device_name.clone(),
+            port: self.options.port,
+            qpn: self.resources.qpn(),
+            psn: self.psn,
+            gid: self.gid.to_string(),
+            gid_index: self.gid_choice.index,
+            lid: self.port.lid,
+            rkey: self.resources.rkey(),
+            address: self.resources.buffer.address(target.start),
+            length: target.len() as u64,
+            mtu: self.port.active_mtu,
+            max_read_atomic: self.limits.responder_resources,
+            link_layer: if self.port.ethernet { "ethernet" } else { "infiniband" }.into(),
+        }
+    }
+
+    /// Device, port, GID index, GID and how it was chosen, MTU.
+    pub fn describe(&self) -> String {
+        let netdev = self.gid_netdev.as_deref().map(|n| format!(" {n}")).unwrap_or_default();
+        let link = if self.port.ethernet { "RoCE" } else { "InfiniBand" };
+        format!(
+            "{}:{} {link}{netdev} gid index {} {} ({}), mtu {}, qpn {:#x}, {}",
+            self.device_name,
+            self.options.port,
+            self.gid_choice.index,
+            gid_text(&self.gid),
+            self.gid_choice.reason,
+            self.port.active_mtu,
+            self.resources.qpn(),
+            self.resources.flavour,
+        )
+    }
+
+    /// Connect to the peer: post the receives (SEND), then INIT -> RTR -> RTS.
+    ///
+    /// The peer must have reached RTR before this side posts (the server connects before it answers
+    /// the client's hello, the client after): a message to a queue pair that is not yet ready is
+    /// dropped and retried, and after the retries the sender fails with IBV_WC_RETRY_EXC_ERR.
+    pub fn connect(mut self, remote: &VerbsEndpointInfo) -> Result<VerbsConnection, PerfError> {
+        let peer = protocol::peer_name(remote);
+        if (remote.length as usize) < self.options.size {
+            return Err(PerfError::Mismatch {
+                field: "verbs buffer length",
+                client: remote.length.to_string(),
+                server: self.options.size.to_string(),
+            });
+        }
+        let remote_ethernet = remote.link_layer == "ethernet";
+        if remote_ethernet != self.port.ethernet {
+            return Err(PerfError::Transport(format!(
+                "link layers differ: {} port {} is {} but the peer {peer} is {}",
+                self.device_name,
+                self.options.port,
+                if self.port.ethernet { "ethernet" } else { "infiniband" },
+                remote.link_layer
+            )));
+        }
+        let remote_gid: Ipv6Addr = remote
+            .gid
+            .parse()
+            .map_err(|_| PerfError::Handshake { peer: peer.clone(), reason: format!("GID {:?} is not an IPv6 address", remote.gid) })?;
+        let mtu = protocol::path_mtu(self.port.active_mtu, remote.mtu)?;
+        // Before RTR, so no message of the peer finds the receive queue empty.
+        let receive_count = receive_depth(self.options.operation, self.options.depth).min(self.limits.max_qp_wr as usize);
+        self.resources
+            .post_receives(self.layout.receive(), receive_count)
+            .map_err(|e| PerfError::Transport(format!("cannot post receives on {}: {e}", self.device_name)))?;
+        // RoCE needs the GRH; on InfiniBand only a GID index asked for on the command line adds one.
+        let grh = (self.port.ethernet || self.options.gid_index.is_some()).then(|| GrhPlan {
+            dgid: remote_gid,
+            sgid_index: u8::try_from(self.gid_choice.index).unwrap_or(u8::MAX),
+            hop_limit: HOP_LIMIT,
+            traffic_class: 0,
+        });
+        let rtr = RtrPlan::new(self.options.port, mtu, remote, self.limits.responder_resources, grh)?;
+        self.resources.to_rtr(&rtr).map_err(|(errno, detail)| match errno {
+            0 => PerfError::Transport(format!("cannot move the queue pair to RTR towards peer {peer}: {detail}")),
+            errno => protocol::rtr_error(errno, self.gid_choice.index, &peer),
+        })?;
+        self.resources.to_rts(&RtsPlan::new(self.psn, self.limits.initiator_depth, remote.max_read_atomic))?;
+
+        let description = format!("{} -> {peer}, path mtu {mtu}", self.describe());
+        let options = &self.options;
+        Ok(VerbsConnection {
+            moderation: completion_moderation(options.size, options.depth),
+            inline: options.size <= options.inline_size as usize && options.operation != Operation::Read,
+            operation: options.operation,
+            depth: options.depth,
+            validate: options.validate,
+            timeout: options.timeout,
+            remote: (remote.address, remote.rkey),
+            layout: self.layout,
+            resources: self.resources,
+            peer,
+            description,
+            unsignaled: 0,
+            signaled_in_flight: 0,
+            outstanding: 0,
+            finished: false,
+            served_one_sided: false,
+            last_progress: Instant::now(),
+            completions: Vec::with_capacity(64),
+            sent_count: 0,
+            received_count: 0,
+            validation_errors: 0,
+        })
+    }
+}
+
+/// Receives kept posted: SEND bandwidth needs more than the peer's depth (perftest DEF_RX_SEND);
+/// WRITE and READ need one, for the end marker of [`Connection::finish`].
+fn receive_depth(operation: Operation, depth: usize) -> usize {
+    match operation {
+        Operation::Send => SEND_RECEIVE_DEPTH.max(depth + 1),
+        Operation::Write | Operation::Read => 1,
+    }
+}
+
+fn describe_table(table: &[GidCandidate]) -> String {
+    if table.is_empty() {
+        return "none".into();
+    }
+    table
+        .iter()
+        .map(|e| format!("{} {} {}{}", e.index, gid_text(&e.gid), e.kind, e.netdev.as_deref().map(|n| format!(" {n}")).unwrap_or_default()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A connected RC queue pair.
+pub struct VerbsConnection {
+    operation: Operation,
+    depth: usize,
+    moderation: usize,
+    inline: bool,
+    validate: bool,
+    timeout: Duration,
+    /// Address and rkey of the peer's target region.
+    remote: (u64, u32),
+    layout: Layout,
+    peer: String,
+    description: String,
+    /// Bandwidth accounting: messages posted since the last signaled one, signaled work requests not
+    /// yet completed, messages posted and not yet reported by `poll`.
+    unsignaled: usize,
+    signaled_in_flight: usize,
+    outstanding: usize,
+    /// `finish` posted the end marker.
+    finished: bool,
+    /// `serve` ran for WRITE: the peer's data is in our receive region.
+    served_one_sided: bool,
+    last_progress: Instant,
+    completions: Vec<Completion>,
+    /// Latency: the iteration counts carried in the last byte (WRITE) or counted (SEND).
+    sent_count: u64,
+    received_count: u64,
+    validation_errors: u64,
+    resources: Resources,
+}
+
+impl std::fmt::Debug for VerbsConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerbsConnection").field("description", &self.description).finish()
+    }
+}
+
+/// What a completion's work request id means: the number of messages it covers.
+fn covered(completion: &Completion) -> usize {
+    completion.wr_id as usize
+}
+
+impl VerbsConnection {
+    fn op_name(&self) -> &'static str {
+        match self.operation {
+            Operation::Write => "RDMA WRITE",
+            Operation::Read => "RDMA READ",
+            Operation::Send => "SEND",
+        }
+    }
+
+    fn wire_op(&self) -> WireOp {
+        let (remote_address, rkey) = self.remote;
+        match self.operation {
+            Operation::Write => WireOp::Write { remote_address, rkey },
+            Operation::Read => WireOp::Read { remote_address, rkey },
+            Operation::Send => WireOp::Send,
+        }
+    }
+
+    /// The local range of one message: the source of WRITE/SEND, the destination of READ.
+    fn local(&self) -> Range<usize> {
+        match self.operation {
+            Operation::Read => self.layout.receive(),
+            Operation::Write | Operation::Send => self.layout.send(),
+        }
+    }
+
+    fn post_error(&self, error: std::io::Error) -> PerfError {
+        PerfError::Transport(format!("cannot post {} to peer {}: {error}", self.op_name(), self.peer))
+    }
+
+    fn silent(&self) -> PerfError {
+        PerfError::PeerSilent { peer: self.peer.clone(), waited: self.timeout }
+    }
+
+    /// A signaled zero-length RDMA WRITE covering the unsignaled tail (or ending a SEND stream).
+    fn post_marker(&mut self, op: WireOp) -> Result<(), PerfError> {
+        let covers = self.unsignaled as u64;
+        self.resources.post_send(op, 0..0, covers, true, false).map_err(|e| self.post_error(e))?;
+        self.unsignaled = 0;
+        self.signaled_in_flight += 1;
+        Ok(())
+    }
+
+    fn flush_marker(&self) -> WireOp {
+        let (remote_address, rkey) = self.remote;
+        WireOp::Write { remote_address, rkey }
+    }
+
+    /// Reap the send queue; returns the messages covered. A failed completion is the run's error.
+    fn reap_send(&mut self) -> Result<usize, PerfError> {
+        self.completions.clear();
+        self.resources.poll_send(&mut self.completions).map_err(|e| {
+            PerfError::Transport(format!("polling the send completion queue (peer {}) failed: {e}", self.peer))
+        })?;
+        let mut messages = 0;
+        for completion in &self.completions {
+            if completion.status != 0 {
+                return Err(protocol::completion_error(self.op_name(), &self.peer, completion.status, completion.vendor_err));
+            }
+            messages += covered(completion);
+        }
+        self.signaled_in_flight = self.signaled_in_flight.saturating_sub(self.completions.len());
+        if !self.completions.is_empty() {
+            self.last_progress = Instant::now();
+        }
+        Ok(messages)
+    }
+
+    /// Busy-poll until `done` holds, giving up after the timeout.
+    fn spin_until(&mut self, mut done: impl FnMut(&mut Self) -> Result<bool, PerfError>) -> Result<(), PerfError> {
+        let start = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            if done(self)? {
+                return Ok(());
+            }
+            spins += 1;
+            if spins % SPINS_PER_CLOCK_CHECK == 0 && start.elapsed() > self.timeout {
+                return Err(self.silent());
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Wait for one signaled send completion (latency: every work request is signaled).
+    fn wait_send_completion(&mut self) -> Result<(), PerfError> {
+        self.spin_until(|c| {
+            c.reap_send()?;
+            Ok(!c.completions.is_empty())
+        })
+    }
+
+    /// Wait for one receive completion; `Ok(false)` for the peer's end marker (a zero-length SEND).
+    fn wait_receive(&mut self) -> Result<bool, PerfError> {
+        let mut message = None;
+        self.spin_until(|c| {
+            c.completions.clear();
+            c.resources.poll_receive(&mut c.completions).map_err(|e| {
+                PerfError::Transport(format!("polling the receive completion queue (peer {}) failed: {e}", c.peer))
+            })?;
+            if let Some(completion) = c.completions.first().copied() {
+                message = Some(completion);
+                return Ok(true);
+            }
+            Ok(false)
+        })?;
+        let completion = message.unwrap_or_default();
+        if completion.status != 0 {
+            return Err(protocol::completion_error("receive", &self.peer, completion.status, completion.vendor_err));
+        }
+        // Every receive comes back once: keep the queue full.
+        self.resources
+            .post_receives(self.layout.receive(), 1)
+            .map_err(|e| PerfError::Transport(format!("cannot post a receive (peer {}): {e}", self.peer)))?;
+        if completion.byte_len == 0 {
+            return Ok(false);
+        }
+        if self.validate {
+            if completion.byte_len as usize != self.layout.size {
+                self.validation_errors += self.layout.size as u64;
+            } else {
+                self.validation_errors += self.resources.buffer.mismatches(self.layout.receive());
+            }
+        }
+        Ok(true)
+    }
+
+    /// WRITE latency: the byte that carries the iteration count (the last of the message).
+    fn count_byte(&self) -> usize {
+        self.layout.size - 1
+    }
+
+    fn write_ping(&mut self) -> Result<(), PerfError> {
+        self.sent_count += 1;
+        self.resources.buffer.write_byte(self.layout.send().start + self.count_byte(), self.sent_count as u8);
+        let op = self.wire_op();
+        let local = self.local();
+        self.resources.post_send(op, local, 0, true, self.inline).map_err(|e| self.post_error(e))?;
+        self.wait_send_completion()
+    }
+
+    /// Wait until the peer's WRITE brings the next iteration count into our last byte; `Ok(false)`
+    /// when the peer's end marker arrives instead (checked between polls of the byte).
+    fn wait_write(&mut self) -> Result<bool, PerfError> {
+        self.received_count += 1;
+        let expected = self.received_count as u8;
+        let offset = self.layout.receive().start + self.count_byte();
+        let mut spins = 0u32;
+        let mut ended = None;
+        self.spin_until(|c| {
+            if c.resources.buffer.read_byte(offset) == expected {
+                return Ok(true);
+            }
+            spins += 1;
+            if spins % SPINS_PER_CLOCK_CHECK == 0 {
+                c.completions.clear();
+                c.resources.poll_receive(&mut c.completions).map_err(|e| {
+                    PerfError::Transport(format!("polling the receive completion queue (peer {}) failed: {e}", c.peer))
+                })?;
+                ended = c.completions.first().copied();
+                return Ok(ended.is_some());
+            }
+            Ok(false)
+        })?;
+        if let Some(marker) = ended {
+            if marker.status != 0 {
+                return Err(protocol::completion_error("receive", &self.peer, marker.status, marker.vendor_err));
+            }
+            return Ok(false);
+        }
+        if self.validate {
+            let receive = self.layout.receive();
+            self.validation_errors += self.resources.buffer.mismatches(receive.start..receive.end - 1);
+        }
+        Ok(true)
+    }
+}
+
+impl Connection for VerbsConnection {
+    fn depth(&self) -> usize {
+        self.depth
+    }
+
+    fn post(&mut self) -> Result<(), PerfError> {
+        let signaled = self.unsignaled + 1 >= self.moderation;
+        let covers = if signaled { self.unsignaled as u64 + 1 } else { 0 };
+        let (op, local) = (self.wire_op(), self.local());
+        self.resources.post_send(op, local, covers, signaled, self.inline).map_err(|e| self.post_error(e))?;
+        if self.outstanding == 0 {
+            self.last_progress = Instant::now();
+        }
+        self.outstanding += 1;
+        if signaled {
+            self.unsignaled = 0;
+            self.signaled_in_flight += 1;
+        } else {
+            self.unsignaled += 1;
+        }
+        Ok(())
+    }
+
+    fn poll(&mut self, wait: Duration) -> Result<usize, PerfError> {
+        let mut messages = self.reap_send()?;
+        if messages == 0 && !wait.is_zero() {
+            // Waiting with only unsignaled messages outstanding: nothing would ever complete them.
+            if self.signaled_in_flight == 0 && self.unsignaled > 0 {
+                let marker = self.flush_marker();
+                self.post_marker(marker)?;
+            }
+            let deadline = Instant::now() + wait;
+            let mut spins = 0u32;
+            while messages == 0 && self.signaled_in_flight > 0 {
+                messages = self.reap_send()?;
+                spins += 1;
+                if spins % SPINS_PER_CLOCK_CHECK == 0 && Instant::now() >= deadline {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        if messages == 0 && self.outstanding > 0 && self.last_progress.elapsed() > self.timeout {
+            return Err(self.silent());
+        }
+        if self.validate && messages > 0 && self.operation == Operation::Read {
+            self.validation_errors += self.resources.buffer.mismatches(self.layout.receive());
+        }
+        self.outstanding = self.outstanding.saturating_sub(messages);
+        Ok(messages)
+    }
+
+    /// Post the end marker, a zero-length SEND: it ends the server's `serve` (SEND) and `pong`
+    /// (SEND, WRITE), which is how duration mode stops. Signaled, it also covers an unsignaled tail.
+    fn finish(&mut self) -> Result<(), PerfError> {
+        if !self.finished {
+            self.post_marker(WireOp::Send)?;
+            self.finished = true;
+        }
+        Ok(())
+    }
+
+    fn serve(&mut self, expected: Option<u64>) -> Result<u64, PerfError> {
+        match self.operation {
+            // One-sided: the data path needs nothing from this side; the client's "done" arrives on
+            // the side channel.
+            Operation::Write | Operation::Read => {
+                self.served_one_sided = self.operation == Operation::Write;
+                Ok(expected.unwrap_or(0))
+            }
+            Operation::Send => {
+                let mut received = 0u64;
+                while expected.is_none_or(|e| received < e) {
+                    if !self.wait_receive()? {
+                        break;
+                    }
+                    received += 1;
+                }
+                Ok(received)
+            }
+        }
+    }
+
+    fn ping(&mut self) -> Result<(), PerfError> {
+        match self.operation {
+            Operation::Write => {
+                self.write_ping()?;
+                if !self.wait_write()? {
+                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "WRITE latency" });
+                }
+                Ok(())
+            }
+            Operation::Send => {
+                let (op, local) = (self.wire_op(), self.local());
+                self.resources.post_send(op, local, 0, true, self.inline).map_err(|e| self.post_error(e))?;
+                self.wait_send_completion()?;
+                if !self.wait_receive()? {
+                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "SEND latency" });
+                }
+                Ok(())
+            }
+            Operation::Read => {
+                let (op, local) = (self.wire_op(), self.local());
+                self.resources.post_send(op, local, 0, true, false).map_err(|e| self.post_error(e))?;
+                self.wait_send_completion()?;
+                if self.validate {
+                    self.validation_errors += self.resources.buffer.mismatches(self.layout.receive());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn pong(&mut self) -> Result<(), PerfError> {
+        match self.operation {
+            Operation::Write => {
+                if !self.wait_write()? {
+                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "WRITE latency" });
+                }
+                self.write_ping()
+            }
+            Operation::Send => {
+                if !self.wait_receive()? {
+                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "SEND latency" });
+                }
+                let (op, local) = (self.wire_op(), self.local());
+                self.resources.post_send(op, local, 0, true, self.inline).map_err(|e| self.post_error(e))?;
+                self.wait_send_completion()
+            }
+            Operation::Read => Ok(()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+
+    fn validation_errors(&self) -> u64 {
+        if self.validate && self.served_one_sided {
+            // WRITE bandwidth: the data landed in our receive region without our involvement; check
+            // it now (the generator asks after the client's "done").
+            return self.validation_errors + self.resources.buffer.mismatches(self.layout.receive());
+        }
+        self.validation_errors
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> VerbsOptions {
+        VerbsOptions {
+            device: None,
+            port: 1,
+            gid_index: None,
+            operation: Operation::Write,
+            size: 65536,
+            depth: 128,
+            inline_size: 0,
+            validate: false,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// This build host has no kernel RDMA (and may or may not have libibverbs): opening must fail
+    /// with the message for whichever is missing, never panic or hang. On a host with a device this
+    /// test checks nothing more (the guest test covers real devices).
+    #[test]
+    fn open_without_rdma_says_what_is_missing() {
+        let has_devices = std::fs::read_dir("/sys/class/infiniband").is_ok_and(|mut d| d.next().is_some());
+        if has_devices {
+            eprintln!("note: this host has RDMA devices; the missing-RDMA error is covered by tests/vm instead");
+            return;
+        }
+        let error = VerbsEndpoint::open(&options()).expect_err("no RDMA here").to_string();
+        let libibverbs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"]
+            .iter()
+            .any(|dir| std::path::Path::new(dir).join("libibverbs.so.1").exists());
+        if libibverbs {
+            assert!(error.starts_with("no RDMA devices: kernel has no RDMA support or no driver loaded"), "{error}");
+        } else {
+            assert!(error.starts_with("RDMA userspace (rdma-core) not installed"), "{error}");
+        }
+    }
+
+    #[test]
+    fn bad_sizes_are_refused_before_touching_a_device() {
+        let error = VerbsEndpoint::open(&VerbsOptions { size: 0, ..options() }).expect_err("size 0").to_string();
+        assert!(error.contains("message size 0"), "{error}");
+        let error = VerbsEndpoint::open(&VerbsOptions { depth: 0, ..options() }).expect_err("depth 0").to_string();
+        assert!(error.contains("depth"), "{error}");
+    }
+
+    #[test]
+    fn regions_do_not_overlap_and_start_on_cache_lines() {
+        let layout = Layout::new(100);
+        assert_eq!(layout.send(), 0..100);
+        assert_eq!(layout.receive(), 128..228);
+        assert_eq!(layout.length(), 228);
+        assert_eq!(Layout::new(64).receive(), 64..128);
+    }
+
+    #[test]
+    fn endpoint_info_round_trips_as_json() {
+        let info = VerbsEndpointInfo {
+            device: "rxe0".into(),
+            port: 1,
+            qpn: 17,
+            psn: 0xabcdef,
+            gid: "::ffff:10.77.0.2".into(),
+            gid_index: 1,
+            lid: 0,
+            rkey: 0x1234,
+            address: 0x7f12_3456_7000,
+            length: 65536,
+            mtu: 1024,
+            max_read_atomic: 128,
+            link_layer: "ethernet".into(),
+        };
+        let json = serde_json::to_value(&info).expect("json");
+        assert_eq!(json["gid"], "::ffff:10.77.0.2");
+        let back: VerbsEndpointInfo = serde_json::from_value(json).expect("back");
+        assert_eq!(back, info);
+        assert!(serde_json::from_str::<VerbsEndpointInfo>(r#"{"qpn": 1}"#).is_err());
+    }
+}

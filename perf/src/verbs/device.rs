@@ -1,0 +1,495 @@
+//! The libibverbs calls, through sideway (which dlopens libibverbs.so.1 via rdma-mummy-sys, so the
+//! binary starts without rdma-core): device, port and GID queries, the registered buffer, queue pair
+//! transitions, posting and polling. The rest of the transport is safe code over this module.
+//!
+//! Unsafe code, and why it cannot be avoided here: the buffer is memory the adapter reads and writes
+//! behind the compiler's back (DMA), so it is a raw allocation accessed with volatile reads and
+//! writes, never through `&[u8]`/`&mut [u8]` while a work request may touch it; sideway marks
+//! `ibv_reg_mr` and scatter/gather setup `unsafe` because the library cannot check that the memory
+//! outlives the work requests (here: the buffer is dropped after the queue pair and the memory region).
+#![expect(unsafe_code, reason = "DMA buffer and sideway's unsafe ibv_reg_mr/sge setup; see the module doc")]
+
+use std::alloc::Layout;
+use std::io;
+use std::net::Ipv6Addr;
+use std::ops::Range;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use sideway::ibverbs::address::{AddressHandleAttribute, Gid, GidType};
+use sideway::ibverbs::completion::{
+    CreateCompletionQueueWorkCompletionFlags, GenericCompletionQueue, PollCompletionQueueError,
+};
+use sideway::ibverbs::device::{DeviceInfo, DeviceList, GetDeviceListErrorKind};
+use sideway::ibverbs::device_context::{DeviceContext, LinkLayer, Mtu, PortState};
+use sideway::ibverbs::memory_region::MemoryRegion;
+use sideway::ibverbs::protection_domain::ProtectionDomain;
+use sideway::ibverbs::queue_pair::{
+    GenericQueuePair, ModifyQueuePairErrorKind, PostSendGuard, QueuePair, QueuePairAttribute, QueuePairState,
+    SetInlineData, SetScatterGatherEntry, WorkRequestFlags,
+};
+use sideway::ibverbs::AccessFlags;
+
+use super::protocol::{self, GidCandidate, GidKind, InitPlan, RtrPlan, RtsPlan};
+use crate::transport::pattern_byte;
+use crate::PerfError;
+
+/// An open device.
+pub(super) struct Device {
+    context: Arc<DeviceContext>,
+    pub name: String,
+}
+
+/// What the transport needs to know about a port.
+#[derive(Debug, Clone)]
+pub(super) struct PortInfo {
+    pub ethernet: bool,
+    pub active_mtu: u32,
+    pub lid: u16,
+    pub gid_table_len: u32,
+}
+
+/// Device limits that size the queues.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    pub max_qp_wr: u32,
+    pub max_cqe: u32,
+    /// Incoming RDMA READs a queue pair can serve at once (responder resources).
+    pub responder_resources: u8,
+    /// RDMA READs a queue pair can have outstanding (initiator depth).
+    pub initiator_depth: u8,
+}
+
+fn io_error_text(error: &dyn std::error::Error) -> String {
+    // sideway's errors say what failed; the io::Error below says why.
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Open `name`, or the first device whose port `port` is active (else the first device).
+pub(super) fn open_device(name: Option<&str>, port: u8) -> Result<Device, PerfError> {
+    let list = DeviceList::new().map_err(|e| match e.0 {
+        GetDeviceListErrorKind::Ibverbs(source) => protocol::device_list_error(source.raw_os_error().unwrap_or(0)),
+        other => protocol::no_devices_error(&io_error_text(&other)),
+    })?;
+    if list.is_empty() {
+        return Err(protocol::no_devices_error("libibverbs lists no device"));
+    }
+    let names: Vec<String> = list.iter().map(|d| d.name()).collect();
+    let open = |index: usize| -> Result<Device, PerfError> {
+        let device = list.get(index).ok_or_else(|| protocol::no_devices_error("device list changed"))?;
+        let context = device.open().map_err(|e| {
+            PerfError::Transport(format!("cannot open RDMA device {}: {}", names[index], io_error_text(&e)))
+        })?;
+        Ok(Device { context, name: names[index].clone() })
+    };
+    match name {
+        Some(wanted) => match names.iter().position(|n| n == wanted) {
+            Some(index) => open(index),
+            None => Err(PerfError::Transport(format!(
+                "RDMA device {wanted} not found; devices: {}",
+                names.join(", ")
+            ))),
+        },
+        None => {
+            for index in 0..names.len() {
+                let device = open(index)?;
+                if device.context.query_port(port).is_ok_and(|p| p.port_state() == PortState::Active) {
+                    return Ok(device);
+                }
+            }
+            open(0)
+        }
+    }
+}
+
+impl Device {
+    pub fn port(&self, port: u8) -> Result<PortInfo, PerfError> {
+        let attr = self.context.query_port(port).map_err(|e| {
+            PerfError::Transport(format!("cannot query port {port} of {}: {}", self.name, io_error_text(&e)))
+        })?;
+        let state = attr.port_state();
+        if state != PortState::Active {
+            return Err(PerfError::Transport(format!(
+                "{} port {port} is {state:?}, not Active: check the link (`rdma link`, `ibstat`)",
+                self.name
+            )));
+        }
+        let active_mtu = match attr.active_mtu() {
+            Mtu::Mtu256 => 256,
+            Mtu::Mtu512 => 512,
+            Mtu::Mtu1024 => 1024,
+            Mtu::Mtu2048 => 2048,
+            Mtu::Mtu4096 => 4096,
+        };
+        Ok(PortInfo {
+            ethernet: attr.link_layer() == LinkLayer::Ethernet,
+            active_mtu,
+            lid: attr.lid(),
+            gid_table_len: u32::try_from(attr.gid_tbl_len()).unwrap_or(0),
+        })
+    }
+
+    pub fn limits(&self) -> Result<Limits, PerfError> {
+        let attr = self
+            .context
+            .query_device()
+            .map_err(|e| PerfError::Transport(format!("cannot query RDMA device {}: {}", self.name, io_error_text(&e))))?;
+        let to_u8 = |v: i32| u8::try_from(v.clamp(1, 255)).unwrap_or(1);
+        Ok(Limits {
+            max_qp_wr: u32::try_from(attr.max_qp_wr()).unwrap_or(1).max(1),
+            max_cqe: u32::try_from(attr.max_cqe()).unwrap_or(1).max(1),
+            responder_resources: to_u8(attr.max_qp_rd_atom()),
+            initiator_depth: to_u8(attr.max_qp_init_rd_atom()),
+        })
+    }
+
+    /// The populated GID entries of `port`, in index order.
+    pub fn gid_table(&self, port: u8, table_len: u32) -> Result<Vec<GidCandidate>, PerfError> {
+        let entries = self.context.query_gid_table().map_err(|e| {
+            PerfError::Transport(format!("cannot read the GID table of {}: {}", self.name, io_error_text(&e)))
+        })?;
+        let mut table: Vec<GidCandidate> = entries
+            .iter()
+            .filter(|e| e.port_num() == u32::from(port) && e.gid_index() < table_len.max(1) && !e.gid().is_zero())
+            .map(|e| GidCandidate {
+                index: e.gid_index(),
+                gid: Ipv6Addr::from(e.gid().raw),
+                kind: match e.gid_type() {
+                    GidType::InfiniBand => GidKind::InfiniBand,
+                    GidType::RoceV1 => GidKind::RoceV1,
+                    GidType::RoceV2 => GidKind::RoceV2,
+                },
+                netdev: e.netdev_name().ok().filter(|n| !n.is_empty()),
+            })
+            .collect();
+        table.sort_by_key(|e| e.index);
+        Ok(table)
+    }
+
+    /// The GID at `index`, which must be populated.
+    pub fn gid(&self, port: u8, index: u32) -> Result<Ipv6Addr, PerfError> {
+        let gid = self.context.query_gid(port, index).map_err(|e| {
+            PerfError::Transport(format!("cannot read GID index {index} of {} port {port}: {}", self.name, io_error_text(&e)))
+        })?;
+        Ok(Ipv6Addr::from(gid.raw))
+    }
+}
+
+/// A page-aligned, zeroed allocation registered with the adapter: the only memory work requests touch.
+pub(super) struct Buffer {
+    pointer: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the buffer owns its allocation; nothing in it is tied to the thread that made it.
+unsafe impl Send for Buffer {}
+
+impl Buffer {
+    fn new(length: usize) -> Result<Buffer, PerfError> {
+        let page = 4096;
+        let layout = Layout::from_size_align(length.max(1).div_ceil(page) * page, page)
+            .map_err(|e| PerfError::Unsupported(format!("buffer of {length} bytes: {e}")))?;
+        // SAFETY: the layout has a non-zero size.
+        let pointer = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
+            .ok_or_else(|| PerfError::Unsupported(format!("cannot allocate a {length}-byte buffer")))?;
+        Ok(Buffer { pointer, layout })
+    }
+
+    pub fn address(&self, offset: usize) -> u64 {
+        self.pointer.as_ptr() as u64 + offset as u64
+    }
+
+    fn check(&self, range: &Range<usize>) {
+        assert!(range.start <= range.end && range.end <= self.layout.size(), "range {range:?} outside the buffer");
+    }
+
+    /// Fill `range` with the validation pattern (message offset 0 at `range.start`). Only while no
+    /// work request uses the range (before the connection starts).
+    pub fn fill_pattern(&mut self, range: Range<usize>) {
+        self.check(&range);
+        for (i, offset) in range.enumerate() {
+            self.write_byte(offset, pattern_byte(i));
+        }
+    }
+
+    /// One byte as the adapter left it (volatile: it changes behind the compiler's back).
+    pub fn read_byte(&self, offset: usize) -> u8 {
+        self.check(&(offset..offset + 1));
+        // SAFETY: in bounds (checked); u8 has no alignment or validity requirements.
+        unsafe { self.pointer.as_ptr().add(offset).read_volatile() }
+    }
+
+    /// Set one byte (volatile, so the store is not moved past the post that makes the adapter read it).
+    pub fn write_byte(&self, offset: usize, value: u8) {
+        self.check(&(offset..offset + 1));
+        // SAFETY: in bounds (checked).
+        unsafe { self.pointer.as_ptr().add(offset).write_volatile(value) }
+    }
+
+    /// Bytes of `range` that differ from the pattern of a message starting at `range.start`.
+    pub fn mismatches(&self, range: Range<usize>) -> u64 {
+        let start = range.start;
+        range.filter(|&offset| self.read_byte(offset) != pattern_byte(offset - start)).count() as u64
+    }
+
+    /// `range` as a slice, for inline sends. Only for memory the adapter does not write (the send
+    /// region); the bytes are copied into the work request at post time.
+    fn read_only_slice(&self, range: Range<usize>) -> &[u8] {
+        self.check(&range);
+        // SAFETY: in bounds; the send region is written only by this process, between posts.
+        unsafe { std::slice::from_raw_parts(self.pointer.as_ptr().add(range.start), range.len()) }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.pointer.as_ptr(), self.layout) }
+    }
+}
+
+/// The wire operation of one work request.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum WireOp {
+    Write { remote_address: u64, rkey: u32 },
+    Read { remote_address: u64, rkey: u32 },
+    Send,
+}
+
+/// One polled completion.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Completion {
+    pub wr_id: u64,
+    pub status: u32,
+    pub vendor_err: u32,
+    pub byte_len: u32,
+}
+
+/// Queue sizes of a queue pair.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct QueueSizes {
+    pub send: u32,
+    pub receive: u32,
+    pub inline: u32,
+}
+
+/// Protection domain, completion queues, queue pair and the registered buffer of one connection.
+/// Field order is drop order: the queue pair goes before the memory region, the buffer last.
+pub(super) struct Resources {
+    qp: GenericQueuePair,
+    send_cq: GenericCompletionQueue,
+    recv_cq: GenericCompletionQueue,
+    mr: Arc<MemoryRegion>,
+    _pd: Arc<ProtectionDomain>,
+    /// Which verbs flavour the provider accepted ("extended" = ibv_create_qp_ex/ibv_wr_*).
+    pub flavour: &'static str,
+    pub buffer: Buffer,
+}
+
+fn build_cq(context: &Arc<DeviceContext>, entries: u32) -> Result<(GenericCompletionQueue, bool), String> {
+    let mut builder = context.create_cq_builder();
+    builder.setup_cqe(entries).setup_wc_flags(CreateCompletionQueueWorkCompletionFlags::ByteLength);
+    match builder.build_ex() {
+        Ok(cq) => Ok((cq.into(), true)),
+        Err(_) => builder.build().map(|cq| (cq.into(), false)).map_err(|e| io_error_text(&e)),
+    }
+}
+
+impl Resources {
+    pub fn create(device: &Device, sizes: QueueSizes, buffer_length: usize) -> Result<Resources, PerfError> {
+        let fail = |what: &str, detail: String| PerfError::Transport(format!("cannot {what} on {}: {detail}", device.name));
+        let pd = device.context.alloc_pd().map_err(|e| fail("allocate a protection domain", io_error_text(&e)))?;
+        let (send_cq, send_ex) = build_cq(&device.context, sizes.send).map_err(|e| fail("create a completion queue", e))?;
+        let (recv_cq, recv_ex) =
+            build_cq(&device.context, sizes.receive.max(1)).map_err(|e| fail("create a completion queue", e))?;
+        let mut builder = pd.create_qp_builder();
+        builder
+            .setup_max_send_wr(sizes.send)
+            .setup_max_recv_wr(sizes.receive.max(1))
+            .setup_max_send_sge(1)
+            .setup_max_recv_sge(1)
+            .setup_max_inline_data(sizes.inline)
+            .setup_send_cq(send_cq.clone())
+            .setup_recv_cq(recv_cq.clone());
+        // The extended API (ibv_wr_*) posts without allocating; providers without it get ibv_post_send.
+        let (qp, qp_ex): (GenericQueuePair, bool) = match builder.build_ex() {
+            Ok(qp) => (qp.into(), true),
+            Err(_) => match builder.build() {
+                Ok(qp) => (qp.into(), false),
+                Err(e) => {
+                    let inline = if sizes.inline > 0 {
+                        format!(" (inline {} bytes: try a smaller --inline)", sizes.inline)
+                    } else {
+                        String::new()
+                    };
+                    return Err(fail(
+                        &format!("create a queue pair of {} send and {} receive entries{inline}", sizes.send, sizes.receive),
+                        io_error_text(&e),
+                    ));
+                }
+            },
+        };
+        let buffer = Buffer::new(buffer_length)?;
+        let access = AccessFlags::LocalWrite | AccessFlags::RemoteWrite | AccessFlags::RemoteRead;
+        // SAFETY: the buffer is valid for its whole layout and outlives the memory region (field order).
+        let mr = unsafe { pd.reg_mr(buffer.address(0) as usize, buffer.layout.size(), access) }
+            .map_err(|e| fail(&format!("register {} bytes of memory", buffer.layout.size()), io_error_text(&e)))?;
+        let flavour = match (qp_ex, send_ex && recv_ex) {
+            (true, true) => "extended QP and CQ",
+            (true, false) => "extended QP",
+            (false, true) => "extended CQ",
+            (false, false) => "basic verbs",
+        };
+        Ok(Resources { qp, send_cq, recv_cq, mr, _pd: pd, flavour, buffer })
+    }
+
+    pub fn qpn(&self) -> u32 {
+        self.qp.qp_number()
+    }
+
+    pub fn rkey(&self) -> u32 {
+        self.mr.rkey()
+    }
+
+    pub fn to_init(&mut self, plan: &InitPlan) -> Result<(), PerfError> {
+        let mut access = AccessFlags::LocalWrite;
+        if plan.remote_write {
+            access |= AccessFlags::RemoteWrite;
+        }
+        if plan.remote_read {
+            access |= AccessFlags::RemoteRead;
+        }
+        let mut attr = QueuePairAttribute::new();
+        attr.setup_state(QueuePairState::Init).setup_pkey_index(plan.pkey_index).setup_port(plan.port).setup_access_flags(access);
+        self.qp
+            .modify(&attr)
+            .map_err(|e| PerfError::Transport(format!("cannot move the queue pair to INIT: {}", io_error_text(&e))))
+    }
+
+    /// Returns the errno of a failure so the caller can explain a missing route.
+    pub fn to_rtr(&mut self, plan: &RtrPlan) -> Result<(), (i32, String)> {
+        let mut av = AddressHandleAttribute::new();
+        av.setup_dest_lid(plan.dlid).setup_service_level(0).setup_port(plan.port);
+        if let Some(grh) = &plan.grh {
+            av.setup_grh(&Gid { raw: grh.dgid.octets() }, 0, grh.sgid_index, grh.hop_limit, grh.traffic_class);
+        }
+        let mut attr = QueuePairAttribute::new();
+        attr.setup_state(QueuePairState::ReadyToReceive)
+            .setup_path_mtu(Mtu::from(plan.path_mtu))
+            .setup_dest_qp_num(plan.dest_qpn)
+            .setup_rq_psn(plan.rq_psn)
+            .setup_max_dest_read_atomic(plan.max_dest_rd_atomic)
+            .setup_min_rnr_timer(plan.min_rnr_timer)
+            .setup_address_vector(&av);
+        self.qp.modify(&attr).map_err(|e| {
+            let errno = match &e.0 {
+                ModifyQueuePairErrorKind::NetworkUnreachable { source, .. }
+                | ModifyQueuePairErrorKind::ResolveRouteTimedout { source, .. }
+                | ModifyQueuePairErrorKind::Ibverbs(source) => source.raw_os_error().unwrap_or(0),
+                _ => 0,
+            };
+            (errno, io_error_text(&e))
+        })
+    }
+
+    pub fn to_rts(&mut self, plan: &RtsPlan) -> Result<(), PerfError> {
+        let mut attr = QueuePairAttribute::new();
+        attr.setup_state(QueuePairState::ReadyToSend)
+            .setup_sq_psn(plan.sq_psn)
+            .setup_timeout(plan.timeout)
+            .setup_retry_cnt(plan.retry_count)
+            .setup_rnr_retry(plan.rnr_retry)
+            .setup_max_read_atomic(plan.max_rd_atomic);
+        self.qp
+            .modify(&attr)
+            .map_err(|e| PerfError::Transport(format!("cannot move the queue pair to RTS: {}", io_error_text(&e))))
+    }
+
+    /// Post one send-queue work request over `local` (empty: a zero-length operation).
+    pub fn post_send(
+        &mut self,
+        op: WireOp,
+        local: Range<usize>,
+        wr_id: u64,
+        signaled: bool,
+        inline: bool,
+    ) -> Result<(), io::Error> {
+        self.buffer.check(&local);
+        let mut flags = WorkRequestFlags::none();
+        if signaled {
+            flags |= WorkRequestFlags::Signaled;
+        }
+        let inline = inline && !local.is_empty() && !matches!(op, WireOp::Read);
+        if inline {
+            flags |= WorkRequestFlags::Inline;
+        }
+        let (lkey, address, length) = (self.mr.lkey(), self.buffer.address(local.start), local.len() as u32);
+        let Resources { qp, buffer, .. } = self;
+        let mut guard = qp.start_post_send();
+        let request = guard.construct_wr(wr_id, flags);
+        let handle = match op {
+            WireOp::Write { remote_address, rkey } => request.setup_write(rkey, remote_address),
+            WireOp::Read { remote_address, rkey } => request.setup_read(rkey, remote_address),
+            WireOp::Send => request.setup_send(),
+        };
+        if inline {
+            handle.setup_inline_data(buffer.read_only_slice(local));
+        } else if length > 0 {
+            // SAFETY: `local` is inside the registered buffer (checked), which outlives the queue pair.
+            unsafe { handle.setup_sge(lkey, address, length) };
+        }
+        guard.post().map_err(|e| match std::error::Error::source(&e).and_then(|s| s.downcast_ref::<io::Error>()) {
+            Some(source) => io::Error::new(source.kind(), io_error_text(&e)),
+            None => io::Error::other(io_error_text(&e)),
+        })
+    }
+
+    /// Post `count` receives, each over `local`.
+    pub fn post_receives(&mut self, local: Range<usize>, count: usize) -> Result<(), io::Error> {
+        self.buffer.check(&local);
+        let (lkey, address, length) = (self.mr.lkey(), self.buffer.address(local.start), local.len() as u32);
+        let mut guard = self.qp.start_post_recv();
+        for _ in 0..count {
+            let request = guard.construct_wr(0);
+            // SAFETY: `local` is inside the registered buffer (checked), which outlives the queue pair.
+            unsafe { request.setup_sge(lkey, address, length) };
+        }
+        guard.post().map_err(|e| io::Error::other(io_error_text(&e)))
+    }
+
+    /// Append the send queue's completions to `out` (non-blocking).
+    pub fn poll_send(&self, out: &mut Vec<Completion>) -> Result<(), io::Error> {
+        poll(&self.send_cq, out)
+    }
+
+    /// Append the receive queue's completions to `out` (non-blocking).
+    pub fn poll_receive(&self, out: &mut Vec<Completion>) -> Result<(), io::Error> {
+        poll(&self.recv_cq, out)
+    }
+}
+
+fn poll(cq: &GenericCompletionQueue, out: &mut Vec<Completion>) -> Result<(), io::Error> {
+    match cq.start_poll() {
+        Ok(poller) => {
+            for wc in poller {
+                out.push(Completion {
+                    wr_id: wc.wr_id(),
+                    status: wc.status(),
+                    vendor_err: wc.vendor_err(),
+                    byte_len: if wc.status() == 0 { wc.byte_len() } else { 0 },
+                });
+            }
+            Ok(())
+        }
+        Err(PollCompletionQueueError::CompletionQueueEmpty) => Ok(()),
+        Err(PollCompletionQueueError::Ibverbs(e)) => Err(e),
+        Err(e) => Err(io::Error::other(e.to_string())),
+    }
+}
