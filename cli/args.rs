@@ -176,6 +176,96 @@ pub enum PerfCommand {
     Server(PerfServerArgs),
     /// Measure against a `perf server`.
     Client(PerfClientArgs),
+    /// Ring AllReduce across ranks (nccl-tests all_reduce_perf semantics and columns).
+    Allreduce(CollectiveArgs),
+    /// AllGather (all_gather_perf).
+    Allgather(CollectiveArgs),
+    /// ReduceScatter (reduce_scatter_perf).
+    Reducescatter(CollectiveArgs),
+    /// AlltoAll (alltoall_perf).
+    Alltoall(CollectiveArgs),
+    /// Broadcast from --root (broadcast_perf).
+    Broadcast(CollectiveArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CollectiveOp {
+    Sum,
+    Max,
+    Min,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CollectiveType {
+    F32,
+    F64,
+    I32,
+    Bf16,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CollectiveArgs {
+    /// Smallest size (nccl-tests -b; K/M/G suffixes are powers of 1024).
+    #[arg(long = "minbytes", short = 'b', default_value = "8", help_heading = "Sizes")]
+    pub minimum: String,
+    /// Largest size (nccl-tests -e).
+    #[arg(long = "maxbytes", short = 'e', default_value = "32M", help_heading = "Sizes")]
+    pub maximum: String,
+    /// Multiply the size by this each step (nccl-tests -f).
+    #[arg(long = "stepfactor", short = 'f', default_value_t = 2, help_heading = "Sizes")]
+    pub factor: u64,
+    /// Timed iterations per size (nccl-tests -n).
+    #[arg(long = "iters", short = 'n', default_value_t = 20, help_heading = "Sizes")]
+    pub iterations: u32,
+    /// Warm-up iterations per size (nccl-tests -w).
+    #[arg(long = "warmup-iters", short = 'w', default_value_t = 5, help_heading = "Sizes")]
+    pub warmup: u32,
+    /// Data-check passes per size and mode (nccl-tests -c).
+    #[arg(long = "check", short = 'c', default_value_t = 1, help_heading = "Sizes")]
+    pub check: u32,
+    #[arg(long, value_enum, default_value_t = CollectiveOp::Sum)]
+    pub op: CollectiveOp,
+    #[arg(long, value_enum, default_value_t = CollectiveType::F32)]
+    pub dtype: CollectiveType,
+    /// Root rank of Broadcast.
+    #[arg(long, default_value_t = 0)]
+    pub root: usize,
+    /// Parallel rings over separate connections.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub channels: u32,
+    #[arg(long, value_enum, default_value_t = PerfTransport::Tcp)]
+    pub transport: PerfTransport,
+    /// A rank silent for this long stops every rank, naming it.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+    /// Print the JSON report (rank 0).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Ranks' hosts in rank order (rank 0 is the rendezvous master); needs --rank.
+    #[arg(long, value_delimiter = ',', help_heading = "Rendezvous", conflicts_with = "hostfile")]
+    pub hosts: Vec<String>,
+    /// File with one host per line (rank order; '#' comments).
+    #[arg(long, value_name = "FILE", help_heading = "Rendezvous")]
+    pub hostfile: Option<PathBuf>,
+    /// This process's rank with --hosts/--hostfile.
+    #[arg(long, help_heading = "Rendezvous")]
+    pub rank: Option<usize>,
+    /// Rendezvous port on rank 0 (default 18516; MASTER_PORT under torchrun).
+    #[arg(long, help_heading = "Rendezvous")]
+    pub port: Option<u16>,
+    /// Start N local ranks over loopback (the default when no hosts are given: 2).
+    #[arg(long, help_heading = "Rendezvous", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub np: Option<u32>,
+    /// Test hook: this rank corrupts one element of each checked result (the data check must count it).
+    #[arg(long, hide = true)]
+    pub inject_corruption: Option<usize>,
+    /// Internal: rank 0's address for a locally started rank.
+    #[arg(long, hide = true, requires = "rank")]
+    pub master: Option<String>,
+    /// Internal: world size for a locally started rank.
+    #[arg(long, hide = true, requires = "master")]
+    pub world_size: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

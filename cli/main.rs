@@ -4,6 +4,7 @@
 
 mod args;
 mod check;
+mod collective;
 mod counters;
 mod exit;
 mod output;

@@ -17,9 +17,15 @@ use crate::exit;
 use crate::output::emit;
 
 pub fn run(command: PerfCommand) -> anyhow::Result<i32> {
+    use fabricdoctor_perf::collective::Collective;
     match command {
         PerfCommand::Server(args) => server(args),
         PerfCommand::Client(args) => client(args),
+        PerfCommand::Allreduce(args) => crate::collective::run(Collective::AllReduce, "allreduce", args),
+        PerfCommand::Allgather(args) => crate::collective::run(Collective::AllGather, "allgather", args),
+        PerfCommand::Reducescatter(args) => crate::collective::run(Collective::ReduceScatter, "reducescatter", args),
+        PerfCommand::Alltoall(args) => crate::collective::run(Collective::AlltoAll, "alltoall", args),
+        PerfCommand::Broadcast(args) => crate::collective::run(Collective::Broadcast, "broadcast", args),
     }
 }
 

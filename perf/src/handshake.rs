@@ -51,6 +51,11 @@ pub enum Frame {
 
 /// Write one frame: 4-byte big-endian length, then JSON.
 pub fn write_frame(stream: &mut TcpStream, peer: &str, frame: &Frame) -> Result<(), PerfError> {
+    write_message(stream, peer, frame)
+}
+
+/// Write any serializable message with the frame encoding (the collectives' control channel uses it).
+pub fn write_message<T: Serialize>(stream: &mut TcpStream, peer: &str, frame: &T) -> Result<(), PerfError> {
     let body =
         serde_json::to_vec(frame).map_err(|e| PerfError::Handshake { peer: peer.into(), reason: e.to_string() })?;
     let length = u32::try_from(body.len()).ok().filter(|l| *l <= MAX_FRAME_BYTES).ok_or_else(|| {
@@ -68,6 +73,15 @@ pub fn write_frame(stream: &mut TcpStream, peer: &str, frame: &Frame) -> Result<
 
 /// Read one frame; the stream's read timeout bounds the wait.
 pub fn read_frame(stream: &mut TcpStream, peer: &str, during: &'static str) -> Result<Frame, PerfError> {
+    read_message(stream, peer, during)
+}
+
+/// Read any message written by [`write_message`].
+pub fn read_message<T: DeserializeOwned>(
+    stream: &mut TcpStream,
+    peer: &str,
+    during: &'static str,
+) -> Result<T, PerfError> {
     let mut length = [0u8; 4];
     read_exact(stream, &mut length, peer, during)?;
     let length = u32::from_be_bytes(length);

@@ -2,6 +2,7 @@
 //! semantics and units, over a [`transport::Connection`] implemented for TCP (and verbs), driven by a
 //! versioned handshake on a TCP side channel.
 
+pub mod collective;
 pub mod error;
 pub mod generator;
 pub mod handshake;
@@ -9,6 +10,7 @@ pub mod params;
 pub mod stats;
 pub mod tcp;
 pub mod transport;
+pub mod verbs;
 
 pub use error::PerfError;
 pub use params::{Operation, RunParameters, TestKind, TransportKind};

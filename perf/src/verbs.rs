@@ -38,7 +38,7 @@ pub use protocol::{
 use crate::params::Operation;
 use crate::transport::Connection;
 use crate::PerfError;
-use device::{Completion, Device, QueueSizes, Resources, WireOp};
+use device::{Completion, QueueSizes, Resources, WireOp};
 use protocol::{GrhPlan, InitPlan, RtrPlan, RtsPlan};
 
 /// perftest DEF_RX_SEND: receives kept posted for SEND bandwidth.
@@ -197,7 +197,9 @@ impl VerbsEndpoint {
         // The send region always carries the pattern: it is what WRITE/SEND deliver and what the
         // peer READs, so the receiving side can validate without exchanging data.
         resources.buffer.fill_pattern(layout.send());
-        resources.to_init(&InitPlan::new(options.port))?;
+        resources.modify(&InitPlan::new(options.port).settings()).map_err(|e| {
+            PerfError::Transport(format!("cannot move the queue pair on {} to INIT: {}", device.name, e.detail))
+        })?;
         Ok(VerbsEndpoint {
             options: options.clone(),
             device_name: device.name.clone(),
@@ -277,13 +279,14 @@ impl VerbsEndpoint {
                 remote.link_layer
             )));
         }
-        let remote_gid: Ipv6Addr = remote
-            .gid
-            .parse()
-            .map_err(|_| PerfError::Handshake { peer: peer.clone(), reason: format!("GID {:?} is not an IPv6 address", remote.gid) })?;
+        let remote_gid: Ipv6Addr = remote.gid.parse().map_err(|_| PerfError::Handshake {
+            peer: peer.clone(),
+            reason: format!("GID {:?} is not an IPv6 address", remote.gid),
+        })?;
         let mtu = protocol::path_mtu(self.port.active_mtu, remote.mtu)?;
         // Before RTR, so no message of the peer finds the receive queue empty.
-        let receive_count = receive_depth(self.options.operation, self.options.depth).min(self.limits.max_qp_wr as usize);
+        let receive_count =
+            receive_depth(self.options.operation, self.options.depth).min(self.limits.max_qp_wr as usize);
         self.resources
             .post_receives(self.layout.receive(), receive_count)
             .map_err(|e| PerfError::Transport(format!("cannot post receives on {}: {e}", self.device_name)))?;
@@ -295,11 +298,16 @@ impl VerbsEndpoint {
             traffic_class: 0,
         });
         let rtr = RtrPlan::new(self.options.port, mtu, remote, self.limits.responder_resources, grh)?;
-        self.resources.to_rtr(&rtr).map_err(|(errno, detail)| match errno {
-            0 => PerfError::Transport(format!("cannot move the queue pair to RTR towards peer {peer}: {detail}")),
-            errno => protocol::rtr_error(errno, self.gid_choice.index, &peer),
+        self.resources.modify(&rtr.settings()).map_err(|e| match e.errno {
+            Some(errno) => protocol::rtr_error(errno, self.gid_choice.index, &peer),
+            None => {
+                PerfError::Transport(format!("cannot move the queue pair to RTR towards peer {peer}: {}", e.detail))
+            }
         })?;
-        self.resources.to_rts(&RtsPlan::new(self.psn, self.limits.initiator_depth, remote.max_read_atomic))?;
+        let rts = RtsPlan::new(self.psn, self.limits.initiator_depth, remote.max_read_atomic);
+        self.resources.modify(&rts.settings()).map_err(|e| {
+            PerfError::Transport(format!("cannot move the queue pair to RTS towards peer {peer}: {}", e.detail))
+        })?;
 
         let description = format!("{} -> {peer}, path mtu {mtu}", self.describe());
         let options = &self.options;
@@ -344,7 +352,15 @@ fn describe_table(table: &[GidCandidate]) -> String {
     }
     table
         .iter()
-        .map(|e| format!("{} {} {}{}", e.index, gid_text(&e.gid), e.kind, e.netdev.as_deref().map(|n| format!(" {n}")).unwrap_or_default()))
+        .map(|e| {
+            format!(
+                "{} {} {}{}",
+                e.index,
+                gid_text(&e.gid),
+                e.kind,
+                e.netdev.as_deref().map(|n| format!(" {n}")).unwrap_or_default()
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -448,7 +464,12 @@ impl VerbsConnection {
         let mut messages = 0;
         for completion in &self.completions {
             if completion.status != 0 {
-                return Err(protocol::completion_error(self.op_name(), &self.peer, completion.status, completion.vendor_err));
+                return Err(protocol::completion_error(
+                    self.op_name(),
+                    &self.peer,
+                    completion.status,
+                    completion.vendor_err,
+                ));
             }
             messages += covered(completion);
         }
@@ -745,9 +766,15 @@ mod tests {
             return;
         }
         let error = VerbsEndpoint::open(&options()).expect_err("no RDMA here").to_string();
-        let libibverbs = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"]
-            .iter()
-            .any(|dir| std::path::Path::new(dir).join("libibverbs.so.1").exists());
+        let libibverbs = [
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib64",
+            "/usr/lib",
+            "/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+        ]
+        .iter()
+        .any(|dir| std::path::Path::new(dir).join("libibverbs.so.1").exists());
         if libibverbs {
             assert!(error.starts_with("no RDMA devices: kernel has no RDMA support or no driver loaded"), "{error}");
         } else {

@@ -128,3 +128,18 @@ pub fn latency_table(report: &PerfReport) -> String {
     let _ = writeln!(out, "{RULE}");
     out
 }
+
+/// `fabricdoctor perf allreduce ... --json` (rank 0): the sweep's parameters and nccl-tests' rows, with
+/// every rank's time and the slowest rank per size.
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectiveReport {
+    pub schema_version: u32,
+    pub tool_version: String,
+    pub collective: fabricdoctor_perf::collective::Collective,
+    pub ranks: usize,
+    pub hosts: Vec<String>,
+    pub channels: u32,
+    pub transport: String,
+    pub spec: fabricdoctor_perf::collective::sweep::SweepSpec,
+    pub rows: Vec<fabricdoctor_perf::collective::sweep::SizeRow>,
+}

@@ -4,6 +4,7 @@
 #![expect(clippy::unwrap_used, reason = "a test fails loudly on a path that is not UTF-8")]
 
 mod cli;
+mod collective;
 mod contract;
 mod counters;
 mod ethtool;

@@ -30,7 +30,7 @@ use sideway::ibverbs::queue_pair::{
 };
 use sideway::ibverbs::AccessFlags;
 
-use super::protocol::{self, GidCandidate, GidKind, InitPlan, RtrPlan, RtsPlan};
+use super::protocol::{self, GidCandidate, GidKind, QpSetting, QpState};
 use crate::transport::pattern_byte;
 use crate::PerfError;
 
@@ -92,10 +92,7 @@ pub(super) fn open_device(name: Option<&str>, port: u8) -> Result<Device, PerfEr
     match name {
         Some(wanted) => match names.iter().position(|n| n == wanted) {
             Some(index) => open(index),
-            None => Err(PerfError::Transport(format!(
-                "RDMA device {wanted} not found; devices: {}",
-                names.join(", ")
-            ))),
+            None => Err(PerfError::Transport(format!("RDMA device {wanted} not found; devices: {}", names.join(", ")))),
         },
         None => {
             for index in 0..names.len() {
@@ -137,10 +134,9 @@ impl Device {
     }
 
     pub fn limits(&self) -> Result<Limits, PerfError> {
-        let attr = self
-            .context
-            .query_device()
-            .map_err(|e| PerfError::Transport(format!("cannot query RDMA device {}: {}", self.name, io_error_text(&e))))?;
+        let attr = self.context.query_device().map_err(|e| {
+            PerfError::Transport(format!("cannot query RDMA device {}: {}", self.name, io_error_text(&e)))
+        })?;
         let to_u8 = |v: i32| u8::try_from(v.clamp(1, 255)).unwrap_or(1);
         Ok(Limits {
             max_qp_wr: u32::try_from(attr.max_qp_wr()).unwrap_or(1).max(1),
@@ -176,7 +172,11 @@ impl Device {
     /// The GID at `index`, which must be populated.
     pub fn gid(&self, port: u8, index: u32) -> Result<Ipv6Addr, PerfError> {
         let gid = self.context.query_gid(port, index).map_err(|e| {
-            PerfError::Transport(format!("cannot read GID index {index} of {} port {port}: {}", self.name, io_error_text(&e)))
+            PerfError::Transport(format!(
+                "cannot read GID index {index} of {} port {port}: {}",
+                self.name,
+                io_error_text(&e)
+            ))
         })?;
         Ok(Ipv6Addr::from(gid.raw))
     }
@@ -255,6 +255,13 @@ impl Drop for Buffer {
     }
 }
 
+/// A failed `ibv_modify_qp`: the errno (to explain a missing route) and the full text.
+#[derive(Debug)]
+pub(super) struct ModifyError {
+    pub errno: Option<i32>,
+    pub detail: String,
+}
+
 /// The wire operation of one work request.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum WireOp {
@@ -304,9 +311,11 @@ fn build_cq(context: &Arc<DeviceContext>, entries: u32) -> Result<(GenericComple
 
 impl Resources {
     pub fn create(device: &Device, sizes: QueueSizes, buffer_length: usize) -> Result<Resources, PerfError> {
-        let fail = |what: &str, detail: String| PerfError::Transport(format!("cannot {what} on {}: {detail}", device.name));
+        let fail =
+            |what: &str, detail: String| PerfError::Transport(format!("cannot {what} on {}: {detail}", device.name));
         let pd = device.context.alloc_pd().map_err(|e| fail("allocate a protection domain", io_error_text(&e)))?;
-        let (send_cq, send_ex) = build_cq(&device.context, sizes.send).map_err(|e| fail("create a completion queue", e))?;
+        let (send_cq, send_ex) =
+            build_cq(&device.context, sizes.send).map_err(|e| fail("create a completion queue", e))?;
         let (recv_cq, recv_ex) =
             build_cq(&device.context, sizes.receive.max(1)).map_err(|e| fail("create a completion queue", e))?;
         let mut builder = pd.create_qp_builder();
@@ -330,7 +339,10 @@ impl Resources {
                         String::new()
                     };
                     return Err(fail(
-                        &format!("create a queue pair of {} send and {} receive entries{inline}", sizes.send, sizes.receive),
+                        &format!(
+                            "create a queue pair of {} send and {} receive entries{inline}",
+                            sizes.send, sizes.receive
+                        ),
                         io_error_text(&e),
                     ));
                 }
@@ -358,58 +370,63 @@ impl Resources {
         self.mr.rkey()
     }
 
-    pub fn to_init(&mut self, plan: &InitPlan) -> Result<(), PerfError> {
-        let mut access = AccessFlags::LocalWrite;
-        if plan.remote_write {
-            access |= AccessFlags::RemoteWrite;
-        }
-        if plan.remote_read {
-            access |= AccessFlags::RemoteRead;
-        }
+    /// Apply one transition: each setting becomes the matching `QueuePairAttribute` field and mask bit.
+    pub fn modify(&mut self, settings: &[QpSetting]) -> Result<(), ModifyError> {
         let mut attr = QueuePairAttribute::new();
-        attr.setup_state(QueuePairState::Init).setup_pkey_index(plan.pkey_index).setup_port(plan.port).setup_access_flags(access);
-        self.qp
-            .modify(&attr)
-            .map_err(|e| PerfError::Transport(format!("cannot move the queue pair to INIT: {}", io_error_text(&e))))
-    }
-
-    /// Returns the errno of a failure so the caller can explain a missing route.
-    pub fn to_rtr(&mut self, plan: &RtrPlan) -> Result<(), (i32, String)> {
-        let mut av = AddressHandleAttribute::new();
-        av.setup_dest_lid(plan.dlid).setup_service_level(0).setup_port(plan.port);
-        if let Some(grh) = &plan.grh {
-            av.setup_grh(&Gid { raw: grh.dgid.octets() }, 0, grh.sgid_index, grh.hop_limit, grh.traffic_class);
+        for setting in settings {
+            match setting {
+                QpSetting::State(state) => attr.setup_state(match state {
+                    QpState::Init => QueuePairState::Init,
+                    QpState::ReadyToReceive => QueuePairState::ReadyToReceive,
+                    QpState::ReadyToSend => QueuePairState::ReadyToSend,
+                }),
+                QpSetting::PkeyIndex(index) => attr.setup_pkey_index(*index),
+                QpSetting::Port(port) => attr.setup_port(*port),
+                QpSetting::AccessFlags { remote_write, remote_read } => {
+                    let mut access = AccessFlags::LocalWrite;
+                    if *remote_write {
+                        access |= AccessFlags::RemoteWrite;
+                    }
+                    if *remote_read {
+                        access |= AccessFlags::RemoteRead;
+                    }
+                    attr.setup_access_flags(access)
+                }
+                QpSetting::AddressVector { dlid, port, grh } => {
+                    let mut av = AddressHandleAttribute::new();
+                    av.setup_dest_lid(*dlid).setup_service_level(0).setup_port(*port);
+                    if let Some(grh) = grh {
+                        av.setup_grh(
+                            &Gid { raw: grh.dgid.octets() },
+                            0,
+                            grh.sgid_index,
+                            grh.hop_limit,
+                            grh.traffic_class,
+                        );
+                    }
+                    attr.setup_address_vector(&av)
+                }
+                QpSetting::PathMtu(mtu) => attr.setup_path_mtu(Mtu::from(*mtu)),
+                QpSetting::DestQpn(qpn) => attr.setup_dest_qp_num(*qpn),
+                QpSetting::RqPsn(psn) => attr.setup_rq_psn(*psn),
+                QpSetting::MaxDestRdAtomic(n) => attr.setup_max_dest_read_atomic(*n),
+                QpSetting::MinRnrTimer(timer) => attr.setup_min_rnr_timer(*timer),
+                QpSetting::SqPsn(psn) => attr.setup_sq_psn(*psn),
+                QpSetting::Timeout(timeout) => attr.setup_timeout(*timeout),
+                QpSetting::RetryCount(count) => attr.setup_retry_cnt(*count),
+                QpSetting::RnrRetry(count) => attr.setup_rnr_retry(*count),
+                QpSetting::MaxRdAtomic(n) => attr.setup_max_read_atomic(*n),
+            };
         }
-        let mut attr = QueuePairAttribute::new();
-        attr.setup_state(QueuePairState::ReadyToReceive)
-            .setup_path_mtu(Mtu::from(plan.path_mtu))
-            .setup_dest_qp_num(plan.dest_qpn)
-            .setup_rq_psn(plan.rq_psn)
-            .setup_max_dest_read_atomic(plan.max_dest_rd_atomic)
-            .setup_min_rnr_timer(plan.min_rnr_timer)
-            .setup_address_vector(&av);
         self.qp.modify(&attr).map_err(|e| {
             let errno = match &e.0 {
                 ModifyQueuePairErrorKind::NetworkUnreachable { source, .. }
                 | ModifyQueuePairErrorKind::ResolveRouteTimedout { source, .. }
-                | ModifyQueuePairErrorKind::Ibverbs(source) => source.raw_os_error().unwrap_or(0),
-                _ => 0,
+                | ModifyQueuePairErrorKind::Ibverbs(source) => source.raw_os_error(),
+                _ => None,
             };
-            (errno, io_error_text(&e))
+            ModifyError { errno, detail: io_error_text(&e) }
         })
-    }
-
-    pub fn to_rts(&mut self, plan: &RtsPlan) -> Result<(), PerfError> {
-        let mut attr = QueuePairAttribute::new();
-        attr.setup_state(QueuePairState::ReadyToSend)
-            .setup_sq_psn(plan.sq_psn)
-            .setup_timeout(plan.timeout)
-            .setup_retry_cnt(plan.retry_count)
-            .setup_rnr_retry(plan.rnr_retry)
-            .setup_max_read_atomic(plan.max_rd_atomic);
-        self.qp
-            .modify(&attr)
-            .map_err(|e| PerfError::Transport(format!("cannot move the queue pair to RTS: {}", io_error_text(&e))))
     }
 
     /// Post one send-queue work request over `local` (empty: a zero-length operation).
@@ -426,7 +443,7 @@ impl Resources {
         if signaled {
             flags |= WorkRequestFlags::Signaled;
         }
-        let inline = inline && !local.is_empty() && !matches!(op, WireOp::Read);
+        let inline = inline && !local.is_empty() && !matches!(op, WireOp::Read { .. });
         if inline {
             flags |= WorkRequestFlags::Inline;
         }

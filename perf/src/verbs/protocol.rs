@@ -55,7 +55,9 @@ impl fmt::Display for GidReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             GidReason::User => f.write_str("given with --gid-index"),
-            GidReason::PortNetdevIpv4 { netdev, address } => write!(f, "RoCE v2 GID of {netdev}'s IPv4 address {address}"),
+            GidReason::PortNetdevIpv4 { netdev, address } => {
+                write!(f, "RoCE v2 GID of {netdev}'s IPv4 address {address}")
+            }
             GidReason::OtherNetdevIpv4 { netdev, address } => {
                 write!(f, "RoCE v2 GID of {netdev}'s IPv4 address {address} (the port's own netdev has none)")
             }
@@ -144,9 +146,9 @@ pub fn mtu_from_enum(value: u32) -> Option<u32> {
 /// the minimum of both sides' `active_mtu`).
 pub fn path_mtu(local_bytes: u32, remote_bytes: u32) -> Result<u32, PerfError> {
     let mtu = local_bytes.min(remote_bytes);
-    mtu_to_enum(mtu)
-        .map(|_| mtu)
-        .ok_or_else(|| PerfError::Transport(format!("path MTU {mtu} bytes is not an RDMA MTU (256, 512, 1024, 2048 or 4096)")))
+    mtu_to_enum(mtu).map(|_| mtu).ok_or_else(|| {
+        PerfError::Transport(format!("path MTU {mtu} bytes is not an RDMA MTU (256, 512, 1024, 2048 or 4096)"))
+    })
 }
 
 /// Name and meaning of a work completion status (`enum ibv_wc_status` and the strings of
@@ -265,37 +267,41 @@ pub fn completion_moderation(size: usize, depth: usize) -> usize {
     }
 }
 
-/// Queue pair attributes set by `ibv_modify_qp` (`enum ibv_qp_attr_mask`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum QpAttribute {
-    State,
-    PkeyIndex,
-    Port,
-    AccessFlags,
-    AddressVector,
-    PathMtu,
-    DestQpn,
-    RqPsn,
-    MaxDestRdAtomic,
-    MinRnrTimer,
-    SqPsn,
-    Timeout,
-    RetryCount,
-    RnrRetry,
-    MaxRdAtomic,
+/// Target state of a transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpState {
+    Init,
+    ReadyToReceive,
+    ReadyToSend,
 }
 
-/// The RC transitions: attributes required and allowed (Linux drivers/infiniband/core/verbs.c
-/// `qp_state_table`, IB spec 1.3 section 11.2.5.2).
-pub mod rc_table {
-    use super::QpAttribute::{self, *};
-
-    pub const RESET_TO_INIT_REQUIRED: &[QpAttribute] = &[State, PkeyIndex, Port, AccessFlags];
-    pub const INIT_TO_RTR_REQUIRED: &[QpAttribute] =
-        &[State, AddressVector, PathMtu, DestQpn, RqPsn, MaxDestRdAtomic, MinRnrTimer];
-    pub const INIT_TO_RTR_OPTIONAL: &[QpAttribute] = &[PkeyIndex, AccessFlags];
-    pub const RTR_TO_RTS_REQUIRED: &[QpAttribute] = &[State, SqPsn, Timeout, RetryCount, RnrRetry, MaxRdAtomic];
-    pub const RTR_TO_RTS_OPTIONAL: &[QpAttribute] = &[AccessFlags, MinRnrTimer];
+/// One attribute with its value, as `ibv_modify_qp` receives it. A transition is a list of these,
+/// applied one by one by the device layer, so the list the tests check is the list the device gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QpSetting {
+    State(QpState),
+    PkeyIndex(u16),
+    Port(u8),
+    AccessFlags {
+        remote_write: bool,
+        remote_read: bool,
+    },
+    AddressVector {
+        dlid: u16,
+        port: u8,
+        grh: Option<GrhPlan>,
+    },
+    /// `enum ibv_mtu`.
+    PathMtu(u32),
+    DestQpn(u32),
+    RqPsn(u32),
+    MaxDestRdAtomic(u8),
+    MinRnrTimer(u8),
+    SqPsn(u32),
+    Timeout(u8),
+    RetryCount(u8),
+    RnrRetry(u8),
+    MaxRdAtomic(u8),
 }
 
 /// Reset -> Init: the port and what the peer may do to our memory.
@@ -313,7 +319,14 @@ impl InitPlan {
         InitPlan { port, pkey_index: 0, remote_write: true, remote_read: true }
     }
 
-    pub const ATTRIBUTES: &'static [QpAttribute] = rc_table::RESET_TO_INIT_REQUIRED;
+    pub fn settings(&self) -> Vec<QpSetting> {
+        vec![
+            QpSetting::State(QpState::Init),
+            QpSetting::PkeyIndex(self.pkey_index),
+            QpSetting::Port(self.port),
+            QpSetting::AccessFlags { remote_write: self.remote_write, remote_read: self.remote_read },
+        ]
+    }
 }
 
 /// Global routing header of the address vector (mandatory on RoCE).
@@ -349,7 +362,17 @@ pub const RETRY_COUNT: u8 = 7;
 pub const RNR_RETRY: u8 = 7;
 
 impl RtrPlan {
-    pub const ATTRIBUTES: &'static [QpAttribute] = rc_table::INIT_TO_RTR_REQUIRED;
+    pub fn settings(&self) -> Vec<QpSetting> {
+        vec![
+            QpSetting::State(QpState::ReadyToReceive),
+            QpSetting::AddressVector { dlid: self.dlid, port: self.port, grh: self.grh.clone() },
+            QpSetting::PathMtu(self.path_mtu),
+            QpSetting::DestQpn(self.dest_qpn),
+            QpSetting::RqPsn(self.rq_psn),
+            QpSetting::MaxDestRdAtomic(self.max_dest_rd_atomic),
+            QpSetting::MinRnrTimer(self.min_rnr_timer),
+        ]
+    }
 
     /// Connect to `remote`: `grh` is required on RoCE (Ethernet link layer) and whenever a GID index
     /// was chosen explicitly on InfiniBand.
@@ -386,7 +409,16 @@ pub struct RtsPlan {
 }
 
 impl RtsPlan {
-    pub const ATTRIBUTES: &'static [QpAttribute] = rc_table::RTR_TO_RTS_REQUIRED;
+    pub fn settings(&self) -> Vec<QpSetting> {
+        vec![
+            QpSetting::State(QpState::ReadyToSend),
+            QpSetting::SqPsn(self.sq_psn),
+            QpSetting::Timeout(self.timeout),
+            QpSetting::RetryCount(self.retry_count),
+            QpSetting::RnrRetry(self.rnr_retry),
+            QpSetting::MaxRdAtomic(self.max_rd_atomic),
+        ]
+    }
 
     /// Outstanding RDMA READs we may issue: no more than the peer's responder resources (IB spec
     /// 9.4.4: the requester must not exceed the responder's limit), nor our device's limit.
@@ -406,7 +438,9 @@ impl RtsPlan {
 pub fn random_psn() -> u32 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+    hasher.write_u128(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0),
+    );
     hasher.write_u32(std::process::id());
     (hasher.finish() & 0x00ff_ffff) as u32
 }
@@ -428,6 +462,60 @@ mod state_table_tests {
     use super::*;
     use crate::verbs::VerbsEndpointInfo;
 
+    /// Queue pair attributes set by `ibv_modify_qp` (`enum ibv_qp_attr_mask`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum QpAttribute {
+        State,
+        PkeyIndex,
+        Port,
+        AccessFlags,
+        AddressVector,
+        PathMtu,
+        DestQpn,
+        RqPsn,
+        MaxDestRdAtomic,
+        MinRnrTimer,
+        SqPsn,
+        Timeout,
+        RetryCount,
+        RnrRetry,
+        MaxRdAtomic,
+    }
+
+    /// The `ibv_qp_attr_mask` bit a setting sets.
+    fn attribute(setting: &QpSetting) -> QpAttribute {
+        match setting {
+            QpSetting::State(_) => QpAttribute::State,
+            QpSetting::PkeyIndex(_) => QpAttribute::PkeyIndex,
+            QpSetting::Port(_) => QpAttribute::Port,
+            QpSetting::AccessFlags { .. } => QpAttribute::AccessFlags,
+            QpSetting::AddressVector { .. } => QpAttribute::AddressVector,
+            QpSetting::PathMtu(_) => QpAttribute::PathMtu,
+            QpSetting::DestQpn(_) => QpAttribute::DestQpn,
+            QpSetting::RqPsn(_) => QpAttribute::RqPsn,
+            QpSetting::MaxDestRdAtomic(_) => QpAttribute::MaxDestRdAtomic,
+            QpSetting::MinRnrTimer(_) => QpAttribute::MinRnrTimer,
+            QpSetting::SqPsn(_) => QpAttribute::SqPsn,
+            QpSetting::Timeout(_) => QpAttribute::Timeout,
+            QpSetting::RetryCount(_) => QpAttribute::RetryCount,
+            QpSetting::RnrRetry(_) => QpAttribute::RnrRetry,
+            QpSetting::MaxRdAtomic(_) => QpAttribute::MaxRdAtomic,
+        }
+    }
+
+    /// The RC transitions: attributes required and allowed (Linux drivers/infiniband/core/verbs.c
+    /// `qp_state_table`, IB spec 1.3 section 11.2.5.2).
+    mod rc_table {
+        use super::QpAttribute::{self, *};
+
+        pub const RESET_TO_INIT_REQUIRED: &[QpAttribute] = &[State, PkeyIndex, Port, AccessFlags];
+        pub const INIT_TO_RTR_REQUIRED: &[QpAttribute] =
+            &[State, AddressVector, PathMtu, DestQpn, RqPsn, MaxDestRdAtomic, MinRnrTimer];
+        pub const INIT_TO_RTR_OPTIONAL: &[QpAttribute] = &[PkeyIndex, AccessFlags];
+        pub const RTR_TO_RTS_REQUIRED: &[QpAttribute] = &[State, SqPsn, Timeout, RetryCount, RnrRetry, MaxRdAtomic];
+        pub const RTR_TO_RTS_OPTIONAL: &[QpAttribute] = &[AccessFlags, MinRnrTimer];
+    }
+
     fn remote() -> VerbsEndpointInfo {
         VerbsEndpointInfo {
             device: "rxe0".into(),
@@ -446,11 +534,16 @@ mod state_table_tests {
         }
     }
 
-    fn covers(plan: &[QpAttribute], required: &[QpAttribute], optional: &[QpAttribute]) {
+    fn covers(settings: Vec<QpSetting>, required: &[QpAttribute], optional: &[QpAttribute]) {
+        let plan: Vec<QpAttribute> = settings.iter().map(attribute).collect();
+        let mut unique = plan.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), plan.len(), "an attribute is set twice: {plan:?}");
         for attribute in required {
             assert!(plan.contains(attribute), "{attribute:?} is required but not set");
         }
-        for attribute in plan {
+        for attribute in &plan {
             assert!(
                 required.contains(attribute) || optional.contains(attribute),
                 "{attribute:?} is not allowed in this transition"
@@ -460,9 +553,12 @@ mod state_table_tests {
 
     #[test]
     fn every_transition_sets_exactly_what_the_rc_state_table_requires() {
-        covers(InitPlan::ATTRIBUTES, rc_table::RESET_TO_INIT_REQUIRED, &[]);
-        covers(RtrPlan::ATTRIBUTES, rc_table::INIT_TO_RTR_REQUIRED, rc_table::INIT_TO_RTR_OPTIONAL);
-        covers(RtsPlan::ATTRIBUTES, rc_table::RTR_TO_RTS_REQUIRED, rc_table::RTR_TO_RTS_OPTIONAL);
+        covers(InitPlan::new(1).settings(), rc_table::RESET_TO_INIT_REQUIRED, &[]);
+        let grh =
+            GrhPlan { dgid: "::ffff:10.77.0.2".parse().expect("gid"), sgid_index: 1, hop_limit: 255, traffic_class: 0 };
+        let rtr = RtrPlan::new(1, 1024, &remote(), 128, Some(grh)).expect("plan");
+        covers(rtr.settings(), rc_table::INIT_TO_RTR_REQUIRED, rc_table::INIT_TO_RTR_OPTIONAL);
+        covers(RtsPlan::new(7, 128, 16).settings(), rc_table::RTR_TO_RTS_REQUIRED, rc_table::RTR_TO_RTS_OPTIONAL);
     }
 
     #[test]
@@ -514,7 +610,10 @@ mod state_table_tests {
         let not_installed = device_list_error(95).to_string();
         assert!(not_installed.starts_with("RDMA userspace (rdma-core) not installed"), "{not_installed}");
         let no_kernel = device_list_error(38).to_string();
-        assert!(no_kernel.starts_with("no RDMA devices: kernel has no RDMA support or no driver loaded"), "{no_kernel}");
+        assert!(
+            no_kernel.starts_with("no RDMA devices: kernel has no RDMA support or no driver loaded"),
+            "{no_kernel}"
+        );
         for errno in [101, 110] {
             let route = rtr_error(errno, 0, "10.77.0.3 (qpn 0x12)").to_string();
             assert!(
@@ -593,7 +692,12 @@ mod gid_choice_tests {
     fn without_ipv4_the_first_roce_v2_then_index_0() {
         let link_local = [entry(0, "fe80::1", GidKind::RoceV1, "eth0"), entry(1, "fe80::1", GidKind::RoceV2, "eth0")];
         assert_eq!(choose_gid_index(&link_local, Some("eth0")), GidChoice { index: 1, reason: GidReason::FirstRoceV2 });
-        let ib = [GidCandidate { index: 0, gid: "fe80::2:c903:a:1".parse().expect("gid"), kind: GidKind::InfiniBand, netdev: None }];
+        let ib = [GidCandidate {
+            index: 0,
+            gid: "fe80::2:c903:a:1".parse().expect("gid"),
+            kind: GidKind::InfiniBand,
+            netdev: None,
+        }];
         assert_eq!(choose_gid_index(&ib, None), GidChoice { index: 0, reason: GidReason::Default });
         assert_eq!(choose_gid_index(&[], None).index, 0);
     }

@@ -1,0 +1,211 @@
+//! Element types and reduction operators of the collectives, on little-endian byte buffers (what the
+//! wire carries), plus the deterministic fill and expected values the data check uses.
+
+use serde::{Deserialize, Serialize};
+
+/// nccl-tests' `-d` types this tool supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataType {
+    F32,
+    F64,
+    I32,
+    Bf16,
+}
+
+impl DataType {
+    pub fn size(self) -> usize {
+        match self {
+            DataType::F32 | DataType::I32 => 4,
+            DataType::F64 => 8,
+            DataType::Bf16 => 2,
+        }
+    }
+
+    /// The name nccl-tests prints in its `type` column.
+    pub fn nccl_name(self) -> &'static str {
+        match self {
+            DataType::F32 => "float",
+            DataType::F64 => "double",
+            DataType::I32 => "int32",
+            DataType::Bf16 => "bfloat16",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+}
+
+/// bfloat16 is the top half of an f32; round to nearest even when narrowing (as frameworks do).
+pub fn bf16_to_f32(bits: u16) -> f32 {
+    f32::from_bits((bits as u32) << 16)
+}
+
+pub fn f32_to_bf16(value: f32) -> u16 {
+    let bits = value.to_bits();
+    if value.is_nan() {
+        return ((bits >> 16) | 0x40) as u16;
+    }
+    let rounding = 0x7fff + ((bits >> 16) & 1);
+    (bits.wrapping_add(rounding) >> 16) as u16
+}
+
+/// `destination[i] = op(destination[i], source[i])` element-wise; both hold whole elements. The type
+/// and operator are chosen once per call so the element loop is a plain, vectorisable function.
+pub fn reduce_into(destination: &mut [u8], source: &[u8], data_type: DataType, op: ReduceOp) {
+    match (data_type, op) {
+        (DataType::F32, ReduceOp::Sum) => {
+            apply::<4>(destination, source, |a, b| (f32::from_le_bytes(a) + f32::from_le_bytes(b)).to_le_bytes())
+        }
+        (DataType::F32, ReduceOp::Max) => {
+            apply::<4>(destination, source, |a, b| f32::from_le_bytes(a).max(f32::from_le_bytes(b)).to_le_bytes())
+        }
+        (DataType::F32, ReduceOp::Min) => {
+            apply::<4>(destination, source, |a, b| f32::from_le_bytes(a).min(f32::from_le_bytes(b)).to_le_bytes())
+        }
+        (DataType::F64, ReduceOp::Sum) => {
+            apply::<8>(destination, source, |a, b| (f64::from_le_bytes(a) + f64::from_le_bytes(b)).to_le_bytes())
+        }
+        (DataType::F64, ReduceOp::Max) => {
+            apply::<8>(destination, source, |a, b| f64::from_le_bytes(a).max(f64::from_le_bytes(b)).to_le_bytes())
+        }
+        (DataType::F64, ReduceOp::Min) => {
+            apply::<8>(destination, source, |a, b| f64::from_le_bytes(a).min(f64::from_le_bytes(b)).to_le_bytes())
+        }
+        (DataType::I32, ReduceOp::Sum) => apply::<4>(destination, source, |a, b| {
+            i32::from_le_bytes(a).wrapping_add(i32::from_le_bytes(b)).to_le_bytes()
+        }),
+        (DataType::I32, ReduceOp::Max) => {
+            apply::<4>(destination, source, |a, b| i32::from_le_bytes(a).max(i32::from_le_bytes(b)).to_le_bytes())
+        }
+        (DataType::I32, ReduceOp::Min) => {
+            apply::<4>(destination, source, |a, b| i32::from_le_bytes(a).min(i32::from_le_bytes(b)).to_le_bytes())
+        }
+        (DataType::Bf16, op) => apply::<2>(destination, source, |a, b| {
+            let (x, y) = (bf16_to_f32(u16::from_le_bytes(a)), bf16_to_f32(u16::from_le_bytes(b)));
+            let r = match op {
+                ReduceOp::Sum => x + y,
+                ReduceOp::Max => x.max(y),
+                ReduceOp::Min => x.min(y),
+            };
+            f32_to_bf16(r).to_le_bytes()
+        }),
+    }
+}
+
+#[inline(always)]
+fn apply<const WIDTH: usize>(
+    destination: &mut [u8],
+    source: &[u8],
+    combine: impl Fn([u8; WIDTH], [u8; WIDTH]) -> [u8; WIDTH],
+) {
+    for (d, s) in destination.chunks_exact_mut(WIDTH).zip(source.chunks_exact(WIDTH)) {
+        let (mut a, mut b) = ([0u8; WIDTH], [0u8; WIDTH]);
+        a.copy_from_slice(d);
+        b.copy_from_slice(s);
+        d.copy_from_slice(&combine(a, b));
+    }
+}
+
+/// The value rank `rank` contributes at element `index`: a small integer (0..=4), exact in every
+/// supported type, and sums of up to 64 ranks stay exact even in bfloat16 (integers up to 256).
+pub fn input_value(rank: usize, index: usize) -> i64 {
+    ((rank * 7 + index * 3) % 5) as i64
+}
+
+/// The reduction of every rank's input at `index`.
+pub fn expected_value(ranks: usize, index: usize, op: ReduceOp) -> i64 {
+    let values = (0..ranks).map(|rank| input_value(rank, index));
+    match op {
+        ReduceOp::Sum => values.sum(),
+        ReduceOp::Max => values.max().unwrap_or(0),
+        ReduceOp::Min => values.min().unwrap_or(0),
+    }
+}
+
+pub fn encode(value: i64, data_type: DataType, out: &mut [u8]) {
+    match data_type {
+        DataType::F32 => out.copy_from_slice(&(value as f32).to_le_bytes()),
+        DataType::F64 => out.copy_from_slice(&(value as f64).to_le_bytes()),
+        DataType::I32 => out.copy_from_slice(&(value as i32).to_le_bytes()),
+        DataType::Bf16 => out.copy_from_slice(&f32_to_bf16(value as f32).to_le_bytes()),
+    }
+}
+
+/// Fill `buffer` (elements `first..`) with `value(element index)`.
+pub fn fill(buffer: &mut [u8], data_type: DataType, first: usize, value: impl Fn(usize) -> i64) {
+    for (i, element) in buffer.chunks_exact_mut(data_type.size()).enumerate() {
+        encode(value(first + i), data_type, element);
+    }
+}
+
+/// Elements of `buffer` (starting at element `first`) that differ from `value(index)`.
+pub fn count_wrong(buffer: &[u8], data_type: DataType, first: usize, value: impl Fn(usize) -> i64) -> u64 {
+    let mut expected = vec![0u8; data_type.size()];
+    buffer
+        .chunks_exact(data_type.size())
+        .enumerate()
+        .filter(|(i, element)| {
+            encode(value(first + i), data_type, &mut expected);
+            *element != expected.as_slice()
+        })
+        .count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bf16_rounds_to_nearest_even_and_keeps_small_integers() {
+        for value in [0.0f32, 1.0, 3.0, 255.0, 256.0, -7.0] {
+            assert_eq!(bf16_to_f32(f32_to_bf16(value)), value);
+        }
+        // 257 is not representable: it rounds to the even neighbour 256.
+        assert_eq!(bf16_to_f32(f32_to_bf16(257.0)), 256.0);
+        assert!(bf16_to_f32(f32_to_bf16(f32::NAN)).is_nan());
+    }
+
+    #[test]
+    fn every_type_and_op_reduces_element_wise() {
+        for data_type in [DataType::F32, DataType::F64, DataType::I32, DataType::Bf16] {
+            for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+                let count = 37;
+                let mut accumulated = vec![0u8; count * data_type.size()];
+                fill(&mut accumulated, data_type, 0, |i| input_value(0, i));
+                for rank in 1..8 {
+                    let mut other = vec![0u8; count * data_type.size()];
+                    fill(&mut other, data_type, 0, |i| input_value(rank, i));
+                    reduce_into(&mut accumulated, &other, data_type, op);
+                }
+                assert_eq!(
+                    count_wrong(&accumulated, data_type, 0, |i| expected_value(8, i, op)),
+                    0,
+                    "{data_type:?} {op:?}"
+                );
+                // A corrupted element is counted.
+                accumulated[data_type.size() * 5] ^= 0x40;
+                assert_eq!(
+                    count_wrong(&accumulated, data_type, 0, |i| expected_value(8, i, op)),
+                    1,
+                    "{data_type:?} {op:?}"
+                );
+            }
+        }
+    }
+}

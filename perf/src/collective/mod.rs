@@ -1,0 +1,773 @@
+//! fabricdoctor's own collectives: ring AllReduce (ReduceScatter then AllGather), ReduceScatter,
+//! AllGather, Broadcast (a pipelined chain) and AlltoAll (pairwise over a full mesh), with nccl-tests'
+//! semantics (`doc/PERFORMANCE.md`: algbw = size / time; busbw = algbw x 2(n-1)/n for AllReduce,
+//! (n-1)/n for AllGather, ReduceScatter and AlltoAll, 1 for Broadcast).
+//!
+//! Ranks meet through a TCP rendezvous at rank 0, then open their data connections: per channel one to
+//! the right neighbour and one from the left (several channels are parallel rings over separate
+//! connections, each on its own contiguous part of the buffer), plus a full mesh for AlltoAll. Every
+//! socket has a timeout, so a rank that dies or stalls makes the others stop with an error naming it.
+
+pub mod datatype;
+pub mod nodelist;
+pub mod sweep;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::handshake::{read_message, write_message};
+use crate::PerfError;
+use datatype::{count_wrong, expected_value, fill, input_value, reduce_into, DataType, ReduceOp};
+
+/// The collective measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Collective {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    AlltoAll,
+    Broadcast,
+}
+
+impl Collective {
+    /// nccl-tests' bus bandwidth factor for `ranks` ranks.
+    pub fn bus_factor(self, ranks: usize) -> f64 {
+        let n = ranks as f64;
+        match self {
+            Collective::AllReduce => 2.0 * (n - 1.0) / n,
+            Collective::AllGather | Collective::ReduceScatter | Collective::AlltoAll => (n - 1.0) / n,
+            Collective::Broadcast => 1.0,
+        }
+    }
+
+    pub fn reduces(self) -> bool {
+        matches!(self, Collective::AllReduce | Collective::ReduceScatter)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::AllReduce => "AllReduce",
+            Collective::AllGather => "AllGather",
+            Collective::ReduceScatter => "ReduceScatter",
+            Collective::AlltoAll => "AlltoAll",
+            Collective::Broadcast => "Broadcast",
+        }
+    }
+}
+
+/// Elements of part `index` when `count` elements are split into `parts` (the first parts take the
+/// remainder's floor positions, so any count, including fewer elements than parts, is covered).
+pub fn part_range(count: usize, parts: usize, index: usize) -> std::ops::Range<usize> {
+    let start = index * count / parts;
+    let end = (index + 1) * count / parts;
+    start..end
+}
+
+/// Control messages between every rank and rank 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "message", rename_all = "snake_case", deny_unknown_fields)]
+enum Control {
+    Join {
+        rank: usize,
+        world: usize,
+        data_port: u16,
+        fingerprint: String,
+    },
+    /// Data address of every rank; `None` for rank 0 (reach it at the master address).
+    Table {
+        hosts: Vec<Option<String>>,
+        ports: Vec<u16>,
+    },
+    Reject {
+        reason: String,
+    },
+    Ready,
+    Go,
+    Result {
+        time_us: f64,
+        wrong: u64,
+    },
+    Abort {
+        rank: usize,
+        reason: String,
+    },
+}
+
+/// How to meet the other ranks.
+#[derive(Debug, Clone)]
+pub struct Rendezvous {
+    pub rank: usize,
+    pub world: usize,
+    /// Rank 0's host and control port.
+    pub master_host: String,
+    pub master_port: u16,
+    pub channels: usize,
+    pub timeout: Duration,
+    /// Everything the ranks must agree on (sizes, collective, type, ...): a differing rank is named.
+    pub fingerprint: String,
+}
+
+/// A connected group of ranks.
+#[derive(Debug)]
+pub struct Communicator {
+    pub rank: usize,
+    pub world: usize,
+    /// Where each rank was reached, for messages.
+    pub hosts: Vec<String>,
+    /// Rank 0: control connections to ranks 1..; others: one to rank 0.
+    control: Vec<TcpStream>,
+    right: Vec<TcpStream>,
+    left: Vec<TcpStream>,
+    mesh: Vec<Option<TcpStream>>,
+}
+
+/// Every data and control socket of a communicator times out after this long (set in `prepare`); the
+/// error says so. Set once per process by `Communicator::connect`.
+static SOCKET_TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn io_error(peer: &str, during: &'static str, error: std::io::Error) -> PerfError {
+    let waited = Duration::from_millis(SOCKET_TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed));
+    match error.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => PerfError::PeerSilent { peer: peer.into(), waited },
+        ErrorKind::UnexpectedEof
+        | ErrorKind::ConnectionReset
+        | ErrorKind::BrokenPipe
+        | ErrorKind::ConnectionAborted => PerfError::PeerClosed { peer: peer.into(), during },
+        _ => PerfError::Io { peer: peer.into(), during, source: error },
+    }
+}
+
+fn prepare(stream: &TcpStream, timeout: Duration) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(timeout));
+    let _ = stream.set_write_timeout(Some(timeout));
+}
+
+fn dial_until(address: &str, port: u16, deadline: Instant, timeout: Duration) -> Result<TcpStream, PerfError> {
+    let target = format!("{address}:{port}");
+    loop {
+        let attempt = (address, port).to_socket_addrs().map(|mut a| a.next());
+        let error = match attempt {
+            Ok(Some(socket)) => match TcpStream::connect_timeout(&socket, timeout) {
+                Ok(stream) => {
+                    prepare(&stream, timeout);
+                    return Ok(stream);
+                }
+                Err(error) => error,
+            },
+            Ok(None) => std::io::Error::new(ErrorKind::NotFound, "no address"),
+            Err(error) => error,
+        };
+        if Instant::now() >= deadline {
+            return Err(PerfError::Connect { peer: target, source: error });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn accept_until(
+    listener: &TcpListener,
+    deadline: Instant,
+    timeout: Duration,
+    waiting_for: &str,
+) -> Result<TcpStream, PerfError> {
+    listener.set_nonblocking(true).map_err(|e| io_error(waiting_for, "accept", e))?;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false).map_err(|e| io_error(waiting_for, "accept", e))?;
+                prepare(&stream, timeout);
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    return Err(PerfError::PeerSilent { peer: waiting_for.into(), waited: timeout });
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(io_error(waiting_for, "accept", e)),
+        }
+    }
+}
+
+/// The first message on a data connection: who is calling, and for which ring channel or the mesh.
+#[derive(Debug, Serialize, Deserialize)]
+struct DataHello {
+    rank: usize,
+    channel: Option<usize>,
+}
+
+impl Communicator {
+    /// Meet the other ranks and open every data connection; fails within `timeout` (plus connection
+    /// setup) naming the rank that did not come.
+    pub fn connect(rendezvous: &Rendezvous, mesh: bool) -> Result<Communicator, PerfError> {
+        let Rendezvous { rank, world, channels, timeout, .. } = *rendezvous;
+        if world == 0 || rank >= world {
+            return Err(PerfError::Unsupported(format!("rank {rank} is outside a world of {world} ranks")));
+        }
+        SOCKET_TIMEOUT_MS.store(timeout.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
+        let deadline = Instant::now() + timeout;
+        let data = TcpListener::bind(("0.0.0.0", 0)).map_err(|e| io_error("data listener", "bind", e))?;
+        let data_port = data.local_addr().map_err(|e| io_error("data listener", "bind", e))?.port();
+        let master = format!("rank 0 ({}:{})", rendezvous.master_host, rendezvous.master_port);
+        let mut control = Vec::new();
+        let (hosts, ports): (Vec<String>, Vec<u16>) = if rank == 0 {
+            let listener = TcpListener::bind(("0.0.0.0", rendezvous.master_port))
+                .map_err(|e| io_error(&master, "listening for ranks", e))?;
+            let mut joined: Vec<Option<(TcpStream, String, u16)>> = (0..world).map(|_| None).collect();
+            for _ in 1..world {
+                let missing: Vec<String> = (1..world).filter(|r| joined[*r].is_none()).map(|r| r.to_string()).collect();
+                let mut stream =
+                    accept_until(&listener, deadline, timeout, &format!("ranks {} to join", missing.join(",")))?;
+                let peer = stream.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
+                let message: Control = read_message(&mut stream, &peer, "join")?;
+                let Control::Join { rank: joiner, world: their_world, data_port, fingerprint } = message else {
+                    return Err(PerfError::Handshake { peer, reason: "expected a join".into() });
+                };
+                let refuse = |stream: &mut TcpStream, reason: String| {
+                    let _ = write_message(stream, &peer, &Control::Reject { reason: reason.clone() });
+                    PerfError::Handshake { peer: format!("rank {joiner} ({peer})"), reason }
+                };
+                if their_world != world {
+                    return Err(refuse(
+                        &mut stream,
+                        format!("world size {their_world} on rank {joiner} but {world} on rank 0"),
+                    ));
+                }
+                if joiner == 0 || joiner >= world || joined[joiner].is_some() {
+                    return Err(refuse(&mut stream, format!("rank {joiner} is taken or out of range")));
+                }
+                if fingerprint != rendezvous.fingerprint {
+                    return Err(refuse(
+                        &mut stream,
+                        format!(
+                            "parameters differ: rank {joiner} runs {fingerprint}, rank 0 runs {}",
+                            rendezvous.fingerprint
+                        ),
+                    ));
+                }
+                joined[joiner] = Some((stream, peer, data_port));
+            }
+            let mut hosts = vec![rendezvous.master_host.clone()];
+            let mut ports = vec![data_port];
+            let mut table_hosts = vec![None];
+            for entry in joined.iter().skip(1) {
+                let Some((_, host, port)) = entry else { continue };
+                hosts.push(host.clone());
+                ports.push(*port);
+                table_hosts.push(Some(host.clone()));
+            }
+            let table = Control::Table { hosts: table_hosts, ports: ports.clone() };
+            for entry in joined.into_iter().skip(1).flatten() {
+                let (mut stream, host, _) = entry;
+                write_message(&mut stream, &host, &table)?;
+                control.push(stream);
+            }
+            (hosts, ports)
+        } else {
+            let mut stream = dial_until(&rendezvous.master_host, rendezvous.master_port, deadline, timeout)?;
+            let join = Control::Join { rank, world, data_port, fingerprint: rendezvous.fingerprint.clone() };
+            write_message(&mut stream, &master, &join)?;
+            match read_message::<Control>(&mut stream, &master, "rendezvous")? {
+                Control::Table { hosts, ports } => {
+                    let hosts =
+                        hosts.into_iter().map(|h| h.unwrap_or_else(|| rendezvous.master_host.clone())).collect();
+                    control.push(stream);
+                    (hosts, ports)
+                }
+                Control::Reject { reason } => return Err(PerfError::Handshake { peer: master, reason }),
+                other => return Err(PerfError::Handshake { peer: master, reason: format!("unexpected {other:?}") }),
+            }
+        };
+        let label = |r: usize| format!("rank {r} ({}:{})", hosts[r], ports[r]);
+        let mut communicator = Communicator {
+            rank,
+            world,
+            hosts: hosts.clone(),
+            control,
+            right: Vec::new(),
+            left: Vec::new(),
+            mesh: (0..world).map(|_| None).collect(),
+        };
+        if world == 1 {
+            return Ok(communicator);
+        }
+        // Dial first (the peers' listeners exist since before the table was sent; the kernel queues
+        // our connections until they accept), then accept what the others dialed.
+        let right = (rank + 1) % world;
+        for channel in 0..channels {
+            let mut stream = dial_until(&hosts[right], ports[right], deadline, timeout)?;
+            write_message(&mut stream, &label(right), &DataHello { rank, channel: Some(channel) })?;
+            communicator.right.push(stream);
+        }
+        if mesh {
+            for peer in rank + 1..world {
+                let mut stream = dial_until(&hosts[peer], ports[peer], deadline, timeout)?;
+                write_message(&mut stream, &label(peer), &DataHello { rank, channel: None })?;
+                communicator.mesh[peer] = Some(stream);
+            }
+        }
+        let expected = channels + if mesh { rank } else { 0 };
+        let mut left: Vec<Option<TcpStream>> = (0..channels).map(|_| None).collect();
+        let left_rank = (rank + world - 1) % world;
+        for _ in 0..expected {
+            let mut stream = accept_until(&data, deadline, timeout, &label(left_rank))?;
+            let hello: DataHello = read_message(&mut stream, "a peer", "data hello")?;
+            match hello.channel {
+                Some(channel) if hello.rank == left_rank && channel < channels => left[channel] = Some(stream),
+                None if mesh && hello.rank < rank => communicator.mesh[hello.rank] = Some(stream),
+                _ => {
+                    return Err(PerfError::Handshake {
+                        peer: label(hello.rank),
+                        reason: "unexpected data connection".into(),
+                    })
+                }
+            }
+        }
+        communicator.left = left
+            .into_iter()
+            .map(|s| s.ok_or_else(|| PerfError::Transport("missing left connection".into())))
+            .collect::<Result<_, _>>()?;
+        Ok(communicator)
+    }
+
+    fn label(&self, rank: usize) -> String {
+        format!("rank {rank} ({})", self.hosts[rank])
+    }
+
+    /// Every rank waits until all are ready (through rank 0).
+    pub fn barrier(&mut self) -> Result<(), PerfError> {
+        if self.rank == 0 {
+            for (index, stream) in self.control.iter_mut().enumerate() {
+                let peer = format!("rank {}", index + 1);
+                match read_message::<Control>(stream, &peer, "barrier")? {
+                    Control::Ready => {}
+                    Control::Abort { rank, reason } => {
+                        return Err(PerfError::Transport(format!("rank {rank} aborted: {reason}")))
+                    }
+                    other => {
+                        return Err(PerfError::Handshake { peer, reason: format!("expected ready, got {other:?}") })
+                    }
+                }
+            }
+            for (index, stream) in self.control.iter_mut().enumerate() {
+                write_message(stream, &format!("rank {}", index + 1), &Control::Go)?;
+            }
+        } else if let Some(stream) = self.control.first_mut() {
+            write_message(stream, "rank 0", &Control::Ready)?;
+            match read_message::<Control>(stream, "rank 0", "barrier")? {
+                Control::Go => {}
+                other => {
+                    return Err(PerfError::Handshake {
+                        peer: "rank 0".into(),
+                        reason: format!("expected go, got {other:?}"),
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Rank 0 collects every rank's (time, wrong count); other ranks send theirs and get `None`.
+    pub fn gather_results(&mut self, time_us: f64, wrong: u64) -> Result<Option<Vec<(f64, u64)>>, PerfError> {
+        if self.rank == 0 {
+            let mut all = vec![(time_us, wrong)];
+            for (index, stream) in self.control.iter_mut().enumerate() {
+                let peer = format!("rank {}", index + 1);
+                match read_message::<Control>(stream, &peer, "results")? {
+                    Control::Result { time_us, wrong } => all.push((time_us, wrong)),
+                    other => {
+                        return Err(PerfError::Handshake { peer, reason: format!("expected results, got {other:?}") })
+                    }
+                }
+            }
+            Ok(Some(all))
+        } else {
+            if let Some(stream) = self.control.first_mut() {
+                write_message(stream, "rank 0", &Control::Result { time_us, wrong })?;
+            }
+            Ok(None)
+        }
+    }
+
+    /// Run `collective` once over `buffer` (the receive buffer, already holding this rank's input where
+    /// the collective works in place), splitting the data over the channels.
+    pub fn run(
+        &mut self,
+        collective: Collective,
+        buffer: &mut [u8],
+        data_type: DataType,
+        op: ReduceOp,
+        root: usize,
+    ) -> Result<(), PerfError> {
+        if self.world == 1 {
+            return Ok(());
+        }
+        let element = data_type.size();
+        let count = buffer.len() / element;
+        let (rank, world) = (self.rank, self.world);
+        let labels: Vec<String> = (0..world).map(|r| self.label(r)).collect();
+        if collective == Collective::AlltoAll {
+            return alltoall(&mut self.mesh, buffer, element, rank, world, &labels);
+        }
+        let channels = self.right.len();
+        // Each channel is an independent ring over its own slice of the data. Where the result layout
+        // is per rank (AllGather, ReduceScatter), channel c takes the c-th piece of every rank's block
+        // (staged contiguously); elsewhere it takes the c-th contiguous part of the buffer.
+        let per_rank_layout = matches!(collective, Collective::AllGather | Collective::ReduceScatter);
+        let mut staged: Vec<StagedChannel> = Vec::new();
+        let mut parts: Vec<(&mut [u8], Vec<std::ops::Range<usize>>)> = Vec::with_capacity(channels);
+        if per_rank_layout && channels > 1 {
+            for channel in 0..channels {
+                let mut staging = Vec::new();
+                let mut blocks = Vec::with_capacity(world);
+                let mut pieces = Vec::with_capacity(world);
+                for block in 0..world {
+                    let elements = part_range(count, world, block);
+                    let piece = part_range(elements.len(), channels, channel);
+                    let bytes = (elements.start + piece.start) * element..(elements.start + piece.end) * element;
+                    let start = staging.len();
+                    staging.extend_from_slice(&buffer[bytes.clone()]);
+                    blocks.push(start..staging.len());
+                    pieces.push(bytes);
+                }
+                staged.push((staging, blocks, pieces));
+            }
+            for (staging, blocks, _) in staged.iter_mut() {
+                parts.push((staging.as_mut_slice(), blocks.clone()));
+            }
+        } else {
+            let mut rest: &mut [u8] = buffer;
+            for channel in 0..channels {
+                let elements = part_range(count, channels, channel).len();
+                let (part, tail) = std::mem::take(&mut rest).split_at_mut(elements * element);
+                let blocks = (0..world)
+                    .map(|b| {
+                        let r = part_range(elements, world, b);
+                        r.start * element..r.end * element
+                    })
+                    .collect();
+                parts.push((part, blocks));
+                rest = tail;
+            }
+        }
+        let labels = &labels;
+        let result = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .right
+                .iter_mut()
+                .zip(self.left.iter_mut())
+                .zip(parts)
+                .map(|((right, left), (part, blocks))| {
+                    scope.spawn(move || {
+                        let mut ring = Ring { right, left, rank, world, blocks, labels };
+                        match collective {
+                            Collective::AllReduce => {
+                                ring.reduce_scatter(part, data_type, op)?;
+                                ring.all_gather(part)
+                            }
+                            Collective::ReduceScatter => ring.reduce_scatter(part, data_type, op),
+                            Collective::AllGather => ring.all_gather(part),
+                            Collective::Broadcast => ring.broadcast(part, root),
+                            Collective::AlltoAll => Ok(()),
+                        }
+                    })
+                })
+                .collect();
+            for handle in handles {
+                handle.join().map_err(|_| PerfError::Transport("a channel thread panicked".into()))??;
+            }
+            Ok(())
+        });
+        for (staging, blocks, pieces) in &staged {
+            for (block, piece) in blocks.iter().zip(pieces) {
+                buffer[piece.clone()].copy_from_slice(&staging[block.clone()]);
+            }
+        }
+        result
+    }
+}
+
+/// A channel's pieces of every rank's block, copied together: (staging buffer, each block's range in
+/// it, each block's range in the real buffer).
+type StagedChannel = (Vec<u8>, Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>);
+
+/// One channel's ring: the connection to the right neighbour and the one from the left.
+struct Ring<'a> {
+    right: &'a mut TcpStream,
+    left: &'a mut TcpStream,
+    rank: usize,
+    world: usize,
+    /// Byte range of each rank's block within this channel's part.
+    blocks: Vec<std::ops::Range<usize>>,
+    labels: &'a [String],
+}
+
+/// Messages at most this large are written before reading without deadlock: the kernel's socket
+/// buffers hold them. Larger ones are written from a second thread while this one receives.
+const WRITE_THEN_READ_BYTES: usize = 64 * 1024;
+/// Receive and reduce in slices of this size, so reduction overlaps the transfer.
+const SLICE_BYTES: usize = 256 * 1024;
+
+impl Ring<'_> {
+    fn right_label(&self) -> &str {
+        &self.labels[(self.rank + 1) % self.world]
+    }
+    fn left_label(&self) -> &str {
+        &self.labels[(self.rank + self.world - 1) % self.world]
+    }
+
+    fn block(&self, block: usize) -> std::ops::Range<usize> {
+        self.blocks[block % self.world].clone()
+    }
+
+    /// Send `outgoing` to the right while receiving `incoming_len` bytes from the left, handing each
+    /// received slice (with its offset) to `received`.
+    fn exchange(
+        &mut self,
+        outgoing: &[u8],
+        incoming_len: usize,
+        scratch: &mut Vec<u8>,
+        mut received: impl FnMut(usize, &[u8]),
+    ) -> Result<(), PerfError> {
+        let right_label = self.right_label().to_string();
+        let left_label = self.left_label().to_string();
+        let right = &mut *self.right;
+        let left = &mut *self.left;
+        let mut receive = |left: &mut TcpStream| -> Result<(), PerfError> {
+            let mut offset = 0;
+            scratch.resize(SLICE_BYTES.min(incoming_len.max(1)), 0);
+            while offset < incoming_len {
+                let length = SLICE_BYTES.min(incoming_len - offset);
+                left.read_exact(&mut scratch[..length]).map_err(|e| io_error(&left_label, "ring receive", e))?;
+                received(offset, &scratch[..length]);
+                offset += length;
+            }
+            Ok(())
+        };
+        if outgoing.len() <= WRITE_THEN_READ_BYTES {
+            right.write_all(outgoing).map_err(|e| io_error(&right_label, "ring send", e))?;
+            return receive(left);
+        }
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| right.write_all(outgoing).map_err(|e| io_error(&right_label, "ring send", e)));
+            let received = receive(left);
+            let written = writer.join().map_err(|_| PerfError::Transport("ring writer panicked".into()))?;
+            received.and(written)
+        })
+    }
+
+    /// After it, block `rank` of `part` holds the reduction of every rank's block `rank`.
+    fn reduce_scatter(&mut self, part: &mut [u8], data_type: DataType, op: ReduceOp) -> Result<(), PerfError> {
+        let (rank, world) = (self.rank, self.world);
+        let mut scratch = Vec::new();
+        for step in 0..world - 1 {
+            let send = self.block(rank + 2 * world - step - 1);
+            let receive = self.block(rank + 2 * world - step - 2);
+            let outgoing = part[send].to_vec();
+            let target = &mut part[receive.clone()];
+            self.exchange(&outgoing, receive.len(), &mut scratch, |offset, slice| {
+                reduce_into(&mut target[offset..offset + slice.len()], slice, data_type, op)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Starting from block `rank` complete on every rank, make every block complete everywhere.
+    fn all_gather(&mut self, part: &mut [u8]) -> Result<(), PerfError> {
+        let (rank, world) = (self.rank, self.world);
+        let mut scratch = Vec::new();
+        for step in 0..world - 1 {
+            let send = self.block(rank + world - step);
+            let receive = self.block(rank + 2 * world - step - 1);
+            let outgoing = part[send].to_vec();
+            let target = &mut part[receive.clone()];
+            self.exchange(&outgoing, receive.len(), &mut scratch, |offset, slice| {
+                target[offset..offset + slice.len()].copy_from_slice(slice)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A pipelined chain from `root` around the ring: receive a slice from the left, pass it right.
+    fn broadcast(&mut self, part: &mut [u8], root: usize) -> Result<(), PerfError> {
+        let (rank, world) = (self.rank, self.world);
+        let last = (root + world - 1) % world;
+        let right_label = self.right_label().to_string();
+        let left_label = self.left_label().to_string();
+        for slice in part.chunks_mut(SLICE_BYTES) {
+            if rank != root {
+                self.left.read_exact(slice).map_err(|e| io_error(&left_label, "broadcast receive", e))?;
+            }
+            if rank != last {
+                self.right.write_all(slice).map_err(|e| io_error(&right_label, "broadcast send", e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Elements per block of AlltoAll: every block has the same size, so block j of the sender fits block
+/// i of the receiver; elements past `world * per_block` take no part (nccl-tests rounds the count to
+/// `(count / nranks) * nranks` the same way).
+pub fn alltoall_block(count: usize, world: usize) -> usize {
+    count / world.max(1)
+}
+
+/// Pairwise exchange over the mesh: at step k send block (rank+k) to that rank and receive block
+/// (rank-k) from that one; `buffer` holds the send blocks and receives in place block by block.
+fn alltoall(
+    mesh: &mut [Option<TcpStream>],
+    buffer: &mut [u8],
+    element: usize,
+    rank: usize,
+    world: usize,
+    labels: &[String],
+) -> Result<(), PerfError> {
+    let per_block = alltoall_block(buffer.len() / element, world) * element;
+    let block = |b: usize| b * per_block..(b + 1) * per_block;
+    let original = buffer.to_vec();
+    for step in 1..world {
+        let to = (rank + step) % world;
+        let from = (rank + world - step) % world;
+        let outgoing = &original[block(to)];
+        let incoming = block(from);
+        // Take both streams out of the mesh (they are different peers unless world == 2).
+        let mut to_stream =
+            mesh[to].take().ok_or_else(|| PerfError::Transport(format!("no mesh connection to {}", labels[to])))?;
+        // The peer we send to may be the one we receive from (two ranks, or the middle step of an even
+        // count): then a clone of the same socket reads while the original writes.
+        let same_peer = to == from;
+        let result = {
+            let mut from_stream = if same_peer {
+                to_stream.try_clone().map_err(|e| io_error(&labels[from], "alltoall", e))?
+            } else {
+                mesh[from]
+                    .take()
+                    .ok_or_else(|| PerfError::Transport(format!("no mesh connection to {}", labels[from])))?
+            };
+            let result = std::thread::scope(|scope| {
+                let writer = scope
+                    .spawn(|| to_stream.write_all(outgoing).map_err(|e| io_error(&labels[to], "alltoall send", e)));
+                let read = from_stream
+                    .read_exact(&mut buffer[incoming.clone()])
+                    .map_err(|e| io_error(&labels[from], "alltoall receive", e));
+                let written = writer.join().map_err(|_| PerfError::Transport("alltoall writer panicked".into()))?;
+                read.and(written)
+            });
+            if !same_peer {
+                mesh[from] = Some(from_stream);
+            }
+            result
+        };
+        mesh[to] = Some(to_stream);
+        result?;
+    }
+    let own = block(rank);
+    buffer[own.clone()].copy_from_slice(&original[own]);
+    Ok(())
+}
+
+/// What each rank's buffers hold before a run, and what must be there after it (nccl-tests layout:
+/// AllGather's size is the whole output, each rank contributing its block; ReduceScatter's and
+/// AlltoAll's size is the whole input; Broadcast's is the message).
+pub fn prepare_buffer(
+    collective: Collective,
+    buffer: &mut [u8],
+    data_type: DataType,
+    rank: usize,
+    world: usize,
+    root: usize,
+) {
+    let count = buffer.len() / data_type.size();
+    let width = data_type.size();
+    match collective {
+        Collective::AllReduce | Collective::ReduceScatter => fill(buffer, data_type, 0, |i| input_value(rank, i)),
+        Collective::AllGather => {
+            buffer.fill(0);
+            let own = part_range(count, world, rank);
+            fill(&mut buffer[own.start * width..own.end * width], data_type, own.start, |i| input_value(rank, i));
+        }
+        // Block b of rank r's send buffer is destined to rank b: value encodes (sender, element).
+        Collective::AlltoAll => fill(buffer, data_type, 0, |i| input_value(rank, i)),
+        Collective::Broadcast => {
+            if rank == root {
+                fill(buffer, data_type, 0, |i| input_value(root, i))
+            } else {
+                buffer.fill(0)
+            }
+        }
+    }
+}
+
+/// Elements of this rank's result that are wrong.
+pub fn check_buffer(
+    collective: Collective,
+    buffer: &[u8],
+    data_type: DataType,
+    op: ReduceOp,
+    rank: usize,
+    world: usize,
+    root: usize,
+) -> u64 {
+    let count = buffer.len() / data_type.size();
+    let width = data_type.size();
+    match collective {
+        Collective::AllReduce => count_wrong(buffer, data_type, 0, |i| expected_value(world, i, op)),
+        Collective::ReduceScatter => {
+            let own = part_range(count, world, rank);
+            count_wrong(&buffer[own.start * width..own.end * width], data_type, own.start, |i| {
+                expected_value(world, i, op)
+            })
+        }
+        Collective::AllGather => (0..world)
+            .map(|owner| {
+                let range = part_range(count, world, owner);
+                count_wrong(&buffer[range.start * width..range.end * width], data_type, range.start, |i| {
+                    input_value(owner, i)
+                })
+            })
+            .sum(),
+        Collective::AlltoAll => {
+            let per_block = alltoall_block(count, world);
+            (0..world)
+                .map(|sender| {
+                    // Block `sender` of this rank's result is block `rank` of the sender's input.
+                    let here = sender * per_block * width..(sender + 1) * per_block * width;
+                    count_wrong(&buffer[here], data_type, 0, |i| input_value(sender, rank * per_block + i))
+                })
+                .sum()
+        }
+        Collective::Broadcast => count_wrong(buffer, data_type, 0, |i| input_value(root, i)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_cover_any_count_exactly_once() {
+        for count in [0usize, 1, 3, 7, 8, 1001] {
+            for parts in 1..=8 {
+                let covered: usize = (0..parts).map(|p| part_range(count, parts, p).len()).sum();
+                assert_eq!(covered, count);
+                for p in 1..parts {
+                    assert_eq!(part_range(count, parts, p - 1).end, part_range(count, parts, p).start);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bus_factors_are_nccl_tests() {
+        assert_eq!(Collective::AllReduce.bus_factor(4), 1.5);
+        assert_eq!(Collective::AllGather.bus_factor(4), 0.75);
+        assert_eq!(Collective::Broadcast.bus_factor(4), 1.0);
+        assert_eq!(Collective::AllReduce.bus_factor(1), 0.0);
+    }
+}

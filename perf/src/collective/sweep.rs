@@ -1,0 +1,228 @@
+//! A size sweep of one collective as nccl-tests runs it: for each size, warm-up iterations, timed
+//! iterations out-of-place then in-place, and data-check passes; rank 0 gathers every rank's time and
+//! wrong-element count, reports the slowest rank (the straggler) and the nccl-tests bandwidths.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::datatype::{DataType, ReduceOp};
+use super::{check_buffer, prepare_buffer, Collective, Communicator};
+use crate::PerfError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepSpec {
+    pub collective: Collective,
+    pub sizes: Vec<u64>,
+    pub iterations: u32,
+    pub warmup: u32,
+    pub check_passes: u32,
+    pub data_type: DataType,
+    pub op: ReduceOp,
+    pub root: usize,
+    /// Fault injection for tests of the data check: this rank flips one element of every checked
+    /// result, which `#wrong` must count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrupt_rank: Option<usize>,
+}
+
+/// One mode (out-of-place or in-place) of one size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measurement {
+    /// Time of one collective: the slowest rank's average over the timed iterations.
+    pub time_us: f64,
+    /// nccl-tests algbw: size / time, GB/s (10^9 bytes).
+    pub algbw_gbytes_per_second: f64,
+    /// nccl-tests busbw: algbw x the collective's bus factor.
+    pub busbw_gbytes_per_second: f64,
+    /// Wrong elements over all ranks and check passes.
+    pub wrong: u64,
+    pub rank_time_us: Vec<f64>,
+    pub slowest_rank: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SizeRow {
+    pub bytes: u64,
+    pub count: u64,
+    pub data_type: DataType,
+    pub op: Option<ReduceOp>,
+    /// -1 as nccl-tests prints for collectives without a root.
+    pub root: i64,
+    pub out_of_place: Measurement,
+    pub in_place: Measurement,
+}
+
+/// Run the sweep on this rank. Rank 0 returns the rows; the others return an empty list.
+pub fn run_sweep(communicator: &mut Communicator, spec: &SweepSpec) -> Result<Vec<SizeRow>, PerfError> {
+    let mut rows = Vec::new();
+    let element = spec.data_type.size() as u64;
+    for &size in &spec.sizes {
+        let count = (size / element) as usize;
+        let bytes = count * element as usize;
+        let mut measurements = Vec::with_capacity(2);
+        for in_place in [false, true] {
+            let (time_us, wrong) = measure(communicator, spec, bytes, in_place)?;
+            let gathered = communicator.gather_results(time_us, wrong)?;
+            if let Some(all) = gathered {
+                let (slowest_rank, &(slowest, _)) =
+                    all.iter().enumerate().max_by(|a, b| a.1 .0.total_cmp(&b.1 .0)).unwrap_or((0, &(time_us, 0)));
+                let algbw = if slowest > 0.0 { bytes as f64 / (slowest * 1e-6) / 1e9 } else { 0.0 };
+                measurements.push(Measurement {
+                    time_us: slowest,
+                    algbw_gbytes_per_second: algbw,
+                    busbw_gbytes_per_second: algbw * spec.collective.bus_factor(communicator.world),
+                    wrong: all.iter().map(|(_, w)| w).sum(),
+                    rank_time_us: all.iter().map(|(t, _)| *t).collect(),
+                    slowest_rank,
+                });
+            }
+        }
+        // Only rank 0 gathers; the others have nothing to report.
+        if let Ok([out_of_place, in_place]) = <[Measurement; 2]>::try_from(measurements) {
+            rows.push(SizeRow {
+                bytes: bytes as u64,
+                count: count as u64,
+                data_type: spec.data_type,
+                op: spec.collective.reduces().then_some(spec.op),
+                root: if spec.collective == Collective::Broadcast { spec.root as i64 } else { -1 },
+                out_of_place,
+                in_place,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Average time of one collective on this rank (warm-up excluded) and its wrong elements over the
+/// data-check passes.
+fn measure(
+    communicator: &mut Communicator,
+    spec: &SweepSpec,
+    bytes: usize,
+    in_place: bool,
+) -> Result<(f64, u64), PerfError> {
+    let (rank, world) = (communicator.rank, communicator.world);
+    let mut input = vec![0u8; bytes];
+    prepare_buffer(spec.collective, &mut input, spec.data_type, rank, world, spec.root);
+    let mut output = input.clone();
+    let once = |communicator: &mut Communicator, output: &mut Vec<u8>| -> Result<(), PerfError> {
+        if !in_place {
+            // Out-of-place: the result goes to a separate buffer (nccl-tests' recvbuff), so the input
+            // is copied there first; the copy is part of the measured time as in a real out-of-place call.
+            output.copy_from_slice(&input);
+        }
+        communicator.run(spec.collective, output, spec.data_type, spec.op, spec.root)
+    };
+    for _ in 0..spec.warmup {
+        once(communicator, &mut output)?;
+    }
+    communicator.barrier()?;
+    let started = Instant::now();
+    for _ in 0..spec.iterations {
+        once(communicator, &mut output)?;
+    }
+    let time_us = started.elapsed().as_secs_f64() * 1e6 / spec.iterations.max(1) as f64;
+    let mut wrong = 0;
+    for _ in 0..spec.check_passes {
+        prepare_buffer(spec.collective, &mut output, spec.data_type, rank, world, spec.root);
+        input.copy_from_slice(&output);
+        communicator.run(spec.collective, &mut output, spec.data_type, spec.op, spec.root)?;
+        if spec.corrupt_rank == Some(rank) {
+            if let Some(byte) = output.last_mut() {
+                *byte ^= 0x5a;
+            }
+        }
+        wrong += check_buffer(spec.collective, &output, spec.data_type, spec.op, rank, world, spec.root);
+    }
+    Ok((time_us, wrong))
+}
+
+/// nccl-tests' text: header, one row per size (out-of-place then in-place), footer.
+pub fn render_rows(rows: &[SizeRow], collective: Collective, world: usize, description: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "# fabricdoctor perf {}: {world} ranks, {description}", collective.name().to_lowercase());
+    let _ = writeln!(out, "#");
+    let _ = writeln!(out, "#                                                              out-of-place                       in-place          ");
+    let _ = writeln!(out, "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong");
+    let _ = writeln!(out, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ");
+    let mut wrong = 0;
+    let mut busbw_sum = 0.0;
+    for row in rows {
+        let op = row.op.map(|o| o.name()).unwrap_or("none");
+        let _ = write!(
+            out,
+            "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}",
+            row.bytes,
+            row.count,
+            row.data_type.nccl_name(),
+            op,
+            row.root
+        );
+        for m in [&row.out_of_place, &row.in_place] {
+            let _ = write!(
+                out,
+                "  {:>7.1}  {:>6.2}  {:>6.2}  {:>5}",
+                m.time_us, m.algbw_gbytes_per_second, m.busbw_gbytes_per_second, m.wrong
+            );
+            wrong += m.wrong;
+        }
+        let _ = writeln!(out, "   slowest rank {}", row.out_of_place.slowest_rank);
+        busbw_sum += (row.out_of_place.busbw_gbytes_per_second + row.in_place.busbw_gbytes_per_second) / 2.0;
+    }
+    let _ = writeln!(out, "# Out of bounds values : {wrong} {}", if wrong == 0 { "OK" } else { "FAILED" });
+    let average = if rows.is_empty() { 0.0 } else { busbw_sum / rows.len() as f64 };
+    let _ = writeln!(out, "# Avg bus bandwidth    : {average:.4} ");
+    out
+}
+
+/// nccl-tests' size syntax: a number with an optional K, M or G (powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, multiplier) = match text.chars().last() {
+        Some('K' | 'k') => (&text[..text.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&text[..text.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| format!("{text:?} is not a size such as 8, 64K, 16M or 1G"))
+}
+
+/// The sweep from `minimum` to `maximum` multiplying by `factor` (nccl-tests -b/-e/-f).
+pub fn sizes(minimum: u64, maximum: u64, factor: u64) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    let mut size = minimum.max(1);
+    while size <= maximum {
+        sizes.push(size);
+        if factor <= 1 {
+            break;
+        }
+        size = match size.checked_mul(factor) {
+            Some(next) => next,
+            None => break,
+        };
+    }
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_nccl_tests_syntax() {
+        assert_eq!(parse_size("8"), Ok(8));
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999999G").is_err());
+        assert_eq!(sizes(8, 64, 2), [8, 16, 32, 64]);
+        assert_eq!(sizes(1 << 20, 1 << 20, 2), [1 << 20]);
+        assert_eq!(sizes(8, 100, 1), [8]);
+    }
+}

@@ -1,0 +1,258 @@
+//! `fabricdoctor perf allreduce` and the other collectives: correctness against a reference reduction
+//! for 1 to 8 local ranks, every type and operator, odd counts and counts smaller than the number of
+//! ranks, in-place and out-of-place; `#wrong` counting real mismatches; a killed or stalled rank making
+//! the others stop with its name; a cluster of network namespaces (root only).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{binary, stderr};
+
+/// Run a collective with local ranks; returns rank 0's JSON report and the exit code.
+fn local(collective: &str, ranks: u32, extra: &[&str]) -> (serde_json::Value, i32) {
+    // Sizes 4..2916 bytes unless the caller sweeps its own.
+    let sizes: &[&str] = if extra.contains(&"-b") { &[] } else { &["-b", "4", "-e", "3K", "-f", "3"] };
+    let output = binary()
+        .args(["perf", collective, "--np", &ranks.to_string(), "--json", "--timeout", "20s"])
+        .args(sizes)
+        .args(["-n", "2", "-w", "1", "-c", "1"])
+        .args(extra)
+        .output()
+        .expect("runs");
+    let code = output.status.code().unwrap_or(-1);
+    let report = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{collective} x{ranks} {extra:?}: no JSON ({e}); stderr: {}", stderr(&output)));
+    (report, code)
+}
+
+fn wrong(report: &serde_json::Value) -> u64 {
+    report["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| {
+            row["out_of_place"]["wrong"].as_u64().expect("wrong") + row["in_place"]["wrong"].as_u64().expect("wrong")
+        })
+        .sum()
+}
+
+#[test]
+fn allreduce_is_exact_for_every_type_operator_and_rank_count() {
+    for ranks in [1, 2, 3, 5, 8] {
+        let (report, code) = local("allreduce", ranks, &[]);
+        assert_eq!((wrong(&report), code), (0, 0), "{ranks} ranks");
+        // Sizes 4..2916 bytes: 1, 3, 9, ... elements, fewer than the ranks at first, never divisible by 2.
+        let counts: Vec<u64> =
+            report["rows"].as_array().expect("rows").iter().map(|r| r["count"].as_u64().expect("count")).collect();
+        assert_eq!(counts, [1, 3, 9, 27, 81, 243, 729]);
+    }
+    for dtype in ["f32", "f64", "i32", "bf16"] {
+        for op in ["sum", "max", "min"] {
+            let (report, code) = local("allreduce", 3, &["--dtype", dtype, "--op", op]);
+            assert_eq!((wrong(&report), code), (0, 0), "{dtype} {op}");
+        }
+    }
+}
+
+#[test]
+fn the_other_collectives_are_exact() {
+    for collective in ["allgather", "reducescatter", "alltoall", "broadcast"] {
+        for ranks in [1, 2, 4, 7] {
+            let (report, code) = local(collective, ranks, &["--dtype", "bf16"]);
+            assert_eq!((wrong(&report), code), (0, 0), "{collective} x{ranks}");
+        }
+    }
+    let (report, code) = local("broadcast", 3, &["--root", "2"]);
+    assert_eq!((wrong(&report), code), (0, 0));
+    assert_eq!(report["rows"][0]["root"], 2);
+}
+
+#[test]
+fn a_corrupted_chunk_is_counted_in_wrong_and_fails_the_run() {
+    let (report, code) = local("allreduce", 3, &["--inject-corruption", "1"]);
+    // One corrupted element per checked result of rank 1: 7 sizes x 2 modes x 1 check pass.
+    assert_eq!(wrong(&report), 14);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn bus_bandwidth_uses_nccl_tests_factors() {
+    let (report, _) = local("allreduce", 4, &["-b", "1M", "-e", "1M"]);
+    let row = &report["rows"][0]["out_of_place"];
+    let (algbw, busbw) = (
+        row["algbw_gbytes_per_second"].as_f64().expect("algbw"),
+        row["busbw_gbytes_per_second"].as_f64().expect("busbw"),
+    );
+    assert!((busbw - algbw * 1.5).abs() < 1e-9, "{row}");
+    assert_eq!(row["rank_time_us"].as_array().expect("times").len(), 4);
+    let slowest = row["slowest_rank"].as_u64().expect("slowest") as usize;
+    let times: Vec<f64> =
+        row["rank_time_us"].as_array().expect("times").iter().map(|t| t.as_f64().expect("t")).collect();
+    assert_eq!(times[slowest], times.iter().cloned().fold(0.0, f64::max));
+}
+
+/// Ranks started by hand (as srun or a hostfile would), so one can be killed.
+fn start_rank(rank: usize, ranks: usize, port: u16, extra: &[&str]) -> std::process::Child {
+    let hosts = vec!["127.0.0.1"; ranks].join(",");
+    binary()
+        .args(["perf", "allreduce", "--hosts", &hosts, "--rank", &rank.to_string(), "--port", &port.to_string()])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rank starts")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+#[test]
+fn a_killed_rank_stops_the_others_naming_it() {
+    let port = free_port();
+    let args = ["-b", "16M", "-e", "16M", "-n", "100000", "-w", "0", "-c", "0", "--timeout", "4s", "--channels", "1"];
+    let mut ranks: Vec<_> = (0..3).map(|r| start_rank(r, 3, port, &args)).collect();
+    std::thread::sleep(Duration::from_millis(2500));
+    ranks[1].kill().expect("kill rank 1");
+    let started = Instant::now();
+    let mut messages = Vec::new();
+    for (rank, child) in ranks.iter_mut().enumerate() {
+        if rank == 1 {
+            let _ = child.wait();
+            continue;
+        }
+        let output = child.wait_with_output_ref();
+        assert_ne!(output.0, Some(0), "rank {rank} must fail");
+        messages.push(output.1);
+    }
+    assert!(started.elapsed() < Duration::from_secs(15), "others took {:?} to stop", started.elapsed());
+    assert!(messages[1].contains("rank 1 (127.0.0.1)"), "rank 2 must name rank 1: {}", messages[1]);
+    assert!(messages.iter().all(|m| m.contains("rank ")), "{messages:?}");
+}
+
+trait WaitOutput {
+    fn wait_with_output_ref(&mut self) -> (Option<i32>, String);
+}
+
+impl WaitOutput for std::process::Child {
+    fn wait_with_output_ref(&mut self) -> (Option<i32>, String) {
+        let mut text = String::new();
+        if let Some(mut stderr) = self.stderr.take() {
+            use std::io::Read;
+            let _ = stderr.read_to_string(&mut text);
+        }
+        (self.wait().ok().and_then(|s| s.code()), text)
+    }
+}
+
+#[test]
+fn a_rank_that_never_comes_is_named_by_rank_zero() {
+    let port = free_port();
+    let mut rank0 = start_rank(0, 3, port, &["-b", "8", "-e", "8", "--timeout", "2s"]);
+    let mut rank1 = start_rank(1, 3, port, &["-b", "8", "-e", "8", "--timeout", "2s"]);
+    let (code, message) = rank0.wait_with_output_ref();
+    let _ = rank1.wait_with_output_ref();
+    assert_ne!(code, Some(0));
+    assert!(message.contains("ranks 2 to join"), "{message}");
+}
+
+#[test]
+fn ranks_with_different_parameters_are_refused_naming_the_rank() {
+    let port = free_port();
+    let mut rank0 = start_rank(0, 2, port, &["-b", "8", "-e", "8", "--timeout", "5s"]);
+    let mut rank1 = start_rank(1, 2, port, &["-b", "8", "-e", "16", "--timeout", "5s"]);
+    let (code, message) = rank1.wait_with_output_ref();
+    let _ = rank0.wait_with_output_ref();
+    assert_ne!(code, Some(0));
+    assert!(message.contains("parameters differ: rank 1 runs"), "{message}");
+}
+
+/// A 4-host cluster: namespaces on a bridge in their own namespace, named per run, always deleted.
+struct Cluster {
+    namespaces: Vec<String>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for namespace in &self.namespaces {
+            let _ = Command::new("ip").args(["netns", "del", namespace]).status();
+        }
+    }
+}
+
+fn create_cluster(hosts: usize) -> Option<Cluster> {
+    let unique = format!("{}-{}", std::process::id(), free_port());
+    let bridge_namespace = format!("fd-ar-br-{unique}");
+    let mut cluster = Cluster { namespaces: vec![bridge_namespace.clone()] };
+    let run = |args: &[&str]| Command::new("ip").args(args).status().map(|s| s.success()).unwrap_or(false);
+    if !(run(&["netns", "add", &bridge_namespace])
+        && run(&["-n", &bridge_namespace, "link", "add", "fdbr", "type", "bridge"])
+        && run(&["-n", &bridge_namespace, "link", "set", "fdbr", "up"]))
+    {
+        return None;
+    }
+    for host in 0..hosts {
+        let namespace = format!("fd-ar-h{host}-{unique}");
+        cluster.namespaces.push(namespace.clone());
+        let outside = format!("fdh{host}");
+        let ok = run(&["netns", "add", &namespace])
+            && run(&[
+                "-n",
+                &namespace,
+                "link",
+                "add",
+                "name",
+                "eth0",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &outside,
+                "netns",
+                &bridge_namespace,
+            ])
+            && run(&["-n", &namespace, "addr", "add", &format!("10.214.0.{}/24", host + 1), "dev", "eth0"])
+            && run(&["-n", &namespace, "link", "set", "eth0", "up"])
+            && run(&["-n", &namespace, "link", "set", "lo", "up"])
+            && run(&["-n", &bridge_namespace, "link", "set", &outside, "master", "fdbr"])
+            && run(&["-n", &bridge_namespace, "link", "set", &outside, "up"]);
+        if !ok {
+            return None;
+        }
+    }
+    Some(cluster)
+}
+
+#[test]
+fn allreduce_across_four_network_namespaces() {
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    if !root {
+        if std::env::var("FABRICDOCTOR_REQUIRE_NETNS").as_deref() == Ok("1") {
+            panic!("FABRICDOCTOR_REQUIRE_NETNS=1 but not root");
+        }
+        eprintln!("SKIP: the namespace cluster needs root");
+        return;
+    }
+    let cluster = create_cluster(4).expect("cluster created");
+    let hosts = "10.214.0.1,10.214.0.2,10.214.0.3,10.214.0.4";
+    let children: Vec<_> = (0..4)
+        .map(|rank| {
+            Command::new("ip")
+                .args(["netns", "exec", &cluster.namespaces[rank + 1], env!("CARGO_BIN_EXE_fabricdoctor")])
+                .args(["perf", "allreduce", "--hosts", hosts, "--rank", &rank.to_string(), "--json"])
+                .args(["-b", "1K", "-e", "1M", "-f", "32", "-n", "3", "-w", "1", "--timeout", "20s"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("rank starts")
+        })
+        .collect();
+    let outputs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().expect("rank ends")).collect();
+    for (rank, output) in outputs.iter().enumerate() {
+        assert_eq!(output.status.code(), Some(0), "rank {rank}: {}", stderr(output));
+    }
+    let report: serde_json::Value = serde_json::from_slice(&outputs[0].stdout).expect("rank 0 JSON");
+    assert_eq!(wrong(&report), 0);
+    assert_eq!(report["ranks"], 4);
+    assert_eq!(report["hosts"][3], "10.214.0.4");
+}
