@@ -7,6 +7,7 @@ use fabricdoctor_perf::generator::{
     run_client_size, serve_session, ClientOptions, DataPath, ServerDataPath, TcpDataPath,
 };
 use fabricdoctor_perf::handshake::ServerConstraints;
+use fabricdoctor_perf::verbs::VerbsDataPath;
 use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
 use fabricdoctor_report::perf::{bandwidth_table, latency_table, PerfReport};
 
@@ -59,15 +60,23 @@ fn transport(common: &PerfCommonArgs) -> TransportKind {
     }
 }
 
-fn data_path(kind: TransportKind, common: &PerfCommonArgs) -> anyhow::Result<TcpDataPath> {
+/// The client's data path for a transport.
+fn client_path(kind: TransportKind, common: &PerfCommonArgs) -> Box<dyn DataPath> {
     match kind {
-        TransportKind::Tcp => Ok(TcpDataPath::new(common.timeout)),
-        TransportKind::Verbs => anyhow::bail!(
-            "the verbs transport is not available in this build; use --transport tcp (device {:?}, port {}, gid index {:?})",
-            common.device,
-            common.ib_port,
-            common.gid_index
-        ),
+        TransportKind::Tcp => Box::new(TcpDataPath::new(common.timeout)),
+        TransportKind::Verbs => {
+            Box::new(VerbsDataPath::new(common.device.clone(), common.ib_port, common.gid_index, common.timeout))
+        }
+    }
+}
+
+/// The server's data path for what a client asked.
+fn server_path(kind: TransportKind, common: &PerfCommonArgs) -> Box<dyn ServerDataPath> {
+    match kind {
+        TransportKind::Tcp => Box::new(TcpDataPath::new(common.timeout)),
+        TransportKind::Verbs => {
+            Box::new(VerbsDataPath::new(common.device.clone(), common.ib_port, common.gid_index, common.timeout))
+        }
     }
 }
 
@@ -88,15 +97,11 @@ fn server(args: PerfServerArgs) -> anyhow::Result<i32> {
     let mut failures = 0u64;
     while sessions.is_none_or(|n| served < n) {
         let (control, peer) = listener.accept().context("failed to accept a client")?;
+        // The client chooses the transport; a server started with --transport accepts only that one
+        // (the handshake's constraints say so by name).
         let mut path_for =
             |parameters: &RunParameters| -> Result<Box<dyn ServerDataPath>, fabricdoctor_perf::PerfError> {
-                if parameters.transport != TransportKind::Tcp {
-                    return Err(fabricdoctor_perf::PerfError::Unsupported(format!(
-                        "this server serves the tcp transport only; the client asked for {:?}",
-                        parameters.transport
-                    )));
-                }
-                Ok(Box::new(TcpDataPath::new(args.common.timeout)))
+                Ok(server_path(parameters.transport, &args.common))
             };
         match serve_session(control, &constraints, args.common.timeout, &mut path_for) {
             Ok(parameters) => eprintln!(
@@ -144,11 +149,11 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     };
     let options = ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout };
     let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };
-    let mut path = data_path(kind, &args.common)?;
+    let mut path = client_path(kind, &args.common);
     let mut runs = Vec::new();
     for size in sizes {
         let parameters = RunParameters { size, ..template.clone() };
-        let run = run_client_size(&options, &parameters, &mut path as &mut dyn DataPath).with_context(|| {
+        let run = run_client_size(&options, &parameters, path.as_mut()).with_context(|| {
             format!(
                 "{} {} test of {size} bytes against {}:{}",
                 parameters.operation,

@@ -4,14 +4,16 @@ use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PerfError {
-    #[error("cannot connect to {peer}: {source}")]
-    Connect { peer: String, source: std::io::Error },
+    // The I/O error is named `cause`, not `source`: it is part of this message, so error chains must
+    // not print it a second time.
+    #[error("cannot connect to {peer}: {cause}")]
+    Connect { peer: String, cause: std::io::Error },
     #[error("peer {peer} sent no data for {waited:?}: it stopped or the network dropped the connection")]
     PeerSilent { peer: String, waited: Duration },
     #[error("peer {peer} closed the connection during {during}")]
     PeerClosed { peer: String, during: &'static str },
-    #[error("i/o error with {peer} during {during}: {source}")]
-    Io { peer: String, during: &'static str, source: std::io::Error },
+    #[error("i/o error with {peer} during {during}: {cause}")]
+    Io { peer: String, during: &'static str, cause: std::io::Error },
     #[error("handshake with {peer} failed: {reason}")]
     Handshake { peer: String, reason: String },
     #[error("client and server parameters differ: {field} is {client} on the client but {server} on the server")]

@@ -64,7 +64,7 @@ impl DataPath for TcpDataPath {
             listener.set_nonblocking(false).map_err(|source| PerfError::Io {
                 peer: peer.clone(),
                 during: "data accept",
-                source,
+                cause: source,
             })?;
             for _ in 0..connection_count(parameters) {
                 let stream = accept_with_timeout(listener, self.timeout, &peer)?;
@@ -84,12 +84,12 @@ impl DataPath for TcpDataPath {
             let mut address = control.peer_addr().map_err(|source| PerfError::Io {
                 peer: peer.clone(),
                 during: "data connect",
-                source,
+                cause: source,
             })?;
             address.set_port(port);
             for _ in 0..connection_count(parameters) {
                 let stream = TcpStream::connect_timeout(&address, self.timeout)
-                    .map_err(|source| PerfError::Connect { peer: address.to_string(), source })?;
+                    .map_err(|source| PerfError::Connect { peer: address.to_string(), cause: source })?;
                 connections.push(Box::new(TcpConnection::new(stream, parameters, self.timeout)?));
             }
         }
@@ -110,15 +110,19 @@ pub fn connection_count(parameters: &RunParameters) -> u32 {
 /// The server side of [`TcpDataPath`]: bind before answering the hello.
 pub fn tcp_server_endpoints(path: &mut TcpDataPath, control: &TcpStream) -> Result<Vec<Value>, PerfError> {
     let peer = peer_of(control);
-    let mut local =
-        control.local_addr().map_err(|source| PerfError::Io { peer: peer.clone(), during: "data listen", source })?;
+    let mut local = control.local_addr().map_err(|source| PerfError::Io {
+        peer: peer.clone(),
+        during: "data listen",
+        cause: source,
+    })?;
     local.set_port(0);
     let listener = TcpListener::bind(local).map_err(|source| PerfError::Io {
         peer: peer.clone(),
         during: "data listen",
-        source,
+        cause: source,
     })?;
-    let port = listener.local_addr().map_err(|source| PerfError::Io { peer, during: "data listen", source })?.port();
+    let port =
+        listener.local_addr().map_err(|source| PerfError::Io { peer, during: "data listen", cause: source })?.port();
     path.listener = Some(listener);
     Ok(vec![serde_json::json!({ "port": port })])
 }
@@ -127,7 +131,7 @@ fn accept_with_timeout(listener: &TcpListener, timeout: Duration, peer: &str) ->
     listener.set_nonblocking(true).map_err(|source| PerfError::Io {
         peer: peer.into(),
         during: "data accept",
-        source,
+        cause: source,
     })?;
     let deadline = Instant::now() + timeout;
     loop {
@@ -136,7 +140,7 @@ fn accept_with_timeout(listener: &TcpListener, timeout: Duration, peer: &str) ->
                 stream.set_nonblocking(false).map_err(|source| PerfError::Io {
                     peer: peer.into(),
                     during: "data accept",
-                    source,
+                    cause: source,
                 })?;
                 return Ok(stream);
             }
@@ -146,7 +150,7 @@ fn accept_with_timeout(listener: &TcpListener, timeout: Duration, peer: &str) ->
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            Err(source) => return Err(PerfError::Io { peer: peer.into(), during: "data accept", source }),
+            Err(source) => return Err(PerfError::Io { peer: peer.into(), during: "data accept", cause: source }),
         }
     }
 }
@@ -191,7 +195,7 @@ pub fn dial(options: &ClientOptions) -> Result<TcpStream, PerfError> {
     let target = format!("{}:{}", options.server, options.port);
     let addresses: Vec<SocketAddr> = (options.server.as_str(), options.port)
         .to_socket_addrs()
-        .map_err(|source| PerfError::Connect { peer: target.clone(), source })?
+        .map_err(|source| PerfError::Connect { peer: target.clone(), cause: source })?
         .collect();
     let mut last = None;
     for address in addresses {
@@ -207,7 +211,7 @@ pub fn dial(options: &ClientOptions) -> Result<TcpStream, PerfError> {
     }
     Err(PerfError::Connect {
         peer: target,
-        source: last.unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no address")),
+        cause: last.unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no address")),
     })
 }
 

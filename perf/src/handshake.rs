@@ -61,12 +61,12 @@ pub fn write_message<T: Serialize>(stream: &mut TcpStream, peer: &str, frame: &T
     let length = u32::try_from(body.len()).ok().filter(|l| *l <= MAX_FRAME_BYTES).ok_or_else(|| {
         PerfError::Handshake { peer: peer.into(), reason: format!("frame of {} bytes is too large", body.len()) }
     })?;
-    let io = |source| PerfError::Io { peer: peer.into(), during: "side-channel write", source };
+    let io = |source| PerfError::Io { peer: peer.into(), during: "side-channel write", cause: source };
     stream.write_all(&length.to_be_bytes()).map_err(io)?;
     stream.write_all(&body).map_err(|source| PerfError::Io {
         peer: peer.into(),
         during: "side-channel write",
-        source,
+        cause: source,
     })?;
     Ok(())
 }
@@ -108,7 +108,7 @@ fn read_exact(stream: &mut TcpStream, buffer: &mut [u8], peer: &str, during: &'s
             peer: peer.into(),
             waited: stream.read_timeout().ok().flatten().unwrap_or_default(),
         },
-        _ => PerfError::Io { peer: peer.into(), during, source },
+        _ => PerfError::Io { peer: peer.into(), during, cause: source },
     })
 }
 

@@ -38,17 +38,17 @@ impl TcpConnection {
     /// Wrap a connected data socket for `parameters`.
     pub fn new(stream: TcpStream, parameters: &RunParameters, timeout: Duration) -> Result<TcpConnection, PerfError> {
         let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into());
-        let io = |source| PerfError::Io { peer: peer.clone(), during: "socket setup", source };
+        let io = |source| PerfError::Io { peer: peer.clone(), during: "socket setup", cause: source };
         stream.set_nodelay(true).map_err(io)?;
         stream.set_write_timeout(Some(timeout)).map_err(|source| PerfError::Io {
             peer: peer.clone(),
             during: "socket setup",
-            source,
+            cause: source,
         })?;
         stream.set_read_timeout(Some(timeout)).map_err(|source| PerfError::Io {
             peer: peer.clone(),
             during: "socket setup",
-            source,
+            cause: source,
         })?;
         let size = usize::try_from(parameters.size).ok().filter(|s| *s > 0 && *s <= 1 << 30).ok_or_else(|| {
             PerfError::Unsupported(format!("message size {} must be 1 byte to 1 GiB", parameters.size))
@@ -80,7 +80,7 @@ impl TcpConnection {
             ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => {
                 PerfError::PeerClosed { peer: self.peer.clone(), during }
             }
-            _ => PerfError::Io { peer: self.peer.clone(), during, source },
+            _ => PerfError::Io { peer: self.peer.clone(), during, cause: source },
         }
     }
 

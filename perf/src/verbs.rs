@@ -24,6 +24,7 @@
 mod device;
 mod protocol;
 
+use std::collections::VecDeque;
 use std::net::Ipv6Addr;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -243,7 +244,7 @@ impl VerbsEndpoint {
         let netdev = self.gid_netdev.as_deref().map(|n| format!(" {n}")).unwrap_or_default();
         let link = if self.port.ethernet { "RoCE" } else { "InfiniBand" };
         format!(
-            "{}:{} {link}{netdev} gid index {} {} ({}), mtu {}, qpn {:#x}, {}",
+            "{}:{} {link}{netdev} gid index {} {} ({}), mtu {}, qpn {:#x}",
             self.device_name,
             self.options.port,
             self.gid_choice.index,
@@ -251,7 +252,6 @@ impl VerbsEndpoint {
             self.gid_choice.reason,
             self.port.active_mtu,
             self.resources.qpn(),
-            self.resources.flavour,
         )
     }
 
@@ -330,6 +330,7 @@ impl VerbsEndpoint {
             served_one_sided: false,
             last_progress: Instant::now(),
             completions: Vec::with_capacity(64),
+            received: VecDeque::new(),
             sent_count: 0,
             received_count: 0,
             validation_errors: 0,
@@ -389,6 +390,8 @@ pub struct VerbsConnection {
     served_one_sided: bool,
     last_progress: Instant,
     completions: Vec<Completion>,
+    /// Receive completions polled but not yet consumed (one poll can return several).
+    received: VecDeque<Completion>,
     /// Latency: the iteration counts carried in the last byte (WRITE) or counted (SEND).
     sent_count: u64,
     received_count: u64,
@@ -504,21 +507,25 @@ impl VerbsConnection {
         })
     }
 
+    /// Move the receive queue's completions into `received`.
+    fn poll_receives(&mut self) -> Result<(), PerfError> {
+        self.completions.clear();
+        self.resources.poll_receive(&mut self.completions).map_err(|e| {
+            PerfError::Transport(format!("polling the receive completion queue (peer {}) failed: {e}", self.peer))
+        })?;
+        self.received.extend(self.completions.iter().copied());
+        Ok(())
+    }
+
     /// Wait for one receive completion; `Ok(false)` for the peer's end marker (a zero-length SEND).
     fn wait_receive(&mut self) -> Result<bool, PerfError> {
-        let mut message = None;
-        self.spin_until(|c| {
-            c.completions.clear();
-            c.resources.poll_receive(&mut c.completions).map_err(|e| {
-                PerfError::Transport(format!("polling the receive completion queue (peer {}) failed: {e}", c.peer))
+        if self.received.is_empty() {
+            self.spin_until(|c| {
+                c.poll_receives()?;
+                Ok(!c.received.is_empty())
             })?;
-            if let Some(completion) = c.completions.first().copied() {
-                message = Some(completion);
-                return Ok(true);
-            }
-            Ok(false)
-        })?;
-        let completion = message.unwrap_or_default();
+        }
+        let completion = self.received.pop_front().unwrap_or_default();
         if completion.status != 0 {
             return Err(protocol::completion_error("receive", &self.peer, completion.status, completion.vendor_err));
         }
@@ -560,23 +567,18 @@ impl VerbsConnection {
         let expected = self.received_count as u8;
         let offset = self.layout.receive().start + self.count_byte();
         let mut spins = 0u32;
-        let mut ended = None;
         self.spin_until(|c| {
             if c.resources.buffer.read_byte(offset) == expected {
                 return Ok(true);
             }
             spins += 1;
             if spins % SPINS_PER_CLOCK_CHECK == 0 {
-                c.completions.clear();
-                c.resources.poll_receive(&mut c.completions).map_err(|e| {
-                    PerfError::Transport(format!("polling the receive completion queue (peer {}) failed: {e}", c.peer))
-                })?;
-                ended = c.completions.first().copied();
-                return Ok(ended.is_some());
+                c.poll_receives()?;
+                return Ok(!c.received.is_empty());
             }
             Ok(false)
         })?;
-        if let Some(marker) = ended {
+        if let Some(marker) = self.received.pop_front() {
             if marker.status != 0 {
                 return Err(protocol::completion_error("receive", &self.peer, marker.status, marker.vendor_err));
             }
@@ -734,6 +736,151 @@ impl Connection for VerbsConnection {
             return self.validation_errors + self.resources.buffer.mismatches(self.layout.receive());
         }
         self.validation_errors
+    }
+}
+
+/// The verbs data path of one session for the generator: one queue pair per data connection, the
+/// endpoint descriptions carried in the handshake as JSON.
+///
+/// After connecting, the server writes one byte (`R`) on the control connection and the client reads
+/// it before returning its connections: the server's queue pairs are then in RTR, so the client's
+/// first messages are not dropped and retried (a 67 ms stall per retry; perftest syncs the same way
+/// after `ctx_connect`). The byte sits between the Accept frame and the first frame after the test,
+/// where both sides expect it.
+#[derive(Debug)]
+pub struct VerbsDataPath {
+    pub device: Option<String>,
+    pub port: u8,
+    pub gid_index: Option<u32>,
+    pub timeout: Duration,
+    endpoints: Vec<VerbsEndpoint>,
+}
+
+const READY: u8 = b'R';
+
+impl VerbsDataPath {
+    pub fn new(device: Option<String>, port: u8, gid_index: Option<u32>, timeout: Duration) -> VerbsDataPath {
+        VerbsDataPath { device, port, gid_index, timeout, endpoints: Vec::new() }
+    }
+
+    fn options(&self, parameters: &crate::RunParameters) -> Result<VerbsOptions, PerfError> {
+        Ok(VerbsOptions {
+            device: self.device.clone(),
+            port: self.port,
+            gid_index: self.gid_index,
+            operation: parameters.operation,
+            size: usize::try_from(parameters.size)
+                .map_err(|_| PerfError::Unsupported(format!("message size {} is too large", parameters.size)))?,
+            depth: parameters.tx_depth.max(1) as usize,
+            inline_size: parameters.inline_size,
+            validate: parameters.validate,
+            timeout: self.timeout,
+        })
+    }
+
+    fn open_all(&mut self, parameters: &crate::RunParameters) -> Result<Vec<serde_json::Value>, PerfError> {
+        let options = self.options(parameters)?;
+        self.endpoints = (0..crate::generator::connection_count(parameters))
+            .map(|_| VerbsEndpoint::open(&options))
+            .collect::<Result<_, _>>()?;
+        self.endpoints
+            .iter()
+            .map(|e| {
+                serde_json::to_value(e.local_info())
+                    .map_err(|e| PerfError::Transport(format!("endpoint description: {e}")))
+            })
+            .collect()
+    }
+
+    fn connect_all(
+        &mut self,
+        peer_endpoints: &[serde_json::Value],
+        control: &std::net::TcpStream,
+    ) -> Result<Vec<Box<dyn Connection>>, PerfError> {
+        let peer = control.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into());
+        if peer_endpoints.len() != self.endpoints.len() {
+            return Err(PerfError::Mismatch {
+                field: "verbs queue pairs",
+                client: peer_endpoints.len().to_string(),
+                server: self.endpoints.len().to_string(),
+            });
+        }
+        std::mem::take(&mut self.endpoints)
+            .into_iter()
+            .zip(peer_endpoints)
+            .map(|(endpoint, remote)| {
+                let remote: VerbsEndpointInfo = serde_json::from_value(remote.clone()).map_err(|e| {
+                    PerfError::Handshake { peer: peer.clone(), reason: format!("verbs endpoint description: {e}") }
+                })?;
+                Ok(Box::new(endpoint.connect(&remote)?) as Box<dyn Connection>)
+            })
+            .collect()
+    }
+}
+
+impl crate::generator::DataPath for VerbsDataPath {
+    fn prepare(
+        &mut self,
+        parameters: &crate::RunParameters,
+        _control: &std::net::TcpStream,
+    ) -> Result<Vec<serde_json::Value>, PerfError> {
+        self.open_all(parameters)
+    }
+
+    /// Connect, then wait for the server's ready byte.
+    fn connect(
+        &mut self,
+        _parameters: &crate::RunParameters,
+        peer_endpoints: &[serde_json::Value],
+        control: &std::net::TcpStream,
+    ) -> Result<Vec<Box<dyn Connection>>, PerfError> {
+        use std::io::Read;
+        let connections = self.connect_all(peer_endpoints, control)?;
+        let peer = control.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into());
+        let mut ready = [0u8; 1];
+        let mut reader = control;
+        reader.read_exact(&mut ready).map_err(|source| match source.kind() {
+            std::io::ErrorKind::UnexpectedEof => PerfError::PeerClosed { peer: peer.clone(), during: "verbs connect" },
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                PerfError::PeerSilent { peer: peer.clone(), waited: self.timeout }
+            }
+            _ => PerfError::Io { peer: peer.clone(), during: "verbs connect", cause: source },
+        })?;
+        if ready[0] != READY {
+            return Err(PerfError::Handshake {
+                peer,
+                reason: format!("expected the verbs ready byte, got {:#04x}", ready[0]),
+            });
+        }
+        Ok(connections)
+    }
+}
+
+impl crate::generator::ServerDataPath for VerbsDataPath {
+    fn prepare(
+        &mut self,
+        parameters: &crate::RunParameters,
+        _control: &std::net::TcpStream,
+    ) -> Result<Vec<serde_json::Value>, PerfError> {
+        self.open_all(parameters)
+    }
+
+    /// Connect (receives posted, RTR, RTS), then tell the client with the ready byte.
+    fn connect(
+        &mut self,
+        _parameters: &crate::RunParameters,
+        peer_endpoints: &[serde_json::Value],
+        control: &std::net::TcpStream,
+    ) -> Result<Vec<Box<dyn Connection>>, PerfError> {
+        use std::io::Write;
+        let connections = self.connect_all(peer_endpoints, control)?;
+        let mut writer = control;
+        writer.write_all(&[READY]).map_err(|source| PerfError::Io {
+            peer: control.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into()),
+            during: "verbs connect",
+            cause: source,
+        })?;
+        Ok(connections)
     }
 }
 

@@ -137,7 +137,7 @@ fn io_error(peer: &str, during: &'static str, error: std::io::Error) -> PerfErro
         | ErrorKind::ConnectionReset
         | ErrorKind::BrokenPipe
         | ErrorKind::ConnectionAborted => PerfError::PeerClosed { peer: peer.into(), during },
-        _ => PerfError::Io { peer: peer.into(), during, source: error },
+        _ => PerfError::Io { peer: peer.into(), during, cause: error },
     }
 }
 
@@ -163,7 +163,7 @@ fn dial_until(address: &str, port: u16, deadline: Instant, timeout: Duration) ->
             Err(error) => error,
         };
         if Instant::now() >= deadline {
-            return Err(PerfError::Connect { peer: target, source: error });
+            return Err(PerfError::Connect { peer: target, cause: error });
         }
         std::thread::sleep(Duration::from_millis(50));
     }

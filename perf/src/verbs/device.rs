@@ -17,9 +17,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use sideway::ibverbs::address::{AddressHandleAttribute, Gid, GidType};
-use sideway::ibverbs::completion::{
-    CreateCompletionQueueWorkCompletionFlags, GenericCompletionQueue, PollCompletionQueueError,
-};
+use sideway::ibverbs::completion::{GenericCompletionQueue, PollCompletionQueueError};
 use sideway::ibverbs::device::{DeviceInfo, DeviceList, GetDeviceListErrorKind};
 use sideway::ibverbs::device_context::{DeviceContext, LinkLayer, Mtu, PortState};
 use sideway::ibverbs::memory_region::MemoryRegion;
@@ -295,18 +293,11 @@ pub(super) struct Resources {
     recv_cq: GenericCompletionQueue,
     mr: Arc<MemoryRegion>,
     _pd: Arc<ProtectionDomain>,
-    /// Which verbs flavour the provider accepted ("extended" = ibv_create_qp_ex/ibv_wr_*).
-    pub flavour: &'static str,
     pub buffer: Buffer,
 }
 
-fn build_cq(context: &Arc<DeviceContext>, entries: u32) -> Result<(GenericCompletionQueue, bool), String> {
-    let mut builder = context.create_cq_builder();
-    builder.setup_cqe(entries).setup_wc_flags(CreateCompletionQueueWorkCompletionFlags::ByteLength);
-    match builder.build_ex() {
-        Ok(cq) => Ok((cq.into(), true)),
-        Err(_) => builder.build().map(|cq| (cq.into(), false)).map_err(|e| io_error_text(&e)),
-    }
+fn build_cq(context: &Arc<DeviceContext>, entries: u32) -> Result<GenericCompletionQueue, String> {
+    context.create_cq_builder().setup_cqe(entries).build().map(Into::into).map_err(|e| io_error_text(&e))
 }
 
 impl Resources {
@@ -314,9 +305,8 @@ impl Resources {
         let fail =
             |what: &str, detail: String| PerfError::Transport(format!("cannot {what} on {}: {detail}", device.name));
         let pd = device.context.alloc_pd().map_err(|e| fail("allocate a protection domain", io_error_text(&e)))?;
-        let (send_cq, send_ex) =
-            build_cq(&device.context, sizes.send).map_err(|e| fail("create a completion queue", e))?;
-        let (recv_cq, recv_ex) =
+        let send_cq = build_cq(&device.context, sizes.send).map_err(|e| fail("create a completion queue", e))?;
+        let recv_cq =
             build_cq(&device.context, sizes.receive.max(1)).map_err(|e| fail("create a completion queue", e))?;
         let mut builder = pd.create_qp_builder();
         builder
@@ -327,39 +317,34 @@ impl Resources {
             .setup_max_inline_data(sizes.inline)
             .setup_send_cq(send_cq.clone())
             .setup_recv_cq(recv_cq.clone());
-        // The extended API (ibv_wr_*) posts without allocating; providers without it get ibv_post_send.
-        let (qp, qp_ex): (GenericQueuePair, bool) = match builder.build_ex() {
-            Ok(qp) => (qp.into(), true),
-            Err(_) => match builder.build() {
-                Ok(qp) => (qp.into(), false),
-                Err(e) => {
-                    let inline = if sizes.inline > 0 {
-                        format!(" (inline {} bytes: try a smaller --inline)", sizes.inline)
-                    } else {
-                        String::new()
-                    };
-                    return Err(fail(
-                        &format!(
-                            "create a queue pair of {} send and {} receive entries{inline}",
-                            sizes.send, sizes.receive
-                        ),
-                        io_error_text(&e),
-                    ));
-                }
-            },
+        // The classic ibv_post_send/ibv_poll_cq, not the extended ibv_wr_*/ibv_start_poll API: on
+        // Soft-RoCE (rdma-core 44, Debian 12, through sideway 0.4.3) the extended CQ reported receive
+        // completions as zero-length and SEND bandwidth ran the send queue full (ENOMEM/ENOSPC), with
+        // either QP flavour; the classic calls pass every test in tests/vm/perf-guest.sh and work on
+        // every provider.
+        let qp: GenericQueuePair = match builder.build() {
+            Ok(qp) => qp.into(),
+            Err(e) => {
+                let inline = if sizes.inline > 0 {
+                    format!(" (inline {} bytes: try a smaller --inline)", sizes.inline)
+                } else {
+                    String::new()
+                };
+                return Err(fail(
+                    &format!(
+                        "create a queue pair of {} send and {} receive entries{inline}",
+                        sizes.send, sizes.receive
+                    ),
+                    io_error_text(&e),
+                ));
+            }
         };
         let buffer = Buffer::new(buffer_length)?;
         let access = AccessFlags::LocalWrite | AccessFlags::RemoteWrite | AccessFlags::RemoteRead;
         // SAFETY: the buffer is valid for its whole layout and outlives the memory region (field order).
         let mr = unsafe { pd.reg_mr(buffer.address(0) as usize, buffer.layout.size(), access) }
             .map_err(|e| fail(&format!("register {} bytes of memory", buffer.layout.size()), io_error_text(&e)))?;
-        let flavour = match (qp_ex, send_ex && recv_ex) {
-            (true, true) => "extended QP and CQ",
-            (true, false) => "extended QP",
-            (false, true) => "extended CQ",
-            (false, false) => "basic verbs",
-        };
-        Ok(Resources { qp, send_cq, recv_cq, mr, _pd: pd, flavour, buffer })
+        Ok(Resources { qp, send_cq, recv_cq, mr, _pd: pd, buffer })
     }
 
     pub fn qpn(&self) -> u32 {
