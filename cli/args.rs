@@ -257,6 +257,9 @@ pub struct CollectiveArgs {
     /// Start N local ranks over loopback (the default when no hosts are given: 2).
     #[arg(long, help_heading = "Rendezvous", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub np: Option<u32>,
+    /// How ranks' times combine (nccl-tests -a): 0 rank 0, 1 average (default), 2 minimum, 3 maximum.
+    #[arg(long = "average", short = 'a', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub average: u8,
     /// Test hook: this rank corrupts one element of each checked result (the data check must count it).
     #[arg(long, hide = true)]
     pub inject_corruption: Option<usize>,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use fabricdoctor_perf::collective::datatype::{DataType, ReduceOp};
-use fabricdoctor_perf::collective::sweep::{parse_size, render_rows, run_sweep, sizes, SweepSpec};
+use fabricdoctor_perf::collective::sweep::{parse_size, render_rows, run_sweep, sizes, SweepSpec, TimeAverage};
 use fabricdoctor_perf::collective::{nodelist, Collective, Communicator, Rendezvous};
 use fabricdoctor_report::perf::CollectiveReport;
 
@@ -123,6 +123,7 @@ fn spec(collective: Collective, args: &CollectiveArgs) -> anyhow::Result<SweepSp
         },
         root: args.root,
         corrupt_rank: args.inject_corruption,
+        average: TimeAverage::from_nccl_tests(args.average).context("-a/--average takes 0 to 3")?,
     })
 }
 

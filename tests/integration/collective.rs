@@ -89,6 +89,14 @@ fn bus_bandwidth_uses_nccl_tests_factors() {
     let times: Vec<f64> =
         row["rank_time_us"].as_array().expect("times").iter().map(|t| t.as_f64().expect("t")).collect();
     assert_eq!(times[slowest], times.iter().cloned().fold(0.0, f64::max));
+    // nccl-tests' default (-a 1): the reported time is the ranks' average.
+    let average = times.iter().sum::<f64>() / times.len() as f64;
+    assert!((row["time_us"].as_f64().expect("time") - average).abs() < 1e-6, "{row}");
+    let (maximum, _) = local("allreduce", 3, &["-b", "1M", "-e", "1M", "-a", "3"]);
+    let row = &maximum["rows"][0]["out_of_place"];
+    let times: Vec<f64> =
+        row["rank_time_us"].as_array().expect("times").iter().map(|t| t.as_f64().expect("t")).collect();
+    assert_eq!(row["time_us"].as_f64(), Some(times.iter().cloned().fold(0.0, f64::max)));
 }
 
 /// Ranks started by hand (as srun or a hostfile would), so one can be killed.

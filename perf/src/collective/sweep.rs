@@ -24,12 +24,42 @@ pub struct SweepSpec {
     /// result, which `#wrong` must count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corrupt_rank: Option<usize>,
+    /// Which ranks' times make the reported time (nccl-tests -a).
+    pub average: TimeAverage,
+}
+
+/// nccl-tests `-a`: 0 = rank 0's time, 1 = the average over ranks (its default), 2 = the minimum,
+/// 3 = the maximum (the slowest rank, what a training step waits for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeAverage {
+    RankZero,
+    Average,
+    Minimum,
+    Maximum,
+}
+
+impl TimeAverage {
+    pub fn from_nccl_tests(code: u8) -> Option<TimeAverage> {
+        [TimeAverage::RankZero, TimeAverage::Average, TimeAverage::Minimum, TimeAverage::Maximum]
+            .get(code as usize)
+            .copied()
+    }
+
+    fn combine(self, times: &[f64]) -> f64 {
+        match self {
+            TimeAverage::RankZero => times.first().copied().unwrap_or(0.0),
+            TimeAverage::Average => times.iter().sum::<f64>() / times.len().max(1) as f64,
+            TimeAverage::Minimum => times.iter().copied().fold(f64::INFINITY, f64::min),
+            TimeAverage::Maximum => times.iter().copied().fold(0.0, f64::max),
+        }
+    }
 }
 
 /// One mode (out-of-place or in-place) of one size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Measurement {
-    /// Time of one collective: the slowest rank's average over the timed iterations.
+    /// Time of one collective, averaged over the timed iterations, combined over ranks as `average` says.
     pub time_us: f64,
     /// nccl-tests algbw: size / time, GB/s (10^9 bytes).
     pub algbw_gbytes_per_second: f64,
@@ -65,11 +95,13 @@ pub fn run_sweep(communicator: &mut Communicator, spec: &SweepSpec) -> Result<Ve
             let (time_us, wrong) = measure(communicator, spec, bytes, in_place)?;
             let gathered = communicator.gather_results(time_us, wrong)?;
             if let Some(all) = gathered {
-                let (slowest_rank, &(slowest, _)) =
-                    all.iter().enumerate().max_by(|a, b| a.1 .0.total_cmp(&b.1 .0)).unwrap_or((0, &(time_us, 0)));
-                let algbw = if slowest > 0.0 { bytes as f64 / (slowest * 1e-6) / 1e9 } else { 0.0 };
+                let slowest_rank =
+                    all.iter().enumerate().max_by(|a, b| a.1 .0.total_cmp(&b.1 .0)).map(|(rank, _)| rank).unwrap_or(0);
+                let times: Vec<f64> = all.iter().map(|(t, _)| *t).collect();
+                let time = spec.average.combine(&times);
+                let algbw = if time > 0.0 { bytes as f64 / (time * 1e-6) / 1e9 } else { 0.0 };
                 measurements.push(Measurement {
-                    time_us: slowest,
+                    time_us: time,
                     algbw_gbytes_per_second: algbw,
                     busbw_gbytes_per_second: algbw * spec.collective.bus_factor(communicator.world),
                     wrong: all.iter().map(|(_, w)| w).sum(),
