@@ -6,6 +6,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
 command -v cargo >/dev/null || { echo "main-job: cargo not found; install Rust (https://rustup.rs)" >&2; exit 2; }
+# The verbs binding (sideway -> rdma-mummy-sys) builds with cmake and libclang.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  need=()
+  command -v cmake >/dev/null || need+=(cmake)
+  ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+  [ ${#need[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
+fi
 cargo build --release -q || exit 2
 fd=target/release/fabricdoctor
 mkdir -p "$OUT"

@@ -14,6 +14,9 @@ fi
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
+  # rdma-mummy-sys (under sideway, the verbs binding) builds with cmake and bindgen (libclang).
+  command -v cmake >/dev/null || missing+=(cmake)
+  ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
   command -v lspci >/dev/null || missing+=(pciutils)
   command -v hyperfine >/dev/null || missing+=(hyperfine)
   if [ ${#missing[@]} -gt 0 ]; then

@@ -276,8 +276,8 @@ pub fn run_client_size(
         connection.finish()?;
     }
     write_frame(&mut control, &peer, &Frame::Done { messages })?;
-    let server = match read_frame(&mut control, &peer, "end of test")? {
-        Frame::Report { messages, validation_errors } => ServerCounts { messages, validation_errors },
+    let (server, server_sent) = match read_frame(&mut control, &peer, "end of test")? {
+        Frame::Report { messages, validation_errors, sent } => (ServerCounts { messages, validation_errors }, sent),
         other => {
             return Err(PerfError::Handshake { peer, reason: format!("expected the server's report, got {other:?}") })
         }
@@ -292,7 +292,12 @@ pub fn run_client_size(
             let interval = parameters.duration_ms.map(|ms| (ms as f64 / 1000.0 / 10.0).max(0.1));
             let forward = bandwidth(parameters.size, &timeline, window, interval)
                 .ok_or_else(|| PerfError::Transport("the run completed no message: nothing to measure".into()))?;
-            SizeResult::Bandwidth(match reverse_received {
+            // The other direction is measured where its completions mean delivery: by the sender when
+            // completions are remote (verbs: a one-sided WRITE leaves the receiver nothing to time), by
+            // the receiver otherwise (TCP: the sender's completions are local).
+            let remote = connections.iter().all(|c| c.completion_is_remote());
+            let other = if remote { server_sent } else { reverse_received };
+            SizeResult::Bandwidth(match other {
                 Some((messages, seconds)) => crate::stats::add_direction(forward, parameters.size, messages, seconds),
                 None => forward,
             })
@@ -456,6 +461,7 @@ pub fn serve_session(
         &Frame::Accept { version: PROTOCOL_VERSION, tool_version: env!("CARGO_PKG_VERSION").to_string(), endpoints },
     )?;
     let mut connections = path.connect(&parameters, &client_endpoints, &control)?;
+    let mut sent_back: Option<(u64, f64)> = None;
     let served = match parameters.test {
         TestKind::Bandwidth => {
             let forward_count = (parameters.queue_pairs as usize).min(connections.len());
@@ -464,13 +470,17 @@ pub fn serve_session(
                 // Bidirectional: drive the server-to-client half while serving the client's.
                 let sending = (!reverse.is_empty()).then(|| {
                     scope.spawn(|| {
-                        drive_bandwidth(reverse, &parameters, timeout)?;
-                        reverse.iter_mut().try_for_each(|c| c.finish())
+                        let started = Instant::now();
+                        let (_, sent) = drive_bandwidth(reverse, &parameters, timeout)?;
+                        let seconds = started.elapsed().as_secs_f64();
+                        reverse.iter_mut().try_for_each(|c| c.finish())?;
+                        Ok::<(u64, f64), PerfError>((sent, seconds))
                     })
                 });
                 let served = serve_bandwidth(forward, &parameters);
                 if let Some(handle) = sending {
-                    handle.join().map_err(|_| PerfError::Transport("the sending thread panicked".into()))??;
+                    sent_back =
+                        Some(handle.join().map_err(|_| PerfError::Transport("the sending thread panicked".into()))??);
                 }
                 served
             })?
@@ -483,7 +493,7 @@ pub fn serve_session(
         other => return Err(PerfError::Handshake { peer, reason: format!("expected done, got {other:?}") }),
     }
     let validation_errors = connections.iter().map(|c| c.validation_errors()).sum();
-    write_frame(&mut control, &peer, &Frame::Report { messages: served, validation_errors })?;
+    write_frame(&mut control, &peer, &Frame::Report { messages: served, validation_errors, sent: sent_back })?;
     Ok(parameters)
 }
 
@@ -529,6 +539,10 @@ fn serve_latency(connections: &mut [Box<dyn Connection>], parameters: &RunParame
     let Some(connection) = connections.first_mut() else {
         return Ok(0);
     };
+    if connection.pong_is_passive() {
+        // One-sided reads need nothing from this side; the client's Done ends the test.
+        return Ok(parameters.iterations.unwrap_or(0));
+    }
     let mut served = 0;
     loop {
         if parameters.iterations.is_some_and(|n| served >= n) {

@@ -42,10 +42,12 @@ pub enum Frame {
     Done {
         messages: u64,
     },
-    /// What the server saw.
+    /// What the server saw, and in a bidirectional run what it sent back (messages, seconds).
     Report {
         messages: u64,
         validation_errors: u64,
+        #[serde(default)]
+        sent: Option<(u64, f64)>,
     },
 }
 

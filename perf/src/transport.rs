@@ -51,6 +51,12 @@ pub trait Connection: Send {
         true
     }
 
+    /// True when the passive side of a latency test has nothing to do per round trip (verbs READ: the
+    /// client reads memory without this side's CPU), so it just waits for the end of the test.
+    fn pong_is_passive(&self) -> bool {
+        false
+    }
+
     /// Bytes that did not match the validation pattern so far (0 when not validating).
     fn validation_errors(&self) -> u64 {
         0

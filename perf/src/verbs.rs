@@ -14,12 +14,21 @@
 //! 100, at most the depth, every one above 8 KiB) and [`Connection::poll`] returns how many messages
 //! the completions cover. A `poll` that may wait while only unsignaled messages are outstanding (the
 //! end of a run) first posts a signaled zero-length RDMA WRITE: RC completes in order, so its
-//! completion covers them. [`Connection::finish`] does the same and, for SEND, ends the server's
-//! [`Connection::serve`] with a zero-length SEND (the duration-mode end).
+//! completion covers them. At the depth a signaled request is always in flight, so a generator that
+//! posts up to the depth before it waits (perftest's loop, and ours) flushes only at the end; one that
+//! waited below the depth mid-run would get extra flushes: correct, slower.
+//!
+//! End of a run: [`Connection::finish`] posts a zero-length SEND, the end marker. It ends the server's
+//! [`Connection::serve`] for SEND and [`Connection::pong`] for SEND and WRITE (duration mode, where
+//! the server does not know the count); every queue pair keeps a receive posted for it.
 //!
 //! Latency: WRITE is perftest's ping-pong on the last byte (each side polls the last byte of its
 //! receive region for the peer's iteration count), SEND uses posted receives, READ is the read's own
-//! completion (the server does nothing).
+//! completion (the server's `pong` returns at once: the generator must not loop on it in duration
+//! mode).
+//!
+//! [`VerbsDataPath`] plugs this into the generator, with a ready byte after connecting so the client
+//! never sends to a queue pair that is not in RTR yet.
 
 mod device;
 mod protocol;
@@ -32,8 +41,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 pub use protocol::{
-    choose_gid_index, completion_moderation, gid_text, ipv4_mapped, mtu_from_enum, mtu_to_enum, wc_status_name,
-    GidCandidate, GidChoice, GidKind, GidReason,
+    choose_gid_index, completion_moderation, ipv4_mapped, mtu_from_enum, mtu_to_enum, wc_status_name, GidCandidate,
+    GidChoice, GidKind, GidReason,
 };
 
 use crate::params::Operation;
@@ -248,7 +257,7 @@ impl VerbsEndpoint {
             self.device_name,
             self.options.port,
             self.gid_choice.index,
-            gid_text(&self.gid),
+            self.gid,
             self.gid_choice.reason,
             self.port.active_mtu,
             self.resources.qpn(),
@@ -257,17 +266,16 @@ impl VerbsEndpoint {
 
     /// Connect to the peer: post the receives (SEND), then INIT -> RTR -> RTS.
     ///
-    /// The peer must have reached RTR before this side posts (the server connects before it answers
-    /// the client's hello, the client after): a message to a queue pair that is not yet ready is
-    /// dropped and retried, and after the retries the sender fails with IBV_WC_RETRY_EXC_ERR.
+    /// The peer must have reached RTR before this side posts (a message to a queue pair that is not
+    /// ready is dropped and retried, 67 ms each time, and after 7 retries the sender fails with
+    /// IBV_WC_RETRY_EXC_ERR): [`VerbsDataPath`] waits for the server's ready byte.
     pub fn connect(mut self, remote: &VerbsEndpointInfo) -> Result<VerbsConnection, PerfError> {
         let peer = protocol::peer_name(remote);
-        if (remote.length as usize) < self.options.size {
-            return Err(PerfError::Mismatch {
-                field: "verbs buffer length",
-                client: remote.length.to_string(),
-                server: self.options.size.to_string(),
-            });
+        if remote.length < self.options.size as u64 {
+            return Err(PerfError::Transport(format!(
+                "peer {peer} offers a {}-byte buffer for {}-byte messages: the sides run different sizes",
+                remote.length, self.options.size
+            )));
         }
         let remote_ethernet = remote.link_layer == "ethernet";
         if remote_ethernet != self.port.ethernet {
@@ -298,12 +306,9 @@ impl VerbsEndpoint {
             traffic_class: 0,
         });
         let rtr = RtrPlan::new(self.options.port, mtu, remote, self.limits.responder_resources, grh)?;
-        self.resources.modify(&rtr.settings()).map_err(|e| match e.errno {
-            Some(errno) => protocol::rtr_error(errno, self.gid_choice.index, &peer),
-            None => {
-                PerfError::Transport(format!("cannot move the queue pair to RTR towards peer {peer}: {}", e.detail))
-            }
-        })?;
+        self.resources
+            .modify(&rtr.settings())
+            .map_err(|e| protocol::rtr_error(e.errno, self.gid_choice.index, &peer, &e.detail))?;
         let rts = RtsPlan::new(self.psn, self.limits.initiator_depth, remote.max_read_atomic);
         self.resources.modify(&rts.settings()).map_err(|e| {
             PerfError::Transport(format!("cannot move the queue pair to RTS towards peer {peer}: {}", e.detail))
@@ -357,7 +362,7 @@ fn describe_table(table: &[GidCandidate]) -> String {
             format!(
                 "{} {} {}{}",
                 e.index,
-                gid_text(&e.gid),
+                e.gid,
                 e.kind,
                 e.netdev.as_deref().map(|n| format!(" {n}")).unwrap_or_default()
             )
@@ -593,6 +598,10 @@ impl VerbsConnection {
 }
 
 impl Connection for VerbsConnection {
+    fn pong_is_passive(&self) -> bool {
+        self.operation == Operation::Read
+    }
+
     fn depth(&self) -> usize {
         self.depth
     }

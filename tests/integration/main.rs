@@ -14,4 +14,5 @@ mod perf;
 mod snapshot;
 mod support;
 mod topo;
+mod verbs;
 mod vm;

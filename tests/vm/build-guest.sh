@@ -165,8 +165,9 @@ grep -qE '^CONFIG_NET_9P_VIRTIO=(y|m)' "$KDIR/boot/config-$KV" || die "$KPKG lac
 # Guest packages. Why each: rdma-core/ibverbs-providers (librxe user-space provider), ibverbs-utils
 # (ibv_devinfo, ibv_devices), infiniband-diags (ibstat), iproute2 (`ip`, `rdma link add ... type rxe`),
 # kmod (modprobe/depmod), pciutils + pci.ids (lspci -tv/-vvv/-xxxx as a reference decoder), ethtool,
-# procps, mount (9p mount), util-linux is Essential (setsid, flock).
-GUEST_PKGS=rdma-core,ibverbs-providers,ibverbs-utils,infiniband-diags,iproute2,kmod,pciutils,pci.ids,ethtool,procps,mount
+# procps, mount (9p mount), perftest (ib_write_bw/ib_write_lat: the reference fabricdoctor perf is
+# compared with, tests/vm/perf-guest.sh), util-linux is Essential (setsid, flock).
+GUEST_PKGS=rdma-core,ibverbs-providers,ibverbs-utils,infiniband-diags,perftest,iproute2,kmod,pciutils,pci.ids,ethtool,procps,mount
 BASE_KEY=$(printf '%s\n' "v1" "$GUEST_PKGS" "$MIRROR" "$SECMIRROR" | key_of)
 BASE_TAR=$CACHE/rootfs-base-$BASE_KEY.tar
 step_begin "3 base-rootfs"

@@ -116,14 +116,6 @@ pub fn ipv4_mapped(gid: &Ipv6Addr) -> Option<Ipv4Addr> {
     }
 }
 
-/// A GID as users read it: the IPv4 address for an IPv4-mapped GID, else the IPv6 form.
-pub fn gid_text(gid: &Ipv6Addr) -> String {
-    match ipv4_mapped(gid) {
-        Some(v4) => format!("::ffff:{v4}"),
-        None => gid.to_string(),
-    }
-}
-
 /// Path MTU in bytes to `enum ibv_mtu` (IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5; IB spec 1.3
 /// table 145, rdma-core verbs.h). Other sizes are not IB MTUs.
 pub fn mtu_to_enum(bytes: u32) -> Option<u32> {
@@ -230,20 +222,18 @@ pub fn no_devices_error(detail: &str) -> PerfError {
     ))
 }
 
-/// Modifying the queue pair to RTR failed with `errno`: ENETUNREACH/ETIMEDOUT mean the kernel found no
-/// route from the source GID to the peer's GID (the address-handle resolution of RoCE,
+/// Modifying the queue pair to RTR failed (`detail`: the library's text). ENETUNREACH/ETIMEDOUT mean
+/// the kernel found no route from the source GID to the peer's GID (the address resolution of RoCE,
 /// drivers/infiniband/core/verbs.c `ib_resolve_eth_dmac`).
-pub fn rtr_error(errno: i32, gid_index: u32, peer: &str) -> PerfError {
-    if errno == libc_errno::ENETUNREACH || errno == libc_errno::ETIMEDOUT {
-        PerfError::Transport(format!(
+pub fn rtr_error(errno: Option<i32>, gid_index: u32, peer: &str, detail: &str) -> PerfError {
+    match errno {
+        Some(libc_errno::ENETUNREACH | libc_errno::ETIMEDOUT) => PerfError::Transport(format!(
             "GID index {gid_index} has no route to the peer; try the RoCE v2 GID of the interface address \
              (peer {peer}; `show_gids` or /sys/class/infiniband/*/ports/*/gids list them; pass --gid-index)"
-        ))
-    } else {
-        PerfError::Transport(format!(
-            "cannot move the queue pair to RTR towards peer {peer} (GID index {gid_index}): {}",
-            std::io::Error::from_raw_os_error(errno)
-        ))
+        )),
+        _ => PerfError::Transport(format!(
+            "cannot move the queue pair to RTR towards peer {peer} (GID index {gid_index}): {detail}"
+        )),
     }
 }
 
@@ -452,7 +442,7 @@ pub fn peer_name(remote: &super::VerbsEndpointInfo) -> String {
         Ok(gid) if ipv4_mapped(&gid).is_some() => {
             format!("{} (qpn {:#x})", ipv4_mapped(&gid).unwrap_or(Ipv4Addr::UNSPECIFIED), remote.qpn)
         }
-        Ok(gid) if !gid.is_unspecified() => format!("{} (qpn {:#x})", gid_text(&gid), remote.qpn),
+        Ok(gid) if !gid.is_unspecified() => format!("{gid} (qpn {:#x})", remote.qpn),
         _ => format!("lid {} (qpn {:#x})", remote.lid, remote.qpn),
     }
 }
@@ -615,13 +605,14 @@ mod state_table_tests {
             "{no_kernel}"
         );
         for errno in [101, 110] {
-            let route = rtr_error(errno, 0, "10.77.0.3 (qpn 0x12)").to_string();
+            let route = rtr_error(Some(errno), 0, "10.77.0.3 (qpn 0x12)", "network unreachable").to_string();
             assert!(
                 route.starts_with("GID index 0 has no route to the peer; try the RoCE v2 GID of the interface address"),
                 "{route}"
             );
         }
-        assert!(rtr_error(22, 3, "p").to_string().contains("Invalid argument"));
+        let other = rtr_error(Some(22), 3, "p", "modify queue pair failed: Invalid argument").to_string();
+        assert!(other.contains("GID index 3): modify queue pair failed: Invalid argument"), "{other}");
     }
 
     #[test]
@@ -706,7 +697,7 @@ mod gid_choice_tests {
     fn ipv4_mapped_gids_read_as_addresses() {
         let gid: Ipv6Addr = "::ffff:10.77.0.2".parse().expect("gid");
         assert_eq!(ipv4_mapped(&gid), Some(Ipv4Addr::new(10, 77, 0, 2)));
-        assert_eq!(gid_text(&gid), "::ffff:10.77.0.2");
+        assert_eq!(gid.to_string(), "::ffff:10.77.0.2", "std prints IPv4-mapped GIDs the way show_gids does");
         assert_eq!(ipv4_mapped(&"fe80::1".parse().expect("gid")), None);
         assert_eq!(ipv4_mapped(&"::10.0.0.1".parse().expect("gid")), None, "IPv4-compatible is not IPv4-mapped");
     }
