@@ -3,9 +3,7 @@
 use std::net::TcpListener;
 
 use anyhow::Context;
-use fabricdoctor_perf::generator::{
-    run_client_size, serve_session, ClientOptions, DataPath, ServerDataPath, TcpDataPath,
-};
+use fabricdoctor_perf::generator::{run_client_size, serve_session, ClientOptions, DataPath, Side, TcpDataPath};
 use fabricdoctor_perf::handshake::ServerConstraints;
 use fabricdoctor_perf::verbs::VerbsDataPath;
 use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
@@ -60,22 +58,12 @@ fn transport(common: &PerfCommonArgs) -> TransportKind {
     }
 }
 
-/// The client's data path for a transport.
-fn client_path(kind: TransportKind, common: &PerfCommonArgs) -> Box<dyn DataPath> {
+/// The data path of one side for a transport.
+fn data_path(side: Side, kind: TransportKind, common: &PerfCommonArgs) -> Box<dyn DataPath> {
     match kind {
-        TransportKind::Tcp => Box::new(TcpDataPath::new(common.timeout)),
+        TransportKind::Tcp => Box::new(TcpDataPath::new(side, common.timeout)),
         TransportKind::Verbs => {
-            Box::new(VerbsDataPath::new(common.device.clone(), common.ib_port, common.gid_index, common.timeout))
-        }
-    }
-}
-
-/// The server's data path for what a client asked.
-fn server_path(kind: TransportKind, common: &PerfCommonArgs) -> Box<dyn ServerDataPath> {
-    match kind {
-        TransportKind::Tcp => Box::new(TcpDataPath::new(common.timeout)),
-        TransportKind::Verbs => {
-            Box::new(VerbsDataPath::new(common.device.clone(), common.ib_port, common.gid_index, common.timeout))
+            Box::new(VerbsDataPath::new(side, common.device.clone(), common.ib_port, common.gid_index, common.timeout))
         }
     }
 }
@@ -99,10 +87,9 @@ fn server(args: PerfServerArgs) -> anyhow::Result<i32> {
         let (control, peer) = listener.accept().context("failed to accept a client")?;
         // The client chooses the transport; a server started with --transport accepts only that one
         // (the handshake's constraints say so by name).
-        let mut path_for =
-            |parameters: &RunParameters| -> Result<Box<dyn ServerDataPath>, fabricdoctor_perf::PerfError> {
-                Ok(server_path(parameters.transport, &args.common))
-            };
+        let mut path_for = |parameters: &RunParameters| -> Result<Box<dyn DataPath>, fabricdoctor_perf::PerfError> {
+            Ok(data_path(Side::Server, parameters.transport, &args.common))
+        };
         match serve_session(control, &constraints, args.common.timeout, &mut path_for) {
             Ok(parameters) => eprintln!(
                 "fabricdoctor perf server: {peer}: {} {:?} {} bytes done",
@@ -149,7 +136,7 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     };
     let options = ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout };
     let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };
-    let mut path = client_path(kind, &args.common);
+    let mut path = data_path(Side::Client, kind, &args.common);
     let mut runs = Vec::new();
     for size in sizes {
         let parameters = RunParameters { size, ..template.clone() };

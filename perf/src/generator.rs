@@ -15,6 +15,14 @@ use crate::tcp::TcpConnection;
 use crate::transport::Connection;
 use crate::PerfError;
 
+/// Which end of a session a data path serves: the server prepares its endpoints before its Accept and
+/// accepts the data connections; the client dials them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Client,
+    Server,
+}
+
 /// Sets up the data connections of one session on one side of one transport.
 pub trait DataPath {
     /// Before the handshake: this side's endpoint descriptions for the peer.
@@ -30,15 +38,16 @@ pub trait DataPath {
 
 /// TCP data connections: the server listens on an ephemeral port of the control connection's local
 /// address and says which; the client dials it once per queue pair.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TcpDataPath {
+    pub side: Side,
     pub timeout: Duration,
     listener: Option<TcpListener>,
 }
 
 impl TcpDataPath {
-    pub fn new(timeout: Duration) -> TcpDataPath {
-        TcpDataPath { timeout, listener: None }
+    pub fn new(side: Side, timeout: Duration) -> TcpDataPath {
+        TcpDataPath { side, timeout, listener: None }
     }
 }
 
@@ -47,9 +56,12 @@ fn peer_of(control: &TcpStream) -> String {
 }
 
 impl DataPath for TcpDataPath {
-    /// The client dials the port the server announces; it has nothing to announce itself.
-    fn prepare(&mut self, _parameters: &RunParameters, _control: &TcpStream) -> Result<Vec<Value>, PerfError> {
-        Ok(Vec::new())
+    /// The server binds its data port and announces it; the client has nothing to announce.
+    fn prepare(&mut self, _parameters: &RunParameters, control: &TcpStream) -> Result<Vec<Value>, PerfError> {
+        match self.side {
+            Side::Server => tcp_server_endpoints(self, control),
+            Side::Client => Ok(Vec::new()),
+        }
     }
 
     fn connect(
@@ -108,7 +120,7 @@ pub fn connection_count(parameters: &RunParameters) -> u32 {
 }
 
 /// The server side of [`TcpDataPath`]: bind before answering the hello.
-pub fn tcp_server_endpoints(path: &mut TcpDataPath, control: &TcpStream) -> Result<Vec<Value>, PerfError> {
+fn tcp_server_endpoints(path: &mut TcpDataPath, control: &TcpStream) -> Result<Vec<Value>, PerfError> {
     let peer = peer_of(control);
     let mut local = control.local_addr().map_err(|source| PerfError::Io {
         peer: peer.clone(),
@@ -423,7 +435,7 @@ fn drive_latency(connections: &mut [Box<dyn Connection>], parameters: &RunParame
 }
 
 /// Chooses the server's data path for a client's parameters (or refuses them).
-pub type ServerPathFactory<'a> = dyn FnMut(&RunParameters) -> Result<Box<dyn ServerDataPath>, PerfError> + 'a;
+pub type ServerPathFactory<'a> = dyn FnMut(&RunParameters) -> Result<Box<dyn DataPath>, PerfError> + 'a;
 
 /// Serve one client session on an accepted control connection.
 pub fn serve_session(
@@ -495,31 +507,6 @@ pub fn serve_session(
     let validation_errors = connections.iter().map(|c| c.validation_errors()).sum();
     write_frame(&mut control, &peer, &Frame::Report { messages: served, validation_errors, sent: sent_back })?;
     Ok(parameters)
-}
-
-/// The server's data path: the same as the client's, with endpoints prepared before the Accept.
-pub trait ServerDataPath {
-    fn prepare(&mut self, parameters: &RunParameters, control: &TcpStream) -> Result<Vec<Value>, PerfError>;
-    fn connect(
-        &mut self,
-        parameters: &RunParameters,
-        peer_endpoints: &[Value],
-        control: &TcpStream,
-    ) -> Result<Vec<Box<dyn Connection>>, PerfError>;
-}
-
-impl ServerDataPath for TcpDataPath {
-    fn prepare(&mut self, _parameters: &RunParameters, control: &TcpStream) -> Result<Vec<Value>, PerfError> {
-        tcp_server_endpoints(self, control)
-    }
-    fn connect(
-        &mut self,
-        parameters: &RunParameters,
-        peer_endpoints: &[Value],
-        control: &TcpStream,
-    ) -> Result<Vec<Box<dyn Connection>>, PerfError> {
-        DataPath::connect(self, parameters, peer_endpoints, control)
-    }
 }
 
 fn serve_bandwidth(connections: &mut [Box<dyn Connection>], parameters: &RunParameters) -> Result<u64, PerfError> {

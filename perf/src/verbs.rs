@@ -758,6 +758,7 @@ impl Connection for VerbsConnection {
 /// where both sides expect it.
 #[derive(Debug)]
 pub struct VerbsDataPath {
+    pub side: crate::generator::Side,
     pub device: Option<String>,
     pub port: u8,
     pub gid_index: Option<u32>,
@@ -768,8 +769,14 @@ pub struct VerbsDataPath {
 const READY: u8 = b'R';
 
 impl VerbsDataPath {
-    pub fn new(device: Option<String>, port: u8, gid_index: Option<u32>, timeout: Duration) -> VerbsDataPath {
-        VerbsDataPath { device, port, gid_index, timeout, endpoints: Vec::new() }
+    pub fn new(
+        side: crate::generator::Side,
+        device: Option<String>,
+        port: u8,
+        gid_index: Option<u32>,
+        timeout: Duration,
+    ) -> VerbsDataPath {
+        VerbsDataPath { side, device, port, gid_index, timeout, endpoints: Vec::new() }
     }
 
     fn options(&self, parameters: &crate::RunParameters) -> Result<VerbsOptions, PerfError> {
@@ -836,19 +843,28 @@ impl crate::generator::DataPath for VerbsDataPath {
         self.open_all(parameters)
     }
 
-    /// Connect, then wait for the server's ready byte.
+    /// Connect (receives posted, RTR, RTS); then the server sends the ready byte and the client waits
+    /// for it.
     fn connect(
         &mut self,
         _parameters: &crate::RunParameters,
         peer_endpoints: &[serde_json::Value],
         control: &std::net::TcpStream,
     ) -> Result<Vec<Box<dyn Connection>>, PerfError> {
-        use std::io::Read;
+        use std::io::{Read, Write};
         let connections = self.connect_all(peer_endpoints, control)?;
         let peer = control.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into());
+        let mut channel = control;
+        if self.side == crate::generator::Side::Server {
+            channel.write_all(&[READY]).map_err(|source| PerfError::Io {
+                peer,
+                during: "verbs connect",
+                cause: source,
+            })?;
+            return Ok(connections);
+        }
         let mut ready = [0u8; 1];
-        let mut reader = control;
-        reader.read_exact(&mut ready).map_err(|source| match source.kind() {
+        channel.read_exact(&mut ready).map_err(|source| match source.kind() {
             std::io::ErrorKind::UnexpectedEof => PerfError::PeerClosed { peer: peer.clone(), during: "verbs connect" },
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
                 PerfError::PeerSilent { peer: peer.clone(), waited: self.timeout }
@@ -861,34 +877,6 @@ impl crate::generator::DataPath for VerbsDataPath {
                 reason: format!("expected the verbs ready byte, got {:#04x}", ready[0]),
             });
         }
-        Ok(connections)
-    }
-}
-
-impl crate::generator::ServerDataPath for VerbsDataPath {
-    fn prepare(
-        &mut self,
-        parameters: &crate::RunParameters,
-        _control: &std::net::TcpStream,
-    ) -> Result<Vec<serde_json::Value>, PerfError> {
-        self.open_all(parameters)
-    }
-
-    /// Connect (receives posted, RTR, RTS), then tell the client with the ready byte.
-    fn connect(
-        &mut self,
-        _parameters: &crate::RunParameters,
-        peer_endpoints: &[serde_json::Value],
-        control: &std::net::TcpStream,
-    ) -> Result<Vec<Box<dyn Connection>>, PerfError> {
-        use std::io::Write;
-        let connections = self.connect_all(peer_endpoints, control)?;
-        let mut writer = control;
-        writer.write_all(&[READY]).map_err(|source| PerfError::Io {
-            peer: control.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into()),
-            during: "verbs connect",
-            cause: source,
-        })?;
         Ok(connections)
     }
 }
