@@ -466,10 +466,7 @@ impl Communicator {
                     scope.spawn(move || {
                         let mut ring = Ring { right, left, rank, world, blocks, labels };
                         match collective {
-                            Collective::AllReduce => {
-                                ring.reduce_scatter(part, data_type, op)?;
-                                ring.all_gather(part)
-                            }
+                            Collective::AllReduce => ring.all_reduce(part, data_type, op),
                             Collective::ReduceScatter => ring.reduce_scatter(part, data_type, op),
                             Collective::AllGather => ring.all_gather(part),
                             Collective::Broadcast => ring.broadcast(part, root),
@@ -496,6 +493,13 @@ impl Communicator {
 /// it, each block's range in the real buffer).
 type StagedChannel = (Vec<u8>, Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>);
 
+/// How a received slice joins the local block.
+#[derive(Debug, Clone, Copy)]
+enum Combine {
+    Reduce(DataType, ReduceOp),
+    Copy,
+}
+
 /// One channel's ring: the connection to the right neighbour and the one from the left.
 struct Ring<'a> {
     right: &'a mut TcpStream,
@@ -507,10 +511,7 @@ struct Ring<'a> {
     labels: &'a [String],
 }
 
-/// Messages at most this large are written before reading without deadlock: the kernel's socket
-/// buffers hold them. Larger ones are written from a second thread while this one receives.
-const WRITE_THEN_READ_BYTES: usize = 64 * 1024;
-/// Receive and reduce in slices of this size, so reduction overlaps the transfer.
+/// Slices of this size flow through the pipeline, so reduction and forwarding overlap the transfer.
 const SLICE_BYTES: usize = 256 * 1024;
 
 impl Ring<'_> {
@@ -521,76 +522,99 @@ impl Ring<'_> {
         &self.labels[(self.rank + self.world - 1) % self.world]
     }
 
-    fn block(&self, block: usize) -> std::ops::Range<usize> {
-        self.blocks[block % self.world].clone()
-    }
-
-    /// Send `outgoing` to the right while receiving `incoming_len` bytes from the left, handing each
-    /// received slice (with its offset) to `received`.
-    fn exchange(
-        &mut self,
-        outgoing: &[u8],
-        incoming_len: usize,
-        scratch: &mut Vec<u8>,
-        mut received: impl FnMut(usize, &[u8]),
-    ) -> Result<(), PerfError> {
+    /// Run ring steps as one pipeline. Each step sends a block to the right and receives a block from
+    /// the left, reducing it into (or copying it over) the local block; in a ring the block received
+    /// at step s is the one sent at step s+1, so every slice is forwarded as soon as it is combined
+    /// instead of after the whole step: the links stay busy across steps (NCCL's slots do the same).
+    /// A writer thread drains the queue of outgoing slices while this thread receives and combines.
+    fn pipeline(&mut self, part: &mut [u8], steps: &[(usize, usize, Combine)]) -> Result<(), PerfError> {
+        let Some(&(first_send, _, _)) = steps.first() else {
+            return Ok(());
+        };
         let right_label = self.right_label().to_string();
         let left_label = self.left_label().to_string();
         let right = &mut *self.right;
         let left = &mut *self.left;
-        let mut receive = |left: &mut TcpStream| -> Result<(), PerfError> {
-            let mut offset = 0;
-            scratch.resize(SLICE_BYTES.min(incoming_len.max(1)), 0);
-            while offset < incoming_len {
-                let length = SLICE_BYTES.min(incoming_len - offset);
-                left.read_exact(&mut scratch[..length]).map_err(|e| io_error(&left_label, "ring receive", e))?;
-                received(offset, &scratch[..length]);
-                offset += length;
-            }
-            Ok(())
-        };
-        if outgoing.len() <= WRITE_THEN_READ_BYTES {
-            right.write_all(outgoing).map_err(|e| io_error(&right_label, "ring send", e))?;
-            return receive(left);
-        }
+        let blocks = &self.blocks;
+        let world = self.world;
+        let (queue, outgoing) = std::sync::mpsc::channel::<Vec<u8>>();
         std::thread::scope(|scope| {
-            let writer = scope.spawn(|| right.write_all(outgoing).map_err(|e| io_error(&right_label, "ring send", e)));
-            let received = receive(left);
+            let writer_label = right_label.clone();
+            let writer = scope.spawn(move || -> Result<(), PerfError> {
+                for slice in outgoing {
+                    right.write_all(&slice).map_err(|e| io_error(&writer_label, "ring send", e))?;
+                }
+                Ok(())
+            });
+            let received = (|| -> Result<(), PerfError> {
+                // A failed writer drops the queue's receiver; sends then fail and stop this side too.
+                let send = |slice: &[u8]| {
+                    queue
+                        .send(slice.to_vec())
+                        .map_err(|_| PerfError::Transport(format!("ring send to {right_label} stopped")))
+                };
+                for slice in part[blocks[first_send % world].clone()].chunks(SLICE_BYTES) {
+                    send(slice)?;
+                }
+                let mut scratch = vec![0u8; SLICE_BYTES];
+                for (index, &(_, receive, combine)) in steps.iter().enumerate() {
+                    let forward = index + 1 < steps.len();
+                    let target = blocks[receive % world].clone();
+                    let mut offset = target.start;
+                    while offset < target.end {
+                        let length = SLICE_BYTES.min(target.end - offset);
+                        left.read_exact(&mut scratch[..length])
+                            .map_err(|e| io_error(&left_label, "ring receive", e))?;
+                        let local = &mut part[offset..offset + length];
+                        match combine {
+                            Combine::Reduce(data_type, op) => reduce_into(local, &scratch[..length], data_type, op),
+                            Combine::Copy => local.copy_from_slice(&scratch[..length]),
+                        }
+                        if forward {
+                            send(local)?;
+                        }
+                        offset += length;
+                    }
+                }
+                Ok(())
+            })();
+            drop(queue);
             let written = writer.join().map_err(|_| PerfError::Transport("ring writer panicked".into()))?;
             received.and(written)
         })
     }
 
+    /// Reduce-scatter steps: after them block `rank` holds every rank's block `rank` reduced.
+    fn reduce_scatter_steps(&self, combine: Combine) -> Vec<(usize, usize, Combine)> {
+        let (rank, world) = (self.rank, self.world);
+        (0..world - 1).map(|step| (rank + 2 * world - step - 1, rank + 2 * world - step - 2, combine)).collect()
+    }
+
+    /// All-gather steps starting from block `rank`: after them every block is everywhere.
+    fn all_gather_steps(&self) -> Vec<(usize, usize, Combine)> {
+        let (rank, world) = (self.rank, self.world);
+        (0..world - 1).map(|step| (rank + world - step, rank + 2 * world - step - 1, Combine::Copy)).collect()
+    }
+
     /// After it, block `rank` of `part` holds the reduction of every rank's block `rank`.
     fn reduce_scatter(&mut self, part: &mut [u8], data_type: DataType, op: ReduceOp) -> Result<(), PerfError> {
-        let (rank, world) = (self.rank, self.world);
-        let mut scratch = Vec::new();
-        for step in 0..world - 1 {
-            let send = self.block(rank + 2 * world - step - 1);
-            let receive = self.block(rank + 2 * world - step - 2);
-            let outgoing = part[send].to_vec();
-            let target = &mut part[receive.clone()];
-            self.exchange(&outgoing, receive.len(), &mut scratch, |offset, slice| {
-                reduce_into(&mut target[offset..offset + slice.len()], slice, data_type, op)
-            })?;
-        }
-        Ok(())
+        let steps = self.reduce_scatter_steps(Combine::Reduce(data_type, op));
+        self.pipeline(part, &steps)
     }
 
     /// Starting from block `rank` complete on every rank, make every block complete everywhere.
     fn all_gather(&mut self, part: &mut [u8]) -> Result<(), PerfError> {
-        let (rank, world) = (self.rank, self.world);
-        let mut scratch = Vec::new();
-        for step in 0..world - 1 {
-            let send = self.block(rank + world - step);
-            let receive = self.block(rank + 2 * world - step - 1);
-            let outgoing = part[send].to_vec();
-            let target = &mut part[receive.clone()];
-            self.exchange(&outgoing, receive.len(), &mut scratch, |offset, slice| {
-                target[offset..offset + slice.len()].copy_from_slice(slice)
-            })?;
-        }
-        Ok(())
+        let steps = self.all_gather_steps();
+        self.pipeline(part, &steps)
+    }
+
+    /// AllReduce as one pipeline of 2(n-1) steps: the reduce-scatter's last received block (block
+    /// `rank`, now complete) is the all-gather's first sent block, so its slices go out as they are
+    /// reduced and the two phases chain without a pause.
+    fn all_reduce(&mut self, part: &mut [u8], data_type: DataType, op: ReduceOp) -> Result<(), PerfError> {
+        let mut steps = self.reduce_scatter_steps(Combine::Reduce(data_type, op));
+        steps.extend(self.all_gather_steps());
+        self.pipeline(part, &steps)
     }
 
     /// A pipelined chain from `root` around the ring: receive a slice from the left, pass it right.
