@@ -3,7 +3,7 @@
 //! run the sweep, and let rank 0 print.
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use fabricdoctor_perf::collective::datatype::{DataType, ReduceOp};
@@ -203,7 +203,6 @@ fn launch_local(name: &str, ranks: u32) -> anyhow::Result<i32> {
             .stdout(if rank == 0 { Stdio::inherit() } else { Stdio::null() });
         children.push((rank, command.spawn().with_context(|| format!("failed to start local rank {rank} of {name}"))?));
     }
-    let started = Instant::now();
     let mut failed = Vec::new();
     let mut worst = exit::SUCCESS;
     while !children.is_empty() {
@@ -222,7 +221,6 @@ fn launch_local(name: &str, ranks: u32) -> anyhow::Result<i32> {
         }
         children = still;
         std::thread::sleep(Duration::from_millis(20));
-        let _ = started;
     }
     if !failed.is_empty() {
         eprintln!("fabricdoctor: local {name}: {}", failed.join(", "));

@@ -596,38 +596,50 @@ fn flatten(sample: &CounterSample) -> impl Iterator<Item = (CounterSource, Strin
     ports.chain(netdevs)
 }
 
-/// ethtool statistics: the SIOCETHTOOL ioctl on the live node (recorded for snapshots as a file in
-/// `ethtool -S` format), the recorded file in a capture. A driver without statistics (loopback) is
-/// "not found".
+/// A reading with no file behind it on the live node (an ioctl or netlink reply): asked live and
+/// recorded at `path` in the text form `format` writes, read back from `path` with `parse` in a capture.
+fn live_or_recorded<T>(
+    root: &SysRoot,
+    path: &Path,
+    live: impl FnOnce() -> Result<T, ProbeError>,
+    format: impl FnOnce(&T) -> String,
+    parse: impl FnOnce(&str) -> Result<T, ParseError>,
+) -> Reading<T> {
+    if root.is_live() {
+        let value = live()?;
+        root.record_synthesized(path, format(&value));
+        Ok(value)
+    } else {
+        let text = root.read_string(path)?;
+        parse(&text).map_err(|e| ProbeError::malformed(path, &text, e))
+    }
+}
+
+/// ethtool statistics (SIOCETHTOOL on the live node, `ethtool -S` text in a capture). A driver
+/// without statistics (loopback) is "not found".
 fn read_statistics(root: &SysRoot, netdev: &str) -> Reading<Vec<Counter>> {
     let path = ethtool_stats_path(netdev);
-    let pairs = if root.is_live() {
-        let pairs = crate::ethtool::read_stats(netdev).map_err(|error| ethtool_error(&path, error))?;
-        root.record_synthesized(&path, crate::ethtool::format_stats_text(netdev, &pairs));
-        pairs
-    } else {
-        let text = root.read_string(&path)?;
-        crate::ethtool::parse_stats_text(&text).map_err(|e| ProbeError::malformed(&path, &text, e))?
-    };
+    let pairs = live_or_recorded(
+        root,
+        &path,
+        || crate::ethtool::read_stats(netdev).map_err(|error| ethtool_error(&path, error)),
+        |pairs| crate::ethtool::format_stats_text(netdev, pairs),
+        crate::ethtool::parse_stats_text,
+    )?;
     Ok(pairs.into_iter().map(|(name, value)| Counter { name, value }).collect())
 }
 
-/// PFC from DCB netlink on the live node (recorded for snapshots), the recorded file in a capture.
-/// A driver without DCB support is "not found".
+/// PFC from DCB netlink (live) or its recorded text (capture). A driver without DCB is "not found".
 fn read_pfc(root: &SysRoot, netdev: &str) -> Reading<PfcSetting> {
     let path = dcb_pfc_path(netdev);
-    let config = if root.is_live() {
-        let config = crate::dcb::read_pfc(netdev).map_err(|error| dcb_error(&path, error))?;
-        root.record_synthesized(&path, crate::dcb::format_pfc_text(netdev, &config));
-        config
-    } else {
-        let text = root.read_string(&path)?;
-        crate::dcb::parse_pfc_text(&text).map_err(|e| ProbeError::malformed(&path, &text, e))?
-    };
-    Ok(PfcSetting {
-        enabled_priorities: config.enabled_priorities.clone(),
-        trust: config.trust.as_ref().map(|t| t.join(",")),
-    })
+    let config = live_or_recorded(
+        root,
+        &path,
+        || crate::dcb::read_pfc(netdev).map_err(|error| dcb_error(&path, error)),
+        |config| crate::dcb::format_pfc_text(netdev, config),
+        crate::dcb::parse_pfc_text,
+    )?;
+    Ok(PfcSetting { enabled_priorities: config.enabled_priorities, trust: config.trust.map(|t| t.join(",")) })
 }
 
 /// An ethtool failure as a probe error at the statistics' node path: no statistics (loopback, drivers
