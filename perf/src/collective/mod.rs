@@ -123,14 +123,12 @@ pub struct Communicator {
     right: Vec<TcpStream>,
     left: Vec<TcpStream>,
     mesh: Vec<Option<TcpStream>>,
+    /// Every socket's read/write timeout: how long a silent peer is waited for.
+    timeout: Duration,
 }
 
-/// Every data and control socket of a communicator times out after this long (set in `prepare`); the
-/// error says so. Set once per process by `Communicator::connect`.
-static SOCKET_TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-fn io_error(peer: &str, during: &'static str, error: std::io::Error) -> PerfError {
-    let waited = Duration::from_millis(SOCKET_TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed));
+/// `waited` is the sockets' timeout (set in `prepare`), which a silent peer has exceeded.
+fn io_error(peer: &str, during: &'static str, error: std::io::Error, waited: Duration) -> PerfError {
     match error.kind() {
         ErrorKind::WouldBlock | ErrorKind::TimedOut => PerfError::PeerSilent { peer: peer.into(), waited },
         ErrorKind::UnexpectedEof
@@ -175,11 +173,11 @@ fn accept_until(
     timeout: Duration,
     waiting_for: &str,
 ) -> Result<TcpStream, PerfError> {
-    listener.set_nonblocking(true).map_err(|e| io_error(waiting_for, "accept", e))?;
+    listener.set_nonblocking(true).map_err(|e| io_error(waiting_for, "accept", e, timeout))?;
     loop {
         match listener.accept() {
             Ok((stream, _)) => {
-                stream.set_nonblocking(false).map_err(|e| io_error(waiting_for, "accept", e))?;
+                stream.set_nonblocking(false).map_err(|e| io_error(waiting_for, "accept", e, timeout))?;
                 prepare(&stream, timeout);
                 return Ok(stream);
             }
@@ -189,7 +187,7 @@ fn accept_until(
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err(e) => return Err(io_error(waiting_for, "accept", e)),
+            Err(e) => return Err(io_error(waiting_for, "accept", e, timeout)),
         }
     }
 }
@@ -209,15 +207,14 @@ impl Communicator {
         if world == 0 || rank >= world {
             return Err(PerfError::Unsupported(format!("rank {rank} is outside a world of {world} ranks")));
         }
-        SOCKET_TIMEOUT_MS.store(timeout.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
         let deadline = Instant::now() + timeout;
-        let data = TcpListener::bind(("0.0.0.0", 0)).map_err(|e| io_error("data listener", "bind", e))?;
-        let data_port = data.local_addr().map_err(|e| io_error("data listener", "bind", e))?.port();
+        let data = TcpListener::bind(("0.0.0.0", 0)).map_err(|e| io_error("data listener", "bind", e, timeout))?;
+        let data_port = data.local_addr().map_err(|e| io_error("data listener", "bind", e, timeout))?.port();
         let master = format!("rank 0 ({}:{})", rendezvous.master_host, rendezvous.master_port);
         let mut control = Vec::new();
         let (hosts, ports): (Vec<String>, Vec<u16>) = if rank == 0 {
             let listener = TcpListener::bind(("0.0.0.0", rendezvous.master_port))
-                .map_err(|e| io_error(&master, "listening for ranks", e))?;
+                .map_err(|e| io_error(&master, "listening for ranks", e, timeout))?;
             let mut joined: Vec<Option<(TcpStream, String, u16)>> = (0..world).map(|_| None).collect();
             for _ in 1..world {
                 let missing: Vec<String> = (1..world).filter(|r| joined[*r].is_none()).map(|r| r.to_string()).collect();
@@ -292,6 +289,7 @@ impl Communicator {
             right: Vec::new(),
             left: Vec::new(),
             mesh: (0..world).map(|_| None).collect(),
+            timeout,
         };
         if world == 1 {
             return Ok(communicator);
@@ -409,10 +407,10 @@ impl Communicator {
         }
         let element = data_type.size();
         let count = buffer.len() / element;
-        let (rank, world) = (self.rank, self.world);
+        let (rank, world, timeout) = (self.rank, self.world, self.timeout);
         let labels: Vec<String> = (0..world).map(|r| self.label(r)).collect();
         if collective == Collective::AlltoAll {
-            return alltoall(&mut self.mesh, buffer, element, rank, world, &labels);
+            return alltoall(&mut self.mesh, buffer, element, rank, world, &labels, self.timeout);
         }
         let channels = self.right.len();
         // Each channel is an independent ring over its own slice of the data. Where the result layout
@@ -464,7 +462,7 @@ impl Communicator {
                 .zip(parts)
                 .map(|((right, left), (part, blocks))| {
                     scope.spawn(move || {
-                        let mut ring = Ring { right, left, rank, world, blocks, labels };
+                        let mut ring = Ring { right, left, rank, world, blocks, labels, timeout };
                         match collective {
                             Collective::AllReduce => ring.all_reduce(part, data_type, op),
                             Collective::ReduceScatter => ring.reduce_scatter(part, data_type, op),
@@ -509,6 +507,7 @@ struct Ring<'a> {
     /// Byte range of each rank's block within this channel's part.
     blocks: Vec<std::ops::Range<usize>>,
     labels: &'a [String],
+    timeout: Duration,
 }
 
 /// Slices of this size flow through the pipeline, so reduction and forwarding overlap the transfer.
@@ -536,13 +535,14 @@ impl Ring<'_> {
         let right = &mut *self.right;
         let left = &mut *self.left;
         let blocks = &self.blocks;
+        let timeout = self.timeout;
         let world = self.world;
         let (queue, outgoing) = std::sync::mpsc::channel::<Vec<u8>>();
         std::thread::scope(|scope| {
             let writer_label = right_label.clone();
             let writer = scope.spawn(move || -> Result<(), PerfError> {
                 for slice in outgoing {
-                    right.write_all(&slice).map_err(|e| io_error(&writer_label, "ring send", e))?;
+                    right.write_all(&slice).map_err(|e| io_error(&writer_label, "ring send", e, timeout))?;
                 }
                 Ok(())
             });
@@ -564,7 +564,7 @@ impl Ring<'_> {
                     while offset < target.end {
                         let length = SLICE_BYTES.min(target.end - offset);
                         left.read_exact(&mut scratch[..length])
-                            .map_err(|e| io_error(&left_label, "ring receive", e))?;
+                            .map_err(|e| io_error(&left_label, "ring receive", e, timeout))?;
                         let local = &mut part[offset..offset + length];
                         match combine {
                             Combine::Reduce(data_type, op) => reduce_into(local, &scratch[..length], data_type, op),
@@ -582,6 +582,33 @@ impl Ring<'_> {
             let written = writer.join().map_err(|_| PerfError::Transport("ring writer panicked".into()))?;
             received.and(written)
         })
+        .map_err(|error| self.blame_left_if_closed(error))
+    }
+
+    /// When a rank dies, its right neighbour's sends may fail first (the failure cascades around the
+    /// ring) while the dead rank's EOF is still behind unread data on the left link. Drain the left link
+    /// briefly: if it is closed, the left neighbour is the rank that stopped, and the error names it.
+    fn blame_left_if_closed(&mut self, error: PerfError) -> PerfError {
+        if matches!(&error, PerfError::PeerClosed { peer, .. } if *peer == self.left_label()) {
+            return error;
+        }
+        let deadline = std::time::Instant::now() + Duration::from_millis(300);
+        let _ = self.left.set_read_timeout(Some(Duration::from_millis(50)));
+        let mut scratch = [0u8; 64 * 1024];
+        let closed = loop {
+            match self.left.read(&mut scratch) {
+                Ok(0) => break true,
+                Err(e) if matches!(e.kind(), ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted) => break true,
+                Ok(_) if std::time::Instant::now() < deadline => continue,
+                _ => break false,
+            }
+        };
+        let _ = self.left.set_read_timeout(Some(self.timeout));
+        if closed {
+            PerfError::PeerClosed { peer: self.left_label().to_string(), during: "ring receive" }
+        } else {
+            error
+        }
     }
 
     /// Reduce-scatter steps: after them block `rank` holds every rank's block `rank` reduced.
@@ -625,10 +652,10 @@ impl Ring<'_> {
         let left_label = self.left_label().to_string();
         for slice in part.chunks_mut(SLICE_BYTES) {
             if rank != root {
-                self.left.read_exact(slice).map_err(|e| io_error(&left_label, "broadcast receive", e))?;
+                self.left.read_exact(slice).map_err(|e| io_error(&left_label, "broadcast receive", e, self.timeout))?;
             }
             if rank != last {
-                self.right.write_all(slice).map_err(|e| io_error(&right_label, "broadcast send", e))?;
+                self.right.write_all(slice).map_err(|e| io_error(&right_label, "broadcast send", e, self.timeout))?;
             }
         }
         Ok(())
@@ -651,6 +678,7 @@ fn alltoall(
     rank: usize,
     world: usize,
     labels: &[String],
+    timeout: Duration,
 ) -> Result<(), PerfError> {
     let per_block = alltoall_block(buffer.len() / element, world) * element;
     let block = |b: usize| b * per_block..(b + 1) * per_block;
@@ -668,18 +696,19 @@ fn alltoall(
         let same_peer = to == from;
         let result = {
             let mut from_stream = if same_peer {
-                to_stream.try_clone().map_err(|e| io_error(&labels[from], "alltoall", e))?
+                to_stream.try_clone().map_err(|e| io_error(&labels[from], "alltoall", e, timeout))?
             } else {
                 mesh[from]
                     .take()
                     .ok_or_else(|| PerfError::Transport(format!("no mesh connection to {}", labels[from])))?
             };
             let result = std::thread::scope(|scope| {
-                let writer = scope
-                    .spawn(|| to_stream.write_all(outgoing).map_err(|e| io_error(&labels[to], "alltoall send", e)));
+                let writer = scope.spawn(|| {
+                    to_stream.write_all(outgoing).map_err(|e| io_error(&labels[to], "alltoall send", e, timeout))
+                });
                 let read = from_stream
                     .read_exact(&mut buffer[incoming.clone()])
-                    .map_err(|e| io_error(&labels[from], "alltoall receive", e));
+                    .map_err(|e| io_error(&labels[from], "alltoall receive", e, timeout));
                 let written = writer.join().map_err(|_| PerfError::Transport("alltoall writer panicked".into()))?;
                 read.and(written)
             });
