@@ -3,6 +3,7 @@
 
 pub mod counters;
 pub mod finding;
+pub mod gpu;
 pub mod host;
 pub mod pcie;
 pub mod policy;
@@ -13,6 +14,7 @@ pub mod topology;
 use std::collections::BTreeSet;
 
 use fabricdoctor_probes::counters::CounterObservation;
+use fabricdoctor_probes::gpu::GpuObservation;
 use fabricdoctor_probes::pci::{PciAddress, PciFunction};
 use fabricdoctor_probes::{NodeSnapshot, ProbeError, ProbeErrorKind};
 
@@ -44,6 +46,8 @@ pub struct Inputs<'a> {
     pub endpoints: Vec<&'a PciFunction>,
     /// Counter samples, when the run took them (`None`: counter checks skip).
     pub counters: Option<&'a CounterObservation>,
+    /// NVML readings, Xid events and `--load` results, when the run probed GPUs (`None`: GPU checks skip).
+    pub gpu: Option<&'a GpuObservation>,
 }
 
 impl<'a> Inputs<'a> {
@@ -55,11 +59,16 @@ impl<'a> Inputs<'a> {
             .iter()
             .filter(|f| f.is_gpu() || nic_addresses.contains(&f.address) || is_mellanox_nic(f))
             .collect();
-        Inputs { node, topology, endpoints, counters: None }
+        Inputs { node, topology, endpoints, counters: None, gpu: None }
     }
 
     pub fn with_counters(mut self, counters: Option<&'a CounterObservation>) -> Inputs<'a> {
         self.counters = counters;
+        self
+    }
+
+    pub fn with_gpu(mut self, gpu: Option<&'a GpuObservation>) -> Inputs<'a> {
+        self.gpu = gpu;
         self
     }
 
@@ -133,6 +142,13 @@ pub fn registry() -> &'static [&'static dyn Check] {
         &counters::InfinibandPortErrors,
         &counters::LinkFlap,
         &counters::BitErrorRatio,
+        &gpu::Xid,
+        &gpu::Ecc,
+        &gpu::Remap,
+        &gpu::NvLink,
+        &gpu::PcieReplay,
+        &gpu::Throttle,
+        &gpu::Persistence,
     ]
 }
 
@@ -185,11 +201,15 @@ pub fn run_checks(
     policy: &Policy,
     selected: &[String],
 ) -> Vec<Finding> {
-    let inputs = Inputs::new(node).with_counters(counters);
+    evaluate_selected(&Inputs::new(node).with_counters(counters), policy, selected)
+}
+
+/// Run every check (or those whose id starts with one of `selected`) over prepared inputs.
+pub fn evaluate_selected(inputs: &Inputs<'_>, policy: &Policy, selected: &[String]) -> Vec<Finding> {
     registry()
         .iter()
         .filter(|check| selected.is_empty() || selected.iter().any(|s| check.id().starts_with(s.as_str())))
-        .flat_map(|check| check.evaluate(&inputs, policy))
+        .flat_map(|check| check.evaluate(inputs, policy))
         .collect()
 }
 
@@ -259,6 +279,13 @@ mod tests {
             "ib.port.errors",
             "link.flap",
             "phy.ber",
+            "gpu.xid",
+            "gpu.ecc",
+            "gpu.remap",
+            "gpu.nvlink",
+            "gpu.pcie.replay",
+            "gpu.throttle",
+            "gpu.persistence",
         ] {
             assert!(seen.contains(required), "missing {required}");
         }

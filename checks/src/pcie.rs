@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use fabricdoctor_probes::gpu::LoadedLink;
 use fabricdoctor_probes::pci::{PciAddress, PciFunction};
 use fabricdoctor_probes::pci_config::{ConfigSpace, ExpressCapability, LinkGeneration, PortType};
 use fabricdoctor_probes::ProbeError;
@@ -67,6 +68,28 @@ fn capability<T: Ord + Copy>(own_max: Option<T>, slot_max: Option<T>) -> Option<
     }
 }
 
+/// The `check --load` result for a GPU, when the run loaded its link.
+fn under_load<'a>(inputs: &Inputs<'a>, function: &PciFunction) -> Option<Result<&'a LoadedLink, &'a str>> {
+    let observation = inputs.gpu?;
+    let result = observation.under_load.as_ref()?.iter().find(|l| l.address == function.address)?;
+    Some(result.outcome.as_ref().map_err(|reason| reason.as_str()))
+}
+
+fn load_evidence(loaded: &Result<&LoadedLink, &str>) -> String {
+    match loaded {
+        Ok(loaded) => format!(
+            "under load ({:.1} s of host<->device copies, {:.1} GB/s host-to-device, {:.1} GB/s device-to-host): \
+             {} x{}",
+            loaded.seconds,
+            loaded.host_to_device_gbps,
+            loaded.device_to_host_gbps,
+            speed_text(loaded.link.current_speed),
+            loaded.link.current_width.map(|w| w.to_string()).unwrap_or_else(|| "?".into())
+        ),
+        Err(reason) => format!("under load: could not load the link: {reason}"),
+    }
+}
+
 fn parent<'a>(inputs: &Inputs<'a>, function: &PciFunction) -> Option<&'a PciFunction> {
     function.upstream.last().and_then(|a| inputs.node.function(*a))
 }
@@ -95,7 +118,9 @@ impl Check for LinkSpeed {
          current_link_speed) with the lower of its own and its upstream port's maximum (max_link_speed), \
          the speed the link should train to. Below that: fail (a bad riser, slot, retimer or BIOS setting \
          halves bandwidth per generation lost). A GPU below capability is a warning, 'recheck under \
-         load': GPUs lower their link speed when idle and retrain when busy. LnkCtl2's target speed is \
+         load': GPUs lower their link speed when idle and retrain when busy; with `check --load` the \
+         GPU's link is loaded with host<->device copies and re-read: up to capability passes, still low \
+         fails. LnkCtl2's target speed is \
          shown when firmware capped it. Source: Documentation/ABI/testing/sysfs-bus-pci; PCIe Base Spec \
          §7.5.3.6/§7.5.3.8/§7.5.3.19."
     }
@@ -128,8 +153,39 @@ fn link_speed_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> 
                 .push(format!("LnkCtl2 target link speed {}: the link is told to train low", speed_text(Some(target))));
         }
     }
+    let loaded = under_load(inputs, function);
+    if let Some(line) = loaded.as_ref().map(load_evidence) {
+        finding_evidence.push(line);
+    }
     let (verdict, message) = if current >= capability {
         (Verdict::Pass, format!("{} at capability", speed_text(Some(current))))
+    } else if let (true, Some(loaded)) = (is_gpu_link(function), &loaded) {
+        match loaded {
+            Ok(loaded) if loaded.link.current_speed.is_some_and(|s| s >= capability) => (
+                Verdict::Pass,
+                format!(
+                    "{} idle, came up to {} under load: the GPU saves power at idle",
+                    speed_text(Some(current)),
+                    speed_text(loaded.link.current_speed)
+                ),
+            ),
+            Ok(loaded) => (
+                Verdict::Fail,
+                format!(
+                    "stayed at {} of {} under host<->device copies: link downgraded",
+                    speed_text(loaded.link.current_speed),
+                    speed_text(Some(capability))
+                ),
+            ),
+            Err(reason) => (
+                Verdict::Warn,
+                format!(
+                    "{} of {} idle; the recheck under load could not run: {reason}",
+                    speed_text(Some(current)),
+                    speed_text(Some(capability))
+                ),
+            ),
+        }
     } else if is_gpu_link(function) {
         (
             Verdict::Warn,
@@ -191,13 +247,22 @@ impl Check for LinkWidth {
                     width_text(own_max),
                     width_text(slot_max)
                 );
+                let loaded = under_load(inputs, function);
+                let loaded_width = loaded.as_ref().and_then(|l| l.as_ref().ok()).and_then(|l| l.link.current_width);
                 let (verdict, message) = if current >= capability {
                     (Verdict::Pass, format!("x{current} at capability"))
+                } else if loaded_width.is_some_and(|w| w >= capability) {
+                    (Verdict::Pass, format!("x{current} idle, came up to x{capability} under load"))
+                } else if let Some(width) = loaded_width {
+                    (Verdict::Fail, format!("stayed at x{width} of x{capability} under load: lanes missing"))
                 } else {
                     (Verdict::Fail, format!("trained at x{current} of x{capability}: lanes missing"))
                 };
-                Finding::new(self.id(), verdict, subject, message)
-                    .evidence(evidence)
+                let mut finding = Finding::new(self.id(), verdict, subject, message).evidence(evidence);
+                if let Some(line) = loaded.as_ref().map(load_evidence) {
+                    finding = finding.evidence(line);
+                }
+                finding
                     .expected(format!("x{capability}"))
                     .observed(format!("x{current}"))
             })

@@ -4,8 +4,10 @@
 
 pub mod counters;
 pub mod dcb;
+pub mod dynlib;
 pub mod error;
 pub mod ethtool;
+pub mod gpu;
 pub mod host;
 pub mod netdev;
 pub mod node;

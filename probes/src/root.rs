@@ -169,6 +169,42 @@ impl SysRoot {
         Ok(bytes)
     }
 
+    /// Read a record device such as `dev/kmsg` (Documentation/ABI/testing/dev-kmsg): every record
+    /// available now, one per line, without waiting for more (non-blocking reads until EAGAIN). A
+    /// record the kernel overwrote while reading (EPIPE) is skipped. Not recorded: the caller decides
+    /// what of it a snapshot keeps (`record_synthesized`).
+    pub fn read_records(&self, node_path: impl AsRef<Path>) -> Result<String, ProbeError> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let node_path = node_path.as_ref();
+        let real = self.resolve(node_path)?;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.host_path(&real))
+            .map_err(|e| ProbeError::io(node_path, e))?;
+        let mut text = Vec::new();
+        // A kmsg record is at most about 1 KiB of text plus its dictionary; a short buffer is EINVAL.
+        let mut record = vec![0u8; 16 * 1024];
+        loop {
+            match file.read(&mut record) {
+                // A regular file (a capture) ends; the device never returns 0.
+                Ok(0) => break,
+                Ok(n) => {
+                    text.extend_from_slice(&record[..n]);
+                    if text.last() != Some(&b'\n') {
+                        text.push(b'\n');
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+                Err(e) => return Err(ProbeError::io(node_path, e)),
+            }
+        }
+        Ok(String::from_utf8_lossy(&text).into_owned())
+    }
+
     /// Read a link's target exactly as stored, e.g. `../../../0000:17:00.0`.
     pub fn read_link(&self, node_path: impl AsRef<Path>) -> Result<PathBuf, ProbeError> {
         let node_path = node_path.as_ref();
