@@ -93,6 +93,10 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    /// Load each GPU's PCIe link with host<->device copies and re-read its speed and width, so an
+    /// idle GPU's power-saving link is told apart from a downgraded one (needs the NVIDIA driver).
+    #[arg(long, help_heading = "GPU")]
+    pub load: bool,
 }
 
 /// How counters are sampled for the counter checks.
@@ -313,6 +317,10 @@ pub struct PerfCommonArgs {
     /// Give up on a silent peer after this long.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
+    /// Keep this side's messages in the memory of CUDA GPU N (staged through pinned host memory over
+    /// TCP); needs the NVIDIA driver.
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
 }
 
 #[derive(Debug, Args)]

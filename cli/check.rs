@@ -1,10 +1,13 @@
 //! `fabricdoctor check`.
 
 use std::io::IsTerminal;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use fabricdoctor_checks::{registry, run_checks, Policy, Verdict};
-use fabricdoctor_probes::NodeSnapshot;
+use fabricdoctor_checks::{evaluate_selected, registry, Inputs, Policy, Verdict};
+use fabricdoctor_probes::gpu::{read_nvml, GpuObservation, LinkUnderLoad, LoadedLink};
+use fabricdoctor_probes::pci::{read_link, PciLink};
+use fabricdoctor_probes::{NodeSnapshot, SysRoot};
 use fabricdoctor_report::render::{render, Format};
 use fabricdoctor_report::Report;
 
@@ -34,14 +37,35 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         None => Policy::default(),
     };
     let source = Source::resolve(&args.source)?;
+    if args.load && !source.root.is_live() {
+        anyhow::bail!("--load loads this node's GPU links; it cannot run on a capture (--root)");
+    }
     let node = NodeSnapshot::probe(&source.root);
+    let mut gpu = selects(&args.only, "gpu.").then(|| GpuObservation::probe(&source.root));
+    let window_started = Instant::now();
     let counters = if wants_counters(&args.only) {
         let interval = (!args.sampling.no_sample).then_some(args.sampling.sample_interval);
-        Some(observe(&source, args.sampling.before.as_deref(), interval)?)
+        let observation = observe(&source, args.sampling.before.as_deref(), interval)?;
+        // The GPU's PCIe replay counter is read across the same window as the other counters.
+        if let Some(gpu) = &mut gpu {
+            if let Some(before) = &args.sampling.before {
+                let earlier = Source::resolve(&crate::args::SourceArgs { root: Some(before.clone()) })?;
+                gpu.earlier = Some((read_nvml(&earlier.root), None));
+            } else if interval.is_some() && source.root.is_live() {
+                let earlier = std::mem::replace(&mut gpu.nvml, read_nvml(&source.root));
+                gpu.earlier = Some((earlier, Some(window_started.elapsed().as_secs_f64())));
+            }
+        }
+        Some(observation)
     } else {
         None
     };
-    let findings = run_checks(&node, counters.as_ref(), &policy, &args.only);
+    if args.load {
+        let observation = gpu.get_or_insert_with(|| GpuObservation::probe(&source.root));
+        observation.under_load = Some(load_gpu_links(&source.root, &node));
+    }
+    let inputs = Inputs::new(&node).with_counters(counters.as_ref()).with_gpu(gpu.as_ref());
+    let findings = evaluate_selected(&inputs, &policy, &args.only);
     let report = Report::new("check", vec![source.host_info(&node.host)], findings);
 
     let format = if args.json { Format::Json } else { format_of(args.format) };
@@ -59,6 +83,60 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         None => emit(&rendered)?,
     }
     Ok(exit_code(&report, args.fail_on))
+}
+
+/// True when a check whose id starts with `prefix` runs (all run when `--only` is not given).
+fn selects(only: &[String], prefix: &str) -> bool {
+    registry()
+        .iter()
+        .filter(|check| check.id().starts_with(prefix))
+        .any(|check| only.is_empty() || only.iter().any(|s| check.id().starts_with(s.as_str())))
+}
+
+/// How long each GPU's link is kept busy: long enough for the link to retrain up (tens of
+/// milliseconds) and for several sysfs readings, short enough to run on every node of a job.
+const LOAD_DURATION: Duration = Duration::from_millis(1500);
+
+/// Load each GPU's PCIe link in turn and read its speed and width from sysfs while the copies run.
+fn load_gpu_links(root: &SysRoot, node: &NodeSnapshot) -> Vec<LinkUnderLoad> {
+    node.gpus()
+        .iter()
+        .map(|function| {
+            let address = function.address;
+            let mut best: Option<PciLink> = None;
+            let mut sample_error = None;
+            let outcome = fabricdoctor_perf::gpu::Gpu::open_at(&address.to_string())
+                .and_then(|gpu| {
+                    fabricdoctor_perf::gpu::load_link(&gpu, LOAD_DURATION, || match read_link(root, address) {
+                        Ok(link) => best = Some(fastest(best.take(), link)),
+                        Err(error) => sample_error = Some(error.to_string()),
+                    })
+                })
+                .map_err(|error| error.to_string())
+                .and_then(|figures| match best.take() {
+                    Some(link) => Ok(LoadedLink {
+                        link,
+                        host_to_device_gbps: figures.host_to_device_gbps,
+                        device_to_host_gbps: figures.device_to_host_gbps,
+                        seconds: figures.seconds,
+                    }),
+                    None => Err(sample_error.take().unwrap_or_else(|| "no link reading during the load".into())),
+                });
+            LinkUnderLoad { address, outcome }
+        })
+        .collect()
+}
+
+/// The faster (then wider) of two readings of one link.
+fn fastest(previous: Option<PciLink>, current: PciLink) -> PciLink {
+    match previous {
+        Some(previous)
+            if (previous.current_speed, previous.current_width) >= (current.current_speed, current.current_width) =>
+        {
+            previous
+        }
+        _ => current,
+    }
 }
 
 /// Counter checks need samples; skip the sampling wait when `--only` selects none of them.

@@ -1,13 +1,15 @@
 //! `fabricdoctor perf server|client`.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 
 use anyhow::Context;
 use fabricdoctor_perf::generator::{run_client_size, serve_session, ClientOptions, DataPath, Side, TcpDataPath};
+use fabricdoctor_perf::gpu::Gpu;
 use fabricdoctor_perf::handshake::ServerConstraints;
 use fabricdoctor_perf::verbs::VerbsDataPath;
 use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
-use fabricdoctor_report::perf::{bandwidth_table, latency_table, PerfReport};
+use fabricdoctor_report::perf::{bandwidth_table, latency_table, GpuBuffers, PerfReport};
 
 use crate::args::{
     PerfClientArgs, PerfCommand, PerfCommonArgs, PerfOperation, PerfServerArgs, PerfTest, PerfTransport,
@@ -58,13 +60,48 @@ fn transport(common: &PerfCommonArgs) -> TransportKind {
     }
 }
 
+/// How `--gpu` buffers reach the wire over TCP: sockets only read host memory.
+pub const STAGED_PINNED_HOST: &str = "staged-pinned-host";
+
+/// Why `--gpu` is refused over verbs: registering GPU memory with the NIC (ibv_reg_dmabuf_mr) is
+/// not implemented, and staging would need every verbs buffer access (latency polling, validation)
+/// to go through copies.
+const GPU_OVER_VERBS: &str =
+    "--gpu over verbs is not implemented (GPUDirect RDMA registration); use --transport tcp, which stages \
+     GPU buffers through pinned host memory";
+
+/// Open `--gpu N` once for the whole run; a node without the NVIDIA driver is an error naming the flag.
+pub fn open_gpu(gpu: Option<u32>) -> anyhow::Result<Option<Arc<Gpu>>> {
+    gpu.map(|ordinal| Gpu::open(ordinal).with_context(|| format!("--gpu {ordinal}"))).transpose()
+}
+
+/// The report's account of this side's GPU buffers.
+pub fn gpu_buffers(gpu: &Option<Arc<Gpu>>, memory_path: &str) -> Option<GpuBuffers> {
+    gpu.as_ref().map(|gpu| GpuBuffers {
+        gpu: gpu.ordinal,
+        name: gpu.name.clone(),
+        pci_bus_id: gpu.pci_bus_id.clone(),
+        memory_path: memory_path.to_string(),
+    })
+}
+
 /// The data path of one side for a transport.
-fn data_path(side: Side, kind: TransportKind, common: &PerfCommonArgs) -> Box<dyn DataPath> {
+fn data_path(
+    side: Side,
+    kind: TransportKind,
+    common: &PerfCommonArgs,
+    gpu: &Option<Arc<Gpu>>,
+) -> Result<Box<dyn DataPath>, fabricdoctor_perf::PerfError> {
     match kind {
-        TransportKind::Tcp => Box::new(TcpDataPath::new(side, common.timeout)),
-        TransportKind::Verbs => {
-            Box::new(VerbsDataPath::new(side, common.device.clone(), common.ib_port, common.gid_index, common.timeout))
-        }
+        TransportKind::Tcp => Ok(Box::new(TcpDataPath::new(side, common.timeout).with_gpu(gpu.clone()))),
+        TransportKind::Verbs if gpu.is_some() => Err(fabricdoctor_perf::PerfError::Unsupported(GPU_OVER_VERBS.into())),
+        TransportKind::Verbs => Ok(Box::new(VerbsDataPath::new(
+            side,
+            common.device.clone(),
+            common.ib_port,
+            common.gid_index,
+            common.timeout,
+        ))),
     }
 }
 
@@ -80,7 +117,17 @@ fn server(args: PerfServerArgs) -> anyhow::Result<i32> {
         iterations: args.iters,
     };
     let sessions = if args.once { Some(1) } else { args.sessions };
+    let gpu = open_gpu(args.common.gpu)?;
+    if args.common.transport == Some(PerfTransport::Verbs) && gpu.is_some() {
+        anyhow::bail!(GPU_OVER_VERBS);
+    }
     eprintln!("fabricdoctor perf server: listening on {} ({:?} transport)", listener.local_addr()?, kind);
+    if let Some(buffers) = gpu_buffers(&gpu, STAGED_PINNED_HOST) {
+        eprintln!(
+            "fabricdoctor perf server: buffers on GPU {} ({}, {}), {}",
+            buffers.gpu, buffers.name, buffers.pci_bus_id, buffers.memory_path
+        );
+    }
     let mut served = 0u64;
     let mut failures = 0u64;
     while sessions.is_none_or(|n| served < n) {
@@ -88,7 +135,7 @@ fn server(args: PerfServerArgs) -> anyhow::Result<i32> {
         // The client chooses the transport; a server started with --transport accepts only that one
         // (the handshake's constraints say so by name).
         let mut path_for = |parameters: &RunParameters| -> Result<Box<dyn DataPath>, fabricdoctor_perf::PerfError> {
-            Ok(data_path(Side::Server, parameters.transport, &args.common))
+            data_path(Side::Server, parameters.transport, &args.common, &gpu)
         };
         match serve_session(control, &constraints, args.common.timeout, &mut path_for) {
             Ok(parameters) => eprintln!(
@@ -136,7 +183,14 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     };
     let options = ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout };
     let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };
-    let mut path = data_path(Side::Client, kind, &args.common);
+    let gpu = open_gpu(args.common.gpu)?;
+    if gpu.is_some() && kind == TransportKind::Verbs {
+        anyhow::bail!(GPU_OVER_VERBS);
+    }
+    if gpu.is_some() && args.op == PerfOperation::Read {
+        anyhow::bail!("--gpu over TCP measures write and send; read responses are not staged into the GPU");
+    }
+    let mut path = data_path(Side::Client, kind, &args.common, &gpu)?;
     let mut runs = Vec::new();
     for size in sizes {
         let parameters = RunParameters { size, ..template.clone() };
@@ -151,7 +205,8 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
         })?;
         runs.push(run);
     }
-    let report = PerfReport::new(format!("{}:{}", args.host, args.common.port), template, runs);
+    let report = PerfReport::new(format!("{}:{}", args.host, args.common.port), template, runs)
+        .with_gpu(gpu_buffers(&gpu, STAGED_PINNED_HOST));
     if args.json {
         emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else if test == TestKind::Latency {

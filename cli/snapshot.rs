@@ -16,6 +16,8 @@ pub fn run(args: SnapshotArgs) -> anyhow::Result<i32> {
     let node = NodeSnapshot::probe(&root);
     // Counters and their configuration too, so `check --root` and `counters --root` work on the copy.
     let _ = fabricdoctor_probes::counters::read_sample(&root);
+    // NVML's reading (or "no NVIDIA driver") and the driver's kernel-log lines, for the GPU checks.
+    let _ = fabricdoctor_probes::gpu::GpuObservation::probe(&root);
     let recording = root.recording();
     let hostname = node.host.hostname.clone().unwrap_or_else(|_| "unknown-host".into());
     let copied = if is_archive(&args.out) {

@@ -24,4 +24,6 @@ pub enum PerfError {
     Unsupported(String),
     #[error("{0}")]
     Transport(String),
+    #[error("GPU buffer: {0}")]
+    Gpu(#[from] crate::gpu::GpuError),
 }

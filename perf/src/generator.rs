@@ -3,11 +3,13 @@
 //! counts. Pure orchestration: numbers go through [`crate::stats`], printing is the CLI's business.
 
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::gpu::Gpu;
 use crate::handshake::{check_hello, hello, read_frame, write_frame, Frame, ServerConstraints, PROTOCOL_VERSION};
 use crate::params::{Operation, RunParameters, TestKind};
 use crate::stats::{bandwidth, latency, BandwidthResult, CompletionTimeline, LatencyResult};
@@ -43,11 +45,26 @@ pub struct TcpDataPath {
     pub side: Side,
     pub timeout: Duration,
     listener: Option<TcpListener>,
+    /// `--gpu`: messages in this GPU's memory, staged through pinned host memory.
+    gpu: Option<Arc<Gpu>>,
 }
 
 impl TcpDataPath {
     pub fn new(side: Side, timeout: Duration) -> TcpDataPath {
-        TcpDataPath { side, timeout, listener: None }
+        TcpDataPath { side, timeout, listener: None, gpu: None }
+    }
+
+    pub fn with_gpu(mut self, gpu: Option<Arc<Gpu>>) -> TcpDataPath {
+        self.gpu = gpu;
+        self
+    }
+
+    fn connection(&self, stream: TcpStream, parameters: &RunParameters) -> Result<Box<dyn Connection>, PerfError> {
+        let connection = TcpConnection::new(stream, parameters, self.timeout)?;
+        Ok(match &self.gpu {
+            Some(gpu) => Box::new(connection.with_gpu(gpu, self.side == Side::Client)?),
+            None => Box::new(connection),
+        })
     }
 }
 
@@ -80,7 +97,7 @@ impl DataPath for TcpDataPath {
             })?;
             for _ in 0..connection_count(parameters) {
                 let stream = accept_with_timeout(listener, self.timeout, &peer)?;
-                connections.push(Box::new(TcpConnection::new(stream, parameters, self.timeout)?));
+                connections.push(self.connection(stream, parameters)?);
             }
             self.listener = None;
         } else {
@@ -102,7 +119,7 @@ impl DataPath for TcpDataPath {
             for _ in 0..connection_count(parameters) {
                 let stream = TcpStream::connect_timeout(&address, self.timeout)
                     .map_err(|source| PerfError::Connect { peer: address.to_string(), cause: source })?;
-                connections.push(Box::new(TcpConnection::new(stream, parameters, self.timeout)?));
+                connections.push(self.connection(stream, parameters)?);
             }
         }
         Ok(connections)

@@ -5,6 +5,7 @@
 pub mod collective;
 pub mod error;
 pub mod generator;
+pub mod gpu;
 pub mod handshake;
 pub mod params;
 pub mod stats;

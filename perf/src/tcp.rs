@@ -6,7 +6,10 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::gpu::{DeviceBuffer, Gpu, PinnedBuffer};
 
 use crate::params::{Operation, RunParameters};
 use crate::transport::{fill_pattern, pattern_byte, Connection};
@@ -32,6 +35,30 @@ pub struct TcpConnection {
     /// Validation: position within the current message of the receive stream, and mismatches seen.
     stream_offset: usize,
     pub validation_errors: u64,
+    /// `--gpu`: the message lives in GPU memory, staged through pinned host memory.
+    gpu: Option<GpuStaging>,
+}
+
+/// GPU memory behind a socket. Sockets cannot read or write device memory, so every message sent is
+/// first copied from the GPU into pinned host memory and every message received is copied into the
+/// GPU after it arrived (what NCCL's socket transport does): the bandwidth measured includes both
+/// PCIe copies, which is what a GPU job over TCP gets.
+#[derive(Debug)]
+pub struct GpuStaging {
+    device: DeviceBuffer,
+    host: PinnedBuffer,
+}
+
+impl GpuStaging {
+    /// Device and pinned buffers of `size` bytes; the device buffer starts with the validation
+    /// pattern, so what is sent comes out of GPU memory.
+    pub fn new(gpu: &Arc<Gpu>, size: usize) -> Result<GpuStaging, PerfError> {
+        let mut device = gpu.alloc(size)?;
+        let mut host = gpu.alloc_pinned(size)?;
+        fill_pattern(host.as_mut_slice());
+        device.copy_from_host(host.as_slice())?;
+        Ok(GpuStaging { device, host })
+    }
 }
 
 impl TcpConnection {
@@ -69,7 +96,20 @@ impl TcpConnection {
             partial: 0,
             stream_offset: 0,
             validation_errors: 0,
+            gpu: None,
         })
+    }
+
+    /// Keep the message in `gpu`'s memory. READ responses arrive in pieces spanning messages on the
+    /// requesting side, so that side supports WRITE and SEND only.
+    pub fn with_gpu(mut self, gpu: &Arc<Gpu>, requester: bool) -> Result<TcpConnection, PerfError> {
+        if requester && self.operation == Operation::Read {
+            return Err(PerfError::Unsupported(
+                "--gpu over TCP measures write and send; read responses are not staged into the GPU".into(),
+            ));
+        }
+        self.gpu = Some(GpuStaging::new(gpu, self.size)?);
+        Ok(self)
     }
 
     fn io_error(&self, during: &'static str, source: std::io::Error) -> PerfError {
@@ -85,8 +125,41 @@ impl TcpConnection {
     }
 
     fn send_message(&mut self, during: &'static str) -> Result<(), PerfError> {
-        let result = self.stream.write_all(&self.message);
+        let result = match &mut self.gpu {
+            Some(stage) => {
+                stage.device.copy_to_host(stage.host.as_mut_slice())?;
+                self.stream.write_all(stage.host.as_slice())
+            }
+            None => self.stream.write_all(&self.message),
+        };
         result.map_err(|e| self.io_error(during, e))
+    }
+
+    /// Receive one whole message into pinned memory, copy it into the GPU and, when validating, copy
+    /// it back out and check it: the data checked is the data that reached GPU memory. Returns false
+    /// when the peer finished cleanly before the message's first byte and `end_allowed`.
+    fn receive_to_gpu(&mut self, during: &'static str, end_allowed: bool) -> Result<bool, PerfError> {
+        let Some(stage) = &mut self.gpu else { return Ok(true) };
+        let mut filled = 0;
+        while filled < self.size {
+            let result = self.stream.read(&mut stage.host.as_mut_slice()[filled..]);
+            match result {
+                Ok(0) if filled == 0 && end_allowed => return Ok(false),
+                Ok(0) => return Err(PerfError::PeerClosed { peer: self.peer.clone(), during }),
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.io_error(during, e)),
+            }
+        }
+        let Some(stage) = &mut self.gpu else { return Ok(true) };
+        stage.device.copy_from_host(stage.host.as_slice())?;
+        if self.validate {
+            stage.host.as_mut_slice().fill(0);
+            stage.device.copy_to_host(stage.host.as_mut_slice())?;
+            let wrong = stage.host.as_slice().iter().enumerate().filter(|(i, b)| **b != pattern_byte(*i)).count();
+            self.validation_errors += wrong as u64;
+        }
+        Ok(true)
     }
 
     fn send_request(&mut self) -> Result<(), PerfError> {
@@ -96,6 +169,9 @@ impl TcpConnection {
 
     /// Receive exactly one message (checking the pattern when validating).
     fn receive_message(&mut self, during: &'static str) -> Result<(), PerfError> {
+        if self.gpu.is_some() {
+            return self.receive_to_gpu(during, false).map(|_| ());
+        }
         let mut remaining = self.size;
         while remaining > 0 {
             let want = remaining.min(self.scratch.len());
@@ -213,6 +289,11 @@ impl Connection for TcpConnection {
                 return Ok(served);
             }
             match self.operation {
+                Operation::Write | Operation::Send if self.gpu.is_some() => {
+                    if !self.receive_to_gpu("bandwidth receive", true)? {
+                        return Ok(served);
+                    }
+                }
                 Operation::Write | Operation::Send => {
                     let mut remaining = self.size;
                     while remaining > 0 {
@@ -270,7 +351,15 @@ impl Connection for TcpConnection {
 
     fn describe(&self) -> String {
         let local = self.stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
-        format!("tcp {local} -> {}", self.peer)
+        match &self.gpu {
+            Some(stage) => format!(
+                "tcp {local} -> {}, GPU {} ({}) staged through pinned host memory",
+                self.peer,
+                stage.device.gpu().ordinal,
+                stage.device.gpu().pci_bus_id
+            ),
+            None => format!("tcp {local} -> {}", self.peer),
+        }
     }
 
     fn completion_is_remote(&self) -> bool {

@@ -272,6 +272,11 @@ fn read_numa_node(root: &SysRoot, path: &Path) -> Result<Option<u32>, ProbeError
     Ok(u32::try_from(value).ok())
 }
 
+/// A function's link as sysfs reports it now (re-read while `check --load` keeps a GPU busy).
+pub fn read_link(root: &SysRoot, address: PciAddress) -> Result<PciLink, ProbeError> {
+    read_link_attributes(root, &Path::new("sys/bus/pci/devices").join(address.to_string()))
+}
+
 fn read_link_attributes(root: &SysRoot, dir: &Path) -> Result<PciLink, ProbeError> {
     let speed = |name: &str| -> Result<Option<LinkGeneration>, ProbeError> {
         let path = dir.join(name);

@@ -16,6 +16,21 @@ pub struct PerfReport {
     pub server: String,
     pub parameters: RunParameters,
     pub runs: Vec<SizeRun>,
+    /// `--gpu`: where this side's messages lived and how they reached the wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuBuffers>,
+}
+
+/// This side's GPU buffers (`perf --gpu N`).
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuBuffers {
+    /// CUDA device ordinal.
+    pub gpu: u32,
+    pub name: String,
+    pub pci_bus_id: String,
+    /// "staged-pinned-host" (copied between GPU and pinned host memory around every message) or
+    /// "gpudirect-dmabuf" (the NIC reads and writes GPU memory itself).
+    pub memory_path: String,
 }
 
 impl PerfReport {
@@ -26,7 +41,13 @@ impl PerfReport {
             server,
             parameters,
             runs,
+            gpu: None,
         }
+    }
+
+    pub fn with_gpu(mut self, gpu: Option<GpuBuffers>) -> PerfReport {
+        self.gpu = gpu;
+        self
     }
 }
 
@@ -59,6 +80,13 @@ pub fn header(report: &PerfReport) -> String {
         (None, None) => {}
     }
     let _ = writeln!(out, " Server          : {}", report.server);
+    if let Some(gpu) = &report.gpu {
+        let _ = writeln!(
+            out,
+            " GPU buffers     : GPU {} ({}, {}), {}",
+            gpu.gpu, gpu.name, gpu.pci_bus_id, gpu.memory_path
+        );
+    }
     if let Some(run) = report.runs.first() {
         for connection in &run.connections {
             let _ = writeln!(out, " local/remote    : {connection}");
