@@ -68,11 +68,18 @@ fn per_gpu<T>(
         .map(|gpu| {
             let subject = subject(inputs, gpu);
             if gpu.lost {
-                return Finding::new(id, Verdict::Fail, subject, "NVML: the GPU is lost (no longer answers on the bus)");
+                return Finding::new(
+                    id,
+                    Verdict::Fail,
+                    subject,
+                    "NVML: the GPU is lost (no longer answers on the bus)",
+                );
             }
             match field(gpu) {
                 Field::Value(value) => judge(Finding::new(id, Verdict::Pass, subject, ""), gpu, value),
-                Field::NotSupported => Finding::new(id, Verdict::Skip, subject, format!("{what} not supported on this GPU")),
+                Field::NotSupported => {
+                    Finding::new(id, Verdict::Skip, subject, format!("{what} not supported on this GPU"))
+                }
                 Field::Error(message) => {
                     Finding::new(id, Verdict::Error, subject, format!("NVML could not read {what}: {message}"))
                 }
@@ -114,8 +121,13 @@ impl Check for Ecc {
          Skip when NVML does not support ECC on the GPU or there is no NVIDIA driver."
     }
     fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
-        per_gpu(self.id(), inputs, "ECC", |g| &g.ecc, |finding, _, ecc| {
-            let finding = finding.evidence(format!(
+        per_gpu(
+            self.id(),
+            inputs,
+            "ECC",
+            |g| &g.ecc,
+            |finding, _, ecc| {
+                let finding = finding.evidence(format!(
                 "ECC {} (pending {}); uncorrectable volatile {}, aggregate {}; corrected volatile {}, aggregate {} \
                  (nvmlDeviceGetTotalEccErrors)",
                 if ecc.enabled { "enabled" } else { "disabled" },
@@ -125,28 +137,29 @@ impl Check for Ecc {
                 count(&ecc.volatile_corrected),
                 count(&ecc.aggregate_corrected),
             ));
-            if !ecc.enabled {
-                return verdict(finding, Verdict::Warn, "ECC is disabled: memory errors go undetected")
-                    .expected("ECC enabled")
-                    .observed("disabled");
-            }
-            let volatile = ecc.volatile_uncorrected.get().copied();
-            let aggregate = ecc.aggregate_uncorrected.get().copied();
-            match (volatile, aggregate) {
-                (Some(v), _) if v > 0 => {
-                    verdict(finding, Verdict::Fail, format!("{v} uncorrectable ECC errors since the driver loaded"))
-                        .expected("0")
-                        .observed(v.to_string())
+                if !ecc.enabled {
+                    return verdict(finding, Verdict::Warn, "ECC is disabled: memory errors go undetected")
+                        .expected("ECC enabled")
+                        .observed("disabled");
                 }
-                (_, Some(a)) if a > 0 => verdict(
-                    finding,
-                    Verdict::Warn,
-                    format!("{a} uncorrectable ECC errors in the board's lifetime (none since the driver loaded)"),
-                ),
-                (Some(_), Some(_)) => verdict(finding, Verdict::Pass, "ECC enabled, no uncorrectable errors"),
-                _ => verdict(finding, Verdict::Error, "NVML could not read the uncorrectable error counts"),
-            }
-        })
+                let volatile = ecc.volatile_uncorrected.get().copied();
+                let aggregate = ecc.aggregate_uncorrected.get().copied();
+                match (volatile, aggregate) {
+                    (Some(v), _) if v > 0 => {
+                        verdict(finding, Verdict::Fail, format!("{v} uncorrectable ECC errors since the driver loaded"))
+                            .expected("0")
+                            .observed(v.to_string())
+                    }
+                    (_, Some(a)) if a > 0 => verdict(
+                        finding,
+                        Verdict::Warn,
+                        format!("{a} uncorrectable ECC errors in the board's lifetime (none since the driver loaded)"),
+                    ),
+                    (Some(_), Some(_)) => verdict(finding, Verdict::Pass, "ECC enabled, no uncorrectable errors"),
+                    _ => verdict(finding, Verdict::Error, "NVML could not read the uncorrectable error counts"),
+                }
+            },
+        )
     }
 }
 
@@ -255,44 +268,54 @@ impl Check for NvLink {
          marginal and retrains. Skip on GPUs without NVLink."
     }
     fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
-        per_gpu(self.id(), inputs, "NVLink", |g| &g.nvlink, |finding, _, links| {
-            let down: Vec<String> = links.iter().filter(|l| !l.active).map(|l| l.link.to_string()).collect();
-            let mut errors = Vec::new();
-            for link in links.iter().filter(|l| l.active) {
-                let counters = [
-                    ("replay", &link.replay_errors),
-                    ("recovery", &link.recovery_errors),
-                    ("CRC flit", &link.crc_flit_errors),
-                    ("CRC data", &link.crc_data_errors),
-                ];
-                let nonzero: Vec<String> = counters
-                    .iter()
-                    .filter_map(|(name, field)| field.get().filter(|v| **v > 0).map(|v| format!("{name} {v}")))
-                    .collect();
-                if !nonzero.is_empty() {
-                    errors.push(format!("link {}: {}", link.link, nonzero.join(", ")));
+        per_gpu(
+            self.id(),
+            inputs,
+            "NVLink",
+            |g| &g.nvlink,
+            |finding, _, links| {
+                let down: Vec<String> = links.iter().filter(|l| !l.active).map(|l| l.link.to_string()).collect();
+                let mut errors = Vec::new();
+                for link in links.iter().filter(|l| l.active) {
+                    let counters = [
+                        ("replay", &link.replay_errors),
+                        ("recovery", &link.recovery_errors),
+                        ("CRC flit", &link.crc_flit_errors),
+                        ("CRC data", &link.crc_data_errors),
+                    ];
+                    let nonzero: Vec<String> = counters
+                        .iter()
+                        .filter_map(|(name, field)| field.get().filter(|v| **v > 0).map(|v| format!("{name} {v}")))
+                        .collect();
+                    if !nonzero.is_empty() {
+                        errors.push(format!("link {}: {}", link.link, nonzero.join(", ")));
+                    }
                 }
-            }
-            let mut finding = finding.evidence(format!(
-                "{} links, {} active (nvmlDeviceGetNvLinkState)",
-                links.len(),
-                links.len() - down.len()
-            ));
-            for line in &errors {
-                finding = finding.evidence(line.clone());
-            }
-            if !down.is_empty() && down.len() == links.len() {
-                verdict(finding, Verdict::Warn, "every NVLink is down (not connected, or fabric manager not running)")
-            } else if !down.is_empty() {
-                verdict(finding, Verdict::Fail, format!("NVLink {} down", down.join(", ")))
-                    .expected(format!("{} links active", links.len()))
-                    .observed(format!("{} active", links.len() - down.len()))
-            } else if !errors.is_empty() {
-                verdict(finding, Verdict::Warn, format!("{} links counting data-link errors", errors.len()))
-            } else {
-                verdict(finding, Verdict::Pass, format!("{} links active, no errors counted", links.len()))
-            }
-        })
+                let mut finding = finding.evidence(format!(
+                    "{} links, {} active (nvmlDeviceGetNvLinkState)",
+                    links.len(),
+                    links.len() - down.len()
+                ));
+                for line in &errors {
+                    finding = finding.evidence(line.clone());
+                }
+                if !down.is_empty() && down.len() == links.len() {
+                    verdict(
+                        finding,
+                        Verdict::Warn,
+                        "every NVLink is down (not connected, or fabric manager not running)",
+                    )
+                } else if !down.is_empty() {
+                    verdict(finding, Verdict::Fail, format!("NVLink {} down", down.join(", ")))
+                        .expected(format!("{} links active", links.len()))
+                        .observed(format!("{} active", links.len() - down.len()))
+                } else if !errors.is_empty() {
+                    verdict(finding, Verdict::Warn, format!("{} links counting data-link errors", errors.len()))
+                } else {
+                    verdict(finding, Verdict::Pass, format!("{} links active, no errors counted", links.len()))
+                }
+            },
+        )
     }
 }
 
@@ -319,26 +342,32 @@ impl Check for PcieReplay {
     }
     fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
         let earlier = inputs.gpu.and_then(|o| o.earlier.as_ref());
-        per_gpu(self.id(), inputs, "the PCIe replay counter", |g| &g.pcie, |finding, gpu, pcie| {
-            let mut finding = finding.evidence(format!(
-                "NVML link: gen {} of {}, x{} of x{}",
-                field_text(&pcie.current_generation),
-                field_text(&pcie.max_generation),
-                field_text(&pcie.current_width),
-                field_text(&pcie.max_width)
-            ));
-            let Some(now) = pcie.replay_counter.get().copied() else {
-                return verdict(finding, Verdict::Skip, "PCIe replay counter not supported on this GPU");
-            };
-            let before = earlier.and_then(|(reading, seconds)| {
-                let Ok(NvmlReading::Read(inventory)) = reading else { return None };
-                let same = inventory.devices.iter().find(|g| g.uuid.is_some() && g.uuid == gpu.uuid)?;
-                let count = same.pcie.get()?.replay_counter.get().copied()?;
-                Some((count, *seconds))
-            });
-            finding = finding.evidence(format!("replays since the driver loaded: {now}"));
-            replay_verdict(finding, now, before)
-        })
+        per_gpu(
+            self.id(),
+            inputs,
+            "the PCIe replay counter",
+            |g| &g.pcie,
+            |finding, gpu, pcie| {
+                let mut finding = finding.evidence(format!(
+                    "NVML link: gen {} of {}, x{} of x{}",
+                    field_text(&pcie.current_generation),
+                    field_text(&pcie.max_generation),
+                    field_text(&pcie.current_width),
+                    field_text(&pcie.max_width)
+                ));
+                let Some(now) = pcie.replay_counter.get().copied() else {
+                    return verdict(finding, Verdict::Skip, "PCIe replay counter not supported on this GPU");
+                };
+                let before = earlier.and_then(|(reading, seconds)| {
+                    let Ok(NvmlReading::Read(inventory)) = reading else { return None };
+                    let same = inventory.devices.iter().find(|g| g.uuid.is_some() && g.uuid == gpu.uuid)?;
+                    let count = same.pcie.get()?.replay_counter.get().copied()?;
+                    Some((count, *seconds))
+                });
+                finding = finding.evidence(format!("replays since the driver loaded: {now}"));
+                replay_verdict(finding, now, before)
+            },
+        )
     }
 }
 
@@ -399,16 +428,20 @@ impl Check for Throttle {
          application clocks, software power cap and sync boost are normal operation and pass."
     }
     fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
-        per_gpu(self.id(), inputs, "clock event reasons", |g| &g.clock_event_reasons, |finding, gpu, reasons| {
-            let mut finding = finding.evidence(format!(
-                "clock event reasons 0x{reasons:x}: {}",
-                reason_names(*reasons).join(", ")
-            ));
-            if let Some(celsius) = gpu.temperature_c.get() {
-                finding = finding.evidence(format!("GPU temperature {celsius} C"));
-            }
-            throttle_verdict(finding, *reasons)
-        })
+        per_gpu(
+            self.id(),
+            inputs,
+            "clock event reasons",
+            |g| &g.clock_event_reasons,
+            |finding, gpu, reasons| {
+                let mut finding = finding
+                    .evidence(format!("clock event reasons 0x{reasons:x}: {}", reason_names(*reasons).join(", ")));
+                if let Some(celsius) = gpu.temperature_c.get() {
+                    finding = finding.evidence(format!("GPU temperature {celsius} C"));
+                }
+                throttle_verdict(finding, *reasons)
+            },
+        )
     }
 }
 
@@ -464,28 +497,34 @@ impl Check for Persistence {
     }
     fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
         let driver = inventory(self.id(), inputs).ok().and_then(|i| i.driver_version.clone());
-        per_gpu(self.id(), inputs, "persistence mode", |g| &g.persistence_mode, |finding, gpu, enabled| {
-            let numa = gpu
-                .address()
-                .and_then(|a| inputs.node.function(a))
-                .map(|f| match inputs.node.numa_of(f) {
-                    (Some(node), source) => format!("NUMA node {node} ({source:?})"),
-                    (None, _) => "NUMA node unknown".to_string(),
-                })
-                .unwrap_or_else(|| "not on the PCI bus read".into());
-            let finding = finding.evidence(format!(
-                "{}, driver {}, {numa}",
-                gpu.name.as_deref().unwrap_or("unnamed GPU"),
-                driver.as_deref().unwrap_or("unknown")
-            ));
-            if *enabled {
-                verdict(finding, Verdict::Pass, "persistence mode on")
-            } else {
-                verdict(finding, Verdict::Warn, "persistence mode off: start nvidia-persistenced")
-                    .expected("on")
-                    .observed("off")
-            }
-        })
+        per_gpu(
+            self.id(),
+            inputs,
+            "persistence mode",
+            |g| &g.persistence_mode,
+            |finding, gpu, enabled| {
+                let numa = gpu
+                    .address()
+                    .and_then(|a| inputs.node.function(a))
+                    .map(|f| match inputs.node.numa_of(f) {
+                        (Some(node), source) => format!("NUMA node {node} ({source:?})"),
+                        (None, _) => "NUMA node unknown".to_string(),
+                    })
+                    .unwrap_or_else(|| "not on the PCI bus read".into());
+                let finding = finding.evidence(format!(
+                    "{}, driver {}, {numa}",
+                    gpu.name.as_deref().unwrap_or("unnamed GPU"),
+                    driver.as_deref().unwrap_or("unknown")
+                ));
+                if *enabled {
+                    verdict(finding, Verdict::Pass, "persistence mode on")
+                } else {
+                    verdict(finding, Verdict::Warn, "persistence mode off: start nvidia-persistenced")
+                        .expected("on")
+                        .observed("off")
+                }
+            },
+        )
     }
 }
 
@@ -534,12 +573,12 @@ impl Check for Xid {
             match by_gpu.remove(key.as_str()) {
                 Some(events) => findings.push(xid_finding(id, subject, &events)),
                 None if no_driver => {}
-                None => findings.push(Finding::new(
-                    id,
-                    Verdict::Pass,
-                    subject,
-                    format!("no Xid in the {} kernel-log records since boot", log.records),
-                )),
+                None => findings.push(
+                    Finding::new(id, Verdict::Pass, subject, "no Xid in the kernel log since boot").evidence(format!(
+                        "{} NVIDIA driver (NVRM) messages in the kernel log, none an Xid",
+                        log.driver_records
+                    )),
+                ),
             }
         }
         // Xids naming a GPU no longer on the bus (fallen off, or removed) are still reported.
@@ -757,10 +796,8 @@ mod tests {
         let Field::Value(pcie) = &mut after.pcie else { panic!("pcie") };
         pcie.replay_counter = Field::Value(40);
         let mut observation = observation(vec![after], "");
-        observation.earlier = Some((
-            Ok(NvmlReading::Read(GpuInventory { driver_version: None, devices: vec![before] })),
-            Some(2.0),
-        ));
+        observation.earlier =
+            Some((Ok(NvmlReading::Read(GpuInventory { driver_version: None, devices: vec![before] })), Some(2.0)));
         let findings = run(&PcieReplay, &observation);
         assert_eq!(findings[0].verdict, Verdict::Fail, "{findings:?}");
         assert!(findings[0].message.starts_with("40 PCIe replays in 2.0 s"), "{}", findings[0].message);
@@ -800,7 +837,8 @@ mod tests {
         );
         assert_eq!(findings[1].evidence.len(), 2);
         assert!(findings[1].evidence[1].starts_with("[7.000 s] NVRM: Xid (PCI:0000:3b:00): 79"));
-        assert_eq!(findings[2].message, "no Xid in the 3 kernel-log records since boot");
+        assert_eq!(findings[2].message, "no Xid in the kernel log since boot");
+        assert_eq!(findings[2].evidence, vec!["3 NVIDIA driver (NVRM) messages in the kernel log, none an Xid"]);
     }
 
     #[test]
@@ -809,7 +847,7 @@ mod tests {
         let observation = GpuObservation {
             nvml: Ok(NvmlReading::NoDriver { reason: "nvmlInit: Driver Not Loaded".into() }),
             earlier: None,
-            kernel_log: Ok(KernelLog { records: 1, xids: vec![parse_xid_line(line).expect("xid")] }),
+            kernel_log: Ok(KernelLog { records: 1, driver_records: 1, xids: vec![parse_xid_line(line).expect("xid")] }),
             under_load: None,
         };
         let findings = run(&Xid, &observation);

@@ -262,9 +262,7 @@ impl Check for LinkWidth {
                 if let Some(line) = loaded.as_ref().map(load_evidence) {
                     finding = finding.evidence(line);
                 }
-                finding
-                    .expected(format!("x{capability}"))
-                    .observed(format!("x{current}"))
+                finding.expected(format!("x{capability}")).observed(format!("x{current}"))
             })
             .collect()
     }
@@ -688,5 +686,82 @@ fn aer_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> Finding
             }
         }
         None => Finding::new(id, Verdict::Skip, subject, "no AER counters in sysfs and no readable AER capability"),
+    }
+}
+
+#[cfg(test)]
+mod load_tests {
+    use super::*;
+    use fabricdoctor_probes::gpu::{GpuObservation, KernelLog, LinkUnderLoad, NvmlReading};
+    use fabricdoctor_probes::pci::PciLink;
+    use fabricdoctor_probes::{NodeSnapshot, SysRoot};
+
+    /// faulty-node's GPU1 (0000:3a:00.0) sits at 2.5 GT/s of 32 GT/s while idle.
+    fn faulty_node() -> NodeSnapshot {
+        NodeSnapshot::probe(&SysRoot::captured(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/faulty-node")))
+    }
+
+    fn gpu1() -> PciAddress {
+        PciAddress::parse("0000:3a:00.0").expect("address")
+    }
+
+    fn loaded(speed: u8, width: u8) -> Result<LoadedLink, String> {
+        Ok(LoadedLink {
+            link: PciLink {
+                current_speed: Some(LinkGeneration(speed)),
+                current_width: Some(width),
+                max_speed: Some(LinkGeneration(5)),
+                max_width: Some(16),
+            },
+            host_to_device_gbps: 48.1,
+            device_to_host_gbps: 48.1,
+            seconds: 1.5,
+        })
+    }
+
+    fn speed_finding(outcome: Option<Result<LoadedLink, String>>) -> Finding {
+        let node = faulty_node();
+        let observation = GpuObservation {
+            nvml: Ok(NvmlReading::NoDriver { reason: String::new() }),
+            earlier: None,
+            kernel_log: Ok(KernelLog::default()),
+            under_load: outcome.map(|outcome| vec![LinkUnderLoad { address: gpu1(), outcome }]),
+        };
+        let inputs = Inputs::new(&node).with_gpu(Some(&observation));
+        let findings = LinkSpeed.evaluate(&inputs, &Policy::default());
+        findings.into_iter().find(|f| f.subject.starts_with("0000:3a:00.0")).expect("GPU1 finding")
+    }
+
+    #[test]
+    fn an_idle_gpu_link_is_a_warning_to_recheck_under_load() {
+        let finding = speed_finding(None);
+        assert_eq!(finding.verdict, Verdict::Warn);
+        assert!(finding.message.contains("recheck under load"), "{}", finding.message);
+    }
+
+    #[test]
+    fn a_gpu_link_that_comes_up_under_load_passes() {
+        let finding = speed_finding(Some(loaded(5, 16)));
+        assert_eq!(finding.verdict, Verdict::Pass, "{}", finding.message);
+        assert_eq!(finding.message, "2.5 GT/s idle, came up to 32 GT/s under load: the GPU saves power at idle");
+        assert!(finding.evidence.iter().any(|e| e.starts_with("under load (1.5 s")), "{:?}", finding.evidence);
+    }
+
+    #[test]
+    fn a_gpu_link_that_stays_low_under_load_fails() {
+        let finding = speed_finding(Some(loaded(1, 16)));
+        assert_eq!(finding.verdict, Verdict::Fail);
+        assert_eq!(finding.message, "stayed at 2.5 GT/s of 32 GT/s under host<->device copies: link downgraded");
+    }
+
+    #[test]
+    fn a_load_that_could_not_run_keeps_the_warning_and_says_why() {
+        let finding = speed_finding(Some(Err("no NVIDIA driver: libcuda.so.1 not found".into())));
+        assert_eq!(finding.verdict, Verdict::Warn);
+        assert!(
+            finding.message.ends_with("could not run: no NVIDIA driver: libcuda.so.1 not found"),
+            "{}",
+            finding.message
+        );
     }
 }

@@ -120,7 +120,8 @@ fn driver() -> Result<&'static Api, GpuError> {
     static DRIVER: OnceLock<Result<Api, GpuError>> = OnceLock::new();
     DRIVER
         .get_or_init(|| {
-            let library = Library::open(&["libcuda.so.1", "libcuda.so"]).map_err(|e| GpuError::NoDriver(e.to_string()))?;
+            let library =
+                Library::open(&["libcuda.so.1", "libcuda.so"]).map_err(|e| GpuError::NoDriver(e.to_string()))?;
             let api = Api::bind(&library).map_err(|e| GpuError::NoDriver(e.to_string()))?;
             // SAFETY: cuInit takes flags that must be 0.
             let code = unsafe { (api.init)(0) };
@@ -286,7 +287,9 @@ impl DeviceBuffer {
         let api = self.gpu.enter()?;
         let length = target.len().min(self.size);
         // SAFETY: target is writable for length bytes; the device buffer holds at least length bytes.
-        api.check("cuMemcpyDtoH", unsafe { (api.copy_device_to_host)(target.as_mut_ptr().cast(), self.pointer, length) })
+        api.check("cuMemcpyDtoH", unsafe {
+            (api.copy_device_to_host)(target.as_mut_ptr().cast(), self.pointer, length)
+        })
     }
 
     /// A dma-buf file descriptor for the whole buffer, for ibv_reg_dmabuf_mr (GPUDirect RDMA without
@@ -381,7 +384,12 @@ pub fn load_link(gpu: &Arc<Gpu>, duration: Duration, mut sample: impl FnMut()) -
         })?;
         // SAFETY: as above.
         api.check("cuMemcpyDtoHAsync", unsafe {
-            (api.copy_device_to_host_async)(host_target.as_mut_slice().as_mut_ptr().cast(), device_source.pointer, CHUNK, streams[1].0)
+            (api.copy_device_to_host_async)(
+                host_target.as_mut_slice().as_mut_ptr().cast(),
+                device_source.pointer,
+                CHUNK,
+                streams[1].0,
+            )
         })?;
         sample();
         for stream in &streams {

@@ -56,7 +56,10 @@ impl Library {
         // SAFETY: the handle is open for the life of self; symbol is NUL-terminated.
         let address = unsafe { libc::dlsym(self.handle, symbol.as_ptr()) };
         if address.is_null() {
-            return Err(LoadError::Symbol { library: self.name.clone(), symbol: symbol.to_string_lossy().into_owned() });
+            return Err(LoadError::Symbol {
+                library: self.name.clone(),
+                symbol: symbol.to_string_lossy().into_owned(),
+            });
         }
         // SAFETY: the caller promises F is the function's pointer type; sizes were checked above.
         Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&address) })
@@ -88,7 +91,8 @@ mod tests {
     fn libc_functions_bind_and_missing_ones_are_named() {
         let libc_library = Library::open(&["libc.so.6"]).expect("libc");
         // SAFETY: getpid(2) takes nothing and returns pid_t.
-        let getpid: unsafe extern "C" fn() -> libc::pid_t = unsafe { libc_library.function(c"getpid") }.expect("getpid");
+        let getpid: unsafe extern "C" fn() -> libc::pid_t =
+            unsafe { libc_library.function(c"getpid") }.expect("getpid");
         // SAFETY: getpid has no preconditions.
         assert_eq!(unsafe { getpid() } as u32, std::process::id());
         // SAFETY: never called.

@@ -51,7 +51,9 @@ impl<T> Field<T> {
 pub enum NvmlReading {
     Read(GpuInventory),
     /// libnvidia-ml.so.1 is absent or the kernel module is not loaded (NVML_ERROR_DRIVER_NOT_LOADED).
-    NoDriver { reason: String },
+    NoDriver {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -210,7 +212,12 @@ pub struct GpuObservation {
 impl GpuObservation {
     /// NVML and the kernel log, once.
     pub fn probe(root: &SysRoot) -> GpuObservation {
-        GpuObservation { nvml: read_nvml(root), earlier: None, kernel_log: xid::read_kernel_log(root), under_load: None }
+        GpuObservation {
+            nvml: read_nvml(root),
+            earlier: None,
+            kernel_log: xid::read_kernel_log(root),
+            under_load: None,
+        }
     }
 
     /// The NVML GPUs, or nothing when NVML could not be read.

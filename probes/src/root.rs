@@ -321,6 +321,16 @@ mod tests {
     }
 
     #[test]
+    fn records_are_read_to_the_end_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("dev")).expect("mkdir");
+        std::fs::write(dir.path().join("dev/kmsg"), "6,1,0,-;one\n6,2,5,-;two\n").expect("write");
+        let root = SysRoot::captured(dir.path());
+        assert_eq!(root.read_records("dev/kmsg").expect("read"), "6,1,0,-;one\n6,2,5,-;two\n");
+        assert!(root.read_records("dev/nothing").expect_err("absent").is_not_found());
+    }
+
+    #[test]
     fn missing_files_name_the_node_path() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = SysRoot::captured(dir.path());

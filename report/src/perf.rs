@@ -81,11 +81,8 @@ pub fn header(report: &PerfReport) -> String {
     }
     let _ = writeln!(out, " Server          : {}", report.server);
     if let Some(gpu) = &report.gpu {
-        let _ = writeln!(
-            out,
-            " GPU buffers     : GPU {} ({}, {}), {}",
-            gpu.gpu, gpu.name, gpu.pci_bus_id, gpu.memory_path
-        );
+        let _ =
+            writeln!(out, " GPU buffers     : GPU {} ({}, {}), {}", gpu.gpu, gpu.name, gpu.pci_bus_id, gpu.memory_path);
     }
     if let Some(run) = report.runs.first() {
         for connection in &run.connections {

@@ -272,7 +272,11 @@ fn read_retired_pages(api: &Api, device: Device) -> Field<RetiredPages> {
     let mut pending: c_int = 0;
     // SAFETY: valid handle and out-pointer.
     let code = unsafe { (api.retired_pages_pending)(device, &mut pending) };
-    Field::Value(RetiredPages { single_bit_ecc: single_bit, double_bit_ecc: double_bit, pending: api.field(code, || pending == 1) })
+    Field::Value(RetiredPages {
+        single_bit_ecc: single_bit,
+        double_bit_ecc: double_bit,
+        pending: api.field(code, || pending == 1),
+    })
 }
 
 fn read_nvlink(api: &Api, device: Device) -> Field<Vec<NvLinkReading>> {

@@ -38,6 +38,9 @@ pub struct XidEvent {
 pub struct KernelLog {
     /// Log records (lines) read.
     pub records: usize,
+    /// Records from the NVIDIA driver ("NVRM:"): the part of the log a snapshot keeps, so this count
+    /// is the same live and in a capture.
+    pub driver_records: usize,
     pub xids: Vec<XidEvent>,
 }
 
@@ -64,6 +67,9 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
             continue;
         }
         log.records += 1;
+        if line.contains("NVRM:") {
+            log.driver_records += 1;
+        }
         if let Some(event) = parse_xid_line(line) {
             log.xids.push(event);
         }
@@ -223,7 +229,8 @@ mod tests {
         let event = parse_xid_line(line).expect("xid");
         assert_eq!((event.code, event.pci.as_str(), event.pid), (62, "0000:3b:00", None));
         assert_eq!(event.detail, "1afb(2a28) 00000000 00000000");
-        let contained = "NVRM: Xid (PCI:0000:0f:00): 94, pid=3520, name=pt_main_thread, Contained: SM (0x1). RST: No, D-RST: No";
+        let contained =
+            "NVRM: Xid (PCI:0000:0f:00): 94, pid=3520, name=pt_main_thread, Contained: SM (0x1). RST: No, D-RST: No";
         let event = parse_xid_line(contained).expect("xid");
         assert_eq!(event.code, 94);
         assert_eq!(event.detail, "Contained: SM (0x1). RST: No, D-RST: No");
@@ -236,9 +243,18 @@ mod tests {
                    4,901,3457890,-;NVRM: Xid (PCI:0000:00:06): garbage\n\
                    4,902,3457999,-;NVRM: Xid (PCI:0000:00:06): 119, pid=812, name=python3, Timeout after 6s of waiting for RPC response from GPU0 GSP!\n";
         let parsed = parse_kernel_log(log);
-        assert_eq!(parsed.records, 4);
+        assert_eq!((parsed.records, parsed.driver_records), (4, 3));
         assert_eq!(parsed.xids.len(), 1);
         assert_eq!(parsed.xids[0].code, 119);
+    }
+
+    #[test]
+    fn the_driver_lines_of_a_real_h100_boot_hold_no_xid() {
+        // Recorded by `fabricdoctor snapshot` on the workplace's H100 machine (driver 580.159.04); the
+        // third record carries kmsg's continuation flag "c".
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/gpu-h100-device/dev/kmsg");
+        let log = parse_kernel_log(&std::fs::read_to_string(path).expect("fixture"));
+        assert_eq!((log.records, log.driver_records, log.xids.len()), (3, 3, 0));
     }
 
     #[test]
