@@ -239,6 +239,10 @@ pub struct CollectiveArgs {
     pub channels: u32,
     #[arg(long, value_enum, default_value_t = PerfTransport::Tcp)]
     pub transport: PerfTransport,
+    /// Keep every rank's send and receive buffers in the memory of CUDA GPU N (staged through pinned
+    /// host memory around each collective); needs the NVIDIA driver.
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
     /// A rank silent for this long stops every rank, naming it.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use fabricdoctor_perf::collective::datatype::{DataType, ReduceOp};
-use fabricdoctor_perf::collective::sweep::{parse_size, render_rows, run_sweep, sizes, SweepSpec, TimeAverage};
+use fabricdoctor_perf::collective::sweep::{parse_size, render_rows, run_sweep_with, sizes, SweepSpec, TimeAverage};
 use fabricdoctor_perf::collective::{nodelist, Collective, Communicator, Rendezvous};
 use fabricdoctor_report::perf::CollectiveReport;
 
@@ -147,9 +147,13 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                 timeout: args.timeout,
                 fingerprint: serde_json::to_string(&(&spec, args.channels))?,
             };
+            // Before the rendezvous, so a rank without the driver fails at once rather than its peers
+            // waiting out their timeout.
+            let gpu = crate::perf::open_gpu(args.gpu).with_context(|| format!("rank {rank}"))?;
             let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll)
                 .with_context(|| format!("rank {rank}: rendezvous at {master_host}:{master_port} ({source})"))?;
-            let rows = run_sweep(&mut communicator, &spec).with_context(|| format!("rank {rank}: {name} failed"))?;
+            let rows = run_sweep_with(&mut communicator, &spec, gpu.as_ref())
+                .with_context(|| format!("rank {rank}: {name} failed"))?;
             let report_wrong: u64 = rows.iter().map(|r| r.out_of_place.wrong + r.in_place.wrong).sum();
             if rank == 0 {
                 if args.json {
@@ -163,10 +167,18 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                         transport: "tcp".into(),
                         spec: spec.clone(),
                         rows,
+                        gpu: crate::perf::gpu_buffers(&gpu, crate::perf::STAGED_PINNED_HOST),
                     };
                     emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
                 } else {
-                    let description = format!("transport tcp, {} channels, rendezvous by {source}", args.channels);
+                    let mut description =
+                        format!("transport tcp, {} channels, rendezvous by {source}", args.channels);
+                    if let Some(buffers) = crate::perf::gpu_buffers(&gpu, crate::perf::STAGED_PINNED_HOST) {
+                        description.push_str(&format!(
+                            ", buffers on GPU {} ({}, {}) {}",
+                            buffers.gpu, buffers.name, buffers.pci_bus_id, buffers.memory_path
+                        ));
+                    }
                     emit(&render_rows(&rows, collective, world, &description))?;
                 }
                 let wrong: u64 = report_wrong;

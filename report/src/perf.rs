@@ -167,4 +167,7 @@ pub struct CollectiveReport {
     pub transport: String,
     pub spec: fabricdoctor_perf::collective::sweep::SweepSpec,
     pub rows: Vec<fabricdoctor_perf::collective::sweep::SizeRow>,
+    /// `--gpu`: rank 0's GPU buffers and how they reached the wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuBuffers>,
 }

@@ -105,6 +105,21 @@ fn perf_gpu_without_the_driver_is_a_clear_error() {
 }
 
 #[test]
+fn allreduce_gpu_without_the_driver_fails_every_rank_at_once() {
+    if driver_installed("libcuda.so.1") {
+        eprintln!("SKIP: libcuda.so.1 is installed on this machine: the no-driver path cannot be tested here");
+        return;
+    }
+    let started = std::time::Instant::now();
+    let output = run(&["perf", "allreduce", "--np", "2", "--gpu", "0", "-b", "1K", "-e", "1K", "--timeout", "20s"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("rank 0: --gpu 0: no NVIDIA driver") && text.contains("rank 1: --gpu 0"), "{text}");
+    // Each rank refuses before the rendezvous: nobody waits out the 20 s timeout.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
+}
+
+#[test]
 fn load_needs_the_live_node() {
     let output = run(&["check", "--load", "--root", fixture("gpu-h100-device").to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));

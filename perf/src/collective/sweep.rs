@@ -2,12 +2,14 @@
 //! iterations out-of-place then in-place, and data-check passes; rank 0 gathers every rank's time and
 //! wrong-element count, reports the slowest rank (the straggler) and the nccl-tests bandwidths.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::datatype::{DataType, ReduceOp};
 use super::{check_buffer, prepare_buffer, Collective, Communicator};
+use crate::gpu::Gpu;
 use crate::PerfError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +87,15 @@ pub struct SizeRow {
 
 /// Run the sweep on this rank. Rank 0 returns the rows; the others return an empty list.
 pub fn run_sweep(communicator: &mut Communicator, spec: &SweepSpec) -> Result<Vec<SizeRow>, PerfError> {
+    run_sweep_with(communicator, spec, None)
+}
+
+/// [`run_sweep`] with this rank's send and receive buffers in `gpu`'s memory (`--gpu N`).
+pub fn run_sweep_with(
+    communicator: &mut Communicator,
+    spec: &SweepSpec,
+    gpu: Option<&Arc<Gpu>>,
+) -> Result<Vec<SizeRow>, PerfError> {
     let mut rows = Vec::new();
     let element = spec.data_type.size() as u64;
     for &size in &spec.sizes {
@@ -92,7 +103,10 @@ pub fn run_sweep(communicator: &mut Communicator, spec: &SweepSpec) -> Result<Ve
         let bytes = count * element as usize;
         let mut measurements = Vec::with_capacity(2);
         for in_place in [false, true] {
-            let (time_us, wrong) = measure(communicator, spec, bytes, in_place)?;
+            let (time_us, wrong) = match gpu {
+                Some(gpu) => measure_on_gpu(communicator, spec, bytes, in_place, gpu)?,
+                None => measure(communicator, spec, bytes, in_place)?,
+            };
             let gathered = communicator.gather_results(time_us, wrong)?;
             if let Some(all) = gathered {
                 let slowest_rank =
@@ -166,6 +180,66 @@ fn measure(
             }
         }
         wrong += check_buffer(spec.collective, &output, spec.data_type, spec.op, rank, world, spec.root);
+    }
+    Ok((time_us, wrong))
+}
+
+/// [`measure`] with the send and receive buffers in GPU memory. The ring reduces on the host, so each
+/// call copies the GPU's send buffer into pinned host memory, runs there and copies the result into
+/// the GPU's receive buffer (staged, as NCCL's socket transport stages through host memory): the time
+/// includes both PCIe copies. The data check reads the result back out of GPU memory.
+fn measure_on_gpu(
+    communicator: &mut Communicator,
+    spec: &SweepSpec,
+    bytes: usize,
+    in_place: bool,
+    gpu: &Arc<Gpu>,
+) -> Result<(f64, u64), PerfError> {
+    let (rank, world) = (communicator.rank, communicator.world);
+    let mut staging = gpu.alloc_pinned(bytes)?;
+    let mut send = gpu.alloc(bytes)?;
+    let mut receive = gpu.alloc(bytes)?;
+    prepare_buffer(spec.collective, staging.as_mut_slice(), spec.data_type, rank, world, spec.root);
+    send.copy_from_host(staging.as_slice())?;
+    receive.copy_from_host(staging.as_slice())?;
+    let once = |communicator: &mut Communicator,
+                staging: &mut crate::gpu::PinnedBuffer,
+                send: &crate::gpu::DeviceBuffer,
+                receive: &mut crate::gpu::DeviceBuffer|
+     -> Result<(), PerfError> {
+        if in_place {
+            receive.copy_to_host(staging.as_mut_slice())?;
+        } else {
+            send.copy_to_host(staging.as_mut_slice())?;
+        }
+        communicator.run(spec.collective, staging.as_mut_slice(), spec.data_type, spec.op, spec.root)?;
+        receive.copy_from_host(staging.as_slice())?;
+        Ok(())
+    };
+    for _ in 0..spec.warmup {
+        once(communicator, &mut staging, &send, &mut receive)?;
+    }
+    communicator.barrier()?;
+    let started = Instant::now();
+    for _ in 0..spec.iterations {
+        once(communicator, &mut staging, &send, &mut receive)?;
+    }
+    let time_us = started.elapsed().as_secs_f64() * 1e6 / spec.iterations.max(1) as f64;
+    let mut wrong = 0;
+    let mut result = vec![0u8; bytes];
+    for _ in 0..spec.check_passes {
+        prepare_buffer(spec.collective, staging.as_mut_slice(), spec.data_type, rank, world, spec.root);
+        send.copy_from_host(staging.as_slice())?;
+        receive.copy_from_host(staging.as_slice())?;
+        staging.as_mut_slice().fill(0);
+        once(communicator, &mut staging, &send, &mut receive)?;
+        receive.copy_to_host(&mut result)?;
+        if spec.corrupt_rank == Some(rank) {
+            if let Some(byte) = result.last_mut() {
+                *byte ^= 0x5a;
+            }
+        }
+        wrong += check_buffer(spec.collective, &result, spec.data_type, spec.op, rank, world, spec.root);
     }
     Ok((time_us, wrong))
 }
