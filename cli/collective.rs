@@ -171,8 +171,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                     };
                     emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
                 } else {
-                    let mut description =
-                        format!("transport tcp, {} channels, rendezvous by {source}", args.channels);
+                    let mut description = format!("transport tcp, {} channels, rendezvous by {source}", args.channels);
                     if let Some(buffers) = crate::perf::gpu_buffers(&gpu, crate::perf::STAGED_PINNED_HOST) {
                         description.push_str(&format!(
                             ", buffers on GPU {} ({}, {}) {}",
