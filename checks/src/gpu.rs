@@ -552,8 +552,14 @@ impl Check for Xid {
         let Some(observation) = inputs.gpu else {
             return vec![Finding::new(id, Verdict::Skip, "node", "GPU state was not probed in this run")];
         };
+        let no_driver = !matches!(observation.nvml, Ok(NvmlReading::Read(_)));
         let log = match &observation.kernel_log {
             Ok(log) => log,
+            // Without the driver there are no Xids to miss: an unreadable log (non-root under
+            // kernel.dmesg_restrict) is no reason to warn.
+            Err(error) if matches!(observation.nvml, Ok(NvmlReading::NoDriver { .. })) => {
+                return vec![Finding::new(id, Verdict::Skip, "node", "no NVIDIA driver").evidence(error.to_string())]
+            }
             Err(error) => return vec![unreadable(id, "node", error)],
         };
         let mut by_gpu: BTreeMap<&str, Vec<&XidEvent>> = BTreeMap::new();
@@ -565,7 +571,6 @@ impl Check for Xid {
         if gpus.is_empty() {
             gpus = inputs.node.gpus().iter().map(|f| f.address).collect();
         }
-        let no_driver = !matches!(observation.nvml, Ok(NvmlReading::Read(_)));
         let mut findings = Vec::new();
         for address in &gpus {
             let key = format!("{:04x}:{:02x}:{:02x}", address.domain, address.bus, address.device);
@@ -853,6 +858,22 @@ mod tests {
         let findings = run(&Xid, &observation);
         assert_eq!(verdicts(&findings), vec![Verdict::Fail]);
         assert_eq!(findings[0].subject, "PCI 0000:3b:00");
+    }
+
+    #[test]
+    fn without_the_driver_an_unreadable_kernel_log_is_still_a_skip() {
+        let observation = GpuObservation {
+            nvml: Ok(NvmlReading::NoDriver { reason: "libnvidia-ml.so.1 not found".into() }),
+            earlier: None,
+            kernel_log: Err(fabricdoctor_probes::ProbeError {
+                path: "dev/kmsg".into(),
+                kind: fabricdoctor_probes::ProbeErrorKind::PermissionDenied,
+            }),
+            under_load: None,
+        };
+        let findings = run(&Xid, &observation);
+        assert_eq!(verdicts(&findings), vec![Verdict::Skip]);
+        assert_eq!(findings[0].message, "no NVIDIA driver");
     }
 
     #[test]

@@ -438,6 +438,62 @@ fn text(buffer: &[c_char]) -> String {
 mod tests {
     use super::*;
 
+    /// The GPU to test on, or `None` (with a loud SKIP) where there is no driver. With
+    /// FABRICDOCTOR_REQUIRE_GPU=1 (set on the GPU machine) a missing GPU fails the test.
+    fn test_gpu(test: &str) -> Option<Arc<Gpu>> {
+        match Gpu::open(0) {
+            Ok(gpu) => Some(gpu),
+            Err(error) if std::env::var_os("FABRICDOCTOR_REQUIRE_GPU").is_some() => {
+                panic!("{test}: FABRICDOCTOR_REQUIRE_GPU is set but GPU 0 cannot be opened: {error}")
+            }
+            Err(error) => {
+                eprintln!("SKIP: {test}: no GPU here ({error})");
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn data_survives_a_round_trip_through_gpu_memory() {
+        let Some(gpu) = test_gpu("data_survives_a_round_trip_through_gpu_memory") else { return };
+        let size = (3 << 20) + 17;
+        let mut pinned = gpu.alloc_pinned(size).expect("pinned");
+        for (i, byte) in pinned.as_mut_slice().iter_mut().enumerate() {
+            *byte = (i % 251) as u8;
+        }
+        let mut device = gpu.alloc(size).expect("device");
+        device.copy_from_host(pinned.as_slice()).expect("to GPU");
+        let mut back = vec![0u8; size];
+        device.copy_to_host(&mut back).expect("from GPU");
+        assert!(back == pinned.as_slice(), "data changed on its way through GPU memory");
+        assert!(gpu.pci_bus_id.len() == 12 && gpu.pci_bus_id.contains(':'), "{}", gpu.pci_bus_id);
+    }
+
+    #[test]
+    fn a_device_buffer_exports_a_dmabuf_where_the_driver_supports_it() {
+        let Some(gpu) = test_gpu("a_device_buffer_exports_a_dmabuf_where_the_driver_supports_it") else { return };
+        let device = gpu.alloc(1 << 21).expect("device");
+        match (gpu.dmabuf_supported, device.dmabuf()) {
+            (true, Ok(fd)) => {
+                use std::os::fd::AsRawFd;
+                assert!(fd.as_raw_fd() >= 0);
+            }
+            (true, Err(error)) => panic!("the GPU says it supports dma-buf but export failed: {error}"),
+            (false, result) => eprintln!("SKIP: no dma-buf support on this GPU/driver ({result:?})"),
+        }
+    }
+
+    #[test]
+    fn loading_the_link_moves_data_both_ways_and_samples_during_the_copies() {
+        let Some(gpu) = test_gpu("loading_the_link_moves_data_both_ways_and_samples_during_the_copies") else {
+            return;
+        };
+        let mut samples = 0;
+        let figures = load_link(&gpu, Duration::from_millis(300), || samples += 1).expect("load");
+        assert!(samples >= 1 && figures.seconds >= 0.3, "{samples} samples in {figures:?}");
+        assert!(figures.host_to_device_gbps > 1.0, "{figures:?}");
+    }
+
     /// Where CI runs there is no NVIDIA driver: opening a GPU must say so, not crash.
     #[test]
     fn without_a_driver_opening_a_gpu_is_a_named_error() {

@@ -245,6 +245,26 @@ mod tests {
         assert_eq!(parse_nvml_reading(&serde_json::to_string(&none).expect("json")).expect("parse"), none);
     }
 
+    /// On a GPU node (FABRICDOCTOR_REQUIRE_GPU=1 there) NVML lists the GPUs with their PCI addresses;
+    /// elsewhere the reading is "no NVIDIA driver", never an error.
+    #[test]
+    fn the_live_reading_lists_gpus_or_says_there_is_no_driver() {
+        let reading = nvml::read_inventory().expect("NVML loads or is absent");
+        match reading {
+            NvmlReading::Read(inventory) => {
+                assert!(!inventory.devices.is_empty(), "the driver lists no GPU");
+                for gpu in &inventory.devices {
+                    assert!(gpu.address().is_some(), "GPU {} has no PCI address: {gpu:?}", gpu.index);
+                    assert!(gpu.pcie.get().is_some(), "GPU {} PCIe readings: {:?}", gpu.index, gpu.pcie);
+                }
+            }
+            NvmlReading::NoDriver { reason } => {
+                assert!(std::env::var_os("FABRICDOCTOR_REQUIRE_GPU").is_none(), "no driver: {reason}");
+                eprintln!("SKIP: no NVIDIA driver here ({reason})");
+            }
+        }
+    }
+
     #[test]
     fn a_capture_without_an_nvml_reading_is_not_found_and_a_damaged_one_is_malformed() {
         let dir = tempfile::tempdir().expect("tempdir");
