@@ -180,6 +180,7 @@ impl Gpu {
         let mut device: CuDevice = 0;
         // SAFETY: valid out-pointer and NUL-terminated address.
         api.check("cuDeviceGetByPCIBusId", unsafe { (api.device_by_pci_bus_id)(&mut device, address.as_ptr()) })?;
+        // A CUdevice handle is the device's ordinal (cuda.h: "typedef int CUdevice"; cuDeviceGet(&d, i) gives i).
         Gpu::with_device(api, device as u32, device)
     }
 

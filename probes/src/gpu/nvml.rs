@@ -181,6 +181,7 @@ fn read_device(api: &Api, index: c_uint) -> GpuReadings {
     let pci_bus_id = (pci_code == SUCCESS).then(|| format!("{:04x}:{:02x}:{:02x}.0", pci.domain, pci.bus, pci.device));
     GpuReadings {
         index,
+        // SAFETY (both): string_field passes a buffer writable for `length` bytes; device came from NVML.
         name: string_field(api, |buffer, length| unsafe { (api.name)(device, buffer, length) }).value(),
         uuid: string_field(api, |buffer, length| unsafe { (api.uuid)(device, buffer, length) }).value(),
         pci_bus_id,
