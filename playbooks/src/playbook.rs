@@ -291,11 +291,23 @@ pub fn fill_placeholders(template: &str, facts: &[&Fact]) -> String {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         match after.find('}') {
-            Some(close) if after[..close].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && close > 0 => {
+            Some(close) if after[..close].chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*') && close > 0 => {
                 let key = &after[..close];
-                match facts.iter().find_map(|f| f.get(key)) {
-                    Some(value) => out.push_str(value),
-                    None => out.push_str(&format!("<{key}>")),
+                if let Some(key) = key.strip_suffix('*') {
+                    // {key*}: every distinct value, in the facts' order ("22, 110").
+                    let mut values: Vec<&str> = Vec::new();
+                    for value in facts.iter().filter_map(|f| f.get(key)) {
+                        if !values.contains(&value) {
+                            values.push(value);
+                        }
+                    }
+                    out.push_str(if values.is_empty() { "unknown" } else { "" });
+                    out.push_str(&values.join(", "));
+                } else {
+                    match facts.iter().find_map(|f| f.get(key)) {
+                        Some(value) => out.push_str(value),
+                        None => out.push_str(&format!("<{key}>")),
+                    }
                 }
                 rest = &after[close + 1..];
             }
@@ -355,6 +367,7 @@ next_steps = ["ssh {host}"]"#,
         assert_eq!(rule.evaluate(&[a.clone(), Fact::new("c")]).map(|r| r.0), Some(Confidence::Low));
         assert!(rule.evaluate(&[Fact::new("c")]).is_none());
         assert_eq!(fill_placeholders("ssh {host} {nic} {x", &[&a]), "ssh n1 <nic> {x");
+        assert_eq!(fill_placeholders("{host*} {rank*}", &[&a, &Fact::new("a").attr("host", "n2")]), "n1, n2 unknown");
     }
 
     #[test]

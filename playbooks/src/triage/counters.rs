@@ -34,7 +34,7 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
     let mut context: Option<(String, Option<u32>)> = None;
     let mut ethtool_device: Option<String> = None;
     let mut in_ethtool = false;
-    let mut pending_block: Option<(String, usize, String)> = None;
+    let mut pending_block: Option<(String, usize, String)> = None; // (counter, header line, header text)
     for (line_no, raw) in numbered_lines(text) {
         let line = raw.trim();
         if let Some(found) = device_in_path(line) {
@@ -69,19 +69,19 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             pending_block = Some((name, line_no, raw.to_string()));
             continue;
         }
-        if let Some((name, header_line, _)) = &pending_block {
+        if let Some((name, header_line, header)) = &pending_block {
             if line.is_empty() {
                 continue;
             }
             if let Ok(value) = line.parse::<u64>() {
                 let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
-                let _ = header_line;
+                // The header line names the counter; its value is in the record (and the fact).
                 records.push(CounterRecord {
                     device,
                     port,
                     name: name.clone(),
                     value,
-                    evidence: Evidence::new(file, line_no, &format!("{name} = {line}")),
+                    evidence: Evidence::new(file, *header_line, header),
                 });
             }
             pending_block = None;

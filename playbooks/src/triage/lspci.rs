@@ -224,7 +224,12 @@ pub fn analyze(devices: &[LspciDevice], analysis: &mut Analysis) {
         if device.is_nic() {
             if let Some((mrrs, evidence)) = &device.max_read_request {
                 let (verdict, message) = read_request_judgement(*mrrs, policy.pcie.nic_min_read_request_bytes);
-                analysis.observations.push(Finding::new("pcie.mrrs", verdict, &subject, message).evidence(cite(evidence)));
+                analysis.observations.push(
+                    Finding::new("pcie.mrrs", verdict, &subject, message)
+                        .evidence(cite(evidence))
+                        .expected(format!(">= {} bytes", policy.pcie.nic_min_read_request_bytes))
+                        .observed(format!("{mrrs} bytes")),
+                );
             }
         }
         if let Some((bits, evidence)) = &device.acs_control {

@@ -316,7 +316,9 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                 continue;
             }
             let fact = if lower.contains("got completion") && lower.contains("error") {
-                let status = number_after(message, "error").unwrap_or(u64::MAX);
+                let status = number_after(message, "error")
+                    .or_else(|| message.split("status=").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()))
+                    .unwrap_or(u64::MAX);
                 let status32 = u32::try_from(status).unwrap_or(u32::MAX);
                 let (name, meaning) = wc_status(status32);
                 let vendor = number_after(message, "vendor err");

@@ -262,7 +262,21 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
     // The GID index NCCL used: set explicitly, or its default.
     let gid_settings: Vec<&super::nccl::Setting> =
         logs.iter().flat_map(|l| l.settings.iter()).filter(|s| s.name == "NCCL_IB_GID_INDEX").collect();
-    let roce = analysis.has("rdma.roce") || analysis.has("nccl.roce");
+    let roce_evidence: Vec<Evidence> = analysis
+        .facts
+        .iter()
+        .filter(|f| f.name == "rdma.roce" || f.name == "nccl.roce")
+        .filter_map(|f| f.evidence.first().cloned())
+        .collect();
+    let roce = !roce_evidence.is_empty();
+    if roce {
+        // One fact for "the fabric is RoCE", whichever input said so (ibv_devinfo or NCCL's NET/IB list).
+        let mut fact = Fact::new("roce");
+        for evidence in roce_evidence.into_iter().take(4) {
+            fact = fact.evidence(evidence);
+        }
+        analysis.push(fact);
+    }
     let retry_errors = analysis.facts.iter().any(|f| f.name == "nccl.wc_error" && f.get("status") == Some("12"))
         || analysis.has("nccl.qp_connect_failed");
     if roce && retry_errors {
