@@ -13,7 +13,13 @@ pub fn run(command: PlaybookCommand) -> anyhow::Result<i32> {
             let mut text = String::new();
             for playbook in &playbooks {
                 let ids: Vec<&str> = playbook.rules.iter().map(|r| r.id.as_str()).collect();
-                text.push_str(&format!("{:<12} {}\n{:<12} rules: {}\n", playbook.name, playbook.title, "", ids.join(", ")));
+                text.push_str(&format!(
+                    "{:<12} {}\n{:<12} rules: {}\n",
+                    playbook.name,
+                    playbook.title,
+                    "",
+                    ids.join(", ")
+                ));
             }
             output::emit(&text)?;
         }

@@ -168,7 +168,11 @@ impl Topology {
 /// This is the mapping NCCL's topology search converges to on rail-optimised nodes. `nics` are
 /// (label, device name) pairs; `relation(g, n)` is GPU `g`'s relation to NIC `n`. Shared by the live
 /// topology and `triage` (a pasted `nvidia-smi topo -m`).
-pub fn assign_rails(gpus: &[String], nics: &[(String, String)], relation: impl Fn(usize, usize) -> Relation) -> Vec<Rail> {
+pub fn assign_rails(
+    gpus: &[String],
+    nics: &[(String, String)],
+    relation: impl Fn(usize, usize) -> Relation,
+) -> Vec<Rail> {
     if nics.is_empty() {
         return Vec::new();
     }
@@ -176,8 +180,10 @@ pub fn assign_rails(gpus: &[String], nics: &[(String, String)], relation: impl F
         let best = (0..nics.len()).map(|n| relation(g, n)).min()?;
         Some((0..nics.len()).filter(|&n| relation(g, n) == best).collect())
     };
-    let mut pairs: Vec<(Relation, usize, usize)> =
-        (0..gpus.len()).flat_map(|g| (0..nics.len()).map(move |n| (g, n))).map(|(g, n)| (relation(g, n), g, n)).collect();
+    let mut pairs: Vec<(Relation, usize, usize)> = (0..gpus.len())
+        .flat_map(|g| (0..nics.len()).map(move |n| (g, n)))
+        .map(|(g, n)| (relation(g, n), g, n))
+        .collect();
     pairs.sort();
     let mut chosen: Vec<Option<usize>> = vec![None; gpus.len()];
     let mut load = vec![0usize; nics.len()];
@@ -202,9 +208,17 @@ pub fn assign_rails(gpus: &[String], nics: &[(String, String)], relation: impl F
         .filter_map(|(g, n)| {
             let n = (*n)?;
             let rel = relation(g, n);
-            let alternatives =
-                (0..nics.len()).filter(|&other| other != n && relation(g, other) == rel).map(|other| nics[other].0.clone()).collect();
-            Some(Rail { gpu: gpus[g].clone(), nic: nics[n].0.clone(), nic_device: nics[n].1.clone(), relation: rel, alternatives })
+            let alternatives = (0..nics.len())
+                .filter(|&other| other != n && relation(g, other) == rel)
+                .map(|other| nics[other].0.clone())
+                .collect();
+            Some(Rail {
+                gpu: gpus[g].clone(),
+                nic: nics[n].0.clone(),
+                nic_device: nics[n].1.clone(),
+                relation: rel,
+                alternatives,
+            })
         })
         .collect()
 }

@@ -236,7 +236,8 @@ impl Rule {
 
     /// Evaluate against `facts`: the confidence and the facts that support it, or None.
     pub fn evaluate<'a>(&self, facts: &'a [Fact]) -> Option<(Confidence, Vec<&'a Fact>)> {
-        let parse = |texts: &[String]| -> Vec<Pattern> { texts.iter().filter_map(|t| Pattern::parse(t).ok()).collect() };
+        let parse =
+            |texts: &[String]| -> Vec<Pattern> { texts.iter().filter_map(|t| Pattern::parse(t).ok()).collect() };
         let matching = |pattern: &Pattern| -> Vec<&'a Fact> { facts.iter().filter(|f| pattern.matches(f)).collect() };
         let mut support: Vec<&'a Fact> = Vec::new();
         for pattern in parse(&self.requires) {
@@ -248,7 +249,7 @@ impl Rule {
         }
         let any_of = parse(&self.any_of);
         if !any_of.is_empty() {
-            let found: Vec<&Fact> = any_of.iter().flat_map(|p| matching(p)).collect();
+            let found: Vec<&Fact> = any_of.iter().flat_map(&matching).collect();
             if found.is_empty() {
                 return None;
             }
@@ -291,7 +292,9 @@ pub fn fill_placeholders(template: &str, facts: &[&Fact]) -> String {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         match after.find('}') {
-            Some(close) if after[..close].chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*') && close > 0 => {
+            Some(close)
+                if after[..close].chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*') && close > 0 =>
+            {
                 let key = &after[..close];
                 if let Some(key) = key.strip_suffix('*') {
                     // {key*}: every distinct value, in the facts' order ("22, 110").
@@ -362,7 +365,7 @@ next_steps = ["ssh {host}"]"#,
         .unwrap_or_else(|e| panic!("{e}"));
         let a = Fact::new("a").attr("host", "n1");
         let b = Fact::new("b");
-        assert_eq!(rule.evaluate(&[a.clone()]).map(|r| r.0), Some(Confidence::Medium));
+        assert_eq!(rule.evaluate(std::slice::from_ref(&a)).map(|r| r.0), Some(Confidence::Medium));
         assert_eq!(rule.evaluate(&[a.clone(), b.clone()]).map(|r| r.0), Some(Confidence::High));
         assert_eq!(rule.evaluate(&[a.clone(), Fact::new("c")]).map(|r| r.0), Some(Confidence::Low));
         assert!(rule.evaluate(&[Fact::new("c")]).is_none());

@@ -90,7 +90,12 @@ fn assert_top<'a>(report: &'a Report, id: &str, confidence: &str) -> &'a Diagnos
             let text = std::fs::read(&evidence.file).unwrap_or_default();
             let text = String::from_utf8_lossy(&text);
             let line = text.lines().nth(evidence.line - 1).unwrap_or("");
-            assert!(line.contains(evidence.text.trim_end_matches(" [...]").trim()), "{}:{} quoted wrong", evidence.file, evidence.line);
+            assert!(
+                line.contains(evidence.text.trim_end_matches(" [...]").trim()),
+                "{}:{} quoted wrong",
+                evidence.file,
+                evidence.line
+            );
         }
     }
     top
@@ -101,8 +106,24 @@ fn every_realworld_file_has_an_expectation() {
     let dir = realworld("");
     assert!(dir.is_dir(), "{} is missing", dir.display());
     let covered = [
-        "nccl-01", "nccl-06", "nccl-08", "nccl-13", "fr-01", "topo-03", "topo-04", "topo-06", "lspci-01", "lspci-02",
-        "lspci-07", "lspci-11", "ctr-01", "ctr-03", "gids-01", "ibvdevinfo-01", "perf-01", "perf-03",
+        "nccl-01",
+        "nccl-06",
+        "nccl-08",
+        "nccl-13",
+        "fr-01",
+        "topo-03",
+        "topo-04",
+        "topo-06",
+        "lspci-01",
+        "lspci-02",
+        "lspci-07",
+        "lspci-11",
+        "ctr-01",
+        "ctr-03",
+        "gids-01",
+        "ibvdevinfo-01",
+        "perf-01",
+        "perf-03",
     ];
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
@@ -209,7 +230,10 @@ fn lspci_11_acs_redirect_breaks_gpudirect() {
     let top = assert_top(&report, "gpudirect-acs-iommu", "medium");
     assert!(top.evidence.iter().any(|e| e.text.contains("ReqRedir+")));
     let acs = observation(&report, "pcie.acs");
-    assert!(acs.iter().any(|f| f["verdict"] == "fail") && acs.iter().any(|f| f["verdict"] == "pass"), "broken and fixed state");
+    assert!(
+        acs.iter().any(|f| f["verdict"] == "fail") && acs.iter().any(|f| f["verdict"] == "pass"),
+        "broken and fixed state"
+    );
 }
 
 #[test]
@@ -270,7 +294,9 @@ fn topologies_are_judged_like_the_live_check() {
 
     let (report, code) = triage(&realworld_file("topo-03-oyanghd-dgxa100-epyc7742-10nic-pxb-tabsep.txt"));
     assert_eq!(code, 0);
-    assert!(observation(&report, "topo.gpu_nic.affinity").iter().all(|f| f["message"].as_str().unwrap().contains("PXB")));
+    assert!(observation(&report, "topo.gpu_nic.affinity")
+        .iter()
+        .all(|f| f["message"].as_str().unwrap().contains("PXB")));
     assert!(observation(&report, "topo.nic.far")[0]["message"].as_str().unwrap().contains("mlx5_8, mlx5_9"));
 
     let (report, code) = triage(&realworld_file("topo-06-nccl1357-hgx-h100-6nic-only4-pix.txt"));

@@ -56,7 +56,8 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             context = Some(found);
             continue;
         }
-        if let Some(rest) = line.strip_prefix("ethtool -S ").or_else(|| line.split_once("ethtool -S ").map(|(_, r)| r)) {
+        if let Some(rest) = line.strip_prefix("ethtool -S ").or_else(|| line.split_once("ethtool -S ").map(|(_, r)| r))
+        {
             ethtool_device = rest.split_whitespace().next().map(str::to_string);
             continue;
         }
@@ -175,7 +176,10 @@ pub fn analyze(records: &[CounterRecord], analysis: &mut Analysis) {
                 "counters.retransmission",
                 Verdict::Warn,
                 device,
-                format!("packet loss and retransmission since the counters were cleared: {}", listed(&loss.iter().chain(drops.iter()).copied().collect::<Vec<_>>())),
+                format!(
+                    "packet loss and retransmission since the counters were cleared: {}",
+                    listed(&loss.iter().chain(drops.iter()).copied().collect::<Vec<_>>())
+                ),
             );
             for record in loss.iter().chain(drops.iter()) {
                 finding = finding.evidence(cite(&record.evidence));
@@ -240,9 +244,16 @@ mod tests {
         let grep = parse("f", "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/local_ack_timeout_err:91316\n");
         assert_eq!(grep[0].device, "mlx5_0");
         assert_eq!(grep[0].value, 91316);
-        let blocks = parse("f", "/sys/class/infiniband/mlx5_1/ports/1/counters$ for f in\n=== ./link_downed ===\n255\n\n");
-        assert_eq!((blocks[0].device.as_str(), blocks[0].name.as_str(), blocks[0].value), ("mlx5_1", "link_downed", 255));
-        let ethtool = parse("f", "$ ethtool -S ens1f0\nNIC statistics:\n     rx_discards_phy: 12\n     link_down_events_phy: 3\n");
+        let blocks =
+            parse("f", "/sys/class/infiniband/mlx5_1/ports/1/counters$ for f in\n=== ./link_downed ===\n255\n\n");
+        assert_eq!(
+            (blocks[0].device.as_str(), blocks[0].name.as_str(), blocks[0].value),
+            ("mlx5_1", "link_downed", 255)
+        );
+        let ethtool = parse(
+            "f",
+            "$ ethtool -S ens1f0\nNIC statistics:\n     rx_discards_phy: 12\n     link_down_events_phy: 3\n",
+        );
         assert_eq!(ethtool.len(), 2);
         assert_eq!(ethtool[0].device, "ens1f0");
     }

@@ -23,7 +23,14 @@ pub struct RankTable {
 }
 
 impl RankTable {
-    pub fn record(&mut self, rank: u64, host: Option<&str>, gpu: Option<u32>, bus_id: Option<&str>, evidence: Evidence) {
+    pub fn record(
+        &mut self,
+        rank: u64,
+        host: Option<&str>,
+        gpu: Option<u32>,
+        bus_id: Option<&str>,
+        evidence: Evidence,
+    ) {
         let entry = self.ranks.entry(rank).or_default();
         if entry.host.is_none() {
             entry.host = host.map(str::to_string);
@@ -93,7 +100,9 @@ pub fn enrich(analysis: &mut Analysis, counters: &[CounterRecord]) {
         }
         if let Some(nic) = table.nic(rank) {
             fact.attrs.entry("nic".into()).or_insert_with(|| nic.to_string());
-            for record in counters.iter().filter(|c| c.device == nic && c.value > 0 && super::counters::is_error_counter(&c.name)) {
+            for record in
+                counters.iter().filter(|c| c.device == nic && c.value > 0 && super::counters::is_error_counter(&c.name))
+            {
                 let evidence = record.evidence.clone();
                 if !fact.evidence.contains(&evidence) {
                     fact.evidence.push(evidence);

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::decode::xid;
-use super::{numbered_lines, Analysis, Evidence, Fact};
+use super::{numbered_lines, Evidence, Fact};
 
 /// The host a syslog/journal line names: `Nov 22 10:00:01 node7 kernel: ...`.
 fn syslog_host(line: &str) -> Option<&str> {
@@ -20,16 +20,28 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         let host = syslog_host(raw).unwrap_or("unknown-host").to_string();
         if let Some(rest) = raw.split("NVRM: Xid ").nth(1) {
             // NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.
-            let bus = rest.trim_start_matches('(').split(')').next().unwrap_or("").trim_start_matches("PCI:").to_string();
-            let code = rest.split_once("):").and_then(|(_, r)| r.trim().split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok());
+            let bus =
+                rest.trim_start_matches('(').split(')').next().unwrap_or("").trim_start_matches("PCI:").to_string();
+            let code = rest
+                .split_once("):")
+                .and_then(|(_, r)| r.trim().split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok());
             if let Some(code) = code {
                 let (meaning, hardware) = xid(code).unwrap_or(("see NVIDIA's Xid catalogue", false));
                 let name = if hardware { "gpu.xid" } else { "gpu.xid_application" };
-                let mut fact =
-                    Fact::new(name).attr("xid", code).attr("meaning", meaning).attr("bus_id", &bus).attr("host", &host).evidence(evidence());
+                let mut fact = Fact::new(name)
+                    .attr("xid", code)
+                    .attr("meaning", meaning)
+                    .attr("bus_id", &bus)
+                    .attr("host", &host)
+                    .evidence(evidence());
                 if matches!(code, 48 | 63 | 64 | 92 | 94 | 95) {
                     facts.push(fact.clone().evidence(evidence()));
-                    fact = Fact::new("gpu.ecc").attr("xid", code).attr("meaning", meaning).attr("bus_id", &bus).attr("host", &host).evidence(evidence());
+                    fact = Fact::new("gpu.ecc")
+                        .attr("xid", code)
+                        .attr("meaning", meaning)
+                        .attr("bus_id", &bus)
+                        .attr("host", &host)
+                        .evidence(evidence());
                 }
                 facts.push(fact);
             }
@@ -37,9 +49,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
         let lower = raw.to_ascii_lowercase();
         // pcieport 0000:00:01.0: AER: Corrected error received: 0000:3b:00.0 (drivers/pci/pcie/aer.c)
-        let aer_line = raw.split_whitespace().collect::<Vec<_>>().windows(2).any(|w| {
-            w[1] == "AER:" && w[0].ends_with(':') && w[0].matches(':').count() >= 2 && w[0].contains('.')
-        });
+        let aer_line = raw
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| w[1] == "AER:" && w[0].ends_with(':') && w[0].matches(':').count() >= 2 && w[0].contains('.'));
         if aer_line || raw.contains("PCIe Bus Error:") {
             let severity = if lower.contains("uncorrected") || lower.contains("fatal") {
                 "uncorrected"
@@ -48,7 +62,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             } else {
                 "unknown"
             };
-            let device = raw.split_whitespace().find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.')).unwrap_or("");
+            let device = raw
+                .split_whitespace()
+                .find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
+                .unwrap_or("");
             facts.push(
                 Fact::new("pcie.aer_event")
                     .attr("severity", severity)
@@ -58,18 +75,16 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
-        if lower.contains("dmar:") && lower.contains("fault") || lower.contains("io_page_fault") || lower.contains("smmu") && lower.contains("fault") {
+        if lower.contains("dmar:") && lower.contains("fault")
+            || lower.contains("io_page_fault")
+            || lower.contains("smmu") && lower.contains("fault")
+        {
             facts.push(Fact::new("iommu.fault").attr("host", &host).evidence(evidence()));
             continue;
         }
         if lower.contains("link down") || lower.contains("link is down") {
-            let interface = raw
-                .split(':')
-                .rev()
-                .nth(1)
-                .and_then(|s| s.split_whitespace().last())
-                .unwrap_or("unknown")
-                .to_string();
+            let interface =
+                raw.split(':').rev().nth(1).and_then(|s| s.split_whitespace().last()).unwrap_or("unknown").to_string();
             link_downs.entry(format!("{host} {interface}")).or_default().push(evidence());
         }
     }
@@ -109,8 +124,18 @@ pub fn parse_ras(file: &str, text: &str) -> RasReport {
             continue;
         }
         let evidence = || Evidence::new(file, line_no, raw);
-        if trimmed == "DEAD" || trimmed == "INCOMPLETE" || trimmed.ends_with(") INCOMPLETE") || trimmed.ends_with(") ERROR") {
-            section = if trimmed == "DEAD" { "dead" } else if trimmed.ends_with("ERROR") { "error" } else { "incomplete" };
+        if trimmed == "DEAD"
+            || trimmed == "INCOMPLETE"
+            || trimmed.ends_with(") INCOMPLETE")
+            || trimmed.ends_with(") ERROR")
+        {
+            section = if trimmed == "DEAD" {
+                "dead"
+            } else if trimmed.ends_with("ERROR") {
+                "error"
+            } else {
+                "incomplete"
+            };
             if section == "error" {
                 report.facts.push(Fact::new("ras.error").attr("text", trimmed).evidence(evidence()));
             }
@@ -146,17 +171,15 @@ pub fn parse_ras(file: &str, text: &str) -> RasReport {
         }
         let columns: Vec<&str> = trimmed.split_whitespace().collect();
         if columns.len() >= 8 && columns[0].parse::<u32>().is_ok() && columns[columns.len() - 1].contains("MISMATCH") {
-            report.facts.push(Fact::new("ras.mismatch").attr("status", columns[columns.len() - 2]).evidence(evidence()));
+            report
+                .facts
+                .push(Fact::new("ras.mismatch").attr("status", columns[columns.len() - 2]).evidence(evidence()));
         }
         if trimmed.starts_with("Asynchronous error") || trimmed.starts_with("Initialization error") {
             report.facts.push(Fact::new("ras.error").attr("text", trimmed).evidence(evidence()));
         }
     }
     report
-}
-
-pub fn push_all(analysis: &mut Analysis, facts: Vec<Fact>) {
-    analysis.facts.extend(facts);
 }
 
 #[cfg(test)]

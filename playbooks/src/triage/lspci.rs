@@ -68,7 +68,7 @@ fn generation(rate: &str) -> Option<LinkGeneration> {
 
 /// `Speed 16GT/s, Width x16` (LnkCap/LnkSta).
 fn speed_width(text: &str) -> Option<(LinkGeneration, u8)> {
-    let speed = text.split("Speed ").nth(1)?.split(|c: char| c == ',' || c == ' ').next()?;
+    let speed = text.split("Speed ").nth(1)?.split([',', ' ']).next()?;
     let width = text.split("Width x").nth(1)?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
     Some((generation(speed)?, width))
 }
@@ -145,7 +145,11 @@ pub fn parse(file: &str, text: &str) -> Vec<LspciDevice> {
         if !raw.starts_with(char::is_whitespace) {
             if let Some((address, rest)) = is_device_header(line) {
                 devices.extend(current.take());
-                current = Some(LspciDevice { address: address.to_string(), description: rest.to_string(), ..LspciDevice::default() });
+                current = Some(LspciDevice {
+                    address: address.to_string(),
+                    description: rest.to_string(),
+                    ..LspciDevice::default()
+                });
                 after_devctl = false;
                 continue;
             }
@@ -196,16 +200,32 @@ pub fn analyze(devices: &[LspciDevice], analysis: &mut Analysis) {
     let policy = Policy::default();
     for device in devices {
         let subject = device.label();
-        if let (Some((cap_speed, cap_width)), Some((speed, width, evidence))) = (device.link_capability, &device.link_status) {
+        if let (Some((cap_speed, cap_width)), Some((speed, width, evidence))) =
+            (device.link_capability, &device.link_status)
+        {
             let (verdict, message) = link_speed_judgement(*speed, cap_speed, device.is_gpu());
-            analysis.observations.push(Finding::new("pcie.link.speed", verdict, &subject, message).evidence(cite(evidence)));
+            analysis
+                .observations
+                .push(Finding::new("pcie.link.speed", verdict, &subject, message).evidence(cite(evidence)));
             if verdict == Verdict::Fail {
-                analysis.push(Fact::new("pcie.link_degraded").attr("device", &device.address).attr("what", "speed").evidence(evidence.clone()));
+                analysis.push(
+                    Fact::new("pcie.link_degraded")
+                        .attr("device", &device.address)
+                        .attr("what", "speed")
+                        .evidence(evidence.clone()),
+                );
             }
             let (verdict, message) = link_width_judgement(*width, cap_width);
-            analysis.observations.push(Finding::new("pcie.link.width", verdict, &subject, message).evidence(cite(evidence)));
+            analysis
+                .observations
+                .push(Finding::new("pcie.link.width", verdict, &subject, message).evidence(cite(evidence)));
             if verdict == Verdict::Fail {
-                analysis.push(Fact::new("pcie.link_degraded").attr("device", &device.address).attr("what", "width").evidence(evidence.clone()));
+                analysis.push(
+                    Fact::new("pcie.link_degraded")
+                        .attr("device", &device.address)
+                        .attr("what", "width")
+                        .evidence(evidence.clone()),
+                );
             }
         }
         if let (Some(supported), Some((payload, evidence))) = (device.max_payload_supported, &device.max_payload) {
@@ -245,9 +265,12 @@ pub fn analyze(devices: &[LspciDevice], analysis: &mut Analysis) {
                     .expected("ReqRedir- CmpltRedir-")
                     .observed(bits.lspci_flags()),
                 );
-                analysis.push(Fact::new("pcie.acs_redirect").attr("device", &device.address).evidence(evidence.clone()));
+                analysis
+                    .push(Fact::new("pcie.acs_redirect").attr("device", &device.address).evidence(evidence.clone()));
             } else {
-                analysis.observations.push(Finding::new("pcie.acs", Verdict::Pass, &subject, "ACS redirect off").evidence(cite(evidence)));
+                analysis.observations.push(
+                    Finding::new("pcie.acs", Verdict::Pass, &subject, "ACS redirect off").evidence(cite(evidence)),
+                );
             }
         }
         if let Some((status, evidence)) = &device.uncorrectable_status {

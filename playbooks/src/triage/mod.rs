@@ -162,7 +162,11 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
                     kinds.push("unreadable-pickle");
                 }
             }
-            analysis.inputs.push(InputSummary { file: input.name.clone(), kinds: kinds.iter().map(|k| k.to_string()).collect(), lines: 0 });
+            analysis.inputs.push(InputSummary {
+                file: input.name.clone(),
+                kinds: kinds.iter().map(|k| k.to_string()).collect(),
+                lines: 0,
+            });
             continue;
         }
         let text = String::from_utf8_lossy(&input.bytes);

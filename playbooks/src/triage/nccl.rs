@@ -74,7 +74,10 @@ fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
             continue;
         }
         let parts: Vec<&str> = token.rsplitn(3, ':').collect();
-        if parts.len() == 3 && parts[0].chars().all(|c| c.is_ascii_digit()) && parts[1].chars().all(|c| c.is_ascii_digit()) {
+        if parts.len() == 3
+            && parts[0].chars().all(|c| c.is_ascii_digit())
+            && parts[1].chars().all(|c| c.is_ascii_digit())
+        {
             host = Some(parts[2].to_string()).filter(|h| !h.is_empty());
             pid = parts[1].parse().ok();
             dev = next.trim_start_matches('[').trim_end_matches(']').parse().ok();
@@ -97,13 +100,14 @@ fn command_line_settings(file: &str, line_no: usize, raw: &str) -> Vec<Setting> 
             let token = token.trim_matches(|c| c == '"' || c == '\'' || c == '`');
             let (name, value) = token.split_once('=')?;
             let name = name.trim_start_matches("--env=");
-            (name.starts_with("NCCL_") && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
-                .then(|| Setting {
-                    name: name.to_string(),
-                    value: value.trim_matches(|c| c == '"' || c == '\'').to_string(),
-                    host: None,
-                    evidence: Evidence::new(file, line_no, raw),
-                })
+            (name.starts_with("NCCL_")
+                && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .then(|| Setting {
+                name: name.to_string(),
+                value: value.trim_matches(|c| c == '"' || c == '\'').to_string(),
+                host: None,
+                evidence: Evidence::new(file, line_no, raw),
+            })
         })
         .collect()
 }
@@ -233,13 +237,17 @@ fn is_suspect_interface(name: &str) -> bool {
         .any(|p| name == "lo" || (*p != "lo" && name.starts_with(p)))
 }
 
+/// Communicator (commId, or "nranks N" for logs without one) -> its size and, per rank, whether it
+/// logged Init START and Init COMPLETE.
+type Communicators = BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>;
+
 /// Facts from the NCCL logs of all inputs, joined across them.
 pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     let mut versions: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     let mut drivers: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     let mut settings: BTreeMap<String, BTreeMap<String, Vec<Evidence>>> = BTreeMap::new();
     // (group key) -> nranks, rank -> (started, completed, evidence)
-    let mut comms: BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)> = BTreeMap::new();
+    let mut comms: Communicators = BTreeMap::new();
     let mut channels: Vec<NetChannel> = Vec::new();
     let mut host_nics: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for log in logs {
@@ -270,9 +278,8 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
             }
             if message.contains("Init COMPLETE") || message.contains("Init START") {
                 if let (Some(rank), Some(nranks)) = (number_after(message, "rank"), number_after(message, "nranks")) {
-                    let key = word_after(message, "commId")
-                        .map(str::to_string)
-                        .unwrap_or_else(|| format!("nranks {nranks}"));
+                    let key =
+                        word_after(message, "commId").map(str::to_string).unwrap_or_else(|| format!("nranks {nranks}"));
                     let entry = comms.entry(key).or_insert((nranks, BTreeMap::new()));
                     let state = entry.1.entry(rank).or_insert((false, false));
                     if message.contains("Init COMPLETE") {
@@ -294,7 +301,8 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                 if nics.iter().any(|n| n.ends_with("/RoCE")) {
                     analysis.push(Fact::new("nccl.roce").attr("host", &host).evidence(evidence.clone()));
                 }
-                host_nics.insert(host.clone(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
+                host_nics
+                    .insert(host.clone(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
             }
             if message.starts_with("Bootstrap : Using") || message.starts_with("NET/Socket : Using") {
                 if let Some(first) = using_list(message).first() {
@@ -317,7 +325,12 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
             }
             let fact = if lower.contains("got completion") && lower.contains("error") {
                 let status = number_after(message, "error")
-                    .or_else(|| message.split("status=").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()))
+                    .or_else(|| {
+                        message
+                            .split("status=")
+                            .nth(1)
+                            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+                    })
                     .unwrap_or(u64::MAX);
                 let status32 = u32::try_from(status).unwrap_or(u32::MAX);
                 let (name, meaning) = wc_status(status32);
@@ -354,7 +367,8 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                 || (lower.contains("shm") && lower.contains("no space left"))
             {
                 Some(Fact::new("nccl.shm_failed").attr("host", &host))
-            } else if lower.contains("ibv_modify_qp") || lower.contains("no route to host") && lower.contains("net/ib") {
+            } else if lower.contains("ibv_modify_qp") || lower.contains("no route to host") && lower.contains("net/ib")
+            {
                 let error = message.rsplit(':').next().unwrap_or(message).trim().to_string();
                 Some(Fact::new("nccl.qp_connect_failed").attr("host", &host).attr("error", error))
             } else if (lower.contains("connect to") && lower.contains("failed"))
@@ -404,10 +418,10 @@ fn mismatch_fact(analysis: &mut Analysis, name: &str, what: &str, values: &BTree
 /// Ranks that never reached Init COMPLETE while most of their communicator did. Only judged when the
 /// log plainly covers the communicator (at least half its ranks completed): an excerpt with a few
 /// ranks says nothing about the others.
-fn missing_ranks(comms: &BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>, analysis: &mut Analysis) {
+fn missing_ranks(comms: &Communicators, analysis: &mut Analysis) {
     for (key, (nranks, ranks)) in comms {
         let nranks = *nranks;
-        if nranks < 2 || nranks > 1 << 16 {
+        if !(2..=1 << 16).contains(&nranks) {
             continue;
         }
         let completed: BTreeSet<u64> = ranks.iter().filter(|(_, s)| s.1).map(|(r, _)| *r).collect();
@@ -416,11 +430,8 @@ fn missing_ranks(comms: &BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>, a
         }
         for rank in (0..nranks).filter(|r| !completed.contains(r)) {
             let started = ranks.get(&rank).is_some_and(|s| s.0);
-            let mut fact = Fact::new("nccl.rank_missing")
-                .attr("rank", rank)
-                .attr("nranks", nranks)
-                .attr("comm", key)
-                .attr(
+            let mut fact =
+                Fact::new("nccl.rank_missing").attr("rank", rank).attr("nranks", nranks).attr("comm", key).attr(
                     "state",
                     if started { "started init but never completed it" } else { "never appeared in the log" },
                 );
@@ -447,7 +458,8 @@ fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
     };
     let mut reported = 0;
     for send in channels.iter().filter(|c| c.send) {
-        let receive = channels.iter().find(|c| !c.send && c.channel == send.channel && c.from == send.from && c.to == send.to);
+        let receive =
+            channels.iter().find(|c| !c.send && c.channel == send.channel && c.from == send.from && c.to == send.to);
         let Some(receive) = receive else { continue };
         if send.host.is_some() && send.host == receive.host {
             continue;

@@ -61,7 +61,10 @@ impl Value {
             Value::List(v) => format!("[{}]", v.iter().map(Value::render).collect::<Vec<_>>().join(", ")),
             Value::Tuple(v) => format!("({})", v.iter().map(Value::render).collect::<Vec<_>>().join(", ")),
             Value::Dict(v) => {
-                format!("{{{}}}", v.iter().map(|(k, v)| format!("{}: {}", k.render(), v.render())).collect::<Vec<_>>().join(", "))
+                format!(
+                    "{{{}}}",
+                    v.iter().map(|(k, v)| format!("{}: {}", k.render(), v.render())).collect::<Vec<_>>().join(", ")
+                )
             }
         }
     }
@@ -165,7 +168,10 @@ pub fn parse(bytes: &[u8]) -> Result<Value, PickleError> {
             _ => Err(PickleError::Malformed { offset, what: "stack underflow" }),
         };
         let pop_to_mark = |stack: &mut Vec<Slot>| -> Result<Vec<Value>, PickleError> {
-            let mark = stack.iter().rposition(|s| matches!(s, Slot::Mark)).ok_or(PickleError::Malformed { offset, what: "no mark" })?;
+            let mark = stack
+                .iter()
+                .rposition(|s| matches!(s, Slot::Mark))
+                .ok_or(PickleError::Malformed { offset, what: "no mark" })?;
             let items = stack.split_off(mark + 1);
             stack.pop();
             Ok(items.into_iter().filter_map(|s| if let Slot::Value(v) = s { Some(v) } else { None }).collect())

@@ -169,7 +169,10 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
                     .split_once("Error type: ")
                     .map(|(_, t)| t.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("").to_string())
                     .unwrap_or_else(|| "UNKNOWN".into());
-                let detail = part.split_once(", ").map(|(_, d)| d.trim().trim_end_matches(',').trim().to_string()).unwrap_or_default();
+                let detail = part
+                    .split_once(", ")
+                    .map(|(_, d)| d.trim().trim_end_matches(',').trim().to_string())
+                    .unwrap_or_default();
                 records.analyzer.push(AnalyzerError {
                     rank,
                     error_type,
@@ -198,7 +201,7 @@ pub fn parse_flight_recorder_dump(file: &str, bytes: &[u8]) -> Result<FlightDump
         .get("rank")
         .and_then(Value::as_int)
         .and_then(|r| u64::try_from(r).ok())
-        .or_else(|| stem.rsplit(|c: char| c == '_' || c == '-').next().and_then(|r| r.parse().ok()));
+        .or_else(|| stem.rsplit(['_', '-']).next().and_then(|r| r.parse().ok()));
     let entries = value
         .get("entries")
         .map(|e| e.items())
@@ -229,14 +232,17 @@ pub fn analyze(all: &[PytorchRecords], analysis: &mut Analysis) {
     watchdog_facts(&watchdog, analysis);
     for error in all.iter().flat_map(|r| r.analyzer.iter()) {
         let mut fact = if error.error_type == "MISSING_RANKS" {
-            Fact::new("fr.missing_ranks").attr("ranks", error.missing_ranks.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+            Fact::new("fr.missing_ranks")
+                .attr("ranks", error.missing_ranks.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
         } else {
             Fact::new("fr.mismatch").attr("error_type", &error.error_type).attr("detail", &error.detail)
         };
         if let Some(rank) = error.rank {
             fact = fact.attr("rank", rank);
         }
-        for (key, value) in [("collective", &error.collective), ("op", &error.op), ("group", &error.group), ("state", &error.state)] {
+        for (key, value) in
+            [("collective", &error.collective), ("op", &error.op), ("group", &error.group), ("state", &error.state)]
+        {
             if let Some(value) = value {
                 fact = fact.attr(key, value);
             }
@@ -301,10 +307,13 @@ fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
         }
     }
     for (seq, group) in by_seq {
-        let ops: BTreeSet<(String, Option<u64>)> = group.iter().map(|r| (r.op.clone().unwrap_or_default(), r.numel_in)).collect();
+        let ops: BTreeSet<(String, Option<u64>)> =
+            group.iter().map(|r| (r.op.clone().unwrap_or_default(), r.numel_in)).collect();
         if ops.len() > 1 {
-            let listed: Vec<String> =
-                ops.iter().map(|(op, n)| format!("{op}({})", n.map(|n| n.to_string()).unwrap_or_else(|| "?".into()))).collect();
+            let listed: Vec<String> = ops
+                .iter()
+                .map(|(op, n)| format!("{op}({})", n.map(|n| n.to_string()).unwrap_or_else(|| "?".into())))
+                .collect();
             let mut fact = Fact::new("pytorch.op_mismatch").attr("seq", seq).attr("ops", listed.join(" vs "));
             for record in group {
                 fact = fact.evidence(record.evidence.clone());
@@ -314,13 +323,16 @@ fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
     }
 }
 
+/// One rank's entry for a (group, sequence), with the dump file it came from.
+type RankEntry<'a> = (u64, &'a FlightEntry, &'a str);
+
 /// Compare dumps rank by rank: the same (group, sequence) must be the same operation with the same
 /// input sizes on every rank; a rank whose last sequence is lower than the others' is behind.
 fn dump_facts(dumps: &[&FlightDump], analysis: &mut Analysis) {
     if dumps.len() < 2 {
         return;
     }
-    let mut table: BTreeMap<(String, i64), Vec<(u64, &FlightEntry, &str)>> = BTreeMap::new();
+    let mut table: BTreeMap<(String, i64), Vec<RankEntry<'_>>> = BTreeMap::new();
     let mut last: BTreeMap<(String, u64), (i64, &str)> = BTreeMap::new();
     for dump in dumps {
         let Some(rank) = dump.rank else { continue };
@@ -380,7 +392,11 @@ fn dump_facts(dumps: &[&FlightDump], analysis: &mut Analysis) {
                     .attr("last_seq", seq)
                     .attr("max_seq", max)
                     .attr("group", group)
-                    .evidence(Evidence::new(file, 0, &format!("rank {rank} {group}: last collective_seq_id {seq}, others reached {max}"))),
+                    .evidence(Evidence::new(
+                        file,
+                        0,
+                        &format!("rank {rank} {group}: last collective_seq_id {seq}, others reached {max}"),
+                    )),
             );
         }
     }
@@ -395,6 +411,9 @@ mod tests {
         let text = "[rank3]:[E1116 10:00:00.123 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1234, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.";
         let records = parse_text("f", text);
         let w = &records.watchdog[0];
-        assert_eq!((w.rank, w.seq, w.op.as_deref(), w.timeout_ms), (Some(3), Some(1234), Some("ALLREDUCE"), Some(600000)));
+        assert_eq!(
+            (w.rank, w.seq, w.op.as_deref(), w.timeout_ms),
+            (Some(3), Some(1234), Some("ALLREDUCE"), Some(600000))
+        );
     }
 }

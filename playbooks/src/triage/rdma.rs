@@ -130,11 +130,18 @@ pub fn analyze(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis)
         let subject = format!("{} port {}", port.device, port.port);
         if let Some((state, evidence)) = &port.state {
             if state == "PORT_ACTIVE" {
-                analysis.observations.push(Finding::new("rdma.port.state", Verdict::Pass, &subject, "ACTIVE").evidence(cite(evidence)));
+                analysis
+                    .observations
+                    .push(Finding::new("rdma.port.state", Verdict::Pass, &subject, "ACTIVE").evidence(cite(evidence)));
             } else {
                 analysis.observations.push(
-                    Finding::new("rdma.port.state", Verdict::Fail, &subject, format!("{state}: no RDMA traffic possible on this port"))
-                        .evidence(cite(evidence)),
+                    Finding::new(
+                        "rdma.port.state",
+                        Verdict::Fail,
+                        &subject,
+                        format!("{state}: no RDMA traffic possible on this port"),
+                    )
+                    .evidence(cite(evidence)),
                 );
                 analysis.push(
                     Fact::new("rdma.port_down")
@@ -167,7 +174,12 @@ pub fn analyze(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis)
             }
         }
         if let (Some((fw, evidence)), Some(part)) = (&port.firmware, &port.part_id) {
-            firmware_by_part.entry(part.clone()).or_default().entry(fw.clone()).or_default().push((port.device.clone(), evidence.clone()));
+            firmware_by_part
+                .entry(part.clone())
+                .or_default()
+                .entry(fw.clone())
+                .or_default()
+                .push((port.device.clone(), evidence.clone()));
         }
     }
     for (part, versions) in &firmware_by_part {
@@ -247,7 +259,8 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
         .filter_map(|ip| ip.rsplit_once('.').map(|(net, _)| format!("{net}.0/24")))
         .collect();
     if subnets.len() > 1 && subnets.len() == rocev2.len() {
-        let mut fact = Fact::new("rdma.per_rail_subnets").attr("subnets", subnets.iter().cloned().collect::<Vec<_>>().join(", "));
+        let mut fact =
+            Fact::new("rdma.per_rail_subnets").attr("subnets", subnets.iter().cloned().collect::<Vec<_>>().join(", "));
         for gid in rocev2.values() {
             fact = fact.evidence(gid.evidence.clone());
         }
@@ -255,7 +268,10 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
             "rdma.gid.subnets",
             Verdict::Pass,
             "node",
-            format!("each NIC in its own subnet ({}): per-rail L3 addressing, typical of rail-optimised fabrics", fact.get("subnets").unwrap_or("")),
+            format!(
+                "each NIC in its own subnet ({}): per-rail L3 addressing, typical of rail-optimised fabrics",
+                fact.get("subnets").unwrap_or("")
+            ),
         ));
         analysis.push(fact);
     }

@@ -65,7 +65,8 @@ impl TriageReport {
 }
 
 fn describe(fact: &Fact) -> String {
-    let attrs: Vec<String> = fact.attrs.iter().filter(|(k, _)| k.as_str() != "meaning").map(|(k, v)| format!("{k}={v}")).collect();
+    let attrs: Vec<String> =
+        fact.attrs.iter().filter(|(k, _)| k.as_str() != "meaning").map(|(k, v)| format!("{k}={v}")).collect();
     let meaning = fact.get("meaning").map(|m| format!(" — {m}")).unwrap_or_default();
     format!("{}: {}{meaning}", fact.name, attrs.join(" "))
 }
@@ -123,7 +124,13 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
             nic: analysis.ranks.nic(*rank).map(str::to_string),
         })
         .collect();
-    TriageReport { schema_version: SCHEMA_VERSION, inputs: analysis.inputs, diagnoses, observations: analysis.observations, ranks }
+    TriageReport {
+        schema_version: SCHEMA_VERSION,
+        inputs: analysis.inputs,
+        diagnoses,
+        observations: analysis.observations,
+        ranks,
+    }
 }
 
 /// The report as an engineer reads it.
@@ -135,7 +142,13 @@ pub fn render_text(report: &TriageReport) -> String {
         out.push_str("\nno diagnosis: nothing in the inputs matches a known fault\n");
     }
     for (i, diagnosis) in report.diagnoses.iter().enumerate() {
-        out.push_str(&format!("\n{}. {} [{} confidence] ({})\n", i + 1, diagnosis.id, diagnosis.confidence, diagnosis.playbook));
+        out.push_str(&format!(
+            "\n{}. {} [{} confidence] ({})\n",
+            i + 1,
+            diagnosis.id,
+            diagnosis.confidence,
+            diagnosis.playbook
+        ));
         for line in diagnosis.cause.lines() {
             out.push_str(&format!("   {}\n", line.trim()));
         }
@@ -170,7 +183,10 @@ pub fn render_text(report: &TriageReport) -> String {
     if !report.observations.is_empty() {
         out.push_str(&format!("\nobservations from tool outputs ({} notable, {passed} pass):\n", notable.len()));
         for finding in report.observations.iter() {
-            out.push_str(&format!("  {:<5} {:<22} {}: {}\n", finding.verdict, finding.id, finding.subject, finding.message));
+            out.push_str(&format!(
+                "  {:<5} {:<22} {}: {}\n",
+                finding.verdict, finding.id, finding.subject, finding.message
+            ));
             if finding.verdict != Verdict::Pass {
                 for e in &finding.evidence {
                     out.push_str(&format!("        {e}\n"));

@@ -66,7 +66,9 @@ pub fn parse(file: &str, text: &str) -> Option<TopoMatrix> {
         gpus: Vec::new(),
         nics: nic_columns
             .iter()
-            .map(|&i| (columns[i].to_string(), legend.get(columns[i]).cloned().unwrap_or_else(|| columns[i].to_string())))
+            .map(|&i| {
+                (columns[i].to_string(), legend.get(columns[i]).cloned().unwrap_or_else(|| columns[i].to_string()))
+            })
             .collect(),
         gpu_nic: Vec::new(),
         evidence: vec![Evidence::new(file, lines[header_at].0, lines[header_at].1)],
@@ -111,12 +113,12 @@ pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
         analysis.observations.push(Finding::new("topo.gpu_nic.affinity", verdict, gpu, message).evidence(cite(g)));
     }
     let rails = assign_rails(&matrix.gpus, &matrix.nics, relation);
-    let mut finding = rails_judgement("topo.rails", matrix.header_gpus.max(matrix.gpus.len()), &matrix.nics, &rails, relation);
+    let mut finding =
+        rails_judgement("topo.rails", matrix.header_gpus.max(matrix.gpus.len()), &matrix.nics, &rails, relation);
     if !matrix.incomplete_rows.is_empty() {
-        finding.message.push_str(&format!(
-            " (rows {} cut short in this paste: not judged)",
-            matrix.incomplete_rows.join(", ")
-        ));
+        finding
+            .message
+            .push_str(&format!(" (rows {} cut short in this paste: not judged)", matrix.incomplete_rows.join(", ")));
     }
     analysis.observations.push(finding);
     let far: Vec<&str> = (0..matrix.nics.len())
@@ -135,7 +137,7 @@ pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
         ));
     }
     for rail in &rails {
-        if let Some(index) = rail.gpu.trim_start_matches("GPU").parse::<u32>().ok() {
+        if let Ok(index) = rail.gpu.trim_start_matches("GPU").parse::<u32>() {
             analysis.ranks.rails.insert(index, rail.nic_device.clone());
         }
     }
