@@ -14,6 +14,8 @@ pub mod pickle;
 pub mod pytorch;
 pub mod rdma;
 pub mod report;
+#[cfg(test)]
+mod robustness;
 pub mod topo;
 
 use std::collections::BTreeMap;

@@ -150,7 +150,8 @@ pub fn parse(bytes: &[u8]) -> Result<Value, PickleError> {
     }
     let mut r = Reader { bytes, at: 0 };
     let mut stack: Vec<Slot> = Vec::new();
-    let mut memo: HashMap<u64, Value> = HashMap::new();
+    // Memoised values with their weight, so a GET that would copy too much is refused before copying.
+    let mut memo: HashMap<u64, (Value, usize)> = HashMap::new();
     let mut work = 0usize;
     loop {
         let offset = r.at;
@@ -344,16 +345,24 @@ pub fn parse(bytes: &[u8]) -> Result<Value, PickleError> {
                 // Memoised containers are later mutated in place (APPENDS after MEMOIZE); the copy
                 // taken here is only read back by GET for shared immutable values in practice.
                 if let Some(Slot::Value(v)) = stack.last() {
-                    memo.insert(index, v.clone());
+                    let weight = v.weight();
+                    work += weight;
+                    if work > MAX_WORK {
+                        return Err(PickleError::Limit("work budget"));
+                    }
+                    memo.insert(index, (v.clone(), weight));
                 } else {
                     return Err(malformed("memoize without a value"));
                 }
             }
             b'h' | b'j' => {
                 let index = if opcode == b'h' { u64::from(r.u8()?) } else { u64::from(r.u32()?) };
-                let value = memo.get(&index).cloned().ok_or(malformed("memo get of an unknown index"))?;
-                work += value.weight();
-                push(&mut stack, value)
+                let (value, weight) = memo.get(&index).ok_or(malformed("memo get of an unknown index"))?;
+                work += weight;
+                if work > MAX_WORK {
+                    return Err(PickleError::Limit("work budget"));
+                }
+                push(&mut stack, value.clone())
             }
             b'0' => {
                 stack.pop();
@@ -363,10 +372,14 @@ pub fn parse(bytes: &[u8]) -> Result<Value, PickleError> {
             }
             b'2' => {
                 let top = match stack.last() {
-                    Some(Slot::Value(v)) => v.clone(),
+                    Some(Slot::Value(v)) => v,
                     _ => return Err(malformed("dup of nothing")),
                 };
                 work += top.weight();
+                if work > MAX_WORK {
+                    return Err(PickleError::Limit("work budget"));
+                }
+                let top = top.clone();
                 push(&mut stack, top)
             }
             _ => return Err(PickleError::Unsupported { opcode, offset }),
