@@ -341,6 +341,26 @@ mod tests {
         assert_eq!(ids.len(), unique.len(), "rule ids must be unique across playbooks: {ids:?}");
     }
 
+    /// Next steps name fabricdoctor's own commands: the check ids they select must exist.
+    #[test]
+    fn next_steps_name_real_check_ids() {
+        let ids: Vec<&str> = fabricdoctor_checks::registry().iter().map(|c| c.id()).collect();
+        for playbook in Playbook::embedded() {
+            for rule in &playbook.rules {
+                for step in &rule.next_steps {
+                    for selected in step.split("--only ").skip(1) {
+                        let prefix = selected.split(|c: char| c.is_whitespace() || c == '`').next().unwrap_or("");
+                        assert!(
+                            ids.iter().any(|id| id.starts_with(prefix)),
+                            "{}: --only {prefix} selects no check",
+                            rule.id
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn patterns_match_name_and_attributes() {
         let fact = Fact::new("nccl.wc_error").attr("status", "12").attr("host", "node1");

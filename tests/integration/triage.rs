@@ -334,6 +334,7 @@ fn synthetic_causes() {
         ("roce-rtr-no-route.log", "roce-gid-index", "high", &["No route to host"]),
         ("ras-rank-missing.txt", "rank-missing", "medium", &["rank 21", "10.60.0.23", "GPU 5"]),
         ("fr-dumps", "collective-mismatch", "high", &["2"]),
+        ("ethtool-S-port-drops.txt", "roce-retry-exhausted", "medium", &["rx_discards_phy 184223", "ens1f0np0"]),
     ];
     for (name, id, confidence, words) in cases {
         let (report, code) = triage(&fixture(&format!("triage/{name}")));

@@ -287,7 +287,7 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
     let roce = !roce_evidence.is_empty();
     if roce {
         // One fact for "the fabric is RoCE", whichever input said so (ibv_devinfo or NCCL's NET/IB list).
-        let mut fact = Fact::new("roce");
+        let mut fact = Fact::new("roce").attr("meaning", "the RDMA link layer is Ethernet (RoCE)");
         for evidence in roce_evidence.into_iter().take(4) {
             fact = fact.evidence(evidence);
         }
@@ -297,7 +297,10 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
         || analysis.has("nccl.qp_connect_failed");
     if roce && retry_errors {
         if gid_settings.is_empty() {
-            analysis.push(Fact::new("nccl.gid_index_unset"));
+            analysis.push(
+                Fact::new("nccl.gid_index_unset")
+                    .attr("meaning", "NCCL_IB_GID_INDEX is set in no log line or launcher command given"),
+            );
         }
         for setting in &gid_settings {
             for (device, gid) in &rocev2 {

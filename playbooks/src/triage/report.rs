@@ -68,7 +68,11 @@ fn describe(fact: &Fact) -> String {
     let attrs: Vec<String> =
         fact.attrs.iter().filter(|(k, _)| k.as_str() != "meaning").map(|(k, v)| format!("{k}={v}")).collect();
     let meaning = fact.get("meaning").map(|m| format!(" — {m}")).unwrap_or_default();
-    format!("{}: {}{meaning}", fact.name, attrs.join(" "))
+    if attrs.is_empty() {
+        format!("{}{meaning}", fact.name)
+    } else {
+        format!("{}: {}{meaning}", fact.name, attrs.join(" "))
+    }
 }
 
 pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
@@ -100,7 +104,7 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
                 facts,
                 next_steps: rule.next_steps.iter().map(|s| fill_placeholders(s, &support)).collect(),
                 undetermined: rule.undetermined.as_ref().map(|u| fill_placeholders(u.trim(), &support)),
-                collect: rule.collect.clone(),
+                collect: rule.collect.iter().map(|c| fill_placeholders(c, &support)).collect(),
             };
             if rule.fallback {
                 fallbacks.push(diagnosis);
