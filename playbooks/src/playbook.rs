@@ -284,8 +284,17 @@ impl Rule {
 }
 
 /// Fill `{key}` placeholders from the facts' attributes (the first fact that has the key); an unknown
-/// key stays visible as `<key>` so the operator sees what to substitute.
+/// key stays visible as `<key>` so the operator sees what to substitute in a command.
 pub fn fill_placeholders(template: &str, facts: &[&Fact]) -> String {
+    fill(template, facts, |key| format!("<{key}>"))
+}
+
+/// Fill placeholders in prose (a cause): an unknown key reads "unknown".
+pub fn fill_prose(template: &str, facts: &[&Fact]) -> String {
+    fill(template, facts, |_| "unknown".to_string())
+}
+
+fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> String {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -309,7 +318,7 @@ pub fn fill_placeholders(template: &str, facts: &[&Fact]) -> String {
                 } else {
                     match facts.iter().find_map(|f| f.get(key)) {
                         Some(value) => out.push_str(value),
-                        None => out.push_str(&format!("<{key}>")),
+                        None => out.push_str(&unknown(key)),
                     }
                 }
                 rest = &after[close + 1..];

@@ -456,11 +456,11 @@ fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
             .and_then(|nics| nics.get(c.nic_index as usize).cloned())
             .unwrap_or_else(|| format!("NIC index {}", c.nic_index))
     };
+    let receives: BTreeMap<(&str, u64, u64), &NetChannel> =
+        channels.iter().filter(|c| !c.send).map(|c| ((c.channel.as_str(), c.from, c.to), c)).collect();
     let mut reported = 0;
     for send in channels.iter().filter(|c| c.send) {
-        let receive =
-            channels.iter().find(|c| !c.send && c.channel == send.channel && c.from == send.from && c.to == send.to);
-        let Some(receive) = receive else { continue };
+        let Some(receive) = receives.get(&(send.channel.as_str(), send.from, send.to)) else { continue };
         if send.host.is_some() && send.host == receive.host {
             continue;
         }

@@ -299,7 +299,7 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
         if gid_settings.is_empty() {
             analysis.push(
                 Fact::new("nccl.gid_index_unset")
-                    .attr("meaning", "NCCL_IB_GID_INDEX is set in no log line or launcher command given"),
+                    .attr("meaning", "no log line or launcher command given sets NCCL_IB_GID_INDEX"),
             );
         }
         for setting in &gid_settings {

@@ -7,7 +7,7 @@ use fabricdoctor_checks::{Finding, Verdict};
 use serde::{Deserialize, Serialize};
 
 use super::{Analysis, Evidence, Fact};
-use crate::playbook::{fill_placeholders, Confidence, Playbook};
+use crate::playbook::{fill_placeholders, fill_prose, Confidence, Playbook};
 
 /// Version of the JSON shape; bumped on any change of meaning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -98,12 +98,12 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
             let diagnosis = Diagnosis {
                 id: rule.id.clone(),
                 playbook: playbook.name.clone(),
-                cause: fill_placeholders(rule.cause.trim(), &support),
+                cause: fill_prose(rule.cause.trim(), &support),
                 confidence,
                 evidence: evidence.into_iter().take(40).collect(),
                 facts,
                 next_steps: rule.next_steps.iter().map(|s| fill_placeholders(s, &support)).collect(),
-                undetermined: rule.undetermined.as_ref().map(|u| fill_placeholders(u.trim(), &support)),
+                undetermined: rule.undetermined.as_ref().map(|u| fill_prose(u.trim(), &support)),
                 collect: rule.collect.iter().map(|c| fill_placeholders(c, &support)).collect(),
             };
             if rule.fallback {
