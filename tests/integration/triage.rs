@@ -334,6 +334,8 @@ fn synthetic_causes() {
         ("roce-rtr-no-route.log", "roce-gid-index", "high", &["No route to host"]),
         ("ras-rank-missing.txt", "rank-missing", "medium", &["rank 21", "10.60.0.23", "GPU 5"]),
         ("fr-dumps", "collective-mismatch", "high", &["2"]),
+        ("iommu-fault-gdr.txt", "gpudirect-acs-iommu", "high", &["IBV_WC_LOC_PROT_ERR", "DMAR"]),
+        ("watchdog-only.log", "hang-undetermined", "low", &["SeqNum=77012", "not established"]),
         ("ethtool-S-port-drops.txt", "roce-retry-exhausted", "medium", &["rx_discards_phy 184223", "ens1f0np0"]),
     ];
     for (name, id, confidence, words) in cases {
@@ -345,6 +347,37 @@ fn synthetic_causes() {
             assert!(text.contains(word), "{name}: {word:?} not in {text}");
         }
     }
+}
+
+#[test]
+fn a_gpu_fault_outranks_the_network_errors_it_causes() {
+    let (report, _) = triage(&fixture("triage/gpu-xid-behind-network-error.log"));
+    assert_eq!(report.diagnoses[0].id, "gpu-fault");
+    for later in &report.diagnoses[1..] {
+        assert_ne!(later.confidence, "high", "{} should rank below the GPU fault", later.id);
+    }
+}
+
+#[test]
+fn undetermined_hang_lists_what_to_collect() {
+    let (report, code) = triage(&fixture("triage/watchdog-only.log"));
+    assert_eq!(code, 1);
+    assert_eq!(ids(&report), ["hang-undetermined"]);
+    let diagnosis = &report.diagnoses[0];
+    assert!(diagnosis.collect.iter().any(|c| c.contains("NCCL_DEBUG=INFO")));
+    assert!(diagnosis.collect.iter().any(|c| c.contains("flight recorder")));
+}
+
+#[test]
+fn unrecognised_input_is_said_not_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, "the job was slow yesterday\n").unwrap();
+    let (report, code) = triage(&path);
+    assert_eq!(code, 0);
+    assert_eq!(report.inputs[0].kinds, ["unrecognised"]);
+    let skipped = observation(&report, "triage.input");
+    assert_eq!(skipped[0]["verdict"], "skip", "{skipped:?}");
 }
 
 #[test]

@@ -287,3 +287,51 @@ pub fn analyze(devices: &[LspciDevice], analysis: &mut Analysis) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_blocks_and_bare_register_lines() {
+        let text = "17:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n\
+                    \tDevCap:\tMaxPayload 512 bytes, PhantFunc 0\n\
+                    \tDevCtl:\tCorrErr+ NonFatalErr+ FatalErr+ UnsupReq-\n\
+                    \t\tMaxPayload 256 bytes, MaxReadReq 4096 bytes\n\
+                    \tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\
+                    \tLnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)\n\
+                    \tUESta:\tDLP- SDES- TLP- FCP- CmpltTO+ UnsupReq+\n\
+                    \tUEMsk:\tDLP- SDES- TLP- FCP- CmpltTO- UnsupReq+\n\
+                    `ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-`\n";
+        let devices = parse("f", text);
+        assert_eq!(devices.len(), 1, "the indented ACSCtl belongs to the device above");
+        let nic = &devices[0];
+        assert!(nic.is_nic() && !nic.is_gpu());
+        assert_eq!(nic.link_capability, Some((LinkGeneration(5), 16)));
+        assert_eq!(nic.link_status.as_ref().map(|s| (s.0, s.1)), Some((LinkGeneration(4), 8)));
+        assert_eq!(nic.max_payload_supported, Some(512));
+        assert_eq!(nic.max_payload.as_ref().map(|p| p.0), Some(256));
+        assert_eq!(nic.max_read_request.as_ref().map(|p| p.0), Some(4096));
+        assert_eq!(nic.uncorrectable_status.as_ref().map(|s| s.0), Some((1 << 14) | (1 << 20)));
+        assert_eq!(nic.uncorrectable_mask, Some(1 << 20));
+        assert!(nic.acs_control.as_ref().is_some_and(|a| acs_redirects(&a.0)));
+        let bare =
+            parse("f", "`ACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-`\n");
+        assert_eq!(bare.len(), 1);
+        assert!(bare[0].acs_control.as_ref().is_some_and(|a| !acs_redirects(&a.0)));
+    }
+
+    #[test]
+    fn a_degraded_nic_link_is_a_fact_but_a_gpu_link_only_a_warning() {
+        let nic = "17:00.0 Ethernet controller: Mellanox Technologies MT2910\n\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\tLnkSta:\tSpeed 16GT/s (downgraded), Width x16\n";
+        let mut analysis = Analysis::default();
+        analyze(&parse("f", nic), &mut analysis);
+        assert!(analysis.has("pcie.link_degraded"));
+        let gpu =
+            nic.replace("Ethernet controller: Mellanox Technologies MT2910", "3D controller: NVIDIA Corporation GH100");
+        let mut analysis = Analysis::default();
+        analyze(&parse("f", &gpu), &mut analysis);
+        assert!(!analysis.has("pcie.link_degraded"));
+        assert_eq!(analysis.observations[0].verdict, Verdict::Warn);
+    }
+}

@@ -230,6 +230,12 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
         }
         if kinds.is_empty() {
             kinds.push("unrecognised");
+            analysis.observations.push(Finding::new(
+                "triage.input",
+                fabricdoctor_checks::Verdict::Skip,
+                name,
+                "nothing in this input was recognised (not an NCCL/PyTorch log, RAS report, kernel log or a supported tool output): it was not analysed",
+            ));
         }
         analysis.inputs.push(InputSummary {
             file: name.to_string(),

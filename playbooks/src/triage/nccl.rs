@@ -323,7 +323,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
             if line.level != Level::Warn {
                 continue;
             }
-            let fact = if lower.contains("got completion") && lower.contains("error") {
+            let fact = if lower.contains("got completion") && (lower.contains("error") || lower.contains("status=")) {
                 let status = number_after(message, "error")
                     .or_else(|| {
                         message

@@ -142,3 +142,30 @@ pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legend_names_nics_and_cut_rows_are_kept_apart() {
+        let text = "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n\
+                    GPU0\t X \tNV18\tPIX\tSYS\t0-47\t0\n\
+                    GPU1\tNV18\t X \tSYS\n\
+                    NIC0\tPIX\tSYS\t X \tSYS\n\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n";
+        let matrix = parse("f", text).unwrap_or_else(|| panic!("not parsed"));
+        assert_eq!(matrix.gpus, ["GPU0"]);
+        assert_eq!(matrix.incomplete_rows, ["GPU1"]);
+        assert_eq!(matrix.nics[1], ("NIC1".to_string(), "mlx5_1".to_string()));
+        assert_eq!(matrix.gpu_nic[0], [Relation::Pix, Relation::Sys]);
+        assert_eq!(matrix.header_gpus, 2);
+        let mut analysis = Analysis::default();
+        analyze(&matrix, &mut analysis);
+        assert_eq!(analysis.ranks.rails.get(&0).map(String::as_str), Some("mlx5_0"));
+    }
+
+    #[test]
+    fn text_without_a_matrix_is_not_a_topology() {
+        assert!(parse("f", "GPU0 is hot\nNIC0: mlx5_0\n").is_none());
+    }
+}
