@@ -1,8 +1,11 @@
 //! A bounded reader for Python pickles (protocols 2-5), enough for PyTorch flight recorder dumps
-//! (`torch.distributed` `_dump_nccl_trace`: a dict of lists, dicts, tuples, strings and numbers).
+//! (written by PyTorch's C++ `torch::jit::Pickler`, protocol 2, from `pickle_str` in
+//! `torch/csrc/distributed/c10d/FlightRecorder*`: a dict of lists, dicts, tuples, strings and numbers).
 //! Written here rather than taken from a crate so that a truncated or hostile file gives a clear
-//! error under fixed limits on input size, nesting and work; objects that need Python classes
-//! (GLOBAL/REDUCE) are refused, never executed. Opcode semantics: CPython `Lib/pickletools.py`.
+//! error under fixed limits on input size, nesting and work. Nothing is executed: GLOBAL/REDUCE are
+//! accepted only for the TorchScript list builders that return their argument unchanged
+//! (`torch.jit._pickle.build_intlist` and kin), everything else is refused. Opcode semantics:
+//! CPython `Lib/pickletools.py`.
 
 use std::collections::HashMap;
 
@@ -17,6 +20,8 @@ pub enum Value {
     List(Vec<Value>),
     Tuple(Vec<Value>),
     Dict(Vec<(Value, Value)>),
+    /// A `module.name` reference (GLOBAL), only ever consumed by REDUCE of a known builder.
+    Global(String),
 }
 
 impl Value {
@@ -66,6 +71,7 @@ impl Value {
                     v.iter().map(|(k, v)| format!("{}: {}", k.render(), v.render())).collect::<Vec<_>>().join(", ")
                 )
             }
+            Value::Global(name) => name.clone(),
         }
     }
 
@@ -364,6 +370,49 @@ pub fn parse(bytes: &[u8]) -> Result<Value, PickleError> {
                 }
                 push(&mut stack, value.clone())
             }
+            b'c' => {
+                // GLOBAL "module\nname\n"
+                let mut line = || -> Result<String, PickleError> {
+                    let rest = r.bytes.get(r.at..).ok_or(PickleError::Truncated(r.at))?;
+                    let end = rest.iter().take(256).position(|b| *b == b'\n').ok_or(PickleError::Truncated(r.at))?;
+                    let text = String::from_utf8_lossy(&rest[..end]).into_owned();
+                    r.at += end + 1;
+                    Ok(text)
+                };
+                let module = line()?;
+                let name = line()?;
+                push(&mut stack, Value::Global(format!("{module}.{name}")))
+            }
+            0x93 => {
+                let name = pop_value(&mut stack)?;
+                let module = pop_value(&mut stack)?;
+                match (module, name) {
+                    (Value::Str(m), Value::Str(n)) => push(&mut stack, Value::Global(format!("{m}.{n}"))),
+                    _ => return Err(malformed("stack_global without names")),
+                }
+            }
+            b'R' => {
+                let args = pop_value(&mut stack)?;
+                let callable = pop_value(&mut stack)?;
+                let Value::Global(name) = callable else { return Err(malformed("reduce of a non-callable")) };
+                // TorchScript's specialised lists and type tags (torch/jit/_pickle.py): each returns
+                // its first argument.
+                const IDENTITY: &[&str] = &[
+                    "torch.jit._pickle.build_intlist",
+                    "torch.jit._pickle.build_doublelist",
+                    "torch.jit._pickle.build_boollist",
+                    "torch.jit._pickle.build_genericlist",
+                    "torch.jit._pickle.restore_type_tag",
+                ];
+                if !IDENTITY.contains(&name.as_str()) {
+                    return Err(PickleError::Unsupported { opcode, offset });
+                }
+                let first = match args {
+                    Value::Tuple(mut items) if !items.is_empty() => items.swap_remove(0),
+                    _ => return Err(malformed("builder without arguments")),
+                };
+                push(&mut stack, first)
+            }
             b'0' => {
                 stack.pop();
             }
@@ -403,6 +452,17 @@ mod tests {
     #[test]
     fn truncation_and_code_are_refused() {
         assert!(matches!(parse(b"\x80\x04}"), Err(PickleError::Truncated(_))));
-        assert!(matches!(parse(b"\x80\x02cos\nsystem\n"), Err(PickleError::Unsupported { .. })));
+        // os.system("ls"): a GLOBAL that is not a list builder is never called.
+        assert!(matches!(
+            parse(b"\x80\x02cos\nsystem\n(X\x02\x00\x00\x00lstR."),
+            Err(PickleError::Unsupported { opcode: b'R', .. })
+        ));
+    }
+
+    /// What torch::jit::Pickler writes for a specialised int list: GLOBAL build_intlist, REDUCE.
+    #[test]
+    fn torchscript_list_builders_are_read_as_their_list() {
+        let bytes = b"\x80\x02ctorch.jit._pickle\nbuild_intlist\nq\x00]q\x01(K\x01K\x02e\x85q\x02Rq\x03.";
+        assert_eq!(parse(bytes), Ok(Value::List(vec![Value::Int(1), Value::Int(2)])));
     }
 }
