@@ -28,22 +28,19 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             if let Some(code) = code {
                 let (meaning, hardware) = xid(code).unwrap_or(("see NVIDIA's Xid catalogue", false));
                 let name = if hardware { "gpu.xid" } else { "gpu.xid_application" };
-                let mut fact = Fact::new(name)
-                    .attr("xid", code)
-                    .attr("meaning", meaning)
-                    .attr("bus_id", &bus)
-                    .attr("host", &host)
-                    .evidence(evidence());
-                if matches!(code, 48 | 63 | 64 | 92 | 94 | 95) {
-                    facts.push(fact.clone().evidence(evidence()));
-                    fact = Fact::new("gpu.ecc")
+                let fact = |name: &str| {
+                    Fact::new(name)
                         .attr("xid", code)
                         .attr("meaning", meaning)
                         .attr("bus_id", &bus)
                         .attr("host", &host)
-                        .evidence(evidence());
+                        .evidence(evidence())
+                };
+                facts.push(fact(name));
+                // Xids that report GPU memory errors are also ECC facts (NVIDIA Xid catalogue).
+                if matches!(code, 48 | 63 | 64 | 92 | 94 | 95) {
+                    facts.push(fact("gpu.ecc"));
                 }
-                facts.push(fact);
             }
             continue;
         }
@@ -75,9 +72,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
-        if lower.contains("dmar:") && lower.contains("fault")
+        // Intel VT-d (DMAR), AMD-Vi (IO_PAGE_FAULT) and Arm SMMU fault reports.
+        if (lower.contains("dmar:") && lower.contains("fault"))
             || lower.contains("io_page_fault")
-            || lower.contains("smmu") && lower.contains("fault")
+            || (lower.contains("smmu") && lower.contains("fault"))
         {
             facts.push(Fact::new("iommu.fault").attr("host", &host).evidence(evidence()));
             continue;

@@ -367,7 +367,8 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                 || (lower.contains("shm") && lower.contains("no space left"))
             {
                 Some(Fact::new("nccl.shm_failed").attr("host", &host))
-            } else if lower.contains("ibv_modify_qp") || lower.contains("no route to host") && lower.contains("net/ib")
+            } else if lower.contains("ibv_modify_qp")
+                || (lower.contains("no route to host") && lower.contains("net/ib"))
             {
                 let error = message.rsplit(':').next().unwrap_or(message).trim().to_string();
                 Some(Fact::new("nccl.qp_connect_failed").attr("host", &host).attr("error", error))
