@@ -20,6 +20,9 @@ pub struct RankTable {
     pub ranks: BTreeMap<u64, RankEntry>,
     /// GPU index -> rail NIC device, from a pasted `nvidia-smi topo -m` (nodes of a job are alike).
     pub rails: BTreeMap<u32, String>,
+    /// Rank -> the NIC its inter-node channels use, from NCCL's `via NET/IB/k` lines and its host's
+    /// `NET/IB : Using [k]mlx5_k` list: what NCCL chose, preferred over the topology's rail.
+    pub nccl_nics: BTreeMap<u64, String>,
 }
 
 impl RankTable {
@@ -52,6 +55,9 @@ impl RankTable {
 
     /// The NIC a rank's GPU uses, when a topology gave its rail.
     pub fn nic(&self, rank: u64) -> Option<&str> {
+        if let Some(nic) = self.nccl_nics.get(&rank) {
+            return Some(nic);
+        }
         let gpu = self.get(rank)?.gpu?;
         self.rails.get(&gpu).map(String::as_str)
     }

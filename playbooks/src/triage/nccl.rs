@@ -400,6 +400,13 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
             analysis.push(fact);
         }
     }
+    for channel in &channels {
+        let rank = if channel.send { channel.from } else { channel.to };
+        let nic = channel.host.as_ref().and_then(|h| host_nics.get(h)).and_then(|n| n.get(channel.nic_index as usize));
+        if let Some(nic) = nic {
+            analysis.ranks.nccl_nics.entry(rank).or_insert_with(|| nic.clone());
+        }
+    }
     missing_ranks(&comms, analysis);
     cross_nic(&channels, &host_nics, analysis);
 }

@@ -140,8 +140,18 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
 /// The report as an engineer reads it.
 pub fn render_text(report: &TriageReport) -> String {
     let mut out = String::new();
-    let inputs: Vec<String> = report.inputs.iter().map(|i| format!("{} ({})", i.file, i.kinds.join(", "))).collect();
-    out.push_str(&format!("inputs: {}\n", inputs.join("; ")));
+    if report.inputs.len() <= 8 {
+        let inputs: Vec<String> =
+            report.inputs.iter().map(|i| format!("{} ({})", i.file, i.kinds.join(", "))).collect();
+        out.push_str(&format!("inputs: {}\n", inputs.join("; ")));
+    } else {
+        let mut kinds: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for kind in report.inputs.iter().flat_map(|i| i.kinds.iter()) {
+            *kinds.entry(kind.as_str()).or_default() += 1;
+        }
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        out.push_str(&format!("inputs: {} files ({})\n", report.inputs.len(), kinds.join(", ")));
+    }
     if report.diagnoses.is_empty() {
         out.push_str("\nno diagnosis: nothing in the inputs matches a known fault\n");
     }
