@@ -1,7 +1,7 @@
 //! `fabricdoctor playbook list|show NAME`: the triage playbooks as runbooks.
 
 use anyhow::bail;
-use fabricdoctor_playbooks::Playbook;
+use fabricdoctor_playbooks::{Playbook, FACTS};
 
 use crate::args::PlaybookCommand;
 use crate::{exit, output};
@@ -20,6 +20,10 @@ pub fn run(command: PlaybookCommand) -> anyhow::Result<i32> {
                     "",
                     ids.join(", ")
                 ));
+            }
+            text.push_str("\nfacts rules can match (name: attributes — produced from):\n");
+            for (name, attrs, source) in FACTS {
+                text.push_str(&format!("  {name}: {attrs} — {source}\n"));
             }
             output::emit(&text)?;
         }

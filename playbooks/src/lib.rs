@@ -5,5 +5,5 @@
 pub mod playbook;
 pub mod triage;
 
-pub use playbook::{Confidence, Playbook, PlaybookError, Rule};
+pub use playbook::{Confidence, Playbook, PlaybookError, Rule, FACTS};
 pub use triage::{triage, Diagnosis, Evidence, Fact, Input, TriageReport};

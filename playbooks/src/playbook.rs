@@ -22,6 +22,93 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("link-flap.toml", include_str!("../triage/link-flap.toml")),
 ];
 
+/// Every fact the analyzers produce: (name, attributes, what produces it). Rules may name only these;
+/// `playbook list` prints them for operators writing rules.
+pub const FACTS: &[(&str, &str, &str)] = &[
+    (
+        "nccl.wc_error",
+        "status status_name meaning vendor_err host gpu peer",
+        "NCCL WARN 'Got completion ... error N ... vendor err V'",
+    ),
+    ("nccl.collective_mismatch", "local_size remote_size host peer", "NCCL WARN 'collective mismatch error'"),
+    ("nccl.shm_failed", "host", "NCCL WARN on /dev/shm segments (posix_fallocate, shared memory segment)"),
+    ("nccl.qp_connect_failed", "error host", "NCCL WARN 'ibv_modify_qp failed' (QP cannot reach RTR/RTS)"),
+    ("nccl.socket_connect_failed", "error host", "NCCL WARN socket/bootstrap connect failures"),
+    (
+        "nccl.socket_iface_suspect",
+        "iface host",
+        "Bootstrap/NET/Socket 'Using' whose first interface is docker*, lo, veth*, tunl*, ...",
+    ),
+    ("nccl.cuda_error", "error host", "NCCL WARN 'Cuda failure'"),
+    ("nccl.error", "text host", "any other NCCL WARN"),
+    ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),
+    ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),
+    ("nccl.version_mismatch", "what values", "different 'NCCL version' across ranks"),
+    ("nccl.driver_mismatch", "what values", "different 'cudaDriverVersion' across ranks"),
+    (
+        "nccl.rank_missing",
+        "rank nranks comm state host gpu nic",
+        "a rank without Init COMPLETE while most of its communicator completed",
+    ),
+    ("nccl.roce", "host", "'NET/IB : Using ... /RoCE'"),
+    (
+        "nccl.cross_nic",
+        "channel from_rank to_rank send_nic recv_nic host peer",
+        "a channel sent on one NIC index and received on another",
+    ),
+    ("nccl.gid_index_unset", "", "RoCE status 12/RTR failure and no NCCL_IB_GID_INDEX anywhere in the inputs"),
+    (
+        "nccl.gid_index_wrong",
+        "nic gid_index configured",
+        "NCCL_IB_GID_INDEX differs from the RoCE v2 IPv4 index in show_gids",
+    ),
+    ("roce", "", "the link layer is Ethernet (ibv_devinfo or NCCL's NET/IB list)"),
+    (
+        "pytorch.watchdog_timeout",
+        "rank seq op timeout_ms host gpu nic",
+        "ProcessGroupNCCL 'Watchdog caught collective operation timeout'",
+    ),
+    (
+        "pytorch.rank_behind",
+        "rank last_seq max_seq host gpu nic",
+        "a rank whose last enqueued/recorded sequence is below the others'",
+    ),
+    ("pytorch.op_mismatch", "seq ops", "ranks timing out on one sequence number with different OpType/NumelIn"),
+    (
+        "fr.mismatch",
+        "rank error_type detail collective op group state host gpu nic",
+        "flight recorder analyzer 'Culprit rank', or dumps disagreeing on a collective",
+    ),
+    ("fr.missing_ranks", "ranks collective op group", "flight recorder analyzer 'missing ranks'"),
+    ("ras.rank_missing", "rank gpu host", "NCCL RAS 'Rank N -- GPU ... on node ...' under INCOMPLETE"),
+    ("ras.process_missing", "gpu host", "NCCL RAS 'Process ... on node ...' under INCOMPLETE"),
+    ("ras.process_dead", "gpu host", "NCCL RAS 'Process ... on node ...' under DEAD"),
+    ("ras.mismatch", "status", "NCCL RAS communicator group with MISMATCH errors"),
+    ("ras.error", "text", "NCCL RAS initialization or asynchronous errors"),
+    ("rdma.roce", "nic", "ibv_devinfo link_layer: Ethernet"),
+    ("rdma.port_down", "nic port state", "ibv_devinfo port state other than PORT_ACTIVE"),
+    ("rdma.rocev2_gid", "nic gid_index sparse", "show_gids RoCE v2 IPv4-mapped GID"),
+    ("rdma.per_rail_subnets", "subnets", "show_gids: each NIC's RoCE v2 address in its own /24"),
+    ("roce.loss", "nic counters", "hw_counters local_ack_timeout_err/packet_seq_err, or ethtool rx/tx_discards_phy"),
+    ("roce.congestion", "nic counters", "hw_counters np_cnp_sent/np_ecn_marked_roce_packets/rp_cnp_handled"),
+    (
+        "link.flap",
+        "nic counters count host",
+        "link_downed/link_error_recovery/link_down_events_phy counters, or kernel 'Link down'",
+    ),
+    ("pcie.acs_redirect", "device", "lspci ACSCtl with ReqRedir+ or CmpltRedir+"),
+    ("pcie.link_degraded", "device what", "lspci LnkSta below LnkCap on a NIC or bridge (not a GPU)"),
+    ("pcie.aer_event", "severity device host", "kernel 'AER:' / 'PCIe Bus Error:' lines"),
+    ("iommu.fault", "host", "kernel DMAR/AMD-Vi/SMMU fault lines"),
+    ("gpu.xid", "xid meaning bus_id host", "kernel 'NVRM: Xid' with a hardware/driver Xid"),
+    (
+        "gpu.xid_application",
+        "xid meaning bus_id host",
+        "kernel 'NVRM: Xid' usually caused by the application (13, 31, 43, 45)",
+    ),
+    ("gpu.ecc", "xid meaning bus_id host", "Xid 48, 63, 64, 92, 94, 95 (GPU memory errors)"),
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
@@ -149,7 +236,14 @@ impl Playbook {
         let playbook: Playbook = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
         for rule in &playbook.rules {
             for pattern in rule.patterns() {
-                Pattern::parse(pattern).map_err(|m| invalid(format!("rule {}: {m}", rule.id)))?;
+                let parsed = Pattern::parse(pattern).map_err(|m| invalid(format!("rule {}: {m}", rule.id)))?;
+                // A misspelt fact would make the rule silently never fire.
+                if !FACTS.iter().any(|(name, _, _)| *name == parsed.name) {
+                    return Err(invalid(format!(
+                        "rule {}: no analyzer produces fact {:?} (`fabricdoctor playbook list` shows the facts)",
+                        rule.id, parsed.name
+                    )));
+                }
             }
             if rule.requires.is_empty() && rule.any_of.is_empty() {
                 return Err(invalid(format!("rule {} has neither requires nor any_of: it would always fire", rule.id)));
@@ -400,6 +494,13 @@ next_steps = ["ssh {host}"]"#,
         assert!(rule.evaluate(&[Fact::new("c")]).is_none());
         assert_eq!(fill_placeholders("ssh {host} {nic} {x", &[&a]), "ssh n1 <nic> {x");
         assert_eq!(fill_placeholders("{host*} {rank*}", &[&a, &Fact::new("a").attr("host", "n2")]), "n1, n2 unknown");
+    }
+
+    #[test]
+    fn a_misspelt_fact_is_rejected() {
+        let text = "name = \"p\"\ntitle = \"t\"\ndescription = \"d\"\n[[rule]]\nid = \"r\"\ncause = \"c\"\nconfidence = \"low\"\nany_of = [\"nccl.wc_eror\"]\nnext_steps = []\n";
+        let error = Playbook::from_toml(text, "p.toml").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("nccl.wc_eror") && error.contains("p.toml"), "{error}");
     }
 
     #[test]

@@ -172,3 +172,19 @@ fn hostile_pickles_stay_within_limits() {
         Err(pickle::PickleError::Truncated(_))
     ));
 }
+
+/// Every fact the analyzers produce over the corpus is documented in `FACTS` (what `playbook list`
+/// shows operators), so a rule can be written for it.
+#[test]
+fn every_produced_fact_is_documented() {
+    let inputs: Vec<Input> = corpus().into_iter().map(|(name, bytes)| Input::new(name, bytes)).collect();
+    let analysis = analyze(&inputs);
+    for fact in &analysis.facts {
+        assert!(
+            crate::playbook::FACTS.iter().any(|(name, _, _)| *name == fact.name),
+            "fact {} is not in playbook::FACTS",
+            fact.name
+        );
+    }
+    assert!(analysis.facts.len() > 20);
+}
