@@ -40,6 +40,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "Bootstrap/NET/Socket 'Using' whose first interface is docker*, lo, veth*, tunl*, ...",
     ),
     ("nccl.cuda_error", "error host", "NCCL WARN 'Cuda failure'"),
+    (
+        "nccl.iommu_warning",
+        "host",
+        "RCCL WARN 'Missing \"iommu=pt\" from kernel command line' (advice printed at init)",
+    ),
     ("nccl.error", "text host", "any other NCCL WARN"),
     ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),
     ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),

@@ -15,6 +15,8 @@ pub struct LspciDevice {
     /// "21:00.0", or "ACSCtl line N" for bare register lines quoted without their device.
     pub address: String,
     pub description: String,
+    /// From `Capabilities: [..] Express (v2) Root Port (Slot+)`: "Root Port", "Downstream Port", ...
+    pub port_type: Option<String>,
     pub link_capability: Option<(LinkGeneration, u8)>,
     pub link_status: Option<(LinkGeneration, u8, Evidence)>,
     pub max_payload_supported: Option<u32>,
@@ -168,7 +170,9 @@ pub fn parse(file: &str, text: &str) -> Vec<LspciDevice> {
             continue;
         }
         let Some(device) = current.as_mut() else { continue };
-        if let Some(rest) = line.strip_prefix("LnkCap:") {
+        if let Some(rest) = line.split_once("Express (").and_then(|(_, r)| r.split_once(") ")).map(|(_, t)| t) {
+            device.port_type = Some(rest.split([',', '(']).next().unwrap_or(rest).trim().to_string());
+        } else if let Some(rest) = line.strip_prefix("LnkCap:") {
             device.link_capability = speed_width(rest);
         } else if let Some(rest) = line.strip_prefix("LnkSta:") {
             device.link_status = speed_width(rest).map(|(s, w)| (s, w, evidence()));
@@ -253,7 +257,21 @@ pub fn analyze(devices: &[LspciDevice], analysis: &mut Analysis) {
             }
         }
         if let Some((bits, evidence)) = &device.acs_control {
-            if acs_redirects(bits) {
+            let root_port = device.port_type.as_deref() == Some("Root Port");
+            if acs_redirects(bits) && root_port {
+                // Root ports commonly redirect for IOMMU isolation. GPU-NIC traffic between root
+                // ports crosses the root complex anyway; inside a switch below this port, the
+                // switch's downstream ports decide (PCIe Base Spec §6.12).
+                analysis.observations.push(
+                    Finding::new(
+                        "pcie.acs",
+                        Verdict::Pass,
+                        &subject,
+                        "ACS redirect on a root port (IOMMU isolation): not on the peer path of a GPU and a NIC that share a switch; check the switch's downstream ports",
+                    )
+                    .evidence(cite(evidence)),
+                );
+            } else if acs_redirects(bits) {
                 analysis.observations.push(
                     Finding::new(
                         "pcie.acs",
@@ -319,6 +337,24 @@ mod tests {
             parse("f", "`ACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-`\n");
         assert_eq!(bare.len(), 1);
         assert!(bare[0].acs_control.as_ref().is_some_and(|a| !acs_redirects(&a.0)));
+    }
+
+    /// A full `lspci -vvv` of a healthy server shows ACS redirect on its root ports (IOMMU isolation);
+    /// that must not read as GPUDirect broken, which is about switch downstream ports.
+    #[test]
+    fn acs_redirect_on_a_root_port_is_not_a_gpudirect_fault() {
+        let root = "00:01.1 PCI bridge: Intel Corporation Device 1bbd (rev 11) (prog-if 00 [Normal decode])\n\
+                    \tCapabilities: [40] Express (v2) Root Port (Slot+), MSI 00\n\
+                    \t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n";
+        let devices = parse("f", root);
+        assert_eq!(devices[0].port_type.as_deref(), Some("Root Port"));
+        let mut analysis = Analysis::default();
+        analyze(&devices, &mut analysis);
+        assert!(!analysis.has("pcie.acs_redirect"));
+        let downstream = root.replace("Root Port (Slot+)", "Downstream Port (Slot+)");
+        let mut analysis = Analysis::default();
+        analyze(&parse("f", &downstream), &mut analysis);
+        assert!(analysis.has("pcie.acs_redirect"));
     }
 
     #[test]

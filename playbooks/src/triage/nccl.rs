@@ -378,6 +378,13 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                 || lower.contains("call to connect returned")
             {
                 Some(Fact::new("nccl.socket_connect_failed").attr("host", &host).attr("error", message))
+            } else if lower.contains("\"iommu=pt\" from kernel command line")
+                || lower.contains("\"amd_iommu=on\" from kernel")
+            {
+                // RCCL (NCCL's ROCm port, src/init.cc) warns at init when the kernel command line lacks
+                // iommu=pt: advice that healthy jobs print too, not an error; it bears on peer-to-peer
+                // DMA through an IOMMU.
+                Some(Fact::new("nccl.iommu_warning").attr("host", &host))
             } else if lower.contains("cuda failure") || lower.contains("cuda error") {
                 Some(Fact::new("nccl.cuda_error").attr("host", &host).attr("error", message))
             } else {
@@ -509,6 +516,15 @@ mod tests {
         assert_eq!(line.dev, Some(0));
         assert_eq!(line.level, Level::Warn);
         assert_eq!(line.message, "NET/IB : x");
+    }
+
+    #[test]
+    fn rccl_iommu_advice_is_not_an_error() {
+        let text = "[2026-08-23 09:56:58] node [0] /app/rccl/build/release/hipify/src/init.cc:213 NCCL WARN Missing \"iommu=pt\" from kernel command line which can lead to system instablity or hang!\n";
+        let mut analysis = Analysis::default();
+        analyze(&[parse("f", text)], &mut analysis);
+        assert!(analysis.has("nccl.iommu_warning"));
+        assert!(!analysis.has("nccl.error"));
     }
 
     #[test]
