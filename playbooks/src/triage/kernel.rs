@@ -185,6 +185,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ras_dead_and_missing_processes() {
+        let text = "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n    #  in group  per comm  per node  per comm  in group\n    0         1         2         8        16        16   RUNNING  MISMATCH\n\nErrors\n======\n\nDEAD\n  1 job process is considered dead (unreachable via the RAS network)\n  Process 4242 on node 10.0.0.9 managing GPU 3\n";
+        let report = parse_ras("f", text);
+        let names: Vec<&str> = report.facts.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["ras.mismatch", "ras.process_dead"]);
+        assert_eq!(report.facts[1].get("host"), Some("10.0.0.9"));
+        assert_eq!(report.facts[1].get("gpu"), Some("3"));
+        assert!(parse_ras("f", "Process 1 on node x managing GPU 0\n").is_empty(), "not a RAS report");
+    }
+
+    #[test]
     fn xid_from_journal_line() {
         let facts = parse_kernel("f", "Nov 22 10:00:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.");
         assert_eq!(facts[0].name, "gpu.xid");

@@ -406,6 +406,22 @@ fn dump_facts(dumps: &[&FlightDump], analysis: &mut Analysis) {
 mod tests {
     use super::*;
 
+    /// fr_trace's report when some ranks never joined a collective.
+    #[test]
+    fn analyzer_missing_ranks() {
+        let text = "Not all ranks joining collective 5 at entry 4\ngroup info: 0:default_pg\ncollective: nccl:all_reduce\nmissing ranks: {3, 17}\ninput sizes: [[1024]]\n";
+        let records = parse_text("f", text);
+        assert_eq!(records.analyzer.len(), 1);
+        let missing = &records.analyzer[0];
+        assert_eq!(missing.missing_ranks, [3, 17]);
+        assert_eq!(missing.op.as_deref(), Some("nccl:all_reduce"));
+        assert_eq!(missing.collective.as_deref(), Some("5"));
+        let mut analysis = Analysis::default();
+        analyze(&[records], &mut analysis);
+        assert_eq!(analysis.facts[0].name, "fr.missing_ranks");
+        assert_eq!(analysis.facts[0].get("ranks"), Some("3, 17"));
+    }
+
     #[test]
     fn watchdog_line_fields() {
         let text = "[rank3]:[E1116 10:00:00.123 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1234, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.";
