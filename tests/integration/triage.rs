@@ -336,6 +336,8 @@ fn synthetic_causes() {
         ("fr-dumps", "collective-mismatch", "high", &["2"]),
         ("iommu-fault-gdr.txt", "gpudirect-acs-iommu", "high", &["IBV_WC_LOC_PROT_ERR", "DMAR"]),
         ("watchdog-only.log", "hang-undetermined", "low", &["SeqNum=77012", "not established"]),
+        ("pcie-aer-dmesg.txt", "pcie-aer", "high", &["0000:18:00.0", "Uncorrected"]),
+        ("nic-link-degraded-lspci.txt", "pcie-link-degraded", "high", &["18:00.0", "width"]),
         ("ethtool-S-port-drops.txt", "roce-retry-exhausted", "medium", &["rx_discards_phy 184223", "ens1f0np0"]),
     ];
     for (name, id, confidence, words) in cases {

@@ -17,7 +17,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut link_downs: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
-        let host = syslog_host(raw).unwrap_or("unknown-host").to_string();
+        let host = syslog_host(raw).unwrap_or(super::UNKNOWN_HOST).to_string();
         if let Some(rest) = raw.split("NVRM: Xid ").nth(1) {
             // NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.
             let bus =
@@ -33,7 +33,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                         .attr("xid", code)
                         .attr("meaning", meaning)
                         .attr("bus_id", &bus)
-                        .attr("host", &host)
+                        .host(&host)
                         .evidence(evidence())
                 };
                 facts.push(fact(name));
@@ -59,15 +59,21 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             } else {
                 "unknown"
             };
+            // "pcieport P: AER: ... error received: D" names the port P that reported and the device D
+            // in error; other lines name the device first.
             let device = raw
-                .split_whitespace()
-                .find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
+                .split("received:")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .or_else(|| {
+                    raw.split_whitespace().find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
+                })
                 .unwrap_or("");
             facts.push(
                 Fact::new("pcie.aer_event")
                     .attr("severity", severity)
                     .attr("device", device.trim_end_matches(':'))
-                    .attr("host", &host)
+                    .host(&host)
                     .evidence(evidence()),
             );
             continue;
@@ -77,7 +83,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             || lower.contains("io_page_fault")
             || (lower.contains("smmu") && lower.contains("fault"))
         {
-            facts.push(Fact::new("iommu.fault").attr("host", &host).evidence(evidence()));
+            facts.push(Fact::new("iommu.fault").host(&host).evidence(evidence()));
             continue;
         }
         if lower.contains("link down") || lower.contains("link is down") {
@@ -87,8 +93,8 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
     }
     for (key, events) in link_downs {
-        let (host, interface) = key.split_once(' ').unwrap_or(("unknown-host", key.as_str()));
-        let mut fact = Fact::new("link.flap").attr("host", host).attr("nic", interface).attr("count", events.len());
+        let (host, interface) = key.split_once(' ').unwrap_or((super::UNKNOWN_HOST, key.as_str()));
+        let mut fact = Fact::new("link.flap").host(host).attr("nic", interface).attr("count", events.len());
         for evidence in events.into_iter().take(8) {
             fact = fact.evidence(evidence);
         }
@@ -159,7 +165,7 @@ pub fn parse_ras(file: &str, text: &str) -> RasReport {
             let name = if section == "dead" { "ras.process_dead" } else { "ras.process_missing" };
             let mut fact = Fact::new(name);
             if let Some(host) = rest.split(" on node ").nth(1).and_then(|h| h.split_whitespace().next()) {
-                fact = fact.attr("host", host);
+                fact = fact.host(host);
             }
             if let Some(gpu) = rest.split(" GPU").nth(1).and_then(|g| g.split_whitespace().last()) {
                 fact = fact.attr("gpu", gpu);

@@ -113,10 +113,22 @@ impl Fact {
         self
     }
 
+    /// Set the host attribute, unless the input did not name one (then next steps show `<host>`).
+    pub fn host(self, host: &str) -> Fact {
+        if host == UNKNOWN_HOST || host.is_empty() {
+            self
+        } else {
+            self.attr("host", host)
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&str> {
         self.attrs.get(key).map(String::as_str)
     }
 }
+
+/// What parsers call a line's host when the line does not name one (dmesg -T, a bare log line).
+pub const UNKNOWN_HOST: &str = "unknown-host";
 
 /// Everything the parsers found in the inputs, before rules run.
 #[derive(Debug, Default)]

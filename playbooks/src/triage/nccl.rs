@@ -270,7 +270,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
         }
         for line in &log.lines {
             let evidence = log.evidence(line);
-            let host = line.host.clone().unwrap_or_else(|| "unknown-host".to_string());
+            let host = line.host.clone().unwrap_or_else(|| super::UNKNOWN_HOST.to_string());
             let message = line.message.as_str();
             let lower = message.to_ascii_lowercase();
             if let Some(driver) = word_after(message, "cudaDriverVersion") {
@@ -299,7 +299,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
             if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
                 let nics = using_list(message);
                 if nics.iter().any(|n| n.ends_with("/RoCE")) {
-                    analysis.push(Fact::new("nccl.roce").attr("host", &host).evidence(evidence.clone()));
+                    analysis.push(Fact::new("nccl.roce").host(&host).evidence(evidence.clone()));
                 }
                 host_nics
                     .insert(host.clone(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
@@ -310,7 +310,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                     if is_suspect_interface(interface) {
                         analysis.push(
                             Fact::new("nccl.socket_iface_suspect")
-                                .attr("host", &host)
+                                .host(&host)
                                 .attr("iface", interface)
                                 .evidence(evidence.clone()),
                         );
@@ -336,7 +336,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                 let (name, meaning) = wc_status(status32);
                 let vendor = number_after(message, "vendor err");
                 let mut fact = Fact::new("nccl.wc_error")
-                    .attr("host", &host)
+                    .host(&host)
                     .attr("status", status)
                     .attr("status_name", name)
                     .attr("meaning", meaning)
@@ -350,7 +350,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                 }
                 Some(fact)
             } else if lower.contains("collective mismatch") {
-                let mut fact = Fact::new("nccl.collective_mismatch").attr("host", &host);
+                let mut fact = Fact::new("nccl.collective_mismatch").host(&host);
                 if let Some(local) = number_after(message, "local size") {
                     fact = fact.attr("local_size", local);
                 }
@@ -366,29 +366,29 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
                 || lower.contains("/dev/shm")
                 || (lower.contains("shm") && lower.contains("no space left"))
             {
-                Some(Fact::new("nccl.shm_failed").attr("host", &host))
+                Some(Fact::new("nccl.shm_failed").host(&host))
             } else if lower.contains("ibv_modify_qp")
                 || (lower.contains("no route to host") && lower.contains("net/ib"))
             {
                 let error = message.rsplit(':').next().unwrap_or(message).trim().to_string();
-                Some(Fact::new("nccl.qp_connect_failed").attr("host", &host).attr("error", error))
+                Some(Fact::new("nccl.qp_connect_failed").host(&host).attr("error", error))
             } else if (lower.contains("connect to") && lower.contains("failed"))
                 || lower.contains("socketstartconnect")
                 || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
                 || lower.contains("call to connect returned")
             {
-                Some(Fact::new("nccl.socket_connect_failed").attr("host", &host).attr("error", message))
+                Some(Fact::new("nccl.socket_connect_failed").host(&host).attr("error", message))
             } else if lower.contains("\"iommu=pt\" from kernel command line")
                 || lower.contains("\"amd_iommu=on\" from kernel")
             {
                 // RCCL (NCCL's ROCm port, src/init.cc) warns at init when the kernel command line lacks
                 // iommu=pt: advice that healthy jobs print too, not an error; it bears on peer-to-peer
                 // DMA through an IOMMU.
-                Some(Fact::new("nccl.iommu_warning").attr("host", &host))
+                Some(Fact::new("nccl.iommu_warning").host(&host))
             } else if lower.contains("cuda failure") || lower.contains("cuda error") {
-                Some(Fact::new("nccl.cuda_error").attr("host", &host).attr("error", message))
+                Some(Fact::new("nccl.cuda_error").host(&host).attr("error", message))
             } else {
-                Some(Fact::new("nccl.error").attr("host", &host).attr("text", message))
+                Some(Fact::new("nccl.error").host(&host).attr("text", message))
             };
             if let Some(fact) = fact {
                 analysis.push(fact.evidence(evidence));
