@@ -25,6 +25,11 @@ pub enum Command {
     Perf(PerfCommand),
     /// Copy exactly the files the probes read into a directory or .tar.gz, for `--root` elsewhere.
     Snapshot(SnapshotArgs),
+    /// Diagnose an NCCL hang or slowdown from logs and pasted tool outputs (files, directories, stdin).
+    Triage(TriageArgs),
+    /// The triage playbooks (rules and next steps as data) as readable runbooks.
+    #[command(subcommand)]
+    Playbook(PlaybookCommand),
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
@@ -394,4 +399,33 @@ pub struct PerfClientArgs {
     /// Print the JSON report.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// Logs and tool outputs: files, directories (read recursively) or `-` for stdin (the default
+    /// when stdin is not a terminal).
+    #[arg(value_name = "FILE|DIR|-")]
+    pub inputs: Vec<PathBuf>,
+    /// Print the versioned JSON report.
+    #[arg(long)]
+    pub json: bool,
+    /// Load playbooks (*.toml) from this directory too; one named like an embedded playbook replaces it.
+    #[arg(long, value_name = "DIR")]
+    pub playbook_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlaybookCommand {
+    /// List the playbooks and their rule ids.
+    List {
+        #[arg(long, value_name = "DIR")]
+        playbook_dir: Option<PathBuf>,
+    },
+    /// Print one playbook as a runbook.
+    Show {
+        name: String,
+        #[arg(long, value_name = "DIR")]
+        playbook_dir: Option<PathBuf>,
+    },
 }

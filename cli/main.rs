@@ -9,10 +9,12 @@ mod counters;
 mod exit;
 mod output;
 mod perf;
+mod playbook;
 mod sampling;
 mod snapshot;
 mod source;
 mod topo;
+mod triage;
 
 use clap::Parser;
 
@@ -39,6 +41,8 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Counters(args) => counters::run(args),
         args::Command::Snapshot(args) => snapshot::run(args),
         args::Command::Perf(command) => perf::run(command),
+        args::Command::Triage(args) => triage::run(args),
+        args::Command::Playbook(command) => playbook::run(command),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "fabricdoctor", &mut std::io::stdout());

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use fabricdoctor_probes::gpu::LoadedLink;
 use fabricdoctor_probes::pci::{PciAddress, PciFunction};
-use fabricdoctor_probes::pci_config::{ConfigSpace, ExpressCapability, LinkGeneration, PortType};
+use fabricdoctor_probes::pci_config::{
+    AcsBits, AdvancedErrorReporting, ConfigSpace, ExpressCapability, LinkGeneration, PortType,
+};
 use fabricdoctor_probes::ProbeError;
 
 use crate::{unreadable, Check, Finding, Inputs, Policy, Verdict};
@@ -157,36 +159,46 @@ fn link_speed_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> 
     if let Some(line) = loaded.as_ref().map(load_evidence) {
         finding_evidence.push(line);
     }
-    let (verdict, message) = if current >= capability {
+    let (verdict, message) = match (&loaded, is_gpu_link(function) && current < capability) {
+        (Some(Ok(loaded)), true) if loaded.link.current_speed.is_some_and(|s| s >= capability) => (
+            Verdict::Pass,
+            format!(
+                "{} idle, came up to {} under load: the GPU saves power at idle",
+                speed_text(Some(current)),
+                speed_text(loaded.link.current_speed)
+            ),
+        ),
+        (Some(Ok(loaded)), true) => (
+            Verdict::Fail,
+            format!(
+                "stayed at {} of {} under host<->device copies: link downgraded",
+                speed_text(loaded.link.current_speed),
+                speed_text(Some(capability))
+            ),
+        ),
+        (Some(Err(reason)), true) => (
+            Verdict::Warn,
+            format!(
+                "{} of {} idle; the recheck under load could not run: {reason}",
+                speed_text(Some(current)),
+                speed_text(Some(capability))
+            ),
+        ),
+        _ => link_speed_judgement(current, capability, is_gpu_link(function)),
+    };
+    let mut finding = Finding::new(id, verdict, subject, message)
+        .expected(speed_text(Some(capability)))
+        .observed(speed_text(Some(current)));
+    finding.evidence = finding_evidence;
+    finding
+}
+
+/// The verdict on a link's current speed against what it should train to. A GPU below capability is
+/// only a warning: GPUs slow their link when idle. Shared by the live check and `triage` (lspci text).
+pub fn link_speed_judgement(current: LinkGeneration, capability: LinkGeneration, is_gpu: bool) -> (Verdict, String) {
+    if current >= capability {
         (Verdict::Pass, format!("{} at capability", speed_text(Some(current))))
-    } else if let (true, Some(loaded)) = (is_gpu_link(function), &loaded) {
-        match loaded {
-            Ok(loaded) if loaded.link.current_speed.is_some_and(|s| s >= capability) => (
-                Verdict::Pass,
-                format!(
-                    "{} idle, came up to {} under load: the GPU saves power at idle",
-                    speed_text(Some(current)),
-                    speed_text(loaded.link.current_speed)
-                ),
-            ),
-            Ok(loaded) => (
-                Verdict::Fail,
-                format!(
-                    "stayed at {} of {} under host<->device copies: link downgraded",
-                    speed_text(loaded.link.current_speed),
-                    speed_text(Some(capability))
-                ),
-            ),
-            Err(reason) => (
-                Verdict::Warn,
-                format!(
-                    "{} of {} idle; the recheck under load could not run: {reason}",
-                    speed_text(Some(current)),
-                    speed_text(Some(capability))
-                ),
-            ),
-        }
-    } else if is_gpu_link(function) {
+    } else if is_gpu {
         (
             Verdict::Warn,
             format!(
@@ -200,12 +212,43 @@ fn link_speed_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> 
             Verdict::Fail,
             format!("trained at {} of {}: link downgraded", speed_text(Some(current)), speed_text(Some(capability))),
         )
-    };
-    let mut finding = Finding::new(id, verdict, subject, message)
-        .expected(speed_text(Some(capability)))
-        .observed(speed_text(Some(current)));
-    finding.evidence = finding_evidence;
-    finding
+    }
+}
+
+/// The verdict on a link's current width against what it should train to.
+pub fn link_width_judgement(current: u8, capability: u8) -> (Verdict, String) {
+    if current >= capability {
+        (Verdict::Pass, format!("x{current} at capability"))
+    } else {
+        (Verdict::Fail, format!("trained at x{current} of x{capability}: lanes missing"))
+    }
+}
+
+/// The verdict on an RDMA NIC's Max Read Request Size against the policy minimum.
+pub fn read_request_judgement(max_read_request: u32, minimum: u32) -> (Verdict, String) {
+    if max_read_request < minimum {
+        (
+            Verdict::Warn,
+            format!("MaxReadReq {max_read_request} bytes, below {minimum}: DMA reads are split into more requests"),
+        )
+    } else {
+        (Verdict::Pass, format!("MaxReadReq {max_read_request} bytes"))
+    }
+}
+
+/// True when ACS would send peer-to-peer TLPs up to the root complex (Request or Completion Redirect).
+pub fn acs_redirects(control: &AcsBits) -> bool {
+    control.request_redirect || control.completion_redirect
+}
+
+/// The verdict on latched AER status registers (no sysfs counters): unmasked uncorrectable bits warn,
+/// as latched bits are history since the last clear, not a rate.
+pub fn latched_aer_judgement(aer: &AdvancedErrorReporting) -> (Verdict, &'static str) {
+    if aer.uncorrectable_status & !aer.uncorrectable_mask != 0 {
+        (Verdict::Warn, "uncorrectable error status bits latched (history since last clear)")
+    } else {
+        (Verdict::Pass, "no unmasked uncorrectable error status latched")
+    }
 }
 
 impl Check for LinkWidth {
@@ -249,14 +292,12 @@ impl Check for LinkWidth {
                 );
                 let loaded = under_load(inputs, function);
                 let loaded_width = loaded.as_ref().and_then(|l| l.as_ref().ok()).and_then(|l| l.link.current_width);
-                let (verdict, message) = if current >= capability {
-                    (Verdict::Pass, format!("x{current} at capability"))
-                } else if loaded_width.is_some_and(|w| w >= capability) {
+                let (verdict, message) = if current < capability && loaded_width.is_some_and(|w| w >= capability) {
                     (Verdict::Pass, format!("x{current} idle, came up to x{capability} under load"))
-                } else if let Some(width) = loaded_width {
+                } else if let (true, Some(width)) = (current < capability, loaded_width) {
                     (Verdict::Fail, format!("stayed at x{width} of x{capability} under load: lanes missing"))
                 } else {
-                    (Verdict::Fail, format!("trained at x{current} of x{capability}: lanes missing"))
+                    link_width_judgement(current, capability)
                 };
                 let mut finding = Finding::new(self.id(), verdict, subject, message).evidence(evidence);
                 if let Some(line) = loaded.as_ref().map(load_evidence) {
@@ -487,15 +528,7 @@ impl Check for MaxReadRequest {
                 ));
                 continue;
             };
-            let verdict = if express.max_read_request < minimum { Verdict::Warn } else { Verdict::Pass };
-            let message = if verdict == Verdict::Pass {
-                format!("MaxReadReq {} bytes", express.max_read_request)
-            } else {
-                format!(
-                    "MaxReadReq {} bytes, below {minimum}: DMA reads are split into more requests",
-                    express.max_read_request
-                )
-            };
+            let (verdict, message) = read_request_judgement(express.max_read_request, minimum);
             findings.push(
                 Finding::new(self.id(), verdict, subject, message)
                     .evidence(format!("DevCtl at config offset {:#x}+8", express.offset))
@@ -573,7 +606,7 @@ impl Check for AccessControl {
             let pairs_text = pairs.join(", ");
             let finding = match acs {
                 None => Finding::new(self.id(), Verdict::Pass, subject, format!("no ACS capability: peer traffic of {pairs_text} stays in the switch")),
-                Some(acs) if acs.control.request_redirect || acs.control.completion_redirect => Finding::new(
+                Some(acs) if acs_redirects(&acs.control) => Finding::new(
                     self.id(),
                     Verdict::Fail,
                     subject,
@@ -667,23 +700,12 @@ fn aer_finding(id: &str, inputs: &Inputs<'_>, function: &PciFunction) -> Finding
     }
     match function.config.as_ref().ok().and_then(|c| c.aer.as_ref()) {
         Some(aer) => {
-            let uncorrectable = aer.uncorrectable_status & !aer.uncorrectable_mask;
             let status = format!(
                 "UESta {:#010x} CESta {:#010x} (latched status, no sysfs counters)",
                 aer.uncorrectable_status, aer.correctable_status
             );
-            if uncorrectable != 0 {
-                Finding::new(
-                    id,
-                    Verdict::Warn,
-                    subject,
-                    "uncorrectable error status bits latched (history since last clear)",
-                )
-                .evidence(status)
-            } else {
-                Finding::new(id, Verdict::Pass, subject, "no unmasked uncorrectable error status latched")
-                    .evidence(status)
-            }
+            let (verdict, message) = latched_aer_judgement(aer);
+            Finding::new(id, verdict, subject, message).evidence(status)
         }
         None => Finding::new(id, Verdict::Skip, subject, "no AER counters in sysfs and no readable AER capability"),
     }

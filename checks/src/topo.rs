@@ -21,6 +21,17 @@ fn preconditions(id: &str, inputs: &Inputs<'_>) -> Option<Vec<Finding>> {
     None
 }
 
+/// The verdict on a GPU's closest NIC relation under the policy thresholds.
+pub fn affinity_verdict(best: Relation, warn_at: Relation, fail_at: Relation) -> Verdict {
+    if best >= fail_at {
+        Verdict::Fail
+    } else if best >= warn_at {
+        Verdict::Warn
+    } else {
+        Verdict::Pass
+    }
+}
+
 #[derive(Debug)]
 pub struct GpuNicAffinity;
 
@@ -53,13 +64,7 @@ impl Check for GpuNicAffinity {
             .filter_map(|(g, gpu)| {
                 let (best, nics) = topology.best_nics(g)?;
                 let names: Vec<&str> = nics.iter().map(|&n| topology.nics[n].name.as_str()).collect();
-                let verdict = if best >= fail_at {
-                    Verdict::Fail
-                } else if best >= warn_at {
-                    Verdict::Warn
-                } else {
-                    Verdict::Pass
-                };
+                let verdict = affinity_verdict(best, warn_at, fail_at);
                 let message = match verdict {
                     Verdict::Pass => format!("closest NIC {} ({best})", names.join(", ")),
                     _ => format!(
@@ -111,55 +116,57 @@ impl Check for Rails {
             return findings;
         }
         let topology = &inputs.topology;
-        let rails = &topology.rails;
-        let map: Vec<String> = rails.iter().map(|r| format!("{}->{} ({})", r.gpu, r.nic_device, r.relation)).collect();
-        let mut load = vec![0usize; topology.nics.len()];
-        for rail in rails {
-            if let Some(n) = topology.nics.iter().position(|nic| nic.label == rail.nic) {
-                load[n] += 1;
-            }
-        }
-        let shared: Vec<&str> =
-            (0..load.len()).filter(|&n| load[n] > 1).map(|n| topology.nics[n].name.as_str()).collect();
-        // A NIC with no GPU and no GPU within a switch of it is a storage or management NIC, not an idle rail.
-        let idle: Vec<&str> = (0..load.len())
-            .filter(|&n| load[n] == 0)
-            .filter(|&n| (0..topology.gpus.len()).any(|g| topology.gpu_nic(g, n) < Relation::Sys))
-            .map(|n| topology.nics[n].name.as_str())
-            .collect();
-        let close: Vec<&str> = rails.iter().filter(|r| r.relation.within_switch()).map(|r| r.gpu.as_str()).collect();
-        let far: Vec<&str> = rails.iter().filter(|r| !r.relation.within_switch()).map(|r| r.gpu.as_str()).collect();
-        let aligned = rails.iter().all(|r| r.gpu.trim_start_matches("GPU") == r.nic.trim_start_matches("NIC"));
-        let mut problems = Vec::new();
-        if !shared.is_empty() && !idle.is_empty() {
-            problems.push(format!(
-                "GPUs share {} while {} carries no GPU's traffic",
-                shared.join(", "),
-                idle.join(", ")
-            ));
-        }
-        if !far.is_empty() {
-            problems.push(format!(
-                "{} rails for {} GPUs: no NIC behind the PCIe switch of {}",
-                close.len(),
-                topology.gpus.len(),
-                far.join(", ")
-            ));
-        }
-        let finding = if problems.is_empty() {
-            let note = if aligned { "" } else { " (rails not index-aligned: information only)" };
-            Finding::new(
-                self.id(),
-                Verdict::Pass,
-                "node",
-                format!("{} GPUs on {} rails{note}", topology.gpus.len(), close.len()),
-            )
-        } else {
-            Finding::new(self.id(), Verdict::Warn, "node", problems.join("; "))
-        };
-        vec![finding
-            .evidence(format!("rail map: {}", map.join(", ")))
-            .expected(format!("{} rails within a PCIe switch", topology.gpus.len()))
-            .observed(format!("{} rails within a PCIe switch", close.len()))]
+        let nics: Vec<(String, String)> = topology.nics.iter().map(|n| (n.label.clone(), n.name.clone())).collect();
+        vec![rails_judgement(self.id(), topology.gpus.len(), &nics, &topology.rails, |g, n| topology.gpu_nic(g, n))]
     }
+}
+
+/// The rails verdict for `gpu_count` GPUs, `nics` (label, device name) and their assigned `rails`;
+/// `relation(g, n)` is GPU `g`'s relation to NIC `n`. Shared by the live check and `triage` (a pasted
+/// `nvidia-smi topo -m`).
+pub fn rails_judgement(
+    id: &str,
+    gpu_count: usize,
+    nics: &[(String, String)],
+    rails: &[crate::topology::Rail],
+    relation: impl Fn(usize, usize) -> Relation,
+) -> Finding {
+    let map: Vec<String> = rails.iter().map(|r| format!("{}->{} ({})", r.gpu, r.nic_device, r.relation)).collect();
+    let mut load = vec![0usize; nics.len()];
+    for rail in rails {
+        if let Some(n) = nics.iter().position(|nic| nic.0 == rail.nic) {
+            load[n] += 1;
+        }
+    }
+    let shared: Vec<&str> = (0..load.len()).filter(|&n| load[n] > 1).map(|n| nics[n].1.as_str()).collect();
+    let idle: Vec<&str> = (0..load.len())
+        .filter(|&n| load[n] == 0)
+        .filter(|&n| (0..gpu_count).any(|g| relation(g, n) < Relation::Sys))
+        .map(|n| nics[n].1.as_str())
+        .collect();
+    let close: Vec<&str> = rails.iter().filter(|r| r.relation.within_switch()).map(|r| r.gpu.as_str()).collect();
+    let far: Vec<&str> = rails.iter().filter(|r| !r.relation.within_switch()).map(|r| r.gpu.as_str()).collect();
+    let aligned = rails.iter().all(|r| r.gpu.trim_start_matches("GPU") == r.nic.trim_start_matches("NIC"));
+    let mut problems = Vec::new();
+    if !shared.is_empty() && !idle.is_empty() {
+        problems.push(format!("GPUs share {} while {} carries no GPU's traffic", shared.join(", "), idle.join(", ")));
+    }
+    if !far.is_empty() {
+        problems.push(format!(
+            "{} rails for {} GPUs: no NIC behind the PCIe switch of {}",
+            close.len(),
+            gpu_count,
+            far.join(", ")
+        ));
+    }
+    let finding = if problems.is_empty() {
+        let note = if aligned { "" } else { " (rails not index-aligned: information only)" };
+        Finding::new(id, Verdict::Pass, "node", format!("{gpu_count} GPUs on {} rails{note}", close.len()))
+    } else {
+        Finding::new(id, Verdict::Warn, "node", problems.join("; "))
+    };
+    finding
+        .evidence(format!("rail map: {}", map.join(", ")))
+        .expected(format!("{gpu_count} rails within a PCIe switch"))
+        .observed(format!("{} rails within a PCIe switch", close.len()))
 }

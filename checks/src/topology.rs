@@ -155,55 +155,72 @@ impl Topology {
         Some((best, (0..self.nics.len()).filter(|&n| self.gpu_nic(gpu, n) == best).collect()))
     }
 
-    /// Pair GPUs with NICs, closest pairs first (all PIX pairs before any PXB pair, ...), each NIC once
-    /// while unused NICs remain; then GPUs left over share the least-loaded of their closest NICs.
-    /// This is the mapping NCCL's topology search converges to on rail-optimised nodes.
+    /// This node's rails (see [`assign_rails`]).
     fn assign_rails(&self) -> Vec<Rail> {
-        if self.nics.is_empty() {
-            return Vec::new();
+        let gpus: Vec<String> = self.gpus.iter().map(|g| g.label.clone()).collect();
+        let nics: Vec<(String, String)> = self.nics.iter().map(|n| (n.label.clone(), n.name.clone())).collect();
+        assign_rails(&gpus, &nics, |g, n| self.gpu_nic(g, n))
+    }
+}
+
+/// Pair GPUs with NICs, closest pairs first (all PIX pairs before any PXB pair, ...), each NIC once
+/// while unused NICs remain; then GPUs left over share the least-loaded of their closest NICs.
+/// This is the mapping NCCL's topology search converges to on rail-optimised nodes. `nics` are
+/// (label, device name) pairs; `relation(g, n)` is GPU `g`'s relation to NIC `n`. Shared by the live
+/// topology and `triage` (a pasted `nvidia-smi topo -m`).
+pub fn assign_rails(
+    gpus: &[String],
+    nics: &[(String, String)],
+    relation: impl Fn(usize, usize) -> Relation,
+) -> Vec<Rail> {
+    if nics.is_empty() {
+        return Vec::new();
+    }
+    let best_nics = |g: usize| -> Option<Vec<usize>> {
+        let best = (0..nics.len()).map(|n| relation(g, n)).min()?;
+        Some((0..nics.len()).filter(|&n| relation(g, n) == best).collect())
+    };
+    let mut pairs: Vec<(Relation, usize, usize)> = (0..gpus.len())
+        .flat_map(|g| (0..nics.len()).map(move |n| (g, n)))
+        .map(|(g, n)| (relation(g, n), g, n))
+        .collect();
+    pairs.sort();
+    let mut chosen: Vec<Option<usize>> = vec![None; gpus.len()];
+    let mut load = vec![0usize; nics.len()];
+    for &(_, g, n) in &pairs {
+        if chosen[g].is_none() && load[n] == 0 {
+            chosen[g] = Some(n);
+            load[n] += 1;
         }
-        let mut pairs: Vec<(Relation, usize, usize)> = (0..self.gpus.len())
-            .flat_map(|g| (0..self.nics.len()).map(move |n| (g, n)))
-            .map(|(g, n)| (self.gpu_nic(g, n), g, n))
-            .collect();
-        pairs.sort();
-        let mut chosen: Vec<Option<usize>> = vec![None; self.gpus.len()];
-        let mut load = vec![0usize; self.nics.len()];
-        for &(_, g, n) in &pairs {
-            if chosen[g].is_none() && load[n] == 0 {
-                chosen[g] = Some(n);
+    }
+    for (g, choice) in chosen.iter_mut().enumerate() {
+        if choice.is_none() {
+            if let Some(candidates) = best_nics(g) {
+                let n = candidates.iter().copied().min_by_key(|&n| (load[n], n)).unwrap_or(0);
+                *choice = Some(n);
                 load[n] += 1;
             }
         }
-        for (g, choice) in chosen.iter_mut().enumerate() {
-            if choice.is_none() {
-                if let Some((_, candidates)) = self.best_nics(g) {
-                    let n = candidates.iter().copied().min_by_key(|&n| (load[n], n)).unwrap_or(0);
-                    *choice = Some(n);
-                    load[n] += 1;
-                }
-            }
-        }
-        chosen
-            .iter()
-            .enumerate()
-            .filter_map(|(g, n)| {
-                let n = (*n)?;
-                let relation = self.gpu_nic(g, n);
-                let alternatives = (0..self.nics.len())
-                    .filter(|&other| other != n && self.gpu_nic(g, other) == relation)
-                    .map(|other| self.nics[other].label.clone())
-                    .collect();
-                Some(Rail {
-                    gpu: self.gpus[g].label.clone(),
-                    nic: self.nics[n].label.clone(),
-                    nic_device: self.nics[n].name.clone(),
-                    relation,
-                    alternatives,
-                })
-            })
-            .collect()
     }
+    chosen
+        .iter()
+        .enumerate()
+        .filter_map(|(g, n)| {
+            let n = (*n)?;
+            let rel = relation(g, n);
+            let alternatives = (0..nics.len())
+                .filter(|&other| other != n && relation(g, other) == rel)
+                .map(|other| nics[other].0.clone())
+                .collect();
+            Some(Rail {
+                gpu: gpus[g].clone(),
+                nic: nics[n].0.clone(),
+                nic_device: nics[n].1.clone(),
+                relation: rel,
+                alternatives,
+            })
+        })
+        .collect()
 }
 
 /// The relation between two functions of `node` (see the module documentation for the rule).

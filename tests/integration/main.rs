@@ -15,5 +15,6 @@ mod perf;
 mod snapshot;
 mod support;
 mod topo;
+mod triage;
 mod verbs;
 mod vm;

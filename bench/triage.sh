@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Benchmark: `fabricdoctor triage` over the NCCL_DEBUG=INFO logs of a 256-rank job (32 hosts x 8 GPUs,
+# one log file per host, 77k lines, 6.4 MB) in which rank 213 never completes init, plus the
+# PyTorch watchdog lines of every rank. Goal: under 2 s wall and 500 MB peak RSS, so an on-call
+# engineer gets the answer in seconds on a laptop.
+#
+# Peer, measured in the same run: `grep -c "NCCL WARN"` over the same files, the floor cost of
+# reading and scanning the bytes once, so the ratio shows what parsing, joining and rules add.
+#
+#   bash bench/triage.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v hyperfine >/dev/null || { apt-get install -y -q hyperfine >/dev/null; }
+cargo build --release -q
+dir=target/bench-triage
+rm -rf "$dir" && mkdir -p "$dir"
+python3 - "$dir" <<'PY'
+import sys
+out = sys.argv[1]
+hosts, per_host, missing = 32, 8, 213
+nranks = hosts * per_host
+bus = ["18000", "2a000", "3a000", "5d000", "9a000", "ab000", "ba000", "db000"]
+for h in range(hosts):
+    host = f"gpu-{h:03d}"
+    lines = []
+    for g in range(per_host):
+        rank, pid = h * per_host + g, 40000 + h * per_host + g
+        p = lambda m, lvl="INFO": lines.append(f"{host}:{pid}:{pid + 97} [{g}] NCCL {lvl} {m}")
+        p(f"Bootstrap : Using ens9f0:10.1.{h}.1<0>")
+        p("NCCL version 2.21.5+cuda12.4")
+        p("cudaDriverVersion 12040")
+        p("NCCL_IB_GID_INDEX set by environment to 3.")
+        p("NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_2:1/RoCE [3]mlx5_3:1/RoCE "
+          "[4]mlx5_4:1/RoCE [5]mlx5_5:1/RoCE [6]mlx5_6:1/RoCE [7]mlx5_7:1/RoCE [RO]; OOB ens9f0:10.1.%d.1<0>" % h)
+        p(f"ncclCommInitRank comm 0x55{rank:04x} rank {rank} nranks {nranks} cudaDev {g} nvmlDev {g} busId {bus[g]} commId 0xfeedc0de - Init START")
+        for c in range(32):
+            nxt = (rank + 1) % nranks
+            if g == per_host - 1:
+                p(f"Channel {c:02d}/0 : {rank}[{g}] -> {nxt}[0] [send] via NET/IB/{g}/GDRDMA")
+            else:
+                p(f"Channel {c:02d}/0 : {rank}[{g}] -> {nxt}[{g + 1}] via P2P/CUMEM/read")
+            if g == 0:
+                prv = (rank - 1) % nranks
+                p(f"Channel {c:02d}/0 : {prv}[{per_host - 1}] -> {rank}[0] [receive] via NET/IB/{per_host - 1}/GDRDMA")
+            for t in range(8):
+                p(f"Channel {c:02d}/1 : {rank}[{g}] -> {(rank + 8 * (t + 1)) % nranks}[{g}] via P2P/CUMEM/read")
+        p("Connected all rings")
+        p("Connected all trees")
+        if rank != missing:
+            p(f"ncclCommInitRank comm 0x55{rank:04x} rank {rank} nranks {nranks} cudaDev {g} nvmlDev {g} busId {bus[g]} commId 0xfeedc0de localSize 8 used 1073741824 bytes on core 3 - Init COMPLETE")
+    open(f"{out}/{host}.log", "w").write("\n".join(lines) + "\n")
+with open(f"{out}/watchdog.log", "w") as f:
+    for rank in range(nranks):
+        seq = 880 if rank == missing else 912
+        f.write(f"[rank{rank}]:[E1122 14:02:11.100 ProcessGroupNCCL.cpp:1664] [PG ID 0 PG GUID 0(default_pg) Rank {rank}] "
+                f"Timeout at NCCL work: {seq}, last enqueued NCCL work: {seq}, last completed NCCL work: {seq - 1}.\n")
+PY
+bin=target/release/fabricdoctor
+echo "input: $(cat "$dir"/* | wc -l) lines, $(du -sh "$dir" | cut -f1)"
+"$bin" triage "$dir" | head -4 || true
+hyperfine --warmup 2 --runs 10 -N -i \
+  --export-json target/bench-triage.json \
+  "$bin triage --json $dir" \
+  "grep -c -r NCCL.WARN $dir"
+rss_kib=$(/usr/bin/time -f '%M' "$bin" triage --json "$dir" 2>&1 >/dev/null | tail -n1)
+echo "peak RSS of triage --json: ${rss_kib} KiB"
+python3 - <<'PY'
+import json
+runs = {r["command"]: r for r in json.load(open("target/bench-triage.json"))["results"]}
+triage = next(r for c, r in runs.items() if "triage" in c)
+peer = next(r for c, r in runs.items() if c.startswith("grep"))
+print(f"triage --json: mean {triage['mean']*1000:.0f} ms (max {triage['max']*1000:.0f} ms); "
+      f"scan floor (grep): {peer['mean']*1000:.0f} ms; ratio {triage['mean']/peer['mean']:.1f}x")
+PY

@@ -1,0 +1,516 @@
+//! Playbooks: rules and next steps as data. A playbook is a TOML file (the embedded ones live in
+//! `playbooks/triage/`); each rule names the facts it needs, the facts that raise or lower its
+//! confidence, its cause, and next-step commands with `{placeholders}` filled from the facts.
+//!
+//! Patterns are a fact name, optionally with attributes that must match exactly (case-insensitive):
+//! `nccl.wc_error{status=12}`. A rule fires when every `requires` pattern and at least one `any_of`
+//! pattern (when given) match, and no `unless` pattern does. Its confidence starts at `confidence`,
+//! rises a step for each `strengthened_by` pattern that matches and falls a step for each
+//! `weakened_by` one. A `fallback` rule fires only when no other rule did.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::triage::Fact;
+
+/// The playbooks shipped in the binary: (file name, text).
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("nccl-hang.toml", include_str!("../triage/nccl-hang.toml")),
+    ("nccl-slow.toml", include_str!("../triage/nccl-slow.toml")),
+    ("link-flap.toml", include_str!("../triage/link-flap.toml")),
+];
+
+/// Every fact the analyzers produce: (name, attributes, what produces it). Rules may name only these;
+/// `playbook list` prints them for operators writing rules.
+pub const FACTS: &[(&str, &str, &str)] = &[
+    (
+        "nccl.wc_error",
+        "status status_name meaning vendor_err host gpu peer",
+        "NCCL WARN 'Got completion ... error N ... vendor err V'",
+    ),
+    ("nccl.collective_mismatch", "local_size remote_size host peer", "NCCL WARN 'collective mismatch error'"),
+    ("nccl.shm_failed", "host", "NCCL WARN on /dev/shm segments (posix_fallocate, shared memory segment)"),
+    ("nccl.qp_connect_failed", "error host", "NCCL WARN 'ibv_modify_qp failed' (QP cannot reach RTR/RTS)"),
+    ("nccl.socket_connect_failed", "error host", "NCCL WARN socket/bootstrap connect failures"),
+    (
+        "nccl.socket_iface_suspect",
+        "iface host",
+        "Bootstrap/NET/Socket 'Using' whose first interface is docker*, lo, veth*, tunl*, ...",
+    ),
+    ("nccl.cuda_error", "error host", "NCCL WARN 'Cuda failure'"),
+    (
+        "nccl.iommu_warning",
+        "host",
+        "RCCL WARN 'Missing \"iommu=pt\" from kernel command line' (advice printed at init)",
+    ),
+    ("nccl.error", "text host", "any other NCCL WARN"),
+    ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),
+    ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),
+    ("nccl.version_mismatch", "what values", "different 'NCCL version' across ranks"),
+    ("nccl.driver_mismatch", "what values", "different 'cudaDriverVersion' across ranks"),
+    (
+        "nccl.rank_missing",
+        "rank nranks comm state host gpu nic",
+        "a rank without Init COMPLETE while most of its communicator completed",
+    ),
+    ("nccl.roce", "host", "'NET/IB : Using ... /RoCE'"),
+    (
+        "nccl.cross_nic",
+        "channel from_rank to_rank send_nic recv_nic host peer",
+        "a channel sent on one NIC index and received on another",
+    ),
+    ("nccl.gid_index_unset", "", "RoCE status 12/RTR failure and no NCCL_IB_GID_INDEX anywhere in the inputs"),
+    (
+        "nccl.gid_index_wrong",
+        "nic gid_index configured",
+        "NCCL_IB_GID_INDEX differs from the RoCE v2 IPv4 index in show_gids",
+    ),
+    ("roce", "", "the link layer is Ethernet (ibv_devinfo or NCCL's NET/IB list)"),
+    (
+        "pytorch.watchdog_timeout",
+        "rank seq op timeout_ms host gpu nic",
+        "ProcessGroupNCCL 'Watchdog caught collective operation timeout'",
+    ),
+    (
+        "pytorch.rank_behind",
+        "rank last_seq max_seq host gpu nic",
+        "a rank whose last enqueued/recorded sequence is below the others'",
+    ),
+    ("pytorch.op_mismatch", "seq ops", "ranks timing out on one sequence number with different OpType/NumelIn"),
+    (
+        "fr.mismatch",
+        "rank error_type detail collective op group state host gpu nic",
+        "flight recorder analyzer 'Culprit rank', or dumps disagreeing on a collective",
+    ),
+    ("fr.missing_ranks", "ranks collective op group", "flight recorder analyzer 'missing ranks'"),
+    ("ras.rank_missing", "rank gpu host", "NCCL RAS 'Rank N -- GPU ... on node ...' under INCOMPLETE"),
+    ("ras.process_missing", "gpu host", "NCCL RAS 'Process ... on node ...' under INCOMPLETE"),
+    ("ras.process_dead", "gpu host", "NCCL RAS 'Process ... on node ...' under DEAD"),
+    ("ras.mismatch", "status", "NCCL RAS communicator group with MISMATCH errors"),
+    ("ras.error", "text", "NCCL RAS initialization or asynchronous errors"),
+    ("rdma.roce", "nic", "ibv_devinfo link_layer: Ethernet"),
+    ("rdma.port_down", "nic port state", "ibv_devinfo port state other than PORT_ACTIVE"),
+    ("rdma.rocev2_gid", "nic gid_index sparse", "show_gids RoCE v2 IPv4-mapped GID"),
+    ("rdma.per_rail_subnets", "subnets", "show_gids: each NIC's RoCE v2 address in its own /24"),
+    ("roce.loss", "nic counters", "hw_counters local_ack_timeout_err/packet_seq_err, or ethtool rx/tx_discards_phy"),
+    ("roce.congestion", "nic counters", "hw_counters np_cnp_sent/np_ecn_marked_roce_packets/rp_cnp_handled"),
+    (
+        "link.flap",
+        "nic counters count host",
+        "link_downed/link_error_recovery/link_down_events_phy counters, or kernel 'Link down'",
+    ),
+    ("pcie.acs_redirect", "device", "lspci ACSCtl with ReqRedir+ or CmpltRedir+"),
+    ("pcie.link_degraded", "device what", "lspci LnkSta below LnkCap on a NIC or bridge (not a GPU)"),
+    ("pcie.aer_event", "severity device host", "kernel 'AER:' / 'PCIe Bus Error:' lines"),
+    ("iommu.fault", "host", "kernel DMAR/AMD-Vi/SMMU fault lines"),
+    ("gpu.xid", "xid meaning bus_id host", "kernel 'NVRM: Xid' with a hardware/driver Xid"),
+    (
+        "gpu.xid_application",
+        "xid meaning bus_id host",
+        "kernel 'NVRM: Xid' usually caused by the application (13, 31, 43, 45)",
+    ),
+    ("gpu.ecc", "xid meaning bus_id host", "Xid 48, 63, 64, 92, 94, 95 (GPU memory errors)"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+
+    fn step(self, delta: i32) -> Confidence {
+        let level = (self as i32 + delta).clamp(0, 2);
+        match level {
+            0 => Confidence::Low,
+            1 => Confidence::Medium,
+            _ => Confidence::High,
+        }
+    }
+}
+
+impl std::fmt::Display for Confidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Playbook {
+    /// "nccl-hang": what `playbook show` takes.
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// The cause id diagnoses carry ("roce-gid-index"); stable, for tooling.
+    pub id: String,
+    pub cause: String,
+    pub confidence: Confidence,
+    #[serde(default)]
+    pub requires: Vec<String>,
+    #[serde(default)]
+    pub any_of: Vec<String>,
+    #[serde(default)]
+    pub unless: Vec<String>,
+    #[serde(default)]
+    pub strengthened_by: Vec<String>,
+    #[serde(default)]
+    pub weakened_by: Vec<String>,
+    #[serde(default)]
+    pub fallback: bool,
+    /// What the evidence cannot settle, said in the diagnosis ("why rank 22 issued a different ...").
+    #[serde(default)]
+    pub undetermined: Option<String>,
+    /// What to collect when the evidence cannot settle the cause.
+    #[serde(default)]
+    pub collect: Vec<String>,
+    pub next_steps: Vec<String>,
+}
+
+/// A fact pattern: name plus required attribute values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    pub name: String,
+    pub attrs: Vec<(String, String)>,
+}
+
+impl Pattern {
+    /// Parse `name` or `name{key=value,key=value}`.
+    pub fn parse(text: &str) -> Result<Pattern, String> {
+        let text = text.trim();
+        let (name, rest) = match text.find('{') {
+            Some(open) => (&text[..open], Some(&text[open + 1..])),
+            None => (text, None),
+        };
+        let valid_name = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+        if !valid_name {
+            return Err(format!("bad fact name in pattern {text:?}"));
+        }
+        let mut attrs = Vec::new();
+        if let Some(rest) = rest {
+            let inner = rest.strip_suffix('}').ok_or_else(|| format!("pattern {text:?} lacks a closing '}}'"))?;
+            for pair in inner.split(',').filter(|p| !p.trim().is_empty()) {
+                let (key, value) =
+                    pair.split_once('=').ok_or_else(|| format!("pattern {text:?}: {pair:?} is not key=value"))?;
+                attrs.push((key.trim().to_string(), value.trim().to_string()));
+            }
+        }
+        Ok(Pattern { name: name.to_string(), attrs })
+    }
+
+    pub fn matches(&self, fact: &Fact) -> bool {
+        fact.name == self.name
+            && self.attrs.iter().all(|(k, v)| fact.get(k).is_some_and(|actual| actual.eq_ignore_ascii_case(v)))
+    }
+}
+
+/// A playbook that could not be used, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaybookError {
+    #[error("failed to read playbook directory {path}: {source}")]
+    ReadDir { path: PathBuf, source: std::io::Error },
+    #[error("failed to read playbook {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid playbook {name}: {message}")]
+    Invalid { name: String, message: String },
+}
+
+impl Playbook {
+    /// Parse and validate one playbook; `name` (a file name or path) names it in errors.
+    pub fn from_toml(text: &str, name: &str) -> Result<Playbook, PlaybookError> {
+        let invalid = |message: String| PlaybookError::Invalid { name: name.to_string(), message };
+        let playbook: Playbook = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        for rule in &playbook.rules {
+            for pattern in rule.patterns() {
+                let parsed = Pattern::parse(pattern).map_err(|m| invalid(format!("rule {}: {m}", rule.id)))?;
+                // A misspelt fact would make the rule silently never fire.
+                if !FACTS.iter().any(|(name, _, _)| *name == parsed.name) {
+                    return Err(invalid(format!(
+                        "rule {}: no analyzer produces fact {:?} (`fabricdoctor playbook list` shows the facts)",
+                        rule.id, parsed.name
+                    )));
+                }
+            }
+            if rule.requires.is_empty() && rule.any_of.is_empty() {
+                return Err(invalid(format!("rule {} has neither requires nor any_of: it would always fire", rule.id)));
+            }
+        }
+        Ok(playbook)
+    }
+
+    /// The embedded playbooks.
+    pub fn embedded() -> Vec<Playbook> {
+        // The embedded files are validated by the tests (`embedded_playbooks_parse`); one that failed
+        // would be left out rather than take the binary down.
+        EMBEDDED.iter().filter_map(|(name, text)| Playbook::from_toml(text, name).ok()).collect()
+    }
+
+    /// The embedded playbooks, with those in `dir` (`*.toml`) replacing embedded ones of the same name
+    /// and adding new ones: operators extend the rules without rebuilding.
+    pub fn load(dir: Option<&Path>) -> Result<Vec<Playbook>, PlaybookError> {
+        let mut playbooks: BTreeMap<String, Playbook> =
+            Playbook::embedded().into_iter().map(|p| (p.name.clone(), p)).collect();
+        if let Some(dir) = dir {
+            let entries =
+                std::fs::read_dir(dir).map_err(|source| PlaybookError::ReadDir { path: dir.to_path_buf(), source })?;
+            let mut paths: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            paths.sort();
+            for path in paths {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|source| PlaybookError::Read { path: path.clone(), source })?;
+                let playbook = Playbook::from_toml(&text, &path.display().to_string())?;
+                playbooks.insert(playbook.name.clone(), playbook);
+            }
+        }
+        Ok(playbooks.into_values().collect())
+    }
+
+    /// The playbook as a runbook an engineer reads: each cause, what shows it, and what to do.
+    pub fn render_runbook(&self) -> String {
+        let mut out = format!("{} — {}\n\n{}\n", self.name, self.title, self.description.trim());
+        for rule in &self.rules {
+            out.push_str(&format!("\n## {} ({} confidence)\n{}\n", rule.id, rule.confidence, rule.cause.trim()));
+            let list = |label: &str, items: &[String], out: &mut String| {
+                if !items.is_empty() {
+                    out.push_str(&format!("  {label}: {}\n", items.join(", ")));
+                }
+            };
+            list("needs all of", &rule.requires, &mut out);
+            list("needs one of", &rule.any_of, &mut out);
+            list("ruled out by", &rule.unless, &mut out);
+            list("more likely with", &rule.strengthened_by, &mut out);
+            list("less likely with", &rule.weakened_by, &mut out);
+            if rule.fallback {
+                out.push_str("  only when no other cause is found\n");
+            }
+            if let Some(undetermined) = &rule.undetermined {
+                out.push_str(&format!("  undetermined: {}\n", undetermined.trim()));
+            }
+            if !rule.collect.is_empty() {
+                out.push_str("  collect:\n");
+                for item in &rule.collect {
+                    out.push_str(&format!("    - {item}\n"));
+                }
+            }
+            out.push_str("  next steps:\n");
+            for step in &rule.next_steps {
+                out.push_str(&format!("    - {step}\n"));
+            }
+        }
+        out
+    }
+}
+
+impl Rule {
+    fn patterns(&self) -> impl Iterator<Item = &String> {
+        self.requires
+            .iter()
+            .chain(&self.any_of)
+            .chain(&self.unless)
+            .chain(&self.strengthened_by)
+            .chain(&self.weakened_by)
+    }
+
+    /// Evaluate against `facts`: the confidence and the facts that support it, or None.
+    pub fn evaluate<'a>(&self, facts: &'a [Fact]) -> Option<(Confidence, Vec<&'a Fact>)> {
+        let parse =
+            |texts: &[String]| -> Vec<Pattern> { texts.iter().filter_map(|t| Pattern::parse(t).ok()).collect() };
+        let matching = |pattern: &Pattern| -> Vec<&'a Fact> { facts.iter().filter(|f| pattern.matches(f)).collect() };
+        let mut support: Vec<&'a Fact> = Vec::new();
+        for pattern in parse(&self.requires) {
+            let found = matching(&pattern);
+            if found.is_empty() {
+                return None;
+            }
+            support.extend(found);
+        }
+        let any_of = parse(&self.any_of);
+        if !any_of.is_empty() {
+            let found: Vec<&Fact> = any_of.iter().flat_map(&matching).collect();
+            if found.is_empty() {
+                return None;
+            }
+            support.extend(found);
+        }
+        if parse(&self.unless).iter().any(|p| !matching(p).is_empty()) {
+            return None;
+        }
+        let mut delta = 0;
+        for pattern in parse(&self.strengthened_by) {
+            let found = matching(&pattern);
+            if !found.is_empty() {
+                delta += 1;
+                support.extend(found);
+            }
+        }
+        for pattern in parse(&self.weakened_by) {
+            if !matching(&pattern).is_empty() {
+                delta -= 1;
+            }
+        }
+        let mut seen = Vec::new();
+        support.retain(|f| {
+            let fresh = !seen.contains(f);
+            if fresh {
+                seen.push(*f);
+            }
+            fresh
+        });
+        Some((self.confidence.step(delta), support))
+    }
+}
+
+/// Fill `{key}` placeholders from the facts' attributes (the first fact that has the key); an unknown
+/// key stays visible as `<key>` so the operator sees what to substitute in a command.
+pub fn fill_placeholders(template: &str, facts: &[&Fact]) -> String {
+    fill(template, facts, |key| format!("<{key}>"))
+}
+
+/// Fill placeholders in prose (a cause): an unknown key reads "unknown".
+pub fn fill_prose(template: &str, facts: &[&Fact]) -> String {
+    fill(template, facts, |_| "unknown".to_string())
+}
+
+fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close)
+                if after[..close].chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*') && close > 0 =>
+            {
+                let key = &after[..close];
+                if let Some(key) = key.strip_suffix('*') {
+                    // {key*}: every distinct value, in the facts' order ("22, 110").
+                    let mut values: Vec<&str> = Vec::new();
+                    for value in facts.iter().filter_map(|f| f.get(key)) {
+                        if !values.contains(&value) {
+                            values.push(value);
+                        }
+                    }
+                    out.push_str(if values.is_empty() { "unknown" } else { "" });
+                    out.push_str(&values.join(", "));
+                } else {
+                    match facts.iter().find_map(|f| f.get(key)) {
+                        Some(value) => out.push_str(value),
+                        None => out.push_str(&unknown(key)),
+                    }
+                }
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_playbooks_parse() {
+        for (name, text) in EMBEDDED {
+            let playbook = Playbook::from_toml(text, name).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!playbook.rules.is_empty(), "{name} has no rules");
+        }
+        let ids: Vec<String> = Playbook::embedded().iter().flat_map(|p| p.rules.iter().map(|r| r.id.clone())).collect();
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(ids.len(), unique.len(), "rule ids must be unique across playbooks: {ids:?}");
+    }
+
+    /// Next steps name fabricdoctor's own commands: the check ids they select must exist.
+    #[test]
+    fn next_steps_name_real_check_ids() {
+        let ids: Vec<&str> = fabricdoctor_checks::registry().iter().map(|c| c.id()).collect();
+        for playbook in Playbook::embedded() {
+            for rule in &playbook.rules {
+                for step in &rule.next_steps {
+                    for selected in step.split("--only ").skip(1) {
+                        let prefix = selected.split(|c: char| c.is_whitespace() || c == '`').next().unwrap_or("");
+                        assert!(
+                            ids.iter().any(|id| id.starts_with(prefix)),
+                            "{}: --only {prefix} selects no check",
+                            rule.id
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn patterns_match_name_and_attributes() {
+        let fact = Fact::new("nccl.wc_error").attr("status", "12").attr("host", "node1");
+        assert!(Pattern::parse("nccl.wc_error").map(|p| p.matches(&fact)).unwrap_or(false));
+        assert!(Pattern::parse("nccl.wc_error{status=12}").map(|p| p.matches(&fact)).unwrap_or(false));
+        assert!(!Pattern::parse("nccl.wc_error{status=4}").map(|p| p.matches(&fact)).unwrap_or(true));
+        assert!(Pattern::parse("bad name{").is_err());
+        assert!(Pattern::parse("x{a}").is_err());
+    }
+
+    #[test]
+    fn confidence_steps_and_clamps() {
+        let rule: Rule = toml::from_str(
+            r#"id = "r"
+cause = "c"
+confidence = "low"
+any_of = ["a", "b"]
+strengthened_by = ["a", "b"]
+weakened_by = ["c"]
+next_steps = ["ssh {host}"]"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let a = Fact::new("a").attr("host", "n1");
+        let b = Fact::new("b");
+        assert_eq!(rule.evaluate(std::slice::from_ref(&a)).map(|r| r.0), Some(Confidence::Medium));
+        assert_eq!(rule.evaluate(&[a.clone(), b.clone()]).map(|r| r.0), Some(Confidence::High));
+        assert_eq!(rule.evaluate(&[a.clone(), Fact::new("c")]).map(|r| r.0), Some(Confidence::Low));
+        assert!(rule.evaluate(&[Fact::new("c")]).is_none());
+        assert_eq!(fill_placeholders("ssh {host} {nic} {x", &[&a]), "ssh n1 <nic> {x");
+        assert_eq!(fill_placeholders("{host*} {rank*}", &[&a, &Fact::new("a").attr("host", "n2")]), "n1, n2 unknown");
+    }
+
+    #[test]
+    fn a_misspelt_fact_is_rejected() {
+        let text = "name = \"p\"\ntitle = \"t\"\ndescription = \"d\"\n[[rule]]\nid = \"r\"\ncause = \"c\"\nconfidence = \"low\"\nany_of = [\"nccl.wc_eror\"]\nnext_steps = []\n";
+        let error = Playbook::from_toml(text, "p.toml").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("nccl.wc_eror") && error.contains("p.toml"), "{error}");
+    }
+
+    #[test]
+    fn a_rule_that_always_fires_is_rejected() {
+        let text = "name = \"p\"\ntitle = \"t\"\ndescription = \"d\"\n[[rule]]\nid = \"r\"\ncause = \"c\"\nconfidence = \"low\"\nnext_steps = []\n";
+        assert!(matches!(Playbook::from_toml(text, "p.toml"), Err(PlaybookError::Invalid { .. })));
+    }
+}

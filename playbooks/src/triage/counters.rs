@@ -1,0 +1,260 @@
+//! Counter dumps as operators paste them: `grep "" .../hw_counters/*` (path:value), `=== name ===`
+//! blocks (one file per block), and `ethtool -S` (`name: value`). Values are cumulative since the
+//! driver loaded, so they say what happened, not how fast: facts are raised only for counters whose
+//! any nonzero value means a loss or a link event.
+
+use fabricdoctor_checks::{Finding, Verdict};
+
+use super::{numbered_lines, Analysis, Evidence, Fact};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterRecord {
+    /// RDMA device ("mlx5_0") or netdev ("ens1f0"); "unknown" when the dump does not say.
+    pub device: String,
+    pub port: Option<u32>,
+    pub name: String,
+    pub value: u64,
+    pub evidence: Evidence,
+}
+
+/// The device and port in a sysfs path: `/sys/class/infiniband/mlx5_0/ports/1/...`.
+fn device_in_path(path: &str) -> Option<(String, Option<u32>)> {
+    let after = path.split("/infiniband/").nth(1)?;
+    let mut parts = after.split('/');
+    let device = parts.next()?.to_string();
+    let port = match (parts.next(), parts.next()) {
+        (Some("ports"), Some(p)) => p.parse().ok(),
+        _ => None,
+    };
+    (!device.is_empty()).then_some((device, port))
+}
+
+pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
+    let mut records = Vec::new();
+    let mut context: Option<(String, Option<u32>)> = None;
+    let mut ethtool_device: Option<String> = None;
+    let mut in_ethtool = false;
+    let mut pending_block: Option<(String, usize, String)> = None; // (counter, header line, header text)
+    for (line_no, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        if let Some(found) = device_in_path(line) {
+            // grep "" form: /sys/class/infiniband/mlx5_0/ports/1/hw_counters/name:value
+            if let Some((path, value)) = line.rsplit_once(':') {
+                let name = path.rsplit('/').next().unwrap_or("");
+                let is_counter_dir = path.contains("/hw_counters/") || path.contains("/counters/");
+                if let (true, Ok(value)) = (is_counter_dir, value.trim().parse::<u64>()) {
+                    records.push(CounterRecord {
+                        device: found.0.clone(),
+                        port: found.1,
+                        name: name.to_string(),
+                        value,
+                        evidence: Evidence::new(file, line_no, raw),
+                    });
+                    continue;
+                }
+            }
+            context = Some(found);
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("ethtool -S ").or_else(|| line.split_once("ethtool -S ").map(|(_, r)| r))
+        {
+            ethtool_device = rest.split_whitespace().next().map(str::to_string);
+            continue;
+        }
+        if line == "NIC statistics:" {
+            in_ethtool = true;
+            continue;
+        }
+        if let Some(name) = line.strip_prefix("=== ").and_then(|l| l.strip_suffix(" ===")) {
+            let name = name.rsplit('/').next().unwrap_or(name).to_string();
+            pending_block = Some((name, line_no, raw.to_string()));
+            continue;
+        }
+        if let Some((name, header_line, header)) = &pending_block {
+            if line.is_empty() {
+                continue;
+            }
+            if let Ok(value) = line.parse::<u64>() {
+                let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
+                // The header line names the counter; its value is in the record (and the fact).
+                records.push(CounterRecord {
+                    device,
+                    port,
+                    name: name.clone(),
+                    value,
+                    evidence: Evidence::new(file, *header_line, header),
+                });
+            }
+            pending_block = None;
+            continue;
+        }
+        if in_ethtool {
+            match line.split_once(':') {
+                Some((name, value)) if !name.contains(' ') => {
+                    if let Ok(value) = value.trim().parse::<u64>() {
+                        records.push(CounterRecord {
+                            device: ethtool_device.clone().unwrap_or_else(|| "unknown".into()),
+                            port: None,
+                            name: name.to_string(),
+                            value,
+                            evidence: Evidence::new(file, line_no, raw),
+                        });
+                    }
+                }
+                _ => in_ethtool = false,
+            }
+        }
+    }
+    records
+}
+
+/// Counters whose nonzero value means something went wrong (named in evidence joined to a rank's NIC).
+pub fn is_error_counter(name: &str) -> bool {
+    RETRANSMISSION.contains(&name)
+        || LINK_EVENTS.contains(&name)
+        || name.contains("err")
+        || name.contains("discard")
+        || name.contains("drop")
+        || name == "out_of_sequence"
+}
+
+/// RoCE retransmission counters (mlx5 hw_counters, Documentation in the kernel's
+/// `Documentation/ABI/testing/sysfs-class-infiniband` and NVIDIA's "Understanding mlx5 counters"):
+/// each local_ack_timeout_err is a retransmission after an ACK timeout, packet_seq_err a NAK for a gap.
+const RETRANSMISSION: &[&str] =
+    &["local_ack_timeout_err", "packet_seq_err", "out_of_sequence", "implied_nak_seq_err", "rnr_nak_retry_err"];
+/// Congestion signalling: ECN marks and CNPs mean DCQCN is acting, which is normal under load.
+const CONGESTION: &[&str] = &["np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled"];
+/// Link going down or retraining (IB PMA counters; ethtool's mlx5 link_down_events_phy).
+const LINK_EVENTS: &[&str] = &["link_downed", "link_error_recovery", "link_down_events_phy"];
+/// Drops at the port for an Ethernet (RoCE) link: mlx5 ethtool counters.
+const PORT_DROPS: &[&str] = &["rx_discards_phy", "tx_discards_phy", "rx_out_of_buffer"];
+
+/// Widths of the IB PortCounters attribute fields (IBA vol.1 §16.1.3.5): a value at its maximum is
+/// saturated — it stopped counting, so neither its value nor a delta over it means anything.
+fn legacy_width_max(name: &str) -> Option<u64> {
+    Some(match name {
+        "link_downed" | "link_error_recovery" | "port_xmit_constraint_errors" | "port_rcv_constraint_errors" => 255,
+        "local_link_integrity_errors" | "excessive_buffer_overrun_errors" => 15,
+        "symbol_error"
+        | "port_rcv_errors"
+        | "port_rcv_remote_physical_errors"
+        | "port_rcv_switch_relay_errors"
+        | "port_xmit_discards"
+        | "VL15_dropped" => 65535,
+        "port_xmit_wait" => u64::from(u32::MAX),
+        _ => return None,
+    })
+}
+
+pub fn analyze(records: &[CounterRecord], analysis: &mut Analysis) {
+    let mut devices: Vec<&str> = records.iter().map(|r| r.device.as_str()).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    for device in devices {
+        let of_device: Vec<&CounterRecord> = records.iter().filter(|r| r.device == device).collect();
+        let nonzero = |names: &[&str]| -> Vec<&CounterRecord> {
+            of_device.iter().copied().filter(|r| names.contains(&r.name.as_str()) && r.value > 0).collect()
+        };
+        let listed = |found: &[&CounterRecord]| -> String {
+            found.iter().map(|r| format!("{} {}", r.name, r.value)).collect::<Vec<_>>().join(", ")
+        };
+        let loss = nonzero(RETRANSMISSION);
+        let drops = nonzero(PORT_DROPS);
+        let timeouts = loss.iter().any(|r| r.name == "local_ack_timeout_err" || r.name == "packet_seq_err");
+        if timeouts || !drops.is_empty() {
+            let mut fact = Fact::new("roce.loss")
+                .attr("nic", device)
+                .attr("counters", listed(&loss.iter().chain(drops.iter()).copied().collect::<Vec<_>>()));
+            for record in loss.iter().chain(drops.iter()) {
+                fact = fact.evidence(record.evidence.clone());
+            }
+            analysis.push(fact);
+        }
+        if !loss.is_empty() || !drops.is_empty() {
+            let mut finding = Finding::new(
+                "counters.retransmission",
+                Verdict::Warn,
+                device,
+                format!(
+                    "packet loss and retransmission since the counters were cleared: {}",
+                    listed(&loss.iter().chain(drops.iter()).copied().collect::<Vec<_>>())
+                ),
+            );
+            for record in loss.iter().chain(drops.iter()) {
+                finding = finding.evidence(cite(&record.evidence));
+            }
+            analysis.observations.push(finding);
+        }
+        let congestion = nonzero(CONGESTION);
+        if !congestion.is_empty() {
+            let mut fact = Fact::new("roce.congestion").attr("nic", device).attr("counters", listed(&congestion));
+            for record in &congestion {
+                fact = fact.evidence(record.evidence.clone());
+            }
+            analysis.push(fact);
+            analysis.observations.push(
+                Finding::new(
+                    "counters.congestion",
+                    Verdict::Pass,
+                    device,
+                    format!("ECN/CNP congestion signalling active (DCQCN reacting): {}", listed(&congestion)),
+                )
+                .evidence(cite(&congestion[0].evidence)),
+            );
+        }
+        let links = nonzero(LINK_EVENTS);
+        if !links.is_empty() {
+            let mut fact = Fact::new("link.flap").attr("nic", device).attr("counters", listed(&links));
+            for record in &links {
+                fact = fact.evidence(record.evidence.clone());
+            }
+            analysis.push(fact);
+        }
+        let saturated: Vec<&CounterRecord> =
+            of_device.iter().copied().filter(|r| legacy_width_max(&r.name) == Some(r.value)).collect();
+        if !saturated.is_empty() {
+            let mut finding = Finding::new(
+                "counters.saturated",
+                Verdict::Warn,
+                device,
+                format!(
+                    "saturated at their PortCounters width (stopped counting; no delta can be computed; clear them or read the 64-bit extended counters): {}",
+                    listed(&saturated)
+                ),
+            );
+            for record in &saturated {
+                finding = finding.evidence(cite(&record.evidence));
+            }
+            analysis.observations.push(finding);
+        }
+    }
+}
+
+pub fn cite(evidence: &Evidence) -> String {
+    format!("{}:{}: {}", evidence.file, evidence.line, evidence.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_shapes_parse() {
+        let grep = parse("f", "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/local_ack_timeout_err:91316\n");
+        assert_eq!(grep[0].device, "mlx5_0");
+        assert_eq!(grep[0].value, 91316);
+        let blocks =
+            parse("f", "/sys/class/infiniband/mlx5_1/ports/1/counters$ for f in\n=== ./link_downed ===\n255\n\n");
+        assert_eq!(
+            (blocks[0].device.as_str(), blocks[0].name.as_str(), blocks[0].value),
+            ("mlx5_1", "link_downed", 255)
+        );
+        let ethtool = parse(
+            "f",
+            "$ ethtool -S ens1f0\nNIC statistics:\n     rx_discards_phy: 12\n     link_down_events_phy: 3\n",
+        );
+        assert_eq!(ethtool.len(), 2);
+        assert_eq!(ethtool[0].device, "ens1f0");
+    }
+}

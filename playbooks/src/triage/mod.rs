@@ -1,0 +1,264 @@
+//! Triage: read every input (NCCL_DEBUG logs, PyTorch watchdog and flight-recorder output, NCCL RAS,
+//! lspci, topo -m, ibv_devinfo, show_gids, counters, dmesg), turn what they say into facts with the
+//! file:line they came from, join ranks to hosts, GPUs and NICs, and evaluate the playbooks' rules.
+//! Parsers are pure (`&str` in, records out) and never fail on malformed text: what they do not
+//! recognise is left out, never guessed.
+
+pub mod counters;
+pub mod decode;
+pub mod join;
+pub mod kernel;
+pub mod lspci;
+pub mod nccl;
+pub mod pickle;
+pub mod pytorch;
+pub mod rdma;
+pub mod report;
+#[cfg(test)]
+mod robustness;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the real-world captures carry annotated headers (`# ROOT CAUSE ... -x
+    /// NCCL_IB_GID_INDEX=3`, `#   AER: DevSta shows ...`); read as input, they produced an env
+    /// setting and a PCIe AER diagnosis that the output itself does not show.
+    #[test]
+    fn annotated_paste_comments_are_not_read_as_faults() {
+        let text = "# fixed by: mpirun -x NCCL_IB_GID_INDEX=3 ...\n#   AER: UESta UnsupReq+\n#\tNVRM: Xid (PCI:0000:3b:00): 79, x\n";
+        let analysis = analyze(&[Input::new("notes.txt", text.as_bytes().to_vec())]);
+        assert!(analysis.facts.is_empty(), "{:?}", analysis.facts);
+        let text = "Nov 22 10:00:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n";
+        assert!(analyze(&[Input::new("dmesg", text.as_bytes().to_vec())]).has("gpu.xid"));
+    }
+}
+pub mod topo;
+
+use std::collections::BTreeMap;
+
+use fabricdoctor_checks::Finding;
+use serde::{Deserialize, Serialize};
+
+pub use report::{Diagnosis, InputSummary, TriageReport};
+
+use crate::playbook::Playbook;
+
+/// One input: a file (or stdin) read whole. Text is decoded lossily: logs copied from terminals carry
+/// stray bytes, and a diagnosis should not be refused for them.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The name evidence cites: the path as given, or "-" for stdin.
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+impl Input {
+    pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Input {
+        Input { name: name.into(), bytes }
+    }
+}
+
+/// One quoted line of an input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    pub file: String,
+    /// 1-based; 0 for evidence that is not one line (a record of a binary flight-recorder dump).
+    pub line: usize,
+    pub text: String,
+}
+
+impl Evidence {
+    pub fn new(file: &str, line: usize, text: &str) -> Evidence {
+        // Long lines (a 128-rank set) are cut so reports stay readable; the file:line finds the rest.
+        const MAX: usize = 400;
+        let text = text.trim_end();
+        let text = if text.len() > MAX {
+            let mut end = MAX;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{} [...]", &text[..end])
+        } else {
+            text.to_string()
+        };
+        Evidence { file: file.to_string(), line, text }
+    }
+}
+
+/// Something an input establishes, named for the playbooks ("nccl.wc_error"), with attributes the
+/// rules match on and next steps fill placeholders from ("status" = "12", "host" = "node7").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fact {
+    pub name: String,
+    pub attrs: BTreeMap<String, String>,
+    pub evidence: Vec<Evidence>,
+}
+
+impl Fact {
+    pub fn new(name: &str) -> Fact {
+        Fact { name: name.to_string(), attrs: BTreeMap::new(), evidence: Vec::new() }
+    }
+
+    pub fn attr(mut self, key: &str, value: impl ToString) -> Fact {
+        self.attrs.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    pub fn evidence(mut self, evidence: Evidence) -> Fact {
+        if !self.evidence.contains(&evidence) {
+            self.evidence.push(evidence);
+        }
+        self
+    }
+
+    /// Set the host attribute, unless the input did not name one (then next steps show `<host>`).
+    pub fn host(self, host: &str) -> Fact {
+        if host == UNKNOWN_HOST || host.is_empty() {
+            self
+        } else {
+            self.attr("host", host)
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.attrs.get(key).map(String::as_str)
+    }
+}
+
+/// What parsers call a line's host when the line does not name one (dmesg -T, a bare log line).
+pub const UNKNOWN_HOST: &str = "unknown-host";
+
+/// Everything the parsers found in the inputs, before rules run.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub facts: Vec<Fact>,
+    /// Verdicts from the same checks `fabricdoctor check` runs, applied to pasted tool outputs.
+    pub observations: Vec<Finding>,
+    pub inputs: Vec<InputSummary>,
+    pub ranks: join::RankTable,
+}
+
+impl Analysis {
+    pub fn push(&mut self, fact: Fact) {
+        self.facts.push(fact);
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.facts.iter().any(|f| f.name == name)
+    }
+}
+
+/// Lines of an input with their 1-based numbers, without comment lines (`#` then whitespace, as in
+/// annotated pastes and scripts): no log or tool output the parsers read starts that way, and prose
+/// about a fault must not be read as the fault. nccl-tests' `#  Rank` header is read separately.
+pub fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !is_comment(l))
+}
+
+fn is_comment(line: &str) -> bool {
+    let mut chars = line.chars();
+    chars.next() == Some('#') && chars.next().is_none_or(char::is_whitespace)
+}
+
+/// Parse every input, join across them, and evaluate `playbooks`.
+pub fn triage(inputs: &[Input], playbooks: &[Playbook]) -> TriageReport {
+    let analysis = analyze(inputs);
+    report::evaluate(analysis, playbooks)
+}
+
+/// Parse every input into facts and observations and join ranks across inputs.
+pub fn analyze(inputs: &[Input]) -> Analysis {
+    let mut analysis = Analysis::default();
+    let mut nccl_logs = Vec::new();
+    let mut pytorch_records = Vec::new();
+    let mut rdma_records = rdma::RdmaRecords::default();
+    let mut counter_records = Vec::new();
+    for input in inputs {
+        let mut kinds = Vec::new();
+        if pickle::looks_like_pickle(&input.bytes) {
+            match pytorch::parse_flight_recorder_dump(&input.name, &input.bytes) {
+                Ok(dump) => {
+                    kinds.push("pytorch-flight-recorder-dump");
+                    pytorch_records.push(pytorch::PytorchRecords::from_dump(dump));
+                }
+                Err(error) => {
+                    analysis.observations.push(Finding::new(
+                        "triage.input",
+                        fabricdoctor_checks::Verdict::Error,
+                        input.name.clone(),
+                        format!("unreadable flight recorder dump: {error}"),
+                    ));
+                    kinds.push("unreadable-pickle");
+                }
+            }
+            analysis.inputs.push(InputSummary {
+                file: input.name.clone(),
+                kinds: kinds.iter().map(|k| k.to_string()).collect(),
+                lines: 0,
+            });
+            continue;
+        }
+        let text = String::from_utf8_lossy(&input.bytes);
+        let name = input.name.as_str();
+        let log = nccl::parse(name, &text);
+        if !log.is_empty() {
+            kinds.push("nccl-log");
+        }
+        nccl_logs.push(log);
+        let torch = pytorch::parse_text(name, &text);
+        kinds.extend(torch.kinds());
+        pytorch_records.push(torch);
+        let ras = kernel::parse_ras(name, &text);
+        if !ras.is_empty() {
+            kinds.push("nccl-ras");
+        }
+        analysis.facts.extend(ras.facts);
+        let rdma_found = rdma::parse(name, &text);
+        kinds.extend(rdma_found.kinds());
+        rdma_records.extend(rdma_found);
+        let counters_found = counters::parse(name, &text);
+        if !counters_found.is_empty() {
+            kinds.push("counters");
+        }
+        counter_records.extend(counters_found);
+        let devices = lspci::parse(name, &text);
+        if !devices.is_empty() {
+            kinds.push("lspci");
+            lspci::analyze(&devices, &mut analysis);
+        }
+        if let Some(matrix) = topo::parse(name, &text) {
+            kinds.push("nvidia-smi-topo");
+            topo::analyze(&matrix, &mut analysis);
+        }
+        let kernel_events = kernel::parse_kernel(name, &text);
+        if !kernel_events.is_empty() {
+            kinds.push("kernel-log");
+        }
+        analysis.facts.extend(kernel_events);
+        if join::parse_nccl_tests_ranks(name, &text, &mut analysis.ranks) {
+            kinds.push("nccl-tests");
+        }
+        if kinds.is_empty() {
+            kinds.push("unrecognised");
+            analysis.observations.push(Finding::new(
+                "triage.input",
+                fabricdoctor_checks::Verdict::Skip,
+                name,
+                "nothing in this input was recognised (not an NCCL/PyTorch log, RAS report, kernel log or a supported tool output): it was not analysed",
+            ));
+        }
+        analysis.inputs.push(InputSummary {
+            file: name.to_string(),
+            kinds: kinds.iter().map(|k| k.to_string()).collect(),
+            lines: text.lines().count(),
+        });
+    }
+    nccl::analyze(&nccl_logs, &mut analysis);
+    pytorch::analyze(&pytorch_records, &mut analysis);
+    rdma::analyze(&rdma_records, &nccl_logs, &mut analysis);
+    counters::analyze(&counter_records, &mut analysis);
+    join::enrich(&mut analysis, &counter_records);
+    analysis
+}

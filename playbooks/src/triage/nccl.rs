@@ -1,0 +1,546 @@
+//! NCCL_DEBUG logs: `host:pid:tid [dev] NCCL INFO|WARN ...` lines from many ranks and hosts, in any
+//! order, with launcher prefixes (pdsh's `10.0.0.1: `) tolerated; plus `NCCL_*` settings from launcher
+//! command lines (`-x NCCL_IB_GID_INDEX=3`, `export NCCL_...=`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::decode::wc_status;
+use super::{numbered_lines, Analysis, Evidence, Fact};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Trace,
+}
+
+/// One `NCCL INFO|WARN|TRACE` line.
+#[derive(Debug, Clone)]
+pub struct NcclLine {
+    pub line: usize,
+    pub host: Option<String>,
+    pub pid: Option<u64>,
+    pub dev: Option<u32>,
+    pub level: Level,
+    /// Text after `NCCL WARN ` / `NCCL INFO `.
+    pub message: String,
+    pub raw: String,
+}
+
+/// A `NCCL_*=value` setting, from a log's "set by environment" line or a launcher command line.
+#[derive(Debug, Clone)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+    pub host: Option<String>,
+    pub evidence: Evidence,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NcclLog {
+    pub file: String,
+    pub lines: Vec<NcclLine>,
+    /// "NCCL version 2.18.5+cuda12.2" lines: (host, version, evidence).
+    pub versions: Vec<(Option<String>, String, Evidence)>,
+    pub settings: Vec<Setting>,
+}
+
+impl NcclLog {
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty() && self.versions.is_empty() && self.settings.is_empty()
+    }
+
+    pub fn evidence(&self, line: &NcclLine) -> Evidence {
+        Evidence::new(&self.file, line.line, &line.raw)
+    }
+}
+
+/// Split `... host:pid:tid [dev] ... NCCL WARN message` into its parts.
+fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
+    let (marker, level) = [(" NCCL WARN ", Level::Warn), (" NCCL INFO ", Level::Info), (" NCCL TRACE ", Level::Trace)]
+        .into_iter()
+        .find_map(|(m, l)| raw.find(m).map(|i| (i, (m, l))))
+        .map(|(i, (m, l))| ((i, m.len()), l))?;
+    let (start, len) = marker;
+    let prefix = &raw[..start];
+    let message = raw[start + len..].trim().to_string();
+    let tokens: Vec<&str> = prefix.split_whitespace().collect();
+    let mut host = None;
+    let mut pid = None;
+    let mut dev = None;
+    for (i, token) in tokens.iter().enumerate() {
+        let Some(next) = tokens.get(i + 1) else { break };
+        if !next.starts_with('[') {
+            continue;
+        }
+        let parts: Vec<&str> = token.rsplitn(3, ':').collect();
+        if parts.len() == 3
+            && parts[0].chars().all(|c| c.is_ascii_digit())
+            && parts[1].chars().all(|c| c.is_ascii_digit())
+        {
+            host = Some(parts[2].to_string()).filter(|h| !h.is_empty());
+            pid = parts[1].parse().ok();
+            dev = next.trim_start_matches('[').trim_end_matches(']').parse().ok();
+            break;
+        }
+    }
+    Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string() })
+}
+
+/// `NAME=value` tokens for NCCL settings on a launcher command line.
+fn command_line_settings(file: &str, line_no: usize, raw: &str) -> Vec<Setting> {
+    let launcher = ["mpirun", "srun", "torchrun", "python", "docker", "export ", "-x ", "--env", "env "]
+        .iter()
+        .any(|l| raw.contains(l));
+    if !launcher {
+        return Vec::new();
+    }
+    raw.split_whitespace()
+        .filter_map(|token| {
+            let token = token.trim_matches(|c| c == '"' || c == '\'' || c == '`');
+            let (name, value) = token.split_once('=')?;
+            let name = name.trim_start_matches("--env=");
+            (name.starts_with("NCCL_")
+                && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .then(|| Setting {
+                name: name.to_string(),
+                value: value.trim_matches(|c| c == '"' || c == '\'').to_string(),
+                host: None,
+                evidence: Evidence::new(file, line_no, raw),
+            })
+        })
+        .collect()
+}
+
+/// Parse an input's NCCL lines. Never fails: lines that are not NCCL's are skipped.
+pub fn parse(file: &str, text: &str) -> NcclLog {
+    let mut log = NcclLog { file: file.to_string(), ..NcclLog::default() };
+    for (line_no, raw) in numbered_lines(text) {
+        log.settings.extend(command_line_settings(file, line_no, raw));
+        if let Some(line) = parse_line(line_no, raw) {
+            if let Some(version) = line.message.strip_prefix("NCCL version ") {
+                let version = version.split_whitespace().next().unwrap_or("").to_string();
+                log.versions.push((line.host.clone(), version, Evidence::new(file, line_no, raw)));
+            }
+            if let Some((name, value)) = line.message.split_once(" set by environment to ") {
+                let name = name.trim();
+                if name.starts_with("NCCL_") {
+                    log.settings.push(Setting {
+                        name: name.to_string(),
+                        value: value.trim().trim_end_matches('.').to_string(),
+                        host: line.host.clone(),
+                        evidence: Evidence::new(file, line_no, raw),
+                    });
+                }
+            }
+            log.lines.push(line);
+        } else if let Some(version) = raw.trim().strip_prefix("NCCL version ") {
+            let version = version.split_whitespace().next().unwrap_or("").to_string();
+            log.versions.push((None, version, Evidence::new(file, line_no, raw)));
+        }
+    }
+    log
+}
+
+/// The number after `key ` in `text` ("rank 3" -> 3), case-insensitive on the key.
+fn number_after(text: &str, key: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let key = format!("{} ", key.to_ascii_lowercase());
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(&key) {
+        let at = from + i;
+        let boundary = at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphanumeric();
+        let rest = &text[at + key.len()..];
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if boundary && !digits.is_empty() {
+            return digits.parse().ok();
+        }
+        from = at + key.len();
+    }
+    None
+}
+
+/// The word after `key ` in `text`.
+fn word_after<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let at = text.find(&format!("{key} "))?;
+    text[at + key.len() + 1..].split_whitespace().next()
+}
+
+/// `[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB ...` or `eth0:10.0.0.1<0>` interface lists.
+fn using_list(message: &str) -> Vec<String> {
+    let Some(after) = message.split_once("Using").map(|(_, a)| a) else {
+        return Vec::new();
+    };
+    let list = after.split(';').next().unwrap_or("");
+    list.split_whitespace()
+        .map(|t| {
+            let t = t.trim_start_matches(':').trim();
+            match t.find(']') {
+                Some(i) if t.starts_with('[') => &t[i + 1..],
+                _ => t,
+            }
+        })
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// An inter-node channel connection: `Channel 02/0 : 7[7] -> 8[0] [send] via NET/IB/1/GDRDMA`.
+#[derive(Debug, Clone)]
+pub struct NetChannel {
+    pub channel: String,
+    pub from: u64,
+    pub to: u64,
+    pub send: bool,
+    pub nic_index: u32,
+    pub host: Option<String>,
+    pub evidence: Evidence,
+}
+
+fn net_channel(log: &NcclLog, line: &NcclLine) -> Option<NetChannel> {
+    let message = &line.message;
+    let rest = message.strip_prefix("Channel ").or_else(|| message.strip_prefix("Ring "))?;
+    let (channel, rest) = rest.split_once(" : ")?;
+    let (from, rest) = rest.split_once(" -> ")?;
+    let from: u64 = from.split('[').next()?.trim().parse().ok()?;
+    let to_text = rest.split_whitespace().next()?;
+    let to: u64 = to_text.split('[').next()?.trim().parse().ok()?;
+    let send = if rest.contains("[send]") {
+        true
+    } else if rest.contains("[receive]") {
+        false
+    } else {
+        return None;
+    };
+    let via = rest.split_once("via NET/")?.1;
+    let mut parts = via.split('/');
+    let _transport = parts.next()?;
+    let index_text = parts.next()?;
+    let nic_index = index_text.split('(').next()?.parse().ok()?;
+    Some(NetChannel {
+        channel: channel.trim().to_string(),
+        from,
+        to,
+        send,
+        nic_index,
+        host: line.host.clone(),
+        evidence: log.evidence(line),
+    })
+}
+
+/// Interfaces that are rarely the one ranks can reach each other on: container bridges, loopback,
+/// tunnels and virtual links. NCCL picks interfaces by prefix unless NCCL_SOCKET_IFNAME says otherwise
+/// (NCCL docs, "NCCL_SOCKET_IFNAME"), and by default excludes only lo and docker*.
+fn is_suspect_interface(name: &str) -> bool {
+    ["docker", "lo", "virbr", "veth", "cni", "flannel", "tunl", "br-", "vxlan", "kube", "cali", "weave", "tailscale"]
+        .iter()
+        .any(|p| name == "lo" || (*p != "lo" && name.starts_with(p)))
+}
+
+/// Communicator (commId, or "nranks N" for logs without one) -> its size and, per rank, whether it
+/// logged Init START and Init COMPLETE.
+type Communicators = BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>;
+
+/// Facts from the NCCL logs of all inputs, joined across them.
+pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
+    let mut versions: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    let mut drivers: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    let mut settings: BTreeMap<String, BTreeMap<String, Vec<Evidence>>> = BTreeMap::new();
+    // (group key) -> nranks, rank -> (started, completed, evidence)
+    let mut comms: Communicators = BTreeMap::new();
+    let mut channels: Vec<NetChannel> = Vec::new();
+    let mut host_nics: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for log in logs {
+        for (_, version, evidence) in &log.versions {
+            versions.entry(version.clone()).or_default().push(evidence.clone());
+        }
+        for setting in &log.settings {
+            settings
+                .entry(setting.name.clone())
+                .or_default()
+                .entry(setting.value.clone())
+                .or_default()
+                .push(setting.evidence.clone());
+            analysis.push(
+                Fact::new("nccl.env")
+                    .attr("name", &setting.name)
+                    .attr("value", &setting.value)
+                    .evidence(setting.evidence.clone()),
+            );
+        }
+        for line in &log.lines {
+            let evidence = log.evidence(line);
+            let host = line.host.clone().unwrap_or_else(|| super::UNKNOWN_HOST.to_string());
+            let message = line.message.as_str();
+            let lower = message.to_ascii_lowercase();
+            if let Some(driver) = word_after(message, "cudaDriverVersion") {
+                drivers.entry(driver.to_string()).or_default().push(evidence.clone());
+            }
+            if message.contains("Init COMPLETE") || message.contains("Init START") {
+                if let (Some(rank), Some(nranks)) = (number_after(message, "rank"), number_after(message, "nranks")) {
+                    let key =
+                        word_after(message, "commId").map(str::to_string).unwrap_or_else(|| format!("nranks {nranks}"));
+                    let entry = comms.entry(key).or_insert((nranks, BTreeMap::new()));
+                    let state = entry.1.entry(rank).or_insert((false, false));
+                    if message.contains("Init COMPLETE") {
+                        state.1 = true;
+                    } else {
+                        state.0 = true;
+                    }
+                    analysis.ranks.record(
+                        rank,
+                        line.host.as_deref(),
+                        number_after(message, "cudaDev").map(|d| d as u32).or(line.dev),
+                        word_after(message, "busId"),
+                        evidence.clone(),
+                    );
+                }
+            }
+            if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
+                let nics = using_list(message);
+                if nics.iter().any(|n| n.ends_with("/RoCE")) {
+                    analysis.push(Fact::new("nccl.roce").host(&host).evidence(evidence.clone()));
+                }
+                host_nics
+                    .insert(host.clone(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
+            }
+            if message.starts_with("Bootstrap : Using") || message.starts_with("NET/Socket : Using") {
+                if let Some(first) = using_list(message).first() {
+                    let interface = first.split(':').next().unwrap_or(first);
+                    if is_suspect_interface(interface) {
+                        analysis.push(
+                            Fact::new("nccl.socket_iface_suspect")
+                                .host(&host)
+                                .attr("iface", interface)
+                                .evidence(evidence.clone()),
+                        );
+                    }
+                }
+            }
+            if let Some(channel) = net_channel(log, line) {
+                channels.push(channel);
+            }
+            if line.level != Level::Warn {
+                continue;
+            }
+            let fact = if lower.contains("got completion") && (lower.contains("error") || lower.contains("status=")) {
+                let status = number_after(message, "error")
+                    .or_else(|| {
+                        message
+                            .split("status=")
+                            .nth(1)
+                            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+                    })
+                    .unwrap_or(u64::MAX);
+                let status32 = u32::try_from(status).unwrap_or(u32::MAX);
+                let (name, meaning) = wc_status(status32);
+                let vendor = number_after(message, "vendor err");
+                let mut fact = Fact::new("nccl.wc_error")
+                    .host(&host)
+                    .attr("status", status)
+                    .attr("status_name", name)
+                    .attr("meaning", meaning)
+                    .attr("vendor_err", vendor.map(|v| format!("{v} ({v:#x})")).unwrap_or_else(|| "unknown".into()));
+                if let Some(peer) = word_after(message, "peer") {
+                    let peer_host = peer.split('<').next().unwrap_or(peer);
+                    fact = fact.attr("peer", peer_host);
+                }
+                if let Some(dev) = line.dev {
+                    fact = fact.attr("gpu", dev);
+                }
+                Some(fact)
+            } else if lower.contains("collective mismatch") {
+                let mut fact = Fact::new("nccl.collective_mismatch").host(&host);
+                if let Some(local) = number_after(message, "local size") {
+                    fact = fact.attr("local_size", local);
+                }
+                if let Some(remote) = number_after(message, "remote size") {
+                    fact = fact.attr("remote_size", remote);
+                }
+                if let Some(peer) = word_after(message, "peer") {
+                    fact = fact.attr("peer", peer.split('<').next().unwrap_or(peer));
+                }
+                Some(fact)
+            } else if lower.contains("posix_fallocate")
+                || lower.contains("shared memory segment")
+                || lower.contains("/dev/shm")
+                || (lower.contains("shm") && lower.contains("no space left"))
+            {
+                Some(Fact::new("nccl.shm_failed").host(&host))
+            } else if lower.contains("ibv_modify_qp")
+                || (lower.contains("no route to host") && lower.contains("net/ib"))
+            {
+                let error = message.rsplit(':').next().unwrap_or(message).trim().to_string();
+                Some(Fact::new("nccl.qp_connect_failed").host(&host).attr("error", error))
+            } else if (lower.contains("connect to") && lower.contains("failed"))
+                || lower.contains("socketstartconnect")
+                || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
+                || lower.contains("call to connect returned")
+            {
+                Some(Fact::new("nccl.socket_connect_failed").host(&host).attr("error", message))
+            } else if lower.contains("\"iommu=pt\" from kernel command line")
+                || lower.contains("\"amd_iommu=on\" from kernel")
+            {
+                // RCCL (NCCL's ROCm port, src/init.cc) warns at init when the kernel command line lacks
+                // iommu=pt: advice that healthy jobs print too, not an error; it bears on peer-to-peer
+                // DMA through an IOMMU.
+                Some(Fact::new("nccl.iommu_warning").host(&host))
+            } else if lower.contains("cuda failure") || lower.contains("cuda error") {
+                Some(Fact::new("nccl.cuda_error").host(&host).attr("error", message))
+            } else {
+                Some(Fact::new("nccl.error").host(&host).attr("text", message))
+            };
+            if let Some(fact) = fact {
+                analysis.push(fact.evidence(evidence));
+            }
+        }
+    }
+    mismatch_fact(analysis, "nccl.version_mismatch", "NCCL version", &versions);
+    mismatch_fact(analysis, "nccl.driver_mismatch", "CUDA driver", &drivers);
+    for (name, values) in &settings {
+        if values.len() > 1 {
+            let listed: Vec<String> = values.keys().map(|v| format!("{name}={v}")).collect();
+            let mut fact = Fact::new("nccl.env_mismatch").attr("name", name).attr("values", listed.join(" vs "));
+            for evidence in values.values().filter_map(|e| e.first()) {
+                fact = fact.evidence(evidence.clone());
+            }
+            analysis.push(fact);
+        }
+    }
+    for channel in &channels {
+        let rank = if channel.send { channel.from } else { channel.to };
+        let nic = channel.host.as_ref().and_then(|h| host_nics.get(h)).and_then(|n| n.get(channel.nic_index as usize));
+        if let Some(nic) = nic {
+            analysis.ranks.nccl_nics.entry(rank).or_insert_with(|| nic.clone());
+        }
+    }
+    missing_ranks(&comms, analysis);
+    cross_nic(&channels, &host_nics, analysis);
+}
+
+fn mismatch_fact(analysis: &mut Analysis, name: &str, what: &str, values: &BTreeMap<String, Vec<Evidence>>) {
+    if values.len() < 2 {
+        return;
+    }
+    let listed: Vec<&str> = values.keys().map(String::as_str).collect();
+    let mut fact = Fact::new(name).attr("what", what).attr("values", listed.join(" vs "));
+    for evidence in values.values().filter_map(|e| e.first()) {
+        fact = fact.evidence(evidence.clone());
+    }
+    analysis.push(fact);
+}
+
+/// Ranks that never reached Init COMPLETE while most of their communicator did. Only judged when the
+/// log plainly covers the communicator (at least half its ranks completed): an excerpt with a few
+/// ranks says nothing about the others.
+fn missing_ranks(comms: &Communicators, analysis: &mut Analysis) {
+    for (key, (nranks, ranks)) in comms {
+        let nranks = *nranks;
+        if !(2..=1 << 16).contains(&nranks) {
+            continue;
+        }
+        let completed: BTreeSet<u64> = ranks.iter().filter(|(_, s)| s.1).map(|(r, _)| *r).collect();
+        if completed.is_empty() || (completed.len() as u64) * 2 < nranks || completed.len() as u64 >= nranks {
+            continue;
+        }
+        for rank in (0..nranks).filter(|r| !completed.contains(r)) {
+            let started = ranks.get(&rank).is_some_and(|s| s.0);
+            let mut fact =
+                Fact::new("nccl.rank_missing").attr("rank", rank).attr("nranks", nranks).attr("comm", key).attr(
+                    "state",
+                    if started { "started init but never completed it" } else { "never appeared in the log" },
+                );
+            if let Some(entry) = analysis.ranks.get(rank) {
+                if let Some(evidence) = entry.evidence.first() {
+                    fact = fact.evidence(evidence.clone());
+                }
+            }
+            analysis.push(fact);
+        }
+    }
+}
+
+/// Inter-node connections whose two ends use different NICs (by index on each host, or by name when
+/// the hosts' NET/IB lists are known). On a rail-only fabric NIC k of one host reaches only NIC k of
+/// the others, so such traffic must cross rails through the spine or fails (NCCL_CROSS_NIC).
+fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>, analysis: &mut Analysis) {
+    let name_of = |c: &NetChannel| -> String {
+        c.host
+            .as_ref()
+            .and_then(|h| host_nics.get(h))
+            .and_then(|nics| nics.get(c.nic_index as usize).cloned())
+            .unwrap_or_else(|| format!("NIC index {}", c.nic_index))
+    };
+    let receives: BTreeMap<(&str, u64, u64), &NetChannel> =
+        channels.iter().filter(|c| !c.send).map(|c| ((c.channel.as_str(), c.from, c.to), c)).collect();
+    let mut reported = 0;
+    for send in channels.iter().filter(|c| c.send) {
+        let Some(receive) = receives.get(&(send.channel.as_str(), send.from, send.to)) else { continue };
+        if send.host.is_some() && send.host == receive.host {
+            continue;
+        }
+        if send.nic_index != receive.nic_index {
+            analysis.push(
+                Fact::new("nccl.cross_nic")
+                    .attr("channel", &send.channel)
+                    .attr("from_rank", send.from)
+                    .attr("to_rank", send.to)
+                    .attr("send_nic", name_of(send))
+                    .attr("recv_nic", name_of(receive))
+                    .attr("host", send.host.clone().unwrap_or_default())
+                    .attr("peer", receive.host.clone().unwrap_or_default())
+                    .evidence(send.evidence.clone())
+                    .evidence(receive.evidence.clone()),
+            );
+            reported += 1;
+            if reported >= 8 {
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_with_launcher_prefix_is_split() {
+        let line = parse_line(
+            1,
+            "10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] transport/net_ib.cc:1038 NCCL WARN NET/IB : x",
+        );
+        let line = line.unwrap_or_else(|| panic!("not parsed"));
+        assert_eq!(line.host.as_deref(), Some("so-ucloud-10-10-23-10"));
+        assert_eq!(line.pid, Some(1307367));
+        assert_eq!(line.dev, Some(0));
+        assert_eq!(line.level, Level::Warn);
+        assert_eq!(line.message, "NET/IB : x");
+    }
+
+    #[test]
+    fn rccl_iommu_advice_is_not_an_error() {
+        let text = "[2026-08-23 09:56:58] node [0] /app/rccl/build/release/hipify/src/init.cc:213 NCCL WARN Missing \"iommu=pt\" from kernel command line which can lead to system instablity or hang!\n";
+        let mut analysis = Analysis::default();
+        analyze(&[parse("f", text)], &mut analysis);
+        assert!(analysis.has("nccl.iommu_warning"));
+        assert!(!analysis.has("nccl.error"));
+    }
+
+    #[test]
+    fn numbers_after_keys() {
+        let m = "comm 0x55 rank 3 nranks 16 cudaDev 3 nvmlDev 3 busId 3d000 commId 0x1 - Init COMPLETE";
+        assert_eq!(number_after(m, "rank"), Some(3));
+        assert_eq!(number_after(m, "nRanks"), Some(16));
+        assert_eq!(word_after(m, "busId"), Some("3d000"));
+        assert_eq!(number_after("with error 12, opcode 0, len 0, vendor err 129", "error"), Some(12));
+        assert_eq!(number_after("with error 12, opcode 0, len 0, vendor err 129", "vendor err"), Some(129));
+    }
+
+    #[test]
+    fn channel_lines_give_nic_indices() {
+        let log = parse("f", "n1:1:2 [7] NCCL INFO Channel 02/0 : 7[7] -> 8[0] [send] via NET/IB/3/GDRDMA\n");
+        let channel = net_channel(&log, &log.lines[0]).unwrap_or_else(|| panic!("not parsed"));
+        assert_eq!((channel.from, channel.to, channel.send, channel.nic_index), (7, 8, true, 3));
+    }
+}

@@ -1,0 +1,435 @@
+//! PyTorch ProcessGroupNCCL watchdog messages, the flight recorder analyzer's text output
+//! (`tools/flight_recorder/fr_trace.py`), and raw flight recorder dumps (pickles written by
+//! `TORCH_NCCL_DUMP_ON_TIMEOUT`), turned into per-rank sequence facts: who is behind, who is
+//! missing, who issued a different collective.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::pickle::{self, PickleError, Value};
+use super::{numbered_lines, Analysis, Evidence, Fact};
+
+/// `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=.., OpType=.., NumelIn=.., ...)`
+/// and `Timeout at NCCL work: N, last enqueued NCCL work: N, last completed NCCL work: N.`
+#[derive(Debug, Clone, Default)]
+pub struct WatchdogRecord {
+    pub rank: Option<u64>,
+    pub seq: Option<u64>,
+    pub op: Option<String>,
+    pub numel_in: Option<u64>,
+    pub timeout_ms: Option<u64>,
+    pub last_enqueued: Option<u64>,
+    pub last_completed: Option<u64>,
+    pub evidence: Evidence,
+}
+
+/// One culprit from the analyzer: `Culprit rank 22; Error type: SIZE_OR_SYNTAX_MISMATCH, ...`.
+#[derive(Debug, Clone)]
+pub struct AnalyzerError {
+    pub rank: Option<u64>,
+    pub error_type: String,
+    pub detail: String,
+    pub collective: Option<String>,
+    pub op: Option<String>,
+    pub group: Option<String>,
+    pub state: Option<String>,
+    pub missing_ranks: Vec<u64>,
+    pub evidence: Vec<Evidence>,
+}
+
+/// One flight recorder entry of one rank.
+#[derive(Debug, Clone)]
+pub struct FlightEntry {
+    pub group: String,
+    pub seq: i64,
+    pub op: String,
+    pub input_sizes: String,
+    pub state: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct FlightDump {
+    pub file: String,
+    pub rank: Option<u64>,
+    pub entries: Vec<FlightEntry>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PytorchRecords {
+    pub watchdog: Vec<WatchdogRecord>,
+    pub analyzer: Vec<AnalyzerError>,
+    pub dumps: Vec<FlightDump>,
+}
+
+impl PytorchRecords {
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let mut kinds = Vec::new();
+        if !self.watchdog.is_empty() {
+            kinds.push("pytorch-watchdog");
+        }
+        if !self.analyzer.is_empty() {
+            kinds.push("pytorch-flight-recorder-analysis");
+        }
+        kinds
+    }
+
+    pub fn from_dump(dump: FlightDump) -> PytorchRecords {
+        PytorchRecords { dumps: vec![dump], ..PytorchRecords::default() }
+    }
+}
+
+/// `Key=123` inside a WorkNCCL(...) description.
+fn keyed_number(text: &str, key: &str) -> Option<u64> {
+    let at = text.find(key)?;
+    text[at + key.len()..].chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().ok()
+}
+
+fn keyed_word(text: &str, key: &str) -> Option<String> {
+    let at = text.find(key)?;
+    let word: String = text[at + key.len()..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    (!word.is_empty()).then_some(word)
+}
+
+/// The rank a PyTorch log line is about: `[Rank 3]`, `Rank 3]` inside `[PG 0 (default_pg) Rank 3]`, or `[rank3]:`.
+fn rank_of(line: &str) -> Option<u64> {
+    keyed_number(line, " Rank ").or_else(|| keyed_number(line, "[Rank ")).or_else(|| keyed_number(line, "[rank"))
+}
+
+/// Numbers in a Python set or list literal: `{0, 1, 2}`.
+fn numbers(text: &str) -> Vec<u64> {
+    text.split(|c: char| !c.is_ascii_digit()).filter_map(|t| t.parse().ok()).take(1 << 16).collect()
+}
+
+pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
+    let mut records = PytorchRecords::default();
+    let mut context: BTreeMap<&str, String> = BTreeMap::new();
+    let mut context_evidence: Vec<Evidence> = Vec::new();
+    for (line_no, raw) in numbered_lines(text) {
+        let evidence = Evidence::new(file, line_no, raw);
+        if raw.contains("Watchdog caught collective operation timeout") || raw.contains("Timeout at NCCL work:") {
+            records.watchdog.push(WatchdogRecord {
+                rank: rank_of(raw),
+                seq: keyed_number(raw, "SeqNum=").or_else(|| keyed_number(raw, "Timeout at NCCL work: ")),
+                op: keyed_word(raw, "OpType="),
+                numel_in: keyed_number(raw, "NumelIn="),
+                timeout_ms: keyed_number(raw, "Timeout(ms)="),
+                last_enqueued: keyed_number(raw, "last enqueued NCCL work: "),
+                last_completed: keyed_number(raw, "last completed NCCL work: "),
+                evidence,
+            });
+            continue;
+        }
+        let trimmed = raw.trim();
+        if let Some(rest) = trimmed.strip_prefix("Collective ") {
+            if trimmed.ends_with("errors") || trimmed.contains(" at entry ") {
+                context.clear();
+                context_evidence.clear();
+                context.insert("collective", rest.split_whitespace().next().unwrap_or("").to_string());
+                context_evidence.push(evidence);
+                continue;
+            }
+        }
+        if let Some(rest) = trimmed.strip_prefix("Not all ranks joining collective ") {
+            context.clear();
+            context_evidence.clear();
+            context.insert("collective", rest.split_whitespace().next().unwrap_or("").to_string());
+            context_evidence.push(evidence);
+            continue;
+        }
+        for (prefix, key) in [
+            ("group info:", "group"),
+            ("collective:", "op"),
+            ("collective state:", "state"),
+            ("input sizes:", "input_sizes"),
+        ] {
+            if let Some(value) = trimmed.strip_prefix(prefix) {
+                context.insert(key, value.trim().to_string());
+                if key == "op" || key == "input_sizes" {
+                    context_evidence.push(evidence.clone());
+                }
+            }
+        }
+        if let Some(value) = trimmed.strip_prefix("missing ranks:") {
+            let missing = numbers(value);
+            records.analyzer.push(AnalyzerError {
+                rank: None,
+                error_type: "MISSING_RANKS".into(),
+                detail: value.trim().to_string(),
+                collective: context.get("collective").cloned(),
+                op: context.get("op").cloned(),
+                group: context.get("group").cloned(),
+                state: context.get("state").cloned(),
+                missing_ranks: missing,
+                evidence: context_evidence.iter().cloned().chain([evidence.clone()]).collect(),
+            });
+        }
+        if trimmed.contains("Culprit rank ") {
+            for part in trimmed.split("Culprit rank ").skip(1) {
+                let rank = part.split(|c: char| !c.is_ascii_digit()).next().and_then(|r| r.parse().ok());
+                let error_type = part
+                    .split_once("Error type: ")
+                    .map(|(_, t)| t.split(|c: char| c == ',' || c.is_whitespace()).next().unwrap_or("").to_string())
+                    .unwrap_or_else(|| "UNKNOWN".into());
+                let detail = part
+                    .split_once(", ")
+                    .map(|(_, d)| d.trim().trim_end_matches(',').trim().to_string())
+                    .unwrap_or_default();
+                records.analyzer.push(AnalyzerError {
+                    rank,
+                    error_type,
+                    detail,
+                    collective: context.get("collective").cloned(),
+                    op: context.get("op").cloned(),
+                    group: context.get("group").cloned(),
+                    state: context.get("state").cloned(),
+                    missing_ranks: Vec::new(),
+                    evidence: context_evidence.iter().cloned().chain([evidence.clone()]).collect(),
+                });
+            }
+        }
+    }
+    records
+}
+
+/// A flight recorder dump: `{"version": .., "pg_config": .., "entries": [{..}, ..]}`. The rank comes
+/// from the file name's last `_N` (the dump files are `<prefix><rank>`; pytorch#140879 shows names
+/// like `nccl_trace_rank_container-node02_5`).
+pub fn parse_flight_recorder_dump(file: &str, bytes: &[u8]) -> Result<FlightDump, PickleError> {
+    let value = pickle::parse(bytes)?;
+    let stem = file.rsplit('/').next().unwrap_or(file);
+    let stem = stem.split('.').next().unwrap_or(stem);
+    let rank = value
+        .get("rank")
+        .and_then(Value::as_int)
+        .and_then(|r| u64::try_from(r).ok())
+        .or_else(|| stem.rsplit(['_', '-']).next().and_then(|r| r.parse().ok()));
+    let entries = value
+        .get("entries")
+        .map(|e| e.items())
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|entry| {
+            let group = match entry.get("process_group") {
+                Some(Value::Tuple(parts)) | Some(Value::List(parts)) => {
+                    parts.iter().map(Value::render).collect::<Vec<_>>().join(":")
+                }
+                Some(other) => other.render(),
+                None => entry.get("pg_id").map(Value::render).unwrap_or_default(),
+            };
+            Some(FlightEntry {
+                group,
+                seq: entry.get("collective_seq_id").and_then(Value::as_int)?,
+                op: entry.get("profiling_name").and_then(Value::as_str).unwrap_or("unknown").to_string(),
+                input_sizes: entry.get("input_sizes").map(Value::render).unwrap_or_default(),
+                state: entry.get("state").and_then(Value::as_str).unwrap_or("unknown").to_string(),
+            })
+        })
+        .collect();
+    Ok(FlightDump { file: file.to_string(), rank, entries })
+}
+
+pub fn analyze(all: &[PytorchRecords], analysis: &mut Analysis) {
+    let watchdog: Vec<&WatchdogRecord> = all.iter().flat_map(|r| r.watchdog.iter()).collect();
+    watchdog_facts(&watchdog, analysis);
+    for error in all.iter().flat_map(|r| r.analyzer.iter()) {
+        let mut fact = if error.error_type == "MISSING_RANKS" {
+            Fact::new("fr.missing_ranks")
+                .attr("ranks", error.missing_ranks.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+        } else {
+            Fact::new("fr.mismatch").attr("error_type", &error.error_type).attr("detail", &error.detail)
+        };
+        if let Some(rank) = error.rank {
+            fact = fact.attr("rank", rank);
+        }
+        for (key, value) in
+            [("collective", &error.collective), ("op", &error.op), ("group", &error.group), ("state", &error.state)]
+        {
+            if let Some(value) = value {
+                fact = fact.attr(key, value);
+            }
+        }
+        for evidence in &error.evidence {
+            fact = fact.evidence(evidence.clone());
+        }
+        analysis.push(fact);
+    }
+    let dumps: Vec<&FlightDump> = all.iter().flat_map(|r| r.dumps.iter()).collect();
+    dump_facts(&dumps, analysis);
+}
+
+fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
+    for record in records {
+        let mut fact = Fact::new("pytorch.watchdog_timeout");
+        if let Some(rank) = record.rank {
+            fact = fact.attr("rank", rank);
+        }
+        if let Some(seq) = record.seq {
+            fact = fact.attr("seq", seq);
+        }
+        if let Some(op) = &record.op {
+            fact = fact.attr("op", op);
+        }
+        if let Some(timeout) = record.timeout_ms {
+            fact = fact.attr("timeout_ms", timeout);
+        }
+        analysis.push(fact.evidence(record.evidence.clone()));
+    }
+    // Per rank: the highest sequence number it enqueued (or timed out on).
+    let mut last: BTreeMap<u64, (u64, Evidence)> = BTreeMap::new();
+    for record in records {
+        let (Some(rank), Some(seq)) = (record.rank, record.last_enqueued.or(record.seq)) else { continue };
+        let entry = last.entry(rank).or_insert((seq, record.evidence.clone()));
+        if seq > entry.0 {
+            *entry = (seq, record.evidence.clone());
+        }
+    }
+    if last.len() >= 2 {
+        let max = last.values().map(|v| v.0).max().unwrap_or(0);
+        let ahead = last.iter().find(|(_, v)| v.0 == max).map(|(_, v)| v.1.clone());
+        for (rank, (seq, evidence)) in &last {
+            if *seq < max {
+                let mut fact = Fact::new("pytorch.rank_behind")
+                    .attr("rank", rank)
+                    .attr("last_seq", seq)
+                    .attr("max_seq", max)
+                    .evidence(evidence.clone());
+                if let Some(ahead) = &ahead {
+                    fact = fact.evidence(ahead.clone());
+                }
+                analysis.push(fact);
+            }
+        }
+    }
+    // Same sequence number, different operation or size: ranks are in different collectives.
+    let mut by_seq: BTreeMap<u64, Vec<&WatchdogRecord>> = BTreeMap::new();
+    for record in records {
+        if let (Some(seq), Some(_)) = (record.seq, &record.op) {
+            by_seq.entry(seq).or_default().push(record);
+        }
+    }
+    for (seq, group) in by_seq {
+        let ops: BTreeSet<(String, Option<u64>)> =
+            group.iter().map(|r| (r.op.clone().unwrap_or_default(), r.numel_in)).collect();
+        if ops.len() > 1 {
+            let listed: Vec<String> = ops
+                .iter()
+                .map(|(op, n)| format!("{op}({})", n.map(|n| n.to_string()).unwrap_or_else(|| "?".into())))
+                .collect();
+            let mut fact = Fact::new("pytorch.op_mismatch").attr("seq", seq).attr("ops", listed.join(" vs "));
+            for record in group {
+                fact = fact.evidence(record.evidence.clone());
+            }
+            analysis.push(fact);
+        }
+    }
+}
+
+/// One rank's entry for a (group, sequence), with the dump file it came from.
+type RankEntry<'a> = (u64, &'a FlightEntry, &'a str);
+
+/// Compare dumps rank by rank: the same (group, sequence) must be the same operation with the same
+/// input sizes on every rank; a rank whose last sequence is lower than the others' is behind.
+fn dump_facts(dumps: &[&FlightDump], analysis: &mut Analysis) {
+    if dumps.len() < 2 {
+        return;
+    }
+    let mut table: BTreeMap<(String, i64), Vec<RankEntry<'_>>> = BTreeMap::new();
+    let mut last: BTreeMap<(String, u64), (i64, &str)> = BTreeMap::new();
+    for dump in dumps {
+        let Some(rank) = dump.rank else { continue };
+        for entry in &dump.entries {
+            table.entry((entry.group.clone(), entry.seq)).or_default().push((rank, entry, dump.file.as_str()));
+            let slot = last.entry((entry.group.clone(), rank)).or_insert((entry.seq, dump.file.as_str()));
+            slot.0 = slot.0.max(entry.seq);
+        }
+    }
+    let mut reported = 0;
+    for ((group, seq), ranks) in &table {
+        let mut signatures: BTreeMap<(String, String), Vec<u64>> = BTreeMap::new();
+        for (rank, entry, _) in ranks {
+            signatures.entry((entry.op.clone(), entry.input_sizes.clone())).or_default().push(*rank);
+        }
+        if signatures.len() < 2 || reported >= 16 {
+            continue;
+        }
+        let majority = signatures.iter().max_by_key(|(_, r)| r.len()).map(|(k, _)| k.clone()).unwrap_or_default();
+        for ((op, sizes), culprits) in &signatures {
+            if (op, sizes) == (&majority.0, &majority.1) {
+                continue;
+            }
+            for rank in culprits {
+                let file = ranks.iter().find(|(r, _, _)| r == rank).map(|(_, _, f)| *f).unwrap_or("");
+                let error_type = if *op != majority.0 { "COLLECTIVE_TYPE_MISMATCH" } else { "SIZE_OR_SYNTAX_MISMATCH" };
+                analysis.push(
+                    Fact::new("fr.mismatch")
+                        .attr("rank", rank)
+                        .attr("error_type", error_type)
+                        .attr("group", group)
+                        .attr("collective", seq)
+                        .attr("op", op)
+                        .attr("detail", format!("expected {} {}, found {op} {sizes}", majority.0, majority.1))
+                        .evidence(Evidence::new(
+                            file,
+                            0,
+                            &format!("rank {rank} {group} collective_seq_id {seq}: {op} input_sizes {sizes} (most ranks: {} {})", majority.0, majority.1),
+                        )),
+                );
+                reported += 1;
+            }
+        }
+    }
+    let mut groups: BTreeSet<&str> = BTreeSet::new();
+    for (group, _) in last.keys() {
+        groups.insert(group);
+    }
+    for group in groups {
+        let per_rank: Vec<(u64, i64, &str)> =
+            last.iter().filter(|((g, _), _)| g == group).map(|((_, r), (s, f))| (*r, *s, *f)).collect();
+        let max = per_rank.iter().map(|p| p.1).max().unwrap_or(0);
+        for (rank, seq, file) in per_rank.iter().filter(|p| p.1 < max) {
+            analysis.push(
+                Fact::new("pytorch.rank_behind")
+                    .attr("rank", rank)
+                    .attr("last_seq", seq)
+                    .attr("max_seq", max)
+                    .attr("group", group)
+                    .evidence(Evidence::new(
+                        file,
+                        0,
+                        &format!("rank {rank} {group}: last collective_seq_id {seq}, others reached {max}"),
+                    )),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fr_trace's report when some ranks never joined a collective.
+    #[test]
+    fn analyzer_missing_ranks() {
+        let text = "Not all ranks joining collective 5 at entry 4\ngroup info: 0:default_pg\ncollective: nccl:all_reduce\nmissing ranks: {3, 17}\ninput sizes: [[1024]]\n";
+        let records = parse_text("f", text);
+        assert_eq!(records.analyzer.len(), 1);
+        let missing = &records.analyzer[0];
+        assert_eq!(missing.missing_ranks, [3, 17]);
+        assert_eq!(missing.op.as_deref(), Some("nccl:all_reduce"));
+        assert_eq!(missing.collective.as_deref(), Some("5"));
+        let mut analysis = Analysis::default();
+        analyze(&[records], &mut analysis);
+        assert_eq!(analysis.facts[0].name, "fr.missing_ranks");
+        assert_eq!(analysis.facts[0].get("ranks"), Some("3, 17"));
+    }
+
+    #[test]
+    fn watchdog_line_fields() {
+        let text = "[rank3]:[E1116 10:00:00.123 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1234, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.";
+        let records = parse_text("f", text);
+        let w = &records.watchdog[0];
+        assert_eq!(
+            (w.rank, w.seq, w.op.as_deref(), w.timeout_ms),
+            (Some(3), Some(1234), Some("ALLREDUCE"), Some(600000))
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! `ibv_devinfo` and `show_gids` outputs: port state, link layer, firmware, MTU, and the GID table
+//! (which index is RoCE v2 over IPv4, the one NCCL must use between subnets).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fabricdoctor_checks::{Finding, Policy, Verdict};
+
+use super::counters::cite;
+use super::nccl::NcclLog;
+use super::{numbered_lines, Analysis, Evidence, Fact};
+
+#[derive(Debug, Clone, Default)]
+pub struct DevicePort {
+    pub device: String,
+    pub firmware: Option<(String, Evidence)>,
+    pub part_id: Option<String>,
+    pub port: u32,
+    pub state: Option<(String, Evidence)>,
+    pub active_mtu: Option<(u32, Evidence)>,
+    pub link_layer: Option<(String, Evidence)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Gid {
+    pub device: String,
+    pub port: u32,
+    pub index: u32,
+    pub gid: String,
+    pub ipv4: Option<String>,
+    pub version: String,
+    pub netdev: Option<String>,
+    pub evidence: Evidence,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RdmaRecords {
+    pub ports: Vec<DevicePort>,
+    pub gids: Vec<Gid>,
+}
+
+impl RdmaRecords {
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let mut kinds = Vec::new();
+        if !self.ports.is_empty() {
+            kinds.push("ibv_devinfo");
+        }
+        if !self.gids.is_empty() {
+            kinds.push("show_gids");
+        }
+        kinds
+    }
+
+    pub fn extend(&mut self, other: RdmaRecords) {
+        self.ports.extend(other.ports);
+        self.gids.extend(other.gids);
+    }
+}
+
+fn value_of<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.trim().strip_prefix(key).map(str::trim)
+}
+
+pub fn parse(file: &str, text: &str) -> RdmaRecords {
+    let mut records = RdmaRecords::default();
+    let mut device: Option<String> = None;
+    let mut firmware: Option<(String, Evidence)> = None;
+    let mut part_id: Option<String> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        let evidence = || Evidence::new(file, line_no, raw);
+        if let Some(name) = value_of(raw, "hca_id:") {
+            device = Some(name.to_string());
+            firmware = None;
+            part_id = None;
+            continue;
+        }
+        if let Some(current) = &device {
+            if let Some(fw) = value_of(raw, "fw_ver:") {
+                firmware = Some((fw.to_string(), evidence()));
+            } else if let Some(part) = value_of(raw, "vendor_part_id:") {
+                part_id = Some(part.to_string());
+            } else if let Some(port) = value_of(raw, "port:").and_then(|p| p.parse::<u32>().ok()) {
+                records.ports.push(DevicePort {
+                    device: current.clone(),
+                    firmware: firmware.clone(),
+                    part_id: part_id.clone(),
+                    port,
+                    ..DevicePort::default()
+                });
+            } else if let Some(port) = records.ports.last_mut().filter(|p| &p.device == current) {
+                if let Some(state) = value_of(raw, "state:") {
+                    port.state = Some((state.split_whitespace().next().unwrap_or("").to_string(), evidence()));
+                } else if let Some(mtu) = value_of(raw, "active_mtu:") {
+                    if let Some(bytes) = mtu.split_whitespace().next().and_then(|m| m.parse().ok()) {
+                        port.active_mtu = Some((bytes, evidence()));
+                    }
+                } else if let Some(layer) = value_of(raw, "link_layer:") {
+                    port.link_layer = Some((layer.to_string(), evidence()));
+                }
+            }
+        }
+        let fields: Vec<&str> = raw.split_whitespace().collect();
+        if fields.len() >= 5 {
+            let (Ok(port), Ok(index)) = (fields[1].parse::<u32>(), fields[2].parse::<u32>()) else { continue };
+            let gid = fields[3];
+            if gid.split(':').count() != 8 {
+                continue;
+            }
+            let rest = &fields[4..];
+            let Some(version_at) = rest.iter().position(|f| *f == "v1" || *f == "v2") else { continue };
+            let ipv4 = rest[..version_at].first().map(|s| s.to_string());
+            records.gids.push(Gid {
+                device: fields[0].to_string(),
+                port,
+                index,
+                gid: gid.to_string(),
+                ipv4,
+                version: rest[version_at].to_string(),
+                netdev: rest.get(version_at + 1).map(|s| s.to_string()),
+                evidence: evidence(),
+            });
+        }
+    }
+    records
+}
+
+pub fn analyze(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
+    let policy = Policy::default();
+    let mut firmware_by_part: BTreeMap<String, BTreeMap<String, Vec<(String, Evidence)>>> = BTreeMap::new();
+    for port in &records.ports {
+        let subject = format!("{} port {}", port.device, port.port);
+        if let Some((state, evidence)) = &port.state {
+            if state == "PORT_ACTIVE" {
+                analysis
+                    .observations
+                    .push(Finding::new("rdma.port.state", Verdict::Pass, &subject, "ACTIVE").evidence(cite(evidence)));
+            } else {
+                analysis.observations.push(
+                    Finding::new(
+                        "rdma.port.state",
+                        Verdict::Fail,
+                        &subject,
+                        format!("{state}: no RDMA traffic possible on this port"),
+                    )
+                    .evidence(cite(evidence)),
+                );
+                analysis.push(
+                    Fact::new("rdma.port_down")
+                        .attr("nic", &port.device)
+                        .attr("port", port.port)
+                        .attr("state", state)
+                        .evidence(evidence.clone()),
+                );
+            }
+        }
+        if let Some((layer, evidence)) = &port.link_layer {
+            if layer.eq_ignore_ascii_case("Ethernet") {
+                analysis.push(Fact::new("rdma.roce").attr("nic", &port.device).evidence(evidence.clone()));
+                if let Some((mtu, mtu_evidence)) = &port.active_mtu {
+                    if *mtu < policy.rdma.roce_min_active_mtu {
+                        analysis.observations.push(
+                            Finding::new(
+                                "rdma.mtu",
+                                Verdict::Warn,
+                                &subject,
+                                format!(
+                                    "RoCE active MTU {mtu}, below {}: the netdev MTU limits it (set the interface MTU to 9000 or more, or 4200+)",
+                                    policy.rdma.roce_min_active_mtu
+                                ),
+                            )
+                            .evidence(cite(mtu_evidence)),
+                        );
+                    }
+                }
+            }
+        }
+        if let (Some((fw, evidence)), Some(part)) = (&port.firmware, &port.part_id) {
+            firmware_by_part
+                .entry(part.clone())
+                .or_default()
+                .entry(fw.clone())
+                .or_default()
+                .push((port.device.clone(), evidence.clone()));
+        }
+    }
+    for (part, versions) in &firmware_by_part {
+        if versions.len() > 1 {
+            let listed: Vec<String> = versions
+                .iter()
+                .map(|(fw, devices)| {
+                    let mut names: Vec<&str> = devices.iter().map(|d| d.0.as_str()).collect();
+                    names.dedup();
+                    format!("{fw} on {}", names.join(", "))
+                })
+                .collect();
+            let mut finding = Finding::new(
+                "rdma.firmware",
+                Verdict::Warn,
+                format!("vendor_part_id {part}"),
+                format!("same adapter model runs different firmware: {}", listed.join("; ")),
+            );
+            for devices in versions.values() {
+                finding = finding.evidence(cite(&devices[0].1));
+            }
+            analysis.observations.push(finding);
+        }
+    }
+    gids(records, logs, analysis);
+}
+
+fn is_ipv4_mapped(gid: &str) -> bool {
+    gid.to_ascii_lowercase().starts_with("0000:0000:0000:0000:0000:ffff:")
+}
+
+fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
+    let mut rocev2: BTreeMap<String, &Gid> = BTreeMap::new();
+    let mut lowest: BTreeMap<String, u32> = BTreeMap::new();
+    for gid in &records.gids {
+        let low = lowest.entry(gid.device.clone()).or_insert(gid.index);
+        *low = (*low).min(gid.index);
+        if gid.version == "v2" && is_ipv4_mapped(&gid.gid) {
+            rocev2.entry(gid.device.clone()).or_insert(gid);
+        }
+    }
+    for (device, gid) in &rocev2 {
+        let sparse = lowest.get(device).is_some_and(|l| *l > 0);
+        let note = if sparse {
+            format!(
+                "; the table starts at index {} (sparse: other entries belong to the host or other containers), so do not assume index 3",
+                lowest.get(device).copied().unwrap_or(0)
+            )
+        } else {
+            String::new()
+        };
+        analysis.observations.push(
+            Finding::new(
+                "rdma.gid.rocev2",
+                Verdict::Pass,
+                format!("{device} port {}", gid.port),
+                format!(
+                    "RoCE v2 IPv4 GID at index {} ({}){note}: NCCL_IB_GID_INDEX={} selects it",
+                    gid.index,
+                    gid.ipv4.as_deref().unwrap_or("no address shown"),
+                    gid.index
+                ),
+            )
+            .evidence(cite(&gid.evidence)),
+        );
+        analysis.push(
+            Fact::new("rdma.rocev2_gid")
+                .attr("nic", device)
+                .attr("gid_index", gid.index)
+                .attr("sparse", sparse)
+                .evidence(gid.evidence.clone()),
+        );
+    }
+    let subnets: BTreeSet<String> = rocev2
+        .values()
+        .filter_map(|g| g.ipv4.as_ref())
+        .filter_map(|ip| ip.rsplit_once('.').map(|(net, _)| format!("{net}.0/24")))
+        .collect();
+    if subnets.len() > 1 && subnets.len() == rocev2.len() {
+        let mut fact =
+            Fact::new("rdma.per_rail_subnets").attr("subnets", subnets.iter().cloned().collect::<Vec<_>>().join(", "));
+        for gid in rocev2.values() {
+            fact = fact.evidence(gid.evidence.clone());
+        }
+        analysis.observations.push(Finding::new(
+            "rdma.gid.subnets",
+            Verdict::Pass,
+            "node",
+            format!(
+                "each NIC in its own subnet ({}): per-rail L3 addressing, typical of rail-optimised fabrics",
+                fact.get("subnets").unwrap_or("")
+            ),
+        ));
+        analysis.push(fact);
+    }
+    // The GID index NCCL used: set explicitly, or its default.
+    let gid_settings: Vec<&super::nccl::Setting> =
+        logs.iter().flat_map(|l| l.settings.iter()).filter(|s| s.name == "NCCL_IB_GID_INDEX").collect();
+    let roce_evidence: Vec<Evidence> = analysis
+        .facts
+        .iter()
+        .filter(|f| f.name == "rdma.roce" || f.name == "nccl.roce")
+        .filter_map(|f| f.evidence.first().cloned())
+        .collect();
+    let roce = !roce_evidence.is_empty();
+    if roce {
+        // One fact for "the fabric is RoCE", whichever input said so (ibv_devinfo or NCCL's NET/IB list).
+        let mut fact = Fact::new("roce").attr("meaning", "the RDMA link layer is Ethernet (RoCE)");
+        for evidence in roce_evidence.into_iter().take(4) {
+            fact = fact.evidence(evidence);
+        }
+        analysis.push(fact);
+    }
+    let retry_errors = analysis.facts.iter().any(|f| f.name == "nccl.wc_error" && f.get("status") == Some("12"))
+        || analysis.has("nccl.qp_connect_failed");
+    if roce && retry_errors {
+        if gid_settings.is_empty() {
+            analysis.push(
+                Fact::new("nccl.gid_index_unset")
+                    .attr("meaning", "no log line or launcher command given sets NCCL_IB_GID_INDEX"),
+            );
+        }
+        for setting in &gid_settings {
+            for (device, gid) in &rocev2 {
+                if setting.value != gid.index.to_string() {
+                    analysis.push(
+                        Fact::new("nccl.gid_index_wrong")
+                            .attr("nic", device)
+                            .attr("gid_index", gid.index)
+                            .attr("configured", &setting.value)
+                            .evidence(setting.evidence.clone())
+                            .evidence(gid.evidence.clone()),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn show_gids_rows_with_and_without_address() {
+        let text = "mlx5_0\t1\t4\tfe80:0000:0000:0000:c025:a1ff:fe31:2e81\t\t\tv1\tnet1\nmlx5_0\t1\t7\t0000:0000:0000:0000:0000:ffff:0a9c:8184\t10.156.129.132  \tv2\tnet1\nmlx5_3\t1\t7\t0000:0000:0000:0000:0000:ffff:0a9c:8d84\t10.156.14\n";
+        let records = parse("f", text);
+        assert_eq!(records.gids.len(), 2);
+        assert_eq!(records.gids[1].ipv4.as_deref(), Some("10.156.129.132"));
+        assert_eq!(records.gids[0].ipv4, None);
+    }
+}

@@ -1,0 +1,171 @@
+//! `nvidia-smi topo -m` text (space- or TAB-separated, with or without legends), judged by the same
+//! affinity and rail functions the live `topo.*` checks use.
+
+use std::collections::BTreeMap;
+
+use fabricdoctor_checks::topo::{affinity_verdict, rails_judgement};
+use fabricdoctor_checks::topology::assign_rails;
+use fabricdoctor_checks::{Finding, Policy, Relation, Verdict};
+
+use super::{numbered_lines, Analysis, Evidence};
+
+#[derive(Debug, Clone)]
+pub struct TopoMatrix {
+    pub gpus: Vec<String>,
+    /// (label "NIC0", device "mlx5_0" from the NIC legend, else the label).
+    pub nics: Vec<(String, String)>,
+    /// gpu_nic[g][n]
+    pub gpu_nic: Vec<Vec<Relation>>,
+    pub evidence: Vec<Evidence>,
+    /// GPU rows cut short (a truncated paste): left out of the verdicts.
+    pub incomplete_rows: Vec<String>,
+    /// GPUs the header names (a cut-short row still counts as a GPU of the node).
+    pub header_gpus: usize,
+}
+
+fn relation(cell: &str) -> Option<Relation> {
+    Some(match cell {
+        "X" => Relation::Same,
+        "PIX" => Relation::Pix,
+        "PXB" => Relation::Pxb,
+        "PHB" => Relation::Phb,
+        "NODE" => Relation::Node,
+        "SYS" => Relation::Sys,
+        _ => return None,
+    })
+}
+
+fn is_label(token: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    token.strip_prefix("GPU").is_some_and(digits)
+        || token.strip_prefix("NIC").is_some_and(digits)
+        || token.starts_with("mlx") && token.contains('_')
+}
+
+pub fn parse(file: &str, text: &str) -> Option<TopoMatrix> {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let header_at = lines.iter().position(|(_, l)| {
+        let tokens: Vec<&str> = l.split_whitespace().collect();
+        tokens.first() == Some(&"GPU0") && tokens.iter().filter(|t| is_label(t)).count() >= 2
+    })?;
+    let columns: Vec<&str> = lines[header_at].1.split_whitespace().take_while(|t| is_label(t)).collect();
+    let gpu_columns: Vec<usize> = (0..columns.len()).filter(|&i| columns[i].starts_with("GPU")).collect();
+    let nic_columns: Vec<usize> = (0..columns.len()).filter(|&i| !columns[i].starts_with("GPU")).collect();
+    if nic_columns.is_empty() {
+        return None;
+    }
+    let mut legend: BTreeMap<String, String> = BTreeMap::new();
+    for (_, line) in &lines {
+        if let Some((label, device)) = line.trim().split_once(": ") {
+            if label.starts_with("NIC") && is_label(label) {
+                legend.insert(label.to_string(), device.trim().to_string());
+            }
+        }
+    }
+    let mut matrix = TopoMatrix {
+        gpus: Vec::new(),
+        nics: nic_columns
+            .iter()
+            .map(|&i| {
+                (columns[i].to_string(), legend.get(columns[i]).cloned().unwrap_or_else(|| columns[i].to_string()))
+            })
+            .collect(),
+        gpu_nic: Vec::new(),
+        evidence: vec![Evidence::new(file, lines[header_at].0, lines[header_at].1)],
+        incomplete_rows: Vec::new(),
+        header_gpus: gpu_columns.len(),
+    };
+    for (line_no, line) in &lines[header_at + 1..] {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        let Some(label) = tokens.first().filter(|t| t.starts_with("GPU") && is_label(t)) else { continue };
+        let cells = &tokens[1..];
+        let row: Option<Vec<Relation>> = nic_columns.iter().map(|&i| cells.get(i).and_then(|c| relation(c))).collect();
+        match row {
+            Some(row) if cells.len() >= columns.len() => {
+                matrix.gpus.push(label.to_string());
+                matrix.gpu_nic.push(row);
+                matrix.evidence.push(Evidence::new(file, *line_no, line));
+            }
+            _ => matrix.incomplete_rows.push(label.to_string()),
+        }
+    }
+    (!matrix.gpus.is_empty()).then_some(matrix)
+}
+
+pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
+    let policy = Policy::default();
+    let relation =
+        |g: usize, n: usize| matrix.gpu_nic.get(g).and_then(|row| row.get(n)).copied().unwrap_or(Relation::Sys);
+    let cite = |g: usize| super::counters::cite(&matrix.evidence[g + 1]);
+    for (g, gpu) in matrix.gpus.iter().enumerate() {
+        let Some(best) = (0..matrix.nics.len()).map(|n| relation(g, n)).min() else { continue };
+        let names: Vec<&str> =
+            (0..matrix.nics.len()).filter(|&n| relation(g, n) == best).map(|n| matrix.nics[n].1.as_str()).collect();
+        let verdict = affinity_verdict(best, policy.topology.affinity_warn_at, policy.topology.affinity_fail_at);
+        let message = match verdict {
+            Verdict::Pass => format!("closest NIC {} ({best})", names.join(", ")),
+            _ => format!(
+                "closest NIC is {best} ({}): GPUDirect RDMA traffic must cross {}",
+                names.join(", "),
+                if best == Relation::Sys { "the CPU socket interconnect" } else { "the CPU's host bridges" }
+            ),
+        };
+        analysis.observations.push(Finding::new("topo.gpu_nic.affinity", verdict, gpu, message).evidence(cite(g)));
+    }
+    let rails = assign_rails(&matrix.gpus, &matrix.nics, relation);
+    let mut finding =
+        rails_judgement("topo.rails", matrix.header_gpus.max(matrix.gpus.len()), &matrix.nics, &rails, relation);
+    if !matrix.incomplete_rows.is_empty() {
+        finding
+            .message
+            .push_str(&format!(" (rows {} cut short in this paste: not judged)", matrix.incomplete_rows.join(", ")));
+    }
+    analysis.observations.push(finding);
+    let far: Vec<&str> = (0..matrix.nics.len())
+        .filter(|&n| (0..matrix.gpus.len()).all(|g| relation(g, n) == Relation::Sys))
+        .map(|n| matrix.nics[n].1.as_str())
+        .collect();
+    if !far.is_empty() && far.len() < matrix.nics.len() {
+        analysis.observations.push(Finding::new(
+            "topo.nic.far",
+            Verdict::Warn,
+            "node",
+            format!(
+                "{} SYS from every GPU (storage or management NICs?): leave them out of NCCL_IB_HCA so no rank's traffic crosses the socket link",
+                far.join(", ")
+            ),
+        ));
+    }
+    for rail in &rails {
+        if let Ok(index) = rail.gpu.trim_start_matches("GPU").parse::<u32>() {
+            analysis.ranks.rails.insert(index, rail.nic_device.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legend_names_nics_and_cut_rows_are_kept_apart() {
+        let text = "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n\
+                    GPU0\t X \tNV18\tPIX\tSYS\t0-47\t0\n\
+                    GPU1\tNV18\t X \tSYS\n\
+                    NIC0\tPIX\tSYS\t X \tSYS\n\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n";
+        let matrix = parse("f", text).unwrap_or_else(|| panic!("not parsed"));
+        assert_eq!(matrix.gpus, ["GPU0"]);
+        assert_eq!(matrix.incomplete_rows, ["GPU1"]);
+        assert_eq!(matrix.nics[1], ("NIC1".to_string(), "mlx5_1".to_string()));
+        assert_eq!(matrix.gpu_nic[0], [Relation::Pix, Relation::Sys]);
+        assert_eq!(matrix.header_gpus, 2);
+        let mut analysis = Analysis::default();
+        analyze(&matrix, &mut analysis);
+        assert_eq!(analysis.ranks.rails.get(&0).map(String::as_str), Some("mlx5_0"));
+    }
+
+    #[test]
+    fn text_without_a_matrix_is_not_a_topology() {
+        assert!(parse("f", "GPU0 is hot\nNIC0: mlx5_0\n").is_none());
+    }
+}
