@@ -3,8 +3,9 @@
 use std::io::IsTerminal;
 
 use anyhow::Context;
-use fabricdoctor_checks::{registry, run_checks, Policy, Verdict};
+use fabricdoctor_checks::{registry, run_checks, Policy, Topology, Verdict};
 use fabricdoctor_probes::NodeSnapshot;
+use fabricdoctor_report::html::{check_page, TopologyPicture};
 use fabricdoctor_report::render::{render, Format};
 use fabricdoctor_report::Report;
 
@@ -57,6 +58,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     match &args.output {
         Some(path) => write_atomically(path, rendered.as_bytes())?,
         None => emit(&rendered)?,
+    }
+    if let Some(path) = &args.html {
+        // The picture needs the PCI tree; without it the page says so and still lists the findings.
+        let picture = node.pci.is_ok().then(|| {
+            TopologyPicture::from_node(&report.hosts[0].hostname, &node, &Topology::from_node(&node), &report.findings)
+        });
+        write_atomically(path, check_page(&report, picture.as_ref()).as_bytes())?;
     }
     Ok(exit_code(&report, args.fail_on))
 }

@@ -9,6 +9,7 @@ mod counters;
 mod exit;
 mod output;
 mod perf;
+mod report;
 mod sampling;
 mod snapshot;
 mod source;
@@ -39,6 +40,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Counters(args) => counters::run(args),
         args::Command::Snapshot(args) => snapshot::run(args),
         args::Command::Perf(command) => perf::run(command),
+        args::Command::Report(command) => report::run(command),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "fabricdoctor", &mut std::io::stdout());

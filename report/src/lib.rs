@@ -2,6 +2,7 @@
 //! the `nvidia-smi topo -m` matrix). Data first: renderers only format what the report holds.
 
 pub mod counters;
+pub mod html;
 pub mod perf;
 pub mod render;
 pub mod topo;

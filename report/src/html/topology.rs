@@ -1,0 +1,493 @@
+//! The per-host topology picture: NUMA nodes, host bridges, root ports, PCIe switches, GPUs and NICs
+//! as a tree (the sysfs nesting of the devices), the GPU-to-NIC rails with their relation (PIX..SYS)
+//! drawn under it, and the devices and links that `check` findings name marked. Positions are
+//! computed here and written as inline SVG; [`TopologyPicture`] is plain data so a multi-host report
+//! can carry one per host.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use fabricdoctor_checks::topology::Relation;
+use fabricdoctor_checks::{Finding, Topology, Verdict};
+use fabricdoctor_probes::NodeSnapshot;
+use serde::{Deserialize, Serialize};
+
+use super::{escape, verdict_class};
+use crate::topo::LEGEND_ORDER;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    Numa,
+    HostBridge,
+    RootPort,
+    /// A PCIe switch, drawn as its upstream port; its downstream ports are the links below it.
+    Switch,
+    /// A bridge that is not part of a switch (a PCIe-to-PCI bridge, an odd chain).
+    Bridge,
+    Gpu,
+    Nic,
+}
+
+impl NodeKind {
+    fn class(self) -> &'static str {
+        match self {
+            NodeKind::Numa => "numa",
+            NodeKind::HostBridge => "hostbridge",
+            NodeKind::RootPort => "rootport",
+            NodeKind::Switch => "switch",
+            NodeKind::Bridge => "bridge",
+            NodeKind::Gpu => "gpu",
+            NodeKind::Nic => "nic",
+        }
+    }
+}
+
+/// A finding drawn on the picture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mark {
+    pub id: String,
+    pub verdict: Verdict,
+    pub subject: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PictureNode {
+    pub kind: NodeKind,
+    /// "GPU0", "NIC3", "PCIe switch", "NUMA 1".
+    pub label: String,
+    /// "mlx5_3", the GPU model, the bridge address.
+    pub detail: String,
+    /// Index into [`TopologyPicture::nodes`]; parents come before their children.
+    pub parent: Option<usize>,
+    /// PCI addresses (or host bridge names) the node stands for; findings naming one mark the node.
+    pub addresses: Vec<String>,
+    /// Names findings use for the device ("mlx5_0", "GPU3").
+    pub names: Vec<String>,
+    /// Bridges on the link up to the parent that are not drawn (a switch's downstream port).
+    pub link_addresses: Vec<String>,
+    /// Findings about the node itself.
+    pub marks: Vec<Mark>,
+    /// Findings about the PCIe link up to the parent (`pcie.link.*`, `pcie.aer`, downstream ports).
+    pub link_marks: Vec<Mark>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RailLink {
+    pub gpu: String,
+    pub nic: String,
+    pub nic_device: String,
+    pub relation: Relation,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopologyPicture {
+    pub hostname: String,
+    pub nodes: Vec<PictureNode>,
+    pub rails: Vec<RailLink>,
+    /// Row and column labels of `matrix` (GPUs then NICs), as `topo` prints them.
+    pub labels: Vec<String>,
+    pub matrix: Vec<Vec<Relation>>,
+}
+
+/// Findings whose subject names a device mark its PCIe link, not the device, when they are about the link.
+fn is_link_finding(id: &str) -> bool {
+    id.starts_with("pcie.link") || id.starts_with("pcie.aer")
+}
+
+/// The words of a finding subject ("GPU3 (0000:9a:00.0)" -> GPU3, 0000:9a:00.0).
+fn subject_words(subject: &str) -> impl Iterator<Item = &str> {
+    subject
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '[' | ']' | ',' | ';'))
+        .filter(|w| !w.is_empty())
+}
+
+/// "NVIDIA Corporation GH100 [H100 SXM5 80GB]" -> "H100 SXM5 80GB": the marketing name pci-ids
+/// puts in brackets is what operators call the card.
+fn short_model(model: &str) -> &str {
+    match (model.rfind('['), model.rfind(']')) {
+        (Some(open), Some(close)) if open < close => &model[open + 1..close],
+        _ => model,
+    }
+}
+
+impl TopologyPicture {
+    /// The picture of `node`, with the non-passing `findings` (of `check` on the same node) marked.
+    pub fn from_node(
+        hostname: &str,
+        node: &NodeSnapshot,
+        topology: &Topology,
+        findings: &[Finding],
+    ) -> TopologyPicture {
+        let mut nodes: Vec<PictureNode> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut intern = |nodes: &mut Vec<PictureNode>, key: String, make: &dyn Fn() -> PictureNode| -> usize {
+            *index.entry(key).or_insert_with(|| {
+                nodes.push(make());
+                nodes.len() - 1
+            })
+        };
+        let plain = |kind, label: String, detail: String, parent, addresses: Vec<String>| PictureNode {
+            kind,
+            label,
+            detail,
+            parent,
+            addresses,
+            names: Vec::new(),
+            link_addresses: Vec::new(),
+            marks: Vec::new(),
+            link_marks: Vec::new(),
+        };
+        let gpu_count = topology.gpus.len();
+        for (i, device) in topology.devices().enumerate() {
+            let numa_label = match device.numa_node {
+                Some(n) => format!("NUMA {n}"),
+                None => "NUMA unknown".to_string(),
+            };
+            let numa_key = numa_label.clone();
+            let cpus = device.cpu_affinity.clone().unwrap_or_default();
+            let mut parent = intern(&mut nodes, numa_key.clone(), &|| {
+                plain(NodeKind::Numa, numa_label.clone(), format!("CPUs {cpus}"), None, Vec::new())
+            });
+            let mut key = numa_key;
+            let mut pending_link: Vec<String> = Vec::new();
+            if let Some(function) = node.function(device.address) {
+                key = format!("{key}/{}", function.host_bridge);
+                let bridge = function.host_bridge.clone();
+                let p = parent;
+                parent = intern(&mut nodes, key.clone(), &|| {
+                    plain(NodeKind::HostBridge, "host bridge".into(), bridge.clone(), Some(p), vec![bridge.clone()])
+                });
+                let chain: Vec<String> = function.upstream.iter().map(|a| a.to_string()).collect();
+                let mut step = 0;
+                while step < chain.len() {
+                    // upstream[0] is the root port; after it a switch is an upstream port followed by
+                    // one of its downstream ports (PCIe Base Specification 6.0, section 1.3.3).
+                    let (kind, label, downstream) = match step {
+                        0 => (NodeKind::RootPort, "root port", None),
+                        _ if step + 1 < chain.len() => (NodeKind::Switch, "PCIe switch", Some(chain[step + 1].clone())),
+                        _ => (NodeKind::Bridge, "bridge", None),
+                    };
+                    let address = chain[step].clone();
+                    key = format!("{key}/{address}");
+                    let p = parent;
+                    let link = pending_link.clone();
+                    parent = intern(&mut nodes, key.clone(), &|| {
+                        let mut made = plain(kind, label.into(), address.clone(), Some(p), vec![address.clone()]);
+                        made.link_addresses = link.clone();
+                        made
+                    });
+                    pending_link = downstream.into_iter().collect();
+                    step += if kind == NodeKind::Switch { 2 } else { 1 };
+                }
+            }
+            let is_gpu = i < gpu_count;
+            let mut names = vec![device.label.clone()];
+            if !is_gpu {
+                names.push(device.name.clone());
+            }
+            nodes.push(PictureNode {
+                kind: if is_gpu { NodeKind::Gpu } else { NodeKind::Nic },
+                label: device.label.clone(),
+                detail: if is_gpu { short_model(&device.name).to_string() } else { device.name.clone() },
+                parent: Some(parent),
+                addresses: vec![device.address.to_string()],
+                names,
+                link_addresses: pending_link,
+                marks: Vec::new(),
+                link_marks: Vec::new(),
+            });
+        }
+        for finding in findings.iter().filter(|f| matches!(f.verdict, Verdict::Warn | Verdict::Error | Verdict::Fail)) {
+            let mark = || Mark {
+                id: finding.id.clone(),
+                verdict: finding.verdict,
+                subject: finding.subject.clone(),
+                message: finding.message.clone(),
+            };
+            let words: Vec<&str> = subject_words(&finding.subject).collect();
+            let named = |list: &[String]| list.iter().any(|a| words.contains(&a.as_str()));
+            // A finding marks each node at most once, however many of its names the subject gives.
+            for picture_node in nodes.iter_mut() {
+                let names_node = named(&picture_node.addresses) || named(&picture_node.names);
+                if names_node && !is_link_finding(&finding.id) && picture_node.kind != NodeKind::HostBridge {
+                    picture_node.marks.push(mark());
+                } else if (names_node && is_link_finding(&finding.id)) || named(&picture_node.link_addresses) {
+                    picture_node.link_marks.push(mark());
+                }
+            }
+        }
+        TopologyPicture {
+            hostname: hostname.to_string(),
+            nodes,
+            rails: topology
+                .rails
+                .iter()
+                .map(|r| RailLink {
+                    gpu: r.gpu.clone(),
+                    nic: r.nic.clone(),
+                    nic_device: r.nic_device.clone(),
+                    relation: r.relation,
+                })
+                .collect(),
+            labels: topology.devices().map(|d| d.label.clone()).collect(),
+            matrix: topology.matrix.clone(),
+        }
+    }
+
+    /// The SVG picture, the rail table and the relation matrix.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if self.nodes.is_empty() {
+            out.push_str("<p class=\"note\">No GPU or RDMA NIC found on this host.</p>");
+            return out;
+        }
+        out.push_str(&self.svg());
+        out.push_str(&self.matrix_table());
+        out
+    }
+
+    fn children(&self) -> Vec<Vec<usize>> {
+        let mut children = vec![Vec::new(); self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let Some(parent) = node.parent.filter(|&p| p < self.nodes.len() && p != i) {
+                children[parent].push(i);
+            }
+        }
+        // Siblings in PCI address order, so a GPU and the NIC behind the same switch sit side by side.
+        for list in &mut children {
+            list.sort_by(|&a, &b| {
+                let key = |n: &PictureNode| n.addresses.first().cloned().unwrap_or_else(|| n.label.clone());
+                key(&self.nodes[a]).cmp(&key(&self.nodes[b]))
+            });
+        }
+        children
+    }
+
+    /// Tree layout: leaves on consecutive slots along the bottom row, every other node centred over
+    /// its children, one row per depth.
+    fn layout(&self) -> (Vec<(f64, f64)>, usize, usize) {
+        let children = self.children();
+        let mut depth = vec![0usize; self.nodes.len()];
+        for i in 0..self.nodes.len() {
+            let mut d = 0;
+            let mut cursor = self.nodes[i].parent;
+            while let Some(p) = cursor.filter(|_| d < self.nodes.len()) {
+                d += 1;
+                cursor = self.nodes[p].parent;
+            }
+            depth[i] = d;
+        }
+        let rows = depth.iter().copied().max().unwrap_or(0) + 1;
+        let mut slot = vec![0f64; self.nodes.len()];
+        let mut next = 0f64;
+        let roots: Vec<usize> = (0..self.nodes.len()).filter(|&i| self.nodes[i].parent.is_none()).collect();
+        for (r, &root) in roots.iter().enumerate() {
+            if r > 0 {
+                next += 0.5; // a gap between NUMA nodes
+            }
+            place(root, &children, &mut slot, &mut next);
+        }
+        let positions = (0..self.nodes.len())
+            .map(|i| {
+                let row = if matches!(self.nodes[i].kind, NodeKind::Gpu | NodeKind::Nic) { rows - 1 } else { depth[i] };
+                (MARGIN + slot[i] * SLOT_WIDTH + BOX_WIDTH / 2.0, MARGIN + row as f64 * ROW_HEIGHT)
+            })
+            .collect();
+        (positions, next.ceil() as usize, rows)
+    }
+
+    fn svg(&self) -> String {
+        let (positions, slots, rows) = self.layout();
+        let width = MARGIN * 2.0 + slots as f64 * SLOT_WIDTH;
+        let device_row_bottom = MARGIN + (rows - 1) as f64 * ROW_HEIGHT + BOX_HEIGHT;
+        let height = device_row_bottom + RAIL_DEPTH + 24.0;
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<figure class=\"topology\"><svg class=\"topology\" role=\"img\" viewBox=\"0 0 {width:.0} {height:.0}\" \
+             width=\"{width:.0}\" height=\"{height:.0}\" data-host=\"{}\"><title>PCIe topology of {}</title>",
+            escape(&self.hostname),
+            escape(&self.hostname)
+        );
+        // Links first, so boxes are drawn over their ends.
+        for (i, node) in self.nodes.iter().enumerate() {
+            let Some(parent) = node.parent.filter(|&p| p < self.nodes.len()) else { continue };
+            let (x1, y1) = positions[parent];
+            let (x2, y2) = positions[i];
+            let (top, bottom) = (y1 + BOX_HEIGHT, y2);
+            let middle = top + (ROW_HEIGHT - BOX_HEIGHT) / 2.0;
+            let class = worst(&node.link_marks).map(verdict_class).unwrap_or("v-pass");
+            let mut title =
+                format!("{} {} — {} {}", self.nodes[parent].label, self.nodes[parent].detail, node.label, node.detail);
+            for address in &node.link_addresses {
+                let _ = write!(title, "\nvia downstream port {address}");
+            }
+            for mark in &node.link_marks {
+                let _ = write!(title, "\n{}: {} {}: {}", mark.verdict, mark.id, mark.subject, mark.message);
+            }
+            let _ = write!(
+                out,
+                "<path class=\"link {class}\" d=\"M{x1:.1} {top:.1}V{middle:.1}H{x2:.1}V{bottom:.1}\"><title>{}</title></path>",
+                escape(&title)
+            );
+        }
+        // The SMP interconnect between NUMA nodes.
+        let numa: Vec<usize> = (0..self.nodes.len()).filter(|&i| self.nodes[i].kind == NodeKind::Numa).collect();
+        for pair in numa.windows(2) {
+            let (x1, y) = positions[pair[0]];
+            let (x2, _) = positions[pair[1]];
+            let y = y + BOX_HEIGHT / 2.0;
+            let _ = write!(
+                out,
+                "<line class=\"smp\" x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"><title>SMP interconnect \
+                 (QPI/UPI/xGMI): GPU and NIC pairs across it are SYS</title></line>",
+                x1 + BOX_WIDTH / 2.0,
+                x2 - BOX_WIDTH / 2.0
+            );
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            let (x, y) = positions[i];
+            let class = worst(&node.marks).map(verdict_class).unwrap_or("v-pass");
+            let mut title = format!("{} {}", node.label, node.detail);
+            for address in node.addresses.iter().filter(|a| **a != node.detail) {
+                let _ = write!(title, " ({address})");
+            }
+            for mark in &node.marks {
+                let _ = write!(title, "\n{}: {} {}: {}", mark.verdict, mark.id, mark.subject, mark.message);
+            }
+            let _ = write!(
+                out,
+                "<g class=\"node {} {class}\"><title>{}</title><rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{BOX_WIDTH}\" \
+                 height=\"{BOX_HEIGHT}\" rx=\"4\"/><text x=\"{x:.1}\" y=\"{:.1}\" class=\"label\">{}</text><text x=\"{x:.1}\" \
+                 y=\"{:.1}\" class=\"detail\">{}</text></g>",
+                node.kind.class(),
+                escape(&title),
+                x - BOX_WIDTH / 2.0,
+                y + 14.0,
+                escape(&truncate(&node.label, 16)),
+                y + 27.0,
+                escape(&truncate(&node.detail, 17)),
+            );
+        }
+        // Rails: an arc under the device row from each GPU to its NIC, coloured by their relation.
+        let by_label: HashMap<&str, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| matches!(n.kind, NodeKind::Gpu | NodeKind::Nic))
+            .map(|(i, n)| (n.label.as_str(), i))
+            .collect();
+        for rail in &self.rails {
+            let (Some(&g), Some(&n)) = (by_label.get(rail.gpu.as_str()), by_label.get(rail.nic.as_str())) else {
+                continue;
+            };
+            let (x1, x2) = (positions[g].0, positions[n].0);
+            let y = device_row_bottom;
+            let depth = (RAIL_DEPTH * (0.35 + (x1 - x2).abs() / width)).min(RAIL_DEPTH);
+            let middle = (x1 + x2) / 2.0;
+            let _ = write!(
+                out,
+                "<g class=\"rail rel-{}\"><title>rail: {} → {} ({}): {} — {}</title><path d=\"M{x1:.1} {y:.1}Q{middle:.1} \
+                 {:.1} {x2:.1} {y:.1}\"/><text x=\"{middle:.1}\" y=\"{:.1}\">{}</text></g>",
+                rail.relation.as_str().to_lowercase(),
+                escape(&rail.gpu),
+                escape(&rail.nic),
+                escape(&rail.nic_device),
+                rail.relation,
+                rail.relation.legend(),
+                y + depth * 2.0,
+                y + depth + 4.0,
+                rail.relation
+            );
+        }
+        out.push_str(
+            "</svg><figcaption>PCIe tree from sysfs; curves under the devices are the GPU→NIC rails with \
+                      their relation. Red and amber mark devices and links named by failing and warning findings \
+                      (hover for the finding).</figcaption></figure>",
+        );
+        out
+    }
+
+    fn matrix_table(&self) -> String {
+        let mut out = String::from(
+            "<table class=\"relations\"><caption>GPU/NIC relations (as <code>topo</code>)</caption><tr><th></th>",
+        );
+        for label in &self.labels {
+            let _ = write!(out, "<th>{}</th>", escape(label));
+        }
+        out.push_str("</tr>");
+        for (label, row) in self.labels.iter().zip(&self.matrix) {
+            let _ = write!(out, "<tr><th>{}</th>", escape(label));
+            for relation in row {
+                let text = if *relation == Relation::Same { "X" } else { relation.as_str() };
+                let _ = write!(out, "<td class=\"rel-{}\">{text}</td>", relation.as_str().to_lowercase());
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</table><dl class=\"legend\">");
+        for relation in LEGEND_ORDER {
+            let _ = write!(
+                out,
+                "<dt class=\"rel-{}\">{}</dt><dd>{}</dd>",
+                relation.as_str().to_lowercase(),
+                relation.as_str(),
+                relation.legend()
+            );
+        }
+        out.push_str("</dl>");
+        if !self.rails.is_empty() {
+            out.push_str("<table class=\"rails\"><caption>Rail map</caption><tr><th>GPU</th><th>NIC</th><th>device</th><th>relation</th></tr>");
+            for rail in &self.rails {
+                let _ = write!(
+                    out,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"rel-{}\">{}</td></tr>",
+                    escape(&rail.gpu),
+                    escape(&rail.nic),
+                    escape(&rail.nic_device),
+                    rail.relation.as_str().to_lowercase(),
+                    rail.relation
+                );
+            }
+            out.push_str("</table>");
+        }
+        out
+    }
+}
+
+const MARGIN: f64 = 12.0;
+const SLOT_WIDTH: f64 = 112.0;
+const BOX_WIDTH: f64 = 104.0;
+const BOX_HEIGHT: f64 = 34.0;
+const ROW_HEIGHT: f64 = 62.0;
+const RAIL_DEPTH: f64 = 56.0;
+
+/// Post-order placement: a leaf takes the next slot; a parent sits midway over its first and last child.
+fn place(node: usize, children: &[Vec<usize>], slot: &mut [f64], next: &mut f64) {
+    if children[node].is_empty() {
+        slot[node] = *next;
+        *next += 1.0;
+        return;
+    }
+    for &child in &children[node] {
+        place(child, children, slot, next);
+    }
+    let first = slot[children[node][0]];
+    let last = slot[children[node][children[node].len() - 1]];
+    slot[node] = (first + last) / 2.0;
+}
+
+fn worst(marks: &[Mark]) -> Option<Verdict> {
+    marks.iter().map(|m| m.verdict).max()
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let mut cut: String = text.chars().take(max - 1).collect();
+        cut.push('…');
+        cut
+    }
+}
