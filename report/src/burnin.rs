@@ -492,13 +492,13 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         measurements: Vec<PairMeasurement>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        collective: Option<CollectiveResult>,
+        collective: Option<Box<CollectiveResult>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        loopback: Option<LoopbackResult>,
+        loopback: Option<Box<LoopbackResult>>,
         seconds: f64,
     },
     CounterInterval {
-        interval: CounterInterval,
+        interval: Box<CounterInterval>,
     },
     HostStatus {
         host: String,
@@ -508,7 +508,7 @@ pub enum EventKind {
         last_step: Option<String>,
     },
     Finding {
-        finding: Finding,
+        finding: Box<Finding>,
     },
     RunFinished {
         signoff: SignOff,
