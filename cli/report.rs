@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use anyhow::Context;
-use fabricdoctor_report::html::check_page;
+use fabricdoctor_report::burnin::BurninReport;
+use fabricdoctor_report::html::{burnin_report_page, check_page};
 use fabricdoctor_report::{Report, SCHEMA_VERSION};
 
 use crate::args::{ReportCommand, ReportHtmlArgs};
@@ -32,6 +33,12 @@ fn render_file(path: &Path) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(path).with_context(|| format!("failed to read report {shown}"))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{shown} is not JSON (a fabricdoctor report.json)"))?;
+    // A burn-in report has its own schema version (burnin::BURNIN_SCHEMA_VERSION) and no `command`.
+    if value.get("run").is_some() && value.get("signoff").is_some() {
+        let report =
+            BurninReport::from_json(&text).with_context(|| format!("failed to read burn-in report {shown}"))?;
+        return Ok(burnin_report_page(&report));
+    }
     let version = value.get("schema_version").and_then(serde_json::Value::as_u64);
     match version {
         None => anyhow::bail!("{shown} is not a fabricdoctor report: it has no schema_version"),

@@ -23,7 +23,7 @@ pub fn run(args: TopoArgs) -> anyhow::Result<i32> {
         // an interval: `check --html` marks those too).
         let host = source.host_info(&node.host);
         let findings = run_checks(&node, None, &Policy::default(), &[]);
-        let picture = TopologyPicture::from_node(&host.hostname, &node, &topology, &findings);
+        let picture = TopologyPicture::from_topology(&host.hostname, &topology, &findings);
         write_atomically(path, topology_page(&host, &picture).as_bytes())?;
     }
     if args.json {

@@ -35,9 +35,11 @@
   var tooltip = document.getElementById("tooltip");
   function describe(cell) {
     var table = cell.closest("table.heatmap");
-    var row = cell.parentElement.cells[0].textContent;
+    // Headers carry the full hostname in their title (their text may be shortened).
+    var rowHead = cell.parentElement.cells[0];
+    var row = rowHead.getAttribute("title") || rowHead.textContent;
     var head = table.tHead.rows[0].cells[cell.cellIndex];
-    var column = head ? head.textContent : "?";
+    var column = head ? (head.getAttribute("title") || head.textContent) : "?";
     var unit = table.getAttribute("data-unit");
     var value = cell.textContent;
     var lines = [row + " \u2192 " + column + ": " + (value ? value + " " + unit : "not measured")];

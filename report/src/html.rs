@@ -12,7 +12,8 @@ mod timeline;
 mod topology;
 
 pub use burnin::{
-    burnin_page, BurninView, CounterSeries, HostTimeline, Metric, PairMatrix, PhaseSpan, SignOff, SuspectView,
+    burnin_page, burnin_report_page, BurninView, CounterSeries, HostTimeline, Metric, PairMatrix, PhaseSpan, SignOff,
+    SimpleTable, SuspectView,
 };
 pub use heatmap::{ColourScale, SCALE_STEPS};
 pub use timeline::MAX_POINTS;

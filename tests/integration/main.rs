@@ -9,6 +9,7 @@ mod contract;
 mod counters;
 mod ethtool;
 mod fixtures;
+mod html;
 mod pciutils;
 mod perf;
 mod snapshot;

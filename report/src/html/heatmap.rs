@@ -69,6 +69,20 @@ pub fn number(value: f64) -> String {
     }
 }
 
+/// Headers longer than this are cut (the full name is the header's title and in the tooltip), so
+/// one long hostname does not push the matrix off the screen.
+const HEADER_CHARS: usize = 24;
+
+fn short_host(host: &str) -> String {
+    if host.chars().count() <= HEADER_CHARS {
+        host.to_string()
+    } else {
+        let mut cut: String = host.chars().take(HEADER_CHARS - 1).collect();
+        cut.push('…');
+        cut
+    }
+}
+
 /// What one heatmap shows.
 #[derive(Debug)]
 pub struct HeatmapInput<'a> {
@@ -90,25 +104,27 @@ pub fn render(input: &HeatmapInput<'_>) -> String {
     let n = input.hosts.len();
     let scale = ColourScale::of(input.values.iter().flatten().flatten(), input.higher_is_better);
     let mut out = String::with_capacity(n * n * 24 + 4096);
+    // Cells shrink as hosts grow so a 64-host matrix still fits a screen; small runs get big cells.
+    let cell_pixels = (720 / n.max(1)).clamp(11, 32);
     let _ = write!(
         out,
-        "<figure class=\"heatmap-figure\"><table class=\"heatmap\" id=\"{}\" data-unit=\"{}\" data-best=\"{}\"><caption>{}</caption>\
-         <thead><tr><th class=\"corner\">row → column</th>",
+        "<figure class=\"heatmap-figure\"><figcaption>{}</figcaption><table class=\"heatmap\" id=\"{}\" \
+         style=\"--cell:{cell_pixels}px\" data-unit=\"{}\" data-best=\"{}\"><thead><tr><th class=\"corner\">row → column</th>",
+        escape(input.caption),
         escape(input.id),
         escape(input.unit),
         scale.map(|s| number(s.best)).unwrap_or_default(),
-        escape(input.caption)
     );
     let suspect_host = |i: usize| input.suspect_hosts.contains(&i);
     for (j, host) in input.hosts.iter().enumerate() {
         let class = if suspect_host(j) { " class=\"col suspect\"" } else { " class=\"col\"" };
-        let _ = write!(out, "<th{class}><span>{}</span></th>", escape(host));
+        let _ = write!(out, "<th{class} title=\"{}\"><span>{}</span></th>", escape(host), escape(&short_host(host)));
     }
     out.push_str("</tr></thead><tbody>\n");
     for (i, host) in input.hosts.iter().enumerate() {
         let row_suspect = suspect_host(i);
         let class = if row_suspect { " class=\"suspect\"" } else { "" };
-        let _ = write!(out, "<tr><th{class}>{}</th>", escape(host));
+        let _ = write!(out, "<tr><th{class} title=\"{}\">{}</th>", escape(host), escape(&short_host(host)));
         let row = input.values.get(i);
         for j in 0..n {
             let value = row.and_then(|r| r.get(j)).copied().flatten().filter(|v| v.is_finite());

@@ -9,7 +9,6 @@ use std::fmt::Write as _;
 
 use fabricdoctor_checks::topology::Relation;
 use fabricdoctor_checks::{Finding, Topology, Verdict};
-use fabricdoctor_probes::NodeSnapshot;
 use serde::{Deserialize, Serialize};
 
 use super::{escape, verdict_class};
@@ -112,115 +111,48 @@ fn short_model(model: &str) -> &str {
     }
 }
 
+/// The `topology` object of `topo --json` as the page reads it back (a burn-in report embeds one per
+/// host). Reports written before `host_bridge`/`upstream` existed draw devices under their NUMA node.
+#[derive(Debug, Deserialize)]
+struct TopologyDocument {
+    gpus: Vec<DeviceDocument>,
+    nics: Vec<DeviceDocument>,
+    matrix: Vec<Vec<Relation>>,
+    #[serde(default)]
+    rails: Vec<RailLink>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DeviceDocument {
+    label: String,
+    address: String,
+    name: String,
+    numa_node: Option<u32>,
+    #[serde(default)]
+    cpu_affinity: Option<String>,
+    #[serde(default)]
+    host_bridge: Option<String>,
+    #[serde(default)]
+    upstream: Vec<String>,
+}
+
 impl TopologyPicture {
-    /// The picture of `node`, with the non-passing `findings` (of `check` on the same node) marked.
-    pub fn from_node(
-        hostname: &str,
-        node: &NodeSnapshot,
-        topology: &Topology,
-        findings: &[Finding],
-    ) -> TopologyPicture {
-        let mut nodes: Vec<PictureNode> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut intern = |nodes: &mut Vec<PictureNode>, key: String, make: &dyn Fn() -> PictureNode| -> usize {
-            *index.entry(key).or_insert_with(|| {
-                nodes.push(make());
-                nodes.len() - 1
-            })
+    /// The picture of a node's topology, with the non-passing `findings` (of `check` on the same node)
+    /// marked on the devices and links they name.
+    pub fn from_topology(hostname: &str, topology: &Topology, findings: &[Finding]) -> TopologyPicture {
+        let device = |d: &fabricdoctor_checks::topology::TopologyDevice| DeviceDocument {
+            label: d.label.clone(),
+            address: d.address.to_string(),
+            name: d.name.clone(),
+            numa_node: d.numa_node,
+            cpu_affinity: d.cpu_affinity.clone(),
+            host_bridge: d.host_bridge.clone(),
+            upstream: d.upstream.iter().map(|a| a.to_string()).collect(),
         };
-        let plain = |kind, label: String, detail: String, parent, addresses: Vec<String>| PictureNode {
-            kind,
-            label,
-            detail,
-            parent,
-            addresses,
-            names: Vec::new(),
-            link_addresses: Vec::new(),
-            marks: Vec::new(),
-            link_marks: Vec::new(),
-        };
-        let gpu_count = topology.gpus.len();
-        for (i, device) in topology.devices().enumerate() {
-            let numa_label = match device.numa_node {
-                Some(n) => format!("NUMA {n}"),
-                None => "NUMA unknown".to_string(),
-            };
-            let numa_key = numa_label.clone();
-            let cpus = device.cpu_affinity.clone().unwrap_or_default();
-            let mut parent = intern(&mut nodes, numa_key.clone(), &|| {
-                plain(NodeKind::Numa, numa_label.clone(), format!("CPUs {cpus}"), None, Vec::new())
-            });
-            let mut key = numa_key;
-            let mut pending_link: Vec<String> = Vec::new();
-            if let Some(function) = node.function(device.address) {
-                key = format!("{key}/{}", function.host_bridge);
-                let bridge = function.host_bridge.clone();
-                let p = parent;
-                parent = intern(&mut nodes, key.clone(), &|| {
-                    plain(NodeKind::HostBridge, "host bridge".into(), bridge.clone(), Some(p), vec![bridge.clone()])
-                });
-                let chain: Vec<String> = function.upstream.iter().map(|a| a.to_string()).collect();
-                let mut step = 0;
-                while step < chain.len() {
-                    // upstream[0] is the root port; after it a switch is an upstream port followed by
-                    // one of its downstream ports (PCIe Base Specification 6.0, section 1.3.3).
-                    let (kind, label, downstream) = match step {
-                        0 => (NodeKind::RootPort, "root port", None),
-                        _ if step + 1 < chain.len() => (NodeKind::Switch, "PCIe switch", Some(chain[step + 1].clone())),
-                        _ => (NodeKind::Bridge, "bridge", None),
-                    };
-                    let address = chain[step].clone();
-                    key = format!("{key}/{address}");
-                    let p = parent;
-                    let link = pending_link.clone();
-                    parent = intern(&mut nodes, key.clone(), &|| {
-                        let mut made = plain(kind, label.into(), address.clone(), Some(p), vec![address.clone()]);
-                        made.link_addresses = link.clone();
-                        made
-                    });
-                    pending_link = downstream.into_iter().collect();
-                    step += if kind == NodeKind::Switch { 2 } else { 1 };
-                }
-            }
-            let is_gpu = i < gpu_count;
-            let mut names = vec![device.label.clone()];
-            if !is_gpu {
-                names.push(device.name.clone());
-            }
-            nodes.push(PictureNode {
-                kind: if is_gpu { NodeKind::Gpu } else { NodeKind::Nic },
-                label: device.label.clone(),
-                detail: if is_gpu { short_model(&device.name).to_string() } else { device.name.clone() },
-                parent: Some(parent),
-                addresses: vec![device.address.to_string()],
-                names,
-                link_addresses: pending_link,
-                marks: Vec::new(),
-                link_marks: Vec::new(),
-            });
-        }
-        for finding in findings.iter().filter(|f| matches!(f.verdict, Verdict::Warn | Verdict::Error | Verdict::Fail)) {
-            let mark = || Mark {
-                id: finding.id.clone(),
-                verdict: finding.verdict,
-                subject: finding.subject.clone(),
-                message: finding.message.clone(),
-            };
-            let words: Vec<&str> = subject_words(&finding.subject).collect();
-            let named = |list: &[String]| list.iter().any(|a| words.contains(&a.as_str()));
-            // A finding marks each node at most once, however many of its names the subject gives.
-            for picture_node in nodes.iter_mut() {
-                let names_node = named(&picture_node.addresses) || named(&picture_node.names);
-                if names_node && !is_link_finding(&finding.id) && picture_node.kind != NodeKind::HostBridge {
-                    picture_node.marks.push(mark());
-                } else if (names_node && is_link_finding(&finding.id)) || named(&picture_node.link_addresses) {
-                    picture_node.link_marks.push(mark());
-                }
-            }
-        }
-        TopologyPicture {
-            hostname: hostname.to_string(),
-            nodes,
+        let document = TopologyDocument {
+            gpus: topology.gpus.iter().map(device).collect(),
+            nics: topology.nics.iter().map(device).collect(),
+            matrix: topology.matrix.clone(),
             rails: topology
                 .rails
                 .iter()
@@ -231,9 +163,18 @@ impl TopologyPicture {
                     relation: r.relation,
                 })
                 .collect(),
-            labels: topology.devices().map(|d| d.label.clone()).collect(),
-            matrix: topology.matrix.clone(),
-        }
+        };
+        build(hostname, document, findings)
+    }
+
+    /// The picture of a `topo --json` `topology` object (as a burn-in report carries it).
+    pub fn from_topology_json(
+        hostname: &str,
+        topology: &serde_json::Value,
+        findings: &[Finding],
+    ) -> Result<TopologyPicture, serde_json::Error> {
+        let document = TopologyDocument::deserialize(topology)?;
+        Ok(build(hostname, document, findings))
     }
 
     /// The SVG picture, the rail table and the relation matrix.
@@ -453,6 +394,109 @@ impl TopologyPicture {
             out.push_str("</table>");
         }
         out
+    }
+}
+
+fn build(hostname: &str, document: TopologyDocument, findings: &[Finding]) -> TopologyPicture {
+    let mut nodes: Vec<PictureNode> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let plain = |kind, label: &str, detail: &str, parent, addresses: Vec<String>| PictureNode {
+        kind,
+        label: label.to_string(),
+        detail: detail.to_string(),
+        parent,
+        addresses,
+        names: Vec::new(),
+        link_addresses: Vec::new(),
+        marks: Vec::new(),
+        link_marks: Vec::new(),
+    };
+    let gpu_count = document.gpus.len();
+    for (i, device) in document.gpus.iter().chain(&document.nics).enumerate() {
+        let numa_label = match device.numa_node {
+            Some(n) => format!("NUMA {n}"),
+            None => "NUMA unknown".to_string(),
+        };
+        let mut key = numa_label.clone();
+        let mut parent = *index.entry(key.clone()).or_insert_with(|| {
+            let cpus = device.cpu_affinity.as_deref().map(|c| format!("CPUs {c}")).unwrap_or_default();
+            nodes.push(plain(NodeKind::Numa, &numa_label, &cpus, None, Vec::new()));
+            nodes.len() - 1
+        });
+        let mut pending_link: Vec<String> = Vec::new();
+        if let Some(bridge) = &device.host_bridge {
+            key = format!("{key}/{bridge}");
+            let p = parent;
+            parent = *index.entry(key.clone()).or_insert_with(|| {
+                nodes.push(plain(NodeKind::HostBridge, "host bridge", bridge, Some(p), vec![bridge.clone()]));
+                nodes.len() - 1
+            });
+            let chain = &device.upstream;
+            let mut step = 0;
+            while step < chain.len() {
+                // upstream[0] is the root port; after it a switch is an upstream port followed by one
+                // of its downstream ports (PCI Express Base Specification 6.0, section 1.3.3).
+                let (kind, label, downstream) = match step {
+                    0 => (NodeKind::RootPort, "root port", None),
+                    _ if step + 1 < chain.len() => (NodeKind::Switch, "PCIe switch", Some(chain[step + 1].clone())),
+                    _ => (NodeKind::Bridge, "bridge", None),
+                };
+                let address = &chain[step];
+                key = format!("{key}/{address}");
+                let p = parent;
+                let link = std::mem::take(&mut pending_link);
+                parent = *index.entry(key.clone()).or_insert_with(|| {
+                    let mut made = plain(kind, label, address, Some(p), vec![address.clone()]);
+                    made.link_addresses = link;
+                    nodes.push(made);
+                    nodes.len() - 1
+                });
+                pending_link = downstream.into_iter().collect();
+                step += if kind == NodeKind::Switch { 2 } else { 1 };
+            }
+        }
+        let is_gpu = i < gpu_count;
+        let mut names = vec![device.label.clone()];
+        if !is_gpu {
+            names.push(device.name.clone());
+        }
+        nodes.push(PictureNode {
+            kind: if is_gpu { NodeKind::Gpu } else { NodeKind::Nic },
+            label: device.label.clone(),
+            detail: if is_gpu { short_model(&device.name).to_string() } else { device.name.clone() },
+            parent: Some(parent),
+            addresses: vec![device.address.clone()],
+            names,
+            link_addresses: pending_link,
+            marks: Vec::new(),
+            link_marks: Vec::new(),
+        });
+    }
+    for finding in findings.iter().filter(|f| matches!(f.verdict, Verdict::Warn | Verdict::Error | Verdict::Fail)) {
+        let mark = || Mark {
+            id: finding.id.clone(),
+            verdict: finding.verdict,
+            subject: finding.subject.clone(),
+            message: finding.message.clone(),
+        };
+        let words: Vec<&str> = subject_words(&finding.subject).collect();
+        let named = |list: &[String]| list.iter().any(|a| words.contains(&a.as_str()));
+        // A finding marks each node at most once, however many of its names the subject gives.
+        for picture_node in nodes.iter_mut() {
+            let names_node = named(&picture_node.addresses) || named(&picture_node.names);
+            if names_node && !is_link_finding(&finding.id) && picture_node.kind != NodeKind::HostBridge {
+                picture_node.marks.push(mark());
+            } else if (names_node && is_link_finding(&finding.id)) || named(&picture_node.link_addresses) {
+                picture_node.link_marks.push(mark());
+            }
+        }
+    }
+    TopologyPicture {
+        hostname: hostname.to_string(),
+        nodes,
+        rails: document.rails,
+        labels: document.gpus.iter().chain(&document.nics).map(|d| d.label.clone()).collect(),
+        matrix: document.matrix,
     }
 }
 
