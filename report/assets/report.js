@@ -41,7 +41,9 @@
     var head = table.tHead.rows[0].cells[cell.cellIndex];
     var column = head ? (head.getAttribute("title") || head.textContent) : "?";
     var unit = table.getAttribute("data-unit");
-    var value = cell.textContent;
+    var values = (cell.parentElement.getAttribute("data-values") || "").split(" ");
+    var value = values[cell.cellIndex - 1];
+    if (value === "-") value = "";
     var lines = [row + " \u2192 " + column + ": " + (value ? value + " " + unit : "not measured")];
     lines.push("best pair: " + table.getAttribute("data-best") + " " + unit);
     if (cell.classList.contains("sl")) lines.push("suspect pair");

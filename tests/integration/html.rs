@@ -285,7 +285,7 @@ fn heatmap_rows(html: &str, id: &str) -> Vec<Vec<String>> {
     let end = start + html[start..].find("</table>").expect("table end");
     let body = &html[start..end];
     let body = &body[body.find("<tbody>").expect("tbody")..];
-    body.split("<tr>")
+    body.split("<tr ")
         .skip(1)
         .map(|row| {
             row.split("<td").skip(1).map(|cell| cell[..cell.find('>').expect("tag end")].trim().to_string()).collect()

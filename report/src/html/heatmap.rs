@@ -1,7 +1,7 @@
 //! Pairwise heatmaps (hosts × hosts) of bandwidth or latency. Each cell's colour step is computed
 //! here from its ratio to the best pair, so a slow host shows as a dark row and column and a bad
-//! cable as one dark cell. The exact number is the cell's text (hidden by the style, shown by the
-//! page's tooltip), which keeps a 64×64 matrix per rail small enough to mail.
+//! cable as one dark cell. The exact numbers of a row are one attribute of the row (shown by the
+//! page's tooltip), which keeps a 64×64 matrix per rail small enough to mail and quick to lay out.
 
 use std::fmt::Write as _;
 
@@ -123,15 +123,30 @@ pub fn render(input: &HeatmapInput<'_>) -> String {
     out.push_str("</tr></thead><tbody>\n");
     for (i, host) in input.hosts.iter().enumerate() {
         let row_suspect = suspect_host(i);
-        let class = if row_suspect { " class=\"suspect\"" } else { "" };
-        let _ = write!(out, "<tr><th{class} title=\"{}\">{}</th>", escape(host), escape(&short_host(host)));
         let row = input.values.get(i);
+        let value = |j: usize| row.and_then(|r| r.get(j)).copied().flatten().filter(|v| v.is_finite());
+        // The row's numbers, one per column ("-" where not measured), for the tooltip: one attribute
+        // per row instead of text in 64 cells keeps the page small and the browser's layout fast.
+        let numbers: Vec<String> = (0..n)
+            .map(|j| match value(j) {
+                Some(v) if i != j => number(v),
+                _ => "-".to_string(),
+            })
+            .collect();
+        let class = if row_suspect { " class=\"suspect\"" } else { "" };
+        let _ = write!(
+            out,
+            "<tr data-values=\"{}\"><th{class} title=\"{}\">{}</th>",
+            numbers.join(" "),
+            escape(host),
+            escape(&short_host(host))
+        );
         for j in 0..n {
-            let value = row.and_then(|r| r.get(j)).copied().flatten().filter(|v| v.is_finite());
             // Classes: q0..q9 colour step, "na" not measured, "sh" on a suspect host's row or column,
-            // "sl" a suspect pair. Short because a 64-host page has tens of thousands of cells.
+            // "sl" a suspect pair. Short, and no end tag (optional for cells, HTML 13.1.2.4), because
+            // a 64-host page has tens of thousands of cells.
             let mut classes = String::new();
-            match (value, scale) {
+            match (value(j), scale) {
                 (Some(v), Some(s)) if i != j => {
                     let _ = write!(classes, "q{}", s.step(v));
                 }
@@ -143,14 +158,10 @@ pub fn render(input: &HeatmapInput<'_>) -> String {
             if input.suspect_cells.contains(&(i, j)) {
                 classes.push_str(" sl");
             }
-            let text = match value {
-                Some(v) if i != j => number(v),
-                _ => String::new(),
-            };
             if classes.contains(' ') {
-                let _ = write!(out, "<td class=\"{classes}\">{text}</td>");
+                let _ = write!(out, "<td class=\"{classes}\">");
             } else {
-                let _ = write!(out, "<td class={classes}>{text}</td>");
+                let _ = write!(out, "<td class={classes}>");
             }
         }
         out.push_str("</tr>\n");
@@ -222,8 +233,9 @@ mod tests {
             suspect_cells: &[(1, 0)],
         });
         assert_eq!(html.matches("<td").count(), 9);
-        assert!(html.contains("<td class=\"q7 sl\">40.0</td>"));
-        assert!(html.contains("<td class=q0>98.0</td>"));
+        assert!(html.contains("<tr data-values=\"40.0 - 96.0\"><th title=\"b&lt;x&gt;\">b&lt;x&gt;</th><td class=\"q7 sl\"><td class=na><td class=q1>"));
+        assert!(html
+            .contains("<tr data-values=\"- 97.0 98.0\"><th title=\"a\">a</th><td class=na><td class=q1><td class=q0>"));
         assert!(html.contains("b&lt;x&gt;") && !html.contains("b<x>"));
     }
 }
