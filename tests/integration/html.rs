@@ -511,7 +511,7 @@ fn burnin_page_in_chromium() {
     assert_eq!(result["resources"], serde_json::json!([]), "no resource fetched");
     // What the browser's network stack saw, from the DevTools log: the page itself and nothing else.
     let requests = browser.requests(&url);
-    assert_eq!(requests, [url.clone()], "network requests of the page");
+    assert_eq!(requests, std::slice::from_ref(&url), "network requests of the page");
     browser.screenshot(&artefacts().join("report-64.png"));
 
     // The same check catches a page that does fetch (the check can fail): a copy without the policy

@@ -262,6 +262,11 @@ fn simple_table(out: &mut String, table: &SimpleTable) {
         out.push_str("<p class=\"note\">None.</p></section>\n");
         return;
     }
+    // Long tables (a row per host of a large run) start folded, so the sections below stay in reach.
+    let folded = table.rows.len() > FOLD_ROWS;
+    if folded {
+        let _ = write!(out, "<details><summary>{} rows</summary>", table.rows.len());
+    }
     out.push_str("<table class=\"plain\"><thead><tr>");
     for cell in &table.header {
         let _ = write!(out, "<th>{}</th>", escape(cell));
@@ -274,8 +279,15 @@ fn simple_table(out: &mut String, table: &SimpleTable) {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table></section>\n");
+    out.push_str("</tbody></table>");
+    if folded {
+        out.push_str("</details>");
+    }
+    out.push_str("</section>\n");
 }
+
+/// Tables longer than this start folded.
+const FOLD_ROWS: usize = 16;
 
 /// One picture per distinct layout (hosts of a cluster are usually identical), plus one for every
 /// host whose picture has marks of its own, so a 64-host page does not repeat 64 equal drawings.

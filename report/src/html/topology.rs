@@ -210,16 +210,20 @@ impl TopologyPicture {
     /// its children, one row per depth.
     fn layout(&self) -> (Vec<(f64, f64)>, usize, usize) {
         let children = self.children();
-        let mut depth = vec![0usize; self.nodes.len()];
-        for i in 0..self.nodes.len() {
-            let mut d = 0;
-            let mut cursor = self.nodes[i].parent;
-            while let Some(p) = cursor.filter(|_| d < self.nodes.len()) {
-                d += 1;
-                cursor = self.nodes[p].parent;
-            }
-            depth[i] = d;
-        }
+        // Parent links come from a report file: a cycle or a dangling index ends the walk.
+        let depth: Vec<usize> = self
+            .nodes
+            .iter()
+            .map(|node| {
+                let mut d = 0;
+                let mut cursor = node.parent;
+                while let Some(parent) = cursor.and_then(|p| self.nodes.get(p)).filter(|_| d < self.nodes.len()) {
+                    d += 1;
+                    cursor = parent.parent;
+                }
+                d
+            })
+            .collect();
         let rows = depth.iter().copied().max().unwrap_or(0) + 1;
         let mut slot = vec![0f64; self.nodes.len()];
         let mut next = 0f64;
