@@ -61,9 +61,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     }
     if let Some(path) = &args.html {
         // The picture needs the PCI tree; without it the page says so and still lists the findings.
-        let picture = node.pci.is_ok().then(|| {
-            TopologyPicture::from_topology(&report.hosts[0].hostname, &Topology::from_node(&node), &report.findings)
-        });
+        let hostname = report.hosts.first().map(|h| h.hostname.as_str()).unwrap_or("node");
+        let picture = node
+            .pci
+            .is_ok()
+            .then(|| TopologyPicture::from_topology(hostname, &Topology::from_node(&node), &report.findings));
         write_atomically(path, check_page(&report, picture.as_ref()).as_bytes())?;
     }
     Ok(exit_code(&report, args.fail_on))

@@ -414,6 +414,16 @@ fn check_and_topo_write_single_node_pages() {
     assert!(gpu3, "GPU3 marked by topo.gpu_nic.affinity");
     assert!(html.contains("<g class=\"rail rel-sys\"><title>rail: GPU3 → NIC3"));
 
+    // The same findings through `check --json` and `report html`: the page says why it has no picture.
+    let json = dir.join("check-faulty.json");
+    std::fs::write(&json, serde_json::to_string(&report).expect("serialize")).expect("write report");
+    let output = support::run(&["report", "html", json.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", support::stderr(&output));
+    let from_json = support::stdout(&output);
+    assert_eq!(in_table(&from_json, "findings-table", "<tr class="), findings);
+    assert!(from_json.contains("This report carries no topology"));
+    assert!(!from_json.contains("<svg"));
+
     let hgx = support::fixture("hgx-h100");
     let page = dir.join("topo-hgx.html");
     let output = support::run(&["topo", "--root", hgx.to_str().unwrap(), "--html", page.to_str().unwrap()]);
@@ -577,6 +587,8 @@ mod webdriver {
             let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
             let driver = Command::new(&chromedriver)
                 .arg(format!("--port={port}"))
+                // Kept beside the screenshot, for when a session cannot be created or a command fails.
+                .arg(format!("--log-path={}", super::artefacts().join(format!("chromedriver-{test}.log")).display()))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()

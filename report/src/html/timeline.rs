@@ -65,7 +65,8 @@ pub fn render(timeline: &HostTimeline, phases: &[PhaseSpan], start: f64, end: f6
     let height = PHASE_LABEL_HEIGHT + rows as f64 * (STRIP_HEIGHT + STRIP_GAP) + 16.0;
     let plot = WIDTH - LABEL_WIDTH - 8.0;
     let span = if end > start { end - start } else { 1.0 };
-    let x_of = |t: f64| LABEL_WIDTH + ((t - start) / span).clamp(0.0, 1.0) * plot;
+    // A time that is not a number (a hand-edited report) is drawn at the start, never as "NaN".
+    let x_of = |t: f64| LABEL_WIDTH + if t.is_finite() { ((t - start) / span).clamp(0.0, 1.0) * plot } else { 0.0 };
     let mut out = String::new();
     let _ = write!(
         out,

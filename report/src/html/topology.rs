@@ -539,3 +539,111 @@ fn truncate(text: &str, max: usize) -> String {
         cut
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GPU0 and NIC0 behind one switch (root port 15:01.0, switch 16:00.0 with downstream ports
+    /// 17:00.0 and 17:01.0), GPU1 on another NUMA node's root port: `topo --json`'s shape.
+    fn document() -> serde_json::Value {
+        serde_json::json!({
+            "gpus": [
+                {"label": "GPU0", "address": "0000:18:00.0", "name": "NVIDIA Corporation GH100 [H100 SXM5 80GB]",
+                 "numa_node": 0, "numa_source": "numa_node", "cpu_affinity": "0-47",
+                 "host_bridge": "pci0000:15", "upstream": ["0000:15:01.0", "0000:16:00.0", "0000:17:00.0"]},
+                {"label": "GPU1", "address": "0000:9a:00.0", "name": "<b>GPU</b>", "numa_node": 1,
+                 "numa_source": "numa_node", "host_bridge": "pci0000:97", "upstream": ["0000:97:01.0"]}
+            ],
+            "nics": [
+                {"label": "NIC0", "address": "0000:19:00.0", "name": "mlx5_0", "numa_node": 0, "numa_source": "numa_node",
+                 "host_bridge": "pci0000:15", "upstream": ["0000:15:01.0", "0000:16:00.0", "0000:17:01.0"]}
+            ],
+            "matrix": [["X", "SYS", "PIX"], ["SYS", "X", "SYS"], ["PIX", "SYS", "X"]],
+            "rails": [
+                {"gpu": "GPU0", "nic": "NIC0", "nic_device": "mlx5_0", "relation": "PIX", "alternatives": []},
+                {"gpu": "GPU1", "nic": "NIC0", "nic_device": "mlx5_0", "relation": "SYS", "alternatives": []}
+            ]
+        })
+    }
+
+    fn kinds(picture: &TopologyPicture) -> Vec<(NodeKind, &str)> {
+        picture.nodes.iter().map(|n| (n.kind, n.detail.as_str())).collect()
+    }
+
+    #[test]
+    fn the_tree_follows_the_pcie_path_with_switches_drawn_once() {
+        let picture = TopologyPicture::from_topology_json("h1", &document(), &[]).expect("topology");
+        assert_eq!(
+            kinds(&picture),
+            [
+                (NodeKind::Numa, "CPUs 0-47"),
+                (NodeKind::HostBridge, "pci0000:15"),
+                (NodeKind::RootPort, "0000:15:01.0"),
+                (NodeKind::Switch, "0000:16:00.0"),
+                (NodeKind::Gpu, "H100 SXM5 80GB"),
+                (NodeKind::Numa, ""),
+                (NodeKind::HostBridge, "pci0000:97"),
+                (NodeKind::RootPort, "0000:97:01.0"),
+                (NodeKind::Gpu, "<b>GPU</b>"),
+                (NodeKind::Nic, "mlx5_0"),
+            ]
+        );
+        let nic = &picture.nodes[9];
+        assert_eq!(nic.parent, Some(3), "NIC0 under the same switch as GPU0");
+        assert_eq!(nic.link_addresses, ["0000:17:01.0"], "through its own downstream port");
+        let svg = picture.render();
+        assert_eq!(svg.matches("<g class=\"node ").count(), 10);
+        assert_eq!(svg.matches("<path class=\"link ").count(), 8, "every node but the two NUMA roots");
+        assert!(svg.contains("<g class=\"rail rel-sys\"><title>rail: GPU1 → NIC0"));
+        assert!(svg.contains("&lt;b&gt;GPU&lt;/b&gt;") && !svg.contains("<b>GPU</b>"));
+    }
+
+    #[test]
+    fn findings_mark_the_device_or_its_link_once() {
+        let findings = [
+            Finding::new("pcie.link.width", Verdict::Fail, "0000:19:00.0 (mlx5_0)", "x8 of x16"),
+            Finding::new("rdma.port.state", Verdict::Warn, "mlx5_0 port 1", "down"),
+            Finding::new("pcie.acs", Verdict::Fail, "0000:17:00.0 (bridge)", "redirect"),
+            Finding::new("topo.gpu_nic.affinity", Verdict::Fail, "GPU1 (0000:9a:00.0)", "SYS"),
+            Finding::new("host.memlock", Verdict::Fail, "node", "64 KiB"),
+            Finding::new("pcie.mps", Verdict::Pass, "0000:18:00.0 (GPU0)", "ok"),
+        ];
+        let picture = TopologyPicture::from_topology_json("h1", &document(), &findings).expect("topology");
+        let ids = |marks: &[Mark]| marks.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
+        let node = |label: &str| picture.nodes.iter().find(|n| n.label == label).expect("node");
+        assert_eq!(ids(&node("NIC0").link_marks), ["pcie.link.width"]);
+        assert_eq!(ids(&node("NIC0").marks), ["rdma.port.state"]);
+        assert_eq!(ids(&node("GPU0").link_marks), ["pcie.acs"], "downstream port 17:00.0 is GPU0's link");
+        assert_eq!(ids(&node("GPU1").marks), ["topo.gpu_nic.affinity"]);
+        assert!(node("GPU0").marks.is_empty(), "passes mark nothing");
+        assert!(picture.nodes.iter().all(|n| !ids(&n.marks).contains(&"host.memlock".to_string())));
+        let svg = picture.render();
+        assert!(svg.contains("<g class=\"node nic v-warn\">"));
+        assert_eq!(svg.matches("<path class=\"link v-fail\"").count(), 2);
+    }
+
+    #[test]
+    fn reports_without_the_pcie_path_draw_devices_under_their_numa_node() {
+        let mut old = document();
+        for kind in ["gpus", "nics"] {
+            for device in old[kind].as_array_mut().expect("devices") {
+                let object = device.as_object_mut().expect("object");
+                object.remove("host_bridge");
+                object.remove("upstream");
+            }
+        }
+        let picture = TopologyPicture::from_topology_json("h1", &old, &[]).expect("topology");
+        assert_eq!(picture.nodes.len(), 5, "two NUMA nodes and three devices");
+        assert!(TopologyPicture::from_topology_json("h1", &serde_json::json!({"gpus": 3}), &[]).is_err());
+    }
+
+    #[test]
+    fn a_picture_with_a_parent_cycle_still_renders() {
+        let mut picture = TopologyPicture::from_topology_json("h1", &document(), &[]).expect("topology");
+        picture.nodes[0].parent = Some(4);
+        picture.nodes[2].parent = Some(99);
+        let svg = picture.render();
+        assert!(svg.contains("</svg>"));
+    }
+}
