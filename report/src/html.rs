@@ -62,9 +62,10 @@ pub fn check_page(report: &Report, topology: Option<&TopologyPicture>) -> String
     let worst = report.worst();
     let s = &report.summary;
     let headline = match worst {
-        Verdict::Fail | Verdict::Error => "not signed off",
-        Verdict::Warn => "signed off with warnings",
-        Verdict::Pass | Verdict::Skip => "signed off",
+        Verdict::Fail | Verdict::Error => "not signed off".to_string(),
+        Verdict::Warn => "signed off with warnings".to_string(),
+        Verdict::Skip => format!("signed off; {} checks could not look (skip)", s.skip),
+        Verdict::Pass => "signed off".to_string(),
     };
     let _ = write!(
         body,

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use fabricdoctor_checks::topology::Relation;
+use fabricdoctor_checks::topology::{natural_cmp, Relation};
 use fabricdoctor_checks::{Finding, Topology, Verdict};
 use serde::{Deserialize, Serialize};
 
@@ -227,7 +227,9 @@ impl TopologyPicture {
         let rows = depth.iter().copied().max().unwrap_or(0) + 1;
         let mut slot = vec![0f64; self.nodes.len()];
         let mut next = 0f64;
-        let roots: Vec<usize> = (0..self.nodes.len()).filter(|&i| self.nodes[i].parent.is_none()).collect();
+        let mut roots: Vec<usize> = (0..self.nodes.len()).filter(|&i| self.nodes[i].parent.is_none()).collect();
+        // NUMA nodes in their numeric order ("NUMA 2" before "NUMA 10").
+        roots.sort_by(|&a, &b| natural_cmp(&self.nodes[a].label, &self.nodes[b].label));
         for (r, &root) in roots.iter().enumerate() {
             if r > 0 {
                 next += 0.5; // a gap between NUMA nodes
@@ -279,7 +281,8 @@ impl TopologyPicture {
             );
         }
         // The SMP interconnect between NUMA nodes.
-        let numa: Vec<usize> = (0..self.nodes.len()).filter(|&i| self.nodes[i].kind == NodeKind::Numa).collect();
+        let mut numa: Vec<usize> = (0..self.nodes.len()).filter(|&i| self.nodes[i].kind == NodeKind::Numa).collect();
+        numa.sort_by(|&a, &b| positions[a].0.total_cmp(&positions[b].0));
         for pair in numa.windows(2) {
             let (x1, y) = positions[pair[0]];
             let (x2, _) = positions[pair[1]];
