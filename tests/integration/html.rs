@@ -394,6 +394,22 @@ fn synthetic_64_host_burnin_page_shows_the_bad_host_and_the_bad_cable() {
     assert_eq!(timelines, ["gpu-node-17", "gpu-node-05", "gpu-node-40"]);
     assert!(html.contains("No counter moved on 61 hosts"));
     eprintln!("64-host page: {size} bytes ({})", page.display());
+
+    // The largest realistic page: eight rails (16 heatmaps of 64x64) still under the limit.
+    let mut eight = synthetic_report();
+    eight.pairs = (0..8)
+        .map(|i| PairMatrix { rail: format!("mlx5_{i}"), ..eight.pairs[i % eight.pairs.len()].clone() })
+        .collect();
+    let json = artefacts().join("report-64-8rails.json");
+    let page = artefacts().join("report-64-8rails.html");
+    std::fs::write(&json, serde_json::to_string(&eight).expect("serialize")).expect("write report");
+    let output = support::run(&["report", "html", json.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", support::stderr(&output));
+    let size = std::fs::metadata(&page).expect("page").len();
+    assert!(size < MAX_PAGE_BYTES, "eight-rail page is {size} bytes, over {MAX_PAGE_BYTES}");
+    let html = std::fs::read_to_string(&page).expect("read page");
+    assert_eq!(html.matches("<table class=\"heatmap\"").count(), 16);
+    eprintln!("64-host page with 8 rails: {size} bytes");
 }
 
 #[test]
