@@ -24,7 +24,7 @@ pub struct BurninView {
     pub matrices: Vec<PairMatrix>,
     pub phases: Vec<PhaseSpan>,
     pub timelines: Vec<HostTimeline>,
-    /// Hosts whose counters were sampled but whose topology or timeline could not be drawn, and why.
+    /// Hosts whose topology could not be drawn, and why.
     pub notes: Vec<String>,
     pub topologies: Vec<TopologyPicture>,
     /// Further tables of the report (hosts and their status, loopback, collectives, baseline).
@@ -56,9 +56,9 @@ pub struct SuspectView {
     pub kind: String,
     /// The host the suspect is on (a link's first end).
     pub host: String,
-    /// "node07", "node07 mlx5_2", "node03 ↔ node11 rail 2".
+    /// "node07", "node07 mlx5_2", "node03<->node11 mlx5_2" (the report's subject).
     pub subject: String,
-    /// "high", "medium", or a number the report gives.
+    /// The report's confidence (0..1) as a percentage, "90%".
     pub confidence: String,
     /// What to do ("replace the cable", "reseat the NIC").
     pub action: String,
