@@ -689,8 +689,20 @@ mod webdriver {
             value
         }
 
+        /// Loads `url` and waits for its load event. chromedriver gives up on a renderer that takes
+        /// over 10 s to answer ("timeout: Timed out receiving message from renderer"), which a loaded
+        /// 2-core CI machine can cause: such a timeout is retried twice, any other error fails.
         pub fn navigate(&self, url: &str) {
-            self.call("POST", &format!("/session/{}/url", self.session), Some(json!({ "url": url })));
+            let path = format!("/session/{}/url", self.session);
+            for attempt in 1..=3 {
+                let response = self.request("POST", &path, Some(&json!({ "url": url })));
+                let value = response.unwrap_or_else(|e| panic!("POST {path}: {e}"))["value"].clone();
+                match value.get("error").and_then(Value::as_str) {
+                    None => return,
+                    Some("timeout") if attempt < 3 => eprintln!("navigate {url}: renderer timeout, retrying: {value}"),
+                    Some(_) => panic!("POST {path}: {value}"),
+                }
+            }
         }
 
         pub fn execute(&self, script: &str) -> Value {
