@@ -339,6 +339,7 @@ fn small_burnin_fixture_renders_every_section() {
     assert_eq!(html.matches("<svg class=\"timeline\"").count(), 1);
     assert!(html.contains("No counter moved on 1 host: node0"));
     assert!(html.contains("agent stopped answering: connection reset by peer"));
+    assert!(html.contains("node0, node1, node2, node3: no GPU or RDMA NIC in the topology"));
 }
 
 #[test]

@@ -297,7 +297,10 @@ fn topologies(out: &mut String, pictures: &[TopologyPicture], notes: &[String]) 
         let _ = write!(out, "<p class=\"note\">{}</p>", escape(note));
     }
     if pictures.is_empty() {
-        out.push_str("<p class=\"note\">This report holds no host topology.</p></section>\n");
+        if notes.is_empty() {
+            out.push_str("<p class=\"note\">This report holds no host topology.</p>");
+        }
+        out.push_str("</section>\n");
         return;
     }
     let layout = |p: &TopologyPicture| {
@@ -420,7 +423,12 @@ impl BurninView {
                 .collect();
             timelines.push(HostTimeline { host: host.clone(), series });
         }
-        let mut notes = Vec::new();
+        // Why hosts have no picture, each reason once with the hosts it applies to.
+        let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+        let mut note = |reason: String, host: &str| match reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, hosts)) => hosts.push(host.to_string()),
+            None => reasons.push((reason, vec![host.to_string()])),
+        };
         let mut topologies = Vec::new();
         let mut findings = report.findings.clone();
         for check in &report.host_checks {
@@ -428,16 +436,18 @@ impl BurninView {
             match &check.topology {
                 Some(value) => match TopologyPicture::from_topology_json(&check.host, value, host_findings) {
                     Ok(picture) if picture.nodes.is_empty() => {
-                        notes.push(format!("{}: no GPU or RDMA NIC in its topology", check.host))
+                        note("no GPU or RDMA NIC in the topology".into(), &check.host)
                     }
                     Ok(picture) => topologies.push(picture),
-                    Err(error) => notes.push(format!("{}: topology not readable: {error}", check.host)),
+                    Err(error) => note(format!("topology not readable: {error}"), &check.host),
                 },
-                None => notes.push(format!(
-                    "{}: no topology in the report{}",
-                    check.host,
-                    check.error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
-                )),
+                None => note(
+                    match &check.error {
+                        Some(error) => format!("no topology in the report ({error})"),
+                        None => "no topology in the report".to_string(),
+                    },
+                    &check.host,
+                ),
             }
             // Node check findings name devices, not hosts: the host goes in front of the subject.
             findings.extend(host_findings.iter().map(|f| {
@@ -464,6 +474,7 @@ impl BurninView {
                 },
             ),
         };
+        let notes = reasons.into_iter().map(|(reason, hosts)| format!("{}: {reason}", hosts.join(", "))).collect();
         BurninView {
             title: format!("fabricdoctor burnin — {} hosts, run {}", report.hosts.len(), report.run.run_id),
             tool_version: report.tool_version.clone(),
