@@ -30,6 +30,9 @@ pub enum Command {
     /// The triage playbooks (rules and next steps as data) as readable runbooks.
     #[command(subcommand)]
     Playbook(PlaybookCommand),
+    /// Render a report written by another command (`check --json`, `burnin`) in another format.
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
@@ -91,6 +94,9 @@ pub struct CheckArgs {
     pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Output")]
     pub color: ColorChoice,
+    /// Also write a self-contained HTML page (findings, topology picture) to FILE.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
 
     /// Lowest verdict that makes the exit code 1.
     #[arg(long, value_enum, default_value_t = FailOn::Fail, help_heading = "Exit code")]
@@ -168,6 +174,25 @@ pub struct TopoArgs {
     /// Print the matrix, legend and rail map as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write a self-contained HTML page with the topology picture to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// A self-contained HTML page (styles and script inline, no network access) of a report.json.
+    Html(ReportHtmlArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportHtmlArgs {
+    /// The report: `check --json` output or a burn-in's report.json.
+    #[arg(value_name = "REPORT.json")]
+    pub report: PathBuf,
+    /// Write the page to FILE (atomically) instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -4,10 +4,11 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use fabricdoctor_checks::{evaluate_selected, registry, Inputs, Policy, Verdict};
+use fabricdoctor_checks::{evaluate_selected, registry, Inputs, Policy, Topology, Verdict};
 use fabricdoctor_probes::gpu::{read_nvml, GpuObservation, LinkUnderLoad, LoadedLink};
 use fabricdoctor_probes::pci::{read_link, PciLink};
 use fabricdoctor_probes::{NodeSnapshot, SysRoot};
+use fabricdoctor_report::html::{check_page, TopologyPicture};
 use fabricdoctor_report::render::{render, Format};
 use fabricdoctor_report::Report;
 
@@ -81,6 +82,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     match &args.output {
         Some(path) => write_atomically(path, rendered.as_bytes())?,
         None => emit(&rendered)?,
+    }
+    if let Some(path) = &args.html {
+        // The picture needs the PCI tree; without it the page says so and still lists the findings.
+        let hostname = report.hosts.first().map(|h| h.hostname.as_str()).unwrap_or("node");
+        let picture = node
+            .pci
+            .is_ok()
+            .then(|| TopologyPicture::from_topology(hostname, &Topology::from_node(&node), &report.findings));
+        write_atomically(path, check_page(&report, picture.as_ref()).as_bytes())?;
     }
     Ok(exit_code(&report, args.fail_on))
 }

@@ -10,6 +10,7 @@ mod exit;
 mod output;
 mod perf;
 mod playbook;
+mod report;
 mod sampling;
 mod snapshot;
 mod source;
@@ -43,6 +44,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Perf(command) => perf::run(command),
         args::Command::Triage(args) => triage::run(args),
         args::Command::Playbook(command) => playbook::run(command),
+        args::Command::Report(command) => report::run(command),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "fabricdoctor", &mut std::io::stdout());

@@ -1,13 +1,14 @@
 //! `fabricdoctor topo`.
 
-use fabricdoctor_checks::Topology;
+use fabricdoctor_checks::{run_checks, Policy, Topology};
 use fabricdoctor_probes::NodeSnapshot;
+use fabricdoctor_report::html::{topology_page, TopologyPicture};
 use fabricdoctor_report::topo::matrix_text;
 use fabricdoctor_report::TopologyReport;
 
 use crate::args::TopoArgs;
 use crate::exit;
-use crate::output::emit;
+use crate::output::{emit, write_atomically};
 use crate::source::Source;
 
 pub fn run(args: TopoArgs) -> anyhow::Result<i32> {
@@ -17,6 +18,14 @@ pub fn run(args: TopoArgs) -> anyhow::Result<i32> {
         anyhow::bail!("cannot compute the topology: {error}");
     }
     let topology = Topology::from_node(&node);
+    if let Some(path) = &args.html {
+        // Devices and links are marked from the node's checks (without counter sampling, which needs
+        // an interval: `check --html` marks those too).
+        let host = source.host_info(&node.host);
+        let findings = run_checks(&node, None, &Policy::default(), &[]);
+        let picture = TopologyPicture::from_topology(&host.hostname, &topology, &findings);
+        write_atomically(path, topology_page(&host, &picture).as_bytes())?;
+    }
     if args.json {
         let report = TopologyReport::new(source.host_info(&node.host), topology);
         emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;

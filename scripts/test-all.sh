@@ -19,11 +19,15 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
   command -v lspci >/dev/null || missing+=(pciutils)
   command -v hyperfine >/dev/null || missing+=(hyperfine)
+  # The HTML report's browser test drives headless Chromium through chromedriver.
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v chromedriver >/dev/null || missing+=(chromium-driver)
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -q >/dev/null 2>&1 || true
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
   export FABRICDOCTOR_REQUIRE_PCIUTILS=1 FABRICDOCTOR_REQUIRE_NETNS=1
+  export FABRICDOCTOR_REQUIRE_CHROMIUM=1
   # The real-kernel guest (tests/vm): build it once (cached), then the VM test runs in the suite.
   if [ "${FABRICDOCTOR_SKIP_VM:-0}" != 1 ]; then
     if bash tests/vm/build-guest.sh > target-vm-build.log 2>&1; then

@@ -83,6 +83,12 @@ pub struct TopologyDevice {
     pub numa_node: Option<u32>,
     pub numa_source: NumaSource,
     pub cpu_affinity: Option<String>,
+    /// The host bridge the device hangs off ("pci0000:16"), for drawing the PCIe tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_bridge: Option<String>,
+    /// Bridges from the root port down to the device's parent (the sysfs nesting), for drawing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub upstream: Vec<PciAddress>,
 }
 
 /// One GPU's rail: the NIC it should use and how close that NIC is.
@@ -116,6 +122,8 @@ impl Topology {
                 numa_node,
                 numa_source,
                 cpu_affinity: function.local_cpulist.clone(),
+                host_bridge: Some(function.host_bridge.clone()),
+                upstream: function.upstream.clone(),
             }
         };
         let gpus: Vec<TopologyDevice> =

@@ -1,7 +1,9 @@
 //! The versioned report every command writes, and its renderers (text, JSON, JUnit XML, Markdown,
 //! the `nvidia-smi topo -m` matrix). Data first: renderers only format what the report holds.
 
+pub mod burnin;
 pub mod counters;
+pub mod html;
 pub mod perf;
 pub mod render;
 pub mod topo;

@@ -10,6 +10,7 @@ mod counters;
 mod ethtool;
 mod fixtures;
 mod gpu;
+mod html;
 mod pciutils;
 mod perf;
 mod snapshot;

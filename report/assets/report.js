@@ -1,0 +1,65 @@
+// fabricdoctor HTML report: filtering of the findings table and the heatmap tooltip. Everything the
+// page shows is computed by fabricdoctor and written into the document; this script only hides rows
+// and shows numbers that are already in the cells.
+"use strict";
+(function () {
+  function applyFilter(form) {
+    var table = document.getElementById(form.getAttribute("data-filter-for"));
+    if (!table) return;
+    var verdicts = {};
+    var boxes = form.querySelectorAll("input[name=verdict]");
+    for (var i = 0; i < boxes.length; i++) verdicts[boxes[i].value] = boxes[i].checked;
+    var prefix = (form.querySelector("input[name=id]") || { value: "" }).value.trim();
+    var rows = table.tBodies[0] ? table.tBodies[0].rows : [];
+    var shown = 0;
+    for (var r = 0; r < rows.length; r++) {
+      var row = rows[r];
+      var visible = verdicts[row.getAttribute("data-verdict")] === true &&
+        (row.getAttribute("data-id") || "").indexOf(prefix) === 0;
+      row.hidden = !visible;
+      if (visible) shown++;
+    }
+    var output = form.querySelector("output[name=shown]");
+    if (output) output.textContent = shown + " of " + rows.length + " rows shown";
+  }
+
+  var forms = document.querySelectorAll("form.filters");
+  for (var f = 0; f < forms.length; f++) {
+    (function (form) {
+      form.addEventListener("input", function () { applyFilter(form); });
+      form.addEventListener("change", function () { applyFilter(form); });
+      applyFilter(form);
+    })(forms[f]);
+  }
+
+  var tooltip = document.getElementById("tooltip");
+  function describe(cell) {
+    var table = cell.closest("table.heatmap");
+    // Headers carry the full hostname in their title (their text may be shortened).
+    var rowHead = cell.parentElement.cells[0];
+    var row = rowHead.getAttribute("title") || rowHead.textContent;
+    var head = table.tHead.rows[0].cells[cell.cellIndex];
+    var column = head ? (head.getAttribute("title") || head.textContent) : "?";
+    var unit = table.getAttribute("data-unit");
+    var values = (cell.parentElement.getAttribute("data-values") || "").split(" ");
+    var value = values[cell.cellIndex - 1];
+    if (value === "-") value = "";
+    var lines = [row + " \u2192 " + column + ": " + (value ? value + " " + unit : "not measured")];
+    lines.push("best pair: " + table.getAttribute("data-best") + " " + unit);
+    if (cell.classList.contains("sl")) lines.push("suspect pair");
+    if (cell.classList.contains("sh")) lines.push("suspect host in this row or column");
+    return lines.join("\n");
+  }
+  document.addEventListener("mouseover", function (event) {
+    var cell = event.target.closest ? event.target.closest("table.heatmap td") : null;
+    if (!cell || !tooltip) { if (tooltip) tooltip.hidden = true; return; }
+    tooltip.textContent = describe(cell);
+    tooltip.hidden = false;
+  });
+  document.addEventListener("mousemove", function (event) {
+    if (tooltip && !tooltip.hidden) {
+      tooltip.style.left = (event.clientX + 14) + "px";
+      tooltip.style.top = (event.clientY + 14) + "px";
+    }
+  });
+})();

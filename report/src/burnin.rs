@@ -1,0 +1,856 @@
+//! The schema of `fabricdoctor burnin`: `report.json` (rewritten atomically after every step) and the
+//! lines of `events.jsonl` (one event per step and per counter interval). The HTML report, `summary.md`,
+//! `junit.xml` and `--baseline` comparisons read these types, so the schema only grows: keys are added,
+//! never renamed or given a new meaning without bumping [`BURNIN_SCHEMA_VERSION`].
+//!
+//! Units are in the key names: `*_gbps` are 10^9 bits per second (perftest's Gb/s, see
+//! `fabricdoctor_perf::stats`), `*_us` microseconds, `*_s` seconds, `*_at` RFC 3339 UTC times with
+//! milliseconds, `offset_s` seconds since the run started (for timelines).
+
+use std::collections::BTreeMap;
+
+use fabricdoctor_checks::{Finding, Verdict};
+use serde::{Deserialize, Serialize};
+
+use crate::Report;
+
+/// Version of the burn-in report and event schema. Bump on any change of meaning; additions are
+/// compatible (readers must ignore unknown keys of a newer minor addition, so these types do not
+/// deny unknown fields).
+pub const BURNIN_SCHEMA_VERSION: u32 = 1;
+
+/// `report.json` of a burn-in run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BurninReport {
+    pub schema_version: u32,
+    pub tool_version: String,
+    /// When this version of the file was written (it is rewritten after every step).
+    pub generated_at: String,
+    pub run: RunInfo,
+    pub hosts: Vec<BurninHost>,
+    /// Phases in the order they ran; the soak repeats pairwise/alltoall/allreduce with increasing
+    /// `iteration`.
+    pub phases: Vec<Phase>,
+    /// Phase (2): each host against itself over loopback, per rail.
+    #[serde(default)]
+    pub loopback: Vec<LoopbackResult>,
+    /// Phase (3) and the soak: one matrix per rail.
+    #[serde(default)]
+    pub pairs: Vec<PairMatrix>,
+    /// Phases (4) and (5): every all-to-all and AllReduce run.
+    #[serde(default)]
+    pub collectives: Vec<CollectiveResult>,
+    /// Counter deltas per host per interval, with the phase boundaries to draw them against.
+    #[serde(default)]
+    pub counters: CounterTimeline,
+    /// Findings of the run itself (ids `burnin.*`) and the counter checks judged per interval. Node
+    /// check findings stay in `host_checks`.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    /// What to replace or reseat, most confident first.
+    #[serde(default)]
+    pub suspects: Vec<Suspect>,
+    pub signoff: SignOff,
+    /// Present when the run was given `--baseline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineComparison>,
+    /// Phase (1): the `check` report of every host, and its topology for drawing.
+    #[serde(default)]
+    pub host_checks: Vec<HostCheck>,
+}
+
+/// What ran, when, under which protocol.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Random id of the run; `--resume` keeps it.
+    pub run_id: String,
+    pub started_at: String,
+    /// Absent while the run is going on (and in the partial report of an interrupted run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// `--duration` in seconds.
+    pub duration_s: f64,
+    /// The playbook's `name`, and the file it came from ("built-in" for the embedded default).
+    pub playbook: String,
+    pub playbook_source: String,
+    /// "tcp" or "verbs": the data path of the measurements.
+    pub transport: String,
+    /// How the agents were reached: "local", "hosts", "slurm", "ssh".
+    pub launcher: String,
+    /// True once sign-off ran.
+    pub complete: bool,
+    /// Why the run stopped early ("interrupted by SIGINT", "too many hosts lost"), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Steps finished (counts steps resumed from a checkpoint too).
+    pub steps_done: u64,
+    /// Number of times the run was continued with `--resume`.
+    #[serde(default)]
+    pub resumed: u32,
+}
+
+/// A host of the burn-in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BurninHost {
+    /// The name the operator gave (hostfile entry, SLURM node name, "local-0").
+    pub name: String,
+    /// Agent control address, "10.0.0.1:7207".
+    pub address: String,
+    pub status: HostStatus,
+    /// When the status last changed (excluded or lost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_at: Option<String>,
+    /// Why the host was excluded or lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The last step the host took part in ("pairwise#2 round 3 local-1<->local-2").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_step: Option<String>,
+    /// Data addresses per rail; one entry "default" when the host has one.
+    #[serde(default)]
+    pub rails: Vec<Rail>,
+    /// The agent's hostname and tool version, as it reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostStatus {
+    /// Taking part.
+    Ok,
+    /// Left out by policy (failed hard checks, or an operator exclusion).
+    Excluded,
+    /// Stopped answering (agent died, host down, step timeout).
+    Lost,
+}
+
+/// One rail of a host: a NIC (or its IP address) that data runs over.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rail {
+    /// "default", "mlx5_0", "rail0".
+    pub name: String,
+    /// Address the peer dials for this rail's data connections.
+    pub address: String,
+}
+
+/// One phase of the protocol.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    /// "check", "loopback", "pairwise", "isolation", "alltoall", "allreduce", "signoff".
+    pub name: String,
+    /// 0 for the first pass; soak repetitions count up.
+    pub iteration: u32,
+    pub started_at: String,
+    /// Seconds since the run started, for timelines.
+    pub start_offset_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_offset_s: Option<f64>,
+    pub status: PhaseStatus,
+    pub steps_done: u64,
+    pub steps_total: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseStatus {
+    Running,
+    /// Every step ran (steps may still have failed; see findings).
+    Done,
+    /// Could not run (fewer than two hosts left, ...).
+    Skipped,
+    /// Stopped by a signal or a stop policy; the run may be resumed.
+    Interrupted,
+}
+
+/// Phase (2): one host's loopback bandwidth and latency on one rail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopbackResult {
+    pub host: String,
+    pub rail: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_gbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_us: Option<f64>,
+    /// Why the measurement failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The pairwise matrix of one rail. Rows are the client (sender), columns the server; `hosts` gives
+/// the order. Values are the mean over every measurement of the pair in this run (`None`: never
+/// measured, or the diagonal). `pairs` holds the statistics behind each cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairMatrix {
+    pub rail: String,
+    pub hosts: Vec<String>,
+    /// Mean bandwidth client -> server, Gb/s.
+    pub bw_gbps: Vec<Vec<Option<f64>>>,
+    /// Mean one-way latency (half the round trip, perftest's convention), microseconds.
+    pub lat_us: Vec<Vec<Option<f64>>>,
+    pub pairs: Vec<PairStats>,
+}
+
+/// Every measurement of one ordered pair on one rail, summarised (the raw measurements are the
+/// `step` events of events.jsonl).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairStats {
+    pub client: String,
+    pub server: String,
+    pub rail: String,
+    /// Measurements that produced a number.
+    pub samples: u64,
+    /// Measurements that failed (connection refused, timeout, data mismatch).
+    pub failures: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_min_gbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_mean_gbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_max_gbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_min_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_mean_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_max_us: Option<f64>,
+    /// Bytes that arrived different from what was sent (validation), summed over the run.
+    pub validation_errors: u64,
+    /// The last failure's message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// One pairwise measurement (an event of events.jsonl; the report keeps [`PairStats`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairMeasurement {
+    pub client: String,
+    pub server: String,
+    pub rail: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_gbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_p99_us: Option<f64>,
+    #[serde(default)]
+    pub validation_errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One all-to-all or AllReduce over the hosts that were `ok` at the time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectiveResult {
+    /// "alltoall" or "allreduce".
+    pub collective: String,
+    pub iteration: u32,
+    pub at: String,
+    pub hosts: Vec<String>,
+    /// Bytes per rank (nccl-tests' size column).
+    pub bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_us: Option<f64>,
+    /// nccl-tests' algbw and busbw (doc/PERFORMANCE.md), Gb/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alg_bw_gbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_bw_gbps: Option<f64>,
+    /// Elements that did not hold the expected value after the collective.
+    #[serde(default)]
+    pub wrong_elements: u64,
+    /// The rank that took longest, when it stood out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest_host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Counter deltas over time. Intervals of a host in which no counter of interest moved are merged
+/// into one entry (so a clean 72-hour soak stays small); any interval with growth is kept as is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterTimeline {
+    pub intervals: Vec<CounterInterval>,
+    /// Phase boundaries to draw on the timeline: (offset_s, "pairwise#1 start").
+    #[serde(default)]
+    pub marks: Vec<TimelineMark>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineMark {
+    pub offset_s: f64,
+    pub label: String,
+}
+
+/// One host's counter growth over one interval (from the sample before a step or soak interval to
+/// the sample after it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterInterval {
+    pub host: String,
+    /// Phase the interval belongs to ("pairwise#2"); merged quiet intervals name the first.
+    pub phase: String,
+    pub start_offset_s: f64,
+    pub end_offset_s: f64,
+    pub end_at: String,
+    /// Sums by category (see [`CounterCategories`]).
+    pub totals: CounterCategories,
+    /// The counters that grew (or could not be measured), each named by its source.
+    #[serde(default)]
+    pub deltas: Vec<CounterDelta>,
+    /// How many sampled intervals this entry covers (>1 for merged quiet intervals).
+    #[serde(default = "one")]
+    pub merged: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Counter growth grouped by what it means for the fabric.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterCategories {
+    /// PFC pause frames sent and received (ethtool *_pause, *_prio*_pause), count.
+    pub pfc_pause: u64,
+    /// ECN-marked packets and congestion notification packets (np_ecn_marked_roce_packets,
+    /// rp_cnp_handled, np_cnp_sent), count.
+    pub ecn_cnp: u64,
+    /// Transport retries and timeouts (local_ack_timeout_err, packet_seq_err, out_of_sequence,
+    /// duplicate_request, rnr_nak_retry_err), count.
+    pub retransmits: u64,
+    /// Port and link errors (symbol/link errors, receive errors, discards, link_downed,
+    /// carrier_changes, netdev rx/tx errors and drops), count.
+    pub port_errors: u64,
+    /// PCIe AER correctable + non-fatal + fatal errors reported by the NIC functions, count.
+    pub pcie_aer: u64,
+}
+
+impl CounterCategories {
+    pub fn total(&self) -> u64 {
+        self.pfc_pause + self.ecn_cnp + self.retransmits + self.port_errors + self.pcie_aer
+    }
+
+    pub fn add(&mut self, other: &CounterCategories) {
+        self.pfc_pause += other.pfc_pause;
+        self.ecn_cnp += other.ecn_cnp;
+        self.retransmits += other.retransmits;
+        self.port_errors += other.port_errors;
+        self.pcie_aer += other.pcie_aer;
+    }
+}
+
+/// One counter's growth in an interval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterDelta {
+    /// "port_counters", "hardware_counters", "ethtool", "netdev", "pcie_aer".
+    pub source: String,
+    /// "mlx5_0 port 1", "eth0", "0000:17:00.0".
+    pub subject: String,
+    pub name: String,
+    /// In the counter's unit (bytes for data counters, else count); absent when it could not be
+    /// measured (saturated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<u64>,
+    /// "counted", "wrapped", "reset", "saturated", "missing" (fabricdoctor_probes::counters::DeltaStatus).
+    pub status: String,
+    /// The category it is summed into, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+}
+
+/// Where a fault most likely is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Suspect {
+    pub kind: SuspectKind,
+    /// Host name; "host rail" for a NIC ("node3 mlx5_1"); "hostA<->hostB rail" for a link.
+    pub subject: String,
+    /// The host the suspect is on (a link's first end).
+    pub host: String,
+    /// 0..1: how strongly the retests point here (1: every pair with this subject was bad and every
+    /// pair without it was good).
+    pub confidence: f64,
+    /// One line an operator acts on: "replace or reseat the cable of node3 rail0".
+    pub action: String,
+    /// Why: the measurements and counter deltas, one line each.
+    pub evidence: Vec<String>,
+    /// Findings (ids) that point at this suspect.
+    #[serde(default)]
+    pub finding_ids: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SuspectKind {
+    Host,
+    Nic,
+    Link,
+}
+
+/// The verdict of sign-off (phase 7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignOff {
+    pub verdict: SignOffVerdict,
+    /// Each rule's outcome: "zero data errors: ok", "pair node1->node3 below tolerance (41.0 < 0.93 x 94.1 Gb/s)".
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SignOffVerdict {
+    /// Zero data errors, no error-counter growth, every pair within tolerance, no host lost.
+    Pass,
+    /// At least one rule failed; see suspects.
+    Fail,
+    /// The run did not reach sign-off (still running, interrupted, or could not run).
+    Incomplete,
+}
+
+/// `--baseline old/report.json`: what got worse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineComparison {
+    /// The baseline file as given.
+    pub path: String,
+    pub baseline_run_id: String,
+    pub baseline_generated_at: String,
+    /// Fraction of the baseline a value may lose before it is a regression (0.93: 7 % worse).
+    pub tolerance: f64,
+    pub regressions: Vec<Regression>,
+    /// Pairs/collectives compared (so "no regressions" is never vacuous).
+    pub compared: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Regression {
+    /// "local-0->local-1 default", "allreduce".
+    pub subject: String,
+    /// "bw_gbps", "lat_us", "bus_bw_gbps".
+    pub metric: String,
+    pub baseline: f64,
+    pub current: f64,
+    /// (current - baseline) / baseline x 100; negative for lost bandwidth.
+    pub change_percent: f64,
+}
+
+/// Phase (1) of one host: the `fabricdoctor check` report (schema of [`crate::Report`]) and the
+/// topology object of `fabricdoctor topo --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostCheck {
+    pub host: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
+    /// `fabricdoctor topo --json`'s `topology` (gpus, nics, matrix, rails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<serde_json::Value>,
+    /// Why the check could not run on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The worst verdict of the host's findings (pass when none).
+    pub worst: Verdict,
+    /// True when the host was excluded because of these findings.
+    pub excluded: bool,
+}
+
+/// One line of events.jsonl. Every line has `event`, `at` and `offset_s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub at: String,
+    pub offset_s: f64,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    RunStarted {
+        run_id: String,
+        hosts: Vec<String>,
+        duration_s: f64,
+        playbook: String,
+    },
+    RunResumed {
+        run_id: String,
+        steps_done: u64,
+    },
+    PhaseStarted {
+        phase: String,
+        iteration: u32,
+        steps_total: u64,
+    },
+    PhaseFinished {
+        phase: String,
+        iteration: u32,
+        status: PhaseStatus,
+    },
+    /// A step finished: its key (unique in the run, used by the checkpoint), and what it measured.
+    Step {
+        step: String,
+        phase: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        measurements: Vec<PairMeasurement>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        collective: Option<Box<CollectiveResult>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loopback: Option<Box<LoopbackResult>>,
+        seconds: f64,
+    },
+    CounterInterval {
+        interval: Box<CounterInterval>,
+    },
+    HostStatus {
+        host: String,
+        status: HostStatus,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_step: Option<String>,
+    },
+    Finding {
+        finding: Box<Finding>,
+    },
+    RunFinished {
+        signoff: SignOff,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped: Option<String>,
+    },
+}
+
+impl BurninReport {
+    /// An empty report for a run that starts now.
+    pub fn new(run: RunInfo, hosts: Vec<BurninHost>) -> BurninReport {
+        BurninReport {
+            schema_version: BURNIN_SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            generated_at: run.started_at.clone(),
+            run,
+            hosts,
+            phases: Vec::new(),
+            loopback: Vec::new(),
+            pairs: Vec::new(),
+            collectives: Vec::new(),
+            counters: CounterTimeline::default(),
+            findings: Vec::new(),
+            suspects: Vec::new(),
+            signoff: SignOff {
+                verdict: SignOffVerdict::Incomplete,
+                reasons: vec!["the run has not reached sign-off".into()],
+            },
+            baseline: None,
+            host_checks: Vec::new(),
+        }
+    }
+
+    /// Parse a report, refusing one of another schema version with a message naming both.
+    pub fn from_json(text: &str) -> Result<BurninReport, BurninSchemaError> {
+        let probe: serde_json::Value = serde_json::from_str(text).map_err(BurninSchemaError::Json)?;
+        let version = probe.get("schema_version").and_then(serde_json::Value::as_u64);
+        if version != Some(u64::from(BURNIN_SCHEMA_VERSION)) {
+            return Err(BurninSchemaError::Version { found: version });
+        }
+        serde_json::from_value(probe).map_err(BurninSchemaError::Json)
+    }
+
+    /// Pair statistics by (client, server, rail).
+    pub fn pair_index(&self) -> BTreeMap<(String, String, String), &PairStats> {
+        self.pairs
+            .iter()
+            .flat_map(|m| m.pairs.iter())
+            .map(|p| ((p.client.clone(), p.server.clone(), p.rail.clone()), p))
+            .collect()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BurninSchemaError {
+    #[error("not a burn-in report: {0}")]
+    Json(serde_json::Error),
+    #[error("burn-in report schema version {found:?}, this fabricdoctor reads version {BURNIN_SCHEMA_VERSION}")]
+    Version { found: Option<u64> },
+}
+
+/// A small, complete example: four hosts, one lost, one slow link pinned by isolation. It is the
+/// fixture `tests/fixtures/burnin/report-small.json` (regenerated by the test below with
+/// FABRICDOCTOR_BLESS=1) that renderers are developed against.
+pub fn example() -> BurninReport {
+    let at = |s: u32| format!("2026-11-22T18:{:02}:{:02}.000Z", 30 + s / 60, s % 60);
+    let hosts: Vec<String> = (0..4).map(|i| format!("node{i}")).collect();
+    let run = RunInfo {
+        run_id: "3f2a9c1e0b7d4a55".into(),
+        started_at: at(0),
+        finished_at: Some(at(95)),
+        duration_s: 90.0,
+        playbook: "default".into(),
+        playbook_source: "built-in".into(),
+        transport: "tcp".into(),
+        launcher: "hosts".into(),
+        complete: true,
+        stopped: None,
+        steps_done: 31,
+        resumed: 0,
+    };
+    let burnin_hosts = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, name)| BurninHost {
+            name: name.clone(),
+            address: format!("10.0.0.{}:7207", i + 1),
+            status: if i == 3 { HostStatus::Lost } else { HostStatus::Ok },
+            status_at: (i == 3).then(|| at(70)),
+            reason: (i == 3).then(|| "agent stopped answering: connection reset by peer".to_string()),
+            last_step: Some(if i == 3 { "pairwise#1 round 1 node2<->node3".into() } else { "allreduce#1".into() }),
+            rails: vec![Rail { name: "default".into(), address: format!("10.0.0.{}", i + 1) }],
+            hostname: Some(name.clone()),
+            agent_version: Some(env!("CARGO_PKG_VERSION").into()),
+        })
+        .collect();
+    let mut report = BurninReport::new(run, burnin_hosts);
+    report.generated_at = at(95);
+    let phase = |name: &str, iteration: u32, start: u32, end: u32, steps: u64| Phase {
+        name: name.into(),
+        iteration,
+        started_at: at(start),
+        start_offset_s: f64::from(start),
+        ended_at: Some(at(end)),
+        end_offset_s: Some(f64::from(end)),
+        status: PhaseStatus::Done,
+        steps_done: steps,
+        steps_total: steps,
+    };
+    report.phases = vec![
+        phase("check", 0, 0, 2, 4),
+        phase("loopback", 0, 2, 10, 4),
+        phase("pairwise", 0, 10, 30, 6),
+        phase("isolation", 0, 30, 40, 2),
+        phase("alltoall", 0, 40, 45, 1),
+        phase("allreduce", 0, 45, 50, 1),
+        phase("pairwise", 1, 50, 72, 6),
+        phase("alltoall", 1, 72, 78, 1),
+        phase("allreduce", 1, 78, 84, 1),
+        phase("signoff", 0, 94, 95, 1),
+    ];
+    report.loopback = hosts
+        .iter()
+        .map(|h| LoopbackResult {
+            host: h.clone(),
+            rail: "default".into(),
+            bw_gbps: Some(38.0),
+            lat_us: Some(9.5),
+            error: None,
+        })
+        .collect();
+    // node1's link is throttled: every pair with node1 is slow in both directions.
+    let bw = |a: usize, b: usize| if a == 1 || b == 1 { 0.95 } else { 9.4 };
+    let lat = |a: usize, b: usize| if a == 1 || b == 1 { 61.0 } else { 24.0 };
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let mut pairs = Vec::new();
+    for a in 0..4 {
+        for b in 0..4 {
+            if a != b {
+                let lost = a == 3 || b == 3;
+                pairs.push(PairStats {
+                    client: hosts[a].clone(),
+                    server: hosts[b].clone(),
+                    rail: "default".into(),
+                    samples: if lost { 1 } else { 2 },
+                    failures: u64::from(lost),
+                    bw_min_gbps: Some(round(bw(a, b) * 0.98)),
+                    bw_mean_gbps: Some(bw(a, b)),
+                    bw_max_gbps: Some(round(bw(a, b) * 1.02)),
+                    lat_min_us: Some(round(lat(a, b) * 0.97)),
+                    lat_mean_us: Some(lat(a, b)),
+                    lat_max_us: Some(round(lat(a, b) * 1.05)),
+                    validation_errors: 0,
+                    last_error: lost.then(|| "node3: connection refused".to_string()),
+                });
+            }
+        }
+    }
+    let cell = |f: &dyn Fn(usize, usize) -> f64| {
+        (0..4).map(|a| (0..4).map(|b| (a != b).then(|| f(a, b))).collect()).collect::<Vec<Vec<Option<f64>>>>()
+    };
+    report.pairs = vec![PairMatrix {
+        rail: "default".into(),
+        hosts: hosts.clone(),
+        bw_gbps: cell(&bw),
+        lat_us: cell(&lat),
+        pairs,
+    }];
+    report.collectives = vec![
+        CollectiveResult {
+            collective: "alltoall".into(),
+            iteration: 0,
+            at: at(45),
+            hosts: hosts.clone(),
+            bytes: 4 << 20,
+            time_us: Some(15800.0),
+            alg_bw_gbps: Some(2.12),
+            bus_bw_gbps: Some(1.59),
+            wrong_elements: 0,
+            slowest_host: Some("node1".into()),
+            error: None,
+        },
+        CollectiveResult {
+            collective: "allreduce".into(),
+            iteration: 1,
+            at: at(84),
+            hosts: hosts[..3].to_vec(),
+            bytes: 4 << 20,
+            time_us: Some(52000.0),
+            alg_bw_gbps: Some(0.65),
+            bus_bw_gbps: Some(0.86),
+            wrong_elements: 0,
+            slowest_host: Some("node1".into()),
+            error: None,
+        },
+    ];
+    report.counters = CounterTimeline {
+        intervals: vec![
+            CounterInterval {
+                host: "node0".into(),
+                phase: "loopback#0".into(),
+                start_offset_s: 2.0,
+                end_offset_s: 84.0,
+                end_at: at(84),
+                totals: CounterCategories::default(),
+                deltas: Vec::new(),
+                merged: 12,
+            },
+            CounterInterval {
+                host: "node1".into(),
+                phase: "pairwise#0".into(),
+                start_offset_s: 10.0,
+                end_offset_s: 30.0,
+                end_at: at(30),
+                totals: CounterCategories { port_errors: 1840, ..CounterCategories::default() },
+                deltas: vec![CounterDelta {
+                    source: "netdev".into(),
+                    subject: "eth0".into(),
+                    name: "tx_dropped".into(),
+                    delta: Some(1840),
+                    status: "counted".into(),
+                    category: Some("port_errors".into()),
+                }],
+                merged: 1,
+            },
+        ],
+        marks: report
+            .phases
+            .iter()
+            .map(|p| TimelineMark { offset_s: p.start_offset_s, label: format!("{}#{} start", p.name, p.iteration) })
+            .collect(),
+    };
+    let slow = Finding::new("burnin.pair.bandwidth", Verdict::Fail, "node1<->node0 default", "pair below tolerance")
+        .expected(">= 8.74 Gb/s (0.93 x best pair 9.40 Gb/s)")
+        .observed("0.95 Gb/s")
+        .evidence("pairwise#0 node1->node0 0.95 Gb/s, node0->node1 0.95 Gb/s");
+    let lost = Finding::new("burnin.host.lost", Verdict::Fail, "node3", "agent stopped answering during pairwise#1")
+        .evidence("last step: pairwise#1 round 1 node2<->node3 at 2026-11-22T18:31:10.000Z");
+    report.findings = vec![slow, lost];
+    report.suspects = vec![Suspect {
+        kind: SuspectKind::Link,
+        subject: "node1 default".into(),
+        host: "node1".into(),
+        confidence: 0.9,
+        action: "check the cable and switch port of node1 rail default (reseat, then replace)".into(),
+        evidence: vec![
+            "every pair with node1 was slow (0.95 Gb/s) against 3 different partners; pairs without node1: 9.40 Gb/s"
+                .into(),
+            "node1 eth0 tx_dropped +1840 during pairwise#0".into(),
+        ],
+        finding_ids: vec!["burnin.pair.bandwidth".into()],
+    }];
+    report.signoff = SignOff {
+        verdict: SignOffVerdict::Fail,
+        reasons: vec![
+            "zero data errors: ok".into(),
+            "error counters grew on node1 (port_errors +1840)".into(),
+            "pairs below tolerance: 6 (all with node1)".into(),
+            "hosts lost: node3".into(),
+        ],
+    };
+    report.baseline = Some(BaselineComparison {
+        path: "baseline/report.json".into(),
+        baseline_run_id: "0c1d2e3f4a5b6c7d".into(),
+        baseline_generated_at: "2026-11-20T09:00:00.000Z".into(),
+        tolerance: 0.93,
+        regressions: vec![Regression {
+            subject: "node1->node0 default".into(),
+            metric: "bw_gbps".into(),
+            baseline: 9.38,
+            current: 0.95,
+            change_percent: -89.87,
+        }],
+        compared: 13,
+    });
+    report.host_checks = hosts
+        .iter()
+        .map(|h| {
+            let findings = vec![Finding::new("host.kernel", Verdict::Pass, "node", "kernel 6.8.0")];
+            let mut check = Report::new(
+                "check",
+                vec![crate::HostInfo {
+                    hostname: h.clone(),
+                    kernel_release: Some("6.8.0".into()),
+                    source: "live".into(),
+                }],
+                findings,
+            );
+            check.generated_at = at(1);
+            check.tool_version = env!("CARGO_PKG_VERSION").into();
+            HostCheck {
+                host: h.clone(),
+                report: Some(check),
+                topology: Some(serde_json::json!({ "gpus": [], "nics": [], "matrix": [], "rails": [] })),
+                error: None,
+                worst: Verdict::Pass,
+                excluded: false,
+            }
+        })
+        .collect();
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/burnin/report-small.json");
+
+    #[test]
+    fn example_matches_the_fixture_and_round_trips() {
+        let rendered = serde_json::to_string_pretty(&example()).expect("serialize") + "\n";
+        if std::env::var("FABRICDOCTOR_BLESS").as_deref() == Ok("1") {
+            std::fs::create_dir_all(std::path::Path::new(FIXTURE).parent().expect("parent")).expect("mkdir");
+            std::fs::write(FIXTURE, &rendered).expect("write fixture");
+        }
+        let stored = std::fs::read_to_string(FIXTURE).expect("fixture present (FABRICDOCTOR_BLESS=1 writes it)");
+        assert_eq!(stored, rendered, "the example changed: additive changes only, then re-bless");
+        let parsed = BurninReport::from_json(&stored).expect("parse fixture");
+        // Compared as text: serde_json's default float parsing may differ in the last bit.
+        let again = serde_json::to_string_pretty(&parsed).expect("serialize") + "\n";
+        assert_eq!(again, rendered);
+    }
+
+    #[test]
+    fn other_schema_versions_are_refused_by_name() {
+        let mut value = serde_json::to_value(example()).expect("serialize");
+        value["schema_version"] = serde_json::json!(99);
+        let error = BurninReport::from_json(&value.to_string()).expect_err("version 99");
+        assert!(error.to_string().contains("99"), "{error}");
+        assert!(BurninReport::from_json("{").is_err());
+    }
+
+    #[test]
+    fn events_carry_their_kind_and_time() {
+        let event = Event {
+            at: "2026-11-22T18:30:00.000Z".into(),
+            offset_s: 1.5,
+            kind: EventKind::PhaseStarted { phase: "pairwise".into(), iteration: 0, steps_total: 6 },
+        };
+        let line = serde_json::to_string(&event).expect("serialize");
+        assert!(line.contains(r#""event":"phase_started""#), "{line}");
+        assert_eq!(serde_json::from_str::<Event>(&line).expect("parse"), event);
+    }
+}

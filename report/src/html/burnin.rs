@@ -1,0 +1,692 @@
+//! The burn-in page: sign-off, ranked suspects with their evidence, pairwise heatmaps per metric and
+//! rail, counter timelines per host with phase boundaries, the topology of each distinct host layout,
+//! and the findings table. [`BurninView`] is what the page shows; it is filled from the burn-in
+//! report without computing anything new (the report already holds verdicts, suspects and matrices).
+
+use std::fmt::Write as _;
+
+use fabricdoctor_checks::{Finding, Verdict};
+
+use super::heatmap::{self, HeatmapInput};
+use super::{escape, findings, page, timeline, verdict_class, TopologyPicture};
+use crate::burnin::{BurninReport, CounterCategories, CounterInterval, SignOffVerdict, SuspectKind};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BurninView {
+    pub title: String,
+    pub tool_version: String,
+    pub generated_at: String,
+    pub signoff: SignOff,
+    /// Ranked, most likely first.
+    pub suspects: Vec<SuspectView>,
+    /// The axis of every matrix.
+    pub hosts: Vec<String>,
+    pub matrices: Vec<PairMatrix>,
+    pub phases: Vec<PhaseSpan>,
+    pub timelines: Vec<HostTimeline>,
+    /// Hosts whose topology could not be drawn, and why.
+    pub notes: Vec<String>,
+    pub topologies: Vec<TopologyPicture>,
+    /// Further tables of the report (hosts and their status, loopback, collectives, baseline).
+    pub tables: Vec<SimpleTable>,
+    pub findings: Vec<Finding>,
+}
+
+/// A plain table: a title, a header row and text rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimpleTable {
+    pub id: String,
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignOff {
+    pub verdict: Verdict,
+    /// "signed off", "not signed off: 2 suspects".
+    pub headline: String,
+    /// The sign-off criteria and how each went.
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuspectView {
+    /// "host", "nic", "link".
+    pub kind: String,
+    /// The host the suspect is on (a link's first end).
+    pub host: String,
+    /// "node07", "node07 mlx5_2", "node03<->node11 mlx5_2" (the report's subject).
+    pub subject: String,
+    /// The report's confidence (0..1) as a percentage, "90%".
+    pub confidence: String,
+    /// What to do ("replace the cable", "reseat the NIC").
+    pub action: String,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Bandwidth,
+    Latency,
+}
+
+impl Metric {
+    fn name(self) -> &'static str {
+        match self {
+            Metric::Bandwidth => "bandwidth",
+            Metric::Latency => "latency",
+        }
+    }
+
+    fn higher_is_better(self) -> bool {
+        self == Metric::Bandwidth
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairMatrix {
+    pub metric: Metric,
+    /// `None` when the run had one rail (or the matrix is over all rails).
+    pub rail: Option<String>,
+    pub unit: String,
+    /// `values[row][column]` for `BurninView::hosts`; what row and column mean (sender and receiver)
+    /// is said in `axes`.
+    pub values: Vec<Vec<Option<f64>>>,
+    pub axes: String,
+    /// Indices into `BurninView::hosts` of suspect hosts (or their NIC or cable on this rail): their
+    /// rows and columns are marked.
+    pub suspect_hosts: Vec<usize>,
+    /// Pairs (row, column) named as suspects or below tolerance: the cells are outlined.
+    pub suspect_cells: Vec<(usize, usize)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseSpan {
+    pub name: String,
+    /// Seconds since the start of the run.
+    pub start_seconds: f64,
+    pub end_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostTimeline {
+    pub host: String,
+    pub series: Vec<CounterSeries>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterSeries {
+    /// "PFC pause rx", "CNP sent", "retransmits", "port errors".
+    pub counter: String,
+    pub unit: String,
+    /// (seconds since the start of the run, increase during the interval ending then).
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The whole page.
+pub fn burnin_page(view: &BurninView) -> String {
+    let mut body = String::new();
+    signoff(&mut body, view);
+    suspects(&mut body, &view.suspects);
+    heatmaps(&mut body, view);
+    timelines(&mut body, view);
+    for table in &view.tables {
+        simple_table(&mut body, table);
+    }
+    topologies(&mut body, &view.topologies, &view.notes);
+    body.push_str("<section id=\"findings\"><h2>Findings</h2>");
+    body.push_str(&findings::table(&view.findings));
+    body.push_str("</section>\n");
+    page(&view.title, &view.tool_version, &view.generated_at, &body)
+}
+
+fn signoff(out: &mut String, view: &BurninView) {
+    let _ = write!(
+        out,
+        "<section id=\"signoff\" class=\"signoff {}\"><h2>Sign-off: {}</h2><p class=\"counts\">{} hosts, {} suspects</p><ul>",
+        verdict_class(view.signoff.verdict),
+        escape(&view.signoff.headline),
+        view.hosts.len(),
+        view.suspects.len()
+    );
+    for reason in &view.signoff.reasons {
+        let _ = write!(out, "<li>{}</li>", escape(reason));
+    }
+    out.push_str("</ul></section>\n");
+}
+
+fn suspects(out: &mut String, suspects: &[SuspectView]) {
+    out.push_str("<section id=\"suspects\"><h2>Suspects</h2>");
+    if suspects.is_empty() {
+        out.push_str("<p class=\"note\">No host, NIC or link was found at fault.</p></section>\n");
+        return;
+    }
+    out.push_str(
+        "<table class=\"suspects\"><thead><tr><th>#</th><th>kind</th><th>suspect</th><th>confidence</th><th>action</th>\
+         <th>evidence</th></tr></thead><tbody>",
+    );
+    for (rank, suspect) in suspects.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<tr class=\"suspect\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><ul>",
+            rank + 1,
+            escape(&suspect.kind),
+            escape(&suspect.subject),
+            escape(&suspect.confidence),
+            escape(&suspect.action)
+        );
+        for line in &suspect.evidence {
+            let _ = write!(out, "<li>{}</li>", escape(line));
+        }
+        out.push_str("</ul></td></tr>");
+    }
+    out.push_str("</tbody></table></section>\n");
+}
+
+fn heatmaps(out: &mut String, view: &BurninView) {
+    out.push_str("<section id=\"heatmaps\"><h2>Pairwise bandwidth and latency</h2>");
+    if view.matrices.is_empty() {
+        out.push_str("<p class=\"note\">This report holds no pairwise measurements.</p>");
+    } else {
+        out.push_str(
+            "<p class=\"note\">Colour is relative to the best pair of each matrix: light is as good as the best, dark \
+             is far from it. Outlined cells are suspect pairs; marked rows and columns are suspect hosts. Point at a \
+             cell for its numbers.</p>",
+        );
+    }
+    for (index, matrix) in view.matrices.iter().enumerate() {
+        let id = format!("{}-{index}", matrix.metric.name());
+        let caption = match &matrix.rail {
+            Some(rail) => format!("{} on rail {rail} ({}; {})", matrix.metric.name(), matrix.unit, matrix.axes),
+            None => format!("{} ({}; {})", matrix.metric.name(), matrix.unit, matrix.axes),
+        };
+        out.push_str(&heatmap::render(&HeatmapInput {
+            id: &id,
+            caption: &caption,
+            unit: &matrix.unit,
+            higher_is_better: matrix.metric.higher_is_better(),
+            hosts: &view.hosts,
+            values: &matrix.values,
+            suspect_hosts: &matrix.suspect_hosts,
+            suspect_cells: &matrix.suspect_cells,
+        }));
+    }
+    out.push_str("</section>\n");
+}
+
+fn timelines(out: &mut String, view: &BurninView) {
+    out.push_str("<section id=\"timelines\"><h2>Counters over the run</h2>");
+    let start = view.phases.iter().map(|p| p.start_seconds).fold(0.0f64, f64::min);
+    let end = view
+        .phases
+        .iter()
+        .map(|p| p.end_seconds)
+        .chain(view.timelines.iter().flat_map(|t| t.series.iter().flat_map(|s| s.points.iter().map(|(t, _)| *t))))
+        .filter(|t| t.is_finite())
+        .fold(start, f64::max);
+    let suspect_names: Vec<&str> = view.suspects.iter().map(|s| s.host.as_str()).collect();
+    let mut shown: Vec<&HostTimeline> = view.timelines.iter().filter(|t| timeline::has_activity(t)).collect();
+    // Hosts of suspects first, in the suspects' rank order, then the others in host order.
+    shown.sort_by_key(|t| suspect_names.iter().position(|s| *s == t.host).unwrap_or(usize::MAX));
+    let quiet: Vec<&str> =
+        view.timelines.iter().filter(|t| !timeline::has_activity(t)).map(|t| t.host.as_str()).collect();
+    if view.timelines.is_empty() {
+        out.push_str("<p class=\"note\">This report holds no counter samples.</p>");
+    }
+    for host_timeline in shown {
+        let suspect = if suspect_names.contains(&host_timeline.host.as_str()) { " suspect" } else { "" };
+        let _ = write!(
+            out,
+            "<figure class=\"host-timeline{suspect}\"><figcaption>{}</figcaption>",
+            escape(&host_timeline.host)
+        );
+        out.push_str(&timeline::render(host_timeline, &view.phases, start, end));
+        out.push_str("</figure>");
+    }
+    if !quiet.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"note quiet\">No counter moved on {} host{}: {}</p>",
+            quiet.len(),
+            if quiet.len() == 1 { "" } else { "s" },
+            escape(&quiet.join(", "))
+        );
+    }
+    out.push_str("</section>\n");
+}
+
+fn simple_table(out: &mut String, table: &SimpleTable) {
+    let _ = write!(out, "<section id=\"{}\"><h2>{}</h2>", escape(&table.id), escape(&table.title));
+    if table.rows.is_empty() {
+        out.push_str("<p class=\"note\">None.</p></section>\n");
+        return;
+    }
+    // Long tables (a row per host of a large run) start folded, so the sections below stay in reach.
+    let folded = table.rows.len() > FOLD_ROWS;
+    if folded {
+        let _ = write!(out, "<details><summary>{} rows</summary>", table.rows.len());
+    }
+    out.push_str("<table class=\"plain\"><thead><tr>");
+    for cell in &table.header {
+        let _ = write!(out, "<th>{}</th>", escape(cell));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in &table.rows {
+        out.push_str("<tr>");
+        for cell in row {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    if folded {
+        out.push_str("</details>");
+    }
+    out.push_str("</section>\n");
+}
+
+/// Tables longer than this start folded.
+const FOLD_ROWS: usize = 16;
+
+/// One picture per distinct layout (hosts of a cluster are usually identical), plus one for every
+/// host whose picture has marks of its own, so a 64-host page does not repeat 64 equal drawings.
+fn topologies(out: &mut String, pictures: &[TopologyPicture], notes: &[String]) {
+    out.push_str("<section id=\"topology\"><h2>Topology</h2>");
+    for note in notes {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(note));
+    }
+    if pictures.is_empty() {
+        if notes.is_empty() {
+            out.push_str("<p class=\"note\">This report holds no host topology.</p>");
+        }
+        out.push_str("</section>\n");
+        return;
+    }
+    let layout = |p: &TopologyPicture| {
+        let mut bare = p.clone();
+        bare.hostname.clear();
+        for node in &mut bare.nodes {
+            node.marks.clear();
+            node.link_marks.clear();
+        }
+        bare
+    };
+    let marked = |p: &TopologyPicture| p.nodes.iter().any(|n| !n.marks.is_empty() || !n.link_marks.is_empty());
+    let mut groups: Vec<(TopologyPicture, Vec<&TopologyPicture>)> = Vec::new();
+    for picture in pictures.iter().filter(|p| !marked(p)) {
+        let bare = layout(picture);
+        match groups.iter_mut().find(|(b, _)| *b == bare) {
+            Some((_, members)) => members.push(picture),
+            None => groups.push((bare, vec![picture])),
+        }
+    }
+    for picture in pictures.iter().filter(|p| marked(p)) {
+        let _ = write!(out, "<h3 class=\"marked\">{}</h3>", escape(&picture.hostname));
+        out.push_str(&picture.render());
+    }
+    for (_, members) in groups {
+        let names: Vec<&str> = members.iter().map(|p| p.hostname.as_str()).collect();
+        let _ = write!(
+            out,
+            "<h3>{} host{} with this layout and nothing marked: {}</h3>",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            escape(&names.join(", "))
+        );
+        out.push_str(&members[0].render());
+    }
+    out.push_str("</section>\n");
+}
+
+/// `burnin`'s report.json as a page (what `report html` and the burn-in's own `report.html` show).
+pub fn burnin_report_page(report: &BurninReport) -> String {
+    burnin_page(&BurninView::from_report(report))
+}
+
+impl BurninView {
+    /// What the page shows of a burn-in report. Nothing is judged here: verdicts, suspects and the
+    /// matrices are the report's; this only lays them out (host order, which cells to outline).
+    pub fn from_report(report: &BurninReport) -> BurninView {
+        let mut hosts: Vec<String> = report.hosts.iter().map(|h| h.name.clone()).collect();
+        for matrix in &report.pairs {
+            for host in &matrix.hosts {
+                if !hosts.contains(host) {
+                    hosts.push(host.clone());
+                }
+            }
+        }
+        let position = |name: &str| hosts.iter().position(|h| h == name);
+        let several_rails = report.pairs.len() > 1;
+        let mut matrices = Vec::new();
+        for metric in [Metric::Bandwidth, Metric::Latency] {
+            for pairs in &report.pairs {
+                let source = match metric {
+                    Metric::Bandwidth => &pairs.bw_gbps,
+                    Metric::Latency => &pairs.lat_us,
+                };
+                // The report's own host order may differ from the run's; place each value by name.
+                let mut values = vec![vec![None; hosts.len()]; hosts.len()];
+                for (r, row_host) in pairs.hosts.iter().enumerate() {
+                    for (c, column_host) in pairs.hosts.iter().enumerate() {
+                        if let (Some(i), Some(j)) = (position(row_host), position(column_host)) {
+                            values[i][j] = source.get(r).and_then(|row| row.get(c)).copied().flatten();
+                        }
+                    }
+                }
+                let (suspect_hosts, suspect_cells) = suspects_on_rail(report, &pairs.rail, &hosts, metric);
+                matrices.push(PairMatrix {
+                    metric,
+                    rail: (several_rails || pairs.rail != "default").then(|| pairs.rail.clone()),
+                    unit: match metric {
+                        Metric::Bandwidth => "Gb/s".into(),
+                        Metric::Latency => "µs one-way".into(),
+                    },
+                    values,
+                    axes: "rows: client (sender), columns: server; mean over the run".into(),
+                    suspect_hosts,
+                    suspect_cells,
+                });
+            }
+        }
+        let phases: Vec<PhaseSpan> = report
+            .phases
+            .iter()
+            .map(|p| PhaseSpan {
+                name: format!("{}#{}", p.name, p.iteration),
+                start_seconds: p.start_offset_s,
+                end_seconds: p.end_offset_s.unwrap_or(p.start_offset_s),
+            })
+            .collect();
+        let mut timelines: Vec<HostTimeline> = Vec::new();
+        for host in &hosts {
+            let mut intervals: Vec<&CounterInterval> =
+                report.counters.intervals.iter().filter(|i| &i.host == host).collect();
+            if intervals.is_empty() {
+                continue;
+            }
+            intervals.sort_by(|a, b| a.start_offset_s.total_cmp(&b.start_offset_s));
+            let series = COUNTER_CATEGORIES
+                .iter()
+                .map(|(counter, value)| CounterSeries {
+                    counter: (*counter).to_string(),
+                    unit: "count".into(),
+                    // Each interval's growth held over the interval: a step curve.
+                    points: intervals
+                        .iter()
+                        .flat_map(|i| {
+                            let v = value(&i.totals) as f64;
+                            [(i.start_offset_s, v), (i.end_offset_s, v)]
+                        })
+                        .collect(),
+                })
+                .collect();
+            timelines.push(HostTimeline { host: host.clone(), series });
+        }
+        // Why hosts have no picture, each reason once with the hosts it applies to.
+        let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+        let mut note = |reason: String, host: &str| match reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, hosts)) => hosts.push(host.to_string()),
+            None => reasons.push((reason, vec![host.to_string()])),
+        };
+        let mut topologies = Vec::new();
+        let mut findings = report.findings.clone();
+        for check in &report.host_checks {
+            let host_findings: &[Finding] = check.report.as_ref().map(|r| r.findings.as_slice()).unwrap_or(&[]);
+            match &check.topology {
+                Some(value) => match TopologyPicture::from_topology_json(&check.host, value, host_findings) {
+                    Ok(picture) if picture.nodes.is_empty() => {
+                        note("no GPU or RDMA NIC in the topology".into(), &check.host)
+                    }
+                    Ok(picture) => topologies.push(picture),
+                    Err(error) => note(format!("topology not readable: {error}"), &check.host),
+                },
+                None => note(
+                    match &check.error {
+                        Some(error) => format!("no topology in the report ({error})"),
+                        None => "no topology in the report".to_string(),
+                    },
+                    &check.host,
+                ),
+            }
+            // Node check findings name devices, not hosts: the host goes in front of the subject.
+            findings.extend(host_findings.iter().map(|f| {
+                let mut f = f.clone();
+                f.subject = format!("{}: {}", check.host, f.subject);
+                f
+            }));
+        }
+        let (verdict, headline) = match report.signoff.verdict {
+            SignOffVerdict::Pass => (Verdict::Pass, "signed off".to_string()),
+            SignOffVerdict::Fail => (
+                Verdict::Fail,
+                format!(
+                    "not signed off: {} suspect{}",
+                    report.suspects.len(),
+                    if report.suspects.len() == 1 { "" } else { "s" }
+                ),
+            ),
+            SignOffVerdict::Incomplete => (
+                Verdict::Error,
+                match &report.run.stopped {
+                    Some(why) => format!("incomplete: {why}"),
+                    None => "incomplete: the run has not reached sign-off".to_string(),
+                },
+            ),
+        };
+        let notes = reasons.into_iter().map(|(reason, hosts)| format!("{}: {reason}", hosts.join(", "))).collect();
+        BurninView {
+            title: format!("fabricdoctor burnin — {} hosts, run {}", report.hosts.len(), report.run.run_id),
+            tool_version: report.tool_version.clone(),
+            generated_at: report.generated_at.clone(),
+            signoff: SignOff { verdict, headline, reasons: report.signoff.reasons.clone() },
+            suspects: report
+                .suspects
+                .iter()
+                .map(|s| SuspectView {
+                    kind: suspect_kind(s.kind).into(),
+                    host: s.host.clone(),
+                    subject: s.subject.clone(),
+                    confidence: format!("{:.0}%", s.confidence * 100.0),
+                    action: s.action.clone(),
+                    evidence: s.evidence.clone(),
+                })
+                .collect(),
+            hosts,
+            matrices,
+            phases,
+            timelines,
+            notes,
+            topologies,
+            tables: tables(report),
+            findings,
+        }
+    }
+}
+
+/// The counter categories of [`CounterCategories`] in the order the timelines draw them.
+type CategoryValue = fn(&CounterCategories) -> u64;
+const COUNTER_CATEGORIES: [(&str, CategoryValue); 5] = [
+    ("PFC pause", |c| c.pfc_pause),
+    ("ECN / CNP", |c| c.ecn_cnp),
+    ("retransmits", |c| c.retransmits),
+    ("port errors", |c| c.port_errors),
+    ("PCIe AER", |c| c.pcie_aer),
+];
+
+fn suspect_kind(kind: SuspectKind) -> &'static str {
+    match kind {
+        SuspectKind::Host => "host",
+        SuspectKind::Nic => "nic",
+        SuspectKind::Link => "link",
+    }
+}
+
+/// "a<->b rail" (a pair) -> (a, b, rail). Subjects without "<->" name one host.
+fn pair_subject(subject: &str) -> Option<(&str, &str, Option<&str>)> {
+    let (pair, rail) = match subject.rsplit_once(' ') {
+        Some((pair, rail)) if pair.contains("<->") => (pair, Some(rail)),
+        _ => (subject, None),
+    };
+    let (a, b) = pair.split_once("<->")?;
+    Some((a.trim(), b.trim(), rail))
+}
+
+/// The hosts to mark and the cells to outline on one rail's matrices: suspects of kind host (every
+/// rail), NIC or host cable (their rail), pair links (both directions), and the pairs that failed a
+/// `burnin.pair.*` check of this metric on this rail.
+fn suspects_on_rail(
+    report: &BurninReport,
+    rail: &str,
+    hosts: &[String],
+    metric: Metric,
+) -> (Vec<usize>, Vec<(usize, usize)>) {
+    let position = |name: &str| hosts.iter().position(|h| h == name);
+    let mut marked = Vec::new();
+    let mut cells = Vec::new();
+    let add_pair = |a: &str, b: &str, cells: &mut Vec<(usize, usize)>| {
+        if let (Some(i), Some(j)) = (position(a), position(b)) {
+            cells.push((i, j));
+            cells.push((j, i));
+        }
+    };
+    for suspect in &report.suspects {
+        match pair_subject(&suspect.subject) {
+            Some((a, b, pair_rail)) if pair_rail.is_none_or(|r| r == rail) => add_pair(a, b, &mut cells),
+            Some(_) => {}
+            None => {
+                // "host" or "host rail": a host, or its NIC or cable on a rail.
+                let on_this_rail = match suspect.subject.split_once(' ') {
+                    Some((_, suspect_rail)) if suspect.kind != SuspectKind::Host => suspect_rail == rail,
+                    _ => true,
+                };
+                if on_this_rail {
+                    marked.extend(position(&suspect.host));
+                }
+            }
+        }
+    }
+    let metric_word = match metric {
+        Metric::Bandwidth => "bandwidth",
+        Metric::Latency => "latency",
+    };
+    for finding in &report.findings {
+        let about_this_metric = finding.id.starts_with("burnin.pair") && finding.id.contains(metric_word);
+        if about_this_metric && matches!(finding.verdict, Verdict::Fail | Verdict::Error | Verdict::Warn) {
+            if let Some((a, b, pair_rail)) = pair_subject(&finding.subject) {
+                if pair_rail.is_none_or(|r| r == rail) {
+                    add_pair(a, b, &mut cells);
+                }
+            }
+        }
+    }
+    marked.sort_unstable();
+    marked.dedup();
+    cells.sort_unstable();
+    cells.dedup();
+    (marked, cells)
+}
+
+fn tables(report: &BurninReport) -> Vec<SimpleTable> {
+    let text = |v: Option<f64>| v.map(heatmap::number).unwrap_or_else(|| "—".into());
+    let hosts = SimpleTable {
+        id: "hosts".into(),
+        title: "Hosts".into(),
+        header: ["host", "address", "status", "since", "reason", "last step"].map(String::from).to_vec(),
+        rows: report
+            .hosts
+            .iter()
+            .map(|h| {
+                vec![
+                    h.name.clone(),
+                    h.address.clone(),
+                    format!("{:?}", h.status).to_lowercase(),
+                    h.status_at.clone().unwrap_or_default(),
+                    h.reason.clone().unwrap_or_default(),
+                    h.last_step.clone().unwrap_or_default(),
+                ]
+            })
+            .collect(),
+    };
+    let loopback = SimpleTable {
+        id: "loopback".into(),
+        title: "Loopback per NIC".into(),
+        header: ["host", "rail", "bandwidth Gb/s", "latency µs", "error"].map(String::from).to_vec(),
+        rows: report
+            .loopback
+            .iter()
+            .map(|l| {
+                vec![
+                    l.host.clone(),
+                    l.rail.clone(),
+                    text(l.bw_gbps),
+                    text(l.lat_us),
+                    l.error.clone().unwrap_or_default(),
+                ]
+            })
+            .collect(),
+    };
+    let collectives = SimpleTable {
+        id: "collectives".into(),
+        title: "All-to-all and AllReduce".into(),
+        header: [
+            "collective",
+            "iteration",
+            "at",
+            "hosts",
+            "bytes",
+            "time µs",
+            "algbw Gb/s",
+            "busbw Gb/s",
+            "#wrong",
+            "slowest",
+            "error",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: report
+            .collectives
+            .iter()
+            .map(|c| {
+                vec![
+                    c.collective.clone(),
+                    c.iteration.to_string(),
+                    c.at.clone(),
+                    c.hosts.len().to_string(),
+                    c.bytes.to_string(),
+                    text(c.time_us),
+                    text(c.alg_bw_gbps),
+                    text(c.bus_bw_gbps),
+                    c.wrong_elements.to_string(),
+                    c.slowest_host.clone().unwrap_or_default(),
+                    c.error.clone().unwrap_or_default(),
+                ]
+            })
+            .collect(),
+    };
+    let mut out = vec![hosts, loopback, collectives];
+    if let Some(baseline) = &report.baseline {
+        out.push(SimpleTable {
+            id: "baseline".into(),
+            title: format!(
+                "Regressions against {} (run {}, {} compared, tolerance {})",
+                baseline.path, baseline.baseline_run_id, baseline.compared, baseline.tolerance
+            ),
+            header: ["subject", "metric", "baseline", "now", "change %"].map(String::from).to_vec(),
+            rows: baseline
+                .regressions
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.subject.clone(),
+                        r.metric.clone(),
+                        heatmap::number(r.baseline),
+                        heatmap::number(r.current),
+                        format!("{:+.1}", r.change_percent),
+                    ]
+                })
+                .collect(),
+        });
+    }
+    out
+}
