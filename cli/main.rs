@@ -2,7 +2,9 @@
 //! The binary is thin: parse arguments, resolve them against the environment, run a command from the
 //! library crates, print, and map the outcome to an exit code. It is the only crate that prints.
 
+mod agent;
 mod args;
+mod burnin;
 mod check;
 mod collective;
 mod counters;
@@ -39,6 +41,8 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Counters(args) => counters::run(args),
         args::Command::Snapshot(args) => snapshot::run(args),
         args::Command::Perf(command) => perf::run(command),
+        args::Command::Burnin(args) => burnin::run(args),
+        args::Command::Agent(args) => agent::run(args),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "fabricdoctor", &mut std::io::stdout());

@@ -42,6 +42,9 @@ pub struct AgentConfig {
     pub handshake_timeout: Duration,
     /// How long an authenticated connection may stay silent between steps.
     pub idle_timeout: Duration,
+    /// Stop serving when the first authenticated coordinator leaves (agents of a SLURM step end
+    /// with the step's coordinator).
+    pub exit_after_session: bool,
     pub log: Log,
 }
 
@@ -62,32 +65,32 @@ impl AgentConfig {
             max_connections: 8,
             handshake_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(6 * 3600),
+            exit_after_session: false,
             log,
         }
     }
 
-    fn rail(&self, name: &str) -> Result<IpAddr, String> {
+    /// The rails as announced on a connection whose local address is `local`.
+    fn rails_seen_from(&self, local: Option<IpAddr>) -> Vec<RailAddress> {
         self.rails
             .iter()
-            .find(|r| r.name == name)
-            .map(|r| r.address)
-            .ok_or_else(|| format!("no rail named {name:?} on this agent"))
+            .map(|r| match local {
+                Some(ip) if r.address.is_unspecified() => RailAddress { name: r.name.clone(), address: ip },
+                _ => r.clone(),
+            })
+            .collect()
     }
 }
 
-/// The rail addresses an agent listening on `listen` uses when none are given: the listen address
-/// itself, or loopback when it listens on every address.
+fn rail(rails: &[RailAddress], name: &str) -> Result<IpAddr, String> {
+    rails.iter().find(|r| r.name == name).map(|r| r.address).ok_or_else(|| format!("no rail named {name:?} on this agent"))
+}
+
+/// The rail an agent listening on `listen` uses when none are given: the listen address itself. An
+/// agent listening on every address (0.0.0.0) announces, per coordinator, the local address that
+/// coordinator reached it on.
 pub fn default_rails(listen: SocketAddr) -> Vec<RailAddress> {
-    let address = if listen.ip().is_unspecified() {
-        if listen.is_ipv4() {
-            IpAddr::from([127, 0, 0, 1])
-        } else {
-            IpAddr::from(std::net::Ipv6Addr::LOCALHOST)
-        }
-    } else {
-        listen.ip()
-    };
-    vec![RailAddress { name: "default".into(), address }]
+    vec![RailAddress { name: "default".into(), address: listen.ip() }]
 }
 
 /// Accept coordinators until `stop` is set.
@@ -107,10 +110,14 @@ pub fn serve(listener: TcpListener, config: AgentConfig, stop: Arc<AtomicBool>) 
                     continue;
                 }
                 active.fetch_add(1, Ordering::SeqCst);
-                let (shared, counter) = (Arc::clone(&config), Arc::clone(&active));
+                let (shared, counter, stopper) = (Arc::clone(&config), Arc::clone(&active), Arc::clone(&stop));
                 let spawned = std::thread::Builder::new().name(format!("agent {peer}")).spawn(move || {
-                    if let Err(error) = connection(stream, peer, &shared) {
+                    let mut authenticated = false;
+                    if let Err(error) = connection(stream, peer, &shared, &mut authenticated) {
                         (shared.log)(format!("{peer}: {error}"));
+                    }
+                    if authenticated && shared.exit_after_session {
+                        stopper.store(true, Ordering::Relaxed);
                     }
                     counter.fetch_sub(1, Ordering::SeqCst);
                 });
@@ -169,14 +176,21 @@ fn authenticate(stream: &mut TcpStream, config: &AgentConfig) -> Result<(), Burn
     }
 }
 
-fn connection(mut stream: TcpStream, peer: SocketAddr, config: &AgentConfig) -> Result<(), BurninError> {
+fn connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    config: &AgentConfig,
+    authenticated: &mut bool,
+) -> Result<(), BurninError> {
     let _ = stream.set_nodelay(true);
     authenticate(&mut stream, config).map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
+    *authenticated = true;
+    let rails = config.rails_seen_from(stream.local_addr().ok().map(|a| a.ip()));
     let hostname =
         std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
     write_frame(
         &mut stream,
-        &Auth::Welcome { hostname, tool_version: env!("CARGO_PKG_VERSION").into(), rails: config.rails.clone() },
+        &Auth::Welcome { hostname, tool_version: env!("CARGO_PKG_VERSION").into(), rails: rails.clone() },
     )?;
     (config.log)(format!("{peer}: coordinator authenticated"));
     let mut sampler = Sampler::default();
@@ -206,17 +220,17 @@ fn connection(mut stream: TcpStream, peer: SocketAddr, config: &AgentConfig) -> 
                 (config.log)(format!("{peer}: refused {}: {reason}", request.name()));
                 Response::Error { reason }
             }
-            Ok(()) => run_step(&request, config, &mut sampler),
+            Ok(()) => run_step(&request, config, &rails, &mut sampler),
         };
         if let Response::Error { reason } = &response {
             (config.log)(format!("{peer}: {} failed: {reason}", request.name()));
         }
         write_frame(&mut stream, &response)?;
-        let _ = started;
+        (config.log)(format!("{peer}: {} done in {:.2} s", request.name(), started.elapsed().as_secs_f64()));
     }
 }
 
-fn run_step(request: &Request, config: &AgentConfig, sampler: &mut Sampler) -> Response {
+fn run_step(request: &Request, config: &AgentConfig, rails: &[RailAddress], sampler: &mut Sampler) -> Response {
     let error = |reason: String| Response::Error { reason };
     match request {
         Request::Ping {} => Response::Pong,
@@ -231,11 +245,11 @@ fn run_step(request: &Request, config: &AgentConfig, sampler: &mut Sampler) -> R
                 unreadable: growth.unreadable,
             }
         }
-        Request::Loopback { rail, spec } => match config.rail(rail) {
+        Request::Loopback { rail: name, spec } => match rail(rails, name) {
             Ok(address) => loopback(address, spec, config),
             Err(reason) => error(reason),
         },
-        Request::Serve { rail, sessions, timeout_s } => match config.rail(rail) {
+        Request::Serve { rail: name, sessions, timeout_s } => match rail(rails, name) {
             Ok(address) => match start_server(address, *sessions, Duration::from_secs(*timeout_s), config) {
                 Ok(port) => Response::Serving { port },
                 Err(reason) => error(reason),
@@ -245,7 +259,7 @@ fn run_step(request: &Request, config: &AgentConfig, sampler: &mut Sampler) -> R
         Request::Measure { server, port, spec, timeout_s } => {
             Response::Measured(measure(*server, *port, spec, Duration::from_secs(*timeout_s)))
         }
-        Request::ReservePort { rail } => match config.rail(rail) {
+        Request::ReservePort { rail: name } => match rail(rails, name) {
             // The port is free when we answer; the collective binds it right after (a narrow race
             // another program could lose us, reported as the collective's error).
             Ok(address) => match TcpListener::bind((address, 0)).and_then(|l| l.local_addr()) {
@@ -288,7 +302,7 @@ fn bandwidth_parameters(spec: &MeasureSpec) -> RunParameters {
         duration_ms: Some(spec.bandwidth_ms),
         bidirectional: false,
         queue_pairs: spec.queue_pairs,
-        tx_depth: RunParameters::default().tx_depth,
+        tx_depth: spec.tx_depth,
         inline_size: 0,
         validate: spec.validate,
     }

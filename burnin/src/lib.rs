@@ -7,7 +7,10 @@
 pub mod agent;
 pub mod auth;
 pub mod client;
+pub mod coordinator;
 pub mod counters;
+pub mod isolation;
+pub mod launch;
 pub mod playbook;
 pub mod protocol;
 pub mod schedule;

@@ -57,6 +57,8 @@ impl ExcludeOn {
 #[serde(deny_unknown_fields)]
 pub struct PolicySection {
     pub exclude_on: ExcludeOn,
+    /// Check id prefixes whose findings can exclude a host.
+    pub exclude_checks: Vec<String>,
     pub stop_when_lost_fraction: f64,
     pub step_timeout_s: u64,
 }
@@ -76,6 +78,7 @@ pub struct PairwiseSection {
     pub max_ms: u64,
     pub message_bytes: u64,
     pub queue_pairs: u32,
+    pub tx_depth: u32,
     pub latency_iterations: u64,
     pub latency_bytes: u64,
     pub validate: bool,
@@ -172,6 +175,7 @@ impl Playbook {
             bandwidth_ms: self.pair_ms(duration),
             message_bytes: self.pairwise.message_bytes,
             queue_pairs: self.pairwise.queue_pairs,
+            tx_depth: self.pairwise.tx_depth,
             latency_iterations: self.pairwise.latency_iterations,
             latency_bytes: self.pairwise.latency_bytes,
             validate: self.pairwise.validate,

@@ -80,6 +80,8 @@ pub struct MeasureSpec {
     pub bandwidth_ms: u64,
     pub message_bytes: u64,
     pub queue_pairs: u32,
+    /// Messages in flight per connection (perftest -t); each holds a buffer of message_bytes.
+    pub tx_depth: u32,
     pub latency_iterations: u64,
     pub latency_bytes: u64,
     pub validate: bool,
@@ -90,6 +92,9 @@ pub mod limits {
     pub const MAX_MEASURE_MS: u64 = 10 * 60 * 1000;
     pub const MAX_MESSAGE_BYTES: u64 = 64 << 20;
     pub const MAX_QUEUE_PAIRS: u32 = 16;
+    pub const MAX_TX_DEPTH: u32 = 1024;
+    /// Buffers a bandwidth test may hold on each side.
+    pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
     pub const MAX_LATENCY_ITERATIONS: u64 = 1_000_000;
     pub const MAX_COLLECTIVE_BYTES: u64 = 256 << 20;
     pub const MAX_COLLECTIVE_ITERATIONS: u32 = 1000;
@@ -112,6 +117,13 @@ impl MeasureSpec {
         }
         if self.queue_pairs == 0 || self.queue_pairs > MAX_QUEUE_PAIRS {
             return Err(format!("queue_pairs {} outside 1..={MAX_QUEUE_PAIRS}", self.queue_pairs));
+        }
+        if self.tx_depth == 0 || self.tx_depth > MAX_TX_DEPTH {
+            return Err(format!("tx_depth {} outside 1..={MAX_TX_DEPTH}", self.tx_depth));
+        }
+        let buffers = self.message_bytes.saturating_mul(u64::from(self.tx_depth)).saturating_mul(u64::from(self.queue_pairs));
+        if buffers > MAX_BUFFER_BYTES {
+            return Err(format!("message_bytes x tx_depth x queue_pairs = {buffers} bytes of buffers exceeds {MAX_BUFFER_BYTES}"));
         }
         if self.latency_iterations == 0 || self.latency_iterations > MAX_LATENCY_ITERATIONS {
             return Err(format!("latency_iterations {} outside 1..={MAX_LATENCY_ITERATIONS}", self.latency_iterations));
@@ -314,6 +326,7 @@ mod tests {
             bandwidth_ms: 500,
             message_bytes: 1 << 20,
             queue_pairs: 2,
+            tx_depth: 4,
             latency_iterations: 100,
             latency_bytes: 64,
             validate: true,
