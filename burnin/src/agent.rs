@@ -344,7 +344,8 @@ pub fn measure(server: IpAddr, port: u16, spec: &MeasureSpec, timeout: Duration)
         Ok(run) => {
             measured.validation_errors += run.client_validation_errors + run.server.validation_errors;
             if let SizeResult::Latency(l) = run.result {
-                measured.lat_us = Some(l.lat_avg_us);
+                // The median (perftest's t_typical): one scheduler hiccup must not make a pair suspect.
+                measured.lat_us = Some(l.lat_typical_us);
                 measured.lat_p99_us = Some(l.lat_p99_us);
             }
         }

@@ -643,6 +643,9 @@ impl Coordinator {
         if let Some(current) = self.report.phases.last_mut() {
             current.steps_done += 1;
         }
+        // The checkpoint first: a crash after it and before the event loses an event line, never
+        // repeats a step (the report already holds its results).
+        self.save()?;
         let StepDetail { measurements, collective, loopback } = detail;
         self.event(EventKind::Step {
             step: key,

@@ -257,7 +257,9 @@ impl Request {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Measured {
+    /// Average bandwidth over the duration, Gb/s.
     pub bw_gbps: Option<f64>,
+    /// Median one-way latency (half the round trip), microseconds.
     pub lat_us: Option<f64>,
     pub lat_p99_us: Option<f64>,
     pub validation_errors: u64,

@@ -190,7 +190,8 @@ pub struct PairMatrix {
     pub hosts: Vec<String>,
     /// Mean bandwidth client -> server, Gb/s.
     pub bw_gbps: Vec<Vec<Option<f64>>>,
-    /// Mean one-way latency (half the round trip, perftest's convention), microseconds.
+    /// Mean over the pair's measurements of each one's median one-way latency (half the round trip,
+    /// perftest's t_typical), microseconds.
     pub lat_us: Vec<Vec<Option<f64>>>,
     pub pairs: Vec<PairStats>,
 }
@@ -231,8 +232,10 @@ pub struct PairMeasurement {
     pub client: String,
     pub server: String,
     pub rail: String,
+    /// Average bandwidth client -> server over the test's duration, Gb/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bw_gbps: Option<f64>,
+    /// Median one-way latency (perftest t_typical), microseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
