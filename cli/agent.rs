@@ -34,8 +34,7 @@ fn rails(args: &AgentArgs) -> anyhow::Result<Vec<RailAddress>> {
     args.rail
         .iter()
         .map(|text| {
-            let (name, address) =
-                text.split_once('=').with_context(|| format!("--rail {text}: expected NAME=IP"))?;
+            let (name, address) = text.split_once('=').with_context(|| format!("--rail {text}: expected NAME=IP"))?;
             let address: IpAddr = address.parse().with_context(|| format!("--rail {text}: {address} is not an IP"))?;
             if name.is_empty() || name.len() > 64 {
                 bail!("--rail {text}: the name must be 1 to 64 characters");
@@ -70,9 +69,13 @@ pub fn run(args: AgentArgs) -> anyhow::Result<i32> {
     let listener = TcpListener::bind(args.listen).with_context(|| format!("failed to listen on {}", args.listen))?;
     let local = listener.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&stop)).context("failed to install a signal handler")?;
-    }
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&stop))
+        .context("failed to install a signal handler")?;
+    // An agent started by a coordinator shares its terminal: Ctrl-C is for the coordinator, which
+    // stops between steps and needs its agents until then (they exit with its lifeline).
+    let interrupt = if args.lifeline { Arc::new(AtomicBool::new(false)) } else { Arc::clone(&stop) };
+    signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt)
+        .context("failed to install a signal handler")?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "{LISTENING}{local}")?;
     stdout.flush()?;
@@ -96,8 +99,11 @@ pub fn slurm_agent(token: Token, port: u16, exit_after_session: bool) -> anyhow:
     let listen: std::net::SocketAddr = ([0, 0, 0, 0], port).into();
     let listener = TcpListener::bind(listen).with_context(|| format!("failed to listen on {listen}"))?;
     let stop = Arc::new(AtomicBool::new(false));
-    let mut config =
-        AgentConfig::new(token, default_rails(listen), Arc::new(|line: String| eprintln!("fabricdoctor agent: {line}")));
+    let mut config = AgentConfig::new(
+        token,
+        default_rails(listen),
+        Arc::new(|line: String| eprintln!("fabricdoctor agent: {line}")),
+    );
     config.exit_after_session = exit_after_session;
     let flag = Arc::clone(&stop);
     if exit_after_session {

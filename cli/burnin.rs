@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use fabricdoctor_burnin::auth::Token;
-use fabricdoctor_burnin::coordinator::{load_run, Coordinator, HostSpec, LiveView, Progress, RunEnd, RunOptions, Silent};
+use fabricdoctor_burnin::coordinator::{
+    load_run, Coordinator, HostSpec, LiveView, Progress, RunEnd, RunOptions, Silent,
+};
 use fabricdoctor_burnin::launch::{self, Agents};
 use fabricdoctor_burnin::playbook::{Playbook, DEFAULT_PLAYBOOK};
 use fabricdoctor_report::burnin::BurninReport;
@@ -57,8 +59,8 @@ struct Resolved {
 fn playbook_of(args: &BurninArgs) -> anyhow::Result<(Playbook, String)> {
     match &args.playbook {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("failed to read playbook {}", path.display()))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("failed to read playbook {}", path.display()))?;
             let source = path.display().to_string();
             Ok((Playbook::parse(&text, &source)?, source))
         }
@@ -97,7 +99,11 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
             "local" => {
                 let (started, token, agents) = start_local(hosts.len())?;
                 // Same names as before, new ports.
-                let renamed = hosts.iter().zip(started).map(|(old, new)| HostSpec { name: old.name.clone(), address: new.address }).collect();
+                let renamed = hosts
+                    .iter()
+                    .zip(started)
+                    .map(|(old, new)| HostSpec { name: old.name.clone(), address: new.address })
+                    .collect();
                 (renamed, token, Some(agents))
             }
             "ssh" => {
@@ -125,7 +131,8 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
     let listed = match (&args.hosts, &args.hostfile) {
         (Some(list), _) => Some(launch::parse_hosts(list, args.agent_port, "--hosts")?),
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("failed to read hostfile {}", path.display()))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("failed to read hostfile {}", path.display()))?;
             Some(launch::parse_hosts(&text, args.agent_port, &path.display().to_string())?)
         }
         (None, None) => None,
@@ -218,11 +225,8 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
         eprintln!();
     }
     let report = coordinator.report();
-    let mut out = format!(
-        "burn-in {}: {}\n",
-        report.run.run_id,
-        format!("{:?}", report.signoff.verdict).to_lowercase()
-    );
+    let mut out =
+        format!("burn-in {}: {}\n", report.run.run_id, format!("{:?}", report.signoff.verdict).to_lowercase());
     for reason in &report.signoff.reasons {
         out.push_str(&format!("  {reason}\n"));
     }

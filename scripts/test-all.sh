@@ -19,6 +19,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
   command -v lspci >/dev/null || missing+=(pciutils)
   command -v hyperfine >/dev/null || missing+=(hyperfine)
+  # The burn-in namespace cluster shapes a host's link with tc tbf.
+  command -v tc >/dev/null || missing+=(iproute2)
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -q >/dev/null 2>&1 || true
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null

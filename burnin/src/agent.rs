@@ -83,7 +83,11 @@ impl AgentConfig {
 }
 
 fn rail(rails: &[RailAddress], name: &str) -> Result<IpAddr, String> {
-    rails.iter().find(|r| r.name == name).map(|r| r.address).ok_or_else(|| format!("no rail named {name:?} on this agent"))
+    rails
+        .iter()
+        .find(|r| r.name == name)
+        .map(|r| r.address)
+        .ok_or_else(|| format!("no rail named {name:?} on this agent"))
 }
 
 /// The rail an agent listening on `listen` uses when none are given: the listen address itself. An

@@ -278,9 +278,11 @@ pub fn load_run(dir: &Path) -> Result<(Vec<HostSpec>, Duration, String, String, 
 
 fn read_checkpoint(dir: &Path) -> Result<Checkpoint, BurninError> {
     let path = dir.join(CHECKPOINT_FILE);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| BurninError::Io(format!("cannot read {} (is it a burn-in report directory?)", path.display()), e))?;
-    serde_json::from_str(&text).map_err(|e| BurninError::Run(format!("{}: not a burn-in checkpoint: {e}", path.display())))
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        BurninError::Io(format!("cannot read {} (is it a burn-in report directory?)", path.display()), e)
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|e| BurninError::Run(format!("{}: not a burn-in checkpoint: {e}", path.display())))
 }
 
 impl Coordinator {
@@ -294,8 +296,8 @@ impl Coordinator {
             let path = dir.join(REPORT_FILE);
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| BurninError::Io(format!("cannot read {}", path.display()), e))?;
-            let mut report = BurninReport::from_json(&text)
-                .map_err(|e| BurninError::Run(format!("{}: {e}", path.display())))?;
+            let mut report =
+                BurninReport::from_json(&text).map_err(|e| BurninError::Run(format!("{}: {e}", path.display())))?;
             if report.run.run_id != checkpoint.run_id {
                 return Err(BurninError::Run(format!(
                     "{}: run {} but the checkpoint is of run {}",
@@ -495,7 +497,12 @@ impl Coordinator {
         let last_step = entry.last_step.clone();
         let name = entry.name.clone();
         self.agents[host] = None;
-        self.event(EventKind::HostStatus { host: name.clone(), status, reason: reason.clone(), last_step: last_step.clone() });
+        self.event(EventKind::HostStatus {
+            host: name.clone(),
+            status,
+            reason: reason.clone(),
+            last_step: last_step.clone(),
+        });
         let (id, message) = match status {
             HostStatus::Lost => ("burnin.host.lost", format!("agent lost: {reason}")),
             HostStatus::Excluded => ("burnin.host.excluded", format!("excluded: {reason}")),
@@ -546,8 +553,11 @@ impl Coordinator {
                     let entry = &mut self.report.hosts[host];
                     entry.hostname = Some(agent.hostname.clone());
                     entry.agent_version = Some(agent.tool_version.clone());
-                    entry.rails =
-                        agent.rails.iter().map(|r| Rail { name: r.name.clone(), address: r.address.to_string() }).collect();
+                    entry.rails = agent
+                        .rails
+                        .iter()
+                        .map(|r| Rail { name: r.name.clone(), address: r.address.to_string() })
+                        .collect();
                     self.agents[host] = Some(agent);
                 }
                 Err(error) => {
@@ -582,7 +592,9 @@ impl Coordinator {
             .rails
             .iter()
             .map(|r| r.name.clone())
-            .filter(|name| active.iter().all(|&i| self.agents[i].as_ref().is_some_and(|a| a.rails.iter().any(|r| &r.name == name))))
+            .filter(|name| {
+                active.iter().all(|&i| self.agents[i].as_ref().is_some_and(|a| a.rails.iter().any(|r| &r.name == name)))
+            })
             .collect()
     }
 
@@ -604,7 +616,10 @@ impl Coordinator {
                 steps_done: 0,
                 steps_total,
             });
-            self.report.counters.marks.push(TimelineMark { offset_s: offset, label: format!("{name}#{iteration} start") });
+            self.report
+                .counters
+                .marks
+                .push(TimelineMark { offset_s: offset, label: format!("{name}#{iteration} start") });
         }
         self.event(EventKind::PhaseStarted { phase: name.into(), iteration, steps_total });
     }
@@ -637,7 +652,13 @@ impl Coordinator {
     }
 
     /// A step finished: count it, record it, sample counters, save.
-    fn finish_step(&mut self, key: String, phase: &str, started: Instant, detail: StepDetail) -> Result<(), BurninError> {
+    fn finish_step(
+        &mut self,
+        key: String,
+        phase: &str,
+        started: Instant,
+        detail: StepDetail,
+    ) -> Result<(), BurninError> {
         self.checkpoint.done.insert(key.clone());
         self.report.run.steps_done += 1;
         if let Some(current) = self.report.phases.last_mut() {
@@ -815,18 +836,20 @@ impl Coordinator {
             if let Some(reason) = self.must_stop() {
                 return self.stop(reason);
             }
-            if playbook.pairwise.enabled && !self.phase_done("pairwise", iteration) {
-                if !self.pairwise_phase(iteration)? {
-                    let reason = self.must_stop().unwrap_or_else(|| "stopped".into());
-                    return self.stop(reason);
-                }
+            if playbook.pairwise.enabled
+                && !self.phase_done("pairwise", iteration)
+                && !self.pairwise_phase(iteration)?
+            {
+                let reason = self.must_stop().unwrap_or_else(|| "stopped".into());
+                return self.stop(reason);
             }
             if playbook.pairwise.enabled && !self.phase_done("isolation", iteration) {
                 self.isolation_phase(iteration)?;
             }
-            for (kind, enabled) in
-                [(CollectiveKind::Alltoall, playbook.alltoall.enabled), (CollectiveKind::Allreduce, playbook.allreduce.enabled)]
-            {
+            for (kind, enabled) in [
+                (CollectiveKind::Alltoall, playbook.alltoall.enabled),
+                (CollectiveKind::Allreduce, playbook.allreduce.enabled),
+            ] {
                 if let Some(reason) = self.must_stop() {
                     return self.stop(reason);
                 }
@@ -868,7 +891,8 @@ impl Coordinator {
         let active = self.active();
         self.begin_phase("check", 0, active.len() as u64);
         let started = Instant::now();
-        let todo: Vec<usize> = active.into_iter().filter(|&h| !self.step_done(&format!("check#0/{}", self.name(h)))).collect();
+        let todo: Vec<usize> =
+            active.into_iter().filter(|&h| !self.step_done(&format!("check#0/{}", self.name(h)))).collect();
         let timeout = self.step_timeout() * 4;
         let answers = self.on_each(&todo, |_, agent| call(agent, &Request::Check {}, timeout));
         let exclude_on = self.options.playbook.policy.exclude_on;
@@ -876,8 +900,14 @@ impl Coordinator {
         for (host, answer) in answers {
             let name = self.name(host);
             self.touch(&[host], "check#0");
-            let mut host_check =
-                HostCheck { host: name.clone(), report: None, topology: None, error: None, worst: Verdict::Pass, excluded: false };
+            let mut host_check = HostCheck {
+                host: name.clone(),
+                report: None,
+                topology: None,
+                error: None,
+                worst: Verdict::Pass,
+                excluded: false,
+            };
             match answer {
                 Ok(Response::Checked { report, topology, error }) => {
                     host_check.worst = report.as_ref().map(|r| r.worst()).unwrap_or(Verdict::Error);
@@ -900,7 +930,9 @@ impl Coordinator {
                 .report
                 .iter()
                 .flat_map(|r| r.findings.iter())
-                .filter(|f| exclude_on.excludes(f.verdict) && hard.iter().any(|prefix| f.id.starts_with(prefix.as_str())))
+                .filter(|f| {
+                    exclude_on.excludes(f.verdict) && hard.iter().any(|prefix| f.id.starts_with(prefix.as_str()))
+                })
                 .map(|f| format!("{} {} {}: {}", f.verdict, f.id, f.subject, f.message))
                 .collect();
             host_check.excluded = !failing.is_empty();
@@ -972,7 +1004,12 @@ impl Coordinator {
                 }
                 self.report.loopback.retain(|l| !(l.host == result.host && l.rail == result.rail));
                 self.report.loopback.push(result.clone());
-                self.finish_step(key, "loopback", started, StepDetail { loopback: Some(result), ..StepDetail::default() })?;
+                self.finish_step(
+                    key,
+                    "loopback",
+                    started,
+                    StepDetail { loopback: Some(result), ..StepDetail::default() },
+                )?;
             }
         }
         self.end_phase("loopback", 0, PhaseStatus::Done)
@@ -1017,7 +1054,8 @@ impl Coordinator {
             self.add_finding(finding);
         }
         if let Some(error) = &m.error {
-            let finding = Finding::new("burnin.pair.failed", Verdict::Fail, subject, format!("measurement failed: {error}"));
+            let finding =
+                Finding::new("burnin.pair.failed", Verdict::Fail, subject, format!("measurement failed: {error}"));
             self.add_finding(finding);
         }
         PairMeasurement {
@@ -1196,8 +1234,11 @@ impl Coordinator {
                     return Ok(false);
                 }
                 let started = Instant::now();
-                let pairs: Vec<(usize, usize)> =
-                    round.iter().map(|&(a, b)| (hosts[a], hosts[b])).filter(|&(a, b)| self.agents[a].is_some() && self.agents[b].is_some()).collect();
+                let pairs: Vec<(usize, usize)> = round
+                    .iter()
+                    .map(|&(a, b)| (hosts[a], hosts[b]))
+                    .filter(|&(a, b)| self.agents[a].is_some() && self.agents[b].is_some())
+                    .collect();
                 for &(a, b) in &pairs {
                     let label = format!("{key} round {number} {}<->{} {rail}", self.name(a), self.name(b));
                     self.touch(&[a, b], &label);
@@ -1247,7 +1288,9 @@ impl Coordinator {
                 .pass_samples
                 .iter()
                 .filter(|s| &s.2 == rail)
-                .filter(|s| self.report.hosts[s.0].status == HostStatus::Ok && self.report.hosts[s.1].status == HostStatus::Ok)
+                .filter(|s| {
+                    self.report.hosts[s.0].status == HostStatus::Ok && self.report.hosts[s.1].status == HostStatus::Ok
+                })
                 .map(|s| {
                     let sample = PairSample {
                         bw_gbps: (s.3 >= 0.0).then_some(s.3),
@@ -1298,7 +1341,12 @@ impl Coordinator {
             };
             by_rail.insert(rail.clone(), isolation);
             let step = format!("isolation#{iteration}/{rail}");
-            self.finish_step(step, "isolation", started, StepDetail { measurements: retest_log, ..StepDetail::default() })?;
+            self.finish_step(
+                step,
+                "isolation",
+                started,
+                StepDetail { measurements: retest_log, ..StepDetail::default() },
+            )?;
         }
         self.suspects_from(iteration, &by_rail, &thresholds);
         self.checkpoint.pass_samples.clear();
@@ -1325,7 +1373,11 @@ impl Coordinator {
                             subject.clone(),
                             a,
                             0.8,
-                            format!("check the path between {} and {} on {rail} (switch route, ports)", self.name(a), self.name(b)),
+                            format!(
+                                "check the path between {} and {} on {rail} (switch route, ports)",
+                                self.name(a),
+                                self.name(b)
+                            ),
                             evidence,
                             "burnin.isolation.link",
                             iteration,
@@ -1352,7 +1404,12 @@ impl Coordinator {
                 self.add_finding(finding);
             }
         }
-        let best_loopback = self.report.loopback.iter().filter_map(|l| l.bw_gbps).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        let best_loopback = self
+            .report
+            .loopback
+            .iter()
+            .filter_map(|l| l.bw_gbps)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
         for (host, rails) in host_rails {
             let name = self.name(host);
             let (bad, good): (u32, u32) = rails.iter().fold((0, 0), |acc, r| (acc.0 + r.1, acc.1 + r.2));
@@ -1489,7 +1546,10 @@ impl Coordinator {
         let master = hosts[0];
         let master_ip: Option<IpAddr> =
             self.agents[master].as_ref().and_then(|a| a.rails.iter().find(|r| r.name == rail).map(|r| r.address));
-        let port = match self.on_each(&[master], |_, agent| call(agent, &Request::ReservePort { rail: rail.clone() }, timeout)).pop() {
+        let port = match self
+            .on_each(&[master], |_, agent| call(agent, &Request::ReservePort { rail: rail.clone() }, timeout))
+            .pop()
+        {
             Some((_, Ok(Response::Port { port }))) => Some(port),
             Some((_, Err(Lost(reason)))) => {
                 self.lose(vec![(master, reason)]);
@@ -1582,7 +1642,8 @@ impl Coordinator {
         self.current_phase = "signoff".into();
         if let Some((path, baseline)) = self.options.baseline.clone() {
             self.rebuild_matrices();
-            let comparison = compare(&self.report, &baseline, &path, self.options.playbook.isolation.bandwidth_fraction);
+            let comparison =
+                compare(&self.report, &baseline, &path, self.options.playbook.isolation.bandwidth_fraction);
             for regression in &comparison.regressions {
                 let finding = Finding::new(
                     "burnin.baseline.regression",
@@ -1605,7 +1666,8 @@ impl Coordinator {
             reasons.push("zero data errors: ok".into());
         } else {
             failed = true;
-            reasons.push(format!("data errors: {validation} bytes in pair tests, {wrong} wrong elements in collectives"));
+            reasons
+                .push(format!("data errors: {validation} bytes in pair tests, {wrong} wrong elements in collectives"));
         }
         let judged = &self.options.playbook.signoff.fail_on_counters;
         let mut grew = Vec::new();
@@ -1629,7 +1691,8 @@ impl Coordinator {
             reasons.push(format!("error counters grew: {}", grew.join(", ")));
             for line in &grew {
                 let (host, rest) = line.split_once(' ').unwrap_or((line, ""));
-                let finding = Finding::new("burnin.counters.growth", Verdict::Fail, host, format!("counter growth: {rest}"));
+                let finding =
+                    Finding::new("burnin.counters.growth", Verdict::Fail, host, format!("counter growth: {rest}"));
                 self.add_finding(finding);
             }
         }
@@ -1640,12 +1703,17 @@ impl Coordinator {
             reasons.push(format!("{bad_pairs} pair(s) out of tolerance once, not reproduced when retested"));
         } else {
             failed = true;
-            let subjects: Vec<String> =
-                self.report.suspects.iter().map(|s| format!("{:?} {} ({:.0} %)", s.kind, s.subject, s.confidence * 100.0)).collect();
+            let subjects: Vec<String> = self
+                .report
+                .suspects
+                .iter()
+                .map(|s| format!("{:?} {} ({:.0} %)", s.kind, s.subject, s.confidence * 100.0))
+                .collect();
             reasons.push(format!("suspects: {}", subjects.join(", ").to_lowercase()));
         }
         for status in [HostStatus::Lost, HostStatus::Excluded] {
-            let names: Vec<&str> = self.report.hosts.iter().filter(|h| h.status == status).map(|h| h.name.as_str()).collect();
+            let names: Vec<&str> =
+                self.report.hosts.iter().filter(|h| h.status == status).map(|h| h.name.as_str()).collect();
             if !names.is_empty() {
                 failed = true;
                 reasons.push(format!("hosts {}: {}", format!("{status:?}").to_lowercase(), names.join(", ")));
@@ -1682,10 +1750,16 @@ impl Coordinator {
             phase.ended_at = Some(now_rfc3339());
             phase.end_offset_s = Some(offset);
         }
-        self.event(EventKind::RunFinished { signoff: self.report.signoff.clone(), stopped: self.report.run.stopped.clone() });
+        self.event(EventKind::RunFinished {
+            signoff: self.report.signoff.clone(),
+            stopped: self.report.run.stopped.clone(),
+        });
         self.save()?;
         let dir = self.options.report_dir.clone();
-        write_atomically(&dir.join("summary.md"), fabricdoctor_report::burnin::summary_markdown(&self.report).as_bytes())?;
+        write_atomically(
+            &dir.join("summary.md"),
+            fabricdoctor_report::burnin::summary_markdown(&self.report).as_bytes(),
+        )?;
         write_atomically(&dir.join("junit.xml"), fabricdoctor_report::burnin::junit(&self.report).as_bytes())?;
         Ok(())
     }

@@ -113,7 +113,7 @@ fn status_name(status: DeltaStatus) -> &'static str {
 }
 
 /// PCIe AER totals of the fabric's endpoints (NICs and GPUs): (pci address, class, total).
-pub fn aer_totals(node: &NodeSnapshot) -> BTreeMap<(String, &'static str), u64> {
+pub fn aer_totals(node: &NodeSnapshot) -> AerTotals {
     let inputs = Inputs::new(node);
     let mut totals = BTreeMap::new();
     for function in &inputs.endpoints {
@@ -141,8 +141,8 @@ pub struct IntervalGrowth {
 /// not move are left out; ones that cannot be measured (saturated) are kept with their status.
 pub fn growth(
     observation: &CounterObservation,
-    aer_before: Option<&BTreeMap<(String, &'static str), u64>>,
-    aer_after: &BTreeMap<(String, &'static str), u64>,
+    aer_before: Option<&AerTotals>,
+    aer_after: &AerTotals,
 ) -> (CounterCategories, Vec<CounterDelta>) {
     let mut totals = CounterCategories::default();
     let mut deltas = Vec::new();
@@ -211,10 +211,13 @@ pub fn judge(node: &NodeSnapshot, observation: &CounterObservation) -> Vec<Findi
         .collect()
 }
 
+/// AER totals by (PCI address, class).
+pub type AerTotals = BTreeMap<(String, &'static str), u64>;
+
 /// The agent's sampler: one per coordinator connection.
 #[derive(Debug, Default)]
 pub struct Sampler {
-    previous: Option<(fabricdoctor_probes::counters::CounterSample, BTreeMap<(String, &'static str), u64>, Instant)>,
+    previous: Option<(fabricdoctor_probes::counters::CounterSample, AerTotals, Instant)>,
 }
 
 impl Sampler {

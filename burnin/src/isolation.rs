@@ -55,18 +55,14 @@ pub fn judge(sample: &PairSample, references: &References, thresholds: &Threshol
     }
     let mut reasons = Vec::new();
     match (sample.bw_gbps, references.best_bw_gbps) {
-        (Some(bw), Some(best)) if bw < thresholds.bandwidth_fraction * best => reasons.push(format!(
-            "bandwidth {bw:.2} Gb/s < {:.2} x best pair {best:.2} Gb/s",
-            thresholds.bandwidth_fraction
-        )),
+        (Some(bw), Some(best)) if bw < thresholds.bandwidth_fraction * best => reasons
+            .push(format!("bandwidth {bw:.2} Gb/s < {:.2} x best pair {best:.2} Gb/s", thresholds.bandwidth_fraction)),
         (None, _) => reasons.push("no bandwidth measured".into()),
         _ => {}
     }
     match (sample.lat_us, references.lowest_lat_us) {
-        (Some(lat), Some(lowest)) if lat > thresholds.latency_multiple * lowest => reasons.push(format!(
-            "latency {lat:.1} us > {:.1} x lowest pair {lowest:.1} us",
-            thresholds.latency_multiple
-        )),
+        (Some(lat), Some(lowest)) if lat > thresholds.latency_multiple * lowest => reasons
+            .push(format!("latency {lat:.1} us > {:.1} x lowest pair {lowest:.1} us", thresholds.latency_multiple)),
         (None, _) => reasons.push("no latency measured".into()),
         _ => {}
     }
@@ -104,6 +100,9 @@ pub struct Isolation {
     pub rounds: u32,
 }
 
+/// Runs one round of disjoint pairs and returns a sample per pair, in order.
+pub type Retester<'a> = dyn FnMut(&[(usize, usize)]) -> Vec<PairSample> + 'a;
+
 /// Isolate the faults behind `results` (unordered pairs of host indices with their sample; both
 /// directions folded into one sample by the caller). `retest` runs one round of disjoint pairs and
 /// returns a sample per pair, in order.
@@ -112,7 +111,7 @@ pub fn isolate(
     thresholds: &Thresholds,
     max_rounds: u32,
     confirmations: u32,
-    retest: &mut dyn FnMut(&[(usize, usize)]) -> Vec<PairSample>,
+    retest: &mut Retester<'_>,
 ) -> Isolation {
     let references = References::of(results.values());
     let mut bad_pairs = BTreeSet::new();

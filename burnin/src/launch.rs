@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::coordinator::HostSpec;
 use crate::BurninError;
@@ -176,7 +176,8 @@ pub fn parse_hosts(text: &str, port: u16, source: &str) -> Result<Vec<HostSpec>,
 /// SLURM_STEP_NODELIST (or SLURM_JOB_NODELIST), expanded by the collectives' node-list parser.
 pub fn slurm(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<(usize, Vec<String>)>, BurninError> {
     let Some(rank) = env("SLURM_PROCID") else { return Ok(None) };
-    let rank: usize = rank.trim().parse().map_err(|_| BurninError::Run(format!("SLURM_PROCID={rank:?} is not a rank")))?;
+    let rank: usize =
+        rank.trim().parse().map_err(|_| BurninError::Run(format!("SLURM_PROCID={rank:?} is not a rank")))?;
     let list = env("SLURM_STEP_NODELIST")
         .or_else(|| env("SLURM_JOB_NODELIST"))
         .ok_or_else(|| BurninError::Run("SLURM_PROCID is set but no SLURM_STEP_NODELIST/SLURM_JOB_NODELIST".into()))?;
@@ -185,24 +186,14 @@ pub fn slurm(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<(usize, Vec<
     Ok(Some((rank, nodes)))
 }
 
-/// Wait until `deadline` for `child` to exit (used by the SLURM agents' rank 0 handshake tests).
-pub fn wait_exit(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
-    while Instant::now() < deadline {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(status);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn host_lists_and_hostfiles_parse() {
-        let hosts = parse_hosts("node1\nnode2:7300 # spare port\n\n# comment\nnode3 slots=8\n", 7207, "hosts").expect("parse");
+        let hosts =
+            parse_hosts("node1\nnode2:7300 # spare port\n\n# comment\nnode3 slots=8\n", 7207, "hosts").expect("parse");
         let addresses: Vec<&str> = hosts.iter().map(|h| h.address.as_str()).collect();
         assert_eq!(addresses, ["node1:7207", "node2:7300", "node3:7207"]);
         assert_eq!(hosts[1].name, "node2");

@@ -121,9 +121,12 @@ impl MeasureSpec {
         if self.tx_depth == 0 || self.tx_depth > MAX_TX_DEPTH {
             return Err(format!("tx_depth {} outside 1..={MAX_TX_DEPTH}", self.tx_depth));
         }
-        let buffers = self.message_bytes.saturating_mul(u64::from(self.tx_depth)).saturating_mul(u64::from(self.queue_pairs));
+        let buffers =
+            self.message_bytes.saturating_mul(u64::from(self.tx_depth)).saturating_mul(u64::from(self.queue_pairs));
         if buffers > MAX_BUFFER_BYTES {
-            return Err(format!("message_bytes x tx_depth x queue_pairs = {buffers} bytes of buffers exceeds {MAX_BUFFER_BYTES}"));
+            return Err(format!(
+                "message_bytes x tx_depth x queue_pairs = {buffers} bytes of buffers exceeds {MAX_BUFFER_BYTES}"
+            ));
         }
         if self.latency_iterations == 0 || self.latency_iterations > MAX_LATENCY_ITERATIONS {
             return Err(format!("latency_iterations {} outside 1..={MAX_LATENCY_ITERATIONS}", self.latency_iterations));

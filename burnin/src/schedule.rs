@@ -85,9 +85,9 @@ mod tests {
         let rounds = circle_rounds(5);
         let mut byes = vec![0; 5];
         for round in &rounds {
-            for host in 0..5 {
+            for (host, count) in byes.iter_mut().enumerate() {
                 if !round.iter().any(|&(a, b)| a == host || b == host) {
-                    byes[host] += 1;
+                    *count += 1;
                 }
             }
         }

@@ -894,7 +894,9 @@ pub fn summary_markdown(report: &BurninReport) -> String {
     }
     let gone: Vec<&BurninHost> = report.hosts.iter().filter(|h| h.status != HostStatus::Ok).collect();
     if !gone.is_empty() {
-        out.push_str("\n## Hosts lost or excluded\n\n| host | status | since | last step | reason |\n|---|---|---|---|---|\n");
+        out.push_str(
+            "\n## Hosts lost or excluded\n\n| host | status | since | last step | reason |\n|---|---|---|---|---|\n",
+        );
         for host in gone {
             let _ = writeln!(
                 out,
@@ -936,14 +938,25 @@ pub fn summary_markdown(report: &BurninReport) -> String {
             baseline.tolerance
         );
         for r in &baseline.regressions {
-            let _ = writeln!(out, "- {} {}: {:.2} -> {:.2} ({:+.1} %)", r.subject, r.metric, r.baseline, r.current, r.change_percent);
+            let _ = writeln!(
+                out,
+                "- {} {}: {:.2} -> {:.2} ({:+.1} %)",
+                r.subject, r.metric, r.baseline, r.current, r.change_percent
+            );
         }
     }
     let notable: Vec<&Finding> = report.findings.iter().filter(|f| f.verdict != Verdict::Pass).collect();
     if !notable.is_empty() {
         out.push_str("\n## Findings\n\n| verdict | id | subject | message |\n|---|---|---|---|\n");
         for finding in notable {
-            let _ = writeln!(out, "| {} | `{}` | {} | {} |", finding.verdict, finding.id, cell(&finding.subject), cell(&finding.message));
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} | {} |",
+                finding.verdict,
+                finding.id,
+                cell(&finding.subject),
+                cell(&finding.message)
+            );
         }
     }
     out

@@ -201,10 +201,7 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
     assert!(oversized.contains("refused") && oversized.contains("exceeds"), "{oversized}");
     let garbage = poke(&agent.address, &frame(b"\x00\x01 not json"));
     assert!(garbage.contains("refused") && garbage.contains("malformed"), "{garbage}");
-    let stranger = poke(
-        &agent.address,
-        &frame(br#"{"message":"hello","magic":"ssh","version":1,"nonce":"00"}"#),
-    );
+    let stranger = poke(&agent.address, &frame(br#"{"message":"hello","magic":"ssh","version":1,"nonce":"00"}"#));
     assert!(stranger.contains("refused") && stranger.contains("protocol"), "{stranger}");
     let command = poke(&agent.address, &frame(br#"{"step":"exec","command":"id"}"#));
     assert!(command.contains("refused"), "a step before authentication: {command}");
@@ -212,7 +209,8 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
     drop(TcpStream::connect(&agent.address).expect("connect"));
     // Authenticated, an unknown step or an out-of-bounds one gets an error and the session goes on.
     let token = Token::from_text(TOKEN, "test").expect("token");
-    let mut connection = AgentConnection::connect(&agent.address, &token, Duration::from_secs(5)).expect("authenticated");
+    let mut connection =
+        AgentConnection::connect(&agent.address, &token, Duration::from_secs(5)).expect("authenticated");
     let huge = Request::Collective {
         collective: fabricdoctor_burnin::protocol::CollectiveKind::Allreduce,
         rank: 0,
@@ -252,7 +250,9 @@ fn have_root() -> bool {
         return true;
     }
     if std::env::var("FABRICDOCTOR_REQUIRE_NETNS").as_deref() == Ok("1") {
-        panic!("FABRICDOCTOR_REQUIRE_NETNS=1 but the namespace cluster cannot be built (root: {root}, ip netns: {netns})");
+        panic!(
+            "FABRICDOCTOR_REQUIRE_NETNS=1 but the namespace cluster cannot be built (root: {root}, ip netns: {netns})"
+        );
     }
     eprintln!("SKIP: the burn-in namespace cluster needs root and iproute2 (set FABRICDOCTOR_REQUIRE_NETNS=1 to fail instead)");
     false
@@ -292,7 +292,10 @@ impl Cluster {
             cluster.hosts.push(namespace.clone());
             let outside = format!("fdbi{host}");
             assert!(ip(&["netns", "add", &namespace]), "netns add {namespace}");
-            assert!(ip(&["-n", &namespace, "link", "add", "name", "eth0", "type", "veth", "peer", "name", &outside, "netns", &bridge]));
+            assert!(ip(&[
+                "-n", &namespace, "link", "add", "name", "eth0", "type", "veth", "peer", "name", &outside, "netns",
+                &bridge
+            ]));
             assert!(ip(&["-n", &namespace, "addr", "add", &format!("10.215.0.{}/24", host + 1), "dev", "eth0"]));
             assert!(ip(&["-n", &namespace, "link", "set", "eth0", "up"]));
             assert!(ip(&["-n", &namespace, "link", "set", "lo", "up"]));
@@ -329,10 +332,7 @@ impl Cluster {
     }
 
     fn burnin(&self, report_dir: &Path) -> Command {
-        self.coordinator(
-            &["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", &playbook()],
-            report_dir,
-        )
+        self.coordinator(&["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", &playbook()], report_dir)
     }
 }
 
@@ -407,12 +407,8 @@ fn namespace_cluster_pins_a_throttled_host_link_and_no_other() {
     }
     // The throttled side is the host's own link: its loopback is fine, so it is not the host.
     assert_eq!(format!("{:?}", report.suspects[0].kind), "Link", "{:?}", report.suspects[0]);
-    let blamed: Vec<&str> = report
-        .findings
-        .iter()
-        .filter(|f| f.id.starts_with("burnin.isolation"))
-        .map(|f| f.subject.as_str())
-        .collect();
+    let blamed: Vec<&str> =
+        report.findings.iter().filter(|f| f.id.starts_with("burnin.isolation")).map(|f| f.subject.as_str()).collect();
     assert!(blamed.iter().all(|s| s.starts_with("10.215.0.3")), "{blamed:?}");
     let summary = std::fs::read_to_string(dir.join("summary.md")).expect("summary");
     assert!(summary.contains("10.215.0.3") && summary.contains("cable"), "{summary}");
@@ -487,4 +483,69 @@ fn namespace_cluster_resumes_after_the_coordinator_is_killed() {
     assert!(read_events(&dir).iter().any(|e| matches!(e.kind, EventKind::RunResumed { .. })));
     let measured = report.pairs[0].pairs.iter().filter(|p| p.samples > 0).count();
     assert_eq!(measured, 12, "the resumed run measured the pairs left");
+}
+
+#[test]
+fn sigint_stops_between_steps_with_a_partial_report_and_resume_finishes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let mut coordinator = crate::support::binary()
+        .args(["burnin", "--local", "3", "--duration", "2s", "--playbook", &playbook()])
+        .arg("--report-dir")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("burnin starts");
+    wait_for_step(&out, "loopback", Duration::from_secs(60), &mut coordinator);
+    let pid = coordinator.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().expect("kill").success());
+    let output = coordinator.wait_with_output().expect("coordinator ends");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let partial = read_report(&out);
+    assert_eq!(partial.signoff.verdict, SignOffVerdict::Incomplete);
+    assert!(partial.run.stopped.as_deref().is_some_and(|s| s.contains("interrupted")), "{:?}", partial.run);
+    assert!(
+        partial.hosts.iter().all(|h| h.status == HostStatus::Ok),
+        "no agent lost to the signal: {:?}",
+        partial.hosts
+    );
+    assert!(out.join("summary.md").is_file() && out.join("junit.xml").is_file());
+    let before = step_keys(&read_events(&out));
+    // --resume restarts the local agents (new ports, same names) and finishes the run.
+    let output = crate::support::binary().arg("burnin").arg("--resume").arg(&out).output().expect("resume runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&out);
+    assert!(report.run.complete && report.run.stopped.is_none() && report.run.resumed == 1, "{:?}", report.run);
+    let keys = step_keys(&read_events(&out));
+    let unique: BTreeSet<&String> = keys.iter().collect();
+    assert_eq!(unique.len(), keys.len(), "a finished step was repeated: {keys:?}");
+    assert!(before.iter().all(|k| keys.contains(k)) && keys.len() > before.len());
+    let names: Vec<&str> = report.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["local-0", "local-1", "local-2"]);
+}
+
+#[test]
+fn ssh_launcher_starts_agents_with_the_token_on_stdin() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let output = crate::support::binary()
+        .args(["burnin", "--hosts", "127.0.0.2,127.0.0.3,127.0.0.4", "--launcher", "ssh"])
+        .args(["--ssh-command", &fixture("burnin/fake-ssh").display().to_string()])
+        .args(["--agent-command", env!("CARGO_BIN_EXE_fabricdoctor"), "--agent-port", &port.to_string()])
+        .args(["--duration", "1s", "--playbook", &playbook()])
+        .arg("--report-dir")
+        .arg(&out)
+        .env_remove("FABRICDOCTOR_TOKEN")
+        .output()
+        .expect("burnin runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&out);
+    assert_eq!(report.run.launcher, "ssh");
+    let addresses: Vec<&str> = report.hosts.iter().map(|h| h.address.as_str()).collect();
+    let expected: Vec<String> = (2..=4).map(|h| format!("127.0.0.{h}:{port}")).collect();
+    assert_eq!(addresses, expected);
+    // Each agent measured on its own address (the rail it announced).
+    assert_eq!(report.hosts[1].rails[0].address, "127.0.0.3");
 }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Compressed burn-in soak: `fabricdoctor burnin --local 4` (agents on loopback) for ${DURATION:-600s}
+# with a 1-second soak interval, sampling the resident set size (VmRSS, /proc/PID/status) of the
+# coordinator and each agent every ${SAMPLE_S:-5} seconds. Prints each process's growth per hour: the
+# least-squares slope of RSS over time after a ${WARMUP_S:-60} s warm-up (allocator arenas and
+# buffers settle in the first iterations). Goal: under 1 MB per hour for every process.
+# Output: $OUT/rss.csv (t_s,pid,role,rss_kb), $OUT/report/ (the run's reports), and the summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-600s}
+SAMPLE_S=${SAMPLE_S:-5}
+WARMUP_S=${WARMUP_S:-60}
+OUT=${OUT:-target/bench-burnin-soak}
+cargo build --release -q
+fd=target/release/fabricdoctor
+rm -rf "$OUT" && mkdir -p "$OUT"
+sed -e 's/^interval_s = .*/interval_s = 1.0/' tests/fixtures/burnin/shared-machine.toml > "$OUT/soak.toml"
+$fd burnin --local 4 --duration "$DURATION" --playbook "$OUT/soak.toml" --report-dir "$OUT/report" \
+  > "$OUT/burnin.out" 2> "$OUT/burnin.err" &
+coordinator=$!
+echo "t_s,pid,role,rss_kb" > "$OUT/rss.csv"
+start=$(date +%s.%N)
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
+while kill -0 "$coordinator" 2>/dev/null; do
+  now=$(date +%s.%N)
+  t=$(awk -v a="$now" -v b="$start" 'BEGIN { printf "%.1f", a - b }')
+  value=$(rss "$coordinator"); [ -n "$value" ] && echo "$t,$coordinator,coordinator,$value" >> "$OUT/rss.csv"
+  for child in $(pgrep -P "$coordinator" || true); do
+    value=$(rss "$child"); [ -n "$value" ] && echo "$t,$child,agent,$value" >> "$OUT/rss.csv"
+  done
+  sleep "$SAMPLE_S"
+done
+set +e
+wait "$coordinator"
+status=$?
+set -e
+echo "burnin exit $status ($(head -1 "$OUT/burnin.out"))"
+python3 - "$OUT/rss.csv" "$WARMUP_S" <<'PY'
+import csv, sys
+from collections import defaultdict
+path, warmup = sys.argv[1], float(sys.argv[2])
+series = defaultdict(list)
+roles = {}
+for row in csv.DictReader(open(path)):
+    t = float(row["t_s"])
+    series[row["pid"]].append((t, int(row["rss_kb"])))
+    roles[row["pid"]] = row["role"]
+worst = 0.0
+for pid, points in sorted(series.items(), key=lambda p: roles[p[0]]):
+    late = [(t, r) for t, r in points if t >= warmup]
+    if len(late) < 3:
+        print(f"{roles[pid]} {pid}: too few samples after warm-up")
+        continue
+    n = len(late)
+    mt = sum(t for t, _ in late) / n
+    mr = sum(r for _, r in late) / n
+    slope = sum((t - mt) * (r - mr) for t, r in late) / sum((t - mt) ** 2 for t, _ in late)  # KB/s
+    per_hour_mb = slope * 3600 / 1024
+    worst = max(worst, per_hour_mb)
+    print(f"{roles[pid]:11} pid {pid}: RSS {late[0][1]/1024:.1f} -> {late[-1][1]/1024:.1f} MB over "
+          f"{late[-1][0]-late[0][0]:.0f} s (after {warmup:.0f} s warm-up), growth {per_hour_mb:+.2f} MB/h")
+print(f"worst growth: {worst:+.2f} MB/h (goal < 1 MB/h)")
+PY
