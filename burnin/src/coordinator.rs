@@ -698,6 +698,18 @@ impl Coordinator {
                             index + 1 == self.report.counters.intervals.len()
                                 || self.report.counters.intervals[index + 1..].iter().all(|i| i.host != name)
                         });
+                    let interval = CounterInterval {
+                        host: name.clone(),
+                        phase: self.current_phase.clone(),
+                        start_offset_s: (now - interval_s).max(0.0),
+                        end_offset_s: now,
+                        end_at: now_rfc3339(),
+                        totals,
+                        deltas,
+                        merged: 1,
+                    };
+                    // Every interval is an event; the report merges quiet ones.
+                    self.event(EventKind::CounterInterval { interval: Box::new(interval.clone()) });
                     if merged {
                         if let Some(&index) = self.quiet.get(&name) {
                             let entry = &mut self.report.counters.intervals[index];
@@ -706,17 +718,6 @@ impl Coordinator {
                             entry.merged += 1;
                         }
                     } else {
-                        let interval = CounterInterval {
-                            host: name.clone(),
-                            phase: self.current_phase.clone(),
-                            start_offset_s: (now - interval_s).max(0.0),
-                            end_offset_s: now,
-                            end_at: now_rfc3339(),
-                            totals,
-                            deltas,
-                            merged: 1,
-                        };
-                        self.event(EventKind::CounterInterval { interval: Box::new(interval.clone()) });
                         self.report.counters.intervals.push(interval);
                         if quiet {
                             self.quiet.insert(name.clone(), self.report.counters.intervals.len() - 1);
@@ -1828,5 +1829,64 @@ fn regression(subject: &str, metric: &str, baseline: f64, current: f64) -> Regre
         baseline,
         current,
         change_percent: ((current - baseline) / baseline * 1000.0).round() / 10.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(bw: Option<f64>, lat: Option<f64>, error: Option<&str>, validation_errors: u64) -> Direction {
+        Direction {
+            client: 0,
+            server: 1,
+            measured: Measured {
+                bw_gbps: bw,
+                lat_us: lat,
+                lat_p99_us: None,
+                validation_errors,
+                error: error.map(str::to_string),
+            },
+        }
+    }
+
+    #[test]
+    fn both_directions_fold_into_the_worse() {
+        let folded = fold(&[sample(Some(90.0), Some(3.0), None, 0), sample(Some(9.0), Some(2.0), None, 0)]);
+        assert_eq!(folded, PairSample { bw_gbps: Some(9.0), lat_us: Some(3.0), failed: false });
+        assert!(fold(&[sample(Some(90.0), Some(3.0), None, 7)]).failed, "data errors fail the pair");
+        assert!(fold(&[sample(None, Some(3.0), Some("bandwidth: timeout"), 0)]).failed);
+        assert!(fold(&[]).failed, "no measurement is no pass");
+    }
+
+    #[test]
+    fn the_baseline_comparison_flags_only_what_got_worse() {
+        let baseline = fabricdoctor_report::burnin::example();
+        let same = compare(&baseline, &baseline, "old.json", 0.93);
+        assert!(same.regressions.is_empty());
+        assert!(same.compared > 0, "a comparison that compared nothing is not a pass");
+        let mut current = baseline.clone();
+        for pair in &mut current.pairs[0].pairs {
+            if pair.client == "node2" && pair.server == "node0" {
+                pair.bw_mean_gbps = pair.bw_mean_gbps.map(|b| b * 0.5);
+                pair.lat_mean_us = pair.lat_mean_us.map(|l| l * 3.0);
+            }
+        }
+        let worse = compare(&current, &baseline, "old.json", 0.93);
+        let found: Vec<(&str, &str)> =
+            worse.regressions.iter().map(|r| (r.subject.as_str(), r.metric.as_str())).collect();
+        assert_eq!(found, [("node2->node0 default", "bw_gbps"), ("node2->node0 default", "lat_us")]);
+        assert_eq!(worse.regressions[0].change_percent, -50.0);
+    }
+
+    #[test]
+    fn reports_are_replaced_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("report.json");
+        write_atomically(&path, b"first").expect("write");
+        write_atomically(&path, b"second").expect("replace");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "second");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 1, "no temporary file left behind");
+        assert!(write_atomically(&dir.path().join("missing/report.json"), b"x").is_err());
     }
 }
