@@ -68,10 +68,10 @@ fn playbook_of(args: &BurninArgs) -> anyhow::Result<(Playbook, String)> {
     }
 }
 
-fn start_local(count: usize) -> anyhow::Result<(Vec<HostSpec>, Token, Agents)> {
+fn start_local(count: usize, log_dir: &std::path::Path) -> anyhow::Result<(Vec<HostSpec>, Token, Agents)> {
     let (token, text) = Token::random()?;
     let program = std::env::current_exe().context("failed to find this program to start local agents")?;
-    let (hosts, agents) = launch::local(&program, count, &text)?;
+    let (hosts, agents) = launch::local(&program, count, &text, log_dir)?;
     Ok((hosts, token, agents))
 }
 
@@ -97,7 +97,7 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
         let playbook = Playbook::parse(&text, &source)?;
         let (hosts, token, agents) = match launcher.as_str() {
             "local" => {
-                let (started, token, agents) = start_local(hosts.len())?;
+                let (started, token, agents) = start_local(hosts.len(), dir)?;
                 // Same names as before, new ports.
                 let renamed = hosts
                     .iter()
@@ -138,7 +138,7 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
         (None, None) => None,
     };
     let (hosts, token, launcher, agents, concurrency) = if let Some(count) = args.local {
-        let (hosts, token, agents) = start_local(count as usize)?;
+        let (hosts, token, agents) = start_local(count as usize, &report_dir)?;
         (hosts, token, "local", Some(agents), Some(1))
     } else if let Some(hosts) = listed {
         match args.launcher {

@@ -46,17 +46,30 @@ impl Drop for Agents {
 /// The line an agent prints on stdout once it listens (read by `--local`).
 pub const LISTENING: &str = "fabricdoctor agent: listening on ";
 
-/// Start `count` agents of `program` on 127.0.0.1 (ephemeral ports) with `token`.
-pub fn local(program: &Path, count: usize, token: &str) -> Result<(Vec<HostSpec>, Agents), BurninError> {
+/// Start `count` agents of `program` on 127.0.0.1 (ephemeral ports) with `token`; each logs to
+/// `log_dir/agent-local-N.log` (appended) so the coordinator's terminal stays readable.
+pub fn local(
+    program: &Path,
+    count: usize,
+    token: &str,
+    log_dir: &Path,
+) -> Result<(Vec<HostSpec>, Agents), BurninError> {
     let mut agents = Agents::default();
     let mut hosts = Vec::new();
+    std::fs::create_dir_all(log_dir).map_err(|e| BurninError::Io(format!("cannot create {}", log_dir.display()), e))?;
     for index in 0..count {
+        let log_path = log_dir.join(format!("agent-local-{index}.log"));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|e| BurninError::Io(format!("cannot open {}", log_path.display()), e))?;
         let mut child = Command::new(program)
             .args(["agent", "--listen", "127.0.0.1:0", "--lifeline"])
             .env("FABRICDOCTOR_TOKEN", token)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::from(log))
             .spawn()
             .map_err(|e| BurninError::Io(format!("cannot start {} agent", program.display()), e))?;
         let stdin = child.stdin.take();

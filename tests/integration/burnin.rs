@@ -21,6 +21,14 @@ use crate::support::{fixture, stderr, stdout};
 
 const TOKEN: &str = "burnin-integration-token-0123456789";
 
+/// Burn-ins measure: one at a time, so they do not measure each other (and namespace tests create
+/// links and queues on a shared machine).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn playbook() -> String {
     fixture("burnin/shared-machine.toml").display().to_string()
 }
@@ -103,6 +111,7 @@ fn tail(text: &str) -> String {
 
 #[test]
 fn a_local_cluster_signs_off_and_writes_every_report() {
+    let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let output = crate::support::binary()
@@ -145,6 +154,7 @@ fn a_local_cluster_signs_off_and_writes_every_report() {
 
 #[test]
 fn agents_refuse_a_coordinator_with_the_wrong_token() {
+    let _serial = serial();
     let agents: Vec<Agent> = (0..2).map(|_| Agent::start(&[], "127.0.0.1:0", TOKEN)).collect();
     let hosts = agents.iter().map(|a| a.address.clone()).collect::<Vec<_>>().join(",");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -239,9 +249,6 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
 }
 
 // ---- the network-namespace cluster ----
-
-/// Namespace tests create links and queues on a shared machine: one at a time.
-static NETNS: Mutex<()> = Mutex::new(());
 
 fn have_root() -> bool {
     let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
@@ -361,7 +368,7 @@ fn namespace_cluster_clean_run_signs_off() {
     if !have_root() {
         return;
     }
-    let _serial = NETNS.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let cluster = Cluster::create("clean");
     let _agents = cluster.agents();
     let parent = tempfile::tempdir().expect("tempdir");
@@ -382,13 +389,13 @@ fn namespace_cluster_pins_a_throttled_host_link_and_no_other() {
     if !have_root() {
         return;
     }
-    let _serial = NETNS.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let cluster = Cluster::create("tbf");
-    // Host 3 (10.215.0.3) sends through a token bucket at 40 Mbit/s: a cable negotiated down, a
+    // Host 3 (10.215.0.3) sends through a token bucket at 4 Mbit/s: a cable negotiated down, a
     // flapping transceiver. The others run at the veth's full rate.
     let shaped = Command::new("ip")
         .args(["netns", "exec", &cluster.hosts[2], "tc", "qdisc", "add", "dev", "eth0", "root"])
-        .args(["tbf", "rate", "40mbit", "burst", "32kb", "latency", "400ms"])
+        .args(["tbf", "rate", "4mbit", "burst", "16kb", "latency", "400ms"])
         .status()
         .expect("tc runs");
     assert!(shaped.success(), "tc tbf on host 3");
@@ -419,7 +426,7 @@ fn namespace_cluster_reports_a_killed_agent_lost_and_carries_on() {
     if !have_root() {
         return;
     }
-    let _serial = NETNS.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let cluster = Cluster::create("lost");
     let mut agents = cluster.agents();
     let parent = tempfile::tempdir().expect("tempdir");
@@ -449,7 +456,7 @@ fn namespace_cluster_resumes_after_the_coordinator_is_killed() {
     if !have_root() {
         return;
     }
-    let _serial = NETNS.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let cluster = Cluster::create("resume");
     let _agents = cluster.agents();
     let parent = tempfile::tempdir().expect("tempdir");
@@ -487,6 +494,7 @@ fn namespace_cluster_resumes_after_the_coordinator_is_killed() {
 
 #[test]
 fn sigint_stops_between_steps_with_a_partial_report_and_resume_finishes() {
+    let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let mut coordinator = crate::support::binary()
@@ -527,6 +535,7 @@ fn sigint_stops_between_steps_with_a_partial_report_and_resume_finishes() {
 
 #[test]
 fn ssh_launcher_starts_agents_with_the_token_on_stdin() {
+    let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
