@@ -20,7 +20,7 @@ $fd burnin --local 4 --duration "$DURATION" --playbook "$OUT/soak.toml" --report
 coordinator=$!
 echo "t_s,pid,role,rss_kb" > "$OUT/rss.csv"
 start=$(date +%s.%N)
-rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || true; }
 while kill -0 "$coordinator" 2>/dev/null; do
   now=$(date +%s.%N)
   t=$(awk -v a="$now" -v b="$start" 'BEGIN { printf "%.1f", a - b }')
@@ -42,22 +42,23 @@ path, warmup = sys.argv[1], float(sys.argv[2])
 series = defaultdict(list)
 roles = {}
 for row in csv.DictReader(open(path)):
-    t = float(row["t_s"])
-    series[row["pid"]].append((t, int(row["rss_kb"])))
+    series[row["pid"]].append((float(row["t_s"]), int(row["rss_kb"])))
     roles[row["pid"]] = row["role"]
 worst = 0.0
-for pid, points in sorted(series.items(), key=lambda p: roles[p[0]]):
+for pid, points in sorted(series.items(), key=lambda p: (roles[p[0]], p[0])):
     late = [(t, r) for t, r in points if t >= warmup]
-    if len(late) < 3:
+    if len(late) < 6:
         print(f"{roles[pid]} {pid}: too few samples after warm-up")
         continue
-    n = len(late)
-    mt = sum(t for t, _ in late) / n
-    mr = sum(r for _, r in late) / n
-    slope = sum((t - mt) * (r - mr) for t, r in late) / sum((t - mt) ** 2 for t, _ in late)  # KB/s
-    per_hour_mb = slope * 3600 / 1024
+    # RSS dips whenever the allocator returns a step's buffers, so the trend is that of the
+    # high-water mark: the largest RSS of the second half against that of the first half.
+    half = len(late) // 2
+    first, second = late[:half], late[half:]
+    mid = lambda part: (part[0][0] + part[-1][0]) / 2
+    grown_kb = max(r for _, r in second) - max(r for _, r in first)
+    per_hour_mb = grown_kb / (mid(second) - mid(first)) * 3600 / 1024
     worst = max(worst, per_hour_mb)
-    print(f"{roles[pid]:11} pid {pid}: RSS {late[0][1]/1024:.1f} -> {late[-1][1]/1024:.1f} MB over "
-          f"{late[-1][0]-late[0][0]:.0f} s (after {warmup:.0f} s warm-up), growth {per_hour_mb:+.2f} MB/h")
+    print(f"{roles[pid]:11} pid {pid}: RSS high-water {max(r for _, r in first)/1024:.2f} -> "
+          f"{max(r for _, r in second)/1024:.2f} MB ({late[0][0]:.0f}-{late[-1][0]:.0f} s), growth {per_hour_mb:+.2f} MB/h")
 print(f"worst growth: {worst:+.2f} MB/h (goal < 1 MB/h)")
 PY

@@ -133,6 +133,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BurninError> {
     let io = |what: &str, e| BurninError::Io(format!("{what} {}", path.display()), e);
     let mut temporary = tempfile::NamedTempFile::new_in(dir).map_err(|e| io("cannot create a file beside", e))?;
     temporary.write_all(bytes).map_err(|e| io("cannot write", e))?;
+    // Temporary files are created private (0600); reports are for the team and CI to read.
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let readable = std::fs::Permissions::from_mode(0o644);
+        temporary.as_file().set_permissions(readable).map_err(|e| io("cannot set permissions of", e))?;
+    }
     temporary.as_file().sync_all().map_err(|e| io("cannot sync", e))?;
     temporary.persist(path).map_err(|e| io("cannot replace", e.error))?;
     Ok(())

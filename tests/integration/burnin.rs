@@ -558,3 +558,51 @@ fn ssh_launcher_starts_agents_with_the_token_on_stdin() {
     // Each agent measured on its own address (the rail it announced).
     assert_eq!(report.hosts[1].rails[0].address, "127.0.0.3");
 }
+
+#[test]
+fn namespace_cluster_runs_as_a_slurm_step() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("slurm");
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = report_dir(&parent);
+    // `srun -N 4 --ntasks-per-node=1 fabricdoctor burnin ...` as SLURM starts it: one task per node
+    // with its rank and the step's node list; rank 0 coordinates, the others serve as agents.
+    let tasks: Vec<Child> = (0..4)
+        .map(|rank| {
+            Command::new("ip")
+                .args(["netns", "exec", &cluster.hosts[rank], env!("CARGO_BIN_EXE_fabricdoctor"), "burnin"])
+                .args(["--duration", "1s", "--playbook", &playbook()])
+                .arg("--report-dir")
+                .arg(&dir)
+                .env("SLURM_PROCID", rank.to_string())
+                .env("SLURM_STEP_NODELIST", "10.215.0.[1-4]")
+                .env("FABRICDOCTOR_TOKEN", TOKEN)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("task starts")
+        })
+        .collect();
+    let outputs: Vec<Output> = tasks.into_iter().map(|t| t.wait_with_output().expect("task ends")).collect();
+    assert_eq!(outputs[0].status.code(), Some(0), "rank 0: {}", describe(&outputs[0]));
+    for (rank, output) in outputs.iter().enumerate().skip(1) {
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "rank {rank} (agent) ends with the coordinator: {}",
+            describe(output)
+        );
+    }
+    let report = read_report(&dir);
+    assert_eq!(report.run.launcher, "slurm");
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Pass, "{:?}", report.signoff);
+    let hosts: Vec<&str> = report.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(hosts, ["10.215.0.1", "10.215.0.2", "10.215.0.3", "10.215.0.4"]);
+    assert_eq!(
+        report.hosts[2].rails[0].address, "10.215.0.3",
+        "an agent on 0.0.0.0 announces the address it was reached on"
+    );
+}
