@@ -42,12 +42,17 @@ struct Agent {
 
 impl Agent {
     fn start(wrapper: &[&str], listen: &str, token: &str) -> Agent {
+        Agent::start_with(wrapper, listen, token, &[])
+    }
+
+    fn start_with(wrapper: &[&str], listen: &str, token: &str, extra: &[String]) -> Agent {
         let mut command = Command::new(wrapper.first().copied().unwrap_or(env!("CARGO_BIN_EXE_fabricdoctor")));
         if !wrapper.is_empty() {
             command.args(&wrapper[1..]).arg(env!("CARGO_BIN_EXE_fabricdoctor"));
         }
         let mut child = command
             .args(["agent", "--listen", listen, "--lifeline"])
+            .args(extra)
             .env("FABRICDOCTOR_TOKEN", token)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -266,10 +271,12 @@ fn have_root() -> bool {
 }
 
 /// 4 hosts (10.215.0.1-4) on a bridge in its own namespace, where the coordinator runs
-/// (10.215.0.254). Names carry the pid and a counter; every namespace is deleted on drop.
+/// (10.215.0.254); with two rails a second NIC per host (eth1, 10.216.0.1-4) on a second bridge.
+/// Names carry the test and the pid; every namespace is deleted on drop.
 struct Cluster {
     bridge: String,
     hosts: Vec<String>,
+    rails: usize,
 }
 
 impl Drop for Cluster {
@@ -286,28 +293,36 @@ fn ip(args: &[&str]) -> bool {
 
 impl Cluster {
     fn create(tag: &str) -> Cluster {
+        Cluster::with_rails(tag, 1)
+    }
+
+    fn with_rails(tag: &str, rails: usize) -> Cluster {
         let unique = format!("{tag}-{}", std::process::id());
-        let mut cluster = Cluster { bridge: format!("fd-bi-br-{unique}"), hosts: Vec::new() };
+        let mut cluster = Cluster { bridge: format!("fd-bi-br-{unique}"), hosts: Vec::new(), rails };
         let bridge = cluster.bridge.clone();
         assert!(ip(&["netns", "add", &bridge]), "netns add {bridge}");
-        assert!(ip(&["-n", &bridge, "link", "add", "fdbr", "type", "bridge"]));
-        assert!(ip(&["-n", &bridge, "addr", "add", "10.215.0.254/24", "dev", "fdbr"]));
-        assert!(ip(&["-n", &bridge, "link", "set", "fdbr", "up"]));
         assert!(ip(&["-n", &bridge, "link", "set", "lo", "up"]));
+        for rail in 0..rails {
+            let device = format!("fdbr{rail}");
+            assert!(ip(&["-n", &bridge, "link", "add", &device, "type", "bridge"]));
+            assert!(ip(&["-n", &bridge, "addr", "add", &format!("10.{}.0.254/24", 215 + rail), "dev", &device]));
+            assert!(ip(&["-n", &bridge, "link", "set", &device, "up"]));
+        }
         for host in 0..4 {
             let namespace = format!("fd-bi-h{host}-{unique}");
             cluster.hosts.push(namespace.clone());
-            let outside = format!("fdbi{host}");
             assert!(ip(&["netns", "add", &namespace]), "netns add {namespace}");
-            assert!(ip(&[
-                "-n", &namespace, "link", "add", "name", "eth0", "type", "veth", "peer", "name", &outside, "netns",
-                &bridge
-            ]));
-            assert!(ip(&["-n", &namespace, "addr", "add", &format!("10.215.0.{}/24", host + 1), "dev", "eth0"]));
-            assert!(ip(&["-n", &namespace, "link", "set", "eth0", "up"]));
             assert!(ip(&["-n", &namespace, "link", "set", "lo", "up"]));
-            assert!(ip(&["-n", &bridge, "link", "set", &outside, "master", "fdbr"]));
-            assert!(ip(&["-n", &bridge, "link", "set", &outside, "up"]));
+            for rail in 0..rails {
+                let (inside, outside) = (format!("eth{rail}"), format!("fdbi{host}r{rail}"));
+                let address = format!("10.{}.0.{}/24", 215 + rail, host + 1);
+                let veth = ["link", "add", "name", &inside, "type", "veth", "peer", "name", &outside, "netns", &bridge];
+                assert!(ip(&[&["-n", namespace.as_str()][..], &veth[..]].concat()));
+                assert!(ip(&["-n", &namespace, "addr", "add", &address, "dev", &inside]));
+                assert!(ip(&["-n", &namespace, "link", "set", &inside, "up"]));
+                assert!(ip(&["-n", &bridge, "link", "set", &outside, "master", &format!("fdbr{rail}")]));
+                assert!(ip(&["-n", &bridge, "link", "set", &outside, "up"]));
+            }
         }
         cluster
     }
@@ -316,7 +331,14 @@ impl Cluster {
         (0..4)
             .map(|host| {
                 let wrapper = ["ip", "netns", "exec", &self.hosts[host]];
-                Agent::start(&wrapper, &format!("10.215.0.{}:7207", host + 1), TOKEN)
+                let rails: Vec<String> = if self.rails > 1 {
+                    (0..self.rails)
+                        .flat_map(|r| ["--rail".to_string(), format!("rail{r}=10.{}.0.{}", 215 + r, host + 1)])
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                Agent::start_with(&wrapper, &format!("10.215.0.{}:7207", host + 1), TOKEN, &rails)
             })
             .collect()
     }
@@ -605,4 +627,63 @@ fn namespace_cluster_runs_as_a_slurm_step() {
         report.hosts[2].rails[0].address, "10.215.0.3",
         "an agent on 0.0.0.0 announces the address it was reached on"
     );
+}
+
+#[test]
+fn a_baseline_is_compared_and_a_bad_one_is_refused_by_name() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |name: &str, extra: &[&str]| {
+        crate::support::binary()
+            .args(["burnin", "--local", "2", "--duration", "1s", "--playbook", &playbook()])
+            .args(extra)
+            .arg("--report-dir")
+            .arg(dir.path().join(name))
+            .output()
+            .expect("burnin runs")
+    };
+    let first = run("first", &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", describe(&first));
+    let baseline = dir.path().join("first/report.json").display().to_string();
+    let second = run("second", &["--baseline", &baseline]);
+    assert_eq!(second.status.code(), Some(0), "{}", describe(&second));
+    let report = read_report(&dir.path().join("second"));
+    let comparison = report.baseline.expect("baseline comparison");
+    assert_eq!(comparison.path, baseline);
+    assert!(comparison.compared >= 4, "both directions' bandwidth and latency: {comparison:?}");
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"schema_version\": 99}").expect("write");
+    let output = run("third", &["--baseline", &broken.display().to_string()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("broken.json") && stderr(&output).contains("99"), "{}", stderr(&output));
+    assert!(!dir.path().join("third").exists(), "nothing started with a bad baseline");
+}
+
+#[test]
+fn namespace_cluster_with_two_rails_pins_the_slow_nic() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::with_rails("rails", 2);
+    // Host 2's second NIC (eth1, rail1) is throttled; its first rail is healthy.
+    let shaped = Command::new("ip")
+        .args(["netns", "exec", &cluster.hosts[1], "tc", "qdisc", "add", "dev", "eth1", "root"])
+        .args(["tbf", "rate", "4mbit", "burst", "16kb", "latency", "400ms"])
+        .status()
+        .expect("tc runs");
+    assert!(shaped.success(), "tc tbf on host 2 eth1");
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = report_dir(&parent);
+    let output = cluster.burnin(&dir).output().expect("coordinator runs");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let report = read_report(&dir);
+    let rails: Vec<&str> = report.pairs.iter().map(|m| m.rail.as_str()).collect();
+    assert_eq!(rails, ["rail0", "rail1"], "one matrix per rail");
+    assert_eq!(report.suspects.len(), 1, "{:?}", report.suspects);
+    let suspect = &report.suspects[0];
+    assert_eq!(format!("{:?}", suspect.kind), "Nic", "{suspect:?}");
+    assert_eq!(suspect.subject, "10.215.0.2 rail1");
+    assert!(suspect.action.contains("NIC"), "{suspect:?}");
 }
