@@ -832,6 +832,24 @@ pub fn as_findings_report(report: &BurninReport) -> Report {
     );
     signoff.evidence = report.signoff.reasons.clone();
     findings.push(signoff);
+    // A passing testcase per host and per measured pair, so CI shows what was covered.
+    for host in report.hosts.iter().filter(|h| h.status == HostStatus::Ok) {
+        findings.push(Finding::new("burnin.host", Verdict::Pass, host.name.clone(), "took part to the end"));
+    }
+    for pair in report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.samples > 0 && p.failures == 0) {
+        let message = format!(
+            "{} measurement(s): {} Gb/s, {} us",
+            pair.samples,
+            pair.bw_mean_gbps.map_or("-".into(), |b| format!("{b:.2}")),
+            pair.lat_mean_us.map_or("-".into(), |l| format!("{l:.1}"))
+        );
+        findings.push(Finding::new(
+            "burnin.pair",
+            Verdict::Pass,
+            format!("{}->{} {}", pair.client, pair.server, pair.rail),
+            message,
+        ));
+    }
     let hosts = vec![crate::HostInfo {
         hostname: format!("burnin {}", report.run.run_id),
         kernel_release: None,
@@ -842,7 +860,8 @@ pub fn as_findings_report(report: &BurninReport) -> Report {
     rendered
 }
 
-/// `junit.xml`: one testsuite per finding id, the sign-off as testcase `burnin.signoff`.
+/// `junit.xml`: one testsuite per finding id, the sign-off as testcase `burnin.signoff`, and a
+/// passing testcase per host (`burnin.host`) and measured pair (`burnin.pair`).
 pub fn junit(report: &BurninReport) -> String {
     crate::render::junit(&as_findings_report(report))
 }
@@ -1001,6 +1020,7 @@ mod tests {
         assert!(summary.contains("| node3 | lost |"), "{summary}");
         let junit = junit(&report);
         assert!(junit.contains("burnin.signoff") && junit.contains("<failure"), "{junit}");
+        assert!(junit.contains(r#"name="node0-&gt;node2 default""#), "a testcase per measured pair: {junit}");
     }
 
     #[test]
