@@ -76,17 +76,16 @@ fn start_local(count: usize, log_dir: &std::path::Path) -> anyhow::Result<(Vec<H
 }
 
 fn start_ssh(args: &BurninArgs, hosts: &[HostSpec]) -> anyhow::Result<(Vec<HostSpec>, Token, Agents)> {
-    let token = crate::agent::token(&args.token).or_else(|_| Token::random().map(|(t, _)| t))?;
-    // The remote agents need the token's text: a fresh random one unless the operator gave one.
+    // The remote agents get the token's text on stdin: the operator's, or a fresh random one.
     let text = match (&args.token.token_file, std::env::var("FABRICDOCTOR_TOKEN")) {
-        (Some(path), _) => std::fs::read_to_string(path)?.trim().to_string(),
+        (Some(path), _) => std::fs::read_to_string(path)
+            .with_context(|| format!("failed to read token file {}", path.display()))?
+            .trim()
+            .to_string(),
         (None, Ok(text)) => text.trim().to_string(),
-        (None, Err(_)) => {
-            let (token, text) = Token::random()?;
-            let (started, agents) = launch::ssh(&args.ssh_command, &args.agent_command, hosts, args.agent_port, &text)?;
-            return Ok((started, token, agents));
-        }
+        (None, Err(_)) => Token::random()?.1,
     };
+    let token = Token::from_text(&text, "the token")?;
     let (started, agents) = launch::ssh(&args.ssh_command, &args.agent_command, hosts, args.agent_port, &text)?;
     Ok((started, token, agents))
 }

@@ -1726,10 +1726,11 @@ impl Coordinator {
                 reasons.push(format!("hosts {}: {}", format!("{status:?}").to_lowercase(), names.join(", ")));
             }
         }
-        let errors: Vec<&str> =
+        let errors: BTreeSet<&str> =
             self.report.findings.iter().filter(|f| f.verdict >= Verdict::Error).map(|f| f.id.as_str()).collect();
-        if failed || !errors.is_empty() {
+        if !errors.is_empty() {
             failed = true;
+            reasons.push(format!("findings at error or fail: {}", errors.into_iter().collect::<Vec<_>>().join(", ")));
         }
         let measured_pairs = self.report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.samples > 0).count();
         let verdict = if !finished || self.report.run.stopped.is_some() {
