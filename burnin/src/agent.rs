@@ -191,7 +191,7 @@ fn connection(
     *authenticated = true;
     let rails = config.rails_seen_from(stream.local_addr().ok().map(|a| a.ip()));
     let hostname =
-        std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
+        SysRoot::live().read_string("proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
     write_frame(
         &mut stream,
         &Auth::Welcome { hostname, tool_version: env!("CARGO_PKG_VERSION").into(), rails: rails.clone() },
@@ -208,13 +208,16 @@ fn connection(
             }
             Err(BurninError::Protocol(reason)) => {
                 // A frame we could read but not understand: answer, log, and keep the session (the
-                // framing is intact). An oversized length leaves the stream unsynchronised: close.
+                // framing is intact).
                 (config.log)(format!("{peer}: refused message: {reason}"));
-                let _ = write_frame(&mut stream, &Response::Error { reason: reason.clone() });
-                if reason.contains("exceeds") {
-                    return Ok(());
-                }
+                let _ = write_frame(&mut stream, &Response::Error { reason });
                 continue;
+            }
+            Err(error @ BurninError::Oversized { .. }) => {
+                // The body was not read: the stream is out of step with the framing. Answer, close.
+                (config.log)(format!("{peer}: refused message: {error}"));
+                let _ = write_frame(&mut stream, &Response::Error { reason: error.to_string() });
+                return Ok(());
             }
             Err(error) => return Err(error),
         };

@@ -24,6 +24,8 @@ pub enum BurninError {
     Auth(String),
     #[error("protocol: {0}")]
     Protocol(String),
+    #[error("protocol: frame of {length} bytes exceeds the limit of {max} (not a fabricdoctor burn-in peer?)")]
+    Oversized { length: u32, max: u32 },
     #[error("{0}: {1}")]
     Io(String, #[source] std::io::Error),
     #[error("playbook {0}")]

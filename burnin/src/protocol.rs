@@ -43,9 +43,7 @@ pub fn read_frame<T: DeserializeOwned>(stream: &mut impl Read, max: u32) -> Resu
     stream.read_exact(&mut length).map_err(|e| BurninError::Io("read".into(), e))?;
     let length = u32::from_be_bytes(length);
     if length > max {
-        return Err(BurninError::Protocol(format!(
-            "frame of {length} bytes exceeds the limit of {max} (not a fabricdoctor burn-in peer?)"
-        )));
+        return Err(BurninError::Oversized { length, max });
     }
     let mut body = vec![0u8; length as usize];
     stream.read_exact(&mut body).map_err(|e| BurninError::Io("read".into(), e))?;
