@@ -2,8 +2,9 @@
 # Compressed burn-in soak: `fabricdoctor burnin --local 4` (agents on loopback) for ${DURATION:-600s}
 # with a 1-second soak interval, sampling the resident set size (VmRSS, /proc/PID/status) of the
 # coordinator and each agent every ${SAMPLE_S:-5} seconds. Prints each process's growth per hour: the
-# least-squares slope of RSS over time after a ${WARMUP_S:-60} s warm-up (allocator arenas and
-# buffers settle in the first iterations). Goal: under 1 MB per hour for every process.
+# growth of the RSS high-water mark between the first and second half of the soak window (after a
+# ${WARMUP_S:-60} s warm-up in which allocator arenas and buffers settle, until 10 s before the end,
+# when sign-off writes the final reports). Goal: under 1 MB per hour for every process.
 # Output: $OUT/rss.csv (t_s,pid,role,rss_kb), $OUT/report/ (the run's reports), and the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,10 +36,12 @@ wait "$coordinator"
 status=$?
 set -e
 echo "burnin exit $status ($(head -1 "$OUT/burnin.out"))"
-python3 - "$OUT/rss.csv" "$WARMUP_S" <<'PY'
-import csv, sys
+python3 - "$OUT/rss.csv" "$WARMUP_S" "$OUT/report/report.json" <<'PY'
+import csv, json, sys
 from collections import defaultdict
 path, warmup = sys.argv[1], float(sys.argv[2])
+# The soak window ends 10 s before --duration: sign-off and the final reports are one-time costs.
+end = json.load(open(sys.argv[3]))["run"]["duration_s"] - 10
 series = defaultdict(list)
 roles = {}
 for row in csv.DictReader(open(path)):
@@ -46,7 +49,7 @@ for row in csv.DictReader(open(path)):
     roles[row["pid"]] = row["role"]
 worst = 0.0
 for pid, points in sorted(series.items(), key=lambda p: (roles[p[0]], p[0])):
-    late = [(t, r) for t, r in points if t >= warmup]
+    late = [(t, r) for t, r in points if warmup <= t <= end]
     if len(late) < 6:
         print(f"{roles[pid]} {pid}: too few samples after warm-up")
         continue

@@ -174,29 +174,38 @@ pub fn isolate(
             isolation.pinned.push(Pinned::Host { host: candidate, bad, good, confirmed: bad >= confirmations });
         }
     }
-    // Bad pairs between two healthy hosts: retest the pair itself, disjoint pairs per round.
-    let mut path_pairs: Vec<(usize, usize)> =
-        bad_pairs.iter().copied().filter(|(a, b)| cleared.contains(a) && cleared.contains(b)).collect();
+    // Bad pairs between two healthy hosts: retest the pair itself (disjoint pairs per round) until it
+    // is bad `confirmations` times — a path fault — or good once — a transient.
+    let mut path_pairs: Vec<((usize, usize), u32)> = bad_pairs
+        .iter()
+        .copied()
+        .filter(|(a, b)| cleared.contains(a) && cleared.contains(b))
+        .map(|pair| (pair, 0))
+        .collect();
     while !path_pairs.is_empty() {
         let mut busy = BTreeSet::new();
         let mut round = Vec::new();
-        path_pairs.retain(|&(a, b)| {
-            if busy.contains(&a) || busy.contains(&b) {
-                return true;
+        for &((a, b), _) in &path_pairs {
+            if !busy.contains(&a) && !busy.contains(&b) {
+                busy.insert(a);
+                busy.insert(b);
+                round.push((a, b));
             }
-            busy.insert(a);
-            busy.insert(b);
-            round.push((a, b));
-            false
-        });
+        }
         isolation.rounds += 1;
         let samples = retest(&round);
         for (&(a, b), sample) in round.iter().zip(samples) {
             let suspect = judge(&sample, &references, thresholds);
+            let Some(index) = path_pairs.iter().position(|(pair, _)| *pair == (a, b)) else { continue };
             if suspect.is_some() {
-                isolation.pinned.push(Pinned::Link { a, b });
+                path_pairs[index].1 += 1;
+                if path_pairs[index].1 >= confirmations.max(1) {
+                    isolation.pinned.push(Pinned::Link { a, b });
+                    path_pairs.remove(index);
+                }
             } else {
                 isolation.not_reproduced.push((a, b));
+                path_pairs.remove(index);
             }
             isolation.retests.push(Retest { round: isolation.rounds, candidate: a, partner: b, sample, suspect });
         }
@@ -320,6 +329,25 @@ mod tests {
         let isolation = Fabric { transient: vec![(2, 3)], ..fabric() }.isolate(5);
         assert!(isolation.pinned.is_empty(), "{isolation:?}");
         assert_eq!(isolation.not_reproduced, vec![(2, 3)]);
+    }
+
+    #[test]
+    fn a_link_is_pinned_only_when_every_retest_confirms_it() {
+        let fabric = Fabric { slow_links: vec![(1, 4)], ..fabric() };
+        let mut retests = 0;
+        let mut retest = |pairs: &[(usize, usize)]| {
+            retests += 1;
+            // The second retest of the pair comes back healthy: contention, not a cable.
+            pairs
+                .iter()
+                .map(|&(a, b)| fabric.sample(a, b, false))
+                .map(|s| if retests > 1 { PairSample { bw_gbps: Some(93.0), ..s } } else { s })
+                .collect()
+        };
+        let isolation = isolate(&fabric.matrix(6), &THRESHOLDS, 4, 2, &mut retest);
+        assert!(isolation.pinned.is_empty(), "{isolation:?}");
+        assert_eq!(isolation.not_reproduced, vec![(1, 4)]);
+        assert_eq!(isolation.retests.len(), 2);
     }
 
     #[test]

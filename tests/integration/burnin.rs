@@ -441,6 +441,25 @@ fn namespace_cluster_pins_a_throttled_host_link_and_no_other() {
     assert!(blamed.iter().all(|s| s.starts_with("10.215.0.3")), "{blamed:?}");
     let summary = std::fs::read_to_string(dir.join("summary.md")).expect("summary");
     assert!(summary.contains("10.215.0.3") && summary.contains("cable"), "{summary}");
+    // FABRICDOCTOR_BLESS=1 keeps this real report as the fixture renderers are developed against.
+    if std::env::var("FABRICDOCTOR_BLESS").as_deref() == Ok("1") {
+        std::fs::copy(dir.join("report.json"), fixture("burnin/report-tbf.json")).expect("bless report-tbf.json");
+    }
+}
+
+#[test]
+fn every_burnin_report_fixture_follows_the_schema() {
+    let mut read = 0;
+    for entry in std::fs::read_dir(fixture("burnin")).expect("fixtures").flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let report = BurninReport::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(!report.hosts.is_empty() && !report.signoff.reasons.is_empty(), "{}", path.display());
+            read += 1;
+        }
+    }
+    assert!(read >= 1, "no report fixture");
 }
 
 #[test]
