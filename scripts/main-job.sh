@@ -31,7 +31,7 @@ echo "   loopback, pairwise matrix, isolation, all-to-all, AllReduce, soak, sign
 rm -rf "$OUT/burnin"
 $fd burnin --local 4 --duration 45s --playbook tests/fixtures/burnin/shared-machine.toml --report-dir "$OUT/burnin"
 burnin_status=$?
-echo "burn-in reports: $OUT/burnin/{report.json,summary.md,junit.xml,events.jsonl} (exit $burnin_status: 0 signed off, 1 findings, 2 could not run)"
+echo "exit code of 'burnin': $burnin_status (0 signed off, 1 findings, 2 could not run)"
 echo
 echo "== fabricdoctor counters --interval 1s (this node's RDMA ports and netdevs: deltas and rates)"
 $fd counters --interval 1s --count 1 --all | head -40
