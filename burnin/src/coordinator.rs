@@ -114,9 +114,21 @@ struct Checkpoint {
     /// Hosts of the phase in progress (its schedule depends on them).
     phase_hosts: BTreeMap<String, Vec<usize>>,
     /// Folded pair samples of the pairwise pass awaiting isolation.
-    pass_samples: Vec<(usize, usize, String, f64, f64, bool)>,
+    pass_samples: Vec<PassSample>,
     /// The soak iteration to run next.
     iteration: u32,
+}
+
+/// One pair of the pairwise pass (both directions folded), kept for isolation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PassSample {
+    a: usize,
+    b: usize,
+    rail: String,
+    bw_gbps: Option<f64>,
+    lat_us: Option<f64>,
+    failed: bool,
 }
 
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
@@ -1262,14 +1274,14 @@ impl Coordinator {
                     }
                     self.pairs_done += 1;
                     let sample = fold(&directions);
-                    self.checkpoint.pass_samples.push((
+                    self.checkpoint.pass_samples.push(PassSample {
                         a,
                         b,
-                        rail.clone(),
-                        sample.bw_gbps.unwrap_or(-1.0),
-                        sample.lat_us.unwrap_or(-1.0),
-                        sample.failed,
-                    ));
+                        rail: rail.clone(),
+                        bw_gbps: sample.bw_gbps,
+                        lat_us: sample.lat_us,
+                        failed: sample.failed,
+                    });
                 }
                 self.finish_step(step, "pairwise", started, StepDetail { measurements, ..StepDetail::default() })?;
             }
@@ -1284,7 +1296,7 @@ impl Coordinator {
             bandwidth_fraction: self.options.playbook.isolation.bandwidth_fraction,
             latency_multiple: self.options.playbook.isolation.latency_multiple,
         };
-        let rails: BTreeSet<String> = self.checkpoint.pass_samples.iter().map(|s| s.2.clone()).collect();
+        let rails: BTreeSet<String> = self.checkpoint.pass_samples.iter().map(|s| s.rail.clone()).collect();
         self.begin_phase("isolation", iteration, rails.len() as u64);
         let spec = self.options.playbook.measure_spec(self.options.duration);
         let mut by_rail: BTreeMap<String, Isolation> = BTreeMap::new();
@@ -1294,17 +1306,13 @@ impl Coordinator {
                 .checkpoint
                 .pass_samples
                 .iter()
-                .filter(|s| &s.2 == rail)
+                .filter(|s| &s.rail == rail)
                 .filter(|s| {
-                    self.report.hosts[s.0].status == HostStatus::Ok && self.report.hosts[s.1].status == HostStatus::Ok
+                    self.report.hosts[s.a].status == HostStatus::Ok && self.report.hosts[s.b].status == HostStatus::Ok
                 })
                 .map(|s| {
-                    let sample = PairSample {
-                        bw_gbps: (s.3 >= 0.0).then_some(s.3),
-                        lat_us: (s.4 >= 0.0).then_some(s.4),
-                        failed: s.5,
-                    };
-                    ((s.0.min(s.1), s.0.max(s.1)), sample)
+                    let sample = PairSample { bw_gbps: s.bw_gbps, lat_us: s.lat_us, failed: s.failed };
+                    ((s.a.min(s.b), s.a.max(s.b)), sample)
                 })
                 .collect();
             let references = References::of(results.values());
