@@ -706,3 +706,63 @@ fn namespace_cluster_with_two_rails_pins_the_slow_nic() {
     assert_eq!(suspect.subject, "10.215.0.2 rail1");
     assert!(suspect.action.contains("NIC"), "{suspect:?}");
 }
+
+#[test]
+fn a_hostfile_names_pre_started_agents() {
+    let _serial = serial();
+    let agents: Vec<Agent> = (0..2).map(|_| Agent::start(&[], "127.0.0.1:0", TOKEN)).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hostfile = dir.path().join("hosts");
+    let lines: Vec<String> = agents.iter().map(|a| format!("{}   # rack 1", a.address)).collect();
+    std::fs::write(&hostfile, format!("# burn-in hosts\n{}\n", lines.join("\n"))).expect("hostfile");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).expect("token file");
+    let output = crate::support::binary()
+        .args(["burnin", "--duration", "1s", "--playbook", &playbook()])
+        .arg("--hostfile")
+        .arg(&hostfile)
+        .arg("--token-file")
+        .arg(&token_file)
+        .arg("--report-dir")
+        .arg(dir.path().join("out"))
+        .env_remove("FABRICDOCTOR_TOKEN")
+        .output()
+        .expect("burnin runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&dir.path().join("out"));
+    assert_eq!(report.run.launcher, "hosts");
+    let addresses: Vec<&str> = report.hosts.iter().map(|h| h.address.as_str()).collect();
+    assert_eq!(addresses, [agents[0].address.as_str(), agents[1].address.as_str()]);
+}
+
+#[test]
+fn losing_more_hosts_than_the_playbook_allows_stops_the_run() {
+    let _serial = serial();
+    let mut agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[], "127.0.0.1:0", TOKEN)).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let strict = dir.path().join("strict.toml");
+    let text = std::fs::read_to_string(playbook()).expect("playbook");
+    std::fs::write(&strict, text.replace("stop_when_lost_fraction = 0.5", "stop_when_lost_fraction = 0.2"))
+        .expect("write playbook");
+    let out = dir.path().join("out");
+    let hosts = agents.iter().map(|a| a.address.clone()).collect::<Vec<_>>().join(",");
+    let mut coordinator = crate::support::binary()
+        .args(["burnin", "--hosts", &hosts, "--duration", "1s", "--playbook"])
+        .arg(&strict)
+        .arg("--report-dir")
+        .arg(&out)
+        .env("FABRICDOCTOR_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("burnin starts");
+    wait_for_step(&out, "loopback", Duration::from_secs(60), &mut coordinator);
+    drop(agents.remove(2).finish());
+    let output = coordinator.wait_with_output().expect("coordinator ends");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let report = read_report(&out);
+    assert_eq!(report.hosts[2].status, HostStatus::Lost, "{:?}", report.hosts);
+    let stopped = report.run.stopped.clone().unwrap_or_default();
+    assert!(stopped.contains("1 of 3 hosts lost") && stopped.contains("stop_when_lost_fraction"), "{stopped}");
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Incomplete);
+}
