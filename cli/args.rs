@@ -33,6 +33,11 @@ pub enum Command {
     /// Render a report written by another command (`check --json`, `burnin`) in another format.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Multi-host burn-in: check, loopback, pairwise matrix, all-to-all, AllReduce, soak, sign-off;
+    /// pins slow pairs to a host, NIC or link. Exit 0 signed off, 1 findings, 2 could not run.
+    Burnin(BurninArgs),
+    /// Run the burn-in agent on this host (steps come from an authenticated `burnin` coordinator).
+    Agent(AgentArgs),
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
@@ -453,4 +458,91 @@ pub enum PlaybookCommand {
         #[arg(long, value_name = "DIR")]
         playbook_dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    /// File holding the shared token (at least 16 characters). Default: $FABRICDOCTOR_TOKEN.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Launcher {
+    /// Agents are already running (`fabricdoctor agent --listen ...` on each host).
+    None,
+    /// Start the agents over ssh (BatchMode; the token goes over ssh's stdin).
+    Ssh,
+}
+
+#[derive(Debug, Args)]
+pub struct BurninArgs {
+    /// Hosts running agents: name or name:port, comma-separated.
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["hostfile", "local", "resume"], help_heading = "Hosts")]
+    pub hosts: Option<String>,
+    /// File with one host (or host:port) per line; `#` comments.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["local", "resume"], help_heading = "Hosts")]
+    pub hostfile: Option<PathBuf>,
+    /// Run N agents on this machine over loopback (a random token) to see a burn-in work.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=64), conflicts_with = "resume", help_heading = "Hosts")]
+    pub local: Option<u32>,
+    /// How agents are started on --hosts/--hostfile.
+    #[arg(long, value_enum, default_value_t = Launcher::None, help_heading = "Hosts")]
+    pub launcher: Launcher,
+    /// Agents' control port where a host names none (and the port `--launcher ssh` and SLURM ranks listen on).
+    #[arg(long, value_name = "PORT", default_value_t = 7207, help_heading = "Hosts")]
+    pub agent_port: u16,
+    /// ssh program for `--launcher ssh`.
+    #[arg(long, value_name = "PROGRAM", default_value = "ssh", help_heading = "Hosts")]
+    pub ssh_command: String,
+    /// The fabricdoctor command on remote hosts for `--launcher ssh`.
+    #[arg(long, value_name = "COMMAND", default_value = "fabricdoctor", help_heading = "Hosts")]
+    pub agent_command: String,
+    /// How long to wait for agents to answer at the start.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, help_heading = "Hosts")]
+    pub connect_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub token: TokenArgs,
+
+    /// Total run time; phases scale with it and the soak repeats until it has passed (45s, 2h, 72h).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration, conflicts_with = "resume", help_heading = "Protocol")]
+    pub duration: std::time::Duration,
+    /// An edited copy of the protocol (see playbooks/burnin/default.toml).
+    #[arg(long, value_name = "FILE", conflicts_with = "resume", help_heading = "Protocol")]
+    pub playbook: Option<PathBuf>,
+    /// Print the built-in playbook and exit.
+    #[arg(long, help_heading = "Protocol")]
+    pub print_playbook: bool,
+    /// Compare with an earlier run's report.json and flag regressions.
+    #[arg(long, value_name = "FILE", help_heading = "Protocol")]
+    pub baseline: Option<PathBuf>,
+
+    /// Where events.jsonl, report.json, summary.md and junit.xml go.
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["resume", "print_playbook"], help_heading = "Output")]
+    pub report_dir: Option<PathBuf>,
+    /// Continue the interrupted run in DIR without repeating finished steps.
+    #[arg(long, value_name = "DIR", conflicts_with = "report_dir", help_heading = "Output")]
+    pub resume: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// Address to listen on (only this one): 10.0.0.5:7207, 0.0.0.0:7207, 127.0.0.1:0.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    #[command(flatten)]
+    pub token: TokenArgs,
+    /// Read the token from the first line of standard input (`--launcher ssh` sends it so).
+    #[arg(long, conflicts_with = "token_file")]
+    pub token_stdin: bool,
+    /// A rail: NAME=IP, the address data tests on that rail bind (repeatable). Default: "default" at
+    /// the listen address (loopback when it is 0.0.0.0).
+    #[arg(long, value_name = "NAME=IP")]
+    pub rail: Vec<String>,
+    /// Exit when standard input closes (agents started by a coordinator die with it).
+    #[arg(long, hide = true)]
+    pub lifeline: bool,
+    /// Simultaneous coordinator connections.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_connections: u32,
 }

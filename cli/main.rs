@@ -2,7 +2,9 @@
 //! The binary is thin: parse arguments, resolve them against the environment, run a command from the
 //! library crates, print, and map the outcome to an exit code. It is the only crate that prints.
 
+mod agent;
 mod args;
+mod burnin;
 mod check;
 mod collective;
 mod counters;
@@ -45,6 +47,8 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Triage(args) => triage::run(args),
         args::Command::Playbook(command) => playbook::run(command),
         args::Command::Report(command) => report::run(command),
+        args::Command::Burnin(args) => burnin::run(args),
+        args::Command::Agent(args) => agent::run(args),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "fabricdoctor", &mut std::io::stdout());

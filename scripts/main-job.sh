@@ -24,6 +24,15 @@ $fd check --json -o "$OUT/check.json"
 $fd check --format junit -o "$OUT/check-junit.xml"
 $fd check --format markdown -o "$OUT/check.md"
 echo
+echo "== fabricdoctor burnin --local 4 --duration 45s (four agents on this machine over loopback: check,"
+echo "   loopback, pairwise matrix, isolation, all-to-all, AllReduce, soak, sign-off; a real run, compressed)"
+# The shared-machine playbook is the default protocol with tolerances for 'hosts' that compete for
+# one machine's CPUs (tests/fixtures/burnin/shared-machine.toml says why).
+rm -rf "$OUT/burnin"
+$fd burnin --local 4 --duration 45s --playbook tests/fixtures/burnin/shared-machine.toml --report-dir "$OUT/burnin"
+burnin_status=$?
+echo "exit code of 'burnin': $burnin_status (0 signed off, 1 findings, 2 could not run)"
+echo
 echo "== fabricdoctor counters --interval 1s (this node's RDMA ports and netdevs: deltas and rates)"
 $fd counters --interval 1s --count 1 --all | head -40
 $fd counters --format prometheus -o "$OUT/fabricdoctor.prom"
@@ -47,4 +56,4 @@ $fd check --root tests/fixtures/counters/pfc-storm/after --before tests/fixtures
 echo "reports of this node: $OUT/check.json $OUT/check-junit.xml $OUT/check.md $OUT/fabricdoctor.prom $OUT/snapshot.tar.gz"
 echo "exit code of 'check' on this node: $status (0 no fail, 1 a fail/error verdict, 2 tool error)"
 # The job itself succeeded if the tool ran; the node's verdict is in the exit code above and the reports.
-[ "$status" -le 1 ]
+[ "$status" -le 1 ] && [ "$burnin_status" -le 1 ]

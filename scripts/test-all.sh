@@ -22,6 +22,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   # The HTML report's browser test drives headless Chromium through chromedriver.
   command -v chromium >/dev/null || missing+=(chromium)
   command -v chromedriver >/dev/null || missing+=(chromium-driver)
+  # The burn-in namespace cluster shapes a host's link with tc tbf.
+  command -v tc >/dev/null || missing+=(iproute2)
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -q >/dev/null 2>&1 || true
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null

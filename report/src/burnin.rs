@@ -190,7 +190,8 @@ pub struct PairMatrix {
     pub hosts: Vec<String>,
     /// Mean bandwidth client -> server, Gb/s.
     pub bw_gbps: Vec<Vec<Option<f64>>>,
-    /// Mean one-way latency (half the round trip, perftest's convention), microseconds.
+    /// Mean over the pair's measurements of each one's median one-way latency (half the round trip,
+    /// perftest's t_typical), microseconds.
     pub lat_us: Vec<Vec<Option<f64>>>,
     pub pairs: Vec<PairStats>,
 }
@@ -231,8 +232,10 @@ pub struct PairMeasurement {
     pub client: String,
     pub server: String,
     pub rail: String,
+    /// Average bandwidth client -> server over the test's duration, Gb/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bw_gbps: Option<f64>,
+    /// Median one-way latency (perftest t_typical), microseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -812,6 +815,172 @@ pub fn example() -> BurninReport {
     report
 }
 
+/// Findings of the run plus one finding for the sign-off itself (`burnin.signoff`), as a
+/// [`Report`] so the existing renderers (JUnit XML, Markdown, text) apply.
+pub fn as_findings_report(report: &BurninReport) -> Report {
+    let mut findings = report.findings.clone();
+    let verdict = match report.signoff.verdict {
+        SignOffVerdict::Pass => Verdict::Pass,
+        SignOffVerdict::Fail => Verdict::Fail,
+        SignOffVerdict::Incomplete => Verdict::Error,
+    };
+    let mut signoff = Finding::new(
+        "burnin.signoff",
+        verdict,
+        "cluster",
+        format!("sign-off: {}", format!("{:?}", report.signoff.verdict).to_lowercase()),
+    );
+    signoff.evidence = report.signoff.reasons.clone();
+    findings.push(signoff);
+    // A passing testcase per host and per measured pair, so CI shows what was covered.
+    for host in report.hosts.iter().filter(|h| h.status == HostStatus::Ok) {
+        findings.push(Finding::new("burnin.host", Verdict::Pass, host.name.clone(), "took part to the end"));
+    }
+    for pair in report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.samples > 0 && p.failures == 0) {
+        let message = format!(
+            "{} measurement(s): {} Gb/s, {} us",
+            pair.samples,
+            pair.bw_mean_gbps.map_or("-".into(), |b| format!("{b:.2}")),
+            pair.lat_mean_us.map_or("-".into(), |l| format!("{l:.1}"))
+        );
+        findings.push(Finding::new(
+            "burnin.pair",
+            Verdict::Pass,
+            format!("{}->{} {}", pair.client, pair.server, pair.rail),
+            message,
+        ));
+    }
+    let hosts = vec![crate::HostInfo {
+        hostname: format!("burnin {}", report.run.run_id),
+        kernel_release: None,
+        source: format!("{} hosts", report.hosts.len()),
+    }];
+    let mut rendered = Report::new("burnin", hosts, findings);
+    rendered.generated_at = report.generated_at.clone();
+    rendered
+}
+
+/// `junit.xml`: one testsuite per finding id, the sign-off as testcase `burnin.signoff`, and a
+/// passing testcase per host (`burnin.host`) and measured pair (`burnin.pair`).
+pub fn junit(report: &BurninReport) -> String {
+    crate::render::junit(&as_findings_report(report))
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// `summary.md`: the verdict, what to replace or reseat in order of confidence and why, lost and
+/// excluded hosts, the slowest pairs, and every finding that is not a pass.
+pub fn summary_markdown(report: &BurninReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let verdict = format!("{:?}", report.signoff.verdict).to_uppercase();
+    let _ = writeln!(out, "# fabricdoctor burn-in {}: {verdict}\n", report.run.run_id);
+    let _ = writeln!(
+        out,
+        "{} hosts, playbook `{}` ({}), {:.0} s planned, started {}{}.\n",
+        report.hosts.len(),
+        report.run.playbook,
+        report.run.playbook_source,
+        report.run.duration_s,
+        report.run.started_at,
+        report.run.finished_at.as_ref().map(|f| format!(", finished {f}")).unwrap_or_default()
+    );
+    if let Some(stopped) = &report.run.stopped {
+        let _ = writeln!(out, "**Stopped early:** {stopped}\n");
+    }
+    out.push_str("## Sign-off\n\n");
+    for reason in &report.signoff.reasons {
+        let _ = writeln!(out, "- {reason}");
+    }
+    out.push_str("\n## What to replace or reseat\n\n");
+    if report.suspects.is_empty() {
+        out.push_str("Nothing: no fault was pinned.\n");
+    } else {
+        out.push_str("| confidence | kind | subject | action | evidence |\n|---|---|---|---|---|\n");
+        for suspect in &report.suspects {
+            let _ = writeln!(
+                out,
+                "| {:.0} % | {} | {} | {} | {} |",
+                suspect.confidence * 100.0,
+                format!("{:?}", suspect.kind).to_lowercase(),
+                cell(&suspect.subject),
+                cell(&suspect.action),
+                cell(&suspect.evidence.join("; "))
+            );
+        }
+    }
+    let gone: Vec<&BurninHost> = report.hosts.iter().filter(|h| h.status != HostStatus::Ok).collect();
+    if !gone.is_empty() {
+        out.push_str(
+            "\n## Hosts lost or excluded\n\n| host | status | since | last step | reason |\n|---|---|---|---|---|\n",
+        );
+        for host in gone {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                host.name,
+                format!("{:?}", host.status).to_lowercase(),
+                host.status_at.as_deref().unwrap_or("-"),
+                cell(host.last_step.as_deref().unwrap_or("-")),
+                cell(host.reason.as_deref().unwrap_or("-"))
+            );
+        }
+    }
+    let mut pairs: Vec<&PairStats> =
+        report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.bw_mean_gbps.is_some()).collect();
+    pairs.sort_by(|a, b| a.bw_mean_gbps.unwrap_or(0.0).total_cmp(&b.bw_mean_gbps.unwrap_or(0.0)));
+    if !pairs.is_empty() {
+        out.push_str("\n## Slowest pairs\n\n| client -> server | rail | bw mean Gb/s | bw min Gb/s | lat mean us | samples |\n|---|---|---|---|---|---|\n");
+        for pair in pairs.iter().take(10) {
+            let _ = writeln!(
+                out,
+                "| {} -> {} | {} | {:.2} | {:.2} | {} | {} |",
+                pair.client,
+                pair.server,
+                pair.rail,
+                pair.bw_mean_gbps.unwrap_or(0.0),
+                pair.bw_min_gbps.unwrap_or(0.0),
+                pair.lat_mean_us.map_or("-".into(), |l| format!("{l:.1}")),
+                pair.samples
+            );
+        }
+    }
+    if let Some(baseline) = &report.baseline {
+        let _ = writeln!(
+            out,
+            "\n## Baseline {}\n\n{} values compared, {} regressions (tolerance {:.2}).\n",
+            baseline.path,
+            baseline.compared,
+            baseline.regressions.len(),
+            baseline.tolerance
+        );
+        for r in &baseline.regressions {
+            let _ = writeln!(
+                out,
+                "- {} {}: {:.2} -> {:.2} ({:+.1} %)",
+                r.subject, r.metric, r.baseline, r.current, r.change_percent
+            );
+        }
+    }
+    let notable: Vec<&Finding> = report.findings.iter().filter(|f| f.verdict != Verdict::Pass).collect();
+    if !notable.is_empty() {
+        out.push_str("\n## Findings\n\n| verdict | id | subject | message |\n|---|---|---|---|\n");
+        for finding in notable {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} | {} |",
+                finding.verdict,
+                finding.id,
+                cell(&finding.subject),
+                cell(&finding.message)
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -840,6 +1009,18 @@ mod tests {
         let error = BurninReport::from_json(&value.to_string()).expect_err("version 99");
         assert!(error.to_string().contains("99"), "{error}");
         assert!(BurninReport::from_json("{").is_err());
+    }
+
+    #[test]
+    fn summary_and_junit_name_the_suspects_and_the_signoff() {
+        let report = example();
+        let summary = summary_markdown(&report);
+        assert!(summary.contains("# fabricdoctor burn-in 3f2a9c1e0b7d4a55: FAIL"), "{summary}");
+        assert!(summary.contains("| 90 % | link | node1 default |"), "{summary}");
+        assert!(summary.contains("| node3 | lost |"), "{summary}");
+        let junit = junit(&report);
+        assert!(junit.contains("burnin.signoff") && junit.contains("<failure"), "{junit}");
+        assert!(junit.contains(r#"name="node0-&gt;node2 default""#), "a testcase per measured pair: {junit}");
     }
 
     #[test]

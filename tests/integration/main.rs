@@ -3,6 +3,7 @@
 
 #![expect(clippy::unwrap_used, reason = "a test fails loudly on a path that is not UTF-8")]
 
+mod burnin;
 mod cli;
 mod collective;
 mod contract;

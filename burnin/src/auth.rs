@@ -1,0 +1,232 @@
+//! Mutual challenge-response between coordinator and agent over a shared token (HMAC-SHA256, RFC
+//! 2104 / FIPS 198-1). Each side sends a fresh random nonce; each proves knowledge of the token by
+//! the HMAC of both nonces under its own role label, so the token never crosses the wire, an old
+//! proof does not answer a new challenge (replay), and an agent's proof is no coordinator's proof
+//! (reflection). The agent proves itself first, so a coordinator never talks to an impostor.
+//! Verification is constant-time (`hmac`'s `verify_slice`, built on `subtle`).
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::BurninError;
+
+/// Random bytes per nonce (256 bits, the HMAC-SHA256 output size).
+pub const NONCE_BYTES: usize = 32;
+/// A shorter token is refused: it could be guessed offline from one recorded handshake.
+pub const MIN_TOKEN_BYTES: usize = 16;
+
+const AGENT_LABEL: &[u8] = b"fabricdoctor-burnin agent v1";
+const COORDINATOR_LABEL: &[u8] = b"fabricdoctor-burnin coordinator v1";
+
+/// The shared secret. Its Debug form never shows it.
+#[derive(Clone)]
+pub struct Token(Vec<u8>);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Token({} bytes)", self.0.len())
+    }
+}
+
+impl Token {
+    /// A token from a file's or variable's text (surrounding whitespace and the final newline are
+    /// not part of it). `source` names where it came from for the error.
+    pub fn from_text(text: &str, source: &str) -> Result<Token, BurninError> {
+        let token = text.trim();
+        if token.len() < MIN_TOKEN_BYTES {
+            return Err(BurninError::Token(format!(
+                "{source}: the token must be at least {MIN_TOKEN_BYTES} characters (found {})",
+                token.len()
+            )));
+        }
+        Ok(Token(token.as_bytes().to_vec()))
+    }
+
+    /// A fresh random token (64 hex characters) for clusters this process starts itself.
+    pub fn random() -> Result<(Token, String), BurninError> {
+        let text = hex(&random_bytes::<32>()?);
+        Ok((Token(text.as_bytes().to_vec()), text))
+    }
+
+    fn mac(&self, label: &[u8], first: &[u8], second: &[u8]) -> Hmac<Sha256> {
+        // HMAC accepts keys of any length (RFC 2104 section 2); new_from_slice cannot fail for it.
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!());
+        mac.update(label);
+        mac.update(&(first.len() as u32).to_be_bytes());
+        mac.update(first);
+        mac.update(second);
+        mac
+    }
+
+    fn prove(&self, label: &[u8], first: &[u8], second: &[u8]) -> String {
+        hex(&self.mac(label, first, second).finalize().into_bytes())
+    }
+
+    fn verify(&self, label: &[u8], first: &[u8], second: &[u8], proof_hex: &str) -> bool {
+        match unhex(proof_hex) {
+            Some(proof) => self.mac(label, first, second).verify_slice(&proof).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// `N` bytes from the OS random source.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], BurninError> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).map_err(|e| BurninError::Token(format!("no random numbers from the OS: {e}")))?;
+    Ok(bytes)
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
+}
+
+fn nonce_of(text: &str, who: &str) -> Result<Vec<u8>, BurninError> {
+    unhex(text)
+        .filter(|n| n.len() == NONCE_BYTES)
+        .ok_or_else(|| BurninError::Auth(format!("{who} sent a malformed nonce")))
+}
+
+/// The agent's half of one handshake.
+#[derive(Debug)]
+pub struct AgentHandshake {
+    token: Token,
+    agent_nonce: [u8; NONCE_BYTES],
+    coordinator_nonce: Option<Vec<u8>>,
+}
+
+impl AgentHandshake {
+    pub fn new(token: Token, agent_nonce: [u8; NONCE_BYTES]) -> AgentHandshake {
+        AgentHandshake { token, agent_nonce, coordinator_nonce: None }
+    }
+
+    /// Answer the coordinator's nonce: our nonce, and our proof over both.
+    pub fn challenge(&mut self, coordinator_nonce_hex: &str) -> Result<(String, String), BurninError> {
+        let coordinator_nonce = nonce_of(coordinator_nonce_hex, "the coordinator")?;
+        let proof = self.token.prove(AGENT_LABEL, &coordinator_nonce, &self.agent_nonce);
+        self.coordinator_nonce = Some(coordinator_nonce);
+        Ok((hex(&self.agent_nonce), proof))
+    }
+
+    /// Check the coordinator's proof over our fresh nonce.
+    pub fn verify(&self, proof_hex: &str) -> Result<(), BurninError> {
+        let coordinator_nonce =
+            self.coordinator_nonce.as_ref().ok_or_else(|| BurninError::Auth("proof before the challenge".into()))?;
+        if self.token.verify(COORDINATOR_LABEL, &self.agent_nonce, coordinator_nonce, proof_hex) {
+            Ok(())
+        } else {
+            Err(BurninError::Auth("the coordinator's proof does not match this agent's token".into()))
+        }
+    }
+}
+
+/// The coordinator's half of one handshake.
+#[derive(Debug)]
+pub struct CoordinatorHandshake {
+    token: Token,
+    coordinator_nonce: [u8; NONCE_BYTES],
+}
+
+impl CoordinatorHandshake {
+    pub fn new(token: Token, coordinator_nonce: [u8; NONCE_BYTES]) -> CoordinatorHandshake {
+        CoordinatorHandshake { token, coordinator_nonce }
+    }
+
+    pub fn nonce(&self) -> String {
+        hex(&self.coordinator_nonce)
+    }
+
+    /// Check the agent's proof, then prove ourselves over its nonce.
+    pub fn respond(&self, agent_nonce_hex: &str, agent_proof_hex: &str) -> Result<String, BurninError> {
+        let agent_nonce = nonce_of(agent_nonce_hex, "the agent")?;
+        if agent_nonce == self.coordinator_nonce {
+            return Err(BurninError::Auth("the agent echoed our nonce (reflection)".into()));
+        }
+        if !self.token.verify(AGENT_LABEL, &self.coordinator_nonce, &agent_nonce, agent_proof_hex) {
+            return Err(BurninError::Auth(
+                "the agent's proof does not match our token (wrong token or not an agent)".into(),
+            ));
+        }
+        Ok(self.token.prove(COORDINATOR_LABEL, &agent_nonce, &self.coordinator_nonce))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(text: &str) -> Token {
+        Token::from_text(text, "test").expect("token")
+    }
+
+    const GOOD: &str = "0123456789abcdef-shared";
+
+    #[test]
+    fn both_sides_with_the_token_agree() {
+        let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
+        let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
+        let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
+        let answer = coordinator.respond(&nonce, &proof).expect("agent proven");
+        agent.verify(&answer).expect("coordinator proven");
+        assert!(!answer.contains(GOOD) && !proof.contains(&hex(GOOD.as_bytes())), "the token never crosses the wire");
+    }
+
+    #[test]
+    fn a_wrong_token_is_refused_on_either_side() {
+        let coordinator = CoordinatorHandshake::new(token("a-different-token-123"), [1; NONCE_BYTES]);
+        let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
+        let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
+        // The coordinator refuses an agent it cannot verify...
+        assert!(coordinator.respond(&nonce, &proof).is_err());
+        // ...and the agent refuses a coordinator proving a different token.
+        let forged = token("a-different-token-123").prove(COORDINATOR_LABEL, &[2; NONCE_BYTES], &[1; NONCE_BYTES]);
+        assert!(agent.verify(&forged).is_err());
+    }
+
+    #[test]
+    fn a_recorded_proof_does_not_answer_a_new_challenge() {
+        let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
+        let mut first = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
+        let (nonce, proof) = first.challenge(&coordinator.nonce()).expect("challenge");
+        let recorded = coordinator.respond(&nonce, &proof).expect("proof");
+        first.verify(&recorded).expect("genuine session");
+        // An eavesdropper replays the same hello and proof to a new session (fresh agent nonce).
+        let mut second = AgentHandshake::new(token(GOOD), [3; NONCE_BYTES]);
+        second.challenge(&coordinator.nonce()).expect("challenge");
+        assert!(second.verify(&recorded).is_err(), "replayed proof accepted");
+    }
+
+    #[test]
+    fn an_agent_proof_is_not_a_coordinator_proof() {
+        // Reflection: an attacker sends the agent's own nonce back hoping for a proof to reuse.
+        let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
+        let (agent_nonce, agent_proof) = agent.challenge(&hex(&[2; NONCE_BYTES])).expect("challenge");
+        assert_eq!(agent_nonce, hex(&[2; NONCE_BYTES]));
+        assert!(agent.verify(&agent_proof).is_err());
+        let coordinator = CoordinatorHandshake::new(token(GOOD), [5; NONCE_BYTES]);
+        assert!(coordinator.respond(&coordinator.nonce(), "00").is_err());
+    }
+
+    #[test]
+    fn malformed_input_is_an_error_not_a_panic() {
+        let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
+        assert!(agent.verify("00").is_err(), "proof before challenge");
+        assert!(agent.challenge("zz").is_err());
+        assert!(agent.challenge(&"ab".repeat(31)).is_err(), "short nonce");
+        assert!(agent.challenge("é").is_err());
+        agent.challenge(&hex(&[7; NONCE_BYTES])).expect("challenge");
+        for proof in ["", "0", "not hex at all", &"00".repeat(32), &"ff".repeat(4096)] {
+            assert!(agent.verify(proof).is_err(), "{proof:?}");
+        }
+        assert!(Token::from_text("short\n", "FABRICDOCTOR_TOKEN").is_err());
+        assert_eq!(format!("{:?}", token(GOOD)), "Token(23 bytes)");
+        assert_eq!(unhex("0aFf"), Some(vec![10, 255]));
+    }
+}

@@ -1,0 +1,100 @@
+//! The coordinator's connection to one agent: dial, authenticate (the agent proves itself first),
+//! then one request at a time with a deadline per step.
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use crate::auth::{random_bytes, CoordinatorHandshake, Token};
+use crate::protocol::{
+    read_frame, write_frame, Auth, RailAddress, Request, Response, MAGIC, MAX_FRAME, PROTOCOL_VERSION,
+};
+use crate::BurninError;
+
+/// An authenticated connection to an agent.
+#[derive(Debug)]
+pub struct AgentConnection {
+    stream: TcpStream,
+    pub address: String,
+    pub hostname: String,
+    pub tool_version: String,
+    pub rails: Vec<RailAddress>,
+}
+
+fn resolve(address: &str) -> Result<SocketAddr, BurninError> {
+    address
+        .to_socket_addrs()
+        .map_err(|e| BurninError::Io(format!("cannot resolve agent {address}"), e))?
+        .next()
+        .ok_or_else(|| BurninError::Run(format!("agent {address}: no address")))
+}
+
+impl AgentConnection {
+    /// Dial `address` (retrying until `wait` has passed: agents may still be starting) and
+    /// authenticate with `token`.
+    pub fn connect(address: &str, token: &Token, wait: Duration) -> Result<AgentConnection, BurninError> {
+        let deadline = Instant::now() + wait;
+        let socket = resolve(address)?;
+        let mut stream = loop {
+            match TcpStream::connect_timeout(&socket, Duration::from_secs(5)) {
+                Ok(stream) => break stream,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => return Err(BurninError::Io(format!("cannot reach agent {address}"), e)),
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        stream.set_read_timeout(Some(Duration::from_secs(15))).ok();
+        stream.set_write_timeout(Some(Duration::from_secs(15))).ok();
+        let handshake = CoordinatorHandshake::new(token.clone(), random_bytes()?);
+        let on = |e: BurninError| BurninError::Auth(format!("agent {address}: {e}"));
+        write_frame(
+            &mut stream,
+            &Auth::Hello { magic: MAGIC.into(), version: PROTOCOL_VERSION, nonce: handshake.nonce() },
+        )
+        .map_err(on)?;
+        let (nonce, proof) = match read_frame::<Auth>(&mut stream, MAX_FRAME).map_err(on)? {
+            Auth::Challenge { nonce, proof } => (nonce, proof),
+            Auth::Refused { reason } => return Err(BurninError::Auth(format!("agent {address} refused: {reason}"))),
+            other => return Err(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))),
+        };
+        let answer = match handshake.respond(&nonce, &proof) {
+            Ok(answer) => answer,
+            Err(error) => {
+                let _ = write_frame(&mut stream, &Auth::Refused { reason: "agent proof does not match".into() });
+                return Err(on(error));
+            }
+        };
+        write_frame(&mut stream, &Auth::Proof { proof: answer }).map_err(on)?;
+        match read_frame::<Auth>(&mut stream, MAX_FRAME).map_err(on)? {
+            Auth::Welcome { hostname, tool_version, rails } => {
+                Ok(AgentConnection { stream, address: address.to_string(), hostname, tool_version, rails })
+            }
+            Auth::Refused { reason } => Err(BurninError::Auth(format!("agent {address} refused: {reason}"))),
+            other => Err(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))),
+        }
+    }
+
+    /// Send one step and wait at most `timeout` for its answer. An `Error` answer is returned as
+    /// `Ok(Response::Error)`: the agent is alive; transport failures are `Err` (the agent is lost).
+    pub fn request(&mut self, request: &Request, timeout: Duration) -> Result<Response, BurninError> {
+        self.stream.set_write_timeout(Some(timeout)).ok();
+        self.stream.set_read_timeout(Some(timeout)).ok();
+        write_frame(&mut self.stream, request)
+            .map_err(|e| BurninError::Run(format!("agent {}: {} not sent: {e}", self.address, request.name())))?;
+        read_frame(&mut self.stream, MAX_FRAME).map_err(|e| match e {
+            BurninError::Io(_, io)
+                if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+            {
+                BurninError::Run(format!(
+                    "agent {}: no answer to {} within {:.0} s",
+                    self.address,
+                    request.name(),
+                    timeout.as_secs_f64()
+                ))
+            }
+            other => BurninError::Run(format!("agent {}: {}: {other}", self.address, request.name())),
+        })
+    }
+}

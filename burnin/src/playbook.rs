@@ -1,0 +1,213 @@
+//! The burn-in protocol as data: `playbooks/burnin/default.toml` is built in, `--playbook FILE`
+//! replaces it. Unknown keys are refused so a typo does not silently fall back to a default.
+
+use std::time::Duration;
+
+use fabricdoctor_checks::Verdict;
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::MeasureSpec;
+use crate::BurninError;
+
+/// The default playbook's text.
+pub const DEFAULT_PLAYBOOK: &str = include_str!("../../playbooks/burnin/default.toml");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Playbook {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub policy: PolicySection,
+    pub check: Toggle,
+    pub loopback: Toggle,
+    pub pairwise: PairwiseSection,
+    pub alltoall: CollectiveSection,
+    pub allreduce: CollectiveSection,
+    pub soak: SoakSection,
+    pub isolation: IsolationSection,
+    pub signoff: SignoffSection,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExcludeOn {
+    Pass,
+    Warn,
+    Error,
+    Fail,
+    Never,
+}
+
+impl ExcludeOn {
+    /// Whether a host whose worst check verdict is `worst` is excluded.
+    pub fn excludes(self, worst: Verdict) -> bool {
+        let threshold = match self {
+            ExcludeOn::Never => return false,
+            ExcludeOn::Pass => Verdict::Pass,
+            ExcludeOn::Warn => Verdict::Warn,
+            ExcludeOn::Error => Verdict::Error,
+            ExcludeOn::Fail => Verdict::Fail,
+        };
+        worst >= threshold
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySection {
+    pub exclude_on: ExcludeOn,
+    /// Check id prefixes whose findings can exclude a host.
+    pub exclude_checks: Vec<String>,
+    pub stop_when_lost_fraction: f64,
+    pub step_timeout_s: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Toggle {
+    pub enabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairwiseSection {
+    pub enabled: bool,
+    pub fraction: f64,
+    pub min_ms: u64,
+    pub max_ms: u64,
+    pub message_bytes: u64,
+    pub queue_pairs: u32,
+    pub tx_depth: u32,
+    pub latency_iterations: u64,
+    pub latency_bytes: u64,
+    pub validate: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveSection {
+    pub enabled: bool,
+    pub bytes: u64,
+    pub iterations: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoakSection {
+    pub enabled: bool,
+    pub interval_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsolationSection {
+    pub bandwidth_fraction: f64,
+    pub latency_multiple: f64,
+    pub max_rounds: u32,
+    pub confirmations: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignoffSection {
+    pub fail_on_counters: Vec<String>,
+}
+
+const CATEGORIES: [&str; 5] = ["pfc_pause", "ecn_cnp", "retransmits", "port_errors", "pcie_aer"];
+
+impl Playbook {
+    pub fn builtin() -> Result<Playbook, BurninError> {
+        Playbook::parse(DEFAULT_PLAYBOOK, "built-in playbook")
+    }
+
+    /// Parse and check a playbook; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Playbook, BurninError> {
+        let playbook: Playbook =
+            toml::from_str(text).map_err(|e| BurninError::Playbook(format!("{source}: {}", e.message())))?;
+        let bad = |what: String| Err(BurninError::Playbook(format!("{source}: {what}")));
+        let p = &playbook;
+        if !(p.isolation.bandwidth_fraction > 0.0 && p.isolation.bandwidth_fraction <= 1.0) {
+            return bad(format!("isolation.bandwidth_fraction {} outside (0, 1]", p.isolation.bandwidth_fraction));
+        }
+        if !(p.isolation.latency_multiple >= 1.0 && p.isolation.latency_multiple.is_finite()) {
+            return bad(format!("isolation.latency_multiple {} below 1", p.isolation.latency_multiple));
+        }
+        if !(0.0..=1.0).contains(&p.policy.stop_when_lost_fraction) {
+            return bad(format!("policy.stop_when_lost_fraction {} outside [0, 1]", p.policy.stop_when_lost_fraction));
+        }
+        if p.pairwise.min_ms == 0 || p.pairwise.min_ms > p.pairwise.max_ms {
+            return bad(format!("pairwise.min_ms {} must be in 1..=max_ms {}", p.pairwise.min_ms, p.pairwise.max_ms));
+        }
+        if !(p.pairwise.fraction >= 0.0 && p.pairwise.fraction.is_finite()) {
+            return bad(format!("pairwise.fraction {} is not a fraction", p.pairwise.fraction));
+        }
+        if !(p.soak.interval_s >= 0.0 && p.soak.interval_s <= 3600.0) {
+            return bad(format!("soak.interval_s {} outside [0, 3600]", p.soak.interval_s));
+        }
+        if p.policy.step_timeout_s == 0 {
+            return bad("policy.step_timeout_s must be at least 1".into());
+        }
+        if let Some(unknown) = p.signoff.fail_on_counters.iter().find(|c| !CATEGORIES.contains(&c.as_str())) {
+            return bad(format!(
+                "signoff.fail_on_counters: unknown category {unknown:?} (known: {})",
+                CATEGORIES.join(", ")
+            ));
+        }
+        for (name, section) in [("alltoall", &p.alltoall), ("allreduce", &p.allreduce)] {
+            if section.enabled && (section.bytes == 0 || section.iterations == 0) {
+                return bad(format!("{name}: bytes and iterations must be positive"));
+            }
+        }
+        let spec = playbook.measure_spec(Duration::from_secs(60));
+        spec.validate().map_err(|e| BurninError::Playbook(format!("{source}: pairwise: {e}")))?;
+        Ok(playbook)
+    }
+
+    /// The measuring time of one pair test for a run of `duration`.
+    pub fn pair_ms(&self, duration: Duration) -> u64 {
+        let scaled = (duration.as_secs_f64() * self.pairwise.fraction * 1000.0) as u64;
+        scaled.clamp(self.pairwise.min_ms, self.pairwise.max_ms)
+    }
+
+    pub fn measure_spec(&self, duration: Duration) -> MeasureSpec {
+        MeasureSpec {
+            bandwidth_ms: self.pair_ms(duration),
+            message_bytes: self.pairwise.message_bytes,
+            queue_pairs: self.pairwise.queue_pairs,
+            tx_depth: self.pairwise.tx_depth,
+            latency_iterations: self.pairwise.latency_iterations,
+            latency_bytes: self.pairwise.latency_bytes,
+            validate: self.pairwise.validate,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_playbook_parses_and_scales() {
+        let playbook = Playbook::builtin().expect("built-in");
+        assert_eq!(playbook.isolation.bandwidth_fraction, 0.93);
+        assert_eq!(playbook.isolation.latency_multiple, 2.1);
+        assert_eq!(playbook.pair_ms(Duration::from_secs(45)), 400, "short runs take the minimum");
+        assert_eq!(playbook.pair_ms(Duration::from_secs(72 * 3600)), 30000, "long runs the maximum");
+        assert_eq!(playbook.pair_ms(Duration::from_secs(3 * 3600)), 21600);
+    }
+
+    #[test]
+    fn edited_playbooks_are_checked() {
+        let typo = DEFAULT_PLAYBOOK.replace("bandwidth_fraction", "bandwith_fraction");
+        let error = Playbook::parse(&typo, "mine.toml").expect_err("typo refused");
+        assert!(error.to_string().contains("mine.toml"), "{error}");
+        let silly = DEFAULT_PLAYBOOK.replace("bandwidth_fraction = 0.93", "bandwidth_fraction = 3.0");
+        assert!(Playbook::parse(&silly, "mine.toml").is_err());
+        let unknown = DEFAULT_PLAYBOOK.replace("\"pcie_aer\"]", "\"pcie_aer\", \"cosmic_rays\"]");
+        assert!(Playbook::parse(&unknown, "mine.toml").expect_err("category").to_string().contains("cosmic_rays"));
+        assert!(Playbook::parse("not toml [", "x").is_err());
+        assert!(ExcludeOn::Fail.excludes(Verdict::Fail) && !ExcludeOn::Fail.excludes(Verdict::Error));
+        assert!(!ExcludeOn::Never.excludes(Verdict::Fail));
+    }
+}

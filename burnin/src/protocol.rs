@@ -1,0 +1,402 @@
+//! The coordinator-agent protocol: length-prefixed JSON frames (a 4-byte big-endian length, then
+//! the JSON body — the wire format of `fabricdoctor_perf::handshake`, here generic over any reader
+//! and with a bound chosen per connection state: small before authentication, larger after), the
+//! authentication messages, and the closed set of test steps an agent runs. A step carries typed
+//! parameters with bounds; nothing names a command, a file or an address to bind.
+
+use std::io::{Read, Write};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use fabricdoctor_report::burnin::{CounterCategories, CounterDelta};
+use fabricdoctor_report::Report;
+
+use crate::BurninError;
+
+pub const MAGIC: &str = "fabricdoctor-burnin";
+/// Bumped when a message's meaning changes; coordinator and agent must agree.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// Before authentication only the hello messages are valid; they are a few hundred bytes.
+pub const MAX_UNAUTHENTICATED_FRAME: u32 = 4 << 10;
+/// After: a check report with a topology is the largest message (tens of KiB on an 8-GPU node).
+pub const MAX_FRAME: u32 = 4 << 20;
+
+/// Write one frame.
+pub fn write_frame<T: Serialize>(stream: &mut impl Write, message: &T) -> Result<(), BurninError> {
+    let body = serde_json::to_vec(message).map_err(|e| BurninError::Protocol(format!("cannot encode: {e}")))?;
+    let length = u32::try_from(body.len())
+        .ok()
+        .filter(|l| *l <= MAX_FRAME)
+        .ok_or_else(|| BurninError::Protocol(format!("message of {} bytes exceeds {MAX_FRAME}", body.len())))?;
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&length.to_be_bytes());
+    frame.extend_from_slice(&body);
+    stream.write_all(&frame).map_err(|e| BurninError::Io("write".into(), e))?;
+    stream.flush().map_err(|e| BurninError::Io("write".into(), e))
+}
+
+/// Read one frame of at most `max` bytes and decode it. A longer length is refused before anything
+/// is allocated; a body that is not the expected message is a protocol error naming the problem.
+pub fn read_frame<T: DeserializeOwned>(stream: &mut impl Read, max: u32) -> Result<T, BurninError> {
+    let mut length = [0u8; 4];
+    stream.read_exact(&mut length).map_err(|e| BurninError::Io("read".into(), e))?;
+    let length = u32::from_be_bytes(length);
+    if length > max {
+        return Err(BurninError::Oversized { length, max });
+    }
+    let mut body = vec![0u8; length as usize];
+    stream.read_exact(&mut body).map_err(|e| BurninError::Io("read".into(), e))?;
+    serde_json::from_slice(&body).map_err(|e| BurninError::Protocol(format!("malformed message: {e}")))
+}
+
+/// Authentication, in order: Hello (coordinator), Challenge (agent), Proof (coordinator), Welcome
+/// or Refused (agent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "message", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Auth {
+    Hello { magic: String, version: u32, nonce: String },
+    Challenge { nonce: String, proof: String },
+    Proof { proof: String },
+    Welcome { hostname: String, tool_version: String, rails: Vec<RailAddress> },
+    Refused { reason: String },
+}
+
+/// An agent's rail: a name and the address its data listeners bind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RailAddress {
+    pub name: String,
+    pub address: std::net::IpAddr,
+}
+
+/// How one pair (or a host with itself) is measured: a bandwidth test in duration mode, then a
+/// latency test, both over the perf generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureSpec {
+    pub bandwidth_ms: u64,
+    pub message_bytes: u64,
+    pub queue_pairs: u32,
+    /// Messages in flight per connection (perftest -t); each holds a buffer of message_bytes.
+    pub tx_depth: u32,
+    pub latency_iterations: u64,
+    pub latency_bytes: u64,
+    pub validate: bool,
+}
+
+/// Limits a step's parameters must be within; an agent refuses anything else.
+pub mod limits {
+    pub const MAX_MEASURE_MS: u64 = 10 * 60 * 1000;
+    pub const MAX_MESSAGE_BYTES: u64 = 64 << 20;
+    pub const MAX_QUEUE_PAIRS: u32 = 16;
+    pub const MAX_TX_DEPTH: u32 = 1024;
+    /// Buffers a bandwidth test may hold on each side.
+    pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+    pub const MAX_LATENCY_ITERATIONS: u64 = 1_000_000;
+    pub const MAX_COLLECTIVE_BYTES: u64 = 256 << 20;
+    pub const MAX_COLLECTIVE_ITERATIONS: u32 = 1000;
+    pub const MAX_WORLD: usize = 4096;
+    pub const MAX_TIMEOUT_S: u64 = 3600;
+    pub const MAX_NAME: usize = 64;
+}
+
+impl MeasureSpec {
+    pub fn validate(&self) -> Result<(), String> {
+        use limits::*;
+        if self.bandwidth_ms == 0 || self.bandwidth_ms > MAX_MEASURE_MS {
+            return Err(format!("bandwidth_ms {} outside 1..={MAX_MEASURE_MS}", self.bandwidth_ms));
+        }
+        if self.message_bytes == 0 || self.message_bytes > MAX_MESSAGE_BYTES {
+            return Err(format!("message_bytes {} outside 1..={MAX_MESSAGE_BYTES}", self.message_bytes));
+        }
+        if self.latency_bytes == 0 || self.latency_bytes > MAX_MESSAGE_BYTES {
+            return Err(format!("latency_bytes {} outside 1..={MAX_MESSAGE_BYTES}", self.latency_bytes));
+        }
+        if self.queue_pairs == 0 || self.queue_pairs > MAX_QUEUE_PAIRS {
+            return Err(format!("queue_pairs {} outside 1..={MAX_QUEUE_PAIRS}", self.queue_pairs));
+        }
+        if self.tx_depth == 0 || self.tx_depth > MAX_TX_DEPTH {
+            return Err(format!("tx_depth {} outside 1..={MAX_TX_DEPTH}", self.tx_depth));
+        }
+        let buffers =
+            self.message_bytes.saturating_mul(u64::from(self.tx_depth)).saturating_mul(u64::from(self.queue_pairs));
+        if buffers > MAX_BUFFER_BYTES {
+            return Err(format!(
+                "message_bytes x tx_depth x queue_pairs = {buffers} bytes of buffers exceeds {MAX_BUFFER_BYTES}"
+            ));
+        }
+        if self.latency_iterations == 0 || self.latency_iterations > MAX_LATENCY_ITERATIONS {
+            return Err(format!("latency_iterations {} outside 1..={MAX_LATENCY_ITERATIONS}", self.latency_iterations));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CollectiveKind {
+    Alltoall,
+    Allreduce,
+}
+
+impl CollectiveKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveKind::Alltoall => "alltoall",
+            CollectiveKind::Allreduce => "allreduce",
+        }
+    }
+}
+
+/// The steps an agent runs. Anything else does not parse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    // Empty struct variants, not unit variants: serde's internally tagged unit variants would accept
+    // (and ignore) extra keys, and every unknown key must be refused.
+    /// Liveness.
+    Ping {},
+    /// `fabricdoctor check` on the agent's node, with its topology.
+    Check {},
+    /// Sample the counters; the answer holds the growth since this connection's previous sample.
+    SampleCounters {},
+    /// Bandwidth and latency from the host to itself on a rail.
+    Loopback { rail: String, spec: MeasureSpec },
+    /// Listen on a rail for `sessions` perf sessions (bandwidth then latency) and serve them in the
+    /// background; the answer gives the port.
+    Serve { rail: String, sessions: u32, timeout_s: u64 },
+    /// Measure against a peer agent that is serving.
+    Measure { server: std::net::IpAddr, port: u16, spec: MeasureSpec, timeout_s: u64 },
+    /// A free port on a rail for a collective's rendezvous (rank 0).
+    ReservePort { rail: String },
+    /// Take part in one collective as `rank` of `world`, rank 0 at `master`.
+    Collective {
+        collective: CollectiveKind,
+        rank: usize,
+        world: usize,
+        master: std::net::IpAddr,
+        master_port: u16,
+        bytes: u64,
+        iterations: u32,
+        timeout_s: u64,
+    },
+}
+
+impl Request {
+    /// Check the bounds; an agent answers a violation with an error and runs nothing.
+    pub fn validate(&self) -> Result<(), String> {
+        use limits::*;
+        let timeout = |t: u64| {
+            if t == 0 || t > MAX_TIMEOUT_S {
+                Err(format!("timeout_s {t} outside 1..={MAX_TIMEOUT_S}"))
+            } else {
+                Ok(())
+            }
+        };
+        let rail = |r: &str| {
+            if r.is_empty() || r.len() > MAX_NAME {
+                Err(format!("rail name of {} bytes", r.len()))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Request::Ping {} | Request::Check {} | Request::SampleCounters {} => Ok(()),
+            Request::Loopback { rail: r, spec } => rail(r).and_then(|_| spec.validate()),
+            Request::Serve { rail: r, sessions, timeout_s } => {
+                rail(r)?;
+                timeout(*timeout_s)?;
+                if *sessions == 0 || *sessions > 4 {
+                    return Err(format!("sessions {sessions} outside 1..=4"));
+                }
+                Ok(())
+            }
+            Request::Measure { port, spec, timeout_s, .. } => {
+                if *port == 0 {
+                    return Err("port 0".into());
+                }
+                timeout(*timeout_s)?;
+                spec.validate()
+            }
+            Request::ReservePort { rail: r } => rail(r),
+            Request::Collective { rank, world, master_port, bytes, iterations, timeout_s, .. } => {
+                timeout(*timeout_s)?;
+                if *world < 2 || *world > MAX_WORLD || rank >= world {
+                    return Err(format!("rank {rank} of world {world}"));
+                }
+                if *master_port == 0 {
+                    return Err("master_port 0".into());
+                }
+                if *bytes == 0 || *bytes > MAX_COLLECTIVE_BYTES {
+                    return Err(format!("bytes {bytes} outside 1..={MAX_COLLECTIVE_BYTES}"));
+                }
+                if *iterations == 0 || *iterations > MAX_COLLECTIVE_ITERATIONS {
+                    return Err(format!("iterations {iterations} outside 1..={MAX_COLLECTIVE_ITERATIONS}"));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A short name for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Ping {} => "ping",
+            Request::Check {} => "check",
+            Request::SampleCounters {} => "sample_counters",
+            Request::Loopback { .. } => "loopback",
+            Request::Serve { .. } => "serve",
+            Request::Measure { .. } => "measure",
+            Request::ReservePort { .. } => "reserve_port",
+            Request::Collective { .. } => "collective",
+        }
+    }
+}
+
+/// What a pair measured.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measured {
+    /// Average bandwidth over the duration, Gb/s.
+    pub bw_gbps: Option<f64>,
+    /// Median one-way latency (half the round trip), microseconds.
+    pub lat_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
+    pub validation_errors: u64,
+    /// Why a part failed (the other part may still have a number).
+    pub error: Option<String>,
+}
+
+/// One collective over every rank, as rank 0 gathered it (nccl-tests' columns, out-of-place).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveSummary {
+    /// The slowest rank's time per iteration (what a training step waits for), microseconds.
+    pub time_us: f64,
+    pub alg_bw_gbps: f64,
+    pub bus_bw_gbps: f64,
+    /// Wrong elements over all ranks.
+    pub wrong: u64,
+    pub slowest_rank: usize,
+    /// Every rank's time, microseconds.
+    pub rank_time_us: Vec<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Response {
+    Pong,
+    Checked {
+        /// `None` when the node could not be probed at all (the error says why).
+        report: Option<Box<Report>>,
+        topology: Option<serde_json::Value>,
+        error: Option<String>,
+    },
+    Counters {
+        /// Seconds since this connection's previous sample (`None` for the first).
+        interval_s: Option<f64>,
+        totals: CounterCategories,
+        deltas: Vec<CounterDelta>,
+        /// Counter checks that judged the interval worse than pass (ids `counters.*`).
+        findings: Vec<fabricdoctor_checks::Finding>,
+        /// Counter files that could not be read.
+        unreadable: usize,
+    },
+    Measured(Measured),
+    Serving {
+        port: u16,
+    },
+    Port {
+        port: u16,
+    },
+    /// Rank 0 answers with the summary over all ranks; the others with `None`.
+    CollectiveDone {
+        summary: Option<CollectiveSummary>,
+    },
+    /// The step was refused or failed; the agent stays up.
+    Error {
+        reason: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> MeasureSpec {
+        MeasureSpec {
+            bandwidth_ms: 500,
+            message_bytes: 1 << 20,
+            queue_pairs: 2,
+            tx_depth: 4,
+            latency_iterations: 100,
+            latency_bytes: 64,
+            validate: true,
+        }
+    }
+
+    #[test]
+    fn frames_round_trip_and_oversized_lengths_are_refused_before_allocation() {
+        let mut wire = Vec::new();
+        write_frame(&mut wire, &Request::Ping {}).expect("write");
+        let back: Request = read_frame(&mut wire.as_slice(), MAX_FRAME).expect("read");
+        assert_eq!(back, Request::Ping {});
+        // A 4 GiB length from a stranger is refused by the length alone.
+        let hostile = [0xffu8, 0xff, 0xff, 0xff, b'{'];
+        let error = read_frame::<Request>(&mut hostile.as_slice(), MAX_FRAME).expect_err("oversized");
+        assert!(error.to_string().contains("exceeds"), "{error}");
+        // The unauthenticated bound is smaller than a legitimate later message.
+        let mut big = Vec::new();
+        write_frame(&mut big, &Auth::Refused { reason: "x".repeat(8000) }).expect("write");
+        assert!(read_frame::<Auth>(&mut big.as_slice(), MAX_UNAUTHENTICATED_FRAME).is_err());
+        // Truncated frames and garbage bodies are errors, not panics.
+        assert!(read_frame::<Request>(&mut [0u8, 0].as_slice(), MAX_FRAME).is_err());
+        assert!(read_frame::<Request>(&mut [0u8, 0, 0, 9, b'{'].as_slice(), MAX_FRAME).is_err());
+        let mut garbage = 3u32.to_be_bytes().to_vec();
+        garbage.extend_from_slice(b"]]]");
+        assert!(read_frame::<Request>(&mut garbage.as_slice(), MAX_FRAME).is_err());
+    }
+
+    #[test]
+    fn only_known_steps_parse() {
+        for text in [
+            r#"{"step":"exec","command":"rm -rf /"}"#,
+            r#"{"step":"ping","path":"/etc/shadow"}"#,
+            r#"{"step":"check","extra":1}"#,
+            r#"{"message":"hello"}"#,
+            r#"[1,2,3]"#,
+        ] {
+            assert!(serde_json::from_str::<Request>(text).is_err(), "{text}");
+        }
+        let ping: Request = serde_json::from_str(r#"{"step":"ping"}"#).expect("ping");
+        assert_eq!(ping, Request::Ping {});
+    }
+
+    #[test]
+    fn parameters_out_of_bounds_are_refused() {
+        assert!(Request::Loopback { rail: "default".into(), spec: spec() }.validate().is_ok());
+        let mut huge = spec();
+        huge.message_bytes = 1 << 40;
+        assert!(Request::Loopback { rail: "default".into(), spec: huge }.validate().is_err());
+        let mut forever = spec();
+        forever.bandwidth_ms = u64::MAX;
+        assert!(Request::Loopback { rail: "default".into(), spec: forever }.validate().is_err());
+        assert!(Request::Serve { rail: "x".repeat(65), sessions: 2, timeout_s: 10 }.validate().is_err());
+        assert!(Request::Serve { rail: "default".into(), sessions: 99, timeout_s: 10 }.validate().is_err());
+        let collective = |rank, world, bytes| Request::Collective {
+            collective: CollectiveKind::Allreduce,
+            rank,
+            world,
+            master: "127.0.0.1".parse().expect("ip"),
+            master_port: 9000,
+            bytes,
+            iterations: 2,
+            timeout_s: 10,
+        };
+        assert!(collective(1, 4, 1 << 20).validate().is_ok());
+        assert!(collective(4, 4, 1 << 20).validate().is_err());
+        assert!(collective(0, 4, 1 << 40).validate().is_err());
+        assert!(collective(0, 1, 1 << 20).validate().is_err());
+    }
+}

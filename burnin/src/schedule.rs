@@ -1,0 +1,107 @@
+//! Pairwise schedules by the circle method (round-robin tournament, Kirkman 1847; e.g. Knuth TAOCP
+//! 7.2.1.4): with n hosts (plus one "bye" when n is odd) there are n-1 rounds (n rounds when odd) in
+//! which every host is in at most one pair, and every unordered pair meets exactly once.
+
+/// Rounds of disjoint pairs over hosts `0..hosts`. Each pair is `(a, b)` with `a < b`.
+pub fn circle_rounds(hosts: usize) -> Vec<Vec<(usize, usize)>> {
+    if hosts < 2 {
+        return Vec::new();
+    }
+    // Odd counts get a phantom host; whoever meets it sits the round out (the bye).
+    let slots = if hosts % 2 == 0 { hosts } else { hosts + 1 };
+    let mut ring: Vec<usize> = (0..slots).collect();
+    let mut rounds = Vec::with_capacity(slots - 1);
+    for _ in 0..slots - 1 {
+        let mut round = Vec::with_capacity(slots / 2);
+        for i in 0..slots / 2 {
+            let (a, b) = (ring[i], ring[slots - 1 - i]);
+            if a < hosts && b < hosts {
+                round.push((a.min(b), a.max(b)));
+            }
+        }
+        rounds.push(round);
+        // Keep slot 0 fixed and rotate the others one place.
+        let last = ring.pop().unwrap_or(0);
+        ring.insert(1, last);
+    }
+    rounds
+}
+
+/// Pair each of `candidates` with a partner from `partners` it has not met (`met(candidate,
+/// partner)`), each partner used once: one retest round in which every host is in one pair at most.
+/// Candidates with no fresh partner left are returned in the second list.
+pub fn fresh_partners(
+    candidates: &[usize],
+    partners: &[usize],
+    met: impl Fn(usize, usize) -> bool,
+) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let mut free: Vec<usize> = partners.iter().copied().filter(|p| !candidates.contains(p)).collect();
+    let mut pairs = Vec::new();
+    let mut unpaired = Vec::new();
+    for &candidate in candidates {
+        match free.iter().position(|&p| !met(candidate, p)) {
+            Some(index) => pairs.push((candidate, free.remove(index))),
+            None => unpaired.push(candidate),
+        }
+    }
+    (pairs, unpaired)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn assert_round_robin(hosts: usize) {
+        let rounds = circle_rounds(hosts);
+        let mut seen = BTreeSet::new();
+        for (index, round) in rounds.iter().enumerate() {
+            let mut busy = BTreeSet::new();
+            for &(a, b) in round {
+                assert!(a < b && b < hosts, "n={hosts}: bad pair ({a},{b})");
+                assert!(busy.insert(a) && busy.insert(b), "n={hosts}: a host twice in round {index}: {round:?}");
+                assert!(seen.insert((a, b)), "n={hosts}: pair ({a},{b}) twice");
+            }
+            // Every host plays each round, except the one with the bye when n is odd.
+            assert_eq!(busy.len(), hosts - hosts % 2, "n={hosts} round {index}: {round:?}");
+        }
+        assert_eq!(seen.len(), hosts * (hosts - 1) / 2, "n={hosts}: every pair exactly once");
+        let expected_rounds = if hosts % 2 == 0 { hosts - 1 } else { hosts };
+        assert_eq!(rounds.len(), expected_rounds);
+    }
+
+    #[test]
+    fn every_pair_meets_once_and_no_host_twice_per_round() {
+        for hosts in 2..=17 {
+            assert_round_robin(hosts);
+        }
+        assert!(circle_rounds(0).is_empty());
+        assert!(circle_rounds(1).is_empty());
+    }
+
+    #[test]
+    fn odd_counts_give_each_host_exactly_one_bye() {
+        let rounds = circle_rounds(5);
+        let mut byes = vec![0; 5];
+        for round in &rounds {
+            for (host, count) in byes.iter_mut().enumerate() {
+                if !round.iter().any(|&(a, b)| a == host || b == host) {
+                    *count += 1;
+                }
+            }
+        }
+        assert_eq!(byes, vec![1; 5]);
+    }
+
+    #[test]
+    fn retest_partners_are_fresh_and_used_once() {
+        let met = |a: usize, b: usize| (a, b) == (1, 0) || (a, b) == (1, 2);
+        let (pairs, unpaired) = fresh_partners(&[1, 3], &[0, 1, 2, 3, 4], met);
+        assert_eq!(pairs, vec![(1, 4), (3, 0)]);
+        assert!(unpaired.is_empty());
+        let (pairs, unpaired) = fresh_partners(&[1], &[0, 2], met);
+        assert!(pairs.is_empty());
+        assert_eq!(unpaired, vec![1]);
+    }
+}

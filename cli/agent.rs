@@ -1,0 +1,115 @@
+//! `fabricdoctor agent`: bind the given address, print it, serve authenticated burn-in coordinators.
+
+use std::io::Write as _;
+use std::net::{IpAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use fabricdoctor_burnin::agent::{default_rails, serve, AgentConfig};
+use fabricdoctor_burnin::auth::Token;
+use fabricdoctor_burnin::launch::LISTENING;
+use fabricdoctor_burnin::protocol::RailAddress;
+
+use crate::args::{AgentArgs, TokenArgs};
+use crate::exit;
+
+/// The shared token: --token-file, else $FABRICDOCTOR_TOKEN.
+pub fn token(args: &TokenArgs) -> anyhow::Result<Token> {
+    if let Some(path) = &args.token_file {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("failed to read token file {}", path.display()))?;
+        return Ok(Token::from_text(&text, &path.display().to_string())?);
+    }
+    match std::env::var("FABRICDOCTOR_TOKEN") {
+        Ok(text) => Ok(Token::from_text(&text, "FABRICDOCTOR_TOKEN")?),
+        Err(_) => bail!("no token: give --token-file FILE or set FABRICDOCTOR_TOKEN (the same on every host)"),
+    }
+}
+
+fn rails(args: &AgentArgs) -> anyhow::Result<Vec<RailAddress>> {
+    if args.rail.is_empty() {
+        return Ok(default_rails(args.listen));
+    }
+    args.rail
+        .iter()
+        .map(|text| {
+            let (name, address) = text.split_once('=').with_context(|| format!("--rail {text}: expected NAME=IP"))?;
+            let address: IpAddr = address.parse().with_context(|| format!("--rail {text}: {address} is not an IP"))?;
+            if name.is_empty() || name.len() > 64 {
+                bail!("--rail {text}: the name must be 1 to 64 characters");
+            }
+            Ok(RailAddress { name: name.to_string(), address })
+        })
+        .collect()
+}
+
+/// Exit when standard input closes (the coordinator that started us is gone).
+fn watch_lifeline(stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+            line.clear();
+        }
+        stop.store(true, Ordering::Relaxed);
+        eprintln!("fabricdoctor agent: standard input closed; exiting");
+        std::process::exit(exit::SUCCESS);
+    });
+}
+
+pub fn run(args: AgentArgs) -> anyhow::Result<i32> {
+    let token = if args.token_stdin {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).context("failed to read the token from standard input")?;
+        Token::from_text(&line, "standard input")?
+    } else {
+        token(&args.token)?
+    };
+    let rails = rails(&args)?;
+    let listener = TcpListener::bind(args.listen).with_context(|| format!("failed to listen on {}", args.listen))?;
+    let local = listener.local_addr()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&stop))
+        .context("failed to install a signal handler")?;
+    // An agent started by a coordinator shares its terminal: Ctrl-C is for the coordinator, which
+    // stops between steps and needs its agents until then (they exit with its lifeline).
+    let interrupt = if args.lifeline { Arc::new(AtomicBool::new(false)) } else { Arc::clone(&stop) };
+    signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt)
+        .context("failed to install a signal handler")?;
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "{LISTENING}{local}")?;
+    stdout.flush()?;
+    eprintln!("fabricdoctor agent: listening on {local}; rails {}", describe(&rails));
+    if args.lifeline {
+        watch_lifeline(Arc::clone(&stop));
+    }
+    let mut config = AgentConfig::new(token, rails, Arc::new(|line: String| eprintln!("fabricdoctor agent: {line}")));
+    config.max_connections = args.max_connections as usize;
+    serve(listener, config, stop)?;
+    Ok(exit::SUCCESS)
+}
+
+pub fn describe(rails: &[RailAddress]) -> String {
+    rails.iter().map(|r| format!("{}={}", r.name, r.address)).collect::<Vec<_>>().join(", ")
+}
+
+/// An agent for this process's own host inside a SLURM step (rank 0 runs it beside the coordinator;
+/// the other ranks run only it, until the coordinator leaves).
+pub fn slurm_agent(token: Token, port: u16, exit_after_session: bool) -> anyhow::Result<Arc<AtomicBool>> {
+    let listen: std::net::SocketAddr = ([0, 0, 0, 0], port).into();
+    let listener = TcpListener::bind(listen).with_context(|| format!("failed to listen on {listen}"))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut config = AgentConfig::new(
+        token,
+        default_rails(listen),
+        Arc::new(|line: String| eprintln!("fabricdoctor agent: {line}")),
+    );
+    config.exit_after_session = exit_after_session;
+    let flag = Arc::clone(&stop);
+    if exit_after_session {
+        serve(listener, config, flag)?;
+    } else {
+        std::thread::spawn(move || serve(listener, config, flag));
+    }
+    Ok(stop)
+}

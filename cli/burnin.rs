@@ -1,0 +1,249 @@
+//! `fabricdoctor burnin`: resolve hosts (--local, --hosts/--hostfile with or without ssh, SLURM, or
+//! --resume), start the coordinator, draw the live view on a TTY, map the sign-off to the exit code.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use fabricdoctor_burnin::auth::Token;
+use fabricdoctor_burnin::coordinator::{
+    load_run, Coordinator, HostSpec, LiveView, Progress, RunEnd, RunOptions, Silent,
+};
+use fabricdoctor_burnin::launch::{self, Agents};
+use fabricdoctor_burnin::playbook::{Playbook, DEFAULT_PLAYBOOK};
+use fabricdoctor_report::burnin::BurninReport;
+
+use crate::args::{BurninArgs, Launcher};
+use crate::exit;
+use crate::output::emit;
+
+/// One status line on stderr, redrawn in place (only on a terminal).
+struct TtyView;
+
+impl Progress for TtyView {
+    fn update(&mut self, view: &LiveView) {
+        let eta = (view.duration_s - view.elapsed_s).max(0.0);
+        let worst: Vec<String> = view.worst.iter().map(|(pair, bw)| format!("{pair} {bw:.2}")).collect();
+        eprint!(
+            "\r\x1b[2K{} | {:.0}/{:.0} s, ETA {:.0} s | steps {} | pairs {} | hosts ok {} lost {} | slowest Gb/s: {}",
+            view.phase,
+            view.elapsed_s,
+            view.duration_s,
+            eta,
+            view.steps_done,
+            view.pairs_done,
+            view.hosts_ok,
+            view.hosts_lost,
+            if worst.is_empty() { "-".into() } else { worst.join(", ") }
+        );
+    }
+}
+
+struct Resolved {
+    hosts: Vec<HostSpec>,
+    token: Token,
+    launcher: String,
+    duration: Duration,
+    playbook: Playbook,
+    playbook_source: String,
+    report_dir: PathBuf,
+    resume: bool,
+    concurrency: Option<usize>,
+    /// Agents this process started (killed when it ends).
+    _agents: Option<Agents>,
+}
+
+fn playbook_of(args: &BurninArgs) -> anyhow::Result<(Playbook, String)> {
+    match &args.playbook {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("failed to read playbook {}", path.display()))?;
+            let source = path.display().to_string();
+            Ok((Playbook::parse(&text, &source)?, source))
+        }
+        None => Ok((Playbook::builtin()?, "built-in".into())),
+    }
+}
+
+fn start_local(count: usize, log_dir: &std::path::Path) -> anyhow::Result<(Vec<HostSpec>, Token, Agents)> {
+    let (token, text) = Token::random()?;
+    let program = std::env::current_exe().context("failed to find this program to start local agents")?;
+    let (hosts, agents) = launch::local(&program, count, &text, log_dir)?;
+    Ok((hosts, token, agents))
+}
+
+fn start_ssh(args: &BurninArgs, hosts: &[HostSpec]) -> anyhow::Result<(Vec<HostSpec>, Token, Agents)> {
+    // The remote agents get the token's text on stdin: the operator's, or a fresh random one.
+    let text = match (&args.token.token_file, std::env::var("FABRICDOCTOR_TOKEN")) {
+        (Some(path), _) => std::fs::read_to_string(path)
+            .with_context(|| format!("failed to read token file {}", path.display()))?
+            .trim()
+            .to_string(),
+        (None, Ok(text)) => text.trim().to_string(),
+        (None, Err(_)) => Token::random()?.1,
+    };
+    let token = Token::from_text(&text, "the token")?;
+    let (started, agents) = launch::ssh(&args.ssh_command, &args.agent_command, hosts, args.agent_port, &text)?;
+    Ok((started, token, agents))
+}
+
+fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
+    if let Some(dir) = &args.resume {
+        let (hosts, duration, text, source, launcher) = load_run(dir)?;
+        let playbook = Playbook::parse(&text, &source)?;
+        let (hosts, token, agents) = match launcher.as_str() {
+            "local" => {
+                let (started, token, agents) = start_local(hosts.len(), dir)?;
+                // Same names as before, new ports.
+                let renamed = hosts
+                    .iter()
+                    .zip(started)
+                    .map(|(old, new)| HostSpec { name: old.name.clone(), address: new.address })
+                    .collect();
+                (renamed, token, Some(agents))
+            }
+            "ssh" => {
+                let (started, token, agents) = start_ssh(args, &hosts)?;
+                (started, token, Some(agents))
+            }
+            _ => (hosts, crate::agent::token(&args.token)?, None),
+        };
+        let concurrency = (launcher == "local").then_some(1);
+        return Ok(Some(Resolved {
+            hosts,
+            token,
+            launcher,
+            duration,
+            playbook,
+            playbook_source: source,
+            report_dir: dir.clone(),
+            resume: true,
+            concurrency,
+            _agents: agents,
+        }));
+    }
+    let (playbook, playbook_source) = playbook_of(args)?;
+    let report_dir = args.report_dir.clone().context("--report-dir is required")?;
+    let listed = match (&args.hosts, &args.hostfile) {
+        (Some(list), _) => Some(launch::parse_hosts(list, args.agent_port, "--hosts")?),
+        (None, Some(path)) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("failed to read hostfile {}", path.display()))?;
+            Some(launch::parse_hosts(&text, args.agent_port, &path.display().to_string())?)
+        }
+        (None, None) => None,
+    };
+    let (hosts, token, launcher, agents, concurrency) = if let Some(count) = args.local {
+        let (hosts, token, agents) = start_local(count as usize, &report_dir)?;
+        (hosts, token, "local", Some(agents), Some(1))
+    } else if let Some(hosts) = listed {
+        match args.launcher {
+            Launcher::Ssh => {
+                let (started, token, agents) = start_ssh(args, &hosts)?;
+                (started, token, "ssh", Some(agents), None)
+            }
+            Launcher::None => (hosts, crate::agent::token(&args.token)?, "hosts", None, None),
+        }
+    } else if let Some((rank, nodes)) = launch::slurm(&|key| std::env::var(key).ok())? {
+        let token = crate::agent::token(&args.token).context("inside SLURM every rank needs the same token")?;
+        if rank != 0 {
+            // Ranks other than 0 are agents until the coordinator is done with them.
+            crate::agent::slurm_agent(token, args.agent_port, true)?;
+            return Ok(None);
+        }
+        crate::agent::slurm_agent(token.clone(), args.agent_port, false)?;
+        let hosts = nodes
+            .iter()
+            .map(|node| HostSpec { name: node.clone(), address: format!("{node}:{}", args.agent_port) })
+            .collect();
+        (hosts, token, "slurm", None, None)
+    } else {
+        bail!("no hosts: give --hosts, --hostfile, --local N, or run inside `srun ... fabricdoctor burnin`");
+    };
+    if hosts.len() < 2 {
+        bail!("a burn-in needs at least two hosts ({} given)", hosts.len());
+    }
+    Ok(Some(Resolved {
+        hosts,
+        token,
+        launcher: launcher.into(),
+        duration: args.duration,
+        playbook,
+        playbook_source,
+        report_dir,
+        resume: false,
+        concurrency,
+        _agents: agents,
+    }))
+}
+
+pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
+    if args.print_playbook {
+        emit(DEFAULT_PLAYBOOK)?;
+        return Ok(exit::SUCCESS);
+    }
+    let baseline = match &args.baseline {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("failed to read baseline {}", path.display()))?;
+            let report = BurninReport::from_json(&text).with_context(|| format!("baseline {}", path.display()))?;
+            Some((path.display().to_string(), report))
+        }
+        None => None,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop)).context("failed to install a signal handler")?;
+    }
+    let Some(resolved) = resolve(&args)? else {
+        return Ok(exit::SUCCESS);
+    };
+    let tty = std::io::stderr().is_terminal();
+    let progress: Box<dyn Progress> = if tty { Box::new(TtyView) } else { Box::new(Silent) };
+    let report_dir = resolved.report_dir.clone();
+    let options = RunOptions {
+        hosts: resolved.hosts,
+        token: resolved.token,
+        duration: resolved.duration,
+        playbook: resolved.playbook,
+        playbook_source: resolved.playbook_source,
+        report_dir: resolved.report_dir,
+        launcher: resolved.launcher,
+        resume: resolved.resume,
+        baseline,
+        stop,
+        connect_wait: args.connect_timeout,
+        concurrency: resolved.concurrency,
+    };
+    let mut coordinator = Coordinator::new(options, progress)?;
+    let end = coordinator.run()?;
+    if tty {
+        eprintln!();
+    }
+    let report = coordinator.report();
+    let mut out =
+        format!("burn-in {}: {}\n", report.run.run_id, format!("{:?}", report.signoff.verdict).to_lowercase());
+    for reason in &report.signoff.reasons {
+        out.push_str(&format!("  {reason}\n"));
+    }
+    for suspect in &report.suspects {
+        out.push_str(&format!(
+            "  suspect {:?} {} ({:.0} %): {}\n",
+            suspect.kind,
+            suspect.subject,
+            suspect.confidence * 100.0,
+            suspect.action
+        ));
+    }
+    out.push_str(&format!("reports: {}/{{report.json,summary.md,junit.xml,events.jsonl}}\n", report_dir.display()));
+    emit(&out)?;
+    drop(coordinator);
+    Ok(match end {
+        RunEnd::SignedOff => exit::SUCCESS,
+        RunEnd::Findings => exit::FINDINGS,
+        RunEnd::Incomplete => exit::TOOL_ERROR,
+    })
+}

@@ -1,0 +1,774 @@
+//! `fabricdoctor burnin` and `fabricdoctor agent` end to end: a local cluster over loopback, the
+//! agent's refusal of wrong tokens and hostile messages, and a 4-host network-namespace cluster on a
+//! bridge (root only; forced by FABRICDOCTOR_REQUIRE_NETNS=1) where a clean run signs off, a
+//! throttled host (tc tbf) is pinned without false positives, a killed agent is reported lost, and a
+//! coordinator killed with SIGKILL is resumed without repeating finished steps.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use fabricdoctor_burnin::auth::Token;
+use fabricdoctor_burnin::client::AgentConnection;
+use fabricdoctor_burnin::protocol::{Request, Response};
+use fabricdoctor_report::burnin::{BurninReport, Event, EventKind, HostStatus, SignOffVerdict};
+
+use crate::support::{fixture, stderr, stdout};
+
+const TOKEN: &str = "burnin-integration-token-0123456789";
+
+/// Burn-ins measure: one at a time, so they do not measure each other (and namespace tests create
+/// links and queues on a shared machine).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn playbook() -> String {
+    fixture("burnin/shared-machine.toml").display().to_string()
+}
+
+/// A started agent; killed on drop. Its stderr (the log) is collected by `finish`.
+struct Agent {
+    child: Child,
+    _stdin: Option<ChildStdin>,
+    address: String,
+}
+
+impl Agent {
+    fn start(wrapper: &[&str], listen: &str, token: &str) -> Agent {
+        Agent::start_with(wrapper, listen, token, &[])
+    }
+
+    fn start_with(wrapper: &[&str], listen: &str, token: &str, extra: &[String]) -> Agent {
+        let mut command = Command::new(wrapper.first().copied().unwrap_or(env!("CARGO_BIN_EXE_fabricdoctor")));
+        if !wrapper.is_empty() {
+            command.args(&wrapper[1..]).arg(env!("CARGO_BIN_EXE_fabricdoctor"));
+        }
+        let mut child = command
+            .args(["agent", "--listen", listen, "--lifeline"])
+            .args(extra)
+            .env("FABRICDOCTOR_TOKEN", token)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("agent starts");
+        let stdin = child.stdin.take();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("agent prints its address");
+        let address = line.trim().strip_prefix("fabricdoctor agent: listening on ").expect("address line").to_string();
+        Agent { child, _stdin: stdin, address }
+    }
+
+    /// Kill it and return what it logged.
+    fn finish(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut log = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            let _ = err.read_to_string(&mut log);
+        }
+        log
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_report(dir: &Path) -> BurninReport {
+    let text = std::fs::read_to_string(dir.join("report.json")).expect("report.json");
+    BurninReport::from_json(&text).expect("report.json follows the burn-in schema")
+}
+
+fn read_events(dir: &Path) -> Vec<Event> {
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap_or_default();
+    text.lines().map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("event {line}: {e}"))).collect()
+}
+
+fn step_keys(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Step { step, .. } => Some(step.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn describe(output: &Output) -> String {
+    format!("exit {:?}\nstdout:\n{}\nstderr (tail):\n{}", output.status.code(), stdout(output), tail(&stderr(output)))
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+#[test]
+fn a_local_cluster_signs_off_and_writes_every_report() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let output = crate::support::binary()
+        .args(["burnin", "--local", "3", "--duration", "1s", "--playbook", &playbook()])
+        .arg("--report-dir")
+        .arg(&out)
+        .output()
+        .expect("burnin runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&out);
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Pass, "{:?}", report.signoff);
+    assert!(report.run.complete && report.run.finished_at.is_some());
+    assert_eq!(report.hosts.len(), 3);
+    assert!(report.hosts.iter().all(|h| h.status == HostStatus::Ok && h.last_step.is_some()));
+    // Every ordered pair measured on the one rail; both collectives ran with the three hosts.
+    let measured: Vec<_> = report.pairs[0].pairs.iter().filter(|p| p.samples > 0).collect();
+    assert_eq!(measured.len(), 6, "{:?}", report.pairs);
+    assert!(report.pairs[0].bw_gbps[0][1].is_some_and(|bw| bw > 0.0));
+    for name in ["alltoall", "allreduce"] {
+        let run = report.collectives.iter().find(|c| c.collective == name).expect(name);
+        assert!(run.error.is_none() && run.bus_bw_gbps.is_some_and(|b| b > 0.0), "{run:?}");
+        assert_eq!(run.hosts.len(), 3);
+    }
+    assert_eq!(report.loopback.len(), 3);
+    assert_eq!(report.host_checks.len(), 3);
+    assert!(report.host_checks.iter().all(|c| c.report.is_some() && c.topology.is_some()));
+    assert!(!report.counters.intervals.is_empty() && !report.counters.marks.is_empty());
+    let names: Vec<&str> = report.phases.iter().map(|p| p.name.as_str()).collect();
+    for phase in ["check", "loopback", "pairwise", "isolation", "alltoall", "allreduce", "signoff"] {
+        assert!(names.contains(&phase), "{names:?}");
+    }
+    let keys = step_keys(&read_events(&out));
+    let unique: BTreeSet<&String> = keys.iter().collect();
+    assert_eq!(unique.len(), keys.len(), "a step ran twice: {keys:?}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+    assert!(summary.contains(": PASS") && summary.contains("Nothing: no fault was pinned."), "{summary}");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).expect("junit.xml");
+    assert!(junit.contains("burnin.signoff") && !junit.contains("<failure"), "{junit}");
+    // report.html is rewritten with report.json, so it shows the final sign-off and every host.
+    let page = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    assert!(page.contains("Content-Security-Policy"), "the page must forbid fetches");
+    for host in &report.hosts {
+        assert!(page.contains(&host.name), "{} missing from report.html", host.name);
+    }
+}
+
+#[test]
+fn agents_refuse_a_coordinator_with_the_wrong_token() {
+    let _serial = serial();
+    let agents: Vec<Agent> = (0..2).map(|_| Agent::start(&[], "127.0.0.1:0", TOKEN)).collect();
+    let hosts = agents.iter().map(|a| a.address.clone()).collect::<Vec<_>>().join(",");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = crate::support::binary()
+        .args(["burnin", "--hosts", &hosts, "--duration", "1s", "--connect-timeout", "2s"])
+        .arg("--report-dir")
+        .arg(dir.path())
+        .env("FABRICDOCTOR_TOKEN", "a-different-token-of-enough-length")
+        .output()
+        .expect("burnin runs");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let report = read_report(dir.path());
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Incomplete);
+    assert!(report.run.stopped.as_deref().is_some_and(|s| s.contains("refused")), "{:?}", report.run.stopped);
+    assert!(report.pairs.is_empty(), "nothing may be measured without authentication");
+    for agent in agents {
+        let log = agent.finish();
+        assert!(log.contains("authentication failed"), "agent log: {log}");
+    }
+    // A token too short to be safe is refused before anything is sent.
+    let output = crate::support::binary()
+        .args(["agent", "--listen", "127.0.0.1:0"])
+        .env("FABRICDOCTOR_TOKEN", "short")
+        .output()
+        .expect("agent runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("at least 16 characters"), "{}", stderr(&output));
+}
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(body);
+    frame
+}
+
+/// Send raw bytes, return the agent's answer frame as text (empty when it closed without one).
+fn poke(address: &str, bytes: &[u8]) -> String {
+    let mut stream = TcpStream::connect(address).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(15))).expect("timeout");
+    let _ = stream.write_all(bytes);
+    let mut length = [0u8; 4];
+    if stream.read_exact(&mut length).is_err() {
+        return String::new();
+    }
+    let mut body = vec![0u8; u32::from_be_bytes(length).min(1 << 16) as usize];
+    let _ = stream.read_exact(&mut body);
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+#[test]
+fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
+    let agent = Agent::start(&[], "127.0.0.1:0", TOKEN);
+    let oversized = poke(&agent.address, &[0xff, 0xff, 0xff, 0xff, b'{']);
+    assert!(oversized.contains("refused") && oversized.contains("exceeds"), "{oversized}");
+    let garbage = poke(&agent.address, &frame(b"\x00\x01 not json"));
+    assert!(garbage.contains("refused") && garbage.contains("malformed"), "{garbage}");
+    let stranger = poke(&agent.address, &frame(br#"{"message":"hello","magic":"ssh","version":1,"nonce":"00"}"#));
+    assert!(stranger.contains("refused") && stranger.contains("protocol"), "{stranger}");
+    let command = poke(&agent.address, &frame(br#"{"step":"exec","command":"id"}"#));
+    assert!(command.contains("refused"), "a step before authentication: {command}");
+    // Silence then disconnect: no answer needed, no crash.
+    drop(TcpStream::connect(&agent.address).expect("connect"));
+    // Authenticated, an unknown step or an out-of-bounds one gets an error and the session goes on.
+    let token = Token::from_text(TOKEN, "test").expect("token");
+    let mut connection =
+        AgentConnection::connect(&agent.address, &token, Duration::from_secs(5)).expect("authenticated");
+    let huge = Request::Collective {
+        collective: fabricdoctor_burnin::protocol::CollectiveKind::Allreduce,
+        rank: 0,
+        world: 2,
+        master: "127.0.0.1".parse().expect("ip"),
+        master_port: 9,
+        bytes: 1 << 40,
+        iterations: 1,
+        timeout_s: 1,
+    };
+    match connection.request(&huge, Duration::from_secs(10)).expect("answer") {
+        Response::Error { reason } => assert!(reason.contains("bytes"), "{reason}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+    let serve = Request::Serve { rail: "../../etc".into(), sessions: 1, timeout_s: 1 };
+    match connection.request(&serve, Duration::from_secs(10)).expect("answer") {
+        Response::Error { reason } => assert!(reason.contains("no rail"), "{reason}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+    assert_eq!(connection.request(&Request::Ping {}, Duration::from_secs(10)).expect("pong"), Response::Pong);
+    drop(connection);
+    let log = agent.finish();
+    for expected in ["exceeds", "malformed", "protocol", "refused collective", "serve failed"] {
+        assert!(log.contains(expected), "no log line for {expected}: {log}");
+    }
+}
+
+// ---- the network-namespace cluster ----
+
+fn have_root() -> bool {
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let netns = Command::new("ip").args(["netns", "list"]).output().map(|o| o.status.success()).unwrap_or(false);
+    if root && netns {
+        return true;
+    }
+    if std::env::var("FABRICDOCTOR_REQUIRE_NETNS").as_deref() == Ok("1") {
+        panic!(
+            "FABRICDOCTOR_REQUIRE_NETNS=1 but the namespace cluster cannot be built (root: {root}, ip netns: {netns})"
+        );
+    }
+    eprintln!("SKIP: the burn-in namespace cluster needs root and iproute2 (set FABRICDOCTOR_REQUIRE_NETNS=1 to fail instead)");
+    false
+}
+
+/// 4 hosts (10.215.0.1-4) on a bridge in its own namespace, where the coordinator runs
+/// (10.215.0.254); with two rails a second NIC per host (eth1, 10.216.0.1-4) on a second bridge.
+/// Names carry the test and the pid; every namespace is deleted on drop.
+struct Cluster {
+    bridge: String,
+    hosts: Vec<String>,
+    rails: usize,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for namespace in self.hosts.iter().chain([&self.bridge]) {
+            let _ = Command::new("ip").args(["netns", "del", namespace]).status();
+        }
+    }
+}
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip").args(args).status().map(|s| s.success()).unwrap_or(false)
+}
+
+impl Cluster {
+    fn create(tag: &str) -> Cluster {
+        Cluster::with_rails(tag, 1)
+    }
+
+    fn with_rails(tag: &str, rails: usize) -> Cluster {
+        let unique = format!("{tag}-{}", std::process::id());
+        let mut cluster = Cluster { bridge: format!("fd-bi-br-{unique}"), hosts: Vec::new(), rails };
+        let bridge = cluster.bridge.clone();
+        assert!(ip(&["netns", "add", &bridge]), "netns add {bridge}");
+        assert!(ip(&["-n", &bridge, "link", "set", "lo", "up"]));
+        for rail in 0..rails {
+            let device = format!("fdbr{rail}");
+            assert!(ip(&["-n", &bridge, "link", "add", &device, "type", "bridge"]));
+            assert!(ip(&["-n", &bridge, "addr", "add", &format!("10.{}.0.254/24", 215 + rail), "dev", &device]));
+            assert!(ip(&["-n", &bridge, "link", "set", &device, "up"]));
+        }
+        for host in 0..4 {
+            let namespace = format!("fd-bi-h{host}-{unique}");
+            cluster.hosts.push(namespace.clone());
+            assert!(ip(&["netns", "add", &namespace]), "netns add {namespace}");
+            assert!(ip(&["-n", &namespace, "link", "set", "lo", "up"]));
+            for rail in 0..rails {
+                let (inside, outside) = (format!("eth{rail}"), format!("fdbi{host}r{rail}"));
+                let address = format!("10.{}.0.{}/24", 215 + rail, host + 1);
+                let veth = ["link", "add", "name", &inside, "type", "veth", "peer", "name", &outside, "netns", &bridge];
+                assert!(ip(&[&["-n", namespace.as_str()][..], &veth[..]].concat()));
+                assert!(ip(&["-n", &namespace, "addr", "add", &address, "dev", &inside]));
+                assert!(ip(&["-n", &namespace, "link", "set", &inside, "up"]));
+                assert!(ip(&["-n", &bridge, "link", "set", &outside, "master", &format!("fdbr{rail}")]));
+                assert!(ip(&["-n", &bridge, "link", "set", &outside, "up"]));
+            }
+        }
+        cluster
+    }
+
+    fn agents(&self) -> Vec<Agent> {
+        (0..4)
+            .map(|host| {
+                let wrapper = ["ip", "netns", "exec", &self.hosts[host]];
+                let rails: Vec<String> = if self.rails > 1 {
+                    (0..self.rails)
+                        .flat_map(|r| ["--rail".to_string(), format!("rail{r}=10.{}.0.{}", 215 + r, host + 1)])
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                Agent::start_with(&wrapper, &format!("10.215.0.{}:7207", host + 1), TOKEN, &rails)
+            })
+            .collect()
+    }
+
+    fn host_list() -> String {
+        (1..=4).map(|h| format!("10.215.0.{h}")).collect::<Vec<_>>().join(",")
+    }
+
+    fn coordinator(&self, args: &[&str], report_dir: &Path) -> Command {
+        let mut command = Command::new("ip");
+        command
+            .args(["netns", "exec", &self.bridge, env!("CARGO_BIN_EXE_fabricdoctor"), "burnin"])
+            .args(args)
+            .arg("--report-dir")
+            .arg(report_dir)
+            .env("FABRICDOCTOR_TOKEN", TOKEN)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn burnin(&self, report_dir: &Path) -> Command {
+        self.coordinator(&["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", &playbook()], report_dir)
+    }
+}
+
+/// Wait until events.jsonl has a step of `phase`, or panic after `limit`.
+fn wait_for_step(dir: &Path, phase: &str, limit: Duration, coordinator: &mut Child) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let seen = read_events(dir).iter().any(|e| matches!(&e.kind, EventKind::Step { phase: p, .. } if p == phase));
+        if seen {
+            return;
+        }
+        if let Ok(Some(status)) = coordinator.try_wait() {
+            panic!("the coordinator ended ({status}) before a {phase} step");
+        }
+        assert!(Instant::now() < deadline, "no {phase} step within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn report_dir(parent: &tempfile::TempDir) -> PathBuf {
+    parent.path().join("out")
+}
+
+#[test]
+fn namespace_cluster_clean_run_signs_off() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("clean");
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = report_dir(&parent);
+    let output = cluster.burnin(&dir).output().expect("coordinator runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&dir);
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Pass);
+    assert!(report.suspects.is_empty(), "{:?}", report.suspects);
+    let measured = report.pairs[0].pairs.iter().filter(|p| p.samples > 0).count();
+    assert_eq!(measured, 12, "every ordered pair of 4 hosts");
+    let hosts: Vec<&str> = report.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(hosts, ["10.215.0.1", "10.215.0.2", "10.215.0.3", "10.215.0.4"]);
+}
+
+#[test]
+fn namespace_cluster_pins_a_throttled_host_link_and_no_other() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("tbf");
+    // Host 3 (10.215.0.3) sends through a token bucket at 4 Mbit/s: a cable negotiated down, a
+    // flapping transceiver. The others run at the veth's full rate.
+    let shaped = Command::new("ip")
+        .args(["netns", "exec", &cluster.hosts[2], "tc", "qdisc", "add", "dev", "eth0", "root"])
+        .args(["tbf", "rate", "4mbit", "burst", "16kb", "latency", "400ms"])
+        .status()
+        .expect("tc runs");
+    assert!(shaped.success(), "tc tbf on host 3");
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = report_dir(&parent);
+    let output = cluster.burnin(&dir).output().expect("coordinator runs");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let report = read_report(&dir);
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Fail);
+    assert!(!report.suspects.is_empty(), "the throttled host was not pinned: {}", describe(&output));
+    for suspect in &report.suspects {
+        assert_eq!(suspect.host, "10.215.0.3", "false positive: {suspect:?}");
+        assert!(suspect.subject.starts_with("10.215.0.3"), "{suspect:?}");
+        assert!(!suspect.evidence.is_empty());
+    }
+    // The throttled side is the host's own link: its loopback is fine, so it is not the host.
+    assert_eq!(format!("{:?}", report.suspects[0].kind), "Link", "{:?}", report.suspects[0]);
+    let blamed: Vec<&str> =
+        report.findings.iter().filter(|f| f.id.starts_with("burnin.isolation")).map(|f| f.subject.as_str()).collect();
+    assert!(blamed.iter().all(|s| s.starts_with("10.215.0.3")), "{blamed:?}");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).expect("summary");
+    assert!(summary.contains("10.215.0.3") && summary.contains("cable"), "{summary}");
+    // FABRICDOCTOR_BLESS=1 keeps this real report as the fixture renderers are developed against.
+    if std::env::var("FABRICDOCTOR_BLESS").as_deref() == Ok("1") {
+        std::fs::copy(dir.join("report.json"), fixture("burnin/report-tbf.json")).expect("bless report-tbf.json");
+    }
+}
+
+#[test]
+fn every_burnin_report_fixture_follows_the_schema() {
+    let mut read = 0;
+    for entry in std::fs::read_dir(fixture("burnin")).expect("fixtures").flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let report = BurninReport::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(!report.hosts.is_empty() && !report.signoff.reasons.is_empty(), "{}", path.display());
+            read += 1;
+        }
+    }
+    assert!(read >= 1, "no report fixture");
+}
+
+#[test]
+fn namespace_cluster_reports_a_killed_agent_lost_and_carries_on() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("lost");
+    let mut agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = report_dir(&parent);
+    let mut coordinator = cluster.burnin(&dir).spawn().expect("coordinator starts");
+    wait_for_step(&dir, "pairwise", Duration::from_secs(120), &mut coordinator);
+    let victim = agents.remove(3);
+    let log = victim.finish();
+    assert!(log.contains("authenticated"), "{log}");
+    let output = coordinator.wait_with_output().expect("coordinator ends");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let report = read_report(&dir);
+    let lost = &report.hosts[3];
+    assert_eq!(lost.status, HostStatus::Lost, "{lost:?}");
+    assert!(lost.status_at.is_some() && lost.last_step.is_some() && lost.reason.is_some(), "{lost:?}");
+    assert!(report.hosts[..3].iter().all(|h| h.status == HostStatus::Ok), "{:?}", report.hosts);
+    // The run went on with the three others to sign-off.
+    assert!(report.run.complete, "{:?}", report.run);
+    let last_allreduce = report.collectives.iter().rev().find(|c| c.collective == "allreduce").expect("allreduce");
+    assert_eq!(last_allreduce.hosts.len(), 3, "{last_allreduce:?}");
+    assert!(report.findings.iter().any(|f| f.id == "burnin.host.lost" && f.subject == "10.215.0.4"));
+    assert!(report.signoff.reasons.iter().any(|r| r.contains("lost: 10.215.0.4")), "{:?}", report.signoff);
+}
+
+#[test]
+fn namespace_cluster_resumes_after_the_coordinator_is_killed() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("resume");
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = report_dir(&parent);
+    let mut coordinator = cluster.burnin(&dir).spawn().expect("coordinator starts");
+    wait_for_step(&dir, "pairwise", Duration::from_secs(120), &mut coordinator);
+    // `ip netns exec` execs the program: the child is the coordinator itself.
+    coordinator.kill().expect("SIGKILL");
+    let _ = coordinator.wait();
+    let partial = read_report(&dir);
+    assert!(!partial.run.complete);
+    let before = step_keys(&read_events(&dir));
+    assert!(before.iter().any(|k| k.starts_with("pairwise#0/")), "{before:?}");
+    let output = cluster.coordinator(&["--resume", &dir.display().to_string()], &dir).output();
+    // --resume and --report-dir conflict: the directory is given once.
+    assert_eq!(output.expect("runs").status.code(), Some(2));
+    let mut resume = Command::new("ip");
+    resume
+        .args(["netns", "exec", &cluster.bridge, env!("CARGO_BIN_EXE_fabricdoctor"), "burnin", "--resume"])
+        .arg(&dir)
+        .env("FABRICDOCTOR_TOKEN", TOKEN);
+    let output = resume.output().expect("resume runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&dir);
+    assert!(report.run.complete && report.run.resumed == 1, "{:?}", report.run);
+    assert_eq!(report.run.run_id, partial.run.run_id);
+    let keys = step_keys(&read_events(&dir));
+    let unique: BTreeSet<&String> = keys.iter().collect();
+    assert_eq!(unique.len(), keys.len(), "a finished step was repeated after --resume: {keys:?}");
+    assert!(keys.len() > before.len());
+    assert!(read_events(&dir).iter().any(|e| matches!(e.kind, EventKind::RunResumed { .. })));
+    let measured = report.pairs[0].pairs.iter().filter(|p| p.samples > 0).count();
+    assert_eq!(measured, 12, "the resumed run measured the pairs left");
+}
+
+#[test]
+fn sigint_stops_between_steps_with_a_partial_report_and_resume_finishes() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let mut coordinator = crate::support::binary()
+        .args(["burnin", "--local", "3", "--duration", "2s", "--playbook", &playbook()])
+        .arg("--report-dir")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("burnin starts");
+    wait_for_step(&out, "loopback", Duration::from_secs(60), &mut coordinator);
+    let pid = coordinator.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().expect("kill").success());
+    let output = coordinator.wait_with_output().expect("coordinator ends");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let partial = read_report(&out);
+    assert_eq!(partial.signoff.verdict, SignOffVerdict::Incomplete);
+    assert!(partial.run.stopped.as_deref().is_some_and(|s| s.contains("interrupted")), "{:?}", partial.run);
+    assert!(
+        partial.hosts.iter().all(|h| h.status == HostStatus::Ok),
+        "no agent lost to the signal: {:?}",
+        partial.hosts
+    );
+    assert!(out.join("summary.md").is_file() && out.join("junit.xml").is_file());
+    let before = step_keys(&read_events(&out));
+    // --resume restarts the local agents (new ports, same names) and finishes the run.
+    let output = crate::support::binary().arg("burnin").arg("--resume").arg(&out).output().expect("resume runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&out);
+    assert!(report.run.complete && report.run.stopped.is_none() && report.run.resumed == 1, "{:?}", report.run);
+    let keys = step_keys(&read_events(&out));
+    let unique: BTreeSet<&String> = keys.iter().collect();
+    assert_eq!(unique.len(), keys.len(), "a finished step was repeated: {keys:?}");
+    assert!(before.iter().all(|k| keys.contains(k)) && keys.len() > before.len());
+    let names: Vec<&str> = report.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["local-0", "local-1", "local-2"]);
+}
+
+#[test]
+fn ssh_launcher_starts_agents_with_the_token_on_stdin() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let output = crate::support::binary()
+        .args(["burnin", "--hosts", "127.0.0.2,127.0.0.3,127.0.0.4", "--launcher", "ssh"])
+        .args(["--ssh-command", &fixture("burnin/fake-ssh").display().to_string()])
+        .args(["--agent-command", env!("CARGO_BIN_EXE_fabricdoctor"), "--agent-port", &port.to_string()])
+        .args(["--duration", "1s", "--playbook", &playbook()])
+        .arg("--report-dir")
+        .arg(&out)
+        .env_remove("FABRICDOCTOR_TOKEN")
+        .output()
+        .expect("burnin runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&out);
+    assert_eq!(report.run.launcher, "ssh");
+    let addresses: Vec<&str> = report.hosts.iter().map(|h| h.address.as_str()).collect();
+    let expected: Vec<String> = (2..=4).map(|h| format!("127.0.0.{h}:{port}")).collect();
+    assert_eq!(addresses, expected);
+    // Each agent measured on its own address (the rail it announced).
+    assert_eq!(report.hosts[1].rails[0].address, "127.0.0.3");
+}
+
+#[test]
+fn namespace_cluster_runs_as_a_slurm_step() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("slurm");
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = report_dir(&parent);
+    // `srun -N 4 --ntasks-per-node=1 fabricdoctor burnin ...` as SLURM starts it: one task per node
+    // with its rank and the step's node list; rank 0 coordinates, the others serve as agents.
+    let tasks: Vec<Child> = (0..4)
+        .map(|rank| {
+            Command::new("ip")
+                .args(["netns", "exec", &cluster.hosts[rank], env!("CARGO_BIN_EXE_fabricdoctor"), "burnin"])
+                .args(["--duration", "1s", "--playbook", &playbook()])
+                .arg("--report-dir")
+                .arg(&dir)
+                .env("SLURM_PROCID", rank.to_string())
+                .env("SLURM_STEP_NODELIST", "10.215.0.[1-4]")
+                .env("FABRICDOCTOR_TOKEN", TOKEN)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("task starts")
+        })
+        .collect();
+    let outputs: Vec<Output> = tasks.into_iter().map(|t| t.wait_with_output().expect("task ends")).collect();
+    assert_eq!(outputs[0].status.code(), Some(0), "rank 0: {}", describe(&outputs[0]));
+    for (rank, output) in outputs.iter().enumerate().skip(1) {
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "rank {rank} (agent) ends with the coordinator: {}",
+            describe(output)
+        );
+    }
+    let report = read_report(&dir);
+    assert_eq!(report.run.launcher, "slurm");
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Pass, "{:?}", report.signoff);
+    let hosts: Vec<&str> = report.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(hosts, ["10.215.0.1", "10.215.0.2", "10.215.0.3", "10.215.0.4"]);
+    assert_eq!(
+        report.hosts[2].rails[0].address, "10.215.0.3",
+        "an agent on 0.0.0.0 announces the address it was reached on"
+    );
+}
+
+#[test]
+fn a_baseline_is_compared_and_a_bad_one_is_refused_by_name() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |name: &str, extra: &[&str]| {
+        crate::support::binary()
+            .args(["burnin", "--local", "2", "--duration", "1s", "--playbook", &playbook()])
+            .args(extra)
+            .arg("--report-dir")
+            .arg(dir.path().join(name))
+            .output()
+            .expect("burnin runs")
+    };
+    let first = run("first", &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", describe(&first));
+    let baseline = dir.path().join("first/report.json").display().to_string();
+    let second = run("second", &["--baseline", &baseline]);
+    assert_eq!(second.status.code(), Some(0), "{}", describe(&second));
+    let report = read_report(&dir.path().join("second"));
+    let comparison = report.baseline.expect("baseline comparison");
+    assert_eq!(comparison.path, baseline);
+    assert!(comparison.compared >= 4, "both directions' bandwidth and latency: {comparison:?}");
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"schema_version\": 99}").expect("write");
+    let output = run("third", &["--baseline", &broken.display().to_string()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("broken.json") && stderr(&output).contains("99"), "{}", stderr(&output));
+    assert!(!dir.path().join("third").exists(), "nothing started with a bad baseline");
+}
+
+#[test]
+fn namespace_cluster_with_two_rails_pins_the_slow_nic() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::with_rails("rails", 2);
+    // Host 2's second NIC (eth1, rail1) is throttled; its first rail is healthy.
+    let shaped = Command::new("ip")
+        .args(["netns", "exec", &cluster.hosts[1], "tc", "qdisc", "add", "dev", "eth1", "root"])
+        .args(["tbf", "rate", "4mbit", "burst", "16kb", "latency", "400ms"])
+        .status()
+        .expect("tc runs");
+    assert!(shaped.success(), "tc tbf on host 2 eth1");
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let dir = report_dir(&parent);
+    let output = cluster.burnin(&dir).output().expect("coordinator runs");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let report = read_report(&dir);
+    let rails: Vec<&str> = report.pairs.iter().map(|m| m.rail.as_str()).collect();
+    assert_eq!(rails, ["rail0", "rail1"], "one matrix per rail");
+    assert_eq!(report.suspects.len(), 1, "{:?}", report.suspects);
+    let suspect = &report.suspects[0];
+    assert_eq!(format!("{:?}", suspect.kind), "Nic", "{suspect:?}");
+    assert_eq!(suspect.subject, "10.215.0.2 rail1");
+    assert!(suspect.action.contains("NIC"), "{suspect:?}");
+}
+
+#[test]
+fn a_hostfile_names_pre_started_agents() {
+    let _serial = serial();
+    let agents: Vec<Agent> = (0..2).map(|_| Agent::start(&[], "127.0.0.1:0", TOKEN)).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hostfile = dir.path().join("hosts");
+    let lines: Vec<String> = agents.iter().map(|a| format!("{}   # rack 1", a.address)).collect();
+    std::fs::write(&hostfile, format!("# burn-in hosts\n{}\n", lines.join("\n"))).expect("hostfile");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).expect("token file");
+    let output = crate::support::binary()
+        .args(["burnin", "--duration", "1s", "--playbook", &playbook()])
+        .arg("--hostfile")
+        .arg(&hostfile)
+        .arg("--token-file")
+        .arg(&token_file)
+        .arg("--report-dir")
+        .arg(dir.path().join("out"))
+        .env_remove("FABRICDOCTOR_TOKEN")
+        .output()
+        .expect("burnin runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&dir.path().join("out"));
+    assert_eq!(report.run.launcher, "hosts");
+    let addresses: Vec<&str> = report.hosts.iter().map(|h| h.address.as_str()).collect();
+    assert_eq!(addresses, [agents[0].address.as_str(), agents[1].address.as_str()]);
+}
+
+#[test]
+fn losing_more_hosts_than_the_playbook_allows_stops_the_run() {
+    let _serial = serial();
+    let mut agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[], "127.0.0.1:0", TOKEN)).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let strict = dir.path().join("strict.toml");
+    let text = std::fs::read_to_string(playbook()).expect("playbook");
+    std::fs::write(&strict, text.replace("stop_when_lost_fraction = 0.5", "stop_when_lost_fraction = 0.2"))
+        .expect("write playbook");
+    let out = dir.path().join("out");
+    let hosts = agents.iter().map(|a| a.address.clone()).collect::<Vec<_>>().join(",");
+    let mut coordinator = crate::support::binary()
+        .args(["burnin", "--hosts", &hosts, "--duration", "1s", "--playbook"])
+        .arg(&strict)
+        .arg("--report-dir")
+        .arg(&out)
+        .env("FABRICDOCTOR_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("burnin starts");
+    wait_for_step(&out, "loopback", Duration::from_secs(60), &mut coordinator);
+    drop(agents.remove(2).finish());
+    let output = coordinator.wait_with_output().expect("coordinator ends");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let report = read_report(&out);
+    assert_eq!(report.hosts[2].status, HostStatus::Lost, "{:?}", report.hosts);
+    let stopped = report.run.stopped.clone().unwrap_or_default();
+    assert!(stopped.contains("1 of 3 hosts lost") && stopped.contains("stop_when_lost_fraction"), "{stopped}");
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Incomplete);
+}
