@@ -233,8 +233,18 @@ pub struct CollectiveArgs {
     /// Parallel rings over separate connections.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub channels: u32,
+    /// Data path after the TCP rendezvous: tcp, or verbs (RDMA WRITE with immediate over RC queue pairs).
     #[arg(long, value_enum, default_value_t = PerfTransport::Tcp)]
     pub transport: PerfTransport,
+    /// RDMA device (verbs; default: the first with an active port).
+    #[arg(long, short = 'd', value_name = "DEVICE", help_heading = "Verbs")]
+    pub device: Option<String>,
+    /// RDMA port number of the device (verbs; perftest -i).
+    #[arg(long = "ib-port", short = 'i', default_value_t = 1, help_heading = "Verbs")]
+    pub ib_port: u8,
+    /// GID index (verbs; default: the RoCE v2 GID of the port netdev's IPv4 address).
+    #[arg(long, short = 'x', value_name = "N", help_heading = "Verbs")]
+    pub gid_index: Option<u32>,
     /// A rank silent for this long stops every rank, naming it.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
