@@ -152,14 +152,15 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
             let transport = match args.transport {
                 PerfTransport::Tcp => Transport::Tcp,
                 PerfTransport::Verbs => Transport::Verbs(StreamOptions {
-                    device: args.device.clone(),
-                    port: args.ib_port,
-                    gid_index: args.gid_index,
+                    device: args.verbs.device.clone(),
+                    port: args.verbs.ib_port,
+                    gid_index: args.verbs.gid_index,
                     timeout: args.timeout,
                 }),
             };
-            let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll, &transport)
-                .with_context(|| format!("rank {rank}: rendezvous at {master_host}:{master_port} ({source})"))?;
+            let mut communicator =
+                Communicator::connect(&rendezvous, collective == Collective::AlltoAll, &transport)
+                    .with_context(|| format!("rank {rank}: rendezvous at {master_host}:{master_port} ({source})"))?;
             let rows = run_sweep(&mut communicator, &spec).with_context(|| format!("rank {rank}: {name} failed"))?;
             let report_wrong: u64 = rows.iter().map(|r| r.out_of_place.wrong + r.in_place.wrong).sum();
             if rank == 0 {

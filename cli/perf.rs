@@ -62,9 +62,13 @@ fn transport(common: &PerfCommonArgs) -> TransportKind {
 fn data_path(side: Side, kind: TransportKind, common: &PerfCommonArgs) -> Box<dyn DataPath> {
     match kind {
         TransportKind::Tcp => Box::new(TcpDataPath::new(side, common.timeout)),
-        TransportKind::Verbs => {
-            Box::new(VerbsDataPath::new(side, common.device.clone(), common.ib_port, common.gid_index, common.timeout))
-        }
+        TransportKind::Verbs => Box::new(VerbsDataPath::new(
+            side,
+            common.verbs.device.clone(),
+            common.verbs.ib_port,
+            common.verbs.gid_index,
+            common.timeout,
+        )),
     }
 }
 

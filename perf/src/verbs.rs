@@ -157,7 +157,16 @@ impl PortContext {
                 describe_table(&table)
             )));
         }
-        Ok(PortContext { device, port_number, port, gid, gid_choice, gid_given: gid_index.is_some(), gid_netdev, limits })
+        Ok(PortContext {
+            device,
+            port_number,
+            port,
+            gid,
+            gid_choice,
+            gid_given: gid_index.is_some(),
+            gid_netdev,
+            limits,
+        })
     }
 
     /// Entries a queue of `wanted` may have on this device.
@@ -208,9 +217,16 @@ impl PortContext {
         )
     }
 
-    /// INIT -> RTR -> RTS towards `remote`; returns the path MTU. Receives must be posted before this
-    /// (after RTR the peer's messages may arrive).
-    fn connect(&self, resources: &mut Resources, psn: u32, remote: &VerbsEndpointInfo) -> Result<u32, PerfError> {
+    /// INIT -> RTR -> RTS towards `remote` with the local ACK timeout exponent `ack_timeout` (4.096 us x
+    /// 2^n, IB spec 9.7.6.1.3); returns the path MTU. Receives must be posted before this (after RTR the
+    /// peer's messages may arrive).
+    fn connect(
+        &self,
+        resources: &mut Resources,
+        psn: u32,
+        remote: &VerbsEndpointInfo,
+        ack_timeout: u8,
+    ) -> Result<u32, PerfError> {
         let peer = protocol::peer_name(remote);
         let remote_ethernet = remote.link_layer == "ethernet";
         if remote_ethernet != self.port.ethernet {
@@ -235,8 +251,11 @@ impl PortContext {
             traffic_class: 0,
         });
         let rtr = RtrPlan::new(self.port_number, mtu, remote, self.limits.responder_resources, grh)?;
-        resources.modify(&rtr.settings()).map_err(|e| protocol::rtr_error(e.errno, self.gid_choice.index, &peer, &e.detail))?;
-        let rts = RtsPlan::new(psn, self.limits.initiator_depth, remote.max_read_atomic);
+        resources
+            .modify(&rtr.settings())
+            .map_err(|e| protocol::rtr_error(e.errno, self.gid_choice.index, &peer, &e.detail))?;
+        let rts =
+            RtsPlan { timeout: ack_timeout, ..RtsPlan::new(psn, self.limits.initiator_depth, remote.max_read_atomic) };
         resources.modify(&rts.settings()).map_err(|e| {
             PerfError::Transport(format!("cannot move the queue pair to RTS towards peer {peer}: {}", e.detail))
         })?;
@@ -338,10 +357,10 @@ impl VerbsEndpoint {
         // Before RTR, so no message of the peer finds the receive queue empty.
         let receive_count =
             receive_depth(self.options.operation, self.options.depth).min(self.context.limits.max_qp_wr as usize);
-        self.resources.post_receives(self.layout.receive(), receive_count).map_err(|e| {
-            PerfError::Transport(format!("cannot post receives on {}: {e}", self.context.device.name))
-        })?;
-        let mtu = self.context.connect(&mut self.resources, self.psn, remote)?;
+        self.resources
+            .post_receives(self.layout.receive(), receive_count)
+            .map_err(|e| PerfError::Transport(format!("cannot post receives on {}: {e}", self.context.device.name)))?;
+        let mtu = self.context.connect(&mut self.resources, self.psn, remote, protocol::QP_TIMEOUT)?;
 
         let description = format!("{} -> {peer}, path mtu {mtu}", self.describe());
         let options = &self.options;

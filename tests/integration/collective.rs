@@ -264,3 +264,122 @@ fn allreduce_across_four_network_namespaces() {
     assert_eq!(report["ranks"], 4);
     assert_eq!(report["hosts"][3], "10.214.0.4");
 }
+
+/// One line of a guest's `runs.tsv`: exit code, milliseconds taken, end time (epoch ms).
+#[derive(Debug, Clone, Copy)]
+struct GuestRun {
+    code: i32,
+    took_ms: u64,
+    ended_ms: u64,
+}
+
+fn guest_runs(guest: &std::path::Path) -> std::collections::BTreeMap<String, GuestRun> {
+    let text = std::fs::read_to_string(guest.join("runs.tsv")).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.splitn(5, '\t').collect();
+            let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
+            Some((
+                fields.first()?.to_string(),
+                GuestRun { code: fields.get(1)?.parse().ok()?, took_ms: number(2)?, ended_ms: number(3)? },
+            ))
+        })
+        .collect()
+}
+
+/// Every column of every size over every mode: wrong counts summed and the busbw of the largest size.
+fn largest_busbw(report: &serde_json::Value) -> f64 {
+    let rows = report["rows"].as_array().expect("rows");
+    rows.last().and_then(|row| row["out_of_place"]["busbw_gbytes_per_second"].as_f64()).unwrap_or(0.0)
+}
+
+/// The collectives over Soft-RoCE with one rank per QEMU guest: three guests, each with its own rxe0 on
+/// one Ethernet segment (tests/vm/run-ring-guests.sh; tests/vm/collective-ring-guest.sh runs in each).
+/// AllReduce, AlltoAll and Broadcast over verbs are data-checked; the same AllReduce over TCP runs on
+/// the same guests for comparison (printed, not asserted: TCG timing is functional only); and a rank
+/// killed mid-run makes the other two stop on their own, naming it. Runs when FABRICDOCTOR_VM_TESTS=1
+/// (CI, as root, after tests/vm/build-guest.sh) and skips loudly otherwise; a guest without an RDMA
+/// device fails the test.
+#[test]
+fn verbs_collectives_across_three_soft_roce_guests() {
+    if std::env::var("FABRICDOCTOR_VM_TESTS").as_deref() != Ok("1") {
+        eprintln!(
+            "SKIP: verbs collectives across three Soft-RoCE guests: set FABRICDOCTOR_VM_TESTS=1 \
+             (as root, after tests/vm/build-guest.sh; scripts/test-all.sh does both)"
+        );
+        return;
+    }
+    let repository = crate::support::repository();
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("collective-ring-guests");
+    let _ = std::fs::remove_dir_all(&out);
+    let status = Command::new("bash")
+        .arg(repository.join("tests/vm/run-ring-guests.sh"))
+        .args(["--guests", "3", "--timeout", "900", "--copy", env!("CARGO_BIN_EXE_fabricdoctor")])
+        .arg(repository.join("tests/vm/collective-ring-guest.sh"))
+        .arg(&out)
+        .status()
+        .expect("run-ring-guests.sh runs");
+    let guests: Vec<std::path::PathBuf> = (0..3).map(|i| out.join(format!("guest-{i}"))).collect();
+    let guest_log = |i: usize| std::fs::read_to_string(guests[i].join("vm-guest.log")).unwrap_or_default();
+    for (i, guest) in guests.iter().enumerate() {
+        let code = std::fs::read_to_string(guest.join("rc")).unwrap_or_default();
+        assert_ne!(code.trim(), "3", "guest {i} has no RDMA device: nothing was measured\n{}", guest_log(i));
+    }
+    assert!(
+        status.success(),
+        "guest run failed ({status}); output in {}; guest 0 log:\n{}",
+        out.display(),
+        guest_log(0)
+    );
+
+    let runs: Vec<_> = guests.iter().map(|g| guest_runs(g)).collect();
+    let err = |i: usize, name: &str| std::fs::read_to_string(guests[i].join(format!("{name}.err"))).unwrap_or_default();
+    let report = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(guests[0].join(format!("{name}.json"))).unwrap_or_default();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: rank 0 wrote no JSON ({e}); {}", err(0, name)))
+    };
+    let mut busbw = Vec::new();
+    for name in ["verbs-allreduce", "verbs-alltoall", "verbs-broadcast", "tcp-allreduce"] {
+        for (i, guest_runs) in runs.iter().enumerate() {
+            let run = guest_runs.get(name).unwrap_or_else(|| panic!("{name} did not run on guest {i}: {guest_runs:?}"));
+            assert_eq!(run.code, 0, "{name} failed on rank {i}: {}", err(i, name));
+        }
+        let report = report(name);
+        assert_eq!(report["ranks"], 3, "{name}: {report}");
+        assert_eq!(report["hosts"][2], "10.77.0.13", "{name}: {report}");
+        assert_eq!(wrong(&report), 0, "{name}: every element checked and right");
+        let rows = report["rows"].as_array().expect("rows");
+        assert!(!rows.is_empty() && rows.iter().all(|r| r["out_of_place"]["time_us"].as_f64() > Some(0.0)), "{name}");
+        let expected = if name.starts_with("verbs") { "verbs" } else { "tcp" };
+        assert_eq!(report["transport"], expected, "{name}");
+        busbw.push((name, largest_busbw(&report), runs[0][name].took_ms));
+    }
+    assert_eq!(report("verbs-allreduce")["rows"].as_array().map(Vec::len), Some(5), "4 KiB to 1 MiB by 4");
+
+    // The rank killed mid-run: ranks 0 and 2 stop on their own (not by the guest's `timeout 120`,
+    // exit 124), within the communicator timeout of 20 s (plus slack for TCG) of the kill, and
+    // name rank 1 with its host.
+    let killed_at: u64 = std::fs::read_to_string(guests[1].join("kill.at"))
+        .unwrap_or_default()
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("rank 1 did not record its kill: {}", guest_log(1)));
+    for i in [0, 2] {
+        let run = runs[i].get("kill-allreduce").unwrap_or_else(|| panic!("kill-allreduce did not run on {i}"));
+        let message = err(i, "kill-allreduce");
+        assert!(run.code != 0 && run.code != 124, "rank {i} exit {} after rank 1 died: {message}", run.code);
+        let after = run.ended_ms.saturating_sub(killed_at);
+        assert!(after < 30_000, "rank {i} took {after} ms after the kill to stop: {message}");
+        assert!(message.contains("rank 1 (10.77.0.12"), "rank {i} does not name rank 1 and its host: {message}");
+        eprintln!("rank {i} stopped {after} ms after rank 1 was killed: {}", message.trim());
+    }
+    eprintln!(
+        "three Soft-RoCE guests under TCG (functional timing only; output in {}):\n{}",
+        out.display(),
+        busbw
+            .iter()
+            .map(|(name, bw, ms)| format!("  {name}: busbw at the largest size {bw:.4} GB/s, whole run {ms} ms"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -22,10 +22,12 @@ pub trait Sender: Send {
 pub trait Receiver: Send {
     /// Fill `into` with the next bytes from the peer.
     fn receive(&mut self, into: &mut [u8]) -> Result<(), PerfError>;
-    /// After an error elsewhere: has this peer closed its end (it exited)? Looks for up to `patience`.
-    /// When a rank dies, its right neighbour's sends may fail first (the failure cascades around the
-    /// ring); asking the left link names the rank that really stopped.
-    fn closed(&mut self, patience: Duration) -> bool;
+    /// After an error elsewhere: did this peer exit while its end of the link hid it (an EOF behind
+    /// data not yet read)? Looks for up to `patience`. When a rank dies, its right neighbour's sends
+    /// may fail first (the failure cascades around the ring); asking the left link names the rank that
+    /// really stopped. A link that notices its peer's exit as it happens answers false: its own
+    /// errors already name the right rank.
+    fn exit_was_hidden(&mut self, patience: Duration) -> bool;
     /// Who is at the other end, for messages: "rank 1 (10.0.0.2)".
     fn peer(&self) -> &str;
 }
@@ -73,7 +75,7 @@ impl Receiver for TcpLink {
     }
 
     /// The peer's EOF may sit behind unread data: drain briefly and see whether the stream ends.
-    fn closed(&mut self, patience: Duration) -> bool {
+    fn exit_was_hidden(&mut self, patience: Duration) -> bool {
         let deadline = Instant::now() + patience;
         let _ = self.stream.set_read_timeout(Some(Duration::from_millis(50)));
         let mut scratch = [0u8; 64 * 1024];

@@ -27,8 +27,8 @@ use crate::handshake::{read_message, write_message};
 use crate::verbs::credit::Role;
 use crate::verbs::stream::{connect_links, StreamHalf, StreamOptions, StreamPort};
 use crate::PerfError;
-use link::{io_error, Receiver, Sender, TcpLink};
 use datatype::{count_wrong, expected_value, fill, input_value, reduce_into, DataType, ReduceOp};
+use link::{io_error, Receiver, Sender, TcpLink};
 
 /// The collective measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -370,8 +370,10 @@ impl Communicator {
             None => {
                 communicator.right =
                     right_streams.into_iter().map(|s| boxed_sender(TcpLink::new(s, name(right), timeout))).collect();
-                communicator.left =
-                    left_streams.into_iter().map(|s| boxed_receiver(TcpLink::new(s, name(left_rank), timeout))).collect();
+                communicator.left = left_streams
+                    .into_iter()
+                    .map(|s| boxed_receiver(TcpLink::new(s, name(left_rank), timeout)))
+                    .collect();
                 for (peer, stream) in mesh_streams.into_iter().enumerate() {
                     let Some(stream) = stream else { continue };
                     let reader = stream.try_clone().map_err(|e| io_error(&name(peer), "mesh setup", e, timeout))?;
@@ -621,17 +623,18 @@ impl Ring<'_> {
         let stop = std::sync::atomic::AtomicBool::new(false);
         let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
         std::thread::scope(|scope| {
-            let writer = scope.spawn(move || -> Result<(), PerfError> {
+            let writer = scope.spawn(move || -> Result<(), (Instant, PerfError)> {
+                let failed = |error| (Instant::now(), error);
                 for slice in outgoing {
                     if stopped() {
                         return Ok(());
                     }
-                    right.send(&slice)?;
+                    right.send(&slice).map_err(failed)?;
                 }
                 if stopped() {
                     return Ok(());
                 }
-                right.flush()
+                right.flush().map_err(failed)
             });
             let received = (|| -> Result<(), PerfError> {
                 // A failed writer drops the queue's receiver; sends then fail and stop this side too.
@@ -663,25 +666,35 @@ impl Ring<'_> {
                     }
                 }
                 Ok(())
-            })();
+            })()
+            .map_err(|error| (Instant::now(), error));
             if received.is_err() {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             drop(queue);
             let written = writer.join().map_err(|_| PerfError::Transport("ring writer panicked".into()))?;
-            received.and(written)
+            // When both sides failed, the earlier error is the cause; the later one is the ring
+            // coming apart after it (a neighbour stopping because of the same dead rank).
+            match (received, written) {
+                (Err((at_receive, receive_error)), Err((at_send, send_error))) => {
+                    Err(if at_send < at_receive { send_error } else { receive_error })
+                }
+                (Err((_, error)), Ok(())) | (Ok(()), Err((_, error))) => Err(error),
+                (Ok(()), Ok(())) => Ok(()),
+            }
         })
         .map_err(|error| self.blame_left_if_closed(error))
     }
 
     /// When a rank dies, its right neighbour's sends may fail first (the failure cascades around the
-    /// ring) while the dead rank's EOF is still behind unread data on the left link. Drain the left link
-    /// briefly: if it is closed, the left neighbour is the rank that stopped, and the error names it.
+    /// ring) while the dead rank's EOF is still behind unread data on the left link. Look at the left
+    /// link briefly: if its exit was hidden there, the left neighbour is the rank that stopped, and the
+    /// error names it.
     fn blame_left_if_closed(&mut self, error: PerfError) -> PerfError {
         if matches!(&error, PerfError::PeerClosed { peer, .. } if peer == self.left.peer()) {
             return error;
         }
-        if self.left.closed(Duration::from_millis(300)) {
+        if self.left.exit_was_hidden(Duration::from_millis(300)) {
             PerfError::PeerClosed { peer: self.left.peer().to_string(), during: "ring receive" }
         } else {
             error

@@ -281,12 +281,24 @@ pub(super) struct ModifyError {
 /// The wire operation of one work request.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum WireOp {
-    Write { remote_address: u64, rkey: u32 },
-    Read { remote_address: u64, rkey: u32 },
+    Write {
+        remote_address: u64,
+        rkey: u32,
+    },
+    Read {
+        remote_address: u64,
+        rkey: u32,
+    },
     Send,
     /// `immediate` in host order (converted to the wire's big-endian `imm_data` here).
-    WriteImmediate { remote_address: u64, rkey: u32, immediate: u32 },
-    SendImmediate { immediate: u32 },
+    WriteImmediate {
+        remote_address: u64,
+        rkey: u32,
+        immediate: u32,
+    },
+    SendImmediate {
+        immediate: u32,
+    },
 }
 
 /// One polled completion.

@@ -26,6 +26,12 @@ use crate::PerfError;
 pub const SLOTS: u32 = 4;
 /// Bytes per slot: the collectives' slice, so one forwarded slice is one message.
 pub const SLOT_BYTES: u32 = 256 * 1024;
+/// Local ACK timeout exponent of the links' queue pairs: 18 = 4.096 us x 2^18 = 1.07 s before a
+/// retransmission (NCCL's NCCL_IB_TIMEOUT default is of this order, 18 to 20 by release), not perftest's
+/// 67 ms: a peer busy reducing, or Soft-RoCE on a loaded CPU, acknowledges late, and every early
+/// retransmission of a multi-packet write costs bandwidth (and on rxe of Linux 6.1 has ended a run with
+/// IBV_WC_REM_INV_REQ_ERR). A dead peer is noticed through its TCP connection, not through retries.
+const ACK_TIMEOUT: u8 = 18;
 /// Polls before a waiting thread gives the CPU away (the peer may share it, as Soft-RoCE's kernel
 /// threads do).
 const SPINS_BEFORE_YIELD: u32 = 64;
@@ -130,9 +136,10 @@ impl StreamEndpoint {
         self.resources
             .post_receives(0..0, SLOTS as usize)
             .map_err(|e| PerfError::Transport(format!("cannot post receives for {peer}: {e}")))?;
-        port.context.connect(&mut self.resources, self.psn, remote)?;
+        port.context.connect(&mut self.resources, self.psn, remote, ACK_TIMEOUT)?;
         let liveness = Liveness::new(liveness);
-        let common = Common { resources: self.resources, peer, timeout: port.timeout, liveness, completions: Vec::new() };
+        let common =
+            Common { resources: self.resources, peer, timeout: port.timeout, liveness, completions: Vec::new() };
         Ok(match self.role {
             Role::Send => StreamHalf::Send(VerbsSender {
                 common,
@@ -158,9 +165,9 @@ struct Liveness {
 }
 
 impl Liveness {
+    /// `stream` is made non-blocking by [`connect_links`] once setup no longer reads from it (a clone
+    /// shares the socket's flags).
     fn new(stream: TcpStream) -> Liveness {
-        // The connection carries nothing after setup; non-blocking so a look never waits.
-        let _ = stream.set_nonblocking(true);
         Liveness { stream, last_check: Instant::now() }
     }
 
@@ -241,7 +248,12 @@ impl Common {
         })?;
         for completion in &self.completions {
             if completion.status != 0 {
-                return Err(protocol::completion_error(operation, &self.peer, completion.status, completion.vendor_err));
+                return Err(protocol::completion_error(
+                    operation,
+                    &self.peer,
+                    completion.status,
+                    completion.vendor_err,
+                ));
             }
         }
         Ok(self.completions.len())
@@ -255,7 +267,12 @@ impl Common {
         })?;
         for completion in &self.completions {
             if completion.status != 0 {
-                return Err(protocol::completion_error(operation, &self.peer, completion.status, completion.vendor_err));
+                return Err(protocol::completion_error(
+                    operation,
+                    &self.peer,
+                    completion.status,
+                    completion.vendor_err,
+                ));
             }
         }
         if !self.completions.is_empty() {
@@ -320,9 +337,10 @@ impl VerbsSender {
         let (address, rkey) = self.remote;
         let immediate = Immediate::Data { slot, length: piece.len() as u32 }.encode();
         let op = WireOp::WriteImmediate { remote_address: address + local.start as u64, rkey, immediate };
-        self.common.resources.post_send(op, local, u64::from(slot), true, false).map_err(|e| {
-            PerfError::Transport(format!("cannot post {WRITE} to {}: {e}", self.common.peer))
-        })?;
+        self.common
+            .resources
+            .post_send(op, local, u64::from(slot), true, false)
+            .map_err(|e| PerfError::Transport(format!("cannot post {WRITE} to {}: {e}", self.common.peer)))?;
         self.in_flight += 1;
         Ok(())
     }
@@ -401,9 +419,10 @@ impl VerbsReceiver {
             },
         )?;
         let op = WireOp::SendImmediate { immediate: Immediate::Credit { slot }.encode() };
-        self.common.resources.post_send(op, 0..0, u64::from(slot), true, false).map_err(|e| {
-            PerfError::Transport(format!("cannot post a {CREDIT} to {}: {e}", self.common.peer))
-        })?;
+        self.common
+            .resources
+            .post_send(op, 0..0, u64::from(slot), true, false)
+            .map_err(|e| PerfError::Transport(format!("cannot post a {CREDIT} to {}: {e}", self.common.peer)))?;
         self.credits_in_flight += 1;
         Ok(())
     }
@@ -434,17 +453,10 @@ impl link::Receiver for VerbsReceiver {
         Ok(())
     }
 
-    fn closed(&mut self, patience: Duration) -> bool {
-        let deadline = Instant::now() + patience;
-        loop {
-            if self.common.liveness.gone_now() {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+    /// Every wait looks at the peer's setup connection, which carries nothing else: an exit is seen
+    /// within [`LIVENESS_INTERVAL`] and the error of that wait names the peer. Nothing is hidden.
+    fn exit_was_hidden(&mut self, _patience: Duration) -> bool {
+        false
     }
 
     fn peer(&self) -> &str {
@@ -486,9 +498,11 @@ pub(crate) fn connect_links(
     for ((opened, remote), (stream, _, label, _)) in endpoints.into_iter().zip(remotes).zip(streams.iter_mut()) {
         let mut connected = Vec::with_capacity(opened.len());
         for (endpoint, remote) in opened.into_iter().zip(remote) {
-            let liveness = stream
-                .try_clone()
-                .map_err(|e| PerfError::Io { peer: label.clone(), during: "verbs link setup", cause: e })?;
+            let liveness = stream.try_clone().map_err(|e| PerfError::Io {
+                peer: label.clone(),
+                during: "verbs link setup",
+                cause: e,
+            })?;
             connected.push(endpoint.connect(port, &remote, label.clone(), liveness)?);
         }
         halves.push(connected);
@@ -507,6 +521,10 @@ pub(crate) fn connect_links(
                 reason: format!("expected the verbs ready byte, got {:#04x}", ready[0]),
             });
         }
+    }
+    // From now on the connections carry nothing; non-blocking, so a look at them never waits.
+    for (stream, _, label, _) in streams.iter_mut() {
+        stream.set_nonblocking(true).map_err(|e| link::io_error(label, "verbs link setup", e, port.timeout))?;
     }
     Ok(halves)
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# collective-ring-guest.sh - GUEST-side script: fabricdoctor's collectives with one rank per guest, over
+# Soft-RoCE (--transport verbs) and over TCP on the same guests, then a rank killed mid-run.
+#
+#   tests/vm/run-ring-guests.sh --guests 3 --copy target/debug/fabricdoctor tests/vm/collective-ring-guest.sh OUT
+#
+# The integration test tests/integration/collective.rs runs this and judges OUT/guest-*/. In each guest:
+#   runs.tsv           name, exit code, milliseconds taken, end (epoch ms), command: a line per run
+#   kill.at            rank 1: when it killed its rank (epoch ms; the guests' clocks come from the
+#                      host's through QEMU's RTC)
+#   NAME.json/.err     stdout (rank 0: the JSON report) and stderr of each run
+#   environment.txt    versions, ibv_devinfo
+# Runs, in order (every rank runs each one; ranks meet at rank 0, port per run):
+#   verbs-allreduce    AllReduce f32 sum over verbs, 4 KiB to 1 MiB, data-checked (-c 1)
+#   verbs-alltoall     AlltoAll over verbs (the full mesh: two queue pairs per pair of ranks)
+#   verbs-broadcast    Broadcast from rank 1 over verbs
+#   tcp-allreduce      the same AllReduce over TCP, for comparison on the same guests
+#   kill-allreduce     AllReduce over verbs with many iterations; rank 1 kills itself once the run
+#                      is under way; the others must stop on their own, naming rank 1
+# Timing under TCG is functional: compare verbs with TCP only within one run.
+#
+# Exit code: 0 when every step ran (the host test judges the results), 3 when the guest has no RDMA
+# device (the host test then fails: it never passes without one).
+set -uo pipefail
+
+out=${FD_VM_OUT:?run me through run-ring-guests.sh}
+rank=${FD_VM_RANK:?}
+hosts=${FD_VM_HOSTS:?}
+gid=${FD_VM_RXE_GID_INDEX:?}
+
+log() { echo "collective-ring-guest: $(cut -d' ' -f1 /proc/uptime)s rank $rank: $*"; }
+
+command -v fabricdoctor > /dev/null ||
+  { echo "no fabricdoctor in the share: pass --copy target/debug/fabricdoctor" >&2; exit 2; }
+if ! ibv_devices 2> /dev/null | grep -q rxe0; then
+  log "no RDMA device: ibv_devices lists no rxe0"
+  ibv_devices > "$out/no-device.txt" 2>&1
+  exit 3
+fi
+{
+  echo "kernel: $(uname -r)"
+  echo "fabricdoctor: $(fabricdoctor --version 2>&1)"
+  echo "hosts: $hosts rank: $rank gid_index: $gid"
+  ibv_devinfo -d rxe0 2>&1
+} > "$out/environment.txt"
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# run NAME LIMIT ARGS...: fabricdoctor perf ARGS with this rank's rendezvous flags.
+run() {
+  local name=$1 limit=$2; shift 2
+  local start; start=$(now_ms)
+  log "$name"
+  timeout "$limit" fabricdoctor perf "$@" --hosts "$hosts" --rank "$rank" > "$out/$name.json" 2> "$out/$name.err"
+  local rc=$?
+  local end; end=$(now_ms)
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$rc" "$((end - start))" "$end" "$*" >> "$out/runs.tsv"
+  log "$name: exit code $rc"
+}
+
+verbs=(--transport verbs -d rxe0 -x "$gid")
+# The first run waits for the slowest guest to boot: a long rendezvous timeout.
+run verbs-allreduce 300 allreduce "${verbs[@]}" --port 18600 -b 4K -e 1M -f 4 -n 2 -w 1 -c 1 --timeout 120s --json
+run verbs-alltoall 200 alltoall "${verbs[@]}" --port 18601 -b 3K -e 768K -f 16 -n 2 -w 1 -c 1 --timeout 60s --json
+run verbs-broadcast 200 broadcast "${verbs[@]}" --port 18602 -b 4K -e 1M -f 16 -n 2 -w 1 -c 1 --root 1 \
+  --timeout 60s --json
+run tcp-allreduce 200 allreduce --transport tcp --port 18603 -b 4K -e 1M -f 4 -n 2 -w 1 -c 1 --timeout 60s --json
+
+# Rank kill: rank 1 starts like the others, waits until the collective runs (its connections to both
+# neighbours are up and some time has passed), then dies with SIGKILL (no chance to say goodbye).
+kill_args=(allreduce "${verbs[@]}" --port 18604 -b 1M -e 1M -n 100000 -w 0 -c 0 --timeout 20s)
+if [ "$rank" = 1 ]; then
+  start=$(now_ms)
+  fabricdoctor perf "${kill_args[@]}" --hosts "$hosts" --rank "$rank" > "$out/kill-allreduce.json" \
+    2> "$out/kill-allreduce.err" &
+  pid=$!
+  for _ in $(seq 1 600); do
+    # control (to rank 0) plus two data connections per channel: the ring is set up
+    [ "$(ss -Htn state established 2> /dev/null | grep -c .)" -ge 5 ] && break
+    sleep 0.1
+  done
+  sleep 3
+  now_ms > "$out/kill.at"
+  kill -KILL "$pid"
+  wait "$pid"
+  rc=$?
+  end=$(now_ms)
+  printf '%s\t%s\t%s\t%s\t%s\n' kill-allreduce "$rc" "$((end - start))" "$end" "killed by the test" >> "$out/runs.tsv"
+  log "kill-allreduce: rank 1 killed"
+else
+  run kill-allreduce 120 "${kill_args[@]}"
+fi
+exit 0
