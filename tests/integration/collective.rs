@@ -309,6 +309,7 @@ fn verbs_collectives_across_three_soft_roce_guests() {
         );
         return;
     }
+    let _guests = crate::support::one_guest_run_at_a_time();
     let repository = crate::support::repository();
     let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("collective-ring-guests");
     let _ = std::fs::remove_dir_all(&out);

@@ -123,6 +123,9 @@ pub fn run_sweep(communicator: &mut Communicator, spec: &SweepSpec) -> Result<Ve
             });
         }
     }
+    // Nobody leaves while another rank may still exchange data with it: over verbs a closed connection
+    // during a collective means the peer died.
+    communicator.barrier()?;
     Ok(rows)
 }
 

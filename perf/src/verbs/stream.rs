@@ -7,12 +7,17 @@
 //! [`SLOTS`] x [`SLOT_BYTES`] per queue pair); the data path only copies and posts. Each queue pair
 //! carries one direction of data: a ring link is one queue pair, a mesh link two.
 //!
-//! A link keeps its TCP connection (the one the endpoints were exchanged over) to notice a peer that
-//! exited: the kernel closes its sockets at once, while its queue pairs vanish silently and a writer
-//! would learn of it only after the transport retries (IBV_WC_RETRY_EXC_ERR, seconds later).
+//! The TCP connections the endpoints were exchanged over stay open to notice a rank that exited: the
+//! kernel closes its sockets at once, while its queue pairs vanish silently and a writer would learn
+//! of it only after the transport retries (IBV_WC_RETRY_EXC_ERR, seconds later). Every wait looks at
+//! the connections of all this rank's links, not only its own: in a ring a rank waits on its left
+//! neighbour while the rank that died may be its right one, and the left neighbour's exit is only the
+//! consequence. The first connection seen closed names the rank that stopped; ranks leave only after
+//! a final barrier, so a closed connection during a collective is never a normal exit.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::credit::{slot_range, Immediate, ReceiverWindow, Role, SenderWindow};
@@ -118,14 +123,14 @@ impl StreamEndpoint {
     }
 
     /// Post the receives (credits or data: one per slot, so flow control never lets a message find
-    /// the queue empty), then INIT -> RTR -> RTS. `peer` names the rank in messages; `liveness` is the
-    /// TCP connection to it, kept to notice its exit.
-    pub fn connect(
+    /// the queue empty), then INIT -> RTR -> RTS. `peer` names the rank in messages; `connections`
+    /// are this rank's connections to every peer it has links with, watched to notice an exit.
+    fn connect(
         mut self,
         port: &StreamPort,
         remote: &VerbsEndpointInfo,
         peer: String,
-        liveness: TcpStream,
+        connections: Arc<Vec<(String, TcpStream)>>,
     ) -> Result<StreamHalf, PerfError> {
         if self.role == Role::Send && remote.length < u64::from(SLOTS * SLOT_BYTES) {
             return Err(PerfError::Handshake {
@@ -137,7 +142,7 @@ impl StreamEndpoint {
             .post_receives(0..0, SLOTS as usize)
             .map_err(|e| PerfError::Transport(format!("cannot post receives for {peer}: {e}")))?;
         port.context.connect(&mut self.resources, self.psn, remote, ACK_TIMEOUT)?;
-        let liveness = Liveness::new(liveness);
+        let liveness = Liveness { connections, last_check: Instant::now() };
         let common =
             Common { resources: self.resources, peer, timeout: port.timeout, liveness, completions: Vec::new() };
         Ok(match self.role {
@@ -158,32 +163,30 @@ impl StreamEndpoint {
     }
 }
 
-/// The peer's TCP connection, looked at without blocking: a closed socket means the peer exited.
+/// The TCP connections to the peers of this rank's links (labelled), looked at without blocking: a
+/// closed socket means that peer exited. [`connect_links`] makes them non-blocking once setup no
+/// longer reads from them.
 struct Liveness {
-    stream: TcpStream,
+    connections: Arc<Vec<(String, TcpStream)>>,
     last_check: Instant,
 }
 
 impl Liveness {
-    /// `stream` is made non-blocking by [`connect_links`] once setup no longer reads from it (a clone
-    /// shares the socket's flags).
-    fn new(stream: TcpStream) -> Liveness {
-        Liveness { stream, last_check: Instant::now() }
-    }
-
-    fn gone_now(&mut self) -> bool {
+    /// At most every [`LIVENESS_INTERVAL`]: the first peer whose connection is closed.
+    fn gone(&mut self) -> Option<String> {
+        if self.last_check.elapsed() < LIVENESS_INTERVAL {
+            return None;
+        }
         self.last_check = Instant::now();
         let mut byte = [0u8; 1];
-        match self.stream.peek(&mut byte) {
-            Ok(0) => true,
-            Ok(_) => false,
-            Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted),
-        }
-    }
-
-    /// At most every [`LIVENESS_INTERVAL`]: is the peer gone?
-    fn gone(&mut self) -> bool {
-        self.last_check.elapsed() >= LIVENESS_INTERVAL && self.gone_now()
+        self.connections
+            .iter()
+            .find(|(_, stream)| match stream.peek(&mut byte) {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted),
+            })
+            .map(|(peer, _)| peer.clone())
     }
 }
 
@@ -218,7 +221,7 @@ impl Common {
                 continue;
             }
             let this = common(state);
-            if this.liveness.gone() {
+            if let Some(gone) = this.liveness.gone() {
                 // What the peer sent before it exited may still be completing: look a little longer.
                 let grace = Instant::now() + PEER_GONE_GRACE;
                 while Instant::now() < grace {
@@ -227,7 +230,8 @@ impl Common {
                     }
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                return Err(PerfError::PeerClosed { peer: common(state).peer.clone(), during });
+                let during = if gone == common(state).peer { during } else { "the collective" };
+                return Err(PerfError::PeerClosed { peer: gone, during });
             }
             let waited = started.elapsed();
             if waited > this.timeout {
@@ -453,7 +457,7 @@ impl link::Receiver for VerbsReceiver {
         Ok(())
     }
 
-    /// Every wait looks at the peer's setup connection, which carries nothing else: an exit is seen
+    /// Every wait looks at the peers' setup connections, which carry nothing else: an exit is seen
     /// within [`LIVENESS_INTERVAL`] and the error of that wait names the peer. Nothing is hidden.
     fn exit_was_hidden(&mut self, _patience: Duration) -> bool {
         false
@@ -494,16 +498,19 @@ pub(crate) fn connect_links(
             .map_err(|reason| PerfError::Handshake { peer: label.clone(), reason })?;
         remotes.push(matched);
     }
+    let connections = streams
+        .iter()
+        .map(|(stream, _, label, _)| {
+            let clone = stream.try_clone().map_err(|e| link::io_error(label, "verbs link setup", e, port.timeout))?;
+            Ok((label.clone(), clone))
+        })
+        .collect::<Result<Vec<_>, PerfError>>()?;
+    let connections = Arc::new(connections);
     let mut halves = Vec::with_capacity(streams.len());
-    for ((opened, remote), (stream, _, label, _)) in endpoints.into_iter().zip(remotes).zip(streams.iter_mut()) {
+    for ((opened, remote), (_, _, label, _)) in endpoints.into_iter().zip(remotes).zip(streams.iter()) {
         let mut connected = Vec::with_capacity(opened.len());
         for (endpoint, remote) in opened.into_iter().zip(remote) {
-            let liveness = stream.try_clone().map_err(|e| PerfError::Io {
-                peer: label.clone(),
-                during: "verbs link setup",
-                cause: e,
-            })?;
-            connected.push(endpoint.connect(port, &remote, label.clone(), liveness)?);
+            connected.push(endpoint.connect(port, &remote, label.clone(), Arc::clone(&connections))?);
         }
         halves.push(connected);
     }
