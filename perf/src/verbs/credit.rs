@@ -296,15 +296,14 @@ mod tests {
         // A mesh connection: our Send pairs with their Receive (qpn 7), our Receive with their Send.
         let peers = LinkHello::match_peer(&[Role::Send, Role::Receive], 4, 262144, 2, &back).expect("pairs");
         assert_eq!(peers.iter().map(|p| p.qpn).collect::<Vec<_>>(), [7, 8]);
-        assert!(LinkHello::match_peer(&[Role::Send], 4, 262144, 2, &back).unwrap_err().contains("queue pairs"));
-        assert!(LinkHello::match_peer(&[Role::Send, Role::Receive], 8, 262144, 2, &back)
-            .unwrap_err()
-            .contains("slots differ"));
-        assert!(LinkHello::match_peer(&[Role::Send, Role::Receive], 4, 262144, 1, &back)
-            .unwrap_err()
-            .contains("rank 2 answered"));
+        let refused = |ours: &[Role], slots: u32, rank: usize, theirs: &LinkHello| {
+            LinkHello::match_peer(ours, slots, 262144, rank, theirs).expect_err("must be refused")
+        };
+        assert!(refused(&[Role::Send], 4, 2, &back).contains("queue pairs"));
+        assert!(refused(&[Role::Send, Role::Receive], 8, 2, &back).contains("slots differ"));
+        assert!(refused(&[Role::Send, Role::Receive], 4, 1, &back).contains("rank 2 answered"));
         let one_sided = LinkHello { endpoints: vec![(Role::Send, endpoint(9))], ..hello };
-        assert!(LinkHello::match_peer(&[Role::Send], 4, 262144, 2, &one_sided).unwrap_err().contains("no Receive"));
+        assert!(refused(&[Role::Send], 4, 2, &one_sided).contains("no Receive"));
         let text = serde_json::to_string(&one_sided).expect("json");
         assert!(serde_json::from_str::<LinkHello>(&text.replace("\"rank\"", "\"extra\":1,\"rank\"")).is_err());
     }

@@ -493,7 +493,7 @@ pub(crate) fn connect_links(
     }
     let mut remotes = Vec::with_capacity(streams.len());
     for (stream, peer_rank, label, roles) in streams.iter_mut() {
-        let theirs: LinkHello = read_message(&mut **stream, label, "verbs link setup")?;
+        let theirs: LinkHello = read_message(stream, label, "verbs link setup")?;
         let matched = LinkHello::match_peer(roles, SLOTS, SLOT_BYTES, *peer_rank, &theirs)
             .map_err(|reason| PerfError::Handshake { peer: label.clone(), reason })?;
         remotes.push(matched);
