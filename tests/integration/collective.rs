@@ -356,6 +356,15 @@ fn verbs_collectives_across_three_soft_roce_guests() {
         busbw.push((name, largest_busbw(&report), runs[0][name].took_ms));
     }
     assert_eq!(report("verbs-allreduce")["rows"].as_array().map(Vec::len), Some(5), "4 KiB to 1 MiB by 4");
+    // Four local ranks on guest 0's rxe0: bf16, 1 to 1458 elements (fewer than the ranks, and odd).
+    for name in ["local-allreduce", "local-allgather", "local-reducescatter"] {
+        let run = runs[0].get(name).unwrap_or_else(|| panic!("{name} did not run on guest 0: {:?}", runs[0]));
+        assert_eq!(run.code, 0, "{name} failed: {}", err(0, name));
+        let report = report(name);
+        assert_eq!((report["ranks"].as_u64(), report["transport"].as_str()), (Some(4), Some("verbs")), "{name}");
+        assert_eq!(report["rows"].as_array().map(Vec::len), Some(7), "{name}: 2 B to 2916 B by 3");
+        assert_eq!(wrong(&report), 0, "{name}: every element checked and right");
+    }
 
     // The rank killed mid-run: ranks 0 and 2 stop on their own (not by the guest's `timeout 120`,
     // exit 124), within the communicator timeout of 20 s (plus slack for TCG) of the kill, and

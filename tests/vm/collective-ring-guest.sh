@@ -17,6 +17,8 @@
 #   tcp-allreduce      the same AllReduce over TCP, for comparison on the same guests
 #   kill-allreduce     AllReduce over verbs with many iterations; rank 1 kills itself once the run
 #                      is under way; the others must stop on their own, naming rank 1
+#   local-*            guest 0 only: AllReduce, AllGather, ReduceScatter with 4 local ranks (--np 4)
+#                      over its rxe0, bf16, odd counts
 # Timing under TCG is functional: compare verbs with TCP only within one run.
 #
 # Exit code: 0 when every step ran (the host test judges the results), 3 when the guest has no RDMA
@@ -89,5 +91,21 @@ if [ "$rank" = 1 ]; then
   log "kill-allreduce: rank 1 killed"
 else
   run kill-allreduce 120 "${kill_args[@]}"
+fi
+
+# Four local ranks in guest 0 over its own rxe0 (the device loops the traffic back): odd counts,
+# counts smaller than the ranks, bf16, and the per-rank layouts of AllGather and ReduceScatter split
+# over two channels.
+if [ "$rank" = 0 ]; then
+  local_args=(--np 4 "${verbs[@]}" -b 2 -e 3K -f 3 --dtype bf16 -n 1 -w 0 -c 1 --timeout 60s --json)
+  for collective in allreduce allgather reducescatter; do
+    name=local-$collective
+    start=$(now_ms)
+    log "$name"
+    timeout 200 fabricdoctor perf "$collective" "${local_args[@]}" > "$out/$name.json" 2> "$out/$name.err"
+    rc=$?
+    end=$(now_ms)
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$rc" "$((end - start))" "$end" "${local_args[*]}" >> "$out/runs.tsv"
+  done
 fi
 exit 0
