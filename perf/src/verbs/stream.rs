@@ -245,21 +245,20 @@ impl Common {
         }
     }
 
+    /// The first failed completion polled, as the error of `operation`.
+    fn check_completions(&self, operation: &str) -> Result<(), PerfError> {
+        match self.completions.iter().find(|c| c.status != 0) {
+            Some(c) => Err(protocol::completion_error(operation, &self.peer, c.status, c.vendor_err)),
+            None => Ok(()),
+        }
+    }
+
     fn poll_send(&mut self, operation: &str) -> Result<usize, PerfError> {
         self.completions.clear();
         self.resources.poll_send(&mut self.completions).map_err(|e| {
             PerfError::Transport(format!("polling the send completion queue (peer {}) failed: {e}", self.peer))
         })?;
-        for completion in &self.completions {
-            if completion.status != 0 {
-                return Err(protocol::completion_error(
-                    operation,
-                    &self.peer,
-                    completion.status,
-                    completion.vendor_err,
-                ));
-            }
-        }
+        self.check_completions(operation)?;
         Ok(self.completions.len())
     }
 
@@ -269,16 +268,7 @@ impl Common {
         self.resources.poll_receive(&mut self.completions).map_err(|e| {
             PerfError::Transport(format!("polling the receive completion queue (peer {}) failed: {e}", self.peer))
         })?;
-        for completion in &self.completions {
-            if completion.status != 0 {
-                return Err(protocol::completion_error(
-                    operation,
-                    &self.peer,
-                    completion.status,
-                    completion.vendor_err,
-                ));
-            }
-        }
+        self.check_completions(operation)?;
         if !self.completions.is_empty() {
             self.resources
                 .post_receives(0..0, self.completions.len())
