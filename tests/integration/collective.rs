@@ -138,6 +138,35 @@ fn a_killed_rank_stops_the_others_naming_it() {
     assert!(messages.iter().all(|m| m.contains("rank ")), "{messages:?}");
 }
 
+/// A rank that stops (SIGSTOP: alive, sockets open, silent) makes the others give up within their
+/// timeout; its right neighbour, which waits on it, names it.
+#[test]
+fn a_stalled_rank_stops_the_others_within_the_timeout() {
+    let port = free_port();
+    let args = ["-b", "16M", "-e", "16M", "-n", "100000", "-w", "0", "-c", "0", "--timeout", "3s", "--channels", "1"];
+    let mut ranks: Vec<_> = (0..3).map(|r| start_rank(r, 3, port, &args)).collect();
+    std::thread::sleep(Duration::from_millis(2500));
+    let stalled = ranks[1].id().to_string();
+    let stop = |signal: &str| {
+        let status = Command::new("kill").args([signal, stalled.as_str()]).status().expect("kill runs");
+        assert!(status.success(), "kill {signal}");
+    };
+    stop("-STOP");
+    let started = Instant::now();
+    let mut messages = Vec::new();
+    for rank in [0, 2] {
+        let output = ranks[rank].wait_with_output_ref();
+        assert_ne!(output.0, Some(0), "rank {rank} must fail");
+        messages.push(output.1);
+    }
+    let took = started.elapsed();
+    stop("-KILL");
+    let _ = ranks[1].wait();
+    assert!(took < Duration::from_secs(12), "others took {took:?} to stop with a 3 s timeout");
+    assert!(messages[1].contains("rank 1 (127.0.0.1)"), "rank 2 must name rank 1: {}", messages[1]);
+    assert!(messages[1].contains("sent no data for 3s"), "rank 2 must say it timed out: {}", messages[1]);
+}
+
 trait WaitOutput {
     fn wait_with_output_ref(&mut self) -> (Option<i32>, String);
 }
@@ -296,8 +325,10 @@ fn largest_busbw(report: &serde_json::Value) -> f64 {
 /// The collectives over Soft-RoCE with one rank per QEMU guest: three guests, each with its own rxe0 on
 /// one Ethernet segment (tests/vm/run-ring-guests.sh; tests/vm/collective-ring-guest.sh runs in each).
 /// AllReduce, AlltoAll and Broadcast over verbs are data-checked; the same AllReduce over TCP runs on
-/// the same guests for comparison (printed, not asserted: TCG timing is functional only); and a rank
-/// killed mid-run makes the other two stop on their own, naming it. Runs when FABRICDOCTOR_VM_TESTS=1
+/// the same guests for comparison (printed, not asserted: TCG timing is functional only); a rank
+/// killed mid-run makes the other two stop on their own, naming it; a rank stopped mid-run makes them
+/// give up within their timeout. Four local ranks in one guest run AllReduce, AllGather and
+/// ReduceScatter in bf16 with odd counts. Runs when FABRICDOCTOR_VM_TESTS=1
 /// (CI, as root, after tests/vm/build-guest.sh) and skips loudly otherwise; a guest without an RDMA
 /// device fails the test.
 #[test]
@@ -383,6 +414,23 @@ fn verbs_collectives_across_three_soft_roce_guests() {
         assert!(message.contains("rank 1 (10.77.0.12"), "rank {i} does not name rank 1 and its host: {message}");
         eprintln!("rank {i} stopped {after} ms after rank 1 was killed: {}", message.trim());
     }
+    // A rank stalled (stopped, its connections open): the others give up after their 10 s timeout
+    // (plus slack for TCG), on their own; rank 2, which waits on rank 1's data, names it.
+    let stalled_at: u64 = std::fs::read_to_string(guests[1].join("stall.at"))
+        .unwrap_or_default()
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("rank 1 did not record its stall: {}", guest_log(1)));
+    for i in [0, 2] {
+        let run = runs[i].get("stall-allreduce").unwrap_or_else(|| panic!("stall-allreduce did not run on {i}"));
+        let message = err(i, "stall-allreduce");
+        assert!(run.code != 0 && run.code != 124, "rank {i} exit {} after rank 1 stalled: {message}", run.code);
+        let after = run.ended_ms.saturating_sub(stalled_at);
+        assert!(after < 30_000, "rank {i} took {after} ms after the stall to stop: {message}");
+        eprintln!("rank {i} stopped {after} ms after rank 1 stalled: {}", message.trim());
+    }
+    let message = err(2, "stall-allreduce");
+    assert!(message.contains("rank 1 (10.77.0.12") && message.contains("sent no data for 10s"), "{message}");
     eprintln!(
         "three Soft-RoCE guests under TCG (functional timing only; output in {}):\n{}",
         out.display(),

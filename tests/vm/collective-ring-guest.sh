@@ -17,6 +17,8 @@
 #   tcp-allreduce      the same AllReduce over TCP, for comparison on the same guests
 #   kill-allreduce     AllReduce over verbs with many iterations; rank 1 kills itself once the run
 #                      is under way; the others must stop on their own, naming rank 1
+#   stall-allreduce    the same with rank 1 stopped (SIGSTOP) instead: the others give up within
+#                      their --timeout (10 s); rank 1 records when in stall.at
 #   local-*            guest 0 only: AllReduce, AllGather, ReduceScatter with 4 local ranks (--np 4)
 #                      over its rxe0, bf16, odd counts
 # Timing under TCG is functional: compare verbs with TCP only within one run.
@@ -91,6 +93,28 @@ if [ "$rank" = 1 ]; then
   log "kill-allreduce: rank 1 killed"
 else
   run kill-allreduce 120 "${kill_args[@]}"
+fi
+
+# Rank stall: rank 1 stops (SIGSTOP: alive, connections open, silent) once the run is under way; the
+# others must give up within their --timeout of 10 s. Rank 1 kills its stopped rank afterwards.
+stall_args=(allreduce "${verbs[@]}" --port 18605 -b 1M -e 1M -n 100000 -w 0 -c 0 --timeout 10s)
+if [ "$rank" = 1 ]; then
+  fabricdoctor perf "${stall_args[@]}" --hosts "$hosts" --rank "$rank" > "$out/stall-allreduce.json" \
+    2> "$out/stall-allreduce.err" &
+  pid=$!
+  for _ in $(seq 1 600); do
+    [ "$(ss -Htn state established 2> /dev/null | grep -c .)" -ge 5 ] && break
+    sleep 0.1
+  done
+  sleep 3
+  now_ms > "$out/stall.at"
+  kill -STOP "$pid"
+  log "stall-allreduce: rank 1 stopped"
+  sleep 40
+  kill -KILL "$pid"
+  wait "$pid"
+else
+  run stall-allreduce 120 "${stall_args[@]}"
 fi
 
 # Four local ranks in guest 0 over its own rxe0 (the device loops the traffic back): odd counts,
