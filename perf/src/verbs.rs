@@ -34,6 +34,7 @@ pub mod credit;
 mod device;
 mod protocol;
 pub mod stream;
+pub mod watch;
 
 use std::collections::VecDeque;
 use std::net::Ipv6Addr;

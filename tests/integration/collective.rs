@@ -409,13 +409,16 @@ fn verbs_collectives_across_three_soft_roce_guests() {
         let run = runs[i].get("kill-allreduce").unwrap_or_else(|| panic!("kill-allreduce did not run on {i}"));
         let message = err(i, "kill-allreduce");
         assert!(run.code != 0 && run.code != 124, "rank {i} exit {} after rank 1 died: {message}", run.code);
-        let after = run.ended_ms.saturating_sub(killed_at);
+        // Guest clocks come from QEMU's RTC at boot and agree to about a second, so this is approximate
+        // (and may even be negative); the bound is loose for that reason.
+        let after = run.ended_ms as i64 - killed_at as i64;
         assert!(after < 30_000, "rank {i} took {after} ms after the kill to stop: {message}");
         assert!(message.contains("rank 1 (10.77.0.12"), "rank {i} does not name rank 1 and its host: {message}");
-        eprintln!("rank {i} stopped {after} ms after rank 1 was killed: {}", message.trim());
+        eprintln!("rank {i} stopped {after} ms (guest clocks, +-1 s) after rank 1 was killed: {}", message.trim());
     }
     // A rank stalled (stopped, its connections open): the others give up after their 10 s timeout
-    // (plus slack for TCG), on their own; rank 2, which waits on rank 1's data, names it.
+    // (plus the probe's patience and slack for TCG), on their own, and both name rank 1: rank 2 waits
+    // on it directly; rank 0 waits on rank 2, which answers its probe that it waits on rank 1.
     let stalled_at: u64 = std::fs::read_to_string(guests[1].join("stall.at"))
         .unwrap_or_default()
         .trim()
@@ -425,12 +428,11 @@ fn verbs_collectives_across_three_soft_roce_guests() {
         let run = runs[i].get("stall-allreduce").unwrap_or_else(|| panic!("stall-allreduce did not run on {i}"));
         let message = err(i, "stall-allreduce");
         assert!(run.code != 0 && run.code != 124, "rank {i} exit {} after rank 1 stalled: {message}", run.code);
-        let after = run.ended_ms.saturating_sub(stalled_at);
+        let after = run.ended_ms as i64 - stalled_at as i64;
         assert!(after < 30_000, "rank {i} took {after} ms after the stall to stop: {message}");
-        eprintln!("rank {i} stopped {after} ms after rank 1 stalled: {}", message.trim());
+        assert!(message.contains("rank 1 (10.77.0.12)") && message.contains("sent no data for 10s"), "{message}");
+        eprintln!("rank {i} stopped {after} ms (guest clocks, +-1 s) after rank 1 stalled: {}", message.trim());
     }
-    let message = err(2, "stall-allreduce");
-    assert!(message.contains("rank 1 (10.77.0.12") && message.contains("sent no data for 10s"), "{message}");
     eprintln!(
         "three Soft-RoCE guests under TCG (functional timing only; output in {}):\n{}",
         out.display(),

@@ -399,7 +399,7 @@ impl Communicator {
                         links.push((stream, peer, name(peer), vec![Role::Send, Role::Receive]));
                     }
                 }
-                let halves = connect_links(port, rank, &mut links)?;
+                let halves = connect_links(port, rank, &names, &mut links)?;
                 let peers: Vec<usize> = links.iter().map(|(_, peer, _, _)| *peer).collect();
                 for (index, (halves, peer)) in halves.into_iter().zip(peers).enumerate() {
                     for half in halves {

@@ -7,21 +7,19 @@
 //! [`SLOTS`] x [`SLOT_BYTES`] per queue pair); the data path only copies and posts. Each queue pair
 //! carries one direction of data: a ring link is one queue pair, a mesh link two.
 //!
-//! The TCP connections the endpoints were exchanged over stay open to notice a rank that exited: the
-//! kernel closes its sockets at once, while its queue pairs vanish silently and a writer would learn
-//! of it only after the transport retries (IBV_WC_RETRY_EXC_ERR, seconds later). Every wait looks at
-//! the connections of all this rank's links, not only its own: in a ring a rank waits on its left
-//! neighbour while the rank that died may be its right one, and the left neighbour's exit is only the
-//! consequence. The first connection seen closed names the rank that stopped; ranks leave only after
-//! a final barrier, so a closed connection during a collective is never a normal exit.
+//! The TCP connections the endpoints were exchanged over stay open to tell a dead or stalled rank
+//! from one that only waits (`watch.rs`): an exited rank's sockets close at once, while its queue
+//! pairs vanish silently and a writer would learn of it only after the transport retries
+//! (IBV_WC_RETRY_EXC_ERR, seconds later).
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::credit::{slot_range, Immediate, ReceiverWindow, Role, SenderWindow};
 use super::device::{Completion, QueueSizes, Resources, WireOp};
+use super::watch::{Seen, Watch};
 use super::{protocol, PortContext, VerbsEndpointInfo};
 use crate::collective::link;
 use crate::PerfError;
@@ -123,15 +121,16 @@ impl StreamEndpoint {
     }
 
     /// Post the receives (credits or data: one per slot, so flow control never lets a message find
-    /// the queue empty), then INIT -> RTR -> RTS. `peer` names the rank in messages; `connections`
-    /// are this rank's connections to every peer it has links with, watched to notice an exit.
+    /// the queue empty), then INIT -> RTR -> RTS. `ranks` says who is at either end (and names every
+    /// rank in messages); `watch` holds this rank's setup connections, watched while waiting.
     fn connect(
         mut self,
         port: &StreamPort,
         remote: &VerbsEndpointInfo,
-        peer: String,
-        connections: Arc<Vec<(String, TcpStream)>>,
+        ranks: Ranks,
+        watch: Watch,
     ) -> Result<StreamHalf, PerfError> {
+        let peer = ranks.peer_name().to_string();
         if self.role == Role::Send && remote.length < u64::from(SLOTS * SLOT_BYTES) {
             return Err(PerfError::Handshake {
                 peer,
@@ -142,9 +141,15 @@ impl StreamEndpoint {
             .post_receives(0..0, SLOTS as usize)
             .map_err(|e| PerfError::Transport(format!("cannot post receives for {peer}: {e}")))?;
         port.context.connect(&mut self.resources, self.psn, remote, ACK_TIMEOUT)?;
-        let liveness = Liveness { connections, last_check: Instant::now() };
-        let common =
-            Common { resources: self.resources, peer, timeout: port.timeout, liveness, completions: Vec::new() };
+        let common = Common {
+            resources: self.resources,
+            peer,
+            ranks,
+            timeout: port.timeout,
+            watch,
+            last_look: Instant::now(),
+            completions: Vec::new(),
+        };
         Ok(match self.role {
             Role::Send => StreamHalf::Send(VerbsSender {
                 common,
@@ -163,46 +168,46 @@ impl StreamEndpoint {
     }
 }
 
-/// The TCP connections to the peers of this rank's links (labelled), looked at without blocking: a
-/// closed socket means that peer exited. [`connect_links`] makes them non-blocking once setup no
-/// longer reads from them.
-struct Liveness {
-    connections: Arc<Vec<(String, TcpStream)>>,
-    last_check: Instant,
+/// This rank and the peer of a link, with every rank's name for messages.
+#[derive(Debug, Clone)]
+pub(crate) struct Ranks {
+    pub us: usize,
+    pub peer: usize,
+    pub names: Arc<Vec<String>>,
 }
 
-impl Liveness {
-    /// At most every [`LIVENESS_INTERVAL`]: the first peer whose connection is closed.
-    fn gone(&mut self) -> Option<String> {
-        if self.last_check.elapsed() < LIVENESS_INTERVAL {
-            return None;
-        }
-        self.last_check = Instant::now();
-        let mut byte = [0u8; 1];
-        self.connections
-            .iter()
-            .find(|(_, stream)| match stream.peek(&mut byte) {
-                Ok(0) => true,
-                Ok(_) => false,
-                Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted),
-            })
-            .map(|(peer, _)| peer.clone())
+impl Ranks {
+    fn peer_name(&self) -> &str {
+        &self.names[self.peer]
+    }
+}
+
+/// Removes this thread's wait from the watch however the wait ends.
+struct Registered(Watch);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.0.end_wait();
     }
 }
 
 /// What both directions hold.
 struct Common {
     resources: Resources,
+    /// The peer's name, for messages.
     peer: String,
+    ranks: Ranks,
     timeout: Duration,
-    liveness: Liveness,
+    watch: Watch,
+    last_look: Instant,
     completions: Vec<Completion>,
 }
 
 impl Common {
-    /// Poll `attempt` until it yields, giving up when the peer exits or makes no progress for the
-    /// timeout. Spins first, then yields, then sleeps briefly: on Soft-RoCE the adapter is kernel
-    /// threads on the same CPUs.
+    /// Poll `attempt` until it yields, giving up when a peer exits or this one makes no progress for
+    /// the timeout (then naming the rank it waits on if it answers that it is waiting too). Spins
+    /// first, then yields, then sleeps briefly: on Soft-RoCE the adapter is kernel threads on the same
+    /// CPUs.
     fn wait<S, T>(
         state: &mut S,
         common: impl Fn(&mut S) -> &mut Common,
@@ -211,6 +216,7 @@ impl Common {
     ) -> Result<T, PerfError> {
         let started = Instant::now();
         let mut spins = 0u32;
+        let mut registered: Option<Registered> = None;
         loop {
             if let Some(value) = attempt(state)? {
                 return Ok(value);
@@ -221,21 +227,33 @@ impl Common {
                 continue;
             }
             let this = common(state);
-            if let Some(gone) = this.liveness.gone() {
-                // What the peer sent before it exited may still be completing: look a little longer.
-                let grace = Instant::now() + PEER_GONE_GRACE;
-                while Instant::now() < grace {
-                    if let Some(value) = attempt(state)? {
-                        return Ok(value);
+            if registered.is_none() {
+                this.watch.begin_wait(this.ranks.peer, started);
+                registered = Some(Registered(this.watch.clone()));
+            }
+            if this.last_look.elapsed() >= LIVENESS_INTERVAL {
+                this.last_look = Instant::now();
+                if let Seen::Gone(gone) = this.watch.look() {
+                    // What the peer sent before it exited may still be completing: look a little longer.
+                    let grace = Instant::now() + PEER_GONE_GRACE;
+                    while Instant::now() < grace {
+                        if let Some(value) = attempt(state)? {
+                            return Ok(value);
+                        }
+                        std::thread::sleep(Duration::from_millis(1));
                     }
-                    std::thread::sleep(Duration::from_millis(1));
+                    let ranks = &common(state).ranks;
+                    let during = if gone == ranks.peer { during } else { "the collective" };
+                    return Err(PerfError::PeerClosed { peer: ranks.names[gone].clone(), during });
                 }
-                let during = if gone == common(state).peer { during } else { "the collective" };
-                return Err(PerfError::PeerClosed { peer: gone, during });
             }
             let waited = started.elapsed();
             if waited > this.timeout {
-                return Err(PerfError::PeerSilent { peer: this.peer.clone(), waited: this.timeout });
+                let peer = match this.watch.ask(this.ranks.peer, this.ranks.us) {
+                    Some(cause) => format!("{} (which {} is waiting on)", this.ranks.names[cause], this.peer),
+                    None => this.peer.clone(),
+                };
+                return Err(PerfError::PeerSilent { peer, waited: this.timeout });
             }
             if waited > IDLE_BEFORE_SLEEP {
                 std::thread::sleep(Duration::from_micros(50));
@@ -447,8 +465,8 @@ impl link::Receiver for VerbsReceiver {
         Ok(())
     }
 
-    /// Every wait looks at the peers' setup connections, which carry nothing else: an exit is seen
-    /// within [`LIVENESS_INTERVAL`] and the error of that wait names the peer. Nothing is hidden.
+    /// Every wait looks at the peers' setup connections (`watch.rs`): an exit is seen within
+    /// [`LIVENESS_INTERVAL`] and the error of that wait names the peer. Nothing is hidden.
     fn exit_was_hidden(&mut self, _patience: Duration) -> bool {
         false
     }
@@ -465,6 +483,7 @@ impl link::Receiver for VerbsReceiver {
 pub(crate) fn connect_links(
     port: &StreamPort,
     rank: usize,
+    names: &[String],
     streams: &mut [(&mut TcpStream, usize, String, Vec<Role>)],
 ) -> Result<Vec<Vec<StreamHalf>>, PerfError> {
     use super::credit::LinkHello;
@@ -490,17 +509,19 @@ pub(crate) fn connect_links(
     }
     let connections = streams
         .iter()
-        .map(|(stream, _, label, _)| {
+        .map(|(stream, peer_rank, label, _)| {
             let clone = stream.try_clone().map_err(|e| link::io_error(label, "verbs link setup", e, port.timeout))?;
-            Ok((label.clone(), clone))
+            Ok((*peer_rank, clone))
         })
         .collect::<Result<Vec<_>, PerfError>>()?;
-    let connections = Arc::new(connections);
+    let watch = Watch::new(connections);
+    let names = Arc::new(names.to_vec());
     let mut halves = Vec::with_capacity(streams.len());
-    for ((opened, remote), (_, _, label, _)) in endpoints.into_iter().zip(remotes).zip(streams.iter()) {
+    for ((opened, remote), (_, peer, _, _)) in endpoints.into_iter().zip(remotes).zip(streams.iter()) {
         let mut connected = Vec::with_capacity(opened.len());
         for (endpoint, remote) in opened.into_iter().zip(remote) {
-            connected.push(endpoint.connect(port, &remote, label.clone(), Arc::clone(&connections))?);
+            let ranks = Ranks { us: rank, peer: *peer, names: Arc::clone(&names) };
+            connected.push(endpoint.connect(port, &remote, ranks, watch.clone())?);
         }
         halves.push(connected);
     }
@@ -519,7 +540,7 @@ pub(crate) fn connect_links(
             });
         }
     }
-    // From now on the connections carry nothing; non-blocking, so a look at them never waits.
+    // From now on the connections carry only probes and answers; non-blocking, so a look never waits.
     for (stream, _, label, _) in streams.iter_mut() {
         stream.set_nonblocking(true).map_err(|e| link::io_error(label, "verbs link setup", e, port.timeout))?;
     }
