@@ -6,8 +6,8 @@
 #
 # The integration test tests/integration/collective.rs runs this and judges OUT/guest-*/. In each guest:
 #   runs.tsv           name, exit code, milliseconds taken, end (epoch ms), command: a line per run
-#   kill.at            rank 1: when it killed its rank (epoch ms; the guests' clocks come from the
-#                      host's through QEMU's RTC)
+#   kill.at, stall.at  rank 1: when it killed or stopped its rank (epoch ms; the guests' clocks come
+#                      from QEMU's RTC at boot and agree only to about a second)
 #   NAME.json/.err     stdout (rank 0: the JSON report) and stderr of each run
 #   environment.txt    versions, ibv_devinfo
 # Runs, in order (every rank runs each one; ranks meet at rank 0, port per run):
