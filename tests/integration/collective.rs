@@ -397,42 +397,35 @@ fn verbs_collectives_across_three_soft_roce_guests() {
         assert_eq!(wrong(&report), 0, "{name}: every element checked and right");
     }
 
-    // The rank killed mid-run: ranks 0 and 2 stop on their own (not by the guest's `timeout 120`,
-    // exit 124), within the communicator timeout of 20 s (plus slack for TCG) of the kill, and
-    // name rank 1 with its host.
-    let killed_at: u64 = std::fs::read_to_string(guests[1].join("kill.at"))
-        .unwrap_or_default()
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("rank 1 did not record its kill: {}", guest_log(1)));
-    for i in [0, 2] {
-        let run = runs[i].get("kill-allreduce").unwrap_or_else(|| panic!("kill-allreduce did not run on {i}"));
-        let message = err(i, "kill-allreduce");
-        assert!(run.code != 0 && run.code != 124, "rank {i} exit {} after rank 1 died: {message}", run.code);
-        // Guest clocks come from QEMU's RTC at boot and agree to about a second, so this is approximate
-        // (and may even be negative); the bound is loose for that reason.
-        let after = run.ended_ms as i64 - killed_at as i64;
-        assert!(after < 30_000, "rank {i} took {after} ms after the kill to stop: {message}");
-        assert!(message.contains("rank 1 (10.77.0.12"), "rank {i} does not name rank 1 and its host: {message}");
-        eprintln!("rank {i} stopped {after} ms (guest clocks, +-1 s) after rank 1 was killed: {}", message.trim());
-    }
-    // A rank stalled (stopped, its connections open): the others give up after their 10 s timeout
-    // (plus the probe's patience and slack for TCG), on their own, and both name rank 1: rank 2 waits
-    // on it directly; rank 0 waits on rank 2, which answers its probe that it waits on rank 1.
-    let stalled_at: u64 = std::fs::read_to_string(guests[1].join("stall.at"))
-        .unwrap_or_default()
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("rank 1 did not record its stall: {}", guest_log(1)));
-    for i in [0, 2] {
-        let run = runs[i].get("stall-allreduce").unwrap_or_else(|| panic!("stall-allreduce did not run on {i}"));
-        let message = err(i, "stall-allreduce");
-        assert!(run.code != 0 && run.code != 124, "rank {i} exit {} after rank 1 stalled: {message}", run.code);
-        let after = run.ended_ms as i64 - stalled_at as i64;
-        assert!(after < 30_000, "rank {i} took {after} ms after the stall to stop: {message}");
-        assert!(message.contains("rank 1 (10.77.0.12)") && message.contains("sent no data for 10s"), "{message}");
-        eprintln!("rank {i} stopped {after} ms (guest clocks, +-1 s) after rank 1 stalled: {}", message.trim());
-    }
+    // Rank 1 disrupted mid-run: ranks 0 and 2 stop on their own (not by the guest's `timeout 120`,
+    // exit 124), within `bound_ms` of the disruption, and their errors contain `names`.
+    let disrupted = |name: &str, bound_ms: i64, names: &[&str]| {
+        let at: i64 = std::fs::read_to_string(guests[1].join(format!("{name}.at")))
+            .unwrap_or_default()
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("rank 1 did not record its {name}: {}", guest_log(1)));
+        let run_name = format!("{name}-allreduce");
+        for i in [0, 2] {
+            let run = runs[i].get(&run_name).unwrap_or_else(|| panic!("{run_name} did not run on {i}"));
+            let message = err(i, &run_name);
+            assert!(run.code != 0 && run.code != 124, "rank {i} exit {} after rank 1's {name}: {message}", run.code);
+            // Guest clocks come from QEMU's RTC at boot and agree to about a second, so this is
+            // approximate (it may even be negative); the bound is loose for that reason.
+            let after = run.ended_ms as i64 - at;
+            assert!(after < bound_ms, "rank {i} took {after} ms after rank 1's {name} to stop: {message}");
+            for expected in names {
+                assert!(message.contains(expected), "rank {i} after rank 1's {name}: {expected:?} not in {message}");
+            }
+            eprintln!("rank {i} stopped {after} ms (guest clocks, +-1 s) after rank 1's {name}: {}", message.trim());
+        }
+    };
+    // Killed: both name rank 1 with its host, within seconds (the communicator timeout is 20 s).
+    disrupted("kill", 30_000, &["rank 1 (10.77.0.12)"]);
+    // Stalled (stopped, its connections open): both give up after their 10 s timeout plus the 1 s
+    // probe and name rank 1: rank 2 waits on it directly; rank 0 waits on rank 2, which answers its
+    // probe that it waits on rank 1.
+    disrupted("stall", 30_000, &["rank 1 (10.77.0.12)", "sent no data for 10s"]);
     eprintln!(
         "three Soft-RoCE guests under TCG (functional timing only; output in {}):\n{}",
         out.display(),

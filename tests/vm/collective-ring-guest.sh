@@ -70,52 +70,40 @@ run verbs-broadcast 200 broadcast "${verbs[@]}" --port 18602 -b 4K -e 1M -f 16 -
   --timeout 60s --json
 run tcp-allreduce 200 allreduce --transport tcp --port 18603 -b 4K -e 1M -f 4 -n 2 -w 1 -c 1 --timeout 60s --json
 
-# Rank kill: rank 1 starts like the others, waits until the collective runs (its connections to both
-# neighbours are up and some time has passed), then dies with SIGKILL (no chance to say goodbye).
-kill_args=(allreduce "${verbs[@]}" --port 18604 -b 1M -e 1M -n 100000 -w 0 -c 0 --timeout 20s)
-if [ "$rank" = 1 ]; then
-  start=$(now_ms)
-  fabricdoctor perf "${kill_args[@]}" --hosts "$hosts" --rank "$rank" > "$out/kill-allreduce.json" \
-    2> "$out/kill-allreduce.err" &
-  pid=$!
-  for _ in $(seq 1 600); do
-    # control (to rank 0) plus two data connections per channel: the ring is set up
-    [ "$(ss -Htn state established 2> /dev/null | grep -c .)" -ge 5 ] && break
-    sleep 0.1
-  done
-  sleep 3
-  now_ms > "$out/kill.at"
-  kill -KILL "$pid"
-  wait "$pid"
-  rc=$?
-  end=$(now_ms)
-  printf '%s\t%s\t%s\t%s\t%s\n' kill-allreduce "$rc" "$((end - start))" "$end" "killed by the test" >> "$out/runs.tsv"
-  log "kill-allreduce: rank 1 killed"
-else
-  run kill-allreduce 120 "${kill_args[@]}"
-fi
-
-# Rank stall: rank 1 stops (SIGSTOP: alive, connections open, silent) once the run is under way; the
-# others must give up within their --timeout of 10 s. Rank 1 kills its stopped rank afterwards.
-stall_args=(allreduce "${verbs[@]}" --port 18605 -b 1M -e 1M -n 100000 -w 0 -c 0 --timeout 10s)
-if [ "$rank" = 1 ]; then
-  fabricdoctor perf "${stall_args[@]}" --hosts "$hosts" --rank "$rank" > "$out/stall-allreduce.json" \
-    2> "$out/stall-allreduce.err" &
-  pid=$!
+# disrupt NAME SIGNAL TIMEOUT: an AllReduce over verbs that rank 1 disrupts. Rank 1 starts like the
+# others, waits until the collective runs (its connection to rank 0 and two data connections per
+# channel are up, then 3 s more), records the time in NAME.at and sends SIGNAL to its own rank. The
+# others run with --timeout TIMEOUT and must stop on their own. After SIGSTOP, rank 1 kills its
+# stopped rank once the others are surely done.
+disrupt() {
+  local name=$1 signal=$2 limit=$3 port=$4
+  local args=(allreduce "${verbs[@]}" --port "$port" -b 1M -e 1M -n 100000 -w 0 -c 0 --timeout "$limit")
+  if [ "$rank" != 1 ]; then
+    run "$name-allreduce" 120 "${args[@]}"
+    return
+  fi
+  local start; start=$(now_ms)
+  fabricdoctor perf "${args[@]}" --hosts "$hosts" --rank "$rank" > "$out/$name-allreduce.json" \
+    2> "$out/$name-allreduce.err" &
+  local pid=$!
   for _ in $(seq 1 600); do
     [ "$(ss -Htn state established 2> /dev/null | grep -c .)" -ge 5 ] && break
     sleep 0.1
   done
   sleep 3
-  now_ms > "$out/stall.at"
-  kill -STOP "$pid"
-  log "stall-allreduce: rank 1 stopped"
-  sleep 40
-  kill -KILL "$pid"
+  now_ms > "$out/$name.at"
+  kill "-$signal" "$pid"
+  log "$name-allreduce: rank 1 sent SIG$signal"
+  [ "$signal" = STOP ] && { sleep 40; kill -KILL "$pid"; }
   wait "$pid"
-else
-  run stall-allreduce 120 "${stall_args[@]}"
-fi
+  local rc=$? end; end=$(now_ms)
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name-allreduce" "$rc" "$((end - start))" "$end" "SIG$signal by the test" \
+    >> "$out/runs.tsv"
+}
+# Rank kill: SIGKILL, no chance to say goodbye; the others notice its closed connections.
+disrupt kill KILL 20s 18604
+# Rank stall: SIGSTOP, alive with its connections open but silent; the others give up after 10 s.
+disrupt stall STOP 10s 18605
 
 # Four local ranks in guest 0 over its own rxe0 (the device loops the traffic back): odd counts,
 # counts smaller than the ranks, bf16, and the per-rank layouts of AllGather and ReduceScatter split
