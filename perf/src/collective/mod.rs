@@ -399,6 +399,8 @@ impl Communicator {
                         links.push((stream, peer, name(peer), vec![Role::Send, Role::Receive]));
                     }
                 }
+                // The halves come back in the order of `links`: the right channels, the left
+                // channels, then the mesh.
                 let halves = connect_links(port, rank, &names, &mut links)?;
                 let peers: Vec<usize> = links.iter().map(|(_, peer, _, _)| *peer).collect();
                 for (index, (halves, peer)) in halves.into_iter().zip(peers).enumerate() {
