@@ -29,11 +29,12 @@ use crate::PerfError;
 pub const SLOTS: u32 = 4;
 /// Bytes per slot: the collectives' slice, so one forwarded slice is one message.
 pub const SLOT_BYTES: u32 = 256 * 1024;
-/// Local ACK timeout exponent of the links' queue pairs: 18 = 4.096 us x 2^18 = 1.07 s before a
-/// retransmission (NCCL's NCCL_IB_TIMEOUT default is of this order, 18 to 20 by release), not perftest's
-/// 67 ms: a peer busy reducing, or Soft-RoCE on a loaded CPU, acknowledges late, and every early
-/// retransmission of a multi-packet write costs bandwidth (and on rxe of Linux 6.1 has ended a run with
-/// IBV_WC_REM_INV_REQ_ERR). A dead peer is noticed through its TCP connection, not through retries.
+/// Local ACK timeout exponent of the links' queue pairs (IB spec 9.7.6.1.3): 18 = 4.096 us x 2^18 =
+/// 1.07 s before a retransmission, not perftest's 14 (67 ms). A peer busy reducing, or Soft-RoCE on a
+/// loaded CPU, acknowledges late, and every early retransmission of a multi-packet write costs
+/// bandwidth; on rxe of Linux 6.1 under TCG, runs with 67 ms saw many (rxe `completer_retry_err`) and
+/// one ended with IBV_WC_REM_INV_REQ_ERR. A dead peer is noticed through its TCP connection, not
+/// through retries, so the longer timeout does not slow that down.
 const ACK_TIMEOUT: u8 = 18;
 /// Polls before a waiting thread gives the CPU away (the peer may share it, as Soft-RoCE's kernel
 /// threads do).
