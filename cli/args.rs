@@ -272,12 +272,15 @@ pub struct CollectiveArgs {
     /// Parallel rings over separate connections.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub channels: u32,
+    /// Data path after the TCP rendezvous: tcp, or verbs (RDMA WRITE with immediate over RC queue pairs).
     #[arg(long, value_enum, default_value_t = PerfTransport::Tcp)]
     pub transport: PerfTransport,
     /// Keep every rank's send and receive buffers in the memory of CUDA GPU N (staged through pinned
     /// host memory around each collective); needs the NVIDIA driver.
     #[arg(long, value_name = "N")]
     pub gpu: Option<u32>,
+    #[command(flatten)]
+    pub verbs: VerbsArgs,
     /// A rank silent for this long stops every rank, naming it.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
@@ -335,6 +338,20 @@ pub enum PerfTransport {
     Tcp,
 }
 
+/// Which RDMA device, port and GID the verbs transport uses (perf client/server and the collectives).
+#[derive(Debug, Clone, Args)]
+pub struct VerbsArgs {
+    /// RDMA device (verbs; default: the first with an active port).
+    #[arg(long, short = 'd', value_name = "DEVICE", help_heading = "Verbs")]
+    pub device: Option<String>,
+    /// RDMA port number of the device (verbs; perftest -i).
+    #[arg(long = "ib-port", short = 'i', default_value_t = 1, help_heading = "Verbs")]
+    pub ib_port: u8,
+    /// GID index (verbs; default: the RoCE v2 GID of the port netdev's IPv4 address).
+    #[arg(long, short = 'x', value_name = "N", help_heading = "Verbs")]
+    pub gid_index: Option<u32>,
+}
+
 /// Options both sides take.
 #[derive(Debug, Args)]
 pub struct PerfCommonArgs {
@@ -344,15 +361,8 @@ pub struct PerfCommonArgs {
     /// Data path: verbs (default where an RDMA device exists) or tcp.
     #[arg(long, value_enum)]
     pub transport: Option<PerfTransport>,
-    /// RDMA device (verbs).
-    #[arg(long, short = 'd', value_name = "DEVICE", help_heading = "Verbs")]
-    pub device: Option<String>,
-    /// RDMA port number of the device (verbs; perftest -i).
-    #[arg(long = "ib-port", short = 'i', default_value_t = 1, help_heading = "Verbs")]
-    pub ib_port: u8,
-    /// GID index (verbs; default: the RoCE v2 GID of the port netdev's IPv4 address).
-    #[arg(long, short = 'x', value_name = "N", help_heading = "Verbs")]
-    pub gid_index: Option<u32>,
+    #[command(flatten)]
+    pub verbs: VerbsArgs,
     /// Give up on a silent peer after this long.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,

@@ -8,7 +8,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use fabricdoctor_perf::collective::datatype::{DataType, ReduceOp};
 use fabricdoctor_perf::collective::sweep::{parse_size, render_rows, run_sweep_with, sizes, SweepSpec, TimeAverage};
-use fabricdoctor_perf::collective::{nodelist, Collective, Communicator, Rendezvous};
+use fabricdoctor_perf::collective::{nodelist, Collective, Communicator, Rendezvous, Transport};
+use fabricdoctor_perf::verbs::stream::StreamOptions;
 use fabricdoctor_report::perf::CollectiveReport;
 
 use crate::args::{CollectiveArgs, CollectiveOp, CollectiveType, PerfTransport};
@@ -128,9 +129,6 @@ fn spec(collective: Collective, args: &CollectiveArgs) -> anyhow::Result<SweepSp
 }
 
 pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::Result<i32> {
-    if args.transport == PerfTransport::Verbs {
-        bail!("collectives over verbs are not implemented yet; use --transport tcp");
-    }
     let spec = spec(collective, &args)?;
     match resolve(&args, &|name| std::env::var(name).ok())? {
         Role::Local { ranks } => launch_local(name, ranks),
@@ -138,6 +136,10 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
             if spec.root >= world {
                 bail!("--root {} but only {world} ranks", spec.root);
             }
+            let transport_name = match args.transport {
+                PerfTransport::Tcp => "tcp",
+                PerfTransport::Verbs => "verbs",
+            };
             let rendezvous = Rendezvous {
                 rank,
                 world,
@@ -145,13 +147,24 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                 master_port,
                 channels: args.channels as usize,
                 timeout: args.timeout,
-                fingerprint: serde_json::to_string(&(&spec, args.channels))?,
+                fingerprint: serde_json::to_string(&(&spec, args.channels, transport_name))?,
+            };
+            let transport = match args.transport {
+                PerfTransport::Tcp => Transport::Tcp,
+                PerfTransport::Verbs => Transport::Verbs(StreamOptions {
+                    device: args.verbs.device.clone(),
+                    port: args.verbs.ib_port,
+                    gid_index: args.verbs.gid_index,
+                    timeout: args.timeout,
+                }),
             };
             // Before the rendezvous, so a rank without the driver fails at once rather than its peers
-            // waiting out their timeout.
+            // waiting out their timeout. GPU buffers are staged through host memory around each
+            // collective, above the transport, so both transports carry the same host buffers.
             let gpu = crate::perf::open_gpu(args.gpu).with_context(|| format!("rank {rank}"))?;
-            let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll)
-                .with_context(|| format!("rank {rank}: rendezvous at {master_host}:{master_port} ({source})"))?;
+            let mut communicator =
+                Communicator::connect(&rendezvous, collective == Collective::AlltoAll, &transport)
+                    .with_context(|| format!("rank {rank}: rendezvous at {master_host}:{master_port} ({source})"))?;
             let rows = run_sweep_with(&mut communicator, &spec, gpu.as_ref())
                 .with_context(|| format!("rank {rank}: {name} failed"))?;
             let report_wrong: u64 = rows.iter().map(|r| r.out_of_place.wrong + r.in_place.wrong).sum();
@@ -164,14 +177,17 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                         ranks: world,
                         hosts: communicator.hosts.clone(),
                         channels: args.channels,
-                        transport: "tcp".into(),
+                        transport: transport_name.into(),
                         spec: spec.clone(),
                         rows,
                         gpu: crate::perf::gpu_buffers(&gpu, crate::perf::STAGED_PINNED_HOST),
                     };
                     emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
                 } else {
-                    let mut description = format!("transport tcp, {} channels, rendezvous by {source}", args.channels);
+                    let mut description = format!(
+                        "transport {}, {} channels, rendezvous by {source}",
+                        communicator.transport, args.channels
+                    );
                     if let Some(buffers) = crate::perf::gpu_buffers(&gpu, crate::perf::STAGED_PINNED_HOST) {
                         description.push_str(&format!(
                             ", buffers on GPU {} ({}, {}) {}",

@@ -97,9 +97,9 @@ fn data_path(
         TransportKind::Verbs if gpu.is_some() => Err(fabricdoctor_perf::PerfError::Unsupported(GPU_OVER_VERBS.into())),
         TransportKind::Verbs => Ok(Box::new(VerbsDataPath::new(
             side,
-            common.device.clone(),
-            common.ib_port,
-            common.gid_index,
+            common.verbs.device.clone(),
+            common.verbs.ib_port,
+            common.verbs.gid_index,
             common.timeout,
         ))),
     }

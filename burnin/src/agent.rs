@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use fabricdoctor_checks::{run_checks, Policy, Topology};
 use fabricdoctor_perf::collective::datatype::{DataType, ReduceOp};
 use fabricdoctor_perf::collective::sweep::{run_sweep, SweepSpec, TimeAverage};
-use fabricdoctor_perf::collective::{Collective, Communicator, Rendezvous};
+use fabricdoctor_perf::collective::{Collective, Communicator, Rendezvous, Transport};
 use fabricdoctor_perf::generator::{
     run_client_size, serve_session, ClientOptions, DataPath, Side, SizeResult, TcpDataPath,
 };
@@ -457,7 +457,7 @@ fn run_collective(
         timeout: Duration::from_secs(timeout_s),
         fingerprint,
     };
-    let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll)
+    let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll, &Transport::Tcp)
         .map_err(|e| format!("rendezvous at {master}:{master_port}: {e}"))?;
     let rows = run_sweep(&mut communicator, &spec).map_err(|e| format!("{}: {e}", collective.name()))?;
     Ok(rows.first().map(|row| {

@@ -57,7 +57,7 @@ pub fn write_frame(stream: &mut TcpStream, peer: &str, frame: &Frame) -> Result<
 }
 
 /// Write any serializable message with the frame encoding (the collectives' control channel uses it).
-pub fn write_message<T: Serialize>(stream: &mut TcpStream, peer: &str, frame: &T) -> Result<(), PerfError> {
+pub fn write_message<T: Serialize>(stream: &mut impl Write, peer: &str, frame: &T) -> Result<(), PerfError> {
     let body =
         serde_json::to_vec(frame).map_err(|e| PerfError::Handshake { peer: peer.into(), reason: e.to_string() })?;
     let length = u32::try_from(body.len()).ok().filter(|l| *l <= MAX_FRAME_BYTES).ok_or_else(|| {

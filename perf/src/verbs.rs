@@ -30,8 +30,11 @@
 //! [`VerbsDataPath`] plugs this into the generator, with a ready byte after connecting so the client
 //! never sends to a queue pair that is not in RTR yet.
 
+pub mod credit;
 mod device;
 mod protocol;
+pub mod stream;
+pub mod watch;
 
 use std::collections::VecDeque;
 use std::net::Ipv6Addr;
@@ -109,15 +112,162 @@ pub struct VerbsEndpointInfo {
     pub link_layer: String,
 }
 
-/// An opened, registered queue pair in INIT, not yet connected.
-pub struct VerbsEndpoint {
-    options: VerbsOptions,
-    device_name: String,
+/// An opened device port with its chosen GID: what every queue pair on it shares.
+pub(crate) struct PortContext {
+    device: device::Device,
+    port_number: u8,
     port: device::PortInfo,
     gid: Ipv6Addr,
     gid_choice: GidChoice,
+    /// The GID index came from the command line (on InfiniBand it then adds a GRH).
+    gid_given: bool,
     gid_netdev: Option<String>,
     limits: device::Limits,
+}
+
+impl PortContext {
+    /// Open the device (`None`: the first with an active port), check the port and choose the GID.
+    pub(crate) fn open(name: Option<&str>, port_number: u8, gid_index: Option<u32>) -> Result<PortContext, PerfError> {
+        let device = device::open_device(name, port_number)?;
+        let port = device.port(port_number)?;
+        let limits = device.limits()?;
+        let table = device.gid_table(port_number, port.gid_table_len)?;
+        let port_netdev = table.iter().find(|e| e.index == 0).and_then(|e| e.netdev.clone());
+        let gid_choice = match gid_index {
+            Some(index) => {
+                if index >= port.gid_table_len.max(1) || (port.ethernet && !table.iter().any(|e| e.index == index)) {
+                    return Err(PerfError::Transport(format!(
+                        "GID index {index} of {} port {port_number} is empty; populated: {}",
+                        device.name,
+                        describe_table(&table)
+                    )));
+                }
+                GidChoice { index, reason: GidReason::User }
+            }
+            None if port.ethernet => choose_gid_index(&table, port_netdev.as_deref()),
+            // InfiniBand: index 0 (the port GID), used only for the GRH when one is asked for.
+            None => GidChoice { index: 0, reason: GidReason::Default },
+        };
+        let gid = device.gid(port_number, gid_choice.index)?;
+        let gid_netdev = table.iter().find(|e| e.index == gid_choice.index).and_then(|e| e.netdev.clone());
+        if port.ethernet && gid.is_unspecified() {
+            return Err(PerfError::Transport(format!(
+                "GID index {} of {} port {port_number} is empty; populated: {}",
+                gid_choice.index,
+                device.name,
+                describe_table(&table)
+            )));
+        }
+        Ok(PortContext {
+            device,
+            port_number,
+            port,
+            gid,
+            gid_choice,
+            gid_given: gid_index.is_some(),
+            gid_netdev,
+            limits,
+        })
+    }
+
+    /// Entries a queue of `wanted` may have on this device.
+    fn queue_entries(&self, wanted: usize) -> u32 {
+        u32::try_from(wanted).unwrap_or(u32::MAX).min(self.limits.max_qp_wr).min(self.limits.max_cqe)
+    }
+
+    /// Create a queue pair with a registered buffer of `buffer_length` bytes and move it to INIT.
+    fn create(&self, sizes: QueueSizes, buffer_length: usize) -> Result<Resources, PerfError> {
+        let mut resources = Resources::create(&self.device, sizes, buffer_length)?;
+        resources.modify(&InitPlan::new(self.port_number).settings()).map_err(|e| {
+            PerfError::Transport(format!("cannot move the queue pair on {} to INIT: {}", self.device.name, e.detail))
+        })?;
+        Ok(resources)
+    }
+
+    /// What the peer needs to connect to `resources`, which offer it `target` of their buffer.
+    fn endpoint_info(&self, resources: &Resources, psn: u32, target: Range<usize>) -> VerbsEndpointInfo {
+        VerbsEndpointInfo {
+            device: self.device.name.clone(),
+            port: self.port_number,
+            qpn: resources.qpn(),
+            psn,
+            gid: self.gid.to_string(),
+            gid_index: self.gid_choice.index,
+            lid: self.port.lid,
+            rkey: resources.rkey(),
+            address: resources.buffer.address(target.start),
+            length: target.len() as u64,
+            mtu: self.port.active_mtu,
+            max_read_atomic: self.limits.responder_resources,
+            link_layer: if self.port.ethernet { "ethernet" } else { "infiniband" }.into(),
+        }
+    }
+
+    /// Device, port, GID index, GID and how it was chosen, MTU.
+    pub(crate) fn describe(&self) -> String {
+        let netdev = self.gid_netdev.as_deref().map(|n| format!(" {n}")).unwrap_or_default();
+        let link = if self.port.ethernet { "RoCE" } else { "InfiniBand" };
+        format!(
+            "{}:{} {link}{netdev} gid index {} {} ({}), mtu {}",
+            self.device.name,
+            self.port_number,
+            self.gid_choice.index,
+            self.gid,
+            self.gid_choice.reason,
+            self.port.active_mtu,
+        )
+    }
+
+    /// INIT -> RTR -> RTS towards `remote` with the local ACK timeout exponent `ack_timeout` (4.096 us x
+    /// 2^n, IB spec 9.7.6.1.3); returns the path MTU. Receives must be posted before this (after RTR the
+    /// peer's messages may arrive).
+    fn connect(
+        &self,
+        resources: &mut Resources,
+        psn: u32,
+        remote: &VerbsEndpointInfo,
+        ack_timeout: u8,
+    ) -> Result<u32, PerfError> {
+        let peer = protocol::peer_name(remote);
+        let remote_ethernet = remote.link_layer == "ethernet";
+        if remote_ethernet != self.port.ethernet {
+            return Err(PerfError::Transport(format!(
+                "link layers differ: {} port {} is {} but the peer {peer} is {}",
+                self.device.name,
+                self.port_number,
+                if self.port.ethernet { "ethernet" } else { "infiniband" },
+                remote.link_layer
+            )));
+        }
+        let remote_gid: Ipv6Addr = remote.gid.parse().map_err(|_| PerfError::Handshake {
+            peer: peer.clone(),
+            reason: format!("GID {:?} is not an IPv6 address", remote.gid),
+        })?;
+        let mtu = protocol::path_mtu(self.port.active_mtu, remote.mtu)?;
+        // RoCE needs the GRH; on InfiniBand only a GID index asked for on the command line adds one.
+        let grh = (self.port.ethernet || self.gid_given).then(|| GrhPlan {
+            dgid: remote_gid,
+            sgid_index: u8::try_from(self.gid_choice.index).unwrap_or(u8::MAX),
+            hop_limit: HOP_LIMIT,
+            traffic_class: 0,
+        });
+        let rtr = RtrPlan::new(self.port_number, mtu, remote, self.limits.responder_resources, grh)?;
+        resources
+            .modify(&rtr.settings())
+            .map_err(|e| protocol::rtr_error(e.errno, self.gid_choice.index, &peer, &e.detail))?;
+        let rts =
+            RtsPlan { timeout: ack_timeout, ..RtsPlan::new(psn, self.limits.initiator_depth, remote.max_read_atomic) };
+        resources.modify(&rts.settings()).map_err(|e| {
+            PerfError::Transport(format!("cannot move the queue pair to RTS towards peer {peer}: {}", e.detail))
+        })?;
+        Ok(mtu)
+    }
+}
+
+/// An opened, registered queue pair in INIT, not yet connected.
+pub struct VerbsEndpoint {
+    options: VerbsOptions,
+    context: PortContext,
     psn: u32,
     layout: Layout,
     resources: Resources,
@@ -161,67 +311,20 @@ impl VerbsEndpoint {
         if options.depth == 0 {
             return Err(PerfError::Unsupported("the depth (messages in flight) must be at least 1".into()));
         }
-        let device = device::open_device(options.device.as_deref(), options.port)?;
-        let port = device.port(options.port)?;
-        let limits = device.limits()?;
-        let table = device.gid_table(options.port, port.gid_table_len)?;
-        let port_netdev = table.iter().find(|e| e.index == 0).and_then(|e| e.netdev.clone());
-        let gid_choice = match options.gid_index {
-            Some(index) => {
-                if index >= port.gid_table_len.max(1) || (port.ethernet && !table.iter().any(|e| e.index == index)) {
-                    return Err(PerfError::Transport(format!(
-                        "GID index {index} of {} port {} is empty; populated: {}",
-                        device.name,
-                        options.port,
-                        describe_table(&table)
-                    )));
-                }
-                GidChoice { index, reason: GidReason::User }
-            }
-            None if port.ethernet => choose_gid_index(&table, port_netdev.as_deref()),
-            // InfiniBand: index 0 (the port GID), used only for the GRH when one is asked for.
-            None => GidChoice { index: 0, reason: GidReason::Default },
-        };
-        let gid = device.gid(options.port, gid_choice.index)?;
-        let gid_netdev = table.iter().find(|e| e.index == gid_choice.index).and_then(|e| e.netdev.clone());
-        if port.ethernet && gid.is_unspecified() {
-            return Err(PerfError::Transport(format!(
-                "GID index {} of {} port {} is empty; populated: {}",
-                gid_choice.index,
-                device.name,
-                options.port,
-                describe_table(&table)
-            )));
-        }
-
-        let cap = |wanted: usize| u32::try_from(wanted).unwrap_or(u32::MAX).min(limits.max_qp_wr).min(limits.max_cqe);
+        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?;
         let receive_depth = receive_depth(options.operation, options.depth);
         let sizes = QueueSizes {
             // One more than the depth for the flush/end marker.
-            send: cap(options.depth + 1),
-            receive: cap(receive_depth),
+            send: context.queue_entries(options.depth + 1),
+            receive: context.queue_entries(receive_depth),
             inline: if options.operation == Operation::Read { 0 } else { options.inline_size },
         };
         let layout = Layout::new(options.size);
-        let mut resources = Resources::create(&device, sizes, layout.length())?;
+        let mut resources = context.create(sizes, layout.length())?;
         // The send region always carries the pattern: it is what WRITE/SEND deliver and what the
         // peer READs, so the receiving side can validate without exchanging data.
         resources.buffer.fill_pattern(layout.send());
-        resources.modify(&InitPlan::new(options.port).settings()).map_err(|e| {
-            PerfError::Transport(format!("cannot move the queue pair on {} to INIT: {}", device.name, e.detail))
-        })?;
-        Ok(VerbsEndpoint {
-            options: options.clone(),
-            device_name: device.name.clone(),
-            port,
-            gid,
-            gid_choice,
-            gid_netdev,
-            limits,
-            psn: protocol::random_psn(),
-            layout,
-            resources,
-        })
+        Ok(VerbsEndpoint { options: options.clone(), context, psn: protocol::random_psn(), layout, resources })
     }
 
     /// What the peer needs to connect to this endpoint.
@@ -231,37 +334,12 @@ impl VerbsEndpoint {
             Operation::Read => self.layout.send(),
             Operation::Write | Operation::Send => self.layout.receive(),
         };
-        VerbsEndpointInfo {
-            device: self.device_name.clone(),
-            port: self.options.port,
-            qpn: self.resources.qpn(),
-            psn: self.psn,
-            gid: self.gid.to_string(),
-            gid_index: self.gid_choice.index,
-            lid: self.port.lid,
-            rkey: self.resources.rkey(),
-            address: self.resources.buffer.address(target.start),
-            length: target.len() as u64,
-            mtu: self.port.active_mtu,
-            max_read_atomic: self.limits.responder_resources,
-            link_layer: if self.port.ethernet { "ethernet" } else { "infiniband" }.into(),
-        }
+        self.context.endpoint_info(&self.resources, self.psn, target)
     }
 
-    /// Device, port, GID index, GID and how it was chosen, MTU.
+    /// Device, port, GID index, GID and how it was chosen, MTU, queue pair number.
     pub fn describe(&self) -> String {
-        let netdev = self.gid_netdev.as_deref().map(|n| format!(" {n}")).unwrap_or_default();
-        let link = if self.port.ethernet { "RoCE" } else { "InfiniBand" };
-        format!(
-            "{}:{} {link}{netdev} gid index {} {} ({}), mtu {}, qpn {:#x}",
-            self.device_name,
-            self.options.port,
-            self.gid_choice.index,
-            self.gid,
-            self.gid_choice.reason,
-            self.port.active_mtu,
-            self.resources.qpn(),
-        )
+        format!("{}, qpn {:#x}", self.context.describe(), self.resources.qpn())
     }
 
     /// Connect to the peer: post the receives (SEND), then INIT -> RTR -> RTS.
@@ -277,42 +355,13 @@ impl VerbsEndpoint {
                 remote.length, self.options.size
             )));
         }
-        let remote_ethernet = remote.link_layer == "ethernet";
-        if remote_ethernet != self.port.ethernet {
-            return Err(PerfError::Transport(format!(
-                "link layers differ: {} port {} is {} but the peer {peer} is {}",
-                self.device_name,
-                self.options.port,
-                if self.port.ethernet { "ethernet" } else { "infiniband" },
-                remote.link_layer
-            )));
-        }
-        let remote_gid: Ipv6Addr = remote.gid.parse().map_err(|_| PerfError::Handshake {
-            peer: peer.clone(),
-            reason: format!("GID {:?} is not an IPv6 address", remote.gid),
-        })?;
-        let mtu = protocol::path_mtu(self.port.active_mtu, remote.mtu)?;
         // Before RTR, so no message of the peer finds the receive queue empty.
         let receive_count =
-            receive_depth(self.options.operation, self.options.depth).min(self.limits.max_qp_wr as usize);
+            receive_depth(self.options.operation, self.options.depth).min(self.context.limits.max_qp_wr as usize);
         self.resources
             .post_receives(self.layout.receive(), receive_count)
-            .map_err(|e| PerfError::Transport(format!("cannot post receives on {}: {e}", self.device_name)))?;
-        // RoCE needs the GRH; on InfiniBand only a GID index asked for on the command line adds one.
-        let grh = (self.port.ethernet || self.options.gid_index.is_some()).then(|| GrhPlan {
-            dgid: remote_gid,
-            sgid_index: u8::try_from(self.gid_choice.index).unwrap_or(u8::MAX),
-            hop_limit: HOP_LIMIT,
-            traffic_class: 0,
-        });
-        let rtr = RtrPlan::new(self.options.port, mtu, remote, self.limits.responder_resources, grh)?;
-        self.resources
-            .modify(&rtr.settings())
-            .map_err(|e| protocol::rtr_error(e.errno, self.gid_choice.index, &peer, &e.detail))?;
-        let rts = RtsPlan::new(self.psn, self.limits.initiator_depth, remote.max_read_atomic);
-        self.resources.modify(&rts.settings()).map_err(|e| {
-            PerfError::Transport(format!("cannot move the queue pair to RTS towards peer {peer}: {}", e.detail))
-        })?;
+            .map_err(|e| PerfError::Transport(format!("cannot post receives on {}: {e}", self.context.device.name)))?;
+        let mtu = self.context.connect(&mut self.resources, self.psn, remote, protocol::QP_TIMEOUT)?;
 
         let description = format!("{} -> {peer}, path mtu {mtu}", self.describe());
         let options = &self.options;

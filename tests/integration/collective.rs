@@ -138,6 +138,35 @@ fn a_killed_rank_stops_the_others_naming_it() {
     assert!(messages.iter().all(|m| m.contains("rank ")), "{messages:?}");
 }
 
+/// A rank that stops (SIGSTOP: alive, sockets open, silent) makes the others give up within their
+/// timeout; its right neighbour, which waits on it, names it.
+#[test]
+fn a_stalled_rank_stops_the_others_within_the_timeout() {
+    let port = free_port();
+    let args = ["-b", "16M", "-e", "16M", "-n", "100000", "-w", "0", "-c", "0", "--timeout", "3s", "--channels", "1"];
+    let mut ranks: Vec<_> = (0..3).map(|r| start_rank(r, 3, port, &args)).collect();
+    std::thread::sleep(Duration::from_millis(2500));
+    let stalled = ranks[1].id().to_string();
+    let stop = |signal: &str| {
+        let status = Command::new("kill").args([signal, stalled.as_str()]).status().expect("kill runs");
+        assert!(status.success(), "kill {signal}");
+    };
+    stop("-STOP");
+    let started = Instant::now();
+    let mut messages = Vec::new();
+    for rank in [0, 2] {
+        let output = ranks[rank].wait_with_output_ref();
+        assert_ne!(output.0, Some(0), "rank {rank} must fail");
+        messages.push(output.1);
+    }
+    let took = started.elapsed();
+    stop("-KILL");
+    let _ = ranks[1].wait();
+    assert!(took < Duration::from_secs(12), "others took {took:?} to stop with a 3 s timeout");
+    assert!(messages[1].contains("rank 1 (127.0.0.1)"), "rank 2 must name rank 1: {}", messages[1]);
+    assert!(messages[1].contains("sent no data for 3s"), "rank 2 must say it timed out: {}", messages[1]);
+}
+
 trait WaitOutput {
     fn wait_with_output_ref(&mut self) -> (Option<i32>, String);
 }
@@ -263,4 +292,170 @@ fn allreduce_across_four_network_namespaces() {
     assert_eq!(wrong(&report), 0);
     assert_eq!(report["ranks"], 4);
     assert_eq!(report["hosts"][3], "10.214.0.4");
+}
+
+/// `--transport verbs` on a machine without RDMA: every rank stops with the verbs layer's message
+/// naming what is missing, and the launcher exits 2 (could not run), never hangs or passes.
+#[test]
+fn verbs_collectives_without_rdma_say_what_is_missing() {
+    if std::fs::read_dir("/sys/class/infiniband").is_ok_and(|mut d| d.next().is_some()) {
+        eprintln!("note: this host has RDMA devices; the verbs collectives run in the Soft-RoCE guest test instead");
+        return;
+    }
+    let output = binary()
+        .args(["perf", "allreduce", "--np", "2", "--transport", "verbs", "-b", "8", "-e", "8", "--timeout", "5s"])
+        .output()
+        .expect("runs");
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    for rank in 0..2 {
+        let line = message.lines().find(|l| l.contains(&format!("rank {rank}: "))).unwrap_or_default();
+        assert!(
+            line.contains("no RDMA devices") || line.contains("RDMA userspace (rdma-core) not installed"),
+            "rank {rank} must say what is missing: {message}"
+        );
+    }
+}
+
+/// One line of a guest's `runs.tsv`: exit code, milliseconds taken, end time (epoch ms).
+#[derive(Debug, Clone, Copy)]
+struct GuestRun {
+    code: i32,
+    took_ms: u64,
+    ended_ms: u64,
+}
+
+fn guest_runs(guest: &std::path::Path) -> std::collections::BTreeMap<String, GuestRun> {
+    let text = std::fs::read_to_string(guest.join("runs.tsv")).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.splitn(5, '\t').collect();
+            let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
+            Some((
+                fields.first()?.to_string(),
+                GuestRun { code: fields.get(1)?.parse().ok()?, took_ms: number(2)?, ended_ms: number(3)? },
+            ))
+        })
+        .collect()
+}
+
+/// Every column of every size over every mode: wrong counts summed and the busbw of the largest size.
+fn largest_busbw(report: &serde_json::Value) -> f64 {
+    let rows = report["rows"].as_array().expect("rows");
+    rows.last().and_then(|row| row["out_of_place"]["busbw_gbytes_per_second"].as_f64()).unwrap_or(0.0)
+}
+
+/// The collectives over Soft-RoCE with one rank per QEMU guest: three guests, each with its own rxe0 on
+/// one Ethernet segment (tests/vm/run-ring-guests.sh; tests/vm/collective-ring-guest.sh runs in each).
+/// AllReduce, AlltoAll and Broadcast over verbs are data-checked; the same AllReduce over TCP runs on
+/// the same guests for comparison (printed, not asserted: TCG timing is functional only); a rank
+/// killed mid-run makes the other two stop on their own, naming it; a rank stopped mid-run makes them
+/// give up within their timeout. Four local ranks in one guest run AllReduce, AllGather and
+/// ReduceScatter in bf16 with odd counts. Runs when FABRICDOCTOR_VM_TESTS=1
+/// (CI, as root, after tests/vm/build-guest.sh) and skips loudly otherwise; a guest without an RDMA
+/// device fails the test.
+#[test]
+fn verbs_collectives_across_three_soft_roce_guests() {
+    if std::env::var("FABRICDOCTOR_VM_TESTS").as_deref() != Ok("1") {
+        eprintln!(
+            "SKIP: verbs collectives across three Soft-RoCE guests: set FABRICDOCTOR_VM_TESTS=1 \
+             (as root, after tests/vm/build-guest.sh; scripts/test-all.sh does both)"
+        );
+        return;
+    }
+    let _guests = crate::support::one_guest_run_at_a_time();
+    let repository = crate::support::repository();
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("collective-ring-guests");
+    let _ = std::fs::remove_dir_all(&out);
+    let status = Command::new("bash")
+        .arg(repository.join("tests/vm/run-ring-guests.sh"))
+        .args(["--guests", "3", "--timeout", "900", "--copy", env!("CARGO_BIN_EXE_fabricdoctor")])
+        .arg(repository.join("tests/vm/collective-ring-guest.sh"))
+        .arg(&out)
+        .status()
+        .expect("run-ring-guests.sh runs");
+    let guests: Vec<std::path::PathBuf> = (0..3).map(|i| out.join(format!("guest-{i}"))).collect();
+    let guest_log = |i: usize| std::fs::read_to_string(guests[i].join("vm-guest.log")).unwrap_or_default();
+    for (i, guest) in guests.iter().enumerate() {
+        let code = std::fs::read_to_string(guest.join("rc")).unwrap_or_default();
+        assert_ne!(code.trim(), "3", "guest {i} has no RDMA device: nothing was measured\n{}", guest_log(i));
+    }
+    assert!(
+        status.success(),
+        "guest run failed ({status}); output in {}; guest 0 log:\n{}",
+        out.display(),
+        guest_log(0)
+    );
+
+    let runs: Vec<_> = guests.iter().map(|g| guest_runs(g)).collect();
+    let err = |i: usize, name: &str| std::fs::read_to_string(guests[i].join(format!("{name}.err"))).unwrap_or_default();
+    let report = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(guests[0].join(format!("{name}.json"))).unwrap_or_default();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: rank 0 wrote no JSON ({e}); {}", err(0, name)))
+    };
+    let mut busbw = Vec::new();
+    for name in ["verbs-allreduce", "verbs-alltoall", "verbs-broadcast", "tcp-allreduce"] {
+        for (i, guest_runs) in runs.iter().enumerate() {
+            let run = guest_runs.get(name).unwrap_or_else(|| panic!("{name} did not run on guest {i}: {guest_runs:?}"));
+            assert_eq!(run.code, 0, "{name} failed on rank {i}: {}", err(i, name));
+        }
+        let report = report(name);
+        assert_eq!(report["ranks"], 3, "{name}: {report}");
+        assert_eq!(report["hosts"][2], "10.77.0.13", "{name}: {report}");
+        assert_eq!(wrong(&report), 0, "{name}: every element checked and right");
+        let rows = report["rows"].as_array().expect("rows");
+        assert!(!rows.is_empty() && rows.iter().all(|r| r["out_of_place"]["time_us"].as_f64() > Some(0.0)), "{name}");
+        let expected = if name.starts_with("verbs") { "verbs" } else { "tcp" };
+        assert_eq!(report["transport"], expected, "{name}");
+        busbw.push((name, largest_busbw(&report), runs[0][name].took_ms));
+    }
+    assert_eq!(report("verbs-allreduce")["rows"].as_array().map(Vec::len), Some(5), "4 KiB to 1 MiB by 4");
+    // Four local ranks on guest 0's rxe0: bf16, 1 to 1458 elements (fewer than the ranks, and odd).
+    for name in ["local-allreduce", "local-allgather", "local-reducescatter"] {
+        let run = runs[0].get(name).unwrap_or_else(|| panic!("{name} did not run on guest 0: {:?}", runs[0]));
+        assert_eq!(run.code, 0, "{name} failed: {}", err(0, name));
+        let report = report(name);
+        assert_eq!((report["ranks"].as_u64(), report["transport"].as_str()), (Some(4), Some("verbs")), "{name}");
+        assert_eq!(report["rows"].as_array().map(Vec::len), Some(7), "{name}: 2 B to 2916 B by 3");
+        assert_eq!(wrong(&report), 0, "{name}: every element checked and right");
+    }
+
+    // Rank 1 disrupted mid-run: ranks 0 and 2 stop on their own (not by the guest's `timeout 120`,
+    // exit 124), within `bound_ms` of the disruption, and their errors contain `names`.
+    let disrupted = |name: &str, bound_ms: i64, names: &[&str]| {
+        let at: i64 = std::fs::read_to_string(guests[1].join(format!("{name}.at")))
+            .unwrap_or_default()
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("rank 1 did not record its {name}: {}", guest_log(1)));
+        let run_name = format!("{name}-allreduce");
+        for i in [0, 2] {
+            let run = runs[i].get(&run_name).unwrap_or_else(|| panic!("{run_name} did not run on {i}"));
+            let message = err(i, &run_name);
+            assert!(run.code != 0 && run.code != 124, "rank {i} exit {} after rank 1's {name}: {message}", run.code);
+            // Guest clocks come from QEMU's RTC at boot and agree to about a second, so this is
+            // approximate (it may even be negative); the bound is loose for that reason.
+            let after = run.ended_ms as i64 - at;
+            assert!(after < bound_ms, "rank {i} took {after} ms after rank 1's {name} to stop: {message}");
+            for expected in names {
+                assert!(message.contains(expected), "rank {i} after rank 1's {name}: {expected:?} not in {message}");
+            }
+            eprintln!("rank {i} stopped {after} ms (guest clocks, +-1 s) after rank 1's {name}: {}", message.trim());
+        }
+    };
+    // Killed: both name rank 1 with its host, within seconds (the communicator timeout is 20 s).
+    disrupted("kill", 30_000, &["rank 1 (10.77.0.12)"]);
+    // Stalled (stopped, its connections open): both give up after their 10 s timeout plus the 1 s
+    // probe and name rank 1: rank 2 waits on it directly; rank 0 waits on rank 2, which answers its
+    // probe that it waits on rank 1.
+    disrupted("stall", 30_000, &["rank 1 (10.77.0.12)", "sent no data for 10s"]);
+    eprintln!(
+        "three Soft-RoCE guests under TCG (functional timing only; output in {}):\n{}",
+        out.display(),
+        busbw
+            .iter()
+            .map(|(name, bw, ms)| format!("  {name}: busbw at the largest size {bw:.4} GB/s, whole run {ms} ms"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }

@@ -100,3 +100,12 @@ pub fn comparable(report: &serde_json::Value) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// Held by each test that boots QEMU guests, so guests of different tests never share the CPUs at
+/// once: under TCG a guest runs several times slower beside others, and the guests' own time limits
+/// (perf runs, rendezvous) are sized for a machine the guests have to themselves.
+pub fn one_guest_run_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static GUESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that panicked while holding it leaves it poisoned; the lock itself is still good.
+    GUESTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -72,6 +72,7 @@ fn soft_roce_perf_runs_every_operation_and_compares_with_perftest() {
         );
         return;
     }
+    let _guests = crate::support::one_guest_run_at_a_time();
     let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("perf-guest");
     let _ = std::fs::remove_dir_all(&out);
     // The guest does not inherit this environment: knobs travel in a file the script sources.

@@ -55,6 +55,7 @@ fn guest_check_equals_check_of_its_snapshot() {
         );
         return;
     }
+    let _guests = crate::support::one_guest_run_at_a_time();
     let out = tempfile::tempdir().expect("tempdir");
     let status = std::process::Command::new("bash")
         .arg(repository().join("tests/vm/run-topology-guest.sh"))

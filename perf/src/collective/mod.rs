@@ -7,20 +7,28 @@
 //! the right neighbour and one from the left (several channels are parallel rings over separate
 //! connections, each on its own contiguous part of the buffer), plus a full mesh for AlltoAll. Every
 //! socket has a timeout, so a rank that dies or stalls makes the others stop with an error naming it.
+//!
+//! Data then moves over the chosen [`Transport`]: the TCP connections themselves, or RC queue pairs
+//! set up over them (`verbs::stream`: RDMA WRITE with immediate into registered slots, with credits).
+//! The algorithms see only [`link::Sender`] and [`link::Receiver`], so they are the same for both.
 
 pub mod datatype;
+pub mod link;
 pub mod nodelist;
 pub mod sweep;
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::handshake::{read_message, write_message};
+use crate::verbs::credit::Role;
+use crate::verbs::stream::{connect_links, StreamHalf, StreamOptions, StreamPort};
 use crate::PerfError;
 use datatype::{count_wrong, expected_value, fill, input_value, reduce_into, DataType, ReduceOp};
+use link::{io_error, Receiver, Sender, TcpLink};
 
 /// The collective measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -111,8 +119,16 @@ pub struct Rendezvous {
     pub fingerprint: String,
 }
 
+/// How the data moves once the ranks are connected.
+#[derive(Debug, Clone)]
+pub enum Transport {
+    /// Over the TCP data connections.
+    Tcp,
+    /// Over RC queue pairs set up through the TCP data connections.
+    Verbs(StreamOptions),
+}
+
 /// A connected group of ranks.
-#[derive(Debug)]
 pub struct Communicator {
     pub rank: usize,
     pub world: usize,
@@ -120,22 +136,24 @@ pub struct Communicator {
     pub hosts: Vec<String>,
     /// Rank 0: control connections to ranks 1..; others: one to rank 0.
     control: Vec<TcpStream>,
-    right: Vec<TcpStream>,
-    left: Vec<TcpStream>,
-    mesh: Vec<Option<TcpStream>>,
-    /// Every socket's read/write timeout: how long a silent peer is waited for.
-    timeout: Duration,
+    /// Per channel: to the right neighbour, and from the left one.
+    right: Vec<Box<dyn Sender>>,
+    left: Vec<Box<dyn Receiver>>,
+    /// AlltoAll: a link to and from every other rank.
+    mesh_senders: Vec<Option<Box<dyn Sender>>>,
+    mesh_receivers: Vec<Option<Box<dyn Receiver>>>,
+    /// "tcp", or the verbs device, port and GID in use.
+    pub transport: String,
 }
 
-/// `waited` is the sockets' timeout (set in `prepare`), which a silent peer has exceeded.
-fn io_error(peer: &str, during: &'static str, error: std::io::Error, waited: Duration) -> PerfError {
-    match error.kind() {
-        ErrorKind::WouldBlock | ErrorKind::TimedOut => PerfError::PeerSilent { peer: peer.into(), waited },
-        ErrorKind::UnexpectedEof
-        | ErrorKind::ConnectionReset
-        | ErrorKind::BrokenPipe
-        | ErrorKind::ConnectionAborted => PerfError::PeerClosed { peer: peer.into(), during },
-        _ => PerfError::Io { peer: peer.into(), during, cause: error },
+impl std::fmt::Debug for Communicator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Communicator")
+            .field("rank", &self.rank)
+            .field("world", &self.world)
+            .field("hosts", &self.hosts)
+            .field("transport", &self.transport)
+            .finish()
     }
 }
 
@@ -192,6 +210,14 @@ fn accept_until(
     }
 }
 
+fn boxed_sender(link: TcpLink) -> Box<dyn Sender> {
+    Box::new(link)
+}
+
+fn boxed_receiver(link: TcpLink) -> Box<dyn Receiver> {
+    Box::new(link)
+}
+
 /// The first message on a data connection: who is calling, and for which ring channel or the mesh.
 #[derive(Debug, Serialize, Deserialize)]
 struct DataHello {
@@ -202,7 +228,7 @@ struct DataHello {
 impl Communicator {
     /// Meet the other ranks and open every data connection; fails within `timeout` (plus connection
     /// setup) naming the rank that did not come.
-    pub fn connect(rendezvous: &Rendezvous, mesh: bool) -> Result<Communicator, PerfError> {
+    pub fn connect(rendezvous: &Rendezvous, mesh: bool, transport: &Transport) -> Result<Communicator, PerfError> {
         let Rendezvous { rank, world, channels, timeout, .. } = *rendezvous;
         if world == 0 || rank >= world {
             return Err(PerfError::Unsupported(format!("rank {rank} is outside a world of {world} ranks")));
@@ -281,6 +307,11 @@ impl Communicator {
             }
         };
         let label = |r: usize| format!("rank {r} ({}:{})", hosts[r], ports[r]);
+        // Open the device before anything else can fail half-way: its errors name what is missing.
+        let port = match transport {
+            Transport::Tcp => None,
+            Transport::Verbs(options) => Some(StreamPort::open(options)?),
+        };
         let mut communicator = Communicator {
             rank,
             world,
@@ -288,25 +319,28 @@ impl Communicator {
             control,
             right: Vec::new(),
             left: Vec::new(),
-            mesh: (0..world).map(|_| None).collect(),
-            timeout,
+            mesh_senders: (0..world).map(|_| None).collect(),
+            mesh_receivers: (0..world).map(|_| None).collect(),
+            transport: port.as_ref().map(|p| format!("verbs {}", p.describe())).unwrap_or_else(|| "tcp".into()),
         };
         if world == 1 {
             return Ok(communicator);
         }
+        let mut right_streams = Vec::with_capacity(channels);
+        let mut mesh_streams: Vec<Option<TcpStream>> = (0..world).map(|_| None).collect();
         // Dial first (the peers' listeners exist since before the table was sent; the kernel queues
         // our connections until they accept), then accept what the others dialed.
         let right = (rank + 1) % world;
         for channel in 0..channels {
             let mut stream = dial_until(&hosts[right], ports[right], deadline, timeout)?;
             write_message(&mut stream, &label(right), &DataHello { rank, channel: Some(channel) })?;
-            communicator.right.push(stream);
+            right_streams.push(stream);
         }
         if mesh {
             for peer in rank + 1..world {
                 let mut stream = dial_until(&hosts[peer], ports[peer], deadline, timeout)?;
                 write_message(&mut stream, &label(peer), &DataHello { rank, channel: None })?;
-                communicator.mesh[peer] = Some(stream);
+                mesh_streams[peer] = Some(stream);
             }
         }
         let expected = channels + if mesh { rank } else { 0 };
@@ -317,7 +351,7 @@ impl Communicator {
             let hello: DataHello = read_message(&mut stream, "a peer", "data hello")?;
             match hello.channel {
                 Some(channel) if hello.rank == left_rank && channel < channels => left[channel] = Some(stream),
-                None if mesh && hello.rank < rank => communicator.mesh[hello.rank] = Some(stream),
+                None if mesh && hello.rank < rank => mesh_streams[hello.rank] = Some(stream),
                 _ => {
                     return Err(PerfError::Handshake {
                         peer: label(hello.rank),
@@ -326,10 +360,65 @@ impl Communicator {
                 }
             }
         }
-        communicator.left = left
+        let left_streams: Vec<TcpStream> = left
             .into_iter()
             .map(|s| s.ok_or_else(|| PerfError::Transport("missing left connection".into())))
             .collect::<Result<_, _>>()?;
+        let names: Vec<String> = (0..world).map(|r| communicator.label(r)).collect();
+        let name = |r: usize| names[r].clone();
+        match &port {
+            None => {
+                communicator.right =
+                    right_streams.into_iter().map(|s| boxed_sender(TcpLink::new(s, name(right), timeout))).collect();
+                communicator.left = left_streams
+                    .into_iter()
+                    .map(|s| boxed_receiver(TcpLink::new(s, name(left_rank), timeout)))
+                    .collect();
+                for (peer, stream) in mesh_streams.into_iter().enumerate() {
+                    let Some(stream) = stream else { continue };
+                    let reader = stream.try_clone().map_err(|e| io_error(&name(peer), "mesh setup", e, timeout))?;
+                    communicator.mesh_senders[peer] = Some(boxed_sender(TcpLink::new(stream, name(peer), timeout)));
+                    communicator.mesh_receivers[peer] = Some(boxed_receiver(TcpLink::new(reader, name(peer), timeout)));
+                }
+            }
+            Some(port) => {
+                // One queue pair per ring link (this side writes to the right and is written to from
+                // the left) and two per mesh link (one each way).
+                let mut right_streams = right_streams;
+                let mut left_streams = left_streams;
+                let mut mesh_streams = mesh_streams;
+                let mut links: Vec<(&mut TcpStream, usize, String, Vec<Role>)> = Vec::new();
+                for stream in right_streams.iter_mut() {
+                    links.push((stream, right, name(right), vec![Role::Send]));
+                }
+                for stream in left_streams.iter_mut() {
+                    links.push((stream, left_rank, name(left_rank), vec![Role::Receive]));
+                }
+                for (peer, stream) in mesh_streams.iter_mut().enumerate() {
+                    if let Some(stream) = stream {
+                        links.push((stream, peer, name(peer), vec![Role::Send, Role::Receive]));
+                    }
+                }
+                // The halves come back in the order of `links`: the right channels, the left
+                // channels, then the mesh.
+                let halves = connect_links(port, rank, &names, &mut links)?;
+                let peers: Vec<usize> = links.iter().map(|(_, peer, _, _)| *peer).collect();
+                for (index, (halves, peer)) in halves.into_iter().zip(peers).enumerate() {
+                    for half in halves {
+                        match half {
+                            StreamHalf::Send(sender) if index < channels => communicator.right.push(Box::new(sender)),
+                            StreamHalf::Receive(receiver) if index < 2 * channels => {
+                                communicator.left.push(Box::new(receiver))
+                            }
+                            StreamHalf::Send(sender) => communicator.mesh_senders[peer] = Some(Box::new(sender)),
+                            StreamHalf::Receive(receiver) => {
+                                communicator.mesh_receivers[peer] = Some(Box::new(receiver))
+                            }
+                        }
+                    }
+                }
+            }
+        }
         Ok(communicator)
     }
 
@@ -407,10 +496,10 @@ impl Communicator {
         }
         let element = data_type.size();
         let count = buffer.len() / element;
-        let (rank, world, timeout) = (self.rank, self.world, self.timeout);
+        let (rank, world) = (self.rank, self.world);
         let labels: Vec<String> = (0..world).map(|r| self.label(r)).collect();
         if collective == Collective::AlltoAll {
-            return alltoall(&mut self.mesh, buffer, element, rank, world, &labels, self.timeout);
+            return alltoall(&mut self.mesh_senders, &mut self.mesh_receivers, buffer, element, rank, world, &labels);
         }
         let channels = self.right.len();
         // Each channel is an independent ring over its own slice of the data. Where the result layout
@@ -462,7 +551,7 @@ impl Communicator {
                 .zip(parts)
                 .map(|((right, left), (part, blocks))| {
                     scope.spawn(move || {
-                        let mut ring = Ring { right, left, rank, world, blocks, labels, timeout };
+                        let mut ring = Ring { right: &mut **right, left: &mut **left, rank, world, blocks, labels };
                         match collective {
                             Collective::AllReduce => ring.all_reduce(part, data_type, op),
                             Collective::ReduceScatter => ring.reduce_scatter(part, data_type, op),
@@ -498,16 +587,15 @@ enum Combine {
     Copy,
 }
 
-/// One channel's ring: the connection to the right neighbour and the one from the left.
+/// One channel's ring: the link to the right neighbour and the one from the left.
 struct Ring<'a> {
-    right: &'a mut TcpStream,
-    left: &'a mut TcpStream,
+    right: &'a mut dyn Sender,
+    left: &'a mut dyn Receiver,
     rank: usize,
     world: usize,
     /// Byte range of each rank's block within this channel's part.
     blocks: Vec<std::ops::Range<usize>>,
     labels: &'a [String],
-    timeout: Duration,
 }
 
 /// Slices of this size flow through the pipeline, so reduction and forwarding overlap the transfer.
@@ -516,9 +604,6 @@ const SLICE_BYTES: usize = 256 * 1024;
 impl Ring<'_> {
     fn right_label(&self) -> &str {
         &self.labels[(self.rank + 1) % self.world]
-    }
-    fn left_label(&self) -> &str {
-        &self.labels[(self.rank + self.world - 1) % self.world]
     }
 
     /// Run ring steps as one pipeline. Each step sends a block to the right and receives a block from
@@ -531,20 +616,27 @@ impl Ring<'_> {
             return Ok(());
         };
         let right_label = self.right_label().to_string();
-        let left_label = self.left_label().to_string();
         let right = &mut *self.right;
         let left = &mut *self.left;
         let blocks = &self.blocks;
-        let timeout = self.timeout;
         let world = self.world;
         let (queue, outgoing) = std::sync::mpsc::channel::<Vec<u8>>();
+        // Set when receiving failed: the writer drops what is queued instead of waiting for a peer.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
         std::thread::scope(|scope| {
-            let writer_label = right_label.clone();
-            let writer = scope.spawn(move || -> Result<(), PerfError> {
+            let writer = scope.spawn(move || -> Result<(), (Instant, PerfError)> {
+                let failed = |error| (Instant::now(), error);
                 for slice in outgoing {
-                    right.write_all(&slice).map_err(|e| io_error(&writer_label, "ring send", e, timeout))?;
+                    if stopped() {
+                        return Ok(());
+                    }
+                    right.send(&slice).map_err(failed)?;
                 }
-                Ok(())
+                if stopped() {
+                    return Ok(());
+                }
+                right.flush().map_err(failed)
             });
             let received = (|| -> Result<(), PerfError> {
                 // A failed writer drops the queue's receiver; sends then fail and stop this side too.
@@ -563,8 +655,7 @@ impl Ring<'_> {
                     let mut offset = target.start;
                     while offset < target.end {
                         let length = SLICE_BYTES.min(target.end - offset);
-                        left.read_exact(&mut scratch[..length])
-                            .map_err(|e| io_error(&left_label, "ring receive", e, timeout))?;
+                        left.receive(&mut scratch[..length])?;
                         let local = &mut part[offset..offset + length];
                         match combine {
                             Combine::Reduce(data_type, op) => reduce_into(local, &scratch[..length], data_type, op),
@@ -577,35 +668,36 @@ impl Ring<'_> {
                     }
                 }
                 Ok(())
-            })();
+            })()
+            .map_err(|error| (Instant::now(), error));
+            if received.is_err() {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             drop(queue);
             let written = writer.join().map_err(|_| PerfError::Transport("ring writer panicked".into()))?;
-            received.and(written)
+            // When both sides failed, the earlier error is the cause; the later one is the ring
+            // coming apart after it (a neighbour stopping because of the same dead rank).
+            match (received, written) {
+                (Err((at_receive, receive_error)), Err((at_send, send_error))) => {
+                    Err(if at_send < at_receive { send_error } else { receive_error })
+                }
+                (Err((_, error)), Ok(())) | (Ok(()), Err((_, error))) => Err(error),
+                (Ok(()), Ok(())) => Ok(()),
+            }
         })
         .map_err(|error| self.blame_left_if_closed(error))
     }
 
     /// When a rank dies, its right neighbour's sends may fail first (the failure cascades around the
-    /// ring) while the dead rank's EOF is still behind unread data on the left link. Drain the left link
-    /// briefly: if it is closed, the left neighbour is the rank that stopped, and the error names it.
+    /// ring) while the dead rank's EOF is still behind unread data on the left link. Look at the left
+    /// link briefly: if its exit was hidden there, the left neighbour is the rank that stopped, and the
+    /// error names it.
     fn blame_left_if_closed(&mut self, error: PerfError) -> PerfError {
-        if matches!(&error, PerfError::PeerClosed { peer, .. } if *peer == self.left_label()) {
+        if matches!(&error, PerfError::PeerClosed { peer, .. } if peer == self.left.peer()) {
             return error;
         }
-        let deadline = std::time::Instant::now() + Duration::from_millis(300);
-        let _ = self.left.set_read_timeout(Some(Duration::from_millis(50)));
-        let mut scratch = [0u8; 64 * 1024];
-        let closed = loop {
-            match self.left.read(&mut scratch) {
-                Ok(0) => break true,
-                Err(e) if matches!(e.kind(), ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted) => break true,
-                Ok(_) if std::time::Instant::now() < deadline => continue,
-                _ => break false,
-            }
-        };
-        let _ = self.left.set_read_timeout(Some(self.timeout));
-        if closed {
-            PerfError::PeerClosed { peer: self.left_label().to_string(), during: "ring receive" }
+        if self.left.exit_was_hidden(Duration::from_millis(300)) {
+            PerfError::PeerClosed { peer: self.left.peer().to_string(), during: "ring receive" }
         } else {
             error
         }
@@ -648,15 +740,16 @@ impl Ring<'_> {
     fn broadcast(&mut self, part: &mut [u8], root: usize) -> Result<(), PerfError> {
         let (rank, world) = (self.rank, self.world);
         let last = (root + world - 1) % world;
-        let right_label = self.right_label().to_string();
-        let left_label = self.left_label().to_string();
         for slice in part.chunks_mut(SLICE_BYTES) {
             if rank != root {
-                self.left.read_exact(slice).map_err(|e| io_error(&left_label, "broadcast receive", e, self.timeout))?;
+                self.left.receive(slice)?;
             }
             if rank != last {
-                self.right.write_all(slice).map_err(|e| io_error(&right_label, "broadcast send", e, self.timeout))?;
+                self.right.send(slice)?;
             }
+        }
+        if rank != last {
+            self.right.flush()?;
         }
         Ok(())
     }
@@ -672,53 +765,36 @@ pub fn alltoall_block(count: usize, world: usize) -> usize {
 /// Pairwise exchange over the mesh: at step k send block (rank+k) to that rank and receive block
 /// (rank-k) from that one; `buffer` holds the send blocks and receives in place block by block.
 fn alltoall(
-    mesh: &mut [Option<TcpStream>],
+    senders: &mut [Option<Box<dyn Sender>>],
+    receivers: &mut [Option<Box<dyn Receiver>>],
     buffer: &mut [u8],
     element: usize,
     rank: usize,
     world: usize,
     labels: &[String],
-    timeout: Duration,
 ) -> Result<(), PerfError> {
     let per_block = alltoall_block(buffer.len() / element, world) * element;
     let block = |b: usize| b * per_block..(b + 1) * per_block;
     let original = buffer.to_vec();
+    let missing = |peer: usize| PerfError::Transport(format!("no mesh link to {}", labels[peer]));
     for step in 1..world {
         let to = (rank + step) % world;
         let from = (rank + world - step) % world;
         let outgoing = &original[block(to)];
-        let incoming = block(from);
-        // Take both streams out of the mesh (they are different peers unless world == 2).
-        let mut to_stream =
-            mesh[to].take().ok_or_else(|| PerfError::Transport(format!("no mesh connection to {}", labels[to])))?;
-        // The peer we send to may be the one we receive from (two ranks, or the middle step of an even
-        // count): then a clone of the same socket reads while the original writes.
-        let same_peer = to == from;
-        let result = {
-            let mut from_stream = if same_peer {
-                to_stream.try_clone().map_err(|e| io_error(&labels[from], "alltoall", e, timeout))?
-            } else {
-                mesh[from]
-                    .take()
-                    .ok_or_else(|| PerfError::Transport(format!("no mesh connection to {}", labels[from])))?
-            };
-            let result = std::thread::scope(|scope| {
-                let writer = scope.spawn(|| {
-                    to_stream.write_all(outgoing).map_err(|e| io_error(&labels[to], "alltoall send", e, timeout))
-                });
-                let read = from_stream
-                    .read_exact(&mut buffer[incoming.clone()])
-                    .map_err(|e| io_error(&labels[from], "alltoall receive", e, timeout));
-                let written = writer.join().map_err(|_| PerfError::Transport("alltoall writer panicked".into()))?;
-                read.and(written)
+        let sender = senders[to].as_deref_mut().ok_or_else(|| missing(to))?;
+        let receiver = receivers[from].as_deref_mut().ok_or_else(|| missing(from))?;
+        let incoming = &mut buffer[block(from)];
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                for slice in outgoing.chunks(SLICE_BYTES) {
+                    sender.send(slice)?;
+                }
+                sender.flush()
             });
-            if !same_peer {
-                mesh[from] = Some(from_stream);
-            }
-            result
-        };
-        mesh[to] = Some(to_stream);
-        result?;
+            let read = incoming.chunks_mut(SLICE_BYTES).try_for_each(|slice| receiver.receive(slice));
+            let written = writer.join().map_err(|_| PerfError::Transport("alltoall writer panicked".into()))?;
+            read.and(written)
+        })?;
     }
     let own = block(rank);
     buffer[own.clone()].copy_from_slice(&original[own]);

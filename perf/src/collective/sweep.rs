@@ -137,6 +137,9 @@ pub fn run_sweep_with(
             });
         }
     }
+    // Nobody leaves while another rank may still exchange data with it: over verbs a closed connection
+    // during a collective means the peer died.
+    communicator.barrier()?;
     Ok(rows)
 }
 

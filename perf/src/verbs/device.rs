@@ -237,6 +237,24 @@ impl Buffer {
         range.filter(|&offset| self.read_byte(offset) != pattern_byte(offset - start)).count() as u64
     }
 
+    /// Copy `bytes` into the buffer at `offset`. Only where no work request is using those bytes (a
+    /// send slot whose previous message the peer has credited).
+    pub fn copy_in(&mut self, offset: usize, bytes: &[u8]) {
+        self.check(&(offset..offset + bytes.len()));
+        // SAFETY: in bounds (checked); the source is ordinary memory that cannot overlap the buffer.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.pointer.as_ptr().add(offset), bytes.len()) }
+    }
+
+    /// Copy bytes out of the buffer at `offset` into `into`. Only after the completion that says the
+    /// adapter finished writing them, and before the slot is handed back to the peer.
+    pub fn copy_out(&self, offset: usize, into: &mut [u8]) {
+        self.check(&(offset..offset + into.len()));
+        // The completion was read by an FFI call; order the copy after it.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: in bounds (checked); the destination is ordinary memory that cannot overlap the buffer.
+        unsafe { std::ptr::copy_nonoverlapping(self.pointer.as_ptr().add(offset), into.as_mut_ptr(), into.len()) }
+    }
+
     /// `range` as a slice, for inline sends. Only for memory the adapter does not write (the send
     /// region); the bytes are copied into the work request at post time.
     fn read_only_slice(&self, range: Range<usize>) -> &[u8] {
@@ -263,9 +281,24 @@ pub(super) struct ModifyError {
 /// The wire operation of one work request.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum WireOp {
-    Write { remote_address: u64, rkey: u32 },
-    Read { remote_address: u64, rkey: u32 },
+    Write {
+        remote_address: u64,
+        rkey: u32,
+    },
+    Read {
+        remote_address: u64,
+        rkey: u32,
+    },
     Send,
+    /// `immediate` in host order (converted to the wire's big-endian `imm_data` here).
+    WriteImmediate {
+        remote_address: u64,
+        rkey: u32,
+        immediate: u32,
+    },
+    SendImmediate {
+        immediate: u32,
+    },
 }
 
 /// One polled completion.
@@ -275,6 +308,8 @@ pub(super) struct Completion {
     pub status: u32,
     pub vendor_err: u32,
     pub byte_len: u32,
+    /// Immediate data in host order (meaningful for messages sent with immediate).
+    pub immediate: u32,
 }
 
 /// Queue sizes of a queue pair.
@@ -440,6 +475,11 @@ impl Resources {
             WireOp::Write { remote_address, rkey } => request.setup_write(rkey, remote_address),
             WireOp::Read { remote_address, rkey } => request.setup_read(rkey, remote_address),
             WireOp::Send => request.setup_send(),
+            // ibv_send_wr.imm_data is __be32 (rdma-core verbs.h); sideway stores the value as given.
+            WireOp::WriteImmediate { remote_address, rkey, immediate } => {
+                request.setup_write_imm(rkey, remote_address, immediate.to_be())
+            }
+            WireOp::SendImmediate { immediate } => request.setup_send_imm(immediate.to_be()),
         };
         if inline {
             handle.setup_inline_data(buffer.read_only_slice(local));
@@ -486,6 +526,8 @@ fn poll(cq: &GenericCompletionQueue, out: &mut Vec<Completion>) -> Result<(), io
                     status: wc.status(),
                     vendor_err: wc.vendor_err(),
                     byte_len: if wc.status() == 0 { wc.byte_len() } else { 0 },
+                    // ibv_wc.imm_data is __be32 (rdma-core verbs.h).
+                    immediate: if wc.status() == 0 { u32::from_be(wc.imm_data()) } else { 0 },
                 });
             }
             Ok(())

@@ -1,0 +1,251 @@
+//! How a rank of a verbs communicator tells a dead or stalled peer from one that is only waiting.
+//!
+//! The TCP connections the queue pairs were set up over carry nothing else afterwards. Every wait looks
+//! at all of this rank's connections (not only its own link's): a closed one means that peer exited.
+//! The first one seen closed names the rank that stopped. Ranks leave only after a final barrier, so a
+//! closed connection during a collective is never a normal exit.
+//!
+//! A stalled peer keeps its connections open, and in a ring everyone ends up waiting on someone. A
+//! wait that times out on peer X therefore asks X over its connection (a [`Frame::Probe`]) what it is
+//! waiting on. A rank that answers ([`Frame::Answer`]: the peer it has waited on longest) is alive
+//! and blocked, and the error names the rank it waits on. A rank that does not answer within
+//! [`PROBE_PATIENCE`] is the stalled one. Every wait answers probes as it looks at the connections.
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+
+/// How long a rank that timed out waits for the silent peer's answer. Ranks start waiting on a
+/// stalled rank within moments of each other; a peer that is itself giving up still answers meanwhile.
+pub const PROBE_PATIENCE: Duration = Duration::from_secs(1);
+
+/// Messages on the setup connections after setup: 5 bytes, a kind and a big-endian rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// "What are you waiting on?"
+    Probe,
+    /// "I have waited longest on this rank" (`None`: on nothing).
+    Answer(Option<u32>),
+}
+
+const FRAME_BYTES: usize = 5;
+const NOTHING: u32 = u32::MAX;
+
+impl Frame {
+    pub fn encode(self) -> [u8; FRAME_BYTES] {
+        let (kind, value) = match self {
+            Frame::Probe => (b'?', 0),
+            Frame::Answer(rank) => (b'!', rank.unwrap_or(NOTHING)),
+        };
+        let [a, b, c, d] = value.to_be_bytes();
+        [kind, a, b, c, d]
+    }
+
+    pub fn decode(bytes: [u8; FRAME_BYTES]) -> Result<Frame, String> {
+        let value = u32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]);
+        match bytes[0] {
+            b'?' if value == 0 => Ok(Frame::Probe),
+            b'!' => Ok(Frame::Answer((value != NOTHING).then_some(value))),
+            _ => Err(format!("unexpected bytes {bytes:02x?} on a verbs setup connection")),
+        }
+    }
+}
+
+/// The waits in progress in this process, one per thread: the peer rank and since when.
+#[derive(Debug, Default)]
+pub struct Waits {
+    by_thread: HashMap<ThreadId, (usize, Instant)>,
+}
+
+impl Waits {
+    pub fn begin(&mut self, thread: ThreadId, peer: usize, since: Instant) {
+        self.by_thread.insert(thread, (peer, since));
+    }
+
+    pub fn end(&mut self, thread: ThreadId) {
+        self.by_thread.remove(&thread);
+    }
+
+    /// The peer waited on longest: what a probe is answered with.
+    pub fn longest(&self) -> Option<usize> {
+        self.by_thread.values().min_by_key(|(_, since)| *since).map(|(peer, _)| *peer)
+    }
+}
+
+/// One setup connection.
+#[derive(Debug)]
+struct Connection {
+    rank: usize,
+    stream: TcpStream,
+    /// The last answer to a probe, and when it came.
+    answer: Option<(Option<u32>, Instant)>,
+}
+
+/// What a look at the connections found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Seen {
+    Nothing,
+    /// This peer's connection is closed: it exited.
+    Gone(usize),
+}
+
+#[derive(Debug)]
+struct Shared {
+    connections: Vec<Connection>,
+    waits: Waits,
+}
+
+/// The rank's setup connections and waits, shared by all its links' threads.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl Watch {
+    /// `connections`: (peer rank, connection), already non-blocking.
+    pub fn new(connections: Vec<(usize, TcpStream)>) -> Watch {
+        let connections =
+            connections.into_iter().map(|(rank, stream)| Connection { rank, stream, answer: None }).collect();
+        Watch { shared: Arc::new(Mutex::new(Shared { connections, waits: Waits::default() })) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        // A thread that panicked while looking leaves the state as consistent as any other look.
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn begin_wait(&self, peer: usize, since: Instant) {
+        self.lock().waits.begin(std::thread::current().id(), peer, since);
+    }
+
+    pub fn end_wait(&self) {
+        self.lock().waits.end(std::thread::current().id());
+    }
+
+    /// Answer probes, keep answers, and report the first peer whose connection is closed.
+    pub fn look(&self) -> Seen {
+        let mut shared = self.lock();
+        let longest = shared.waits.longest().and_then(|r| u32::try_from(r).ok());
+        for connection in shared.connections.iter_mut() {
+            loop {
+                let mut bytes = [0u8; FRAME_BYTES];
+                match connection.stream.peek(&mut bytes) {
+                    Ok(0) => return Seen::Gone(connection.rank),
+                    Ok(n) if n < FRAME_BYTES => break,
+                    Ok(_) => {}
+                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => break,
+                    Err(_) => return Seen::Gone(connection.rank),
+                }
+                if connection.stream.read_exact(&mut bytes).is_err() {
+                    return Seen::Gone(connection.rank);
+                }
+                match Frame::decode(bytes) {
+                    Ok(Frame::Probe) => {
+                        // Best effort: a peer that cannot take 5 bytes is gone, which the next look sees.
+                        let _ = connection.stream.write_all(&Frame::Answer(longest).encode());
+                    }
+                    Ok(Frame::Answer(rank)) => connection.answer = Some((rank, Instant::now())),
+                    // Not a fabricdoctor peer speaking: treat the connection as broken.
+                    Err(_) => return Seen::Gone(connection.rank),
+                }
+            }
+        }
+        Seen::Nothing
+    }
+
+    /// Ask `peer` what it waits on; `Some(rank)` when it answers within [`PROBE_PATIENCE`] that it is
+    /// waiting on another rank, `None` when it does not answer (it is the stalled one) or waits on
+    /// nothing or on us.
+    pub fn ask(&self, peer: usize, us: usize) -> Option<usize> {
+        let asked = Instant::now();
+        {
+            let mut shared = self.lock();
+            let connection = shared.connections.iter_mut().find(|c| c.rank == peer)?;
+            connection.stream.write_all(&Frame::Probe.encode()).ok()?;
+        }
+        while asked.elapsed() < PROBE_PATIENCE {
+            if let Seen::Gone(_) = self.look() {
+                return None;
+            }
+            let shared = self.lock();
+            let answer = shared.connections.iter().find(|c| c.rank == peer).and_then(|c| c.answer);
+            if let Some((rank, at)) = answer {
+                if at >= asked {
+                    return rank.map(|r| r as usize).filter(|r| *r != peer && *r != us);
+                }
+            }
+            drop(shared);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_strangers_are_refused() {
+        for frame in [Frame::Probe, Frame::Answer(None), Frame::Answer(Some(0)), Frame::Answer(Some(7))] {
+            assert_eq!(Frame::decode(frame.encode()), Ok(frame));
+        }
+        assert_eq!(Frame::Answer(Some(2)).encode(), *b"!\0\0\0\x02");
+        assert!(Frame::decode(*b"GET /").is_err(), "an HTTP client is not a peer");
+        assert!(Frame::decode(*b"?\0\0\0\x01").is_err(), "a probe carries no rank");
+    }
+
+    #[test]
+    fn the_answer_is_the_peer_waited_on_longest() {
+        let mut waits = Waits::default();
+        assert_eq!(waits.longest(), None);
+        let start = Instant::now();
+        let main = std::thread::current().id();
+        let writer = std::thread::spawn(|| std::thread::current().id()).join().expect("thread");
+        waits.begin(main, 2, start + Duration::from_millis(5));
+        waits.begin(writer, 1, start);
+        assert_eq!(waits.longest(), Some(1), "the writer waited on rank 1 first");
+        waits.end(writer);
+        assert_eq!(waits.longest(), Some(2));
+        waits.end(main);
+        assert_eq!(waits.longest(), None);
+    }
+
+    /// Two ranks' watches over a loopback connection: a probe is answered with the longest wait, and
+    /// a closed connection is seen as the peer gone.
+    #[test]
+    fn a_waiting_peer_answers_and_a_closed_one_is_gone() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let one = TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+        let (two, _) = listener.accept().expect("accept");
+        for stream in [&one, &two] {
+            stream.set_nonblocking(true).expect("non-blocking");
+        }
+        // Rank 0 holds `one` (to rank 2); rank 2 holds `two` (to rank 0) and waits on rank 1.
+        let rank0 = Watch::new(vec![(2, one)]);
+        let rank2 = Watch::new(vec![(0, two)]);
+        rank2.begin_wait(1, Instant::now());
+        let answering = std::thread::spawn(move || {
+            let until = Instant::now() + Duration::from_millis(1500);
+            while Instant::now() < until {
+                if rank2.look() != Seen::Nothing {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            rank2
+        });
+        assert_eq!(rank0.ask(2, 0), Some(1), "rank 2 is alive and waits on rank 1");
+        drop(answering.join().expect("rank 2"));
+        // Rank 2's side is closed now.
+        let until = Instant::now() + Duration::from_secs(3);
+        while rank0.look() == Seen::Nothing && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(rank0.look(), Seen::Gone(2));
+        assert_eq!(rank0.ask(2, 0), None, "a gone peer answers nothing");
+    }
+}
