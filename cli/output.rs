@@ -27,6 +27,13 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     };
     let mut temporary = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("failed to create a temporary file in {}", dir.display()))?;
+    // tempfile creates 0600 files; a report is for every operator on the node, as a plain create
+    // with the usual umask 022 would make it.
+    use std::os::unix::fs::PermissionsExt as _;
+    temporary
+        .as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))
+        .with_context(|| format!("failed to set the permissions of {}", path.display()))?;
     temporary.write_all(bytes).with_context(|| format!("failed to write {}", path.display()))?;
     temporary.as_file().sync_all().with_context(|| format!("failed to sync {}", path.display()))?;
     temporary.persist(path).with_context(|| format!("failed to replace {}", path.display()))?;

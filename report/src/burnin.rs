@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use fabricdoctor_checks::{Finding, Verdict};
 use serde::{Deserialize, Serialize};
 
+use crate::render::markdown_cell;
 use crate::Report;
 
 /// Version of the burn-in report and event schema. Bump on any change of meaning; additions are
@@ -866,10 +867,6 @@ pub fn junit(report: &BurninReport) -> String {
     crate::render::junit(&as_findings_report(report))
 }
 
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
 /// `summary.md`: the verdict, what to replace or reseat in order of confidence and why, lost and
 /// excluded hosts, the slowest pairs, and every finding that is not a pass.
 pub fn summary_markdown(report: &BurninReport) -> String {
@@ -905,9 +902,9 @@ pub fn summary_markdown(report: &BurninReport) -> String {
                 "| {:.0} % | {} | {} | {} | {} |",
                 suspect.confidence * 100.0,
                 format!("{:?}", suspect.kind).to_lowercase(),
-                cell(&suspect.subject),
-                cell(&suspect.action),
-                cell(&suspect.evidence.join("; "))
+                markdown_cell(&suspect.subject),
+                markdown_cell(&suspect.action),
+                markdown_cell(&suspect.evidence.join("; "))
             );
         }
     }
@@ -923,8 +920,8 @@ pub fn summary_markdown(report: &BurninReport) -> String {
                 host.name,
                 format!("{:?}", host.status).to_lowercase(),
                 host.status_at.as_deref().unwrap_or("-"),
-                cell(host.last_step.as_deref().unwrap_or("-")),
-                cell(host.reason.as_deref().unwrap_or("-"))
+                markdown_cell(host.last_step.as_deref().unwrap_or("-")),
+                markdown_cell(host.reason.as_deref().unwrap_or("-"))
             );
         }
     }
@@ -973,8 +970,8 @@ pub fn summary_markdown(report: &BurninReport) -> String {
                 "| {} | `{}` | {} | {} |",
                 finding.verdict,
                 finding.id,
-                cell(&finding.subject),
-                cell(&finding.message)
+                markdown_cell(&finding.subject),
+                markdown_cell(&finding.message)
             );
         }
     }

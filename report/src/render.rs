@@ -85,21 +85,10 @@ pub fn json(report: &Report) -> String {
         + "\n"
 }
 
+/// XML escaping for JUnit: the HTML escaper's five entities (`&#39;` for the apostrophe) are valid
+/// XML 1.0 too (W3C XML 1.0 section 4.6, predefined and character references).
 fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 forbids most control characters even escaped.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::html::escape(text)
 }
 
 /// JUnit XML as Jenkins, GitLab and GitHub test reporters read it: one testsuite per check id, one
@@ -166,7 +155,8 @@ pub fn junit(report: &Report) -> String {
     out
 }
 
-fn markdown_cell(text: &str) -> String {
+/// A Markdown table cell: a pipe would end the cell and a newline the row.
+pub(crate) fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
