@@ -23,6 +23,7 @@ status=$?
 $fd check --json -o "$OUT/check.json"
 $fd check --format junit -o "$OUT/check-junit.xml"
 $fd check --format markdown -o "$OUT/check.md"
+$fd check --no-sample --html "$OUT/check.html" >/dev/null
 echo
 echo "== fabricdoctor burnin --local 4 --duration 45s (four agents on this machine over loopback: check,"
 echo "   loopback, pairwise matrix, isolation, all-to-all, AllReduce, soak, sign-off; a real run, compressed)"
@@ -53,7 +54,12 @@ echo "== counter checks on two captures of a RoCE node in a PFC pause storm (tes
 $fd check --root tests/fixtures/counters/pfc-storm/after --before tests/fixtures/counters/pfc-storm/before \
   --only pfc --only ecn --only rdma.retransmit | grep -v '^PASS'
 
-echo "reports of this node: $OUT/check.json $OUT/check-junit.xml $OUT/check.md $OUT/fabricdoctor.prom $OUT/snapshot.tar.gz"
+echo
+echo "== fabricdoctor triage on a hung job's NCCL logs from three hosts (tests/fixtures/triage/hang-rank-missing)"
+$fd triage tests/fixtures/triage/hang-rank-missing | head -40
+
+echo "reports of this node: $OUT/check.json $OUT/check-junit.xml $OUT/check.md $OUT/check.html $OUT/fabricdoctor.prom $OUT/snapshot.tar.gz"
+echo "burn-in reports: $OUT/burnin/{report.json,report.html,summary.md,junit.xml,events.jsonl}"
 echo "exit code of 'check' on this node: $status (0 no fail, 1 a fail/error verdict, 2 tool error)"
 # The job itself succeeded if the tool ran; the node's verdict is in the exit code above and the reports.
 [ "$status" -le 1 ] && [ "$burnin_status" -le 1 ]
