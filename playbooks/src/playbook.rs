@@ -20,11 +20,18 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("nccl-hang.toml", include_str!("../triage/nccl-hang.toml")),
     ("nccl-slow.toml", include_str!("../triage/nccl-slow.toml")),
     ("link-flap.toml", include_str!("../triage/link-flap.toml")),
+    ("nccl-data.toml", include_str!("../triage/nccl-data.toml")),
 ];
 
 /// Every fact the analyzers produce: (name, attributes, what produces it). Rules may name only these;
 /// `playbook list` prints them for operators writing rules.
 pub const FACTS: &[(&str, &str, &str)] = &[
+    (
+        "nccltests.wrong",
+        "size type wrong_out_of_place wrong_in_place",
+        "nccl-tests (or `fabricdoctor perf allreduce`) result row with a nonzero #wrong",
+    ),
+    ("nccltests.out_of_bounds", "count", "nccl-tests footer '# Out of bounds values : N FAILED'"),
     (
         "nccl.wc_error",
         "status status_name meaning vendor_err host gpu peer",

@@ -307,6 +307,23 @@ fn topologies_are_judged_like_the_live_check() {
     assert!(rails["message"].as_str().unwrap().contains("GPU1, GPU3, GPU5"));
 }
 
+/// nccl-tests compares every element with its exact expected value: a nonzero #wrong is corruption.
+/// The second input is fabricdoctor's own AllReduce with one corrupted element injected per rank
+/// (`perf allreduce --np 2 -b 1M -e 4M -f 4 --inject-corruption 1`), which prints the same columns.
+#[test]
+fn wrong_elements_in_a_result_table_are_data_corruption() {
+    let (report, code) = triage(&fixture("triage/nccl-tests-wrong.txt"));
+    assert_eq!(code, 1);
+    let top = assert_top(&report, "collective-data-corruption", "high");
+    assert!(top.cause.contains("67108864, 268435456") && top.cause.contains("7, 31"), "{}", top.cause);
+    assert!(top.evidence.iter().any(|e| e.text.contains("Out of bounds values : 50 FAILED")));
+    assert_eq!(report.diagnoses.len(), 1, "{:?}", ids(&report));
+
+    let (report, code) = triage(&fixture("triage/fabricdoctor-allreduce-corrupted.txt"));
+    assert_eq!(code, 1);
+    assert_top(&report, "collective-data-corruption", "high");
+}
+
 #[test]
 fn healthy_runs_produce_no_diagnosis() {
     for path in [

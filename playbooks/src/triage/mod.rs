@@ -10,6 +10,7 @@ pub mod join;
 pub mod kernel;
 pub mod lspci;
 pub mod nccl;
+pub mod nccl_tests;
 pub mod pickle;
 pub mod pytorch;
 pub mod rdma;
@@ -237,8 +238,10 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("kernel-log");
         }
         analysis.facts.extend(kernel_events);
-        if join::parse_nccl_tests_ranks(name, &text, &mut analysis.ranks) {
+        let ranks_header = join::parse_nccl_tests_ranks(name, &text, &mut analysis.ranks);
+        if ranks_header || nccl_tests::has_rows(&text) {
             kinds.push("nccl-tests");
+            analysis.facts.extend(nccl_tests::parse(name, &text));
         }
         if kinds.is_empty() {
             kinds.push("unrecognised");

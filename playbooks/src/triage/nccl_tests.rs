@@ -1,0 +1,126 @@
+//! nccl-tests' result table (`all_reduce_perf` and its siblings, and `fabricdoctor perf allreduce`,
+//! which prints the same columns): the `#wrong` columns count elements that differ from the expected
+//! result, and the footer `# Out of bounds values : N FAILED|OK` totals them (nccl-tests
+//! `src/common.cu`, `doc/PERFORMANCE.md`). A nonzero count is corrupted data, never noise: the test
+//! compares exact expected values.
+
+use super::{Evidence, Fact};
+
+/// Facts from the result rows and the footer of one input. Rows with `#wrong` 0 (or `N/A`, when data
+/// checking was off) produce nothing.
+pub fn parse(file: &str, text: &str) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+        if let Some(count) = out_of_bounds(raw) {
+            if count > 0 {
+                facts.push(
+                    Fact::new("nccltests.out_of_bounds")
+                        .attr("count", count)
+                        .evidence(Evidence::new(file, line_no, raw)),
+                );
+            }
+            continue;
+        }
+        let Some(row) = result_row(raw) else { continue };
+        if row.wrong_out_of_place > 0 || row.wrong_in_place > 0 {
+            facts.push(
+                Fact::new("nccltests.wrong")
+                    .attr("size", row.size)
+                    .attr("type", row.data_type)
+                    .attr("wrong_out_of_place", row.wrong_out_of_place)
+                    .attr("wrong_in_place", row.wrong_in_place)
+                    .evidence(Evidence::new(file, line_no, raw)),
+            );
+        }
+    }
+    facts
+}
+
+/// True when the input holds at least one nccl-tests result row (for the input's kind).
+pub fn has_rows(text: &str) -> bool {
+    text.lines().any(|line| result_row(line).is_some())
+}
+
+struct ResultRow<'a> {
+    size: u64,
+    data_type: &'a str,
+    wrong_out_of_place: u64,
+    wrong_in_place: u64,
+}
+
+/// `size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong`, the layout of
+/// nccl-tests 2.13+ (and of fabricdoctor, which may append "slowest rank N"). Older nccl-tests
+/// printed a floating-point max error instead of a count; such rows are left out rather than guessed.
+fn result_row(line: &str) -> Option<ResultRow<'_>> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    if tokens.len() < 13 {
+        return None;
+    }
+    let size = tokens[0].parse::<u64>().ok()?;
+    tokens[1].parse::<u64>().ok()?;
+    if !tokens[2].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || tokens[2].parse::<f64>().is_ok() {
+        return None;
+    }
+    tokens[4].parse::<i64>().ok()?;
+    for time_or_bandwidth in [5, 6, 7, 9, 10, 11] {
+        tokens[time_or_bandwidth].parse::<f64>().ok()?;
+    }
+    let wrong = |token: &str| if token == "N/A" { Some(0) } else { token.parse::<u64>().ok() };
+    Some(ResultRow {
+        size,
+        data_type: tokens[2],
+        wrong_out_of_place: wrong(tokens[8])?,
+        wrong_in_place: wrong(tokens[12])?,
+    })
+}
+
+/// `# Out of bounds values : 3 FAILED` -> 3.
+fn out_of_bounds(line: &str) -> Option<u64> {
+    let rest = line.trim_start_matches('#').trim_start().strip_prefix("Out of bounds values")?;
+    let rest = rest.trim_start().strip_prefix(':')?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEALTHY: &str = "\
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+     1048576        262144     float     sum      -1    203.2    5.16    9.68      0    207.2    5.06    9.49      0
+# Out of bounds values : 0 OK
+";
+
+    #[test]
+    fn a_healthy_table_gives_no_fact() {
+        assert!(parse("t", HEALTHY).is_empty());
+        assert!(has_rows(HEALTHY));
+    }
+
+    #[test]
+    fn wrong_elements_and_the_failed_footer_are_facts() {
+        let text = "\
+    67108864      16777216     float     sum      -1   1261.6   53.20   99.74     12   1270.2   52.83   99.06      0
+ 1048576  262144  bfloat16  sum  -1  699.0  1.50  1.50  0  776.0  1.35  1.35  3   slowest rank 1
+# Out of bounds values : 15 FAILED
+";
+        let facts = parse("t", text);
+        assert_eq!(facts.len(), 3, "{facts:?}");
+        assert_eq!(facts[0].get("wrong_out_of_place"), Some("12"));
+        assert_eq!(facts[0].get("size"), Some("67108864"));
+        assert_eq!(facts[1].get("type"), Some("bfloat16"));
+        assert_eq!(facts[1].get("wrong_in_place"), Some("3"));
+        assert_eq!(facts[2].name, "nccltests.out_of_bounds");
+        assert_eq!(facts[2].get("count"), Some("15"));
+        assert_eq!(facts[2].evidence[0].line, 3);
+    }
+
+    #[test]
+    fn older_float_error_columns_and_other_tables_are_not_read_as_counts() {
+        // nccl-tests before #wrong: a max error column ("0e+00"); and an ib_write_bw row.
+        let old = "     1048576        262144     float     sum    203.2    5.16    9.68  0e+00    207.2    5.06    9.49  5e-07\n";
+        let perftest = " 65536      5000           4541.67            4539.64		   0.072634\n";
+        assert!(parse("t", old).is_empty() && !has_rows(old));
+        assert!(parse("t", perftest).is_empty() && !has_rows(perftest));
+    }
+}
