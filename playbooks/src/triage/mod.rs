@@ -17,23 +17,6 @@ pub mod rdma;
 pub mod report;
 #[cfg(test)]
 mod robustness;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Regression: the real-world captures carry annotated headers (`# ROOT CAUSE ... -x
-    /// NCCL_IB_GID_INDEX=3`, `#   AER: DevSta shows ...`); read as input, they produced an env
-    /// setting and a PCIe AER diagnosis that the output itself does not show.
-    #[test]
-    fn annotated_paste_comments_are_not_read_as_faults() {
-        let text = "# fixed by: mpirun -x NCCL_IB_GID_INDEX=3 ...\n#   AER: UESta UnsupReq+\n#\tNVRM: Xid (PCI:0000:3b:00): 79, x\n";
-        let analysis = analyze(&[Input::new("notes.txt", text.as_bytes().to_vec())]);
-        assert!(analysis.facts.is_empty(), "{:?}", analysis.facts);
-        let text = "Nov 22 10:00:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n";
-        assert!(analyze(&[Input::new("dmesg", text.as_bytes().to_vec())]).has("gpu.xid"));
-    }
-}
 pub mod topo;
 
 use std::collections::BTreeMap;
@@ -264,4 +247,21 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     counters::analyze(&counter_records, &mut analysis);
     join::enrich(&mut analysis, &counter_records);
     analysis
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the real-world captures carry annotated headers (`# ROOT CAUSE ... -x
+    /// NCCL_IB_GID_INDEX=3`, `#   AER: DevSta shows ...`); read as input, they produced an env
+    /// setting and a PCIe AER diagnosis that the output itself does not show.
+    #[test]
+    fn annotated_paste_comments_are_not_read_as_faults() {
+        let text = "# fixed by: mpirun -x NCCL_IB_GID_INDEX=3 ...\n#   AER: UESta UnsupReq+\n#\tNVRM: Xid (PCI:0000:3b:00): 79, x\n";
+        let analysis = analyze(&[Input::new("notes.txt", text.as_bytes().to_vec())]);
+        assert!(analysis.facts.is_empty(), "{:?}", analysis.facts);
+        let text = "Nov 22 10:00:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n";
+        assert!(analyze(&[Input::new("dmesg", text.as_bytes().to_vec())]).has("gpu.xid"));
+    }
 }
