@@ -16,15 +16,18 @@ use fabricdoctor_perf::generator::{
     run_client_size, serve_session, ClientOptions, DataPath, Side, SizeResult, TcpDataPath,
 };
 use fabricdoctor_perf::handshake::ServerConstraints;
+use fabricdoctor_perf::verbs::stream::StreamOptions;
+use fabricdoctor_perf::verbs::VerbsDataPath;
 use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
+use fabricdoctor_probes::rdma::{read_rdma_devices, GidType, RdmaDevice};
 use fabricdoctor_probes::{NodeSnapshot, SysRoot};
 use fabricdoctor_report::{HostInfo, Report};
 
 use crate::auth::{random_bytes, AgentHandshake, Token};
 use crate::counters::Sampler;
 use crate::protocol::{
-    read_frame, write_frame, Auth, CollectiveKind, CollectiveSummary, MeasureSpec, Measured, RailAddress, Request,
-    Response, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME, PROTOCOL_VERSION,
+    read_frame, write_frame, Auth, CollectiveKind, CollectiveSummary, DataTransport, MeasureSpec, Measured,
+    RailAddress, Request, Response, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME, PROTOCOL_VERSION,
 };
 use crate::BurninError;
 
@@ -75,26 +78,104 @@ impl AgentConfig {
         self.rails
             .iter()
             .map(|r| match local {
-                Some(ip) if r.address.is_unspecified() => RailAddress { name: r.name.clone(), address: ip },
+                Some(ip) if r.address.is_unspecified() => RailAddress { address: ip, ..r.clone() },
                 _ => r.clone(),
             })
             .collect()
     }
 }
 
-fn rail(rails: &[RailAddress], name: &str) -> Result<IpAddr, String> {
-    rails
-        .iter()
-        .find(|r| r.name == name)
-        .map(|r| r.address)
-        .ok_or_else(|| format!("no rail named {name:?} on this agent"))
+fn rail<'a>(rails: &'a [RailAddress], name: &str) -> Result<&'a RailAddress, String> {
+    rails.iter().find(|r| r.name == name).ok_or_else(|| format!("no rail named {name:?} on this agent"))
+}
+
+/// The RDMA device port and GID a rail's verbs traffic uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RailPort {
+    pub device: String,
+    pub port: u8,
+    /// `None`: the port's RoCE v2 GID of its netdev's IPv4 address (perf's choose_gid_index).
+    pub gid_index: Option<u32>,
+}
+
+/// The device port of a rail: the one named by `--rail NAME=IP@DEVICE`, else the port whose GID
+/// table holds the rail's address (RoCE puts each IP address of the port's netdev in its GID table,
+/// an IPv4 address as ::ffff:a.b.c.d; Documentation/ABI/stable/sysfs-class-infiniband, gids/N). The
+/// GID of the address is preferred as RoCE v2 (routable, what NCCL_IB_GID_INDEX names), else v1.
+pub fn rail_port(devices: &[RdmaDevice], address: IpAddr, device: Option<&str>) -> Result<RailPort, String> {
+    let holds = |gid: &std::net::Ipv6Addr| match address {
+        IpAddr::V4(v4) => gid.to_ipv4_mapped() == Some(v4),
+        IpAddr::V6(v6) => *gid == v6,
+    };
+    let mut found: Vec<(RailPort, bool)> = Vec::new();
+    for candidate in devices.iter().filter(|d| device.is_none_or(|name| d.name == name)) {
+        for port in &candidate.ports {
+            for gid in port.gids.iter().filter(|g| holds(&g.gid)) {
+                let Ok(number) = u8::try_from(port.number) else { continue };
+                let rail_port = RailPort { device: candidate.name.clone(), port: number, gid_index: Some(gid.index) };
+                found.push((rail_port, gid.gid_type == Some(GidType::RoceV2)));
+            }
+        }
+    }
+    found.sort_by_key(|(_, v2)| !v2);
+    if let Some((port, _)) = found.into_iter().next() {
+        return Ok(port);
+    }
+    match device {
+        Some(name) if devices.iter().any(|d| d.name == name) => {
+            // A named device whose table lacks the address (InfiniBand GIDs are not IP addresses):
+            // port 1 and the transport's own GID choice.
+            Ok(RailPort { device: name.to_string(), port: 1, gid_index: None })
+        }
+        Some(name) => {
+            let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+            Err(format!("no RDMA device {name} on this host (devices: {})", list_or_none(&names)))
+        }
+        None if devices.is_empty() => Err("no RDMA device on this host (/sys/class/infiniband is empty)".into()),
+        None => Err(format!(
+            "no RDMA device has {address} in its GID table; name the device with --rail NAME={address}@DEVICE"
+        )),
+    }
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Where a step runs and over what, for its errors: "host H rail R (device D)".
+struct Place<'a> {
+    hostname: &'a str,
+    rail: &'a RailAddress,
+}
+
+impl Place<'_> {
+    fn describe(&self, port: Option<&RailPort>) -> String {
+        let device = port.map(|p| p.device.as_str()).or(self.rail.device.as_deref()).unwrap_or("none");
+        format!("host {} rail {} device {device}", self.hostname, self.rail.name)
+    }
+
+    /// The rail's device port when `transport` is verbs; an error naming the place otherwise.
+    fn verbs_port(&self, transport: DataTransport) -> Result<Option<RailPort>, String> {
+        if transport == DataTransport::Tcp {
+            return Ok(None);
+        }
+        let mut unreadable = Vec::new();
+        let devices = read_rdma_devices(&SysRoot::live(), &mut unreadable).unwrap_or_default();
+        rail_port(&devices, self.rail.address, self.rail.device.as_deref())
+            .map(Some)
+            .map_err(|e| format!("{}: verbs: {e}", self.describe(None)))
+    }
 }
 
 /// The rail an agent listening on `listen` uses when none are given: the listen address itself. An
 /// agent listening on every address (0.0.0.0) announces, per coordinator, the local address that
 /// coordinator reached it on.
 pub fn default_rails(listen: SocketAddr) -> Vec<RailAddress> {
-    vec![RailAddress { name: "default".into(), address: listen.ip() }]
+    vec![RailAddress { name: "default".into(), address: listen.ip(), device: None }]
 }
 
 /// Accept coordinators until `stop` is set.
@@ -194,7 +275,11 @@ fn connection(
         SysRoot::live().read_string("proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
     write_frame(
         &mut stream,
-        &Auth::Welcome { hostname, tool_version: env!("CARGO_PKG_VERSION").into(), rails: rails.clone() },
+        &Auth::Welcome {
+            hostname: hostname.clone(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            rails: rails.clone(),
+        },
     )?;
     (config.log)(format!("{peer}: coordinator authenticated"));
     let mut sampler = Sampler::default();
@@ -227,7 +312,7 @@ fn connection(
                 (config.log)(format!("{peer}: refused {}: {reason}", request.name()));
                 Response::Error { reason }
             }
-            Ok(()) => run_step(&request, config, &rails, &mut sampler),
+            Ok(()) => run_step(&request, config, &rails, &hostname, &mut sampler),
         };
         if let Response::Error { reason } = &response {
             (config.log)(format!("{peer}: {} failed: {reason}", request.name()));
@@ -240,8 +325,15 @@ fn connection(
     }
 }
 
-fn run_step(request: &Request, config: &AgentConfig, rails: &[RailAddress], sampler: &mut Sampler) -> Response {
+fn run_step(
+    request: &Request,
+    config: &AgentConfig,
+    rails: &[RailAddress],
+    hostname: &str,
+    sampler: &mut Sampler,
+) -> Response {
     let error = |reason: String| Response::Error { reason };
+    let place = |name: &str| rail(rails, name).map(|rail| Place { hostname, rail });
     match request {
         Request::Ping {} => Response::Pong,
         Request::Check {} => check(),
@@ -255,32 +347,88 @@ fn run_step(request: &Request, config: &AgentConfig, rails: &[RailAddress], samp
                 unreadable: growth.unreadable,
             }
         }
-        Request::Loopback { rail: name, spec } => match rail(rails, name) {
-            Ok(address) => loopback(address, spec, config),
+        Request::Loopback { rail: name, spec } => match place(name) {
+            Ok(place) => loopback(&place, spec, config),
             Err(reason) => error(reason),
         },
-        Request::Serve { rail: name, sessions, timeout_s } => match rail(rails, name) {
-            Ok(address) => match start_server(address, *sessions, Duration::from_secs(*timeout_s), config) {
+        Request::Serve { rail: name, sessions, timeout_s, transport } => {
+            let started = place(name).and_then(|place| {
+                let port = place.verbs_port(*transport)?;
+                start_server(&place, port, *sessions, Duration::from_secs(*timeout_s), config)
+            });
+            match started {
                 Ok(port) => Response::Serving { port },
                 Err(reason) => error(reason),
-            },
-            Err(reason) => error(reason),
-        },
-        Request::Measure { server, port, spec, timeout_s } => {
-            Response::Measured(measure(*server, *port, spec, Duration::from_secs(*timeout_s)))
+            }
+        }
+        Request::Measure { server, port, spec, timeout_s, rail: name } => {
+            // A coordinator that names no rail measures from the first (the default).
+            let name = name.as_deref().or(rails.first().map(|r| r.name.as_str())).unwrap_or("default");
+            match place(name).and_then(|place| place.verbs_port(spec.transport).map(|port| (place, port))) {
+                Ok((place, verbs)) => Response::Measured(measure(
+                    *server,
+                    *port,
+                    spec,
+                    Duration::from_secs(*timeout_s),
+                    verbs.as_ref().map(|v| (v, place.describe(Some(v)))),
+                )),
+                Err(reason) => error(reason),
+            }
         }
         Request::ReservePort { rail: name } => match rail(rails, name) {
             // The port is free when we answer; the collective binds it right after (a narrow race
             // another program could lose us, reported as the collective's error).
-            Ok(address) => match TcpListener::bind((address, 0)).and_then(|l| l.local_addr()) {
+            Ok(rail) => match TcpListener::bind((rail.address, 0)).and_then(|l| l.local_addr()) {
                 Ok(local) => Response::Port { port: local.port() },
-                Err(e) => error(format!("no free port on {address}: {e}")),
+                Err(e) => error(format!("no free port on {}: {e}", rail.address)),
             },
             Err(reason) => error(reason),
         },
-        Request::Collective { collective, rank, world, master, master_port, bytes, iterations, timeout_s } => {
-            match run_collective(*collective, *rank, *world, *master, *master_port, *bytes, *iterations, *timeout_s) {
+        Request::Collective {
+            collective,
+            rank,
+            world,
+            master,
+            master_port,
+            bytes,
+            iterations,
+            timeout_s,
+            transport,
+            rail: name,
+        } => {
+            let name = name.as_deref().or(rails.first().map(|r| r.name.as_str())).unwrap_or("default");
+            let timeout = Duration::from_secs(*timeout_s);
+            let setup = place(name).and_then(|place| {
+                let verbs = place.verbs_port(*transport)?;
+                let described = place.describe(verbs.as_ref());
+                Ok((verbs, described))
+            });
+            let (verbs, described) = match setup {
+                Ok(setup) => setup,
+                Err(reason) => return error(reason),
+            };
+            let data = match verbs {
+                None => Transport::Tcp,
+                Some(port) => Transport::Verbs(StreamOptions {
+                    device: Some(port.device),
+                    port: port.port,
+                    gid_index: port.gid_index,
+                    timeout,
+                }),
+            };
+            let collective = CollectiveStep {
+                collective: *collective,
+                rank: *rank,
+                world: *world,
+                master: *master,
+                master_port: *master_port,
+                bytes: *bytes,
+                iterations: *iterations,
+                timeout,
+            };
+            match run_collective(&collective, &data, transport.name()) {
                 Ok(summary) => Response::CollectiveDone { summary },
+                Err(reason) if *transport == DataTransport::Verbs => error(format!("{described}: {reason}")),
                 Err(reason) => error(reason),
             }
         }
@@ -302,11 +450,28 @@ fn check() -> Response {
     Response::Checked { report: Some(Box::new(report)), topology, error: None }
 }
 
+fn transport_kind(transport: DataTransport) -> TransportKind {
+    match transport {
+        DataTransport::Tcp => TransportKind::Tcp,
+        DataTransport::Verbs => TransportKind::Verbs,
+    }
+}
+
+/// The client side's data path of one perf session.
+fn client_path(verbs: Option<&RailPort>, timeout: Duration) -> Box<dyn DataPath> {
+    match verbs {
+        None => Box::new(TcpDataPath::new(Side::Client, timeout)),
+        Some(port) => {
+            Box::new(VerbsDataPath::new(Side::Client, Some(port.device.clone()), port.port, port.gid_index, timeout))
+        }
+    }
+}
+
 fn bandwidth_parameters(spec: &MeasureSpec) -> RunParameters {
     RunParameters {
         operation: Operation::Write,
         test: TestKind::Bandwidth,
-        transport: TransportKind::Tcp,
+        transport: transport_kind(spec.transport),
         size: spec.message_bytes,
         iterations: None,
         duration_ms: Some(spec.bandwidth_ms),
@@ -322,7 +487,7 @@ fn latency_parameters(spec: &MeasureSpec) -> RunParameters {
     RunParameters {
         operation: Operation::Write,
         test: TestKind::Latency,
-        transport: TransportKind::Tcp,
+        transport: transport_kind(spec.transport),
         size: spec.latency_bytes,
         iterations: Some(spec.latency_iterations),
         duration_ms: None,
@@ -334,13 +499,21 @@ fn latency_parameters(spec: &MeasureSpec) -> RunParameters {
     }
 }
 
-/// Bandwidth then latency against a serving peer, through the perf generator.
-pub fn measure(server: IpAddr, port: u16, spec: &MeasureSpec, timeout: Duration) -> Measured {
+/// Bandwidth then latency against a serving peer, through the perf generator; over verbs on `verbs`'s
+/// device port (with where it runs, for the errors), else over TCP.
+pub fn measure(
+    server: IpAddr,
+    port: u16,
+    spec: &MeasureSpec,
+    timeout: Duration,
+    verbs: Option<(&RailPort, String)>,
+) -> Measured {
     let options = ClientOptions { server: server.to_string(), port, timeout };
     let mut measured = Measured::default();
     let mut errors = Vec::new();
-    let mut path = TcpDataPath::new(Side::Client, timeout);
-    match run_client_size(&options, &bandwidth_parameters(spec), &mut path) {
+    let device = verbs.as_ref().map(|(port, _)| *port);
+    let mut path = client_path(device, timeout);
+    match run_client_size(&options, &bandwidth_parameters(spec), path.as_mut()) {
         Ok(run) => {
             measured.validation_errors += run.client_validation_errors + run.server.validation_errors;
             if let SizeResult::Bandwidth(b) = run.result {
@@ -349,8 +522,8 @@ pub fn measure(server: IpAddr, port: u16, spec: &MeasureSpec, timeout: Duration)
         }
         Err(e) => errors.push(format!("bandwidth: {e}")),
     }
-    let mut path = TcpDataPath::new(Side::Client, timeout);
-    match run_client_size(&options, &latency_parameters(spec), &mut path) {
+    let mut path = client_path(device, timeout);
+    match run_client_size(&options, &latency_parameters(spec), path.as_mut()) {
         Ok(run) => {
             measured.validation_errors += run.client_validation_errors + run.server.validation_errors;
             if let SizeResult::Latency(l) = run.result {
@@ -362,24 +535,44 @@ pub fn measure(server: IpAddr, port: u16, spec: &MeasureSpec, timeout: Duration)
         Err(e) => errors.push(format!("latency: {e}")),
     }
     if !errors.is_empty() {
-        measured.error = Some(errors.join("; "));
+        let errors = errors.join("; ");
+        measured.error = Some(match &verbs {
+            Some((_, place)) => format!("{place} to {server}: verbs: {errors}"),
+            None => errors,
+        });
     }
     measured
 }
 
-/// Listen on `address` and serve `sessions` perf sessions in the background, each within `timeout`.
-fn start_server(address: IpAddr, sessions: u32, timeout: Duration, config: &AgentConfig) -> Result<u16, String> {
+/// Listen on the rail's address and serve `sessions` perf sessions in the background, each within
+/// `timeout`, over verbs on `verbs` when the client asks for verbs (and it is given).
+fn start_server(
+    place: &Place<'_>,
+    verbs: Option<RailPort>,
+    sessions: u32,
+    timeout: Duration,
+    config: &AgentConfig,
+) -> Result<u16, String> {
+    let address = place.rail.address;
     let listener = TcpListener::bind((address, 0)).map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let port = listener.local_addr().map_err(|e| format!("cannot listen on {address}: {e}"))?.port();
     let log = Arc::clone(&config.log);
+    let described = place.describe(verbs.as_ref());
     std::thread::Builder::new()
         .name(format!("perf server {port}"))
-        .spawn(move || serve_sessions(&listener, sessions, timeout, &log))
+        .spawn(move || serve_sessions(&listener, sessions, timeout, verbs.as_ref(), &described, &log))
         .map_err(|e| format!("cannot start the perf server thread: {e}"))?;
     Ok(port)
 }
 
-fn serve_sessions(listener: &TcpListener, sessions: u32, timeout: Duration, log: &Log) {
+fn serve_sessions(
+    listener: &TcpListener,
+    sessions: u32,
+    timeout: Duration,
+    verbs: Option<&RailPort>,
+    described: &str,
+    log: &Log,
+) {
     if listener.set_nonblocking(true).is_err() {
         return;
     }
@@ -390,11 +583,25 @@ fn serve_sessions(listener: &TcpListener, sessions: u32, timeout: Duration, log:
             Ok((control, peer)) => {
                 served += 1;
                 let _ = control.set_nonblocking(false);
-                let mut path_for = |_: &RunParameters| -> Result<Box<dyn DataPath>, fabricdoctor_perf::PerfError> {
-                    Ok(Box::new(TcpDataPath::new(Side::Server, timeout)))
-                };
+                // The client's handshake names the transport; a rail set up for TCP refuses verbs.
+                let mut path_for =
+                    |parameters: &RunParameters| -> Result<Box<dyn DataPath>, fabricdoctor_perf::PerfError> {
+                        match (parameters.transport, verbs) {
+                            (TransportKind::Tcp, _) => Ok(Box::new(TcpDataPath::new(Side::Server, timeout))),
+                            (TransportKind::Verbs, Some(port)) => Ok(Box::new(VerbsDataPath::new(
+                                Side::Server,
+                                Some(port.device.clone()),
+                                port.port,
+                                port.gid_index,
+                                timeout,
+                            ))),
+                            (TransportKind::Verbs, None) => Err(fabricdoctor_perf::PerfError::Unsupported(format!(
+                                "{described}: serving TCP only; the step asked for verbs"
+                            ))),
+                        }
+                    };
                 if let Err(error) = serve_session(control, &ServerConstraints::default(), timeout, &mut path_for) {
-                    log(format!("perf session from {peer}: {error}"));
+                    log(format!("perf session from {peer} ({described}): {error}"));
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -412,16 +619,27 @@ fn serve_sessions(listener: &TcpListener, sessions: u32, timeout: Duration, log:
     }
 }
 
-fn loopback(address: IpAddr, spec: &MeasureSpec, config: &AgentConfig) -> Response {
+fn loopback(place: &Place<'_>, spec: &MeasureSpec, config: &AgentConfig) -> Response {
     let timeout = Duration::from_millis(spec.bandwidth_ms) + Duration::from_secs(30);
-    match start_server(address, 2, timeout, config) {
-        Ok(port) => Response::Measured(measure(address, port, spec, timeout)),
+    let verbs = match place.verbs_port(spec.transport) {
+        Ok(verbs) => verbs,
+        Err(reason) => return Response::Error { reason },
+    };
+    match start_server(place, verbs.clone(), 2, timeout, config) {
+        Ok(port) => Response::Measured(measure(
+            place.rail.address,
+            port,
+            spec,
+            timeout,
+            verbs.as_ref().map(|v| (v, place.describe(Some(v)))),
+        )),
         Err(reason) => Response::Error { reason },
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "the fields of Request::Collective, validated there")]
-fn run_collective(
+/// The fields of `Request::Collective` the agent runs.
+#[derive(Clone, Copy)]
+struct CollectiveStep {
     collective: CollectiveKind,
     rank: usize,
     world: usize,
@@ -429,8 +647,15 @@ fn run_collective(
     master_port: u16,
     bytes: u64,
     iterations: u32,
-    timeout_s: u64,
+    timeout: Duration,
+}
+
+fn run_collective(
+    step: &CollectiveStep,
+    transport: &Transport,
+    transport_name: &str,
 ) -> Result<Option<CollectiveSummary>, String> {
+    let CollectiveStep { collective, rank, world, master, master_port, bytes, iterations, timeout } = *step;
     let collective = match collective {
         CollectiveKind::Alltoall => Collective::AlltoAll,
         CollectiveKind::Allreduce => Collective::AllReduce,
@@ -447,17 +672,11 @@ fn run_collective(
         corrupt_rank: None,
         average: TimeAverage::Maximum,
     };
-    let fingerprint = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-    let rendezvous = Rendezvous {
-        rank,
-        world,
-        master_host: master.to_string(),
-        master_port,
-        channels: 1,
-        timeout: Duration::from_secs(timeout_s),
-        fingerprint,
-    };
-    let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll, &Transport::Tcp)
+    // Every rank must agree on the data path too (rank 0 refuses a mismatched fingerprint).
+    let fingerprint = serde_json::to_string(&(&spec, transport_name)).map_err(|e| e.to_string())?;
+    let rendezvous =
+        Rendezvous { rank, world, master_host: master.to_string(), master_port, channels: 1, timeout, fingerprint };
+    let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll, transport)
         .map_err(|e| format!("rendezvous at {master}:{master_port}: {e}"))?;
     let rows = run_sweep(&mut communicator, &spec).map_err(|e| format!("{}: {e}", collective.name()))?;
     Ok(rows.first().map(|row| {

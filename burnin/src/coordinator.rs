@@ -25,7 +25,7 @@ use crate::auth::{hex, random_bytes, Token};
 use crate::client::AgentConnection;
 use crate::isolation::{isolate, judge, Isolation, PairSample, Pinned, References, Thresholds};
 use crate::playbook::Playbook;
-use crate::protocol::{CollectiveKind, MeasureSpec, Measured, Request, Response};
+use crate::protocol::{CollectiveKind, DataTransport, MeasureSpec, Measured, Request, Response};
 use crate::schedule::circle_rounds;
 use crate::BurninError;
 
@@ -84,6 +84,8 @@ pub struct RunOptions {
     /// Pairs measured at once in a round (`None`: all). Hosts sharing one machine (--local) measure
     /// one pair at a time so they do not compete for its CPUs.
     pub concurrency: Option<usize>,
+    /// The data path of every measurement (pairs, loopback, collectives).
+    pub transport: DataTransport,
 }
 
 /// How the run ended.
@@ -207,7 +209,12 @@ fn measure_pair(
             outcome.directions.push(Direction { client, server, measured });
             continue;
         };
-        let serve = Request::Serve { rail: rail.into(), sessions: 2, timeout_s: measure_s + step_timeout.as_secs() };
+        let serve = Request::Serve {
+            rail: rail.into(),
+            sessions: 2,
+            timeout_s: measure_s + step_timeout.as_secs(),
+            transport: spec.transport,
+        };
         let port = match call(agents[server_slot].1, &serve, step_timeout) {
             Ok(Response::Serving { port }) => port,
             Ok(Response::Error { reason }) => {
@@ -224,8 +231,13 @@ fn measure_pair(
                 break;
             }
         };
-        let request =
-            Request::Measure { server: server_ip, port, spec: *spec, timeout_s: step_timeout.as_secs().max(1) };
+        let request = Request::Measure {
+            server: server_ip,
+            port,
+            spec: *spec,
+            timeout_s: step_timeout.as_secs().max(1),
+            rail: Some(rail.into()),
+        };
         let wait = Duration::from_secs(2 * measure_s) + step_timeout;
         match call(agents[client_slot].1, &request, wait) {
             Ok(Response::Measured(measured)) => outcome.directions.push(Direction { client, server, measured }),
@@ -306,8 +318,13 @@ fn read_checkpoint(dir: &Path) -> Result<Checkpoint, BurninError> {
 }
 
 impl Coordinator {
+    /// How each pair and each loopback is measured: the playbook's test over the run's transport.
+    fn measure_spec(&self) -> MeasureSpec {
+        MeasureSpec { transport: self.options.transport, ..self.options.playbook.measure_spec(self.options.duration) }
+    }
+
     /// Prepare a new run, or load the one in `report_dir` with `resume`.
-    pub fn new(options: RunOptions, progress: Box<dyn Progress>) -> Result<Coordinator, BurninError> {
+    pub fn new(mut options: RunOptions, progress: Box<dyn Progress>) -> Result<Coordinator, BurninError> {
         let dir = &options.report_dir;
         std::fs::create_dir_all(dir)
             .map_err(|e| BurninError::Io(format!("cannot create the report directory {}", dir.display()), e))?;
@@ -327,6 +344,12 @@ impl Coordinator {
                 )));
             }
             report.run.resumed += 1;
+            // The run goes on over the data path it started with.
+            options.transport = if report.run.transport == DataTransport::Verbs.name() {
+                DataTransport::Verbs
+            } else {
+                DataTransport::Tcp
+            };
             report.run.stopped = None;
             // Agents reached anew (a --local cluster gets new ports).
             for (host, spec) in report.hosts.iter_mut().zip(&options.hosts) {
@@ -345,7 +368,7 @@ impl Coordinator {
                 duration_s: options.duration.as_secs_f64(),
                 playbook: options.playbook.name.clone(),
                 playbook_source: options.playbook_source.clone(),
-                transport: "tcp".into(),
+                transport: options.transport.name().into(),
                 launcher: options.launcher.clone(),
                 complete: false,
                 stopped: None,
@@ -977,7 +1000,7 @@ impl Coordinator {
         let rails = self.rails();
         let active = self.active();
         self.begin_phase("loopback", 0, (active.len() * rails.len()) as u64);
-        let spec = self.options.playbook.measure_spec(self.options.duration);
+        let spec = self.measure_spec();
         let timeout = Duration::from_millis(2 * spec.bandwidth_ms) + self.step_timeout();
         for rail in &rails {
             for &host in &active {
@@ -1245,7 +1268,7 @@ impl Coordinator {
             self.end_phase("pairwise", iteration, PhaseStatus::Skipped)?;
             return Ok(true);
         }
-        let spec = self.options.playbook.measure_spec(self.options.duration);
+        let spec = self.measure_spec();
         for rail in &rails {
             for (number, round) in rounds.iter().enumerate() {
                 let step = format!("{key}/{rail}/r{number}");
@@ -1303,7 +1326,7 @@ impl Coordinator {
         };
         let rails: BTreeSet<String> = self.checkpoint.pass_samples.iter().map(|s| s.rail.clone()).collect();
         self.begin_phase("isolation", iteration, rails.len() as u64);
-        let spec = self.options.playbook.measure_spec(self.options.duration);
+        let spec = self.measure_spec();
         let mut by_rail: BTreeMap<String, Isolation> = BTreeMap::new();
         for rail in &rails {
             let started = Instant::now();
@@ -1595,6 +1618,7 @@ impl Coordinator {
                 let world = hosts.len();
                 let ranks: BTreeMap<usize, usize> = hosts.iter().enumerate().map(|(rank, &h)| (h, rank)).collect();
                 let timeout_s = timeout.as_secs().max(1);
+                let transport = self.options.transport;
                 let answers = self.on_each(&hosts, |host, agent| {
                     let rank = ranks.get(&host).copied().unwrap_or(0);
                     let request = Request::Collective {
@@ -1606,6 +1630,8 @@ impl Coordinator {
                         bytes: section.bytes,
                         iterations: section.iterations,
                         timeout_s,
+                        transport,
+                        rail: Some(rail.clone()),
                     };
                     call(agent, &request, timeout * 3)
                 });

@@ -62,12 +62,44 @@ pub enum Auth {
     Refused { reason: String },
 }
 
-/// An agent's rail: a name and the address its data listeners bind.
+/// An agent's rail: a name, the address its data listeners bind and, for measurements over verbs,
+/// the RDMA device that carries it (`None`: the device whose GID table holds the address).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RailAddress {
     pub name: String,
     pub address: std::net::IpAddr,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+/// The data path of a burn-in's measurements: TCP sockets, or RDMA verbs on the rail's device. The
+/// control connections and the collectives' rendezvous are TCP either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataTransport {
+    #[default]
+    Tcp,
+    Verbs,
+}
+
+impl DataTransport {
+    pub fn name(self) -> &'static str {
+        match self {
+            DataTransport::Tcp => "tcp",
+            DataTransport::Verbs => "verbs",
+        }
+    }
+}
+
+/// Check an RDMA device name as it appears under /sys/class/infiniband (`mlx5_0`, `rxe0`): a short
+/// name of letters, digits, `_`, `-` and `.`, never a path.
+pub fn validate_device(name: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if name.is_empty() || name.len() > limits::MAX_NAME || !name.chars().all(allowed) || name.starts_with('.') {
+        return Err(format!("RDMA device name {name:?}: expected 1 to {} of [A-Za-z0-9_.-]", limits::MAX_NAME));
+    }
+    Ok(())
 }
 
 /// How one pair (or a host with itself) is measured: a bandwidth test in duration mode, then a
@@ -83,6 +115,8 @@ pub struct MeasureSpec {
     pub latency_iterations: u64,
     pub latency_bytes: u64,
     pub validate: bool,
+    #[serde(default)]
+    pub transport: DataTransport,
 }
 
 /// Limits a step's parameters must be within; an agent refuses anything else.
@@ -165,9 +199,22 @@ pub enum Request {
     Loopback { rail: String, spec: MeasureSpec },
     /// Listen on a rail for `sessions` perf sessions (bandwidth then latency) and serve them in the
     /// background; the answer gives the port.
-    Serve { rail: String, sessions: u32, timeout_s: u64 },
-    /// Measure against a peer agent that is serving.
-    Measure { server: std::net::IpAddr, port: u16, spec: MeasureSpec, timeout_s: u64 },
+    Serve {
+        rail: String,
+        sessions: u32,
+        timeout_s: u64,
+        #[serde(default)]
+        transport: DataTransport,
+    },
+    /// Measure against a peer agent that is serving; over verbs from this agent's `rail`.
+    Measure {
+        server: std::net::IpAddr,
+        port: u16,
+        spec: MeasureSpec,
+        timeout_s: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rail: Option<String>,
+    },
     /// A free port on a rail for a collective's rendezvous (rank 0).
     ReservePort { rail: String },
     /// Take part in one collective as `rank` of `world`, rank 0 at `master`.
@@ -180,6 +227,11 @@ pub enum Request {
         bytes: u64,
         iterations: u32,
         timeout_s: u64,
+        #[serde(default)]
+        transport: DataTransport,
+        /// The rail whose device carries the collective over verbs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rail: Option<String>,
     },
 }
 
@@ -204,7 +256,7 @@ impl Request {
         match self {
             Request::Ping {} | Request::Check {} | Request::SampleCounters {} => Ok(()),
             Request::Loopback { rail: r, spec } => rail(r).and_then(|_| spec.validate()),
-            Request::Serve { rail: r, sessions, timeout_s } => {
+            Request::Serve { rail: r, sessions, timeout_s, .. } => {
                 rail(r)?;
                 timeout(*timeout_s)?;
                 if *sessions == 0 || *sessions > 4 {
@@ -212,7 +264,10 @@ impl Request {
                 }
                 Ok(())
             }
-            Request::Measure { port, spec, timeout_s, .. } => {
+            Request::Measure { port, spec, timeout_s, rail: r, .. } => {
+                if let Some(r) = r {
+                    rail(r)?;
+                }
                 if *port == 0 {
                     return Err("port 0".into());
                 }
@@ -220,8 +275,11 @@ impl Request {
                 spec.validate()
             }
             Request::ReservePort { rail: r } => rail(r),
-            Request::Collective { rank, world, master_port, bytes, iterations, timeout_s, .. } => {
+            Request::Collective { rank, world, master_port, bytes, iterations, timeout_s, rail: r, .. } => {
                 timeout(*timeout_s)?;
+                if let Some(r) = r {
+                    rail(r)?;
+                }
                 if *world < 2 || *world > MAX_WORLD || rank >= world {
                     return Err(format!("rank {rank} of world {world}"));
                 }
@@ -333,6 +391,7 @@ mod tests {
             latency_iterations: 100,
             latency_bytes: 64,
             validate: true,
+            transport: DataTransport::Tcp,
         }
     }
 
