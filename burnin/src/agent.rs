@@ -692,3 +692,41 @@ fn run_collective(
         }
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The devices of the QEMU q35 guest with rxe0 on 10.77.0.2 (GID 1, RoCE v2).
+    fn guest_devices() -> Vec<RdmaDevice> {
+        let root = SysRoot::captured(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/qemu-q35-rxe"));
+        let mut unreadable = Vec::new();
+        read_rdma_devices(&root, &mut unreadable).expect("fixture devices")
+    }
+
+    #[test]
+    fn a_rail_finds_the_device_whose_gid_table_holds_its_address() {
+        let devices = guest_devices();
+        let expected = RailPort { device: "rxe0".into(), port: 1, gid_index: Some(1) };
+        let address: IpAddr = "10.77.0.2".parse().expect("ip");
+        assert_eq!(rail_port(&devices, address, None), Ok(expected.clone()));
+        assert_eq!(rail_port(&devices, address, Some("rxe0")), Ok(expected));
+    }
+
+    #[test]
+    fn a_rail_without_a_device_is_an_error_saying_what_to_do() {
+        let devices = guest_devices();
+        let elsewhere: IpAddr = "10.9.9.9".parse().expect("ip");
+        let error = rail_port(&devices, elsewhere, None).expect_err("no device holds it");
+        assert!(error.contains("no RDMA device has 10.9.9.9") && error.contains("NAME=10.9.9.9@DEVICE"), "{error}");
+        let error = rail_port(&devices, elsewhere, Some("mlx5_0")).expect_err("not here");
+        assert_eq!(error, "no RDMA device mlx5_0 on this host (devices: rxe0)");
+        // A named device whose GIDs are not IP addresses (InfiniBand): its port 1, GID chosen later.
+        assert_eq!(
+            rail_port(&devices, elsewhere, Some("rxe0")),
+            Ok(RailPort { device: "rxe0".into(), port: 1, gid_index: None })
+        );
+        let error = rail_port(&[], elsewhere, None).expect_err("no devices");
+        assert!(error.starts_with("no RDMA device on this host"), "{error}");
+    }
+}

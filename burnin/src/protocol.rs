@@ -16,7 +16,7 @@ use crate::BurninError;
 
 pub const MAGIC: &str = "fabricdoctor-burnin";
 /// Bumped when a message's meaning changes; coordinator and agent must agree.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 /// Before authentication only the hello messages are valid; they are a few hundred bytes.
 pub const MAX_UNAUTHENTICATED_FRAME: u32 = 4 << 10;
 /// After: a check report with a topology is the largest message (tens of KiB on an 8-GPU node).
@@ -441,8 +441,12 @@ mod tests {
         let mut forever = spec();
         forever.bandwidth_ms = u64::MAX;
         assert!(Request::Loopback { rail: "default".into(), spec: forever }.validate().is_err());
-        assert!(Request::Serve { rail: "x".repeat(65), sessions: 2, timeout_s: 10 }.validate().is_err());
-        assert!(Request::Serve { rail: "default".into(), sessions: 99, timeout_s: 10 }.validate().is_err());
+        assert!(Request::Serve { rail: "x".repeat(65), sessions: 2, timeout_s: 10, transport: DataTransport::Verbs }
+            .validate()
+            .is_err());
+        assert!(Request::Serve { rail: "default".into(), sessions: 99, timeout_s: 10, transport: DataTransport::Tcp }
+            .validate()
+            .is_err());
         let collective = |rank, world, bytes| Request::Collective {
             collective: CollectiveKind::Allreduce,
             rank,
@@ -452,10 +456,38 @@ mod tests {
             bytes,
             iterations: 2,
             timeout_s: 10,
+            transport: DataTransport::Verbs,
+            rail: Some("default".into()),
         };
         assert!(collective(1, 4, 1 << 20).validate().is_ok());
         assert!(collective(4, 4, 1 << 20).validate().is_err());
         assert!(collective(0, 4, 1 << 40).validate().is_err());
         assert!(collective(0, 1, 1 << 20).validate().is_err());
+    }
+
+    #[test]
+    fn device_names_are_short_names_never_paths() {
+        for good in ["mlx5_0", "rxe0", "bnxt_re0", "irdma-1.2"] {
+            assert_eq!(validate_device(good), Ok(()), "{good}");
+        }
+        for bad in ["", "../mlx5_0", "mlx5_0/ports", ".hidden", "a b", "é", &"x".repeat(65)] {
+            assert!(validate_device(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn steps_that_name_no_transport_are_tcp() {
+        let serve: Request =
+            serde_json::from_str(r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5}"#).expect("serve");
+        assert_eq!(
+            serve,
+            Request::Serve { rail: "r".into(), sessions: 1, timeout_s: 5, transport: DataTransport::Tcp }
+        );
+        let rail: RailAddress = serde_json::from_str(r#"{"name":"r","address":"10.0.0.1"}"#).expect("rail");
+        assert_eq!(rail.device, None);
+        assert!(serde_json::from_str::<Request>(
+            r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5,"transport":"ib"}"#
+        )
+        .is_err());
     }
 }
