@@ -23,11 +23,12 @@ use fabricdoctor_probes::rdma::{read_rdma_devices, GidType, RdmaDevice};
 use fabricdoctor_probes::{NodeSnapshot, SysRoot};
 use fabricdoctor_report::{HostInfo, Report};
 
-use crate::auth::{random_bytes, AgentHandshake, Token};
+use crate::auth::{random_bytes, AgentHandshake, Session, Token};
 use crate::counters::Sampler;
 use crate::protocol::{
-    read_frame, write_frame, Auth, CollectiveKind, CollectiveSummary, DataTransport, MeasureSpec, Measured,
-    RailAddress, Request, Response, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME, PROTOCOL_VERSION,
+    read_frame, read_sealed, write_frame, write_sealed, Auth, CollectiveKind, CollectiveSummary, DataTransport,
+    MeasureSpec, Measured, RailAddress, Request, Response, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME,
+    PROTOCOL_VERSION,
 };
 use crate::BurninError;
 
@@ -223,7 +224,7 @@ pub fn serve(listener: TcpListener, config: AgentConfig, stop: Arc<AtomicBool>) 
 }
 
 /// Authenticate one peer. Returns an error (for the log) when it is refused.
-fn authenticate(stream: &mut TcpStream, config: &AgentConfig) -> Result<(), BurninError> {
+fn authenticate(stream: &mut TcpStream, config: &AgentConfig) -> Result<Session, BurninError> {
     stream.set_read_timeout(Some(config.handshake_timeout)).ok();
     stream.set_write_timeout(Some(config.handshake_timeout)).ok();
     let refuse = |stream: &mut TcpStream, reason: String| {
@@ -251,7 +252,7 @@ fn authenticate(stream: &mut TcpStream, config: &AgentConfig) -> Result<(), Burn
     write_frame(stream, &Auth::Challenge { nonce: agent_nonce, proof })?;
     match read_frame::<Auth>(stream, MAX_UNAUTHENTICATED_FRAME) {
         Ok(Auth::Proof { proof }) => match handshake.verify(&proof) {
-            Ok(()) => Ok(()),
+            Ok(session) => Ok(session),
             Err(error) => Err(refuse(stream, error.to_string())),
         },
         // The coordinator refused us (it could not verify our proof: a different token).
@@ -268,13 +269,15 @@ fn connection(
     authenticated: &mut bool,
 ) -> Result<(), BurninError> {
     let _ = stream.set_nodelay(true);
-    authenticate(&mut stream, config).map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
+    let mut session =
+        authenticate(&mut stream, config).map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
     *authenticated = true;
     let rails = config.rails_seen_from(stream.local_addr().ok().map(|a| a.ip()));
     let hostname =
         SysRoot::live().read_string("proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
-    write_frame(
+    write_sealed(
         &mut stream,
+        &mut session,
         &Auth::Welcome {
             hostname: hostname.clone(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -285,23 +288,30 @@ fn connection(
     let mut sampler = Sampler::default();
     loop {
         stream.set_read_timeout(Some(config.idle_timeout)).ok();
-        let request = match read_frame::<Request>(&mut stream, MAX_FRAME) {
+        let request = match read_sealed::<Request>(&mut stream, &mut session, MAX_FRAME) {
             Ok(request) => request,
             Err(BurninError::Io(_, e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 (config.log)(format!("{peer}: coordinator disconnected"));
                 return Ok(());
             }
             Err(BurninError::Protocol(reason)) => {
-                // A frame we could read but not understand: answer, log, and keep the session (the
+                // A genuine frame we could not understand: answer, log, and keep the session (the
                 // framing is intact).
                 (config.log)(format!("{peer}: refused message: {reason}"));
-                let _ = write_frame(&mut stream, &Response::Error { reason });
+                write_sealed(&mut stream, &mut session, &Response::Error { reason })?;
                 continue;
             }
             Err(error @ BurninError::Oversized { .. }) => {
                 // The body was not read: the stream is out of step with the framing. Answer, close.
                 (config.log)(format!("{peer}: refused message: {error}"));
-                let _ = write_frame(&mut stream, &Response::Error { reason: error.to_string() });
+                let _ = write_sealed(&mut stream, &mut session, &Response::Error { reason: error.to_string() });
+                return Ok(());
+            }
+            Err(BurninError::Auth(reason)) => {
+                // Altered, injected, replayed or reflected: nothing more from this peer is trusted
+                // and nothing is answered (an answer would be a tagged frame for an attacker).
+                (config.log)(format!("{peer}: {reason}"));
+                let _ = stream.shutdown(std::net::Shutdown::Both);
                 return Ok(());
             }
             Err(error) => return Err(error),
@@ -317,7 +327,7 @@ fn connection(
         if let Response::Error { reason } = &response {
             (config.log)(format!("{peer}: {} failed: {reason}", request.name()));
         }
-        write_frame(&mut stream, &response)?;
+        write_sealed(&mut stream, &mut session, &response)?;
         // Counter samples come after every step; a line for each would bury the rest.
         if !matches!(request, Request::SampleCounters {}) {
             (config.log)(format!("{peer}: {} done in {:.2} s", request.name(), started.elapsed().as_secs_f64()));
@@ -467,9 +477,16 @@ fn client_path(verbs: Option<&RailPort>, timeout: Duration) -> Box<dyn DataPath>
     }
 }
 
+/// The bandwidth test: RDMA WRITE over TCP's byte stream (perf's emulation), and SEND over verbs,
+/// where the receiver then completes, counts and checks every message (ib_send_bw); a one-sided
+/// WRITE leaves the receiver nothing to count in duration mode, and the burn-in's "zero data errors"
+/// needs the receiver's count.
 fn bandwidth_parameters(spec: &MeasureSpec) -> RunParameters {
     RunParameters {
-        operation: Operation::Write,
+        operation: match spec.transport {
+            DataTransport::Tcp => Operation::Write,
+            DataTransport::Verbs => Operation::Send,
+        },
         test: TestKind::Bandwidth,
         transport: transport_kind(spec.transport),
         size: spec.message_bytes,

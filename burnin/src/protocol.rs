@@ -1,6 +1,7 @@
 //! The coordinator-agent protocol: length-prefixed JSON frames (a 4-byte big-endian length, then
 //! the JSON body — the wire format of `fabricdoctor_perf::handshake`, here generic over any reader
-//! and with a bound chosen per connection state: small before authentication, larger after), the
+//! and with a bound chosen per connection state: small before authentication, larger after; after
+//! the handshake each frame ends with its HMAC-SHA256 tag, crate::auth::Session), the
 //! authentication messages, and the closed set of test steps an agent runs. A step carries typed
 //! parameters with bounds; nothing names a command, a file or an address to bind.
 
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use fabricdoctor_report::burnin::{CounterCategories, CounterDelta};
 use fabricdoctor_report::Report;
 
+use crate::auth::{Session, TAG_BYTES};
 use crate::BurninError;
 
 pub const MAGIC: &str = "fabricdoctor-burnin";
@@ -48,6 +50,47 @@ pub fn read_frame<T: DeserializeOwned>(stream: &mut impl Read, max: u32) -> Resu
     let mut body = vec![0u8; length as usize];
     stream.read_exact(&mut body).map_err(|e| BurninError::Io("read".into(), e))?;
     serde_json::from_slice(&body).map_err(|e| BurninError::Protocol(format!("malformed message: {e}")))
+}
+
+/// Write one frame of an authenticated session: the length of the body, the body, then its tag
+/// (crate::auth::Session; the length counts the body only).
+pub fn write_sealed<T: Serialize>(
+    stream: &mut impl Write,
+    session: &mut Session,
+    message: &T,
+) -> Result<(), BurninError> {
+    let body = serde_json::to_vec(message).map_err(|e| BurninError::Protocol(format!("cannot encode: {e}")))?;
+    let length = u32::try_from(body.len())
+        .ok()
+        .filter(|l| *l <= MAX_FRAME)
+        .ok_or_else(|| BurninError::Protocol(format!("message of {} bytes exceeds {MAX_FRAME}", body.len())))?;
+    let tag = session.seal(&body);
+    let mut frame = Vec::with_capacity(4 + body.len() + TAG_BYTES);
+    frame.extend_from_slice(&length.to_be_bytes());
+    frame.extend_from_slice(&body);
+    frame.extend_from_slice(&tag);
+    stream.write_all(&frame).map_err(|e| BurninError::Io("write".into(), e))?;
+    stream.flush().map_err(|e| BurninError::Io("write".into(), e))
+}
+
+/// Read one frame of an authenticated session and check its tag before decoding anything: a frame
+/// that fails is `BurninError::Auth` (the caller logs it and closes the session).
+pub fn read_sealed<T: DeserializeOwned>(
+    stream: &mut impl Read,
+    session: &mut Session,
+    max: u32,
+) -> Result<T, BurninError> {
+    let mut length = [0u8; 4];
+    stream.read_exact(&mut length).map_err(|e| BurninError::Io("read".into(), e))?;
+    let length = u32::from_be_bytes(length);
+    if length > max {
+        return Err(BurninError::Oversized { length, max });
+    }
+    let mut frame = vec![0u8; length as usize + TAG_BYTES];
+    stream.read_exact(&mut frame).map_err(|e| BurninError::Io("read".into(), e))?;
+    let (body, tag) = frame.split_at(length as usize);
+    session.open(body, tag)?;
+    serde_json::from_slice(body).map_err(|e| BurninError::Protocol(format!("malformed message: {e}")))
 }
 
 /// Authentication, in order: Hello (coordinator), Challenge (agent), Proof (coordinator), Welcome

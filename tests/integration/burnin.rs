@@ -889,3 +889,75 @@ fn verbs_burnin_across_three_soft_roce_guests() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// A man in the middle after the handshake: an agent accepts the genuine session's frames, and closes
+/// the session, with a log line, at a replayed frame, an altered one or its own answer sent back.
+#[test]
+fn an_agent_closes_the_session_at_an_altered_replayed_or_reflected_frame() {
+    use fabricdoctor_burnin::auth::{random_bytes, CoordinatorHandshake, Session, TAG_BYTES};
+    use fabricdoctor_burnin::protocol::{
+        read_frame, read_sealed, write_frame, Auth, MAGIC, MAX_FRAME, PROTOCOL_VERSION,
+    };
+
+    let agent = Agent::start(&[], "127.0.0.1:0", TOKEN);
+    // The coordinator's side of the handshake by hand, keeping the raw stream.
+    let open = || -> (TcpStream, Session) {
+        let mut stream = TcpStream::connect(&agent.address).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(15))).expect("timeout");
+        let token = Token::from_text(TOKEN, "test").expect("token");
+        let handshake = CoordinatorHandshake::new(token, random_bytes().expect("nonce"));
+        let hello = Auth::Hello { magic: MAGIC.into(), version: PROTOCOL_VERSION, nonce: handshake.nonce() };
+        write_frame(&mut stream, &hello).expect("hello");
+        let Auth::Challenge { nonce, proof } = read_frame(&mut stream, MAX_FRAME).expect("challenge") else {
+            panic!("no challenge")
+        };
+        let (answer, mut session) = handshake.respond(&nonce, &proof).expect("agent proven");
+        write_frame(&mut stream, &Auth::Proof { proof: answer }).expect("proof");
+        let welcome: Auth = read_sealed(&mut stream, &mut session, MAX_FRAME).expect("welcome");
+        assert!(matches!(welcome, Auth::Welcome { .. }), "{welcome:?}");
+        (stream, session)
+    };
+    let sealed = |session: &mut Session, body: &[u8]| {
+        let mut frame = frame(body);
+        frame.extend_from_slice(&session.seal(body));
+        frame
+    };
+    let closed = |stream: &mut TcpStream| {
+        let mut byte = [0u8; 1];
+        matches!(stream.read(&mut byte), Ok(0) | Err(_))
+    };
+    let ping = br#"{"step":"ping"}"#;
+
+    // Replay: a genuine ping answered, then the same bytes again.
+    let (mut stream, mut session) = open();
+    let first = sealed(&mut session, ping);
+    stream.write_all(&first).expect("ping");
+    assert_eq!(read_sealed::<Response>(&mut stream, &mut session, MAX_FRAME).expect("pong"), Response::Pong);
+    stream.write_all(&first).expect("replay");
+    assert!(closed(&mut stream), "the agent answered a replayed frame");
+
+    // Altered: a frame whose body changed after it was tagged.
+    let (mut stream, mut session) = open();
+    let mut altered = sealed(&mut session, br#"{"step":"check"}"#);
+    let body = altered.len() - TAG_BYTES - 2;
+    altered[body] ^= 0x01;
+    stream.write_all(&altered).expect("altered");
+    assert!(closed(&mut stream), "the agent answered an altered frame");
+
+    // Reflected: the agent's own answer frame sent back to it.
+    let (mut genuine, mut session) = open();
+    let reflected = sealed(&mut session, ping);
+    // The agent's next answer, as bytes, is what a reflector would send back.
+    genuine.write_all(&reflected).expect("ping");
+    let mut answer = vec![0u8; 4];
+    genuine.read_exact(&mut answer).expect("length");
+    let length = u32::from_be_bytes([answer[0], answer[1], answer[2], answer[3]]) as usize;
+    answer.resize(4 + length + TAG_BYTES, 0);
+    genuine.read_exact(&mut answer[4..]).expect("answer");
+    genuine.write_all(&answer).expect("reflect");
+    assert!(closed(&mut genuine), "the agent accepted its own frame");
+
+    let log = agent.finish();
+    assert_eq!(log.matches("failed its integrity check").count(), 3, "a log line each: {log}");
+    assert!(log.contains("frame 1 from the coordinator") && log.contains("frame 0 from the coordinator"), "{log}");
+}
