@@ -961,3 +961,27 @@ fn an_agent_closes_the_session_at_an_altered_replayed_or_reflected_frame() {
     assert_eq!(log.matches("failed its integrity check").count(), 3, "a log line each: {log}");
     assert!(log.contains("frame 1 from the coordinator") && log.contains("frame 0 from the coordinator"), "{log}");
 }
+
+/// An agent that refuses the coordinator's proof has no session key: its refusal comes untagged and
+/// the coordinator reports it as a refusal (not as a broken frame).
+#[test]
+fn a_refusal_after_the_proof_is_reported_as_a_refusal() {
+    use fabricdoctor_burnin::auth::AgentHandshake;
+    use fabricdoctor_burnin::protocol::{read_frame, write_frame, Auth, MAX_FRAME};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address").to_string();
+    let agent = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("accept");
+        let Auth::Hello { nonce, .. } = read_frame(&mut stream, MAX_FRAME).expect("hello") else { panic!("no hello") };
+        let mut handshake = AgentHandshake::new(Token::from_text(TOKEN, "test").expect("token"), [9; 32]);
+        let (nonce, proof) = handshake.challenge(&nonce).expect("challenge");
+        write_frame(&mut stream, &Auth::Challenge { nonce, proof }).expect("challenge");
+        let _: Auth = read_frame(&mut stream, MAX_FRAME).expect("proof");
+        write_frame(&mut stream, &Auth::Refused { reason: "not today".into() }).expect("refusal");
+    });
+    let token = Token::from_text(TOKEN, "test").expect("token");
+    let error = AgentConnection::connect(&address, &token, Duration::from_secs(5)).expect_err("refused");
+    assert!(error.to_string().contains("refused: not today"), "{error}");
+    agent.join().expect("agent thread");
+}
