@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use fabricdoctor_burnin::agent::{default_rails, serve, AgentConfig};
 use fabricdoctor_burnin::auth::Token;
 use fabricdoctor_burnin::launch::LISTENING;
-use fabricdoctor_burnin::protocol::RailAddress;
+use fabricdoctor_burnin::protocol::{validate_device, RailAddress};
 
 use crate::args::{AgentArgs, TokenArgs};
 use crate::exit;
@@ -34,12 +34,20 @@ fn rails(args: &AgentArgs) -> anyhow::Result<Vec<RailAddress>> {
     args.rail
         .iter()
         .map(|text| {
-            let (name, address) = text.split_once('=').with_context(|| format!("--rail {text}: expected NAME=IP"))?;
+            let (name, rest) =
+                text.split_once('=').with_context(|| format!("--rail {text}: expected NAME=IP or NAME=IP@DEVICE"))?;
+            let (address, device) = match rest.split_once('@') {
+                Some((address, device)) => (address, Some(device)),
+                None => (rest, None),
+            };
             let address: IpAddr = address.parse().with_context(|| format!("--rail {text}: {address} is not an IP"))?;
             if name.is_empty() || name.len() > 64 {
                 bail!("--rail {text}: the name must be 1 to 64 characters");
             }
-            Ok(RailAddress { name: name.to_string(), address })
+            if let Some(device) = device {
+                validate_device(device).map_err(|e| anyhow::anyhow!("--rail {text}: {e}"))?;
+            }
+            Ok(RailAddress { name: name.to_string(), address, device: device.map(str::to_string) })
         })
         .collect()
 }
@@ -90,7 +98,14 @@ pub fn run(args: AgentArgs) -> anyhow::Result<i32> {
 }
 
 pub fn describe(rails: &[RailAddress]) -> String {
-    rails.iter().map(|r| format!("{}={}", r.name, r.address)).collect::<Vec<_>>().join(", ")
+    rails
+        .iter()
+        .map(|r| match &r.device {
+            Some(device) => format!("{}={}@{device}", r.name, r.address),
+            None => format!("{}={}", r.name, r.address),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An agent for this process's own host inside a SLURM step (rank 0 runs it beside the coordinator;

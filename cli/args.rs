@@ -526,6 +526,10 @@ pub struct BurninArgs {
     /// Compare with an earlier run's report.json and flag regressions.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
     pub baseline: Option<PathBuf>,
+    /// Data path of the pair tests, loopback and collectives: tcp, or verbs on each rail's RDMA device
+    /// (agents' --rail NAME=IP@DEVICE, or the device whose GID table holds IP). --resume keeps the run's.
+    #[arg(long, value_enum, default_value_t = PerfTransport::Tcp, help_heading = "Protocol")]
+    pub transport: PerfTransport,
 
     /// Where events.jsonl, report.json, summary.md and junit.xml go.
     #[arg(long, value_name = "DIR", required_unless_present_any = ["resume", "print_playbook"], help_heading = "Output")]
@@ -545,9 +549,10 @@ pub struct AgentArgs {
     /// Read the token from the first line of standard input (`--launcher ssh` sends it so).
     #[arg(long, conflicts_with = "token_file")]
     pub token_stdin: bool,
-    /// A rail: NAME=IP, the address data tests on that rail bind (repeatable). Default: "default" at
-    /// the listen address (loopback when it is 0.0.0.0).
-    #[arg(long, value_name = "NAME=IP")]
+    /// A rail: NAME=IP, the address data tests on that rail bind (repeatable), or NAME=IP@DEVICE with
+    /// the RDMA device that carries it over verbs (default: the device whose GID table holds IP).
+    /// Default: "default" at the listen address (loopback when it is 0.0.0.0).
+    #[arg(long, value_name = "NAME=IP[@DEVICE]")]
     pub rail: Vec<String>,
     /// Exit when standard input closes (agents started by a coordinator die with it).
     #[arg(long, hide = true)]

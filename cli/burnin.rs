@@ -14,9 +14,10 @@ use fabricdoctor_burnin::coordinator::{
 };
 use fabricdoctor_burnin::launch::{self, Agents};
 use fabricdoctor_burnin::playbook::{Playbook, DEFAULT_PLAYBOOK};
+use fabricdoctor_burnin::protocol::DataTransport;
 use fabricdoctor_report::burnin::BurninReport;
 
-use crate::args::{BurninArgs, Launcher};
+use crate::args::{BurninArgs, Launcher, PerfTransport};
 use crate::exit;
 use crate::output::emit;
 
@@ -217,6 +218,10 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
         stop,
         connect_wait: args.connect_timeout,
         concurrency: resolved.concurrency,
+        transport: match args.transport {
+            PerfTransport::Tcp => DataTransport::Tcp,
+            PerfTransport::Verbs => DataTransport::Verbs,
+        },
     };
     let mut coordinator = Coordinator::new(options, progress)?;
     let end = coordinator.run()?;

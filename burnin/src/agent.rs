@@ -16,15 +16,19 @@ use fabricdoctor_perf::generator::{
     run_client_size, serve_session, ClientOptions, DataPath, Side, SizeResult, TcpDataPath,
 };
 use fabricdoctor_perf::handshake::ServerConstraints;
+use fabricdoctor_perf::verbs::stream::StreamOptions;
+use fabricdoctor_perf::verbs::VerbsDataPath;
 use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
+use fabricdoctor_probes::rdma::{read_rdma_devices, GidType, RdmaDevice};
 use fabricdoctor_probes::{NodeSnapshot, SysRoot};
 use fabricdoctor_report::{HostInfo, Report};
 
-use crate::auth::{random_bytes, AgentHandshake, Token};
+use crate::auth::{random_bytes, AgentHandshake, Session, Token};
 use crate::counters::Sampler;
 use crate::protocol::{
-    read_frame, write_frame, Auth, CollectiveKind, CollectiveSummary, MeasureSpec, Measured, RailAddress, Request,
-    Response, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME, PROTOCOL_VERSION,
+    read_frame, read_sealed, write_frame, write_sealed, Auth, CollectiveKind, CollectiveSummary, DataTransport,
+    MeasureSpec, Measured, RailAddress, Request, Response, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME,
+    PROTOCOL_VERSION,
 };
 use crate::BurninError;
 
@@ -75,26 +79,104 @@ impl AgentConfig {
         self.rails
             .iter()
             .map(|r| match local {
-                Some(ip) if r.address.is_unspecified() => RailAddress { name: r.name.clone(), address: ip },
+                Some(ip) if r.address.is_unspecified() => RailAddress { address: ip, ..r.clone() },
                 _ => r.clone(),
             })
             .collect()
     }
 }
 
-fn rail(rails: &[RailAddress], name: &str) -> Result<IpAddr, String> {
-    rails
-        .iter()
-        .find(|r| r.name == name)
-        .map(|r| r.address)
-        .ok_or_else(|| format!("no rail named {name:?} on this agent"))
+fn rail<'a>(rails: &'a [RailAddress], name: &str) -> Result<&'a RailAddress, String> {
+    rails.iter().find(|r| r.name == name).ok_or_else(|| format!("no rail named {name:?} on this agent"))
+}
+
+/// The RDMA device port and GID a rail's verbs traffic uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RailPort {
+    pub device: String,
+    pub port: u8,
+    /// `None`: the port's RoCE v2 GID of its netdev's IPv4 address (perf's choose_gid_index).
+    pub gid_index: Option<u32>,
+}
+
+/// The device port of a rail: the one named by `--rail NAME=IP@DEVICE`, else the port whose GID
+/// table holds the rail's address (RoCE puts each IP address of the port's netdev in its GID table,
+/// an IPv4 address as ::ffff:a.b.c.d; Documentation/ABI/stable/sysfs-class-infiniband, gids/N). The
+/// GID of the address is preferred as RoCE v2 (routable, what NCCL_IB_GID_INDEX names), else v1.
+pub fn rail_port(devices: &[RdmaDevice], address: IpAddr, device: Option<&str>) -> Result<RailPort, String> {
+    let holds = |gid: &std::net::Ipv6Addr| match address {
+        IpAddr::V4(v4) => gid.to_ipv4_mapped() == Some(v4),
+        IpAddr::V6(v6) => *gid == v6,
+    };
+    let mut found: Vec<(RailPort, bool)> = Vec::new();
+    for candidate in devices.iter().filter(|d| device.is_none_or(|name| d.name == name)) {
+        for port in &candidate.ports {
+            for gid in port.gids.iter().filter(|g| holds(&g.gid)) {
+                let Ok(number) = u8::try_from(port.number) else { continue };
+                let rail_port = RailPort { device: candidate.name.clone(), port: number, gid_index: Some(gid.index) };
+                found.push((rail_port, gid.gid_type == Some(GidType::RoceV2)));
+            }
+        }
+    }
+    found.sort_by_key(|(_, v2)| !v2);
+    if let Some((port, _)) = found.into_iter().next() {
+        return Ok(port);
+    }
+    match device {
+        Some(name) if devices.iter().any(|d| d.name == name) => {
+            // A named device whose table lacks the address (InfiniBand GIDs are not IP addresses):
+            // port 1 and the transport's own GID choice.
+            Ok(RailPort { device: name.to_string(), port: 1, gid_index: None })
+        }
+        Some(name) => {
+            let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+            Err(format!("no RDMA device {name} on this host (devices: {})", list_or_none(&names)))
+        }
+        None if devices.is_empty() => Err("no RDMA device on this host (/sys/class/infiniband is empty)".into()),
+        None => Err(format!(
+            "no RDMA device has {address} in its GID table; name the device with --rail NAME={address}@DEVICE"
+        )),
+    }
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Where a step runs and over what, for its errors: "host H rail R (device D)".
+struct Place<'a> {
+    hostname: &'a str,
+    rail: &'a RailAddress,
+}
+
+impl Place<'_> {
+    fn describe(&self, port: Option<&RailPort>) -> String {
+        let device = port.map(|p| p.device.as_str()).or(self.rail.device.as_deref()).unwrap_or("none");
+        format!("host {} rail {} device {device}", self.hostname, self.rail.name)
+    }
+
+    /// The rail's device port when `transport` is verbs; an error naming the place otherwise.
+    fn verbs_port(&self, transport: DataTransport) -> Result<Option<RailPort>, String> {
+        if transport == DataTransport::Tcp {
+            return Ok(None);
+        }
+        let mut unreadable = Vec::new();
+        let devices = read_rdma_devices(&SysRoot::live(), &mut unreadable).unwrap_or_default();
+        rail_port(&devices, self.rail.address, self.rail.device.as_deref())
+            .map(Some)
+            .map_err(|e| format!("{}: verbs: {e}", self.describe(None)))
+    }
 }
 
 /// The rail an agent listening on `listen` uses when none are given: the listen address itself. An
 /// agent listening on every address (0.0.0.0) announces, per coordinator, the local address that
 /// coordinator reached it on.
 pub fn default_rails(listen: SocketAddr) -> Vec<RailAddress> {
-    vec![RailAddress { name: "default".into(), address: listen.ip() }]
+    vec![RailAddress { name: "default".into(), address: listen.ip(), device: None }]
 }
 
 /// Accept coordinators until `stop` is set.
@@ -142,7 +224,7 @@ pub fn serve(listener: TcpListener, config: AgentConfig, stop: Arc<AtomicBool>) 
 }
 
 /// Authenticate one peer. Returns an error (for the log) when it is refused.
-fn authenticate(stream: &mut TcpStream, config: &AgentConfig) -> Result<(), BurninError> {
+fn authenticate(stream: &mut TcpStream, config: &AgentConfig) -> Result<Session, BurninError> {
     stream.set_read_timeout(Some(config.handshake_timeout)).ok();
     stream.set_write_timeout(Some(config.handshake_timeout)).ok();
     let refuse = |stream: &mut TcpStream, reason: String| {
@@ -170,7 +252,7 @@ fn authenticate(stream: &mut TcpStream, config: &AgentConfig) -> Result<(), Burn
     write_frame(stream, &Auth::Challenge { nonce: agent_nonce, proof })?;
     match read_frame::<Auth>(stream, MAX_UNAUTHENTICATED_FRAME) {
         Ok(Auth::Proof { proof }) => match handshake.verify(&proof) {
-            Ok(()) => Ok(()),
+            Ok(session) => Ok(session),
             Err(error) => Err(refuse(stream, error.to_string())),
         },
         // The coordinator refused us (it could not verify our proof: a different token).
@@ -187,36 +269,49 @@ fn connection(
     authenticated: &mut bool,
 ) -> Result<(), BurninError> {
     let _ = stream.set_nodelay(true);
-    authenticate(&mut stream, config).map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
+    let mut session =
+        authenticate(&mut stream, config).map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
     *authenticated = true;
     let rails = config.rails_seen_from(stream.local_addr().ok().map(|a| a.ip()));
     let hostname =
         SysRoot::live().read_string("proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
-    write_frame(
+    write_sealed(
         &mut stream,
-        &Auth::Welcome { hostname, tool_version: env!("CARGO_PKG_VERSION").into(), rails: rails.clone() },
+        &mut session,
+        &Auth::Welcome {
+            hostname: hostname.clone(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            rails: rails.clone(),
+        },
     )?;
     (config.log)(format!("{peer}: coordinator authenticated"));
     let mut sampler = Sampler::default();
     loop {
         stream.set_read_timeout(Some(config.idle_timeout)).ok();
-        let request = match read_frame::<Request>(&mut stream, MAX_FRAME) {
+        let request = match read_sealed::<Request>(&mut stream, &mut session, MAX_FRAME) {
             Ok(request) => request,
             Err(BurninError::Io(_, e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 (config.log)(format!("{peer}: coordinator disconnected"));
                 return Ok(());
             }
             Err(BurninError::Protocol(reason)) => {
-                // A frame we could read but not understand: answer, log, and keep the session (the
+                // A genuine frame we could not understand: answer, log, and keep the session (the
                 // framing is intact).
                 (config.log)(format!("{peer}: refused message: {reason}"));
-                let _ = write_frame(&mut stream, &Response::Error { reason });
+                write_sealed(&mut stream, &mut session, &Response::Error { reason })?;
                 continue;
             }
             Err(error @ BurninError::Oversized { .. }) => {
                 // The body was not read: the stream is out of step with the framing. Answer, close.
                 (config.log)(format!("{peer}: refused message: {error}"));
-                let _ = write_frame(&mut stream, &Response::Error { reason: error.to_string() });
+                let _ = write_sealed(&mut stream, &mut session, &Response::Error { reason: error.to_string() });
+                return Ok(());
+            }
+            Err(BurninError::Auth(reason)) => {
+                // Altered, injected, replayed or reflected: nothing more from this peer is trusted
+                // and nothing is answered (an answer would be a tagged frame for an attacker).
+                (config.log)(format!("{peer}: {reason}"));
+                let _ = stream.shutdown(std::net::Shutdown::Both);
                 return Ok(());
             }
             Err(error) => return Err(error),
@@ -227,12 +322,12 @@ fn connection(
                 (config.log)(format!("{peer}: refused {}: {reason}", request.name()));
                 Response::Error { reason }
             }
-            Ok(()) => run_step(&request, config, &rails, &mut sampler),
+            Ok(()) => run_step(&request, config, &rails, &hostname, &mut sampler),
         };
         if let Response::Error { reason } = &response {
             (config.log)(format!("{peer}: {} failed: {reason}", request.name()));
         }
-        write_frame(&mut stream, &response)?;
+        write_sealed(&mut stream, &mut session, &response)?;
         // Counter samples come after every step; a line for each would bury the rest.
         if !matches!(request, Request::SampleCounters {}) {
             (config.log)(format!("{peer}: {} done in {:.2} s", request.name(), started.elapsed().as_secs_f64()));
@@ -240,8 +335,15 @@ fn connection(
     }
 }
 
-fn run_step(request: &Request, config: &AgentConfig, rails: &[RailAddress], sampler: &mut Sampler) -> Response {
+fn run_step(
+    request: &Request,
+    config: &AgentConfig,
+    rails: &[RailAddress],
+    hostname: &str,
+    sampler: &mut Sampler,
+) -> Response {
     let error = |reason: String| Response::Error { reason };
+    let place = |name: &str| rail(rails, name).map(|rail| Place { hostname, rail });
     match request {
         Request::Ping {} => Response::Pong,
         Request::Check {} => check(),
@@ -255,32 +357,88 @@ fn run_step(request: &Request, config: &AgentConfig, rails: &[RailAddress], samp
                 unreadable: growth.unreadable,
             }
         }
-        Request::Loopback { rail: name, spec } => match rail(rails, name) {
-            Ok(address) => loopback(address, spec, config),
+        Request::Loopback { rail: name, spec } => match place(name) {
+            Ok(place) => loopback(&place, spec, config),
             Err(reason) => error(reason),
         },
-        Request::Serve { rail: name, sessions, timeout_s } => match rail(rails, name) {
-            Ok(address) => match start_server(address, *sessions, Duration::from_secs(*timeout_s), config) {
+        Request::Serve { rail: name, sessions, timeout_s, transport } => {
+            let started = place(name).and_then(|place| {
+                let port = place.verbs_port(*transport)?;
+                start_server(&place, port, *sessions, Duration::from_secs(*timeout_s), config)
+            });
+            match started {
                 Ok(port) => Response::Serving { port },
                 Err(reason) => error(reason),
-            },
-            Err(reason) => error(reason),
-        },
-        Request::Measure { server, port, spec, timeout_s } => {
-            Response::Measured(measure(*server, *port, spec, Duration::from_secs(*timeout_s)))
+            }
+        }
+        Request::Measure { server, port, spec, timeout_s, rail: name } => {
+            // A coordinator that names no rail measures from the first (the default).
+            let name = name.as_deref().or(rails.first().map(|r| r.name.as_str())).unwrap_or("default");
+            match place(name).and_then(|place| place.verbs_port(spec.transport).map(|port| (place, port))) {
+                Ok((place, verbs)) => Response::Measured(measure(
+                    *server,
+                    *port,
+                    spec,
+                    Duration::from_secs(*timeout_s),
+                    verbs.as_ref().map(|v| (v, place.describe(Some(v)))),
+                )),
+                Err(reason) => error(reason),
+            }
         }
         Request::ReservePort { rail: name } => match rail(rails, name) {
             // The port is free when we answer; the collective binds it right after (a narrow race
             // another program could lose us, reported as the collective's error).
-            Ok(address) => match TcpListener::bind((address, 0)).and_then(|l| l.local_addr()) {
+            Ok(rail) => match TcpListener::bind((rail.address, 0)).and_then(|l| l.local_addr()) {
                 Ok(local) => Response::Port { port: local.port() },
-                Err(e) => error(format!("no free port on {address}: {e}")),
+                Err(e) => error(format!("no free port on {}: {e}", rail.address)),
             },
             Err(reason) => error(reason),
         },
-        Request::Collective { collective, rank, world, master, master_port, bytes, iterations, timeout_s } => {
-            match run_collective(*collective, *rank, *world, *master, *master_port, *bytes, *iterations, *timeout_s) {
+        Request::Collective {
+            collective,
+            rank,
+            world,
+            master,
+            master_port,
+            bytes,
+            iterations,
+            timeout_s,
+            transport,
+            rail: name,
+        } => {
+            let name = name.as_deref().or(rails.first().map(|r| r.name.as_str())).unwrap_or("default");
+            let timeout = Duration::from_secs(*timeout_s);
+            let setup = place(name).and_then(|place| {
+                let verbs = place.verbs_port(*transport)?;
+                let described = place.describe(verbs.as_ref());
+                Ok((verbs, described))
+            });
+            let (verbs, described) = match setup {
+                Ok(setup) => setup,
+                Err(reason) => return error(reason),
+            };
+            let data = match verbs {
+                None => Transport::Tcp,
+                Some(port) => Transport::Verbs(StreamOptions {
+                    device: Some(port.device),
+                    port: port.port,
+                    gid_index: port.gid_index,
+                    timeout,
+                }),
+            };
+            let collective = CollectiveStep {
+                collective: *collective,
+                rank: *rank,
+                world: *world,
+                master: *master,
+                master_port: *master_port,
+                bytes: *bytes,
+                iterations: *iterations,
+                timeout,
+            };
+            match run_collective(&collective, &data, transport.name()) {
                 Ok(summary) => Response::CollectiveDone { summary },
+                Err(reason) if *transport == DataTransport::Verbs => error(format!("{described}: {reason}")),
                 Err(reason) => error(reason),
             }
         }
@@ -302,11 +460,35 @@ fn check() -> Response {
     Response::Checked { report: Some(Box::new(report)), topology, error: None }
 }
 
+fn transport_kind(transport: DataTransport) -> TransportKind {
+    match transport {
+        DataTransport::Tcp => TransportKind::Tcp,
+        DataTransport::Verbs => TransportKind::Verbs,
+    }
+}
+
+/// The client side's data path of one perf session.
+fn client_path(verbs: Option<&RailPort>, timeout: Duration) -> Box<dyn DataPath> {
+    match verbs {
+        None => Box::new(TcpDataPath::new(Side::Client, timeout)),
+        Some(port) => {
+            Box::new(VerbsDataPath::new(Side::Client, Some(port.device.clone()), port.port, port.gid_index, timeout))
+        }
+    }
+}
+
+/// The bandwidth test: RDMA WRITE over TCP's byte stream (perf's emulation), and SEND over verbs,
+/// where the receiver then completes, counts and checks every message (ib_send_bw); a one-sided
+/// WRITE leaves the receiver nothing to count in duration mode, and the burn-in's "zero data errors"
+/// needs the receiver's count.
 fn bandwidth_parameters(spec: &MeasureSpec) -> RunParameters {
     RunParameters {
-        operation: Operation::Write,
+        operation: match spec.transport {
+            DataTransport::Tcp => Operation::Write,
+            DataTransport::Verbs => Operation::Send,
+        },
         test: TestKind::Bandwidth,
-        transport: TransportKind::Tcp,
+        transport: transport_kind(spec.transport),
         size: spec.message_bytes,
         iterations: None,
         duration_ms: Some(spec.bandwidth_ms),
@@ -322,7 +504,7 @@ fn latency_parameters(spec: &MeasureSpec) -> RunParameters {
     RunParameters {
         operation: Operation::Write,
         test: TestKind::Latency,
-        transport: TransportKind::Tcp,
+        transport: transport_kind(spec.transport),
         size: spec.latency_bytes,
         iterations: Some(spec.latency_iterations),
         duration_ms: None,
@@ -334,13 +516,21 @@ fn latency_parameters(spec: &MeasureSpec) -> RunParameters {
     }
 }
 
-/// Bandwidth then latency against a serving peer, through the perf generator.
-pub fn measure(server: IpAddr, port: u16, spec: &MeasureSpec, timeout: Duration) -> Measured {
+/// Bandwidth then latency against a serving peer, through the perf generator; over verbs on `verbs`'s
+/// device port (with where it runs, for the errors), else over TCP.
+pub fn measure(
+    server: IpAddr,
+    port: u16,
+    spec: &MeasureSpec,
+    timeout: Duration,
+    verbs: Option<(&RailPort, String)>,
+) -> Measured {
     let options = ClientOptions { server: server.to_string(), port, timeout };
     let mut measured = Measured::default();
     let mut errors = Vec::new();
-    let mut path = TcpDataPath::new(Side::Client, timeout);
-    match run_client_size(&options, &bandwidth_parameters(spec), &mut path) {
+    let device = verbs.as_ref().map(|(port, _)| *port);
+    let mut path = client_path(device, timeout);
+    match run_client_size(&options, &bandwidth_parameters(spec), path.as_mut()) {
         Ok(run) => {
             measured.validation_errors += run.client_validation_errors + run.server.validation_errors;
             if let SizeResult::Bandwidth(b) = run.result {
@@ -349,8 +539,8 @@ pub fn measure(server: IpAddr, port: u16, spec: &MeasureSpec, timeout: Duration)
         }
         Err(e) => errors.push(format!("bandwidth: {e}")),
     }
-    let mut path = TcpDataPath::new(Side::Client, timeout);
-    match run_client_size(&options, &latency_parameters(spec), &mut path) {
+    let mut path = client_path(device, timeout);
+    match run_client_size(&options, &latency_parameters(spec), path.as_mut()) {
         Ok(run) => {
             measured.validation_errors += run.client_validation_errors + run.server.validation_errors;
             if let SizeResult::Latency(l) = run.result {
@@ -362,24 +552,44 @@ pub fn measure(server: IpAddr, port: u16, spec: &MeasureSpec, timeout: Duration)
         Err(e) => errors.push(format!("latency: {e}")),
     }
     if !errors.is_empty() {
-        measured.error = Some(errors.join("; "));
+        let errors = errors.join("; ");
+        measured.error = Some(match &verbs {
+            Some((_, place)) => format!("{place} to {server}: verbs: {errors}"),
+            None => errors,
+        });
     }
     measured
 }
 
-/// Listen on `address` and serve `sessions` perf sessions in the background, each within `timeout`.
-fn start_server(address: IpAddr, sessions: u32, timeout: Duration, config: &AgentConfig) -> Result<u16, String> {
+/// Listen on the rail's address and serve `sessions` perf sessions in the background, each within
+/// `timeout`, over verbs on `verbs` when the client asks for verbs (and it is given).
+fn start_server(
+    place: &Place<'_>,
+    verbs: Option<RailPort>,
+    sessions: u32,
+    timeout: Duration,
+    config: &AgentConfig,
+) -> Result<u16, String> {
+    let address = place.rail.address;
     let listener = TcpListener::bind((address, 0)).map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let port = listener.local_addr().map_err(|e| format!("cannot listen on {address}: {e}"))?.port();
     let log = Arc::clone(&config.log);
+    let described = place.describe(verbs.as_ref());
     std::thread::Builder::new()
         .name(format!("perf server {port}"))
-        .spawn(move || serve_sessions(&listener, sessions, timeout, &log))
+        .spawn(move || serve_sessions(&listener, sessions, timeout, verbs.as_ref(), &described, &log))
         .map_err(|e| format!("cannot start the perf server thread: {e}"))?;
     Ok(port)
 }
 
-fn serve_sessions(listener: &TcpListener, sessions: u32, timeout: Duration, log: &Log) {
+fn serve_sessions(
+    listener: &TcpListener,
+    sessions: u32,
+    timeout: Duration,
+    verbs: Option<&RailPort>,
+    described: &str,
+    log: &Log,
+) {
     if listener.set_nonblocking(true).is_err() {
         return;
     }
@@ -390,11 +600,25 @@ fn serve_sessions(listener: &TcpListener, sessions: u32, timeout: Duration, log:
             Ok((control, peer)) => {
                 served += 1;
                 let _ = control.set_nonblocking(false);
-                let mut path_for = |_: &RunParameters| -> Result<Box<dyn DataPath>, fabricdoctor_perf::PerfError> {
-                    Ok(Box::new(TcpDataPath::new(Side::Server, timeout)))
-                };
+                // The client's handshake names the transport; a rail set up for TCP refuses verbs.
+                let mut path_for =
+                    |parameters: &RunParameters| -> Result<Box<dyn DataPath>, fabricdoctor_perf::PerfError> {
+                        match (parameters.transport, verbs) {
+                            (TransportKind::Tcp, _) => Ok(Box::new(TcpDataPath::new(Side::Server, timeout))),
+                            (TransportKind::Verbs, Some(port)) => Ok(Box::new(VerbsDataPath::new(
+                                Side::Server,
+                                Some(port.device.clone()),
+                                port.port,
+                                port.gid_index,
+                                timeout,
+                            ))),
+                            (TransportKind::Verbs, None) => Err(fabricdoctor_perf::PerfError::Unsupported(format!(
+                                "{described}: serving TCP only; the step asked for verbs"
+                            ))),
+                        }
+                    };
                 if let Err(error) = serve_session(control, &ServerConstraints::default(), timeout, &mut path_for) {
-                    log(format!("perf session from {peer}: {error}"));
+                    log(format!("perf session from {peer} ({described}): {error}"));
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -412,16 +636,27 @@ fn serve_sessions(listener: &TcpListener, sessions: u32, timeout: Duration, log:
     }
 }
 
-fn loopback(address: IpAddr, spec: &MeasureSpec, config: &AgentConfig) -> Response {
+fn loopback(place: &Place<'_>, spec: &MeasureSpec, config: &AgentConfig) -> Response {
     let timeout = Duration::from_millis(spec.bandwidth_ms) + Duration::from_secs(30);
-    match start_server(address, 2, timeout, config) {
-        Ok(port) => Response::Measured(measure(address, port, spec, timeout)),
+    let verbs = match place.verbs_port(spec.transport) {
+        Ok(verbs) => verbs,
+        Err(reason) => return Response::Error { reason },
+    };
+    match start_server(place, verbs.clone(), 2, timeout, config) {
+        Ok(port) => Response::Measured(measure(
+            place.rail.address,
+            port,
+            spec,
+            timeout,
+            verbs.as_ref().map(|v| (v, place.describe(Some(v)))),
+        )),
         Err(reason) => Response::Error { reason },
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "the fields of Request::Collective, validated there")]
-fn run_collective(
+/// The fields of `Request::Collective` the agent runs.
+#[derive(Clone, Copy)]
+struct CollectiveStep {
     collective: CollectiveKind,
     rank: usize,
     world: usize,
@@ -429,8 +664,15 @@ fn run_collective(
     master_port: u16,
     bytes: u64,
     iterations: u32,
-    timeout_s: u64,
+    timeout: Duration,
+}
+
+fn run_collective(
+    step: &CollectiveStep,
+    transport: &Transport,
+    transport_name: &str,
 ) -> Result<Option<CollectiveSummary>, String> {
+    let CollectiveStep { collective, rank, world, master, master_port, bytes, iterations, timeout } = *step;
     let collective = match collective {
         CollectiveKind::Alltoall => Collective::AlltoAll,
         CollectiveKind::Allreduce => Collective::AllReduce,
@@ -447,17 +689,11 @@ fn run_collective(
         corrupt_rank: None,
         average: TimeAverage::Maximum,
     };
-    let fingerprint = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-    let rendezvous = Rendezvous {
-        rank,
-        world,
-        master_host: master.to_string(),
-        master_port,
-        channels: 1,
-        timeout: Duration::from_secs(timeout_s),
-        fingerprint,
-    };
-    let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll, &Transport::Tcp)
+    // Every rank must agree on the data path too (rank 0 refuses a mismatched fingerprint).
+    let fingerprint = serde_json::to_string(&(&spec, transport_name)).map_err(|e| e.to_string())?;
+    let rendezvous =
+        Rendezvous { rank, world, master_host: master.to_string(), master_port, channels: 1, timeout, fingerprint };
+    let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll, transport)
         .map_err(|e| format!("rendezvous at {master}:{master_port}: {e}"))?;
     let rows = run_sweep(&mut communicator, &spec).map_err(|e| format!("{}: {e}", collective.name()))?;
     Ok(rows.first().map(|row| {
@@ -472,4 +708,42 @@ fn run_collective(
             rank_time_us: m.rank_time_us.clone(),
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The devices of the QEMU q35 guest with rxe0 on 10.77.0.2 (GID 1, RoCE v2).
+    fn guest_devices() -> Vec<RdmaDevice> {
+        let root = SysRoot::captured(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/qemu-q35-rxe"));
+        let mut unreadable = Vec::new();
+        read_rdma_devices(&root, &mut unreadable).expect("fixture devices")
+    }
+
+    #[test]
+    fn a_rail_finds_the_device_whose_gid_table_holds_its_address() {
+        let devices = guest_devices();
+        let expected = RailPort { device: "rxe0".into(), port: 1, gid_index: Some(1) };
+        let address: IpAddr = "10.77.0.2".parse().expect("ip");
+        assert_eq!(rail_port(&devices, address, None), Ok(expected.clone()));
+        assert_eq!(rail_port(&devices, address, Some("rxe0")), Ok(expected));
+    }
+
+    #[test]
+    fn a_rail_without_a_device_is_an_error_saying_what_to_do() {
+        let devices = guest_devices();
+        let elsewhere: IpAddr = "10.9.9.9".parse().expect("ip");
+        let error = rail_port(&devices, elsewhere, None).expect_err("no device holds it");
+        assert!(error.contains("no RDMA device has 10.9.9.9") && error.contains("NAME=10.9.9.9@DEVICE"), "{error}");
+        let error = rail_port(&devices, elsewhere, Some("mlx5_0")).expect_err("not here");
+        assert_eq!(error, "no RDMA device mlx5_0 on this host (devices: rxe0)");
+        // A named device whose GIDs are not IP addresses (InfiniBand): its port 1, GID chosen later.
+        assert_eq!(
+            rail_port(&devices, elsewhere, Some("rxe0")),
+            Ok(RailPort { device: "rxe0".into(), port: 1, gid_index: None })
+        );
+        let error = rail_port(&[], elsewhere, None).expect_err("no devices");
+        assert!(error.starts_with("no RDMA device on this host"), "{error}");
+    }
 }

@@ -17,6 +17,12 @@ pub const MIN_TOKEN_BYTES: usize = 16;
 
 const AGENT_LABEL: &[u8] = b"fabricdoctor-burnin agent v1";
 const COORDINATOR_LABEL: &[u8] = b"fabricdoctor-burnin coordinator v1";
+/// The session key's label: HMAC-SHA256 keyed by the token over this label and both nonces is a
+/// PRF (RFC 2104 section 5; the KDF of RFC 5869 and NIST SP 800-108 is HMAC over a label and
+/// context), so the key is fresh per session and says nothing of the token or of other sessions.
+const SESSION_LABEL: &[u8] = b"fabricdoctor-burnin session key v1";
+/// Bytes of a frame's tag (the whole HMAC-SHA256 output).
+pub const TAG_BYTES: usize = 32;
 
 /// The shared secret. Its Debug form never shows it.
 #[derive(Clone)]
@@ -115,12 +121,13 @@ impl AgentHandshake {
         Ok((hex(&self.agent_nonce), proof))
     }
 
-    /// Check the coordinator's proof over our fresh nonce.
-    pub fn verify(&self, proof_hex: &str) -> Result<(), BurninError> {
+    /// Check the coordinator's proof over our fresh nonce; the session's frames are then
+    /// authenticated with the key both sides derive.
+    pub fn verify(&self, proof_hex: &str) -> Result<Session, BurninError> {
         let coordinator_nonce =
             self.coordinator_nonce.as_ref().ok_or_else(|| BurninError::Auth("proof before the challenge".into()))?;
         if self.token.verify(COORDINATOR_LABEL, &self.agent_nonce, coordinator_nonce, proof_hex) {
-            Ok(())
+            Ok(Session::new(&self.token, coordinator_nonce, &self.agent_nonce, Side::Agent))
         } else {
             Err(BurninError::Auth("the coordinator's proof does not match this agent's token".into()))
         }
@@ -143,8 +150,9 @@ impl CoordinatorHandshake {
         hex(&self.coordinator_nonce)
     }
 
-    /// Check the agent's proof, then prove ourselves over its nonce.
-    pub fn respond(&self, agent_nonce_hex: &str, agent_proof_hex: &str) -> Result<String, BurninError> {
+    /// Check the agent's proof, then prove ourselves over its nonce; with the session whose frames
+    /// are authenticated with the key both sides derive.
+    pub fn respond(&self, agent_nonce_hex: &str, agent_proof_hex: &str) -> Result<(String, Session), BurninError> {
         let agent_nonce = nonce_of(agent_nonce_hex, "the agent")?;
         if agent_nonce == self.coordinator_nonce {
             return Err(BurninError::Auth("the agent echoed our nonce (reflection)".into()));
@@ -154,7 +162,99 @@ impl CoordinatorHandshake {
                 "the agent's proof does not match our token (wrong token or not an agent)".into(),
             ));
         }
-        Ok(self.token.prove(COORDINATOR_LABEL, &agent_nonce, &self.coordinator_nonce))
+        let session = Session::new(&self.token, &self.coordinator_nonce, &agent_nonce, Side::Coordinator);
+        Ok((self.token.prove(COORDINATOR_LABEL, &agent_nonce, &self.coordinator_nonce), session))
+    }
+}
+
+/// Which end of a session: the sender of a frame is part of what its tag covers, so a frame cannot
+/// be sent back to the side that wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Coordinator,
+    Agent,
+}
+
+impl Side {
+    fn byte(self) -> u8 {
+        match self {
+            Side::Coordinator => b'C',
+            Side::Agent => b'A',
+        }
+    }
+
+    fn peer(self) -> Side {
+        match self {
+            Side::Coordinator => Side::Agent,
+            Side::Agent => Side::Coordinator,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Coordinator => "coordinator",
+            Side::Agent => "agent",
+        }
+    }
+}
+
+/// The integrity of one authenticated session: every frame after the handshake carries
+/// HMAC-SHA256(session key, sender || sequence number || body). Sequence numbers count each
+/// direction's frames from 0 and are not sent: a replayed, reordered, dropped or reflected frame is
+/// checked against the wrong number or sender and fails. The session is not encrypted.
+pub struct Session {
+    key: [u8; 32],
+    side: Side,
+    sent: u64,
+    received: u64,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("side", &self.side)
+            .field("sent", &self.sent)
+            .field("received", &self.received)
+            .finish()
+    }
+}
+
+impl Session {
+    fn new(token: &Token, coordinator_nonce: &[u8], agent_nonce: &[u8], side: Side) -> Session {
+        let key = token.mac(SESSION_LABEL, coordinator_nonce, agent_nonce).finalize().into_bytes();
+        Session { key: key.into(), side, sent: 0, received: 0 }
+    }
+
+    fn tag(&self, sender: Side, sequence: u64, body: &[u8]) -> Hmac<Sha256> {
+        // Any key length is valid for HMAC (RFC 2104 section 2).
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!());
+        mac.update(&[sender.byte()]);
+        mac.update(&sequence.to_be_bytes());
+        mac.update(body);
+        mac
+    }
+
+    /// The tag of our next frame.
+    pub fn seal(&mut self, body: &[u8]) -> [u8; TAG_BYTES] {
+        let tag = self.tag(self.side, self.sent, body).finalize().into_bytes().into();
+        self.sent += 1;
+        tag
+    }
+
+    /// Check the peer's next frame (in constant time: `verify_slice`, crate subtle). A bad tag is an
+    /// error naming the frame; the caller closes the session.
+    pub fn open(&mut self, body: &[u8], tag: &[u8]) -> Result<(), BurninError> {
+        let sender = self.side.peer();
+        if self.tag(sender, self.received, body).verify_slice(tag).is_err() {
+            return Err(BurninError::Auth(format!(
+                "frame {} from the {} failed its integrity check (altered, injected, replayed, reordered or \
+                 reflected); closing the session",
+                self.received,
+                sender.name()
+            )));
+        }
+        self.received += 1;
+        Ok(())
     }
 }
 
@@ -173,7 +273,7 @@ mod tests {
         let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
         let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
         let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
-        let answer = coordinator.respond(&nonce, &proof).expect("agent proven");
+        let (answer, _) = coordinator.respond(&nonce, &proof).expect("agent proven");
         agent.verify(&answer).expect("coordinator proven");
         assert!(!answer.contains(GOOD) && !proof.contains(&hex(GOOD.as_bytes())), "the token never crosses the wire");
     }
@@ -195,7 +295,7 @@ mod tests {
         let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
         let mut first = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
         let (nonce, proof) = first.challenge(&coordinator.nonce()).expect("challenge");
-        let recorded = coordinator.respond(&nonce, &proof).expect("proof");
+        let (recorded, _) = coordinator.respond(&nonce, &proof).expect("proof");
         first.verify(&recorded).expect("genuine session");
         // An eavesdropper replays the same hello and proof to a new session (fresh agent nonce).
         let mut second = AgentHandshake::new(token(GOOD), [3; NONCE_BYTES]);
@@ -228,5 +328,87 @@ mod tests {
         assert!(Token::from_text("short\n", "FABRICDOCTOR_TOKEN").is_err());
         assert_eq!(format!("{:?}", token(GOOD)), "Token(23 bytes)");
         assert_eq!(unhex("0aFf"), Some(vec![10, 255]));
+    }
+
+    /// Both ends of one session, as after a real handshake.
+    fn sessions() -> (Session, Session) {
+        let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
+        let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
+        let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
+        let (answer, coordinator_session) = coordinator.respond(&nonce, &proof).expect("agent proven");
+        (coordinator_session, agent.verify(&answer).expect("coordinator proven"))
+    }
+
+    #[test]
+    fn frames_in_order_pass_in_both_directions() {
+        let (mut coordinator, mut agent) = sessions();
+        for body in [&b"{\"step\":\"ping\"}"[..], b"{\"step\":\"check\"}"] {
+            let tag = coordinator.seal(body);
+            agent.open(body, &tag).expect("coordinator's frame");
+            let answer = b"{\"answer\":\"pong\"}";
+            let tag = agent.seal(answer);
+            coordinator.open(answer, &tag).expect("agent's frame");
+        }
+    }
+
+    #[test]
+    fn a_tampered_body_is_refused() {
+        let (mut coordinator, mut agent) = sessions();
+        let tag = coordinator.seal(br#"{"step":"serve","rail":"a","sessions":1,"timeout_s":5}"#);
+        let error =
+            agent.open(br#"{"step":"serve","rail":"a","sessions":4,"timeout_s":5}"#, &tag).expect_err("altered");
+        assert!(error.to_string().contains("frame 0 from the coordinator failed its integrity check"), "{error}");
+        // A truncated or missing tag, too.
+        let (mut coordinator, mut agent) = sessions();
+        let tag = coordinator.seal(b"{}");
+        assert!(agent.open(b"{}", &tag[..16]).is_err());
+        assert!(agent.open(b"{}", &[]).is_err());
+    }
+
+    #[test]
+    fn a_replayed_or_reordered_frame_is_refused() {
+        let (mut coordinator, mut agent) = sessions();
+        let first = coordinator.seal(b"first");
+        agent.open(b"first", &first).expect("first");
+        // The same frame again: checked as frame 1, it fails.
+        assert!(agent.open(b"first", &first).is_err(), "replay accepted");
+        let (mut coordinator, mut agent) = sessions();
+        let _first = coordinator.seal(b"first");
+        let second = coordinator.seal(b"second");
+        assert!(agent.open(b"second", &second).is_err(), "reordered frame accepted");
+        // A frame of another session (same token, other nonces) does not pass either.
+        let (mut other, _) = {
+            let coordinator = CoordinatorHandshake::new(token(GOOD), [3; NONCE_BYTES]);
+            let mut agent = AgentHandshake::new(token(GOOD), [4; NONCE_BYTES]);
+            let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
+            let (answer, session) = coordinator.respond(&nonce, &proof).expect("proof");
+            (session, agent.verify(&answer).expect("verify"))
+        };
+        let (_, mut agent) = sessions();
+        let foreign = other.seal(b"ping");
+        assert!(agent.open(b"ping", &foreign).is_err(), "another session's frame accepted");
+    }
+
+    #[test]
+    fn a_reflected_frame_is_refused() {
+        // The coordinator's own frame sent back to it as if the agent had written it.
+        let (mut coordinator, _agent) = sessions();
+        let body = b"{\"step\":\"ping\"}";
+        let tag = coordinator.seal(body);
+        let error = coordinator.open(body, &tag).expect_err("reflected");
+        assert!(error.to_string().contains("from the agent"), "{error}");
+    }
+
+    #[test]
+    fn a_frame_tagged_for_the_other_direction_is_refused() {
+        // The agent's frame 0 tagged as if the coordinator had sent it: right key, number and body,
+        // wrong direction.
+        let (coordinator, mut agent) = sessions();
+        let body = b"{\"answer\":\"pong\"}";
+        let wrong = coordinator.tag(Side::Agent, 0, body).finalize().into_bytes();
+        assert!(agent.open(body, &wrong).is_err(), "the agent accepted a frame tagged as its own");
+        let mut coordinator = coordinator;
+        let from_agent_as_coordinator = agent.tag(Side::Coordinator, 0, body).finalize().into_bytes();
+        assert!(coordinator.open(body, &from_agent_as_coordinator).is_err());
     }
 }

@@ -1,12 +1,14 @@
 //! The coordinator's connection to one agent: dial, authenticate (the agent proves itself first),
 //! then one request at a time with a deadline per step.
 
+use std::io::Read as _;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use crate::auth::{random_bytes, CoordinatorHandshake, Token};
+use crate::auth::{random_bytes, CoordinatorHandshake, Session, Token, TAG_BYTES};
 use crate::protocol::{
-    read_frame, write_frame, Auth, RailAddress, Request, Response, MAGIC, MAX_FRAME, PROTOCOL_VERSION,
+    read_frame, read_sealed, write_frame, write_sealed, Auth, RailAddress, Request, Response, MAGIC, MAX_FRAME,
+    PROTOCOL_VERSION,
 };
 use crate::BurninError;
 
@@ -14,6 +16,7 @@ use crate::BurninError;
 #[derive(Debug)]
 pub struct AgentConnection {
     stream: TcpStream,
+    session: Session,
     pub address: String,
     pub hostname: String,
     pub tool_version: String,
@@ -59,7 +62,7 @@ impl AgentConnection {
             Auth::Refused { reason } => return Err(BurninError::Auth(format!("agent {address} refused: {reason}"))),
             other => return Err(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))),
         };
-        let answer = match handshake.respond(&nonce, &proof) {
+        let (answer, mut session) = match handshake.respond(&nonce, &proof) {
             Ok(answer) => answer,
             Err(error) => {
                 let _ = write_frame(&mut stream, &Auth::Refused { reason: "agent proof does not match".into() });
@@ -67,9 +70,10 @@ impl AgentConnection {
             }
         };
         write_frame(&mut stream, &Auth::Proof { proof: answer }).map_err(on)?;
-        match read_frame::<Auth>(&mut stream, MAX_FRAME).map_err(on)? {
+        // The welcome is the agent's first authenticated frame.
+        match read_welcome(&mut stream, &mut session).map_err(on)? {
             Auth::Welcome { hostname, tool_version, rails } => {
-                Ok(AgentConnection { stream, address: address.to_string(), hostname, tool_version, rails })
+                Ok(AgentConnection { stream, session, address: address.to_string(), hostname, tool_version, rails })
             }
             Auth::Refused { reason } => Err(BurninError::Auth(format!("agent {address} refused: {reason}"))),
             other => Err(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))),
@@ -81,9 +85,14 @@ impl AgentConnection {
     pub fn request(&mut self, request: &Request, timeout: Duration) -> Result<Response, BurninError> {
         self.stream.set_write_timeout(Some(timeout)).ok();
         self.stream.set_read_timeout(Some(timeout)).ok();
-        write_frame(&mut self.stream, request)
+        write_sealed(&mut self.stream, &mut self.session, request)
             .map_err(|e| BurninError::Run(format!("agent {}: {} not sent: {e}", self.address, request.name())))?;
-        read_frame(&mut self.stream, MAX_FRAME).map_err(|e| match e {
+        read_sealed(&mut self.stream, &mut self.session, MAX_FRAME).map_err(|e| match e {
+            BurninError::Auth(reason) => {
+                // The session can no longer be trusted: close it (the agent is then lost to the run).
+                let _ = self.stream.shutdown(std::net::Shutdown::Both);
+                BurninError::Run(format!("agent {}: {}: {reason}", self.address, request.name()))
+            }
             BurninError::Io(_, io)
                 if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
             {
@@ -96,5 +105,31 @@ impl AgentConnection {
             }
             other => BurninError::Run(format!("agent {}: {}: {other}", self.address, request.name())),
         })
+    }
+}
+
+/// The agent's answer to our proof: its welcome, sealed, or a refusal without a tag (an agent that
+/// refuses our proof derived no session key). A refusal is only believed as the end of the session,
+/// which a man in the middle can cause anyway by cutting the connection.
+fn read_welcome(stream: &mut TcpStream, session: &mut Session) -> Result<Auth, BurninError> {
+    let mut length = [0u8; 4];
+    stream.read_exact(&mut length).map_err(|e| BurninError::Io("read".into(), e))?;
+    let length = u32::from_be_bytes(length);
+    if length > MAX_FRAME {
+        return Err(BurninError::Oversized { length, max: MAX_FRAME });
+    }
+    let mut body = vec![0u8; length as usize];
+    stream.read_exact(&mut body).map_err(|e| BurninError::Io("read".into(), e))?;
+    let mut tag = [0u8; TAG_BYTES];
+    match stream.read_exact(&mut tag) {
+        Ok(()) => {
+            session.open(&body, &tag)?;
+            serde_json::from_slice(&body).map_err(|e| BurninError::Protocol(format!("malformed message: {e}")))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => match serde_json::from_slice(&body) {
+            Ok(refused @ Auth::Refused { .. }) => Ok(refused),
+            _ => Err(BurninError::Io("read".into(), e)),
+        },
+        Err(e) => Err(BurninError::Io("read".into(), e)),
     }
 }

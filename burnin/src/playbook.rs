@@ -6,7 +6,7 @@ use std::time::Duration;
 use fabricdoctor_checks::Verdict;
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::MeasureSpec;
+use crate::protocol::{DataTransport, MeasureSpec};
 use crate::BurninError;
 
 /// The default playbook's text.
@@ -179,6 +179,7 @@ impl Playbook {
             latency_iterations: self.pairwise.latency_iterations,
             latency_bytes: self.pairwise.latency_bytes,
             validate: self.pairwise.validate,
+            transport: DataTransport::Tcp,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The coordinator-agent protocol: length-prefixed JSON frames (a 4-byte big-endian length, then
 //! the JSON body — the wire format of `fabricdoctor_perf::handshake`, here generic over any reader
-//! and with a bound chosen per connection state: small before authentication, larger after), the
+//! and with a bound chosen per connection state: small before authentication, larger after; after
+//! the handshake each frame ends with its HMAC-SHA256 tag, crate::auth::Session), the
 //! authentication messages, and the closed set of test steps an agent runs. A step carries typed
 //! parameters with bounds; nothing names a command, a file or an address to bind.
 
@@ -12,11 +13,12 @@ use serde::{Deserialize, Serialize};
 use fabricdoctor_report::burnin::{CounterCategories, CounterDelta};
 use fabricdoctor_report::Report;
 
+use crate::auth::{Session, TAG_BYTES};
 use crate::BurninError;
 
 pub const MAGIC: &str = "fabricdoctor-burnin";
 /// Bumped when a message's meaning changes; coordinator and agent must agree.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 /// Before authentication only the hello messages are valid; they are a few hundred bytes.
 pub const MAX_UNAUTHENTICATED_FRAME: u32 = 4 << 10;
 /// After: a check report with a topology is the largest message (tens of KiB on an 8-GPU node).
@@ -50,6 +52,47 @@ pub fn read_frame<T: DeserializeOwned>(stream: &mut impl Read, max: u32) -> Resu
     serde_json::from_slice(&body).map_err(|e| BurninError::Protocol(format!("malformed message: {e}")))
 }
 
+/// Write one frame of an authenticated session: the length of the body, the body, then its tag
+/// (crate::auth::Session; the length counts the body only).
+pub fn write_sealed<T: Serialize>(
+    stream: &mut impl Write,
+    session: &mut Session,
+    message: &T,
+) -> Result<(), BurninError> {
+    let body = serde_json::to_vec(message).map_err(|e| BurninError::Protocol(format!("cannot encode: {e}")))?;
+    let length = u32::try_from(body.len())
+        .ok()
+        .filter(|l| *l <= MAX_FRAME)
+        .ok_or_else(|| BurninError::Protocol(format!("message of {} bytes exceeds {MAX_FRAME}", body.len())))?;
+    let tag = session.seal(&body);
+    let mut frame = Vec::with_capacity(4 + body.len() + TAG_BYTES);
+    frame.extend_from_slice(&length.to_be_bytes());
+    frame.extend_from_slice(&body);
+    frame.extend_from_slice(&tag);
+    stream.write_all(&frame).map_err(|e| BurninError::Io("write".into(), e))?;
+    stream.flush().map_err(|e| BurninError::Io("write".into(), e))
+}
+
+/// Read one frame of an authenticated session and check its tag before decoding anything: a frame
+/// that fails is `BurninError::Auth` (the caller logs it and closes the session).
+pub fn read_sealed<T: DeserializeOwned>(
+    stream: &mut impl Read,
+    session: &mut Session,
+    max: u32,
+) -> Result<T, BurninError> {
+    let mut length = [0u8; 4];
+    stream.read_exact(&mut length).map_err(|e| BurninError::Io("read".into(), e))?;
+    let length = u32::from_be_bytes(length);
+    if length > max {
+        return Err(BurninError::Oversized { length, max });
+    }
+    let mut frame = vec![0u8; length as usize + TAG_BYTES];
+    stream.read_exact(&mut frame).map_err(|e| BurninError::Io("read".into(), e))?;
+    let (body, tag) = frame.split_at(length as usize);
+    session.open(body, tag)?;
+    serde_json::from_slice(body).map_err(|e| BurninError::Protocol(format!("malformed message: {e}")))
+}
+
 /// Authentication, in order: Hello (coordinator), Challenge (agent), Proof (coordinator), Welcome
 /// or Refused (agent).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,12 +105,44 @@ pub enum Auth {
     Refused { reason: String },
 }
 
-/// An agent's rail: a name and the address its data listeners bind.
+/// An agent's rail: a name, the address its data listeners bind and, for measurements over verbs,
+/// the RDMA device that carries it (`None`: the device whose GID table holds the address).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RailAddress {
     pub name: String,
     pub address: std::net::IpAddr,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+/// The data path of a burn-in's measurements: TCP sockets, or RDMA verbs on the rail's device. The
+/// control connections and the collectives' rendezvous are TCP either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataTransport {
+    #[default]
+    Tcp,
+    Verbs,
+}
+
+impl DataTransport {
+    pub fn name(self) -> &'static str {
+        match self {
+            DataTransport::Tcp => "tcp",
+            DataTransport::Verbs => "verbs",
+        }
+    }
+}
+
+/// Check an RDMA device name as it appears under /sys/class/infiniband (`mlx5_0`, `rxe0`): a short
+/// name of letters, digits, `_`, `-` and `.`, never a path.
+pub fn validate_device(name: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if name.is_empty() || name.len() > limits::MAX_NAME || !name.chars().all(allowed) || name.starts_with('.') {
+        return Err(format!("RDMA device name {name:?}: expected 1 to {} of [A-Za-z0-9_.-]", limits::MAX_NAME));
+    }
+    Ok(())
 }
 
 /// How one pair (or a host with itself) is measured: a bandwidth test in duration mode, then a
@@ -83,6 +158,8 @@ pub struct MeasureSpec {
     pub latency_iterations: u64,
     pub latency_bytes: u64,
     pub validate: bool,
+    #[serde(default)]
+    pub transport: DataTransport,
 }
 
 /// Limits a step's parameters must be within; an agent refuses anything else.
@@ -165,9 +242,22 @@ pub enum Request {
     Loopback { rail: String, spec: MeasureSpec },
     /// Listen on a rail for `sessions` perf sessions (bandwidth then latency) and serve them in the
     /// background; the answer gives the port.
-    Serve { rail: String, sessions: u32, timeout_s: u64 },
-    /// Measure against a peer agent that is serving.
-    Measure { server: std::net::IpAddr, port: u16, spec: MeasureSpec, timeout_s: u64 },
+    Serve {
+        rail: String,
+        sessions: u32,
+        timeout_s: u64,
+        #[serde(default)]
+        transport: DataTransport,
+    },
+    /// Measure against a peer agent that is serving; over verbs from this agent's `rail`.
+    Measure {
+        server: std::net::IpAddr,
+        port: u16,
+        spec: MeasureSpec,
+        timeout_s: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rail: Option<String>,
+    },
     /// A free port on a rail for a collective's rendezvous (rank 0).
     ReservePort { rail: String },
     /// Take part in one collective as `rank` of `world`, rank 0 at `master`.
@@ -180,6 +270,11 @@ pub enum Request {
         bytes: u64,
         iterations: u32,
         timeout_s: u64,
+        #[serde(default)]
+        transport: DataTransport,
+        /// The rail whose device carries the collective over verbs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rail: Option<String>,
     },
 }
 
@@ -204,7 +299,7 @@ impl Request {
         match self {
             Request::Ping {} | Request::Check {} | Request::SampleCounters {} => Ok(()),
             Request::Loopback { rail: r, spec } => rail(r).and_then(|_| spec.validate()),
-            Request::Serve { rail: r, sessions, timeout_s } => {
+            Request::Serve { rail: r, sessions, timeout_s, .. } => {
                 rail(r)?;
                 timeout(*timeout_s)?;
                 if *sessions == 0 || *sessions > 4 {
@@ -212,7 +307,10 @@ impl Request {
                 }
                 Ok(())
             }
-            Request::Measure { port, spec, timeout_s, .. } => {
+            Request::Measure { port, spec, timeout_s, rail: r, .. } => {
+                if let Some(r) = r {
+                    rail(r)?;
+                }
                 if *port == 0 {
                     return Err("port 0".into());
                 }
@@ -220,8 +318,11 @@ impl Request {
                 spec.validate()
             }
             Request::ReservePort { rail: r } => rail(r),
-            Request::Collective { rank, world, master_port, bytes, iterations, timeout_s, .. } => {
+            Request::Collective { rank, world, master_port, bytes, iterations, timeout_s, rail: r, .. } => {
                 timeout(*timeout_s)?;
+                if let Some(r) = r {
+                    rail(r)?;
+                }
                 if *world < 2 || *world > MAX_WORLD || rank >= world {
                     return Err(format!("rank {rank} of world {world}"));
                 }
@@ -333,6 +434,7 @@ mod tests {
             latency_iterations: 100,
             latency_bytes: 64,
             validate: true,
+            transport: DataTransport::Tcp,
         }
     }
 
@@ -382,8 +484,12 @@ mod tests {
         let mut forever = spec();
         forever.bandwidth_ms = u64::MAX;
         assert!(Request::Loopback { rail: "default".into(), spec: forever }.validate().is_err());
-        assert!(Request::Serve { rail: "x".repeat(65), sessions: 2, timeout_s: 10 }.validate().is_err());
-        assert!(Request::Serve { rail: "default".into(), sessions: 99, timeout_s: 10 }.validate().is_err());
+        assert!(Request::Serve { rail: "x".repeat(65), sessions: 2, timeout_s: 10, transport: DataTransport::Verbs }
+            .validate()
+            .is_err());
+        assert!(Request::Serve { rail: "default".into(), sessions: 99, timeout_s: 10, transport: DataTransport::Tcp }
+            .validate()
+            .is_err());
         let collective = |rank, world, bytes| Request::Collective {
             collective: CollectiveKind::Allreduce,
             rank,
@@ -393,10 +499,38 @@ mod tests {
             bytes,
             iterations: 2,
             timeout_s: 10,
+            transport: DataTransport::Verbs,
+            rail: Some("default".into()),
         };
         assert!(collective(1, 4, 1 << 20).validate().is_ok());
         assert!(collective(4, 4, 1 << 20).validate().is_err());
         assert!(collective(0, 4, 1 << 40).validate().is_err());
         assert!(collective(0, 1, 1 << 20).validate().is_err());
+    }
+
+    #[test]
+    fn device_names_are_short_names_never_paths() {
+        for good in ["mlx5_0", "rxe0", "bnxt_re0", "irdma-1.2"] {
+            assert_eq!(validate_device(good), Ok(()), "{good}");
+        }
+        for bad in ["", "../mlx5_0", "mlx5_0/ports", ".hidden", "a b", "é", &"x".repeat(65)] {
+            assert!(validate_device(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn steps_that_name_no_transport_are_tcp() {
+        let serve: Request =
+            serde_json::from_str(r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5}"#).expect("serve");
+        assert_eq!(
+            serve,
+            Request::Serve { rail: "r".into(), sessions: 1, timeout_s: 5, transport: DataTransport::Tcp }
+        );
+        let rail: RailAddress = serde_json::from_str(r#"{"name":"r","address":"10.0.0.1"}"#).expect("rail");
+        assert_eq!(rail.device, None);
+        assert!(serde_json::from_str::<Request>(
+            r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5,"transport":"ib"}"#
+        )
+        .is_err());
     }
 }

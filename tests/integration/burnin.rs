@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use fabricdoctor_burnin::auth::Token;
 use fabricdoctor_burnin::client::AgentConnection;
-use fabricdoctor_burnin::protocol::{Request, Response};
+use fabricdoctor_burnin::protocol::{DataTransport, Request, Response};
 use fabricdoctor_report::burnin::{BurninReport, Event, EventKind, HostStatus, SignOffVerdict};
 
 use crate::support::{fixture, stderr, stdout};
@@ -241,15 +241,29 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
         bytes: 1 << 40,
         iterations: 1,
         timeout_s: 1,
+        transport: DataTransport::Verbs,
+        rail: None,
     };
     match connection.request(&huge, Duration::from_secs(10)).expect("answer") {
         Response::Error { reason } => assert!(reason.contains("bytes"), "{reason}"),
         other => panic!("expected an error, got {other:?}"),
     }
-    let serve = Request::Serve { rail: "../../etc".into(), sessions: 1, timeout_s: 1 };
+    let serve = Request::Serve { rail: "../../etc".into(), sessions: 1, timeout_s: 1, transport: DataTransport::Tcp };
     match connection.request(&serve, Duration::from_secs(10)).expect("answer") {
         Response::Error { reason } => assert!(reason.contains("no rail"), "{reason}"),
         other => panic!("expected an error, got {other:?}"),
+    }
+    // Over verbs, a rail's device is found by the agent (never named by the coordinator); where
+    // there is none the step error names host, rail and device, and the session goes on.
+    if fabricdoctor_probes::SysRoot::live().read_dir("sys/class/infiniband").map_or(true, |d| d.is_empty()) {
+        let serve =
+            Request::Serve { rail: "default".into(), sessions: 1, timeout_s: 1, transport: DataTransport::Verbs };
+        match connection.request(&serve, Duration::from_secs(10)).expect("answer") {
+            Response::Error { reason } => {
+                assert!(reason.contains("rail default device none: verbs: no RDMA device"), "{reason}")
+            }
+            other => panic!("expected an error, got {other:?}"),
+        }
     }
     assert_eq!(connection.request(&Request::Ping {}, Duration::from_secs(10)).expect("pong"), Response::Pong);
     drop(connection);
@@ -771,4 +785,203 @@ fn losing_more_hosts_than_the_playbook_allows_stops_the_run() {
     let stopped = report.run.stopped.clone().unwrap_or_default();
     assert!(stopped.contains("1 of 3 hosts lost") && stopped.contains("stop_when_lost_fraction"), "{stopped}");
     assert_eq!(report.signoff.verdict, SignOffVerdict::Incomplete);
+}
+
+/// `--transport verbs` on a host without an RDMA device: every pair and loopback is a step error
+/// naming the host, the rail and the device, the run finishes with its reports and cannot sign off
+/// (incomplete, exit 2: no pair was measured), nothing panics. (With an RDMA device here the run would measure: skipped loudly.)
+#[test]
+fn verbs_without_an_rdma_device_fails_each_pair_by_name_and_finishes() {
+    if fabricdoctor_probes::SysRoot::live().read_dir("sys/class/infiniband").is_ok_and(|d| !d.is_empty()) {
+        eprintln!("SKIP: this host has an RDMA device; the no-device path cannot be shown here");
+        return;
+    }
+    let _serial = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let output = crate::support::binary()
+        .args(["burnin", "--local", "2", "--transport", "verbs", "--duration", "1s", "--playbook", &playbook()])
+        .arg("--report-dir")
+        .arg(&out)
+        .output()
+        .expect("burnin runs");
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    assert!(!stderr(&output).contains("panicked"), "{}", describe(&output));
+    let report = read_report(&out);
+    assert_eq!(report.run.transport, "verbs");
+    assert!(report.run.finished_at.is_some(), "the run ends with its reports");
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Incomplete, "{:?}", report.signoff);
+    // Every pair was tried and failed; no host was lost over it (the agents answered each step).
+    let pairs = &report.pairs[0].pairs;
+    assert_eq!(pairs.len(), 2, "{:?}", report.pairs);
+    assert!(pairs.iter().all(|p| p.failures > 0 && p.bw_min_gbps.is_none()), "{pairs:?}");
+    assert!(report.hosts.iter().all(|h| h.status == HostStatus::Ok), "{:?}", report.hosts);
+    let text = std::fs::read_to_string(out.join("report.json")).expect("report.json");
+    assert!(
+        text.contains("host ") && text.contains("rail default device none: verbs: no RDMA device on this host"),
+        "the errors name host, rail and device: {}",
+        tail(&text)
+    );
+}
+
+/// A burn-in over Soft-RoCE across three QEMU guests (tests/vm/run-ring-guests.sh; each guest runs
+/// tests/vm/burnin-verbs-guest.sh): an agent per guest with its rail on rxe0 (guest 1 names the
+/// device, the others are found by their GID tables), the coordinator in guest 0 with
+/// `--transport verbs`. Every pair measured over verbs, both collectives, sign-off. FAILS when asked
+/// to run (FABRICDOCTOR_VM_TESTS=1) and a guest has no RDMA device.
+#[test]
+fn verbs_burnin_across_three_soft_roce_guests() {
+    if std::env::var("FABRICDOCTOR_VM_TESTS").as_deref() != Ok("1") {
+        eprintln!(
+            "SKIP: verbs burn-in across three Soft-RoCE guests: set FABRICDOCTOR_VM_TESTS=1 \
+             (as root, after tests/vm/build-guest.sh; scripts/test-all.sh does both)"
+        );
+        return;
+    }
+    let _guests = crate::support::one_guest_run_at_a_time();
+    let repository = crate::support::repository();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("burnin-verbs-guests");
+    let _ = std::fs::remove_dir_all(&out);
+    let started = Instant::now();
+    let status = Command::new("bash")
+        .arg(repository.join("tests/vm/run-ring-guests.sh"))
+        .args(["--guests", "3", "--timeout", "900", "--copy", env!("CARGO_BIN_EXE_fabricdoctor")])
+        .arg(repository.join("tests/vm/burnin-verbs-guest.sh"))
+        .arg(&out)
+        .status()
+        .expect("run-ring-guests.sh runs");
+    let guests: Vec<PathBuf> = (0..3).map(|i| out.join(format!("guest-{i}"))).collect();
+    let read = |i: usize, name: &str| std::fs::read_to_string(guests[i].join(name)).unwrap_or_default();
+    for i in 0..3 {
+        assert_ne!(
+            read(i, "rc").trim(),
+            "3",
+            "guest {i} has no RDMA device: nothing was measured\n{}",
+            read(i, "vm-guest.log")
+        );
+    }
+    assert!(status.success(), "guest run failed ({status}); output in {}\n{}", out.display(), read(0, "vm-guest.log"));
+    let log = || format!("{}\n{}", read(0, "burnin.err"), read(0, "agent.err"));
+    assert_eq!(read(0, "burnin.rc").trim(), "0", "the coordinator did not sign off:\n{}", log());
+    let report = read_report(&guests[0].join("burnin"));
+    assert_eq!(report.run.transport, "verbs");
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Pass, "{:?}", report.signoff);
+    assert_eq!(report.hosts.len(), 3);
+    let pairs = &report.pairs[0].pairs;
+    assert_eq!(pairs.len(), 6, "every ordered pair: {:?}", report.pairs);
+    for pair in pairs {
+        assert!(pair.failures == 0 && pair.bw_min_gbps.is_some_and(|bw| bw > 0.0), "{pair:?}");
+        assert!(pair.lat_min_us.is_some_and(|lat| lat > 0.0), "{pair:?}");
+    }
+    assert_eq!(report.loopback.len(), 3);
+    assert!(report.loopback.iter().all(|l| l.bw_gbps.is_some_and(|bw| bw > 0.0)), "{:?}", report.loopback);
+    for name in ["alltoall", "allreduce"] {
+        let run = report.collectives.iter().find(|c| c.collective == name).expect(name);
+        assert!(run.error.is_none() && run.bus_bw_gbps.is_some_and(|b| b > 0.0), "{run:?}");
+        assert_eq!(run.wrong_elements, 0);
+    }
+    assert!(read(1, "agent.err").contains("rxe=10.77.0.12@rxe0"), "{}", read(1, "agent.err"));
+    let best = pairs.iter().filter_map(|p| p.bw_mean_gbps).fold(0.0, f64::max);
+    eprintln!(
+        "verbs burn-in over 3 TCG guests: coordinator {} ms, whole run {:.0} s; best pair {best:.3} Gb/s \
+         (TCG: functional timing only)",
+        read(0, "burnin.ms").trim(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// A man in the middle after the handshake: an agent accepts the genuine session's frames, and closes
+/// the session, with a log line, at a replayed frame, an altered one or its own answer sent back.
+#[test]
+fn an_agent_closes_the_session_at_an_altered_replayed_or_reflected_frame() {
+    use fabricdoctor_burnin::auth::{random_bytes, CoordinatorHandshake, Session, TAG_BYTES};
+    use fabricdoctor_burnin::protocol::{
+        read_frame, read_sealed, write_frame, Auth, MAGIC, MAX_FRAME, PROTOCOL_VERSION,
+    };
+
+    let agent = Agent::start(&[], "127.0.0.1:0", TOKEN);
+    // The coordinator's side of the handshake by hand, keeping the raw stream.
+    let open = || -> (TcpStream, Session) {
+        let mut stream = TcpStream::connect(&agent.address).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(15))).expect("timeout");
+        let token = Token::from_text(TOKEN, "test").expect("token");
+        let handshake = CoordinatorHandshake::new(token, random_bytes().expect("nonce"));
+        let hello = Auth::Hello { magic: MAGIC.into(), version: PROTOCOL_VERSION, nonce: handshake.nonce() };
+        write_frame(&mut stream, &hello).expect("hello");
+        let Auth::Challenge { nonce, proof } = read_frame(&mut stream, MAX_FRAME).expect("challenge") else {
+            panic!("no challenge")
+        };
+        let (answer, mut session) = handshake.respond(&nonce, &proof).expect("agent proven");
+        write_frame(&mut stream, &Auth::Proof { proof: answer }).expect("proof");
+        let welcome: Auth = read_sealed(&mut stream, &mut session, MAX_FRAME).expect("welcome");
+        assert!(matches!(welcome, Auth::Welcome { .. }), "{welcome:?}");
+        (stream, session)
+    };
+    let sealed = |session: &mut Session, body: &[u8]| {
+        let mut frame = frame(body);
+        frame.extend_from_slice(&session.seal(body));
+        frame
+    };
+    let closed = |stream: &mut TcpStream| {
+        let mut byte = [0u8; 1];
+        matches!(stream.read(&mut byte), Ok(0) | Err(_))
+    };
+    let ping = br#"{"step":"ping"}"#;
+
+    // Replay: a genuine ping answered, then the same bytes again.
+    let (mut stream, mut session) = open();
+    let first = sealed(&mut session, ping);
+    stream.write_all(&first).expect("ping");
+    assert_eq!(read_sealed::<Response>(&mut stream, &mut session, MAX_FRAME).expect("pong"), Response::Pong);
+    stream.write_all(&first).expect("replay");
+    assert!(closed(&mut stream), "the agent answered a replayed frame");
+
+    // Altered: a frame whose body changed after it was tagged.
+    let (mut stream, mut session) = open();
+    let mut altered = sealed(&mut session, br#"{"step":"check"}"#);
+    let body = altered.len() - TAG_BYTES - 2;
+    altered[body] ^= 0x01;
+    stream.write_all(&altered).expect("altered");
+    assert!(closed(&mut stream), "the agent answered an altered frame");
+
+    // Reflected: the agent's own answer frame sent back to it.
+    let (mut genuine, mut session) = open();
+    let reflected = sealed(&mut session, ping);
+    // The agent's next answer, as bytes, is what a reflector would send back.
+    genuine.write_all(&reflected).expect("ping");
+    let mut answer = vec![0u8; 4];
+    genuine.read_exact(&mut answer).expect("length");
+    let length = u32::from_be_bytes([answer[0], answer[1], answer[2], answer[3]]) as usize;
+    answer.resize(4 + length + TAG_BYTES, 0);
+    genuine.read_exact(&mut answer[4..]).expect("answer");
+    genuine.write_all(&answer).expect("reflect");
+    assert!(closed(&mut genuine), "the agent accepted its own frame");
+
+    let log = agent.finish();
+    assert_eq!(log.matches("failed its integrity check").count(), 3, "a log line each: {log}");
+    assert!(log.contains("frame 1 from the coordinator") && log.contains("frame 0 from the coordinator"), "{log}");
+}
+
+/// An agent that refuses the coordinator's proof has no session key: its refusal comes untagged and
+/// the coordinator reports it as a refusal (not as a broken frame).
+#[test]
+fn a_refusal_after_the_proof_is_reported_as_a_refusal() {
+    use fabricdoctor_burnin::auth::AgentHandshake;
+    use fabricdoctor_burnin::protocol::{read_frame, write_frame, Auth, MAX_FRAME};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address").to_string();
+    let agent = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("accept");
+        let Auth::Hello { nonce, .. } = read_frame(&mut stream, MAX_FRAME).expect("hello") else { panic!("no hello") };
+        let mut handshake = AgentHandshake::new(Token::from_text(TOKEN, "test").expect("token"), [9; 32]);
+        let (nonce, proof) = handshake.challenge(&nonce).expect("challenge");
+        write_frame(&mut stream, &Auth::Challenge { nonce, proof }).expect("challenge");
+        let _: Auth = read_frame(&mut stream, MAX_FRAME).expect("proof");
+        write_frame(&mut stream, &Auth::Refused { reason: "not today".into() }).expect("refusal");
+    });
+    let token = Token::from_text(TOKEN, "test").expect("token");
+    let error = AgentConnection::connect(&address, &token, Duration::from_secs(5)).expect_err("refused");
+    assert!(error.to_string().contains("refused: not today"), "{error}");
+    agent.join().expect("agent thread");
 }

@@ -1,0 +1,357 @@
+//! The pairwise phase: every pair on every rail in circle-method rounds, both directions, and the
+//! pair statistics and matrices of the report.
+
+use super::*;
+
+/// What one direction of a pair measured, or why its agent was lost.
+pub(super) struct Direction {
+    pub(super) client: usize,
+    pub(super) server: usize,
+    pub(super) measured: Measured,
+}
+
+pub(super) struct PairOutcome {
+    pub(super) directions: Vec<Direction>,
+    pub(super) lost: Vec<(usize, String)>,
+}
+
+/// One pair on one rail, both directions: `a` serves and `b` measures, then the reverse.
+pub(super) fn measure_pair(
+    agents: &mut [(usize, &mut AgentConnection)],
+    rail: &str,
+    spec: &MeasureSpec,
+    step_timeout: Duration,
+) -> PairOutcome {
+    let mut outcome = PairOutcome { directions: Vec::new(), lost: Vec::new() };
+    let rail_ip = |agent: &AgentConnection| agent.rails.iter().find(|r| r.name == rail).map(|r| r.address);
+    let measure_s = spec.bandwidth_ms / 1000 + 1;
+    for (server_slot, client_slot) in [(0usize, 1usize), (1, 0)] {
+        if !outcome.lost.is_empty() {
+            break;
+        }
+        let (server, client) = (agents[server_slot].0, agents[client_slot].0);
+        let Some(server_ip) = rail_ip(agents[server_slot].1) else {
+            let measured = Measured { error: Some(format!("no rail {rail} on the server")), ..Measured::default() };
+            outcome.directions.push(Direction { client, server, measured });
+            continue;
+        };
+        let serve = Request::Serve {
+            rail: rail.into(),
+            sessions: 2,
+            timeout_s: measure_s + step_timeout.as_secs(),
+            transport: spec.transport,
+        };
+        let port = match call(agents[server_slot].1, &serve, step_timeout) {
+            Ok(Response::Serving { port }) => port,
+            Ok(Response::Error { reason }) => {
+                let measured = Measured { error: Some(format!("server: {reason}")), ..Measured::default() };
+                outcome.directions.push(Direction { client, server, measured });
+                continue;
+            }
+            Ok(other) => {
+                outcome.lost.push((server, format!("unexpected answer {other:?}")));
+                break;
+            }
+            Err(Lost(reason)) => {
+                outcome.lost.push((server, reason));
+                break;
+            }
+        };
+        let request = Request::Measure {
+            server: server_ip,
+            port,
+            spec: *spec,
+            timeout_s: step_timeout.as_secs().max(1),
+            rail: Some(rail.into()),
+        };
+        let wait = Duration::from_secs(2 * measure_s) + step_timeout;
+        match call(agents[client_slot].1, &request, wait) {
+            Ok(Response::Measured(measured)) => outcome.directions.push(Direction { client, server, measured }),
+            Ok(Response::Error { reason }) => {
+                let measured = Measured { error: Some(reason), ..Measured::default() };
+                outcome.directions.push(Direction { client, server, measured });
+            }
+            Ok(other) => outcome.lost.push((client, format!("unexpected answer {other:?}"))),
+            Err(Lost(reason)) => outcome.lost.push((client, reason)),
+        }
+    }
+    outcome
+}
+
+/// Fold both directions of a pair into the sample isolation judges: the worse of the two.
+pub(super) fn fold(directions: &[Direction]) -> PairSample {
+    let mut sample = PairSample { bw_gbps: None, lat_us: None, failed: directions.is_empty() };
+    for direction in directions {
+        let m = &direction.measured;
+        if m.error.is_some() || m.validation_errors > 0 {
+            sample.failed = true;
+        }
+        sample.bw_gbps = match (sample.bw_gbps, m.bw_gbps) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        sample.lat_us = match (sample.lat_us, m.lat_us) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    sample
+}
+
+impl Coordinator {
+    /// Record one measured direction.
+    pub(super) fn record(&mut self, direction: &Direction, rail: &str) -> PairMeasurement {
+        let m = &direction.measured;
+        let entry = self.accumulators.entry((direction.client, direction.server, rail.to_string())).or_default();
+        if let Some(bw) = m.bw_gbps {
+            entry.bw_sum += bw;
+            entry.bw_n += 1;
+        }
+        if let Some(lat) = m.lat_us {
+            entry.lat_sum += lat;
+            entry.lat_n += 1;
+        }
+        let (client, server) = (self.name(direction.client), self.name(direction.server));
+        let stats = self.pair_stats(&client, &server, rail);
+        stats.samples += u64::from(m.bw_gbps.is_some() || m.lat_us.is_some());
+        stats.failures += u64::from(m.error.is_some());
+        stats.validation_errors += m.validation_errors;
+        if let Some(bw) = m.bw_gbps {
+            stats.bw_min_gbps = Some(stats.bw_min_gbps.map_or(bw, |b| b.min(bw)));
+            stats.bw_max_gbps = Some(stats.bw_max_gbps.map_or(bw, |b| b.max(bw)));
+        }
+        if let Some(lat) = m.lat_us {
+            stats.lat_min_us = Some(stats.lat_min_us.map_or(lat, |l| l.min(lat)));
+            stats.lat_max_us = Some(stats.lat_max_us.map_or(lat, |l| l.max(lat)));
+        }
+        if let Some(error) = &m.error {
+            stats.last_error = Some(error.clone());
+        }
+        let subject = format!("{client}->{server} {rail}");
+        if m.validation_errors > 0 {
+            let finding = Finding::new(
+                "burnin.data.validation",
+                Verdict::Fail,
+                subject.clone(),
+                format!("{} bytes arrived different from what was sent", m.validation_errors),
+            );
+            self.add_finding(finding);
+        }
+        if let Some(error) = &m.error {
+            let finding =
+                Finding::new("burnin.pair.failed", Verdict::Fail, subject, format!("measurement failed: {error}"));
+            self.add_finding(finding);
+        }
+        PairMeasurement {
+            client,
+            server,
+            rail: rail.into(),
+            bw_gbps: m.bw_gbps,
+            lat_us: m.lat_us,
+            lat_p99_us: m.lat_p99_us,
+            validation_errors: m.validation_errors,
+            error: m.error.clone(),
+        }
+    }
+
+    pub(super) fn pair_stats(&mut self, client: &str, server: &str, rail: &str) -> &mut PairStats {
+        let names: Vec<String> = self.report.hosts.iter().map(|h| h.name.clone()).collect();
+        let position = self.report.pairs.iter().position(|m| m.rail == rail);
+        let index = match position {
+            Some(index) => index,
+            None => {
+                let empty = vec![vec![None; names.len()]; names.len()];
+                self.report.pairs.push(PairMatrix {
+                    rail: rail.into(),
+                    hosts: names,
+                    bw_gbps: empty.clone(),
+                    lat_us: empty,
+                    pairs: Vec::new(),
+                });
+                self.report.pairs.len() - 1
+            }
+        };
+        let matrix = &mut self.report.pairs[index];
+        let slot = match matrix.pairs.iter().position(|p| p.client == client && p.server == server) {
+            Some(slot) => slot,
+            None => {
+                matrix.pairs.push(PairStats {
+                    client: client.into(),
+                    server: server.into(),
+                    rail: rail.into(),
+                    samples: 0,
+                    failures: 0,
+                    bw_min_gbps: None,
+                    bw_mean_gbps: None,
+                    bw_max_gbps: None,
+                    lat_min_us: None,
+                    lat_mean_us: None,
+                    lat_max_us: None,
+                    validation_errors: 0,
+                    last_error: None,
+                });
+                matrix.pairs.len() - 1
+            }
+        };
+        &mut matrix.pairs[slot]
+    }
+
+    /// Means and matrices from the accumulators.
+    pub(super) fn rebuild_matrices(&mut self) {
+        let names: Vec<String> = self.report.hosts.iter().map(|h| h.name.clone()).collect();
+        let index = |name: &str| names.iter().position(|n| n == name);
+        for matrix in &mut self.report.pairs {
+            for pair in &mut matrix.pairs {
+                let (Some(c), Some(s)) = (index(&pair.client), index(&pair.server)) else { continue };
+                if let Some(acc) = self.accumulators.get(&(c, s, matrix.rail.clone())) {
+                    pair.bw_mean_gbps = (acc.bw_n > 0).then(|| acc.bw_sum / acc.bw_n as f64);
+                    pair.lat_mean_us = (acc.lat_n > 0).then(|| acc.lat_sum / acc.lat_n as f64);
+                }
+            }
+            let mut bw = vec![vec![None; names.len()]; names.len()];
+            let mut lat = vec![vec![None; names.len()]; names.len()];
+            for pair in &matrix.pairs {
+                if let (Some(c), Some(s)) = (index(&pair.client), index(&pair.server)) {
+                    bw[c][s] = pair.bw_mean_gbps;
+                    lat[c][s] = pair.lat_mean_us;
+                }
+            }
+            matrix.hosts = names.clone();
+            matrix.bw_gbps = bw;
+            matrix.lat_us = lat;
+        }
+    }
+
+    /// Measure `pairs` (disjoint) on `rail`, `concurrency` at a time; returns each pair's directions.
+    pub(super) fn measure_round(
+        &mut self,
+        pairs: &[(usize, usize)],
+        rail: &str,
+        spec: &MeasureSpec,
+    ) -> Vec<((usize, usize), Vec<Direction>)> {
+        let timeout = self.step_timeout();
+        let chunk = self.options.concurrency.unwrap_or(usize::MAX).max(1);
+        let mut results = Vec::new();
+        for group in pairs.chunks(chunk) {
+            let mut taken: Vec<((usize, usize), AgentConnection, AgentConnection)> = Vec::new();
+            for &(a, b) in group {
+                match (self.agents[a].take(), self.agents[b].take()) {
+                    (Some(x), Some(y)) => taken.push(((a, b), x, y)),
+                    (x, y) => {
+                        self.agents[a] = x;
+                        self.agents[b] = y;
+                    }
+                }
+            }
+            let outcomes: Vec<((usize, usize), PairOutcome)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = taken
+                    .iter_mut()
+                    .map(|((a, b), x, y)| {
+                        let (a, b) = (*a, *b);
+                        (
+                            (a, b),
+                            scope.spawn(move || {
+                                let mut agents = [(a, x), (b, y)];
+                                measure_pair(&mut agents, rail, spec, timeout)
+                            }),
+                        )
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|(pair, h)| {
+                        let outcome = h.join().unwrap_or_else(|_| PairOutcome {
+                            directions: Vec::new(),
+                            lost: vec![(pair.0, "measurement thread panicked".into())],
+                        });
+                        (pair, outcome)
+                    })
+                    .collect()
+            });
+            for ((a, b), x, y) in taken {
+                self.agents[a] = Some(x);
+                self.agents[b] = Some(y);
+            }
+            for (pair, outcome) in outcomes {
+                self.lose(outcome.lost);
+                results.push((pair, outcome.directions));
+            }
+        }
+        results
+    }
+
+    /// (3): every pair once, in circle-method rounds, on every rail. False when the run must stop.
+    pub(super) fn pairwise_phase(&mut self, iteration: u32) -> Result<bool, BurninError> {
+        let key = format!("pairwise#{iteration}");
+        let hosts = match self.checkpoint.phase_hosts.get(&key) {
+            Some(hosts) => hosts.clone(),
+            None => {
+                let hosts = self.active();
+                self.checkpoint.phase_hosts.insert(key.clone(), hosts.clone());
+                self.checkpoint.pass_samples.clear();
+                hosts
+            }
+        };
+        let rails = self.rails();
+        let rounds = circle_rounds(hosts.len());
+        self.begin_phase("pairwise", iteration, (rounds.len() * rails.len()) as u64);
+        if hosts.len() < 2 {
+            self.add_finding(Finding::new(
+                "burnin.pairwise.skipped",
+                Verdict::Error,
+                "cluster",
+                format!("fewer than two hosts left ({}): no pair to measure", hosts.len()),
+            ));
+            self.end_phase("pairwise", iteration, PhaseStatus::Skipped)?;
+            return Ok(true);
+        }
+        let spec = self.measure_spec();
+        for rail in &rails {
+            for (number, round) in rounds.iter().enumerate() {
+                let step = format!("{key}/{rail}/r{number}");
+                if self.step_done(&step) {
+                    continue;
+                }
+                if let Some(reason) = self.must_stop() {
+                    let _ = reason;
+                    self.end_phase("pairwise", iteration, PhaseStatus::Interrupted)?;
+                    return Ok(false);
+                }
+                let started = Instant::now();
+                let pairs: Vec<(usize, usize)> = round
+                    .iter()
+                    .map(|&(a, b)| (hosts[a], hosts[b]))
+                    .filter(|&(a, b)| self.agents[a].is_some() && self.agents[b].is_some())
+                    .collect();
+                for &(a, b) in &pairs {
+                    let label = format!("{key} round {number} {}<->{} {rail}", self.name(a), self.name(b));
+                    self.touch(&[a, b], &label);
+                }
+                let results = self.measure_round(&pairs, rail, &spec);
+                let mut measurements = Vec::new();
+                for ((a, b), directions) in results {
+                    // A pair whose host was lost is no measurement of the link.
+                    if self.report.hosts[a].status != HostStatus::Ok || self.report.hosts[b].status != HostStatus::Ok {
+                        continue;
+                    }
+                    for direction in &directions {
+                        measurements.push(self.record(direction, rail));
+                    }
+                    self.pairs_done += 1;
+                    let sample = fold(&directions);
+                    self.checkpoint.pass_samples.push(PassSample {
+                        a,
+                        b,
+                        rail: rail.clone(),
+                        bw_gbps: sample.bw_gbps,
+                        lat_us: sample.lat_us,
+                        failed: sample.failed,
+                    });
+                }
+                self.finish_step(step, "pairwise", started, StepDetail { measurements, ..StepDetail::default() })?;
+            }
+        }
+        self.end_phase("pairwise", iteration, PhaseStatus::Done)?;
+        Ok(true)
+    }
+}

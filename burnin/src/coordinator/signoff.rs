@@ -1,0 +1,188 @@
+//! Sign-off (the run's verdict and final reports) and the comparison with a baseline run.
+
+use super::*;
+
+impl Coordinator {
+    /// (7): the verdict, then every output.
+    pub(super) fn signoff(&mut self, finished: bool) -> Result<(), BurninError> {
+        self.current_phase = "signoff".into();
+        if let Some((path, baseline)) = self.options.baseline.clone() {
+            self.rebuild_matrices();
+            let comparison =
+                compare(&self.report, &baseline, &path, self.options.playbook.isolation.bandwidth_fraction);
+            for regression in &comparison.regressions {
+                let finding = Finding::new(
+                    "burnin.baseline.regression",
+                    Verdict::Fail,
+                    format!("{} {}", regression.subject, regression.metric),
+                    format!(
+                        "{:.2} now, {:.2} in the baseline ({:+.1} %)",
+                        regression.current, regression.baseline, regression.change_percent
+                    ),
+                );
+                self.add_finding(finding);
+            }
+            self.report.baseline = Some(comparison);
+        }
+        let mut reasons = Vec::new();
+        let mut failed = false;
+        let validation: u64 = self.report.pairs.iter().flat_map(|m| m.pairs.iter()).map(|p| p.validation_errors).sum();
+        let wrong: u64 = self.report.collectives.iter().map(|c| c.wrong_elements).sum();
+        if validation + wrong == 0 {
+            reasons.push("zero data errors: ok".into());
+        } else {
+            failed = true;
+            reasons
+                .push(format!("data errors: {validation} bytes in pair tests, {wrong} wrong elements in collectives"));
+        }
+        let judged = &self.options.playbook.signoff.fail_on_counters;
+        let mut grew = Vec::new();
+        for (host, totals) in &self.counter_totals {
+            for (category, value) in [
+                ("pfc_pause", totals.pfc_pause),
+                ("ecn_cnp", totals.ecn_cnp),
+                ("retransmits", totals.retransmits),
+                ("port_errors", totals.port_errors),
+                ("pcie_aer", totals.pcie_aer),
+            ] {
+                if value > 0 && judged.iter().any(|c| c == category) {
+                    grew.push(format!("{host} {category} +{value}"));
+                }
+            }
+        }
+        if grew.is_empty() {
+            reasons.push(format!("no error-counter growth ({}): ok", judged.join(", ")));
+        } else {
+            failed = true;
+            reasons.push(format!("error counters grew: {}", grew.join(", ")));
+            for line in &grew {
+                let (host, rest) = line.split_once(' ').unwrap_or((line, ""));
+                let finding =
+                    Finding::new("burnin.counters.growth", Verdict::Fail, host, format!("counter growth: {rest}"));
+                self.add_finding(finding);
+            }
+        }
+        let bad_pairs = self.report.findings.iter().filter(|f| f.id == "burnin.pair.tolerance").count();
+        if self.report.suspects.is_empty() && bad_pairs == 0 {
+            reasons.push("every pair within tolerance: ok".into());
+        } else if self.report.suspects.is_empty() {
+            reasons.push(format!("{bad_pairs} pair(s) out of tolerance once, not reproduced when retested"));
+        } else {
+            failed = true;
+            let subjects: Vec<String> = self
+                .report
+                .suspects
+                .iter()
+                .map(|s| format!("{:?} {} ({:.0} %)", s.kind, s.subject, s.confidence * 100.0))
+                .collect();
+            reasons.push(format!("suspects: {}", subjects.join(", ").to_lowercase()));
+        }
+        for status in [HostStatus::Lost, HostStatus::Excluded] {
+            let names: Vec<&str> =
+                self.report.hosts.iter().filter(|h| h.status == status).map(|h| h.name.as_str()).collect();
+            if !names.is_empty() {
+                failed = true;
+                reasons.push(format!("hosts {}: {}", format!("{status:?}").to_lowercase(), names.join(", ")));
+            }
+        }
+        let errors: BTreeSet<&str> =
+            self.report.findings.iter().filter(|f| f.verdict >= Verdict::Error).map(|f| f.id.as_str()).collect();
+        if !errors.is_empty() {
+            failed = true;
+            reasons.push(format!("findings at error or fail: {}", errors.into_iter().collect::<Vec<_>>().join(", ")));
+        }
+        let measured_pairs = self.report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.samples > 0).count();
+        let verdict = if !finished || self.report.run.stopped.is_some() {
+            reasons.push(format!(
+                "run incomplete: {}",
+                self.report.run.stopped.clone().unwrap_or_else(|| "did not reach sign-off".into())
+            ));
+            SignOffVerdict::Incomplete
+        } else if measured_pairs == 0 && self.options.playbook.pairwise.enabled {
+            reasons.push("no pair was measured".into());
+            SignOffVerdict::Incomplete
+        } else if failed {
+            SignOffVerdict::Fail
+        } else {
+            SignOffVerdict::Pass
+        };
+        self.report.signoff = SignOff { verdict, reasons };
+        self.report.run.complete = verdict != SignOffVerdict::Incomplete;
+        self.report.run.finished_at = Some(now_rfc3339());
+        self.begin_phase("signoff", 0, 1);
+        let status = if verdict == SignOffVerdict::Incomplete { PhaseStatus::Interrupted } else { PhaseStatus::Done };
+        let offset = self.elapsed_s();
+        if let Some(phase) = self.report.phases.last_mut() {
+            phase.status = status;
+            phase.ended_at = Some(now_rfc3339());
+            phase.end_offset_s = Some(offset);
+        }
+        self.event(EventKind::RunFinished {
+            signoff: self.report.signoff.clone(),
+            stopped: self.report.run.stopped.clone(),
+        });
+        self.save()?;
+        let dir = self.options.report_dir.clone();
+        write_atomically(
+            &dir.join("summary.md"),
+            fabricdoctor_report::burnin::summary_markdown(&self.report).as_bytes(),
+        )?;
+        write_atomically(&dir.join("junit.xml"), fabricdoctor_report::burnin::junit(&self.report).as_bytes())?;
+        Ok(())
+    }
+}
+
+/// Compare with an earlier run: pairs by (client, server, rail) mean bandwidth and latency, and
+/// collectives by mean bus bandwidth.
+pub fn compare(current: &BurninReport, baseline: &BurninReport, path: &str, tolerance: f64) -> BaselineComparison {
+    let mut regressions = Vec::new();
+    let mut compared = 0;
+    let old = baseline.pair_index();
+    for ((client, server, rail), now) in current.pair_index() {
+        let Some(before) = old.get(&(client.clone(), server.clone(), rail.clone())) else { continue };
+        let subject = format!("{client}->{server} {rail}");
+        if let (Some(b), Some(n)) = (before.bw_mean_gbps, now.bw_mean_gbps) {
+            compared += 1;
+            if n < tolerance * b {
+                regressions.push(regression(&subject, "bw_gbps", b, n));
+            }
+        }
+        if let (Some(b), Some(n)) = (before.lat_mean_us, now.lat_mean_us) {
+            compared += 1;
+            if n > b / tolerance {
+                regressions.push(regression(&subject, "lat_us", b, n));
+            }
+        }
+    }
+    for name in ["alltoall", "allreduce"] {
+        let mean = |report: &BurninReport| {
+            let values: Vec<f64> =
+                report.collectives.iter().filter(|c| c.collective == name).filter_map(|c| c.bus_bw_gbps).collect();
+            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        };
+        if let (Some(b), Some(n)) = (mean(baseline), mean(current)) {
+            compared += 1;
+            if n < tolerance * b {
+                regressions.push(regression(name, "bus_bw_gbps", b, n));
+            }
+        }
+    }
+    BaselineComparison {
+        path: path.into(),
+        baseline_run_id: baseline.run.run_id.clone(),
+        baseline_generated_at: baseline.generated_at.clone(),
+        tolerance,
+        regressions,
+        compared,
+    }
+}
+
+pub(super) fn regression(subject: &str, metric: &str, baseline: f64, current: f64) -> Regression {
+    Regression {
+        subject: subject.into(),
+        metric: metric.into(),
+        baseline,
+        current,
+        change_percent: ((current - baseline) / baseline * 1000.0).round() / 10.0,
+    }
+}
