@@ -131,6 +131,17 @@ fn soft_roce_perf_runs_every_operation_and_compares_with_perftest() {
         assert_eq!(run["client_validation_errors"], 0, "{name}: {run}");
     }
 
+    // Duration mode (perftest -D): nobody knows the message count in advance. Regression: a one-sided
+    // WRITE server reported 0 received messages there, and the client failed the run ("client sent N
+    // messages but the server received 0"); found by the burn-in over verbs.
+    for op in ["write", "read", "send"] {
+        let name = format!("fd-{op}-bw-duration");
+        ran(&name);
+        let run = fd_result(&out, &name);
+        assert!(number(&run["result"], "bw_avg_gbps", &name) > 0.0, "{name}: {run}");
+        assert!(run["client_messages"].as_u64().unwrap_or(0) > 0, "{name}: {run}");
+    }
+
     // A server killed mid-run: the client ends on its own (not by the guest's `timeout 120`, exit
     // 124), within its --timeout of 10 s plus slack, and names the peer.
     let (code, _) = runs.get("err-peer-vanished").cloned().expect("err-peer-vanished ran");

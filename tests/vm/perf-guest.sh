@@ -14,6 +14,7 @@
 #   cmp-ROUND-fd-write-bw.json, cmp-ROUND-pt-write-bw.txt     write bandwidth, 64 KiB, rounds alternate
 #   cmp-ROUND-fd-write-lat.json, cmp-ROUND-pt-write-lat.txt   write latency, 8 B
 #   fd-write-bw-bidir.*     bidirectional WRITE bandwidth (perftest -b)
+#   fd-OP-bw-duration.*     write|read|send bandwidth in duration mode (--duration 2s, perftest -D)
 #   err-peer-vanished.*     a client whose server is killed mid-run; .ms: how long it took to end
 #   err-not-installed.err   the client with libibverbs hidden (mount namespace): "RDMA userspace ..."
 #   err-no-device.err       the client after `rdma link delete rxe0`: "no RDMA devices: ..."
@@ -110,6 +111,10 @@ for op in write read send; do
   fd_client "fd-$op-bw-validate" --op "$op" --test bw --size 4096 --iters 1001 --validate
 done
 fd_client fd-write-bw-bidir --op write --test bw --size 65536 --iters 300 --bidirectional
+# Duration mode: the server is not told a message count, and a one-sided WRITE/READ responder sees none.
+for op in write read send; do
+  fd_client "fd-$op-bw-duration" --op "$op" --test bw --size 65536 --duration 2s
+done
 
 # 2. The comparison. Rounds alternate which tool goes first, so drift in the guest hits both alike.
 #    Both run WRITE latency without inline data: perftest 4.5 reports "Max inline data: 0[B]" on rxe.
