@@ -683,13 +683,36 @@ fn a_baseline_is_compared_and_a_bad_one_is_refused_by_name() {
     };
     let first = run("first", &[]);
     assert_eq!(first.status.code(), Some(0), "{}", describe(&first));
-    let baseline = dir.path().join("first/report.json").display().to_string();
+    // Two runs on a loaded machine may differ by more than the tolerance, so the regression is made
+    // certain instead: the baseline's pair bandwidths are raised a thousandfold.
+    let mut doctored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("first/report.json")).expect("first report"))
+            .expect("first report is JSON");
+    let mut raised = 0;
+    for matrix in doctored["pairs"].as_array_mut().expect("pairs") {
+        for pair in matrix["pairs"].as_array_mut().expect("pair statistics") {
+            if let Some(bw) = pair["bw_mean_gbps"].as_f64() {
+                pair["bw_mean_gbps"] = serde_json::json!(bw * 1000.0);
+                raised += 1;
+            }
+        }
+    }
+    assert!(raised >= 2, "both directions of the pair were measured");
+    let baseline_path = dir.path().join("baseline.json");
+    std::fs::write(&baseline_path, serde_json::to_vec(&doctored).expect("json")).expect("write baseline");
+    let baseline = baseline_path.display().to_string();
     let second = run("second", &["--baseline", &baseline]);
-    assert_eq!(second.status.code(), Some(0), "{}", describe(&second));
+    assert_eq!(second.status.code(), Some(1), "a regression is a finding: {}", describe(&second));
     let report = read_report(&dir.path().join("second"));
-    let comparison = report.baseline.expect("baseline comparison");
+    let comparison = report.baseline.clone().expect("baseline comparison");
     assert_eq!(comparison.path, baseline);
     assert!(comparison.compared >= 4, "both directions' bandwidth and latency: {comparison:?}");
+    let lost: Vec<_> = comparison.regressions.iter().filter(|r| r.metric == "bw_gbps").collect();
+    assert!(lost.len() >= 2 && lost.iter().all(|r| r.change_percent < -99.0), "{comparison:?}");
+    assert!(report
+        .findings
+        .iter()
+        .any(|f| f.id == "burnin.baseline.regression" && f.verdict != fabricdoctor_checks::Verdict::Pass));
     let broken = dir.path().join("broken.json");
     std::fs::write(&broken, "{\"schema_version\": 99}").expect("write");
     let output = run("third", &["--baseline", &broken.display().to_string()]);
