@@ -243,7 +243,10 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
             suspect.action
         ));
     }
-    out.push_str(&format!("reports: {}/{{report.json,report.html,summary.md,junit.xml,events.jsonl}}\n", report_dir.display()));
+    out.push_str(&format!(
+        "reports: {}/{{report.json,report.html,summary.md,junit.xml,events.jsonl}}\n",
+        report_dir.display()
+    ));
     emit(&out)?;
     drop(coordinator);
     Ok(match end {
