@@ -14,9 +14,10 @@ use fabricdoctor_report::Report;
 
 use crate::args::{CheckArgs, ColorChoice, FailOn, OutputFormat};
 use crate::exit;
-use crate::output::{emit, write_atomically};
+use crate::output::emit;
 use crate::sampling::observe;
 use crate::source::Source;
+use fabricdoctor_report::output::write_atomically;
 
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     if args.list {

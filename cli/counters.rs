@@ -8,9 +8,10 @@ use fabricdoctor_report::counters::CountersReport;
 
 use crate::args::{CountersArgs, CountersFormat};
 use crate::exit;
-use crate::output::{emit, write_atomically};
+use crate::output::emit;
 use crate::sampling::observe;
 use crate::source::Source;
+use fabricdoctor_report::output::write_atomically;
 
 pub fn run(args: CountersArgs) -> anyhow::Result<i32> {
     let source = Source::resolve(&args.source)?;
@@ -26,7 +27,7 @@ pub fn run(args: CountersArgs) -> anyhow::Result<i32> {
     };
     let write = |text: &str| -> anyhow::Result<()> {
         match &args.output {
-            Some(path) => write_atomically(path, text.as_bytes()),
+            Some(path) => Ok(write_atomically(path, text.as_bytes())?),
             None => emit(text),
         }
     };

@@ -10,7 +10,8 @@ use fabricdoctor_report::{Report, SCHEMA_VERSION};
 
 use crate::args::{ReportCommand, ReportHtmlArgs};
 use crate::exit;
-use crate::output::{emit, write_atomically};
+use crate::output::emit;
+use fabricdoctor_report::output::write_atomically;
 
 pub fn run(command: ReportCommand) -> anyhow::Result<i32> {
     match command {

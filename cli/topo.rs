@@ -8,8 +8,9 @@ use fabricdoctor_report::TopologyReport;
 
 use crate::args::TopoArgs;
 use crate::exit;
-use crate::output::{emit, write_atomically};
+use crate::output::emit;
 use crate::source::Source;
+use fabricdoctor_report::output::write_atomically;
 
 pub fn run(args: TopoArgs) -> anyhow::Result<i32> {
     let source = Source::resolve(&args.source)?;

@@ -28,6 +28,8 @@ pub enum BurninError {
     Oversized { length: u32, max: u32 },
     #[error("{0}: {1}")]
     Io(String, #[source] std::io::Error),
+    #[error(transparent)]
+    Write(#[from] fabricdoctor_report::output::WriteError),
     #[error("playbook {0}")]
     Playbook(String),
     #[error("{0}")]

@@ -22,7 +22,7 @@ fn preconditions(id: &str, inputs: &Inputs<'_>) -> Option<Vec<Finding>> {
 }
 
 /// The verdict on a GPU's closest NIC relation under the policy thresholds.
-pub fn affinity_verdict(best: Relation, warn_at: Relation, fail_at: Relation) -> Verdict {
+fn affinity_verdict(best: Relation, warn_at: Relation, fail_at: Relation) -> Verdict {
     if best >= fail_at {
         Verdict::Fail
     } else if best >= warn_at {
@@ -30,6 +30,21 @@ pub fn affinity_verdict(best: Relation, warn_at: Relation, fail_at: Relation) ->
     } else {
         Verdict::Pass
     }
+}
+
+/// The verdict and message on a GPU whose closest NICs (`names`) are at relation `best`. Shared by the
+/// live check and `triage` (pasted `nvidia-smi topo -m`), so both say the same.
+pub fn affinity_judgement(best: Relation, names: &[&str], warn_at: Relation, fail_at: Relation) -> (Verdict, String) {
+    let verdict = affinity_verdict(best, warn_at, fail_at);
+    let message = match verdict {
+        Verdict::Pass => format!("closest NIC {} ({best})", names.join(", ")),
+        _ => format!(
+            "closest NIC is {best} ({}): GPUDirect RDMA traffic must cross {}",
+            names.join(", "),
+            if best == Relation::Sys { "the CPU socket interconnect" } else { "the CPU's host bridges" }
+        ),
+    };
+    (verdict, message)
 }
 
 #[derive(Debug)]
@@ -64,15 +79,7 @@ impl Check for GpuNicAffinity {
             .filter_map(|(g, gpu)| {
                 let (best, nics) = topology.best_nics(g)?;
                 let names: Vec<&str> = nics.iter().map(|&n| topology.nics[n].name.as_str()).collect();
-                let verdict = affinity_verdict(best, warn_at, fail_at);
-                let message = match verdict {
-                    Verdict::Pass => format!("closest NIC {} ({best})", names.join(", ")),
-                    _ => format!(
-                        "closest NIC is {best} ({}): GPUDirect RDMA traffic must cross {}",
-                        names.join(", "),
-                        if best == Relation::Sys { "the CPU socket interconnect" } else { "the CPU's host bridges" }
-                    ),
-                };
+                let (verdict, message) = affinity_judgement(best, &names, warn_at, fail_at);
                 let numa = gpu.numa_node.map(|n| n.to_string()).unwrap_or_else(|| "unknown".into());
                 Some(
                     Finding::new(self.id(), verdict, format!("{} ({})", gpu.label, gpu.address), message)

@@ -4,6 +4,7 @@
 pub mod burnin;
 pub mod counters;
 pub mod html;
+pub mod output;
 pub mod perf;
 pub mod render;
 pub mod topo;

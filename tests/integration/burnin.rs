@@ -316,6 +316,17 @@ impl Cluster {
         Cluster::with_rails(tag, 1)
     }
 
+    /// Send everything host `index` (0-based) puts on `device` through a 4 Mbit/s token bucket: a
+    /// cable negotiated down, a flapping transceiver (tc-tbf(8)).
+    fn throttle(&self, index: usize, device: &str) {
+        let shaped = Command::new("ip")
+            .args(["netns", "exec", &self.hosts[index], "tc", "qdisc", "add", "dev", device, "root"])
+            .args(["tbf", "rate", "4mbit", "burst", "16kb", "latency", "400ms"])
+            .status()
+            .expect("tc runs");
+        assert!(shaped.success(), "tc tbf on host {} {device}", index + 1);
+    }
+
     fn with_rails(tag: &str, rails: usize) -> Cluster {
         let unique = format!("{tag}-{}", std::process::id());
         let mut cluster = Cluster { bridge: format!("fd-bi-br-{unique}"), hosts: Vec::new(), rails };
@@ -433,14 +444,9 @@ fn namespace_cluster_pins_a_throttled_host_link_and_no_other() {
     }
     let _serial = serial();
     let cluster = Cluster::create("tbf");
-    // Host 3 (10.215.0.3) sends through a token bucket at 4 Mbit/s: a cable negotiated down, a
-    // flapping transceiver. The others run at the veth's full rate.
-    let shaped = Command::new("ip")
-        .args(["netns", "exec", &cluster.hosts[2], "tc", "qdisc", "add", "dev", "eth0", "root"])
-        .args(["tbf", "rate", "4mbit", "burst", "16kb", "latency", "400ms"])
-        .status()
-        .expect("tc runs");
-    assert!(shaped.success(), "tc tbf on host 3");
+    // Host 3 (10.215.0.3) sends through a token bucket at 4 Mbit/s. The others run at the veth's full
+    // rate.
+    cluster.throttle(2, "eth0");
     let _agents = cluster.agents();
     let parent = tempfile::tempdir().expect("tempdir");
     let dir = report_dir(&parent);
@@ -729,12 +735,7 @@ fn namespace_cluster_with_two_rails_pins_the_slow_nic() {
     let _serial = serial();
     let cluster = Cluster::with_rails("rails", 2);
     // Host 2's second NIC (eth1, rail1) is throttled; its first rail is healthy.
-    let shaped = Command::new("ip")
-        .args(["netns", "exec", &cluster.hosts[1], "tc", "qdisc", "add", "dev", "eth1", "root"])
-        .args(["tbf", "rate", "4mbit", "burst", "16kb", "latency", "400ms"])
-        .status()
-        .expect("tc runs");
-    assert!(shaped.success(), "tc tbf on host 2 eth1");
+    cluster.throttle(1, "eth1");
     let _agents = cluster.agents();
     let parent = tempfile::tempdir().expect("tempdir");
     let dir = report_dir(&parent);

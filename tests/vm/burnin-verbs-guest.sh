@@ -23,13 +23,7 @@ ip=${FD_VM_RXE_IP:?}
 
 log() { echo "burnin-verbs-guest: $(cut -d' ' -f1 /proc/uptime)s guest $rank: $*"; }
 
-command -v fabricdoctor > /dev/null ||
-  { echo "no fabricdoctor in the share: pass --copy target/debug/fabricdoctor" >&2; exit 2; }
-if ! ibv_devices 2> /dev/null | grep -q rxe0; then
-  log "no RDMA device: ibv_devices lists no rxe0"
-  ibv_devices > "$out/no-device.txt" 2>&1
-  exit 3
-fi
+fd_require_rxe0 burnin-verbs-guest  # from rxe-harness.sh: exit 3 without an RDMA device
 {
   echo "kernel: $(uname -r)"
   echo "fabricdoctor: $(fabricdoctor --version 2>&1)"

@@ -33,6 +33,18 @@ done
 echo "fd-harness: rxe0 on $IF ($RXE_IP), RoCE v2 GID index $GIDIDX"
 export FD_VM_OUT=/mnt/host/out FD_VM_BIN=/mnt/host/bin FD_VM_RXE_NETDEV=$IF FD_VM_RXE_IP=$RXE_IP \
        FD_VM_RXE_GID_INDEX=$GIDIDX PATH=/mnt/host/bin:$PATH
+# What every guest script checks first, shared: the fabricdoctor binary from the share, and rxe0.
+# Exit 3 (no RDMA device) is what the host tests turn into a failure, never a pass.
+fd_require_rxe0() {
+  command -v fabricdoctor > /dev/null ||
+    { echo "no fabricdoctor in the share: pass --copy target/debug/fabricdoctor" >&2; exit 2; }
+  if ! ibv_devices 2> /dev/null | grep -q rxe0; then
+    echo "$1: $(cut -d' ' -f1 /proc/uptime)s no RDMA device: ibv_devices lists no rxe0"
+    ibv_devices > "$FD_VM_OUT/no-device.txt" 2>&1
+    exit 3
+  fi
+}
+export -f fd_require_rxe0
 echo "fd-harness: running script.sh at $(cut -d' ' -f1 /proc/uptime)s"
 cd /mnt/host || exit 90
 bash ./script.sh

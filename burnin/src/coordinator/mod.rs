@@ -29,6 +29,7 @@ use crate::playbook::Playbook;
 use crate::protocol::{CollectiveKind, DataTransport, MeasureSpec, Measured, Request, Response};
 use crate::schedule::circle_rounds;
 use crate::BurninError;
+pub use fabricdoctor_report::output::write_atomically;
 
 mod check;
 mod collectives;
@@ -152,23 +153,6 @@ pub const EVENTS_FILE: &str = "events.jsonl";
 
 fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
-}
-
-/// Write through a temporary file in the same directory and a rename: readers never see half a file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BurninError> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let io = |what: &str, e| BurninError::Io(format!("{what} {}", path.display()), e);
-    let mut temporary = tempfile::NamedTempFile::new_in(dir).map_err(|e| io("cannot create a file beside", e))?;
-    temporary.write_all(bytes).map_err(|e| io("cannot write", e))?;
-    // Temporary files are created private (0600); reports are for the team and CI to read.
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let readable = std::fs::Permissions::from_mode(0o644);
-        temporary.as_file().set_permissions(readable).map_err(|e| io("cannot set permissions of", e))?;
-    }
-    temporary.as_file().sync_all().map_err(|e| io("cannot sync", e))?;
-    temporary.persist(path).map_err(|e| io("cannot replace", e.error))?;
-    Ok(())
 }
 
 /// Per-pair accumulator behind [`PairStats`].
@@ -907,16 +891,5 @@ mod tests {
             worse.regressions.iter().map(|r| (r.subject.as_str(), r.metric.as_str())).collect();
         assert_eq!(found, [("node2->node0 default", "bw_gbps"), ("node2->node0 default", "lat_us")]);
         assert_eq!(worse.regressions[0].change_percent, -50.0);
-    }
-
-    #[test]
-    fn reports_are_replaced_whole() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("report.json");
-        write_atomically(&path, b"first").expect("write");
-        write_atomically(&path, b"second").expect("replace");
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), "second");
-        assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 1, "no temporary file left behind");
-        assert!(write_atomically(&dir.path().join("missing/report.json"), b"x").is_err());
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use fabricdoctor_checks::topo::{affinity_verdict, rails_judgement};
+use fabricdoctor_checks::topo::{affinity_judgement, rails_judgement};
 use fabricdoctor_checks::topology::assign_rails;
 use fabricdoctor_checks::{Finding, Policy, Relation, Verdict};
 
@@ -101,15 +101,8 @@ pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
         let Some(best) = (0..matrix.nics.len()).map(|n| relation(g, n)).min() else { continue };
         let names: Vec<&str> =
             (0..matrix.nics.len()).filter(|&n| relation(g, n) == best).map(|n| matrix.nics[n].1.as_str()).collect();
-        let verdict = affinity_verdict(best, policy.topology.affinity_warn_at, policy.topology.affinity_fail_at);
-        let message = match verdict {
-            Verdict::Pass => format!("closest NIC {} ({best})", names.join(", ")),
-            _ => format!(
-                "closest NIC is {best} ({}): GPUDirect RDMA traffic must cross {}",
-                names.join(", "),
-                if best == Relation::Sys { "the CPU socket interconnect" } else { "the CPU's host bridges" }
-            ),
-        };
+        let (verdict, message) =
+            affinity_judgement(best, &names, policy.topology.affinity_warn_at, policy.topology.affinity_fail_at);
         analysis.observations.push(Finding::new("topo.gpu_nic.affinity", verdict, gpu, message).evidence(cite(g)));
     }
     let rails = assign_rails(&matrix.gpus, &matrix.nics, relation);
