@@ -99,6 +99,9 @@ pub struct CheckArgs {
     pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, help_heading = "Output")]
     pub color: ColorChoice,
+    /// Text output: leave out the pass lines (the summary still counts them).
+    #[arg(long, help_heading = "Output")]
+    pub hide_pass: bool,
     /// Also write a self-contained HTML page (findings, topology picture) to FILE.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub html: Option<PathBuf>,
@@ -130,9 +133,15 @@ pub struct SamplingArgs {
     pub before: Option<PathBuf>,
 }
 
-/// Durations as people write them: "2s", "500ms", "10m", "72h".
+/// Durations as people write them: "2s", "500ms", "10m", "72h". Zero is refused: every duration
+/// flag is an interval, a run time or a timeout, and none of them means anything at zero.
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration such as 2s or 500ms: {e}"))
+    let duration =
+        humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration such as 2s or 500ms: {e}"))?;
+    if duration.is_zero() {
+        return Err(format!("{text:?} is zero; give a positive duration such as 1s or 500ms"));
+    }
+    Ok(duration)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -223,7 +232,7 @@ pub enum PerfCommand {
     Reducescatter(CollectiveArgs),
     /// AlltoAll (alltoall_perf).
     Alltoall(CollectiveArgs),
-    /// Broadcast from --root (broadcast_perf).
+    /// Broadcast from --root-rank (broadcast_perf).
     Broadcast(CollectiveArgs),
 }
 
@@ -266,9 +275,10 @@ pub struct CollectiveArgs {
     pub op: CollectiveOp,
     #[arg(long, value_enum, default_value_t = CollectiveType::F32)]
     pub dtype: CollectiveType,
-    /// Root rank of Broadcast.
-    #[arg(long, default_value_t = 0)]
-    pub root: usize,
+    /// Root rank of Broadcast (nccl-tests -r). `--root` is a capture everywhere else, so the rank
+    /// has its own name.
+    #[arg(long = "root-rank", short = 'r', default_value_t = 0)]
+    pub root_rank: usize,
     /// Parallel rings over separate connections.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub channels: u32,

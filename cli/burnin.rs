@@ -234,6 +234,9 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
     for reason in &report.signoff.reasons {
         out.push_str(&format!("  {reason}\n"));
     }
+    if let Some(line) = fabricdoctor_report::burnin::pair_figures(report) {
+        out.push_str(&format!("  {line}\n"));
+    }
     for suspect in &report.suspects {
         out.push_str(&format!(
             "  suspect {:?} {} ({:.0} %): {}\n",

@@ -9,7 +9,7 @@ use fabricdoctor_probes::gpu::{read_nvml, GpuObservation, LinkUnderLoad, LoadedL
 use fabricdoctor_probes::pci::{read_link, PciLink};
 use fabricdoctor_probes::{NodeSnapshot, SysRoot};
 use fabricdoctor_report::html::{check_page, TopologyPicture};
-use fabricdoctor_report::render::{render, Format};
+use fabricdoctor_report::render::{render, Format, TextOptions};
 use fabricdoctor_report::Report;
 
 use crate::args::{CheckArgs, ColorChoice, FailOn, OutputFormat};
@@ -79,7 +79,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
                 std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         };
-    let rendered = render(&report, format, color);
+    let rendered = render(&report, format, TextOptions { color, hide_pass: args.hide_pass });
     match &args.output {
         Some(path) => write_atomically(path, rendered.as_bytes())?,
         None => emit(&rendered)?,

@@ -122,7 +122,7 @@ fn spec(collective: Collective, args: &CollectiveArgs) -> anyhow::Result<SweepSp
             CollectiveOp::Max => ReduceOp::Max,
             CollectiveOp::Min => ReduceOp::Min,
         },
-        root: args.root,
+        root: args.root_rank,
         corrupt_rank: args.inject_corruption,
         average: TimeAverage::from_nccl_tests(args.average).context("-a/--average takes 0 to 3")?,
     })
@@ -134,7 +134,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
         Role::Local { ranks } => launch_local(name, ranks),
         Role::Rank { rank, world, master_host, master_port, source } => {
             if spec.root >= world {
-                bail!("--root {} but only {world} ranks", spec.root);
+                bail!("--root-rank {} but only {world} ranks", spec.root);
             }
             let transport_name = match args.transport {
                 PerfTransport::Tcp => "tcp",

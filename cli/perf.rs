@@ -60,6 +60,22 @@ fn transport(common: &PerfCommonArgs) -> TransportKind {
     }
 }
 
+/// `--transport verbs` on a node whose kernel lists no RDMA device fails here, by name, rather than
+/// after the control connection when the verbs library finds nothing to open.
+fn require_rdma_device(kind: TransportKind) -> anyhow::Result<()> {
+    if kind != TransportKind::Verbs {
+        return Ok(());
+    }
+    let root = fabricdoctor_probes::SysRoot::live();
+    match root.read_dir("sys/class/infiniband") {
+        Ok(devices) if !devices.is_empty() => Ok(()),
+        _ => anyhow::bail!(
+            "--transport verbs: this node has no RDMA device (/sys/class/infiniband is empty or missing); \
+             load the NIC's RDMA driver, or measure over --transport tcp"
+        ),
+    }
+}
+
 /// How `--gpu` buffers reach the wire over TCP: sockets only read host memory.
 pub const STAGED_PINNED_HOST: &str = "staged-pinned-host";
 
@@ -121,7 +137,16 @@ fn server(args: PerfServerArgs) -> anyhow::Result<i32> {
     if args.common.transport == Some(PerfTransport::Verbs) && gpu.is_some() {
         anyhow::bail!(GPU_OVER_VERBS);
     }
-    eprintln!("fabricdoctor perf server: listening on {} ({:?} transport)", listener.local_addr()?, kind);
+    if args.common.transport.is_some() {
+        require_rdma_device(kind)?;
+    }
+    let offered = match args.common.transport {
+        Some(_) => kind.to_string(),
+        // Without --transport the client chooses; verbs is offered only where a device exists.
+        None if kind == TransportKind::Verbs => "verbs or tcp (the client chooses)".to_string(),
+        None => "tcp".to_string(),
+    };
+    eprintln!("fabricdoctor perf server: listening on {}; transport: {offered}", listener.local_addr()?);
     if let Some(buffers) = gpu_buffers(&gpu, STAGED_PINNED_HOST) {
         eprintln!(
             "fabricdoctor perf server: buffers on GPU {} ({}, {}), {}",
@@ -159,6 +184,7 @@ fn all_sizes() -> Vec<u64> {
 
 fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     let kind = transport(&args.common);
+    require_rdma_device(kind)?;
     if args.bidirectional && args.test == PerfTest::Lat {
         anyhow::bail!("--bidirectional applies to bandwidth tests (perftest -b); latency is a ping-pong already");
     }
@@ -180,6 +206,7 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
         tx_depth: if test == TestKind::Latency { 1 } else { args.tx_depth },
         inline_size: args.inline,
         validate: args.validate,
+        validation_seed: 0,
     };
     let options = ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout };
     let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };

@@ -497,6 +497,7 @@ fn bandwidth_parameters(spec: &MeasureSpec) -> RunParameters {
         tx_depth: spec.tx_depth,
         inline_size: 0,
         validate: spec.validate,
+        validation_seed: 0,
     }
 }
 
@@ -513,6 +514,7 @@ fn latency_parameters(spec: &MeasureSpec) -> RunParameters {
         tx_depth: 1,
         inline_size: 0,
         validate: spec.validate,
+        validation_seed: 0,
     }
 }
 

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use fabricdoctor_probes::counters::{CounterChange, CounterObservation, CounterSource, DeltaStatus, NetdevCounters};
+use fabricdoctor_probes::ProbeErrorKind;
 
 use crate::{unreadable, Check, Finding, Inputs, Policy, Verdict};
 
@@ -614,13 +615,21 @@ impl Check for EcnConfig {
                     finding = finding.evidence(format!("cc_params: {}", shown.join(" ")));
                     findings.push(finding);
                 }
-                Err(_) => {
+                Err(error) => {
                     findings.push(finding);
+                    let why = match error.kind {
+                        ProbeErrorKind::NotInCapture => format!("not in this capture ({})", error.path.display()),
+                        ProbeErrorKind::PermissionDenied => "needs root".to_string(),
+                        ProbeErrorKind::NotFound => "debugfs is not mounted at /sys/kernel/debug, or the driver \
+                                                     exposes no cc_params"
+                            .to_string(),
+                        _ => error.to_string(),
+                    };
                     findings.push(Finding::new(
                         self.id(),
                         Verdict::Skip,
                         format!("{subject} cc_params"),
-                        "DCQCN firmware parameters (debugfs mlx5/<pci>/cc_params) not readable: needs root/debugfs",
+                        format!("DCQCN firmware parameters (debugfs mlx5/<pci>/cc_params) not read: {why}"),
                     ));
                 }
             }

@@ -72,7 +72,7 @@ impl Check for SharedMemory {
         "/dev/shm missing or smaller than policy (NCCL SHM transport fails)"
     }
     fn doc_long(&self) -> &'static str {
-        "Reads the /dev/shm mount (proc/self/mountinfo) and its size (statvfs live; the size= option or \
+        "Reads the /dev/shm mount (proc/self/mountinfo, or proc/mounts in a tree that holds only that) and its size (statvfs live; the size= option or \
          tmpfs's half-of-RAM default in a snapshot). NCCL's SHM transport and PyTorch put segments \
          there; Docker's 64 MiB default makes NCCL fail with 'posix_fallocate failed' or bus errors \
          (NVIDIA/nccl#290). Fail below host.devshm_min_bytes (default 1 GiB) or when not mounted. Fix: \

@@ -218,6 +218,7 @@ pub fn evaluate_selected(inputs: &Inputs<'_>, policy: &Policy, selected: &[Strin
 pub fn unreadable(id: &str, subject: impl Into<String>, error: &ProbeError) -> Finding {
     let (verdict, message) = match error.kind {
         ProbeErrorKind::NotFound => (Verdict::Skip, format!("nothing to check: {error}")),
+        ProbeErrorKind::NotInCapture => (Verdict::Skip, format!("not in this capture: {}", error.path.display())),
         ProbeErrorKind::PermissionDenied => (Verdict::Warn, format!("could not look: {error}; re-run as root")),
         _ => (Verdict::Error, format!("could not look: {error}")),
     };

@@ -11,9 +11,10 @@ use serde_json::Value;
 
 use crate::gpu::Gpu;
 use crate::handshake::{check_hello, hello, read_frame, write_frame, Frame, ServerConstraints, PROTOCOL_VERSION};
+use crate::integrity::Verified;
 use crate::params::{Operation, RunParameters, TestKind};
-use crate::stats::{bandwidth, latency, BandwidthResult, CompletionTimeline, LatencyResult};
-use crate::tcp::TcpConnection;
+use crate::stats::{bandwidth, BandwidthResult, CompletionTimeline, LatencyRecorder, LatencyResult};
+use crate::tcp::{End, TcpConnection};
 use crate::transport::Connection;
 use crate::PerfError;
 
@@ -60,7 +61,11 @@ impl TcpDataPath {
     }
 
     fn connection(&self, stream: TcpStream, parameters: &RunParameters) -> Result<Box<dyn Connection>, PerfError> {
-        let connection = TcpConnection::new(stream, parameters, self.timeout)?;
+        let end = match self.side {
+            Side::Client => End::Dialer,
+            Side::Server => End::Acceptor,
+        };
+        let connection = TcpConnection::new(stream, parameters, self.timeout, end)?;
         Ok(match &self.gpu {
             Some(gpu) => Box::new(connection.with_gpu(gpu, self.side == Side::Client)?),
             None => Box::new(connection),
@@ -197,6 +202,11 @@ pub enum SizeResult {
 pub struct ServerCounts {
     pub messages: u64,
     pub validation_errors: u64,
+    /// What the server verified of what it received (zero when not validating, or on transports
+    /// whose receiver cannot see one-sided operations).
+    pub verified: Verified,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_corruption: Option<String>,
 }
 
 /// One size's result with both sides' counts.
@@ -206,6 +216,9 @@ pub struct SizeRun {
     pub result: SizeResult,
     pub client_messages: u64,
     pub client_validation_errors: u64,
+    /// What the client verified of what it received (READ responses, latency replies, the reverse
+    /// direction of a bidirectional run).
+    pub client_verified: Verified,
     pub server: ServerCounts,
     pub connections: Vec<String>,
     pub server_tool_version: String,
@@ -250,6 +263,13 @@ pub fn run_client_size(
     parameters: &RunParameters,
     path: &mut dyn DataPath,
 ) -> Result<SizeRun, PerfError> {
+    // Each validated run gets its own stream seed, so a message of an earlier run (a stale buffer,
+    // a late packet) cannot pass as one of this run's.
+    let mut seeded = parameters.clone();
+    if seeded.validate && seeded.validation_seed == 0 {
+        seeded.validation_seed = random_seed();
+    }
+    let parameters = &seeded;
     let mut control = dial(options)?;
     let peer = peer_of(&control);
     let endpoints = path.prepare(parameters, &control)?;
@@ -297,7 +317,7 @@ pub fn run_client_size(
         }
         TestKind::Latency => {
             let samples = drive_latency(&mut connections, parameters)?;
-            let count = samples.len() as u64;
+            let count = samples.count();
             (Measured::Latency(samples), count)
         }
     };
@@ -306,7 +326,9 @@ pub fn run_client_size(
     }
     write_frame(&mut control, &peer, &Frame::Done { messages })?;
     let (server, server_sent) = match read_frame(&mut control, &peer, "end of test")? {
-        Frame::Report { messages, validation_errors, sent } => (ServerCounts { messages, validation_errors }, sent),
+        Frame::Report { messages, validation_errors, sent, verified, first_corruption } => {
+            (ServerCounts { messages, validation_errors, verified, first_corruption }, sent)
+        }
         other => {
             return Err(PerfError::Handshake { peer, reason: format!("expected the server's report, got {other:?}") })
         }
@@ -334,15 +356,29 @@ pub fn run_client_size(
         Measured::Latency(samples) => {
             let halve = parameters.operation != Operation::Read;
             SizeResult::Latency(
-                latency(parameters.size, &samples, halve)
+                samples
+                    .result(parameters.size, halve)
                     .ok_or_else(|| PerfError::Transport("the run completed no round trip".into()))?,
             )
         }
     };
     let client_validation_errors = connections.iter().map(|c| c.validation_errors()).sum();
+    let mut client_verified = Verified::default();
+    for connection in &connections {
+        client_verified.add(&connection.verified());
+    }
     if parameters.validate && (server.validation_errors > 0 || client_validation_errors > 0) {
+        let first = server
+            .first_corruption
+            .clone()
+            .map(|c| format!("; first on the server: {c}"))
+            .or_else(|| {
+                connections.iter().find_map(|c| c.first_corruption()).map(|c| format!("; first on the client: {c}"))
+            })
+            .unwrap_or_default();
         return Err(PerfError::Validation(format!(
-            "{} bytes differed from the pattern on the server, {} on the client",
+            "{} validation errors on the server, {} on the client (wrong bytes plus lost, repeated or \
+             reordered messages){first}",
             server.validation_errors, client_validation_errors
         )));
     }
@@ -374,15 +410,25 @@ pub fn run_client_size(
         result,
         client_messages: messages,
         client_validation_errors,
+        client_verified,
         server,
         connections: described,
         server_tool_version,
     })
 }
 
+/// A seed no earlier run is likely to have used: the standard library's per-process random SipHash
+/// keys (seeded from the OS), mixed with the time.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.finish() | 1
+}
+
 enum Measured {
     Bandwidth(CompletionTimeline),
-    Latency(Vec<f64>),
+    Latency(LatencyRecorder),
 }
 
 /// Keep every connection `depth` messages deep until the iterations are posted (or the duration is
@@ -440,22 +486,25 @@ fn drive_bandwidth(
 }
 
 /// Round trips of one connection, microseconds.
-fn drive_latency(connections: &mut [Box<dyn Connection>], parameters: &RunParameters) -> Result<Vec<f64>, PerfError> {
+fn drive_latency(
+    connections: &mut [Box<dyn Connection>],
+    parameters: &RunParameters,
+) -> Result<LatencyRecorder, PerfError> {
     let Some(connection) = connections.first_mut() else {
         return Err(PerfError::Transport("no data connection".into()));
     };
     let deadline = parameters.duration_ms.map(Duration::from_millis);
     let started = Instant::now();
-    let mut samples = Vec::with_capacity(parameters.iterations.unwrap_or(10_000).min(10_000_000) as usize);
+    let mut samples = LatencyRecorder::default();
     loop {
-        if parameters.iterations.is_some_and(|n| samples.len() as u64 >= n)
+        if parameters.iterations.is_some_and(|n| samples.count() >= n)
             || deadline.is_some_and(|d| started.elapsed() >= d)
         {
             return Ok(samples);
         }
         let sent = Instant::now();
         connection.ping()?;
-        samples.push(sent.elapsed().as_secs_f64() * 1e6);
+        samples.record(sent.elapsed().as_secs_f64() * 1e6);
     }
 }
 
@@ -530,7 +579,16 @@ pub fn serve_session(
         other => return Err(PerfError::Handshake { peer, reason: format!("expected done, got {other:?}") }),
     }
     let validation_errors = connections.iter().map(|c| c.validation_errors()).sum();
-    write_frame(&mut control, &peer, &Frame::Report { messages: served, validation_errors, sent: sent_back })?;
+    let mut verified = Verified::default();
+    for connection in &connections {
+        verified.add(&connection.verified());
+    }
+    let first_corruption = connections.iter().find_map(|c| c.first_corruption());
+    write_frame(
+        &mut control,
+        &peer,
+        &Frame::Report { messages: served, validation_errors, sent: sent_back, verified, first_corruption },
+    )?;
     Ok(parameters)
 }
 

@@ -48,6 +48,11 @@ pub enum Frame {
         validation_errors: u64,
         #[serde(default)]
         sent: Option<(u64, f64)>,
+        /// What the server verified (absent from servers that predate it).
+        #[serde(default)]
+        verified: crate::integrity::Verified,
+        #[serde(default)]
+        first_corruption: Option<String>,
     },
 }
 

@@ -7,6 +7,7 @@ pub mod error;
 pub mod generator;
 pub mod gpu;
 pub mod handshake;
+pub mod integrity;
 pub mod params;
 pub mod stats;
 pub mod tcp;

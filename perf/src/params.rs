@@ -27,6 +27,16 @@ pub enum TransportKind {
     Tcp,
 }
 
+/// The names the CLI's `--transport` takes and reports print.
+impl std::fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TransportKind::Verbs => "verbs",
+            TransportKind::Tcp => "tcp",
+        })
+    }
+}
+
 impl std::fmt::Display for Operation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -57,8 +67,12 @@ pub struct RunParameters {
     pub tx_depth: u32,
     /// Inline threshold in bytes (perftest -I); verbs only.
     pub inline_size: u32,
-    /// Fill buffers with a pattern and check what arrives.
+    /// Send verifiable messages and check every one that arrives (crate::integrity).
     pub validate: bool,
+    /// The run's stream seed for validation, chosen at random by the client for each run so a
+    /// message of an earlier run (a stale buffer) is told apart; 0 when not validating.
+    #[serde(default)]
+    pub validation_seed: u64,
 }
 
 impl Default for RunParameters {
@@ -75,6 +89,7 @@ impl Default for RunParameters {
             tx_depth: 128,
             inline_size: 0,
             validate: false,
+            validation_seed: 0,
         }
     }
 }

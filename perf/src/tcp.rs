@@ -11,11 +11,90 @@ use std::time::Duration;
 
 use crate::gpu::{DeviceBuffer, Gpu, PinnedBuffer};
 
+use crate::integrity::{check_region, fill_region, Sender, Stream, Verified, Verifier};
 use crate::params::{Operation, RunParameters};
-use crate::transport::{fill_pattern, pattern_byte, Connection};
+use crate::transport::Connection;
 use crate::PerfError;
 
 const READ_CHUNK: usize = 1 << 20;
+
+/// Which end of the connection this is: the two directions of a connection are two integrity
+/// streams, told apart by their sender number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The side that dialled (the perf client): sender 0.
+    Dialer,
+    /// The side that accepted (the perf server): sender 1.
+    Acceptor,
+}
+
+impl End {
+    fn sender(self) -> u32 {
+        match self {
+            End::Dialer => 0,
+            End::Acceptor => 1,
+        }
+    }
+
+    fn peer(self) -> End {
+        match self {
+            End::Dialer => End::Acceptor,
+            End::Acceptor => End::Dialer,
+        }
+    }
+}
+
+/// Where received bytes go. Validating, whole messages are assembled in place (read straight into a
+/// message-sized buffer, no extra copy) and verified as each completes; otherwise a scratch chunk is
+/// overwritten and only message boundaries are counted.
+#[derive(Debug)]
+struct Inbound {
+    buffer: Vec<u8>,
+    /// Bytes of the current message received so far.
+    filled: usize,
+    size: usize,
+    verifier: Option<Verifier>,
+}
+
+impl Inbound {
+    fn new(size: usize, verifier: Option<Verifier>) -> Inbound {
+        let length = if verifier.is_some() { size } else { READ_CHUNK.min(size.max(8)).max(8) };
+        Inbound { buffer: vec![0u8; length], filled: 0, size, verifier }
+    }
+
+    /// Where the next read goes: the rest of the current message when validating, else the scratch.
+    fn space(&mut self) -> &mut [u8] {
+        match self.verifier {
+            Some(_) => &mut self.buffer[self.filled..self.size],
+            None => &mut self.buffer[..],
+        }
+    }
+
+    /// Account `n` bytes just read into [`Inbound::space`]; returns the messages it completed.
+    fn received(&mut self, n: usize) -> usize {
+        match &mut self.verifier {
+            Some(verifier) => {
+                self.filled += n;
+                if self.filled < self.size {
+                    return 0;
+                }
+                verifier.check(&self.buffer[..self.size]);
+                self.filled = 0;
+                1
+            }
+            None => {
+                let total = self.filled + n;
+                self.filled = total % self.size;
+                total / self.size
+            }
+        }
+    }
+
+    /// True when no byte of a next message has arrived.
+    fn at_boundary(&self) -> bool {
+        self.filled == 0
+    }
+}
 
 #[derive(Debug)]
 pub struct TcpConnection {
@@ -24,19 +103,18 @@ pub struct TcpConnection {
     operation: Operation,
     size: usize,
     depth: usize,
-    validate: bool,
     timeout: Duration,
+    /// What this side sends: one message re-sent as is, or (validating) a stream of stamped messages.
     message: Vec<u8>,
-    scratch: Vec<u8>,
+    sender: Option<Sender>,
+    inbound: Inbound,
     /// Messages completed but not yet reported by `poll`.
     completed: usize,
-    /// READ: response bytes received towards the next message.
-    partial: usize,
-    /// Validation: position within the current message of the receive stream, and mismatches seen.
-    stream_offset: usize,
-    pub validation_errors: u64,
     /// `--gpu`: the message lives in GPU memory, staged through pinned host memory.
     gpu: Option<GpuStaging>,
+    /// `--gpu` validation: bytes that reached GPU memory different from what was sent.
+    gpu_wrong_bytes: u64,
+    gpu_verified: Verified,
 }
 
 /// GPU memory behind a socket. Sockets cannot read or write device memory, so every message sent is
@@ -50,20 +128,25 @@ pub struct GpuStaging {
 }
 
 impl GpuStaging {
-    /// Device and pinned buffers of `size` bytes; the device buffer starts with the validation
-    /// pattern, so what is sent comes out of GPU memory.
+    /// Device and pinned buffers of `size` bytes; the device buffer starts with the region pattern
+    /// (both sides fill it without exchanging data), so what is sent comes out of GPU memory.
     pub fn new(gpu: &Arc<Gpu>, size: usize) -> Result<GpuStaging, PerfError> {
         let mut device = gpu.alloc(size)?;
         let mut host = gpu.alloc_pinned(size)?;
-        fill_pattern(host.as_mut_slice());
+        fill_region(host.as_mut_slice());
         device.copy_from_host(host.as_slice())?;
         Ok(GpuStaging { device, host })
     }
 }
 
 impl TcpConnection {
-    /// Wrap a connected data socket for `parameters`.
-    pub fn new(stream: TcpStream, parameters: &RunParameters, timeout: Duration) -> Result<TcpConnection, PerfError> {
+    /// Wrap a connected data socket for `parameters`; `end` says which direction this side sends.
+    pub fn new(
+        stream: TcpStream,
+        parameters: &RunParameters,
+        timeout: Duration,
+        end: End,
+    ) -> Result<TcpConnection, PerfError> {
         let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "peer".into());
         let io = |source| PerfError::Io { peer: peer.clone(), during: "socket setup", cause: source };
         stream.set_nodelay(true).map_err(io)?;
@@ -80,23 +163,26 @@ impl TcpConnection {
         let size = usize::try_from(parameters.size).ok().filter(|s| *s > 0 && *s <= 1 << 30).ok_or_else(|| {
             PerfError::Unsupported(format!("message size {} must be 1 byte to 1 GiB", parameters.size))
         })?;
-        let mut message = vec![0u8; size];
-        fill_pattern(&mut message);
+        let stream_of = |end: End| Stream::new(parameters.validation_seed, end.sender(), size);
+        let (message, sender, verifier) = if parameters.validate {
+            (Vec::new(), Some(Sender::new(stream_of(end))), Some(Verifier::new(stream_of(end.peer()))))
+        } else {
+            (vec![0u8; size], None, None)
+        };
         Ok(TcpConnection {
             stream,
             peer,
             operation: parameters.operation,
             size,
             depth: parameters.tx_depth.max(1) as usize,
-            validate: parameters.validate,
             timeout,
             message,
-            scratch: vec![0u8; READ_CHUNK.min(size.max(8)).max(8)],
+            sender,
+            inbound: Inbound::new(size, verifier),
             completed: 0,
-            partial: 0,
-            stream_offset: 0,
-            validation_errors: 0,
             gpu: None,
+            gpu_wrong_bytes: 0,
+            gpu_verified: Verified::default(),
         })
     }
 
@@ -125,12 +211,13 @@ impl TcpConnection {
     }
 
     fn send_message(&mut self, during: &'static str) -> Result<(), PerfError> {
-        let result = match &mut self.gpu {
-            Some(stage) => {
+        let result = match (&mut self.gpu, &mut self.sender) {
+            (Some(stage), _) => {
                 stage.device.copy_to_host(stage.host.as_mut_slice())?;
                 self.stream.write_all(stage.host.as_slice())
             }
-            None => self.stream.write_all(&self.message),
+            (None, Some(sender)) => self.stream.write_all(sender.next_message()),
+            (None, None) => self.stream.write_all(&self.message),
         };
         result.map_err(|e| self.io_error(during, e))
     }
@@ -153,11 +240,14 @@ impl TcpConnection {
         }
         let Some(stage) = &mut self.gpu else { return Ok(true) };
         stage.device.copy_from_host(stage.host.as_slice())?;
-        if self.validate {
+        if self.inbound.verifier.is_some() {
             stage.host.as_mut_slice().fill(0);
             stage.device.copy_to_host(stage.host.as_mut_slice())?;
-            let wrong = stage.host.as_slice().iter().enumerate().filter(|(i, b)| **b != pattern_byte(*i)).count();
-            self.validation_errors += wrong as u64;
+            let (wrong, _) = check_region(stage.host.as_slice());
+            self.gpu_wrong_bytes += wrong;
+            self.gpu_verified.messages += 1;
+            self.gpu_verified.bytes += self.size as u64;
+            self.gpu_verified.wrong_bytes += wrong;
         }
         Ok(true)
     }
@@ -167,34 +257,25 @@ impl TcpConnection {
         self.stream.write_all(&request).map_err(|e| self.io_error("read request", e))
     }
 
-    /// Receive exactly one message (checking the pattern when validating).
-    fn receive_message(&mut self, during: &'static str) -> Result<(), PerfError> {
+    /// Receive exactly one message (verifying it when validating). With `end_allowed`, the peer
+    /// closing before the message's first byte returns false instead of an error.
+    fn receive_message(&mut self, during: &'static str, end_allowed: bool) -> Result<bool, PerfError> {
         if self.gpu.is_some() {
-            return self.receive_to_gpu(during, false).map(|_| ());
+            return self.receive_to_gpu(during, end_allowed);
         }
-        let mut remaining = self.size;
-        while remaining > 0 {
-            let want = remaining.min(self.scratch.len());
-            let got = match self.stream.read(&mut self.scratch[..want]) {
+        loop {
+            let got = match self.stream.read(self.inbound.space()) {
+                Ok(0) if end_allowed && self.inbound.at_boundary() => return Ok(false),
                 Ok(0) => return Err(PerfError::PeerClosed { peer: self.peer.clone(), during }),
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.io_error(during, e)),
             };
-            self.check(got);
-            remaining -= got;
-        }
-        Ok(())
-    }
-
-    /// Validate the first `length` bytes of the scratch buffer as the continuation of the stream.
-    fn check(&mut self, length: usize) {
-        if self.validate {
-            for index in 0..length {
-                if self.scratch[index] != pattern_byte(self.stream_offset) {
-                    self.validation_errors += 1;
-                }
-                self.stream_offset = (self.stream_offset + 1) % self.size;
+            // Without validation a read may run into the next message (the byte stream has no
+            // boundaries); the peer of a ping-pong or a counted stream never sends ahead, so a
+            // completed message is always this one.
+            if self.inbound.received(got) > 0 {
+                return Ok(true);
             }
         }
     }
@@ -215,6 +296,15 @@ impl TcpConnection {
             });
         }
         Ok(true)
+    }
+
+    /// What this side verified of what it received.
+    pub fn verified(&self) -> Verified {
+        let mut verified = self.gpu_verified;
+        if let Some(verifier) = &self.inbound.verifier {
+            verified.add(&verifier.verified);
+        }
+        verified
     }
 }
 
@@ -242,17 +332,14 @@ impl Connection for TcpConnection {
                 .map_err(|e| self.io_error("poll", e))?;
             let mut first = true;
             loop {
-                let result = self.stream.read(&mut self.scratch);
+                let result = self.stream.read(self.inbound.space());
                 match result {
                     Ok(0) => {
                         let _ = self.stream.set_read_timeout(Some(self.timeout));
                         return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "read responses" });
                     }
                     Ok(n) => {
-                        self.check(n);
-                        self.partial += n;
-                        self.completed += self.partial / self.size;
-                        self.partial %= self.size;
+                        self.completed += self.inbound.received(n);
                         if first {
                             self.stream.set_nonblocking(true).map_err(|e| self.io_error("poll", e))?;
                             first = false;
@@ -293,36 +380,25 @@ impl Connection for TcpConnection {
                     if !self.receive_to_gpu("bandwidth receive", true)? {
                         return Ok(served);
                     }
+                    served += 1;
                 }
-                Operation::Write | Operation::Send => {
-                    let mut remaining = self.size;
-                    while remaining > 0 {
-                        let want = remaining.min(self.scratch.len());
-                        match self.stream.read(&mut self.scratch[..want]) {
-                            Ok(0) if remaining == self.size => return Ok(served),
-                            Ok(0) => {
-                                return Err(PerfError::PeerClosed {
-                                    peer: self.peer.clone(),
-                                    during: "bandwidth receive",
-                                })
-                            }
-                            Ok(n) => {
-                                self.check(n);
-                                remaining -= n;
-                            }
-                            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                            Err(e) => return Err(self.io_error("bandwidth receive", e)),
-                        }
+                Operation::Write | Operation::Send => match self.stream.read(self.inbound.space()) {
+                    Ok(0) if self.inbound.at_boundary() => return Ok(served),
+                    Ok(0) => {
+                        return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "bandwidth receive" })
                     }
-                }
+                    Ok(n) => served += self.inbound.received(n) as u64,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => return Err(self.io_error("bandwidth receive", e)),
+                },
                 Operation::Read => {
                     if !self.receive_request()? {
                         return Ok(served);
                     }
                     self.send_message("read response")?;
+                    served += 1;
                 }
             }
-            served += 1;
         }
     }
 
@@ -331,13 +407,13 @@ impl Connection for TcpConnection {
             Operation::Write | Operation::Send => self.send_message("latency ping")?,
             Operation::Read => self.send_request()?,
         }
-        self.receive_message("latency reply")
+        self.receive_message("latency reply", false).map(|_| ())
     }
 
     fn pong(&mut self) -> Result<(), PerfError> {
         match self.operation {
             Operation::Write | Operation::Send => {
-                self.receive_message("latency ping")?;
+                self.receive_message("latency ping", false)?;
                 self.send_message("latency reply")
             }
             Operation::Read => {
@@ -367,7 +443,15 @@ impl Connection for TcpConnection {
     }
 
     fn validation_errors(&self) -> u64 {
-        self.validation_errors
+        self.verified().errors()
+    }
+
+    fn verified(&self) -> Verified {
+        TcpConnection::verified(self)
+    }
+
+    fn first_corruption(&self) -> Option<String> {
+        self.inbound.verifier.as_ref().and_then(|v| v.first.as_ref()).map(|c| c.to_string())
     }
 }
 
@@ -380,23 +464,41 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let raw = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
         let (accepted, _) = listener.accept().expect("accept");
-        (TcpConnection::new(accepted, parameters, Duration::from_secs(2)).expect("connection"), raw)
+        (TcpConnection::new(accepted, parameters, Duration::from_secs(2), End::Acceptor).expect("connection"), raw)
     }
 
     #[test]
-    fn validation_counts_corrupted_bytes_and_accepts_the_pattern() {
-        let parameters = RunParameters { size: 64, validate: true, ..RunParameters::default() };
+    fn validation_counts_corrupted_bytes_and_lost_messages_and_names_the_first() {
+        let parameters = RunParameters { size: 64, validate: true, validation_seed: 42, ..RunParameters::default() };
         let (mut server, mut raw) = pair(&parameters);
-        let mut good = vec![0u8; 64];
-        fill_pattern(&mut good);
-        let mut bad = good.clone();
-        bad[10] ^= 0xff;
+        let mut sender = Sender::new(Stream::new(42, End::Dialer.sender(), 64));
+        let good = sender.next_message().to_vec();
+        let mut bad = sender.next_message().to_vec();
+        bad[40] ^= 0xff;
         bad[63] ^= 0x01;
-        raw.write_all(&good).expect("write");
-        raw.write_all(&bad).expect("write");
+        let _skipped = sender.next_message().to_vec();
+        let after_loss = sender.next_message().to_vec();
+        for message in [&good, &bad, &after_loss] {
+            raw.write_all(message).expect("write");
+        }
         raw.shutdown(Shutdown::Write).expect("shutdown");
-        assert_eq!(server.serve(None).expect("serve"), 2);
-        assert_eq!(server.validation_errors(), 2);
+        assert_eq!(server.serve(None).expect("serve"), 3);
+        let verified = server.verified();
+        assert_eq!((verified.messages, verified.bytes), (3, 192));
+        assert_eq!(verified.wrong_bytes, 2);
+        assert_eq!(verified.sequence_errors, 1, "message 2 never arrived");
+        let first = server.first_corruption().expect("named");
+        assert!(first.starts_with("message 1: 2 byte(s) wrong, first at offset 40"), "{first}");
+    }
+
+    #[test]
+    fn without_validation_reads_may_span_messages_and_are_counted() {
+        let parameters = RunParameters { size: 10, ..RunParameters::default() };
+        let (mut server, mut raw) = pair(&parameters);
+        raw.write_all(&[0u8; 35]).expect("write");
+        raw.write_all(&[0u8; 5]).expect("write");
+        raw.shutdown(Shutdown::Write).expect("shutdown");
+        assert_eq!(server.serve(None).expect("serve"), 4);
     }
 
     #[test]

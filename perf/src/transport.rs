@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::integrity::Verified;
 use crate::PerfError;
 
 /// One connected data path.
@@ -57,26 +58,19 @@ pub trait Connection: Send {
         false
     }
 
-    /// Bytes that did not match the validation pattern so far (0 when not validating).
+    /// Validation errors so far (0 when not validating): bytes that arrived different from what was
+    /// sent, plus messages lost, repeated or out of order where the transport can tell.
     fn validation_errors(&self) -> u64 {
         0
     }
-}
 
-/// The byte expected at `offset` of every message when validating (both sides agree on it without
-/// exchanging data): a pattern that changes with the offset so shifted or truncated data is caught.
-pub fn pattern_byte(offset: usize) -> u8 {
-    (offset.wrapping_mul(31).wrapping_add(7) % 251) as u8
-}
-
-/// Fill a buffer with the validation pattern.
-pub fn fill_pattern(buffer: &mut [u8]) {
-    for (offset, byte) in buffer.iter_mut().enumerate() {
-        *byte = pattern_byte(offset);
+    /// What this side verified of what it received (all zero when not validating).
+    fn verified(&self) -> Verified {
+        Verified::default()
     }
-}
 
-/// First offset where `buffer` differs from the pattern of a message starting at `message_offset`.
-pub fn first_mismatch(buffer: &[u8], message_offset: usize) -> Option<usize> {
-    buffer.iter().enumerate().find(|(i, b)| **b != pattern_byte(message_offset + i)).map(|(i, _)| i)
+    /// The first verification failure, described for the report.
+    fn first_corruption(&self) -> Option<String> {
+        None
+    }
 }

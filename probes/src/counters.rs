@@ -371,7 +371,7 @@ fn read_ecn(root: &SysRoot, netdev: &str) -> Reading<EcnConfig> {
         }
     }
     if !found {
-        return Err(ProbeError { path: base, kind: ProbeErrorKind::NotFound });
+        return Err(root.absent(base));
     }
     Ok(config)
 }

@@ -14,12 +14,16 @@ pub struct ProbeError {
     pub kind: ProbeErrorKind,
 }
 
-/// Why a read failed. Checks map these to verdicts: `NotFound` to Skip, `PermissionDenied` to Warn
+/// Why a read failed. Checks map these to verdicts: `NotFound` and `NotInCapture` to Skip, `PermissionDenied` to Warn
 /// ("re-run as root"), everything else to Error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProbeErrorKind {
     #[error("not found")]
     NotFound,
+    /// Absent from a captured tree (snapshot, fixture, or a tree another tool made): the capture
+    /// does not say whether the node has it.
+    #[error("not in this capture")]
+    NotInCapture,
     #[error("permission denied")]
     PermissionDenied,
     /// Any other I/O failure, kept as its message (the kernel returns EINVAL, EIO, ENODEV from
@@ -51,8 +55,13 @@ impl ProbeError {
         ProbeError { path: path.into(), kind: ProbeErrorKind::Malformed { content: shown, reason: reason.to_string() } }
     }
 
+    /// Absent, on the node or from the capture being read: probes treat both as "the node has none".
     pub fn is_not_found(&self) -> bool {
-        matches!(self.kind, ProbeErrorKind::NotFound)
+        matches!(self.kind, ProbeErrorKind::NotFound | ProbeErrorKind::NotInCapture)
+    }
+
+    pub fn is_not_in_capture(&self) -> bool {
+        matches!(self.kind, ProbeErrorKind::NotInCapture)
     }
 
     pub fn is_permission_denied(&self) -> bool {

@@ -172,6 +172,48 @@ pub fn parse_mountinfo(text: &str) -> Result<Vec<Mount>, ParseError> {
     Ok(mounts)
 }
 
+/// Parse `/proc/mounts` lines (the fstab(5) layout, proc(5)): "tmpfs /dev/shm tmpfs rw,nosuid,size=65536k 0 0".
+/// Trees made by other tools (sosreport, plain copies of /proc) often hold this file and not mountinfo.
+pub fn parse_mounts(text: &str) -> Result<Vec<Mount>, ParseError> {
+    let mut mounts = Vec::new();
+    for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let mut fields = line.split_whitespace();
+        let (Some(_source), Some(mount_point), Some(fs_type)) = (fields.next(), fields.next(), fields.next()) else {
+            return Err(ParseError::new(format!("line {} is not a mounts entry", number + 1)));
+        };
+        let super_options = fields
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .filter(|o| !o.is_empty())
+            .map(|o| match o.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                None => (o.to_string(), None),
+            })
+            .collect();
+        mounts.push(Mount { mount_point: unescape_octal(mount_point), fs_type: fs_type.to_string(), super_options });
+    }
+    Ok(mounts)
+}
+
+/// The mount table: `proc/self/mountinfo`, or `proc/mounts` where the tree holds only that.
+fn read_mount_table(root: &SysRoot) -> Reading<Vec<Mount>> {
+    let path = "proc/self/mountinfo";
+    match root.read_string(path) {
+        Ok(text) => parse_mountinfo(&text).map_err(|e| ProbeError::malformed(path, &text, e)),
+        Err(error) if error.is_not_found() => {
+            let fallback = "proc/mounts";
+            match root.read_string(fallback) {
+                Ok(text) => parse_mounts(&text).map_err(|e| ProbeError::malformed(fallback, &text, e)),
+                // Name the file that was looked for first: it is the one a capture should hold.
+                Err(other) if other.is_not_found() => Err(error),
+                Err(other) => Err(other),
+            }
+        }
+        Err(error) => Err(error),
+    }
+}
+
 fn unescape_octal(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -194,9 +236,7 @@ fn unescape_octal(text: &str) -> String {
 /// On the live node the size comes from statvfs; in a capture from the `size=` option, or tmpfs's
 /// default of half of RAM when none was given (Documentation/filesystems/tmpfs.rst).
 fn read_shared_memory(root: &SysRoot) -> Reading<SharedMemory> {
-    let path = "proc/self/mountinfo";
-    let text = root.read_string(path)?;
-    let mounts = parse_mountinfo(&text).map_err(|e| ProbeError::malformed(path, &text, e))?;
+    let mounts = read_mount_table(root)?;
     let Some(mount) = mounts.iter().rev().find(|m| m.mount_point == "/dev/shm") else {
         return Ok(SharedMemory { mounted: false, fs_type: None, size_bytes: None, size_source: None });
     };
@@ -265,6 +305,23 @@ fn read_iommu(root: &SysRoot) -> Reading<Iommu> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// From a newcomer's run: a tree made by another tool held proc/mounts and no mountinfo, and
+    /// host.devshm skipped although the size was right there.
+    #[test]
+    fn shared_memory_is_read_from_proc_mounts_when_mountinfo_is_absent() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("proc")).expect("proc");
+        std::fs::write(
+            dir.path().join("proc/mounts"),
+            "proc /proc proc rw,nosuid 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,size=65536k 0 0\n",
+        )
+        .expect("mounts");
+        let memory = read_shared_memory(&SysRoot::captured(dir.path())).expect("read from proc/mounts");
+        assert!(memory.mounted);
+        assert_eq!(memory.size_bytes, Some(64 << 20));
+        assert!(parse_mounts("onlyone\n").is_err());
+    }
 
     #[test]
     fn tmpfs_sizes_parse_with_suffixes() {

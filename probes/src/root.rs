@@ -65,6 +65,23 @@ impl SysRoot {
         self
     }
 
+    /// A read failure at a node path. In a capture a missing file is [`ProbeErrorKind::NotInCapture`]:
+    /// the node may well have it, the tool that made the capture did not copy it, and a message such
+    /// as "needs root" would send the operator after the wrong thing.
+    fn io_error(&self, node_path: impl Into<PathBuf>, error: std::io::Error) -> ProbeError {
+        let error = ProbeError::io(node_path, error);
+        match error.kind {
+            ProbeErrorKind::NotFound if !self.live => ProbeError { kind: ProbeErrorKind::NotInCapture, ..error },
+            _ => error,
+        }
+    }
+
+    /// "Absent" for a fact a probe found in none of the places it looked (several files or an
+    /// interface): NotInCapture in a capture, as for a single file.
+    pub fn absent(&self, node_path: impl Into<PathBuf>) -> ProbeError {
+        self.io_error(node_path, std::io::ErrorKind::NotFound.into())
+    }
+
     /// True when reading the running kernel (some facts, such as `statvfs` of /dev/shm, exist only there).
     pub fn is_live(&self) -> bool {
         self.live
@@ -129,7 +146,7 @@ impl SysRoot {
                     if hops >= MAX_SYMLINK_HOPS {
                         return Err(ProbeError { path: node_path.to_path_buf(), kind: ProbeErrorKind::SymlinkLoop });
                     }
-                    let target = std::fs::read_link(&host).map_err(|e| ProbeError::io(&candidate, e))?;
+                    let target = std::fs::read_link(&host).map_err(|e| self.io_error(&candidate, e))?;
                     if let Some(recorder) = &self.recorder {
                         lock(recorder).links.insert(candidate.clone(), target.clone());
                     }
@@ -162,7 +179,7 @@ impl SysRoot {
     pub fn read_bytes(&self, node_path: impl AsRef<Path>) -> Result<Vec<u8>, ProbeError> {
         let node_path = node_path.as_ref();
         let real = self.resolve(node_path)?;
-        let bytes = std::fs::read(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
+        let bytes = std::fs::read(self.host_path(&real)).map_err(|e| self.io_error(node_path, e))?;
         if let Some(recorder) = &self.recorder {
             lock(recorder).files.insert(real);
         }
@@ -182,7 +199,7 @@ impl SysRoot {
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(self.host_path(&real))
-            .map_err(|e| ProbeError::io(node_path, e))?;
+            .map_err(|e| self.io_error(node_path, e))?;
         let mut text = Vec::new();
         // A kmsg record is at most about 1 KiB of text plus its dictionary; a short buffer is EINVAL.
         let mut record = vec![0u8; 16 * 1024];
@@ -199,7 +216,7 @@ impl SysRoot {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
-                Err(e) => return Err(ProbeError::io(node_path, e)),
+                Err(e) => return Err(self.io_error(node_path, e)),
             }
         }
         Ok(String::from_utf8_lossy(&text).into_owned())
@@ -211,7 +228,7 @@ impl SysRoot {
         let parent = node_path.parent().unwrap_or(Path::new(""));
         let name = node_path.file_name().unwrap_or_default();
         let link = self.resolve(parent)?.join(name);
-        let target = std::fs::read_link(self.host_path(&link)).map_err(|e| ProbeError::io(node_path, e))?;
+        let target = std::fs::read_link(self.host_path(&link)).map_err(|e| self.io_error(node_path, e))?;
         if let Some(recorder) = &self.recorder {
             lock(recorder).links.insert(link, target.clone());
         }
@@ -222,12 +239,12 @@ impl SysRoot {
     pub fn read_dir(&self, node_path: impl AsRef<Path>) -> Result<Vec<String>, ProbeError> {
         let node_path = node_path.as_ref();
         let real = self.resolve(node_path)?;
-        let entries = std::fs::read_dir(self.host_path(&real)).map_err(|e| ProbeError::io(node_path, e))?;
+        let entries = std::fs::read_dir(self.host_path(&real)).map_err(|e| self.io_error(node_path, e))?;
         let mut names = Vec::new();
         let mut listed_links = Vec::new();
         let mut listed_dirs = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|e| ProbeError::io(node_path, e))?;
+            let entry = entry.map_err(|e| self.io_error(node_path, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             // A capture must list the same names: entries that are links or directories are kept even
             // when no probe reads inside them (sys/class/iommu/dmar0 is only counted, never read).
@@ -335,7 +352,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = SysRoot::captured(dir.path());
         let error = root.read_string("sys/class/infiniband/mlx5_0/fw_ver").expect_err("missing");
-        assert!(error.is_not_found());
-        assert_eq!(error.to_string(), "failed to read sys/class/infiniband/mlx5_0/fw_ver: not found");
+        assert!(error.is_not_found() && error.is_not_in_capture());
+        assert_eq!(error.to_string(), "failed to read sys/class/infiniband/mlx5_0/fw_ver: not in this capture");
     }
 }

@@ -88,6 +88,46 @@ pub struct RunInfo {
     /// Number of times the run was continued with `--resume`.
     #[serde(default)]
     pub resumed: u32,
+    /// How each pair was measured, so a figure is read against what bounded it. Absent in reports
+    /// written before this field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair_test: Option<PairTestSettings>,
+}
+
+/// The playbook's pair-test settings (`[pairwise]`), copied into the report beside the figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairTestSettings {
+    pub message_bytes: u64,
+    /// Connections (TCP) or queue pairs (verbs) per pair.
+    pub queue_pairs: u32,
+    /// Messages in flight per connection (perftest -t).
+    pub tx_depth: u32,
+    /// Whether every received message was checked (costs receive-side CPU).
+    pub validate: bool,
+    pub latency_bytes: u64,
+}
+
+impl PairTestSettings {
+    /// "tcp, 64 KiB messages, 2 connections x 4 in flight, data validation on".
+    pub fn describe(&self, transport: &str) -> String {
+        let connections = if transport == "verbs" { "queue pairs" } else { "connections" };
+        format!(
+            "{transport}, {} messages, {} {connections} x {} in flight, data validation {}",
+            bytes_label(self.message_bytes),
+            self.queue_pairs,
+            self.tx_depth,
+            if self.validate { "on" } else { "off" }
+        )
+    }
+}
+
+/// 65536 -> "64 KiB", 100 -> "100 B".
+fn bytes_label(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
 }
 
 /// A host of the burn-in.
@@ -593,6 +633,7 @@ pub fn example() -> BurninReport {
         stopped: None,
         steps_done: 31,
         resumed: 0,
+        pair_test: None,
     };
     let burnin_hosts = hosts
         .iter()
@@ -869,6 +910,79 @@ pub fn junit(report: &BurninReport) -> String {
 
 /// `summary.md`: the verdict, what to replace or reseat in order of confidence and why, lost and
 /// excluded hosts, the slowest pairs, and every finding that is not a pass.
+/// One line that puts the pair figures beside how they were measured and what bounds them: "12 pairs
+/// measured: 3.11 to 3.19 Gb/s mean bandwidth, 2.6 to 4.8 us mean latency; over tcp, 64 KiB messages,
+/// 2 connections x 4 in flight, data validation on". `None` before any pair was measured.
+pub fn pair_figures(report: &BurninReport) -> Option<String> {
+    let pairs: Vec<&PairStats> =
+        report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.bw_mean_gbps.is_some()).collect();
+    let bandwidth: Vec<f64> = pairs.iter().filter_map(|p| p.bw_mean_gbps).collect();
+    let latency: Vec<f64> = pairs.iter().filter_map(|p| p.lat_mean_us).collect();
+    let range = |values: &[f64]| {
+        let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (low, high)
+    };
+    if bandwidth.is_empty() {
+        return None;
+    }
+    let (low, high) = range(&bandwidth);
+    let mut line = format!("{} pairs measured: {low:.2} to {high:.2} Gb/s mean bandwidth", pairs.len());
+    if !latency.is_empty() {
+        let (low, high) = range(&latency);
+        line.push_str(&format!(", {low:.1} to {high:.1} us mean latency"));
+    }
+    if let Some(settings) = &report.run.pair_test {
+        line.push_str(&format!("; over {}", settings.describe(&report.run.transport)));
+    }
+    if report.run.launcher == "local" {
+        line.push_str(
+            "; every host is an agent on this one machine (--local), so the figures are bounded by its CPUs and \
+             loopback, not by a link",
+        );
+    }
+    Some(line)
+}
+
+/// Every host's `check` result in the summary: the failing checks, and whether they kept the host out
+/// of the run (the playbook's `exclude_checks`) or were reported only. A host-check failure that did
+/// not block sign-off is still a fault of the node, and the summary says so.
+fn host_checks_markdown(report: &BurninReport, out: &mut String) {
+    use std::fmt::Write as _;
+    if report.host_checks.is_empty() {
+        return;
+    }
+    out.push_str("\n## Host checks\n\n| host | worst | fail and error findings | effect |\n|---|---|---|---|\n");
+    for check in &report.host_checks {
+        let failing: Vec<String> = check
+            .report
+            .iter()
+            .flat_map(|r| r.findings.iter())
+            .filter(|f| f.verdict >= Verdict::Error)
+            .map(|f| format!("`{}` {}: {}", f.id, f.subject, f.message))
+            .collect();
+        let mut failing = failing.join("; ");
+        if let Some(error) = &check.error {
+            failing = if failing.is_empty() { error.clone() } else { format!("{failing}; {error}") };
+        }
+        let effect = if check.excluded {
+            "excluded from the run"
+        } else if check.worst >= Verdict::Error {
+            "reported, not blocking (not in the playbook's exclude_checks)"
+        } else {
+            "-"
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            check.host,
+            check.worst,
+            markdown_cell(if failing.is_empty() { "-" } else { &failing }),
+            effect
+        );
+    }
+}
+
 pub fn summary_markdown(report: &BurninReport) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -891,6 +1005,7 @@ pub fn summary_markdown(report: &BurninReport) -> String {
     for reason in &report.signoff.reasons {
         let _ = writeln!(out, "- {reason}");
     }
+    host_checks_markdown(report, &mut out);
     out.push_str("\n## What to replace or reseat\n\n");
     if report.suspects.is_empty() {
         out.push_str("Nothing: no fault was pinned.\n");
@@ -929,7 +1044,11 @@ pub fn summary_markdown(report: &BurninReport) -> String {
         report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.bw_mean_gbps.is_some()).collect();
     pairs.sort_by(|a, b| a.bw_mean_gbps.unwrap_or(0.0).total_cmp(&b.bw_mean_gbps.unwrap_or(0.0)));
     if !pairs.is_empty() {
-        out.push_str("\n## Slowest pairs\n\n| client -> server | rail | bw mean Gb/s | bw min Gb/s | lat mean us | samples |\n|---|---|---|---|---|---|\n");
+        out.push_str("\n## Slowest pairs\n\n");
+        if let Some(line) = pair_figures(report) {
+            let _ = writeln!(out, "{line}");
+        }
+        out.push_str("\n| client -> server | rail | bw mean Gb/s | bw min Gb/s | lat mean us | samples |\n|---|---|---|---|---|---|\n");
         for pair in pairs.iter().take(10) {
             let _ = writeln!(
                 out,
@@ -1006,6 +1125,41 @@ mod tests {
         let error = BurninReport::from_json(&value.to_string()).expect_err("version 99");
         assert!(error.to_string().contains("99"), "{error}");
         assert!(BurninReport::from_json("{").is_err());
+    }
+
+    /// From a newcomer's run: every host's check failed on host.memlock, the burn-in said PASS, and
+    /// summary.md never said so; the pair figures came with no word on what bounded them.
+    #[test]
+    fn summary_states_host_check_failures_and_how_pairs_were_measured() {
+        let mut report = example();
+        let failing = Finding::new("host.memlock", Verdict::Fail, "node", "locked-memory limit 8 MiB");
+        if let Some(check) = report.host_checks.first_mut() {
+            check.worst = Verdict::Fail;
+            check.excluded = false;
+            if let Some(inner) = check.report.as_mut() {
+                inner.findings.push(failing);
+            }
+        }
+        report.run.launcher = "local".into();
+        report.run.pair_test = Some(PairTestSettings {
+            message_bytes: 65536,
+            queue_pairs: 2,
+            tx_depth: 4,
+            validate: true,
+            latency_bytes: 64,
+        });
+        let summary = summary_markdown(&report);
+        assert!(summary.contains("## Host checks"), "{summary}");
+        assert!(
+            summary
+                .contains("| node0 | fail | `host.memlock` node: locked-memory limit 8 MiB | reported, not blocking"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("over tcp, 64 KiB messages, 2 connections x 4 in flight, data validation on"),
+            "{summary}"
+        );
+        assert!(summary.contains("bounded by its CPUs and loopback"), "{summary}");
     }
 
     #[test]

@@ -97,11 +97,15 @@ impl CountersReport {
         }
         let sampled_twice = self.counters.iter().any(|r| r.status.is_some());
         for (subject, rows) in by_subject {
+            let total = rows.len();
             let rows: Vec<&&CounterRow> = rows
                 .iter()
                 .filter(|r| show_zero || r.saturated || if sampled_twice { r.delta != Some(0) } else { r.value != 0 })
                 .collect();
             if rows.is_empty() {
+                // One line says the subject was read, so a quiet port is told apart from a missing one.
+                let quiet = if sampled_twice { "none changed" } else { "all zero" };
+                let _ = writeln!(out, "{subject}: {total} counters, {quiet}");
                 continue;
             }
             let _ = writeln!(out, "{subject}");
@@ -127,7 +131,7 @@ impl CountersReport {
             }
         }
         if out.is_empty() {
-            out.push_str(if sampled_twice { "no counter changed\n" } else { "no non-zero counters\n" });
+            out.push_str("no RDMA port or netdev counters found\n");
         }
         if let Some(seconds) = self.interval_seconds {
             let _ = writeln!(out, "(deltas over {seconds:.1} s)");

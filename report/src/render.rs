@@ -17,9 +17,18 @@ pub enum Format {
     Markdown,
 }
 
-pub fn render(report: &Report, format: Format, color: bool) -> String {
+/// How the terminal text is drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TextOptions {
+    /// SGR colours on the verdicts.
+    pub color: bool,
+    /// Leave out the pass lines (the summary still counts them and says they are hidden).
+    pub hide_pass: bool,
+}
+
+pub fn render(report: &Report, format: Format, options: TextOptions) -> String {
     match format {
-        Format::Text => text(report, color),
+        Format::Text => text(report, options),
         Format::Json => json(report),
         Format::Junit => junit(report),
         Format::Markdown => markdown(report),
@@ -43,11 +52,13 @@ fn verdict_label(verdict: Verdict, color: bool) -> String {
 }
 
 /// One line per finding: verdict, check id, subject, message; evidence indented below non-passing ones.
-pub fn text(report: &Report, color: bool) -> String {
+pub fn text(report: &Report, options: TextOptions) -> String {
+    let TextOptions { color, hide_pass } = options;
     let mut out = String::new();
-    let id_width = report.findings.iter().map(|f| f.id.len()).max().unwrap_or(0);
-    let subject_width = report.findings.iter().map(|f| f.subject.chars().count()).max().unwrap_or(0).min(36);
-    for finding in &report.findings {
+    let shown: Vec<&Finding> = report.findings.iter().filter(|f| !(hide_pass && f.verdict == Verdict::Pass)).collect();
+    let id_width = shown.iter().map(|f| f.id.len()).max().unwrap_or(0);
+    let subject_width = shown.iter().map(|f| f.subject.chars().count()).max().unwrap_or(0).min(36);
+    for finding in shown {
         let _ = writeln!(
             out,
             "{} {:<id_width$}  {:<subject_width$}  {}",
@@ -75,6 +86,9 @@ pub fn text(report: &Report, color: bool) -> String {
         s.pass,
         s.skip
     );
+    if hide_pass && s.pass > 0 {
+        let _ = writeln!(out, "({} pass lines hidden; run without --hide-pass to list them)", s.pass);
+    }
     out
 }
 
@@ -160,7 +174,9 @@ pub(crate) fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// A Markdown table of everything that is not a pass, then a count of passes: what goes into a ticket.
+/// A Markdown table of everything that is not a pass, then the passes in a short table of their own:
+/// what goes into a ticket. Skips that share subject, message and evidence (every GPU check on a node
+/// without the NVIDIA driver) are one row naming all their checks, so a long reason is said once.
 pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
     let hosts: Vec<&str> = report.hosts.iter().map(|h| h.hostname.as_str()).collect();
@@ -171,19 +187,49 @@ pub fn markdown(report: &Report) -> String {
     notable.sort_by(|a, b| b.verdict.cmp(&a.verdict).then_with(|| a.id.cmp(&b.id)));
     if notable.is_empty() {
         out.push_str("All checks passed.\n");
-        return out;
+    } else {
+        out.push_str("| verdict | check | subject | message | evidence |\n|---|---|---|---|---|\n");
+        let mut rows: Vec<(Verdict, Vec<&str>, &str, &str, String)> = Vec::new();
+        for finding in notable {
+            let evidence = finding.evidence.join("; ");
+            let same = rows.last_mut().filter(|(verdict, _, subject, message, text)| {
+                finding.verdict == Verdict::Skip
+                    && *verdict == Verdict::Skip
+                    && *subject == finding.subject
+                    && *message == finding.message
+                    && *text == evidence
+            });
+            match same {
+                Some(row) => row.1.push(&finding.id),
+                None => rows.push((finding.verdict, vec![&finding.id], &finding.subject, &finding.message, evidence)),
+            }
+        }
+        for (verdict, ids, subject, message, evidence) in rows {
+            let ids: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                verdict,
+                ids.join(", "),
+                markdown_cell(subject),
+                markdown_cell(message),
+                markdown_cell(&evidence)
+            );
+        }
     }
-    out.push_str("| verdict | check | subject | message | evidence |\n|---|---|---|---|---|\n");
-    for finding in notable {
-        let _ = writeln!(
-            out,
-            "| {} | `{}` | {} | {} | {} |",
-            finding.verdict,
-            finding.id,
-            markdown_cell(&finding.subject),
-            markdown_cell(&finding.message),
-            markdown_cell(&finding.evidence.join("; "))
-        );
+    let passes: Vec<&Finding> = report.findings.iter().filter(|f| f.verdict == Verdict::Pass).collect();
+    if !passes.is_empty() {
+        let _ = writeln!(out, "\n## Passed ({})\n", passes.len());
+        out.push_str("| check | subject | message |\n|---|---|---|\n");
+        for finding in passes {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} |",
+                finding.id,
+                markdown_cell(&finding.subject),
+                markdown_cell(&finding.message)
+            );
+        }
     }
     out
 }
@@ -216,10 +262,35 @@ mod tests {
 
     #[test]
     fn text_has_one_line_per_finding_and_a_summary() {
-        let out = text(&report(), false);
+        let out = text(&report(), TextOptions::default());
         assert!(out.lines().any(|l| l.starts_with("FAIL  pcie.acs")));
+        assert!(out.lines().any(|l| l.starts_with("PASS  host.memlock")));
         assert!(out.contains("2 findings: 1 fail, 0 error, 0 warn, 1 pass, 0 skip"));
         assert!(!out.contains('\x1b'));
+    }
+
+    #[test]
+    fn hidden_passes_are_counted_and_said_to_be_hidden() {
+        let out = text(&report(), TextOptions { color: false, hide_pass: true });
+        assert!(!out.contains("host.memlock"), "{out}");
+        assert!(out.contains("1 pass"), "{out}");
+        assert!(out.contains("1 pass lines hidden"), "{out}");
+    }
+
+    /// From a newcomer's run: check.md said "7 pass" and listed none of them, and every GPU check
+    /// repeated the same long dlopen error.
+    #[test]
+    fn markdown_lists_passes_and_says_a_shared_skip_reason_once() {
+        let mut report = report();
+        let reason = "libnvidia-ml.so.1: cannot open shared object file: No such file or directory";
+        for id in ["gpu.ecc", "gpu.xid", "gpu.thermal"] {
+            report.findings.push(Finding::new(id, Verdict::Skip, "node", "no NVIDIA driver").evidence(reason));
+        }
+        let markdown = markdown(&report);
+        assert_eq!(markdown.matches(reason).count(), 1, "{markdown}");
+        assert!(markdown.contains("`gpu.ecc`, `gpu.thermal`, `gpu.xid`"), "{markdown}");
+        assert!(markdown.contains("## Passed (1)"), "{markdown}");
+        assert!(markdown.contains("| `host.memlock` | node | unlimited |"), "{markdown}");
     }
 
     #[test]

@@ -124,3 +124,49 @@ fn completions_and_manpage_are_generated() {
     assert!(stdout(&run(&["completions", "bash"])).contains("fabricdoctor"));
     assert!(stdout(&run(&["manpage"])).contains(".TH fabricdoctor"));
 }
+
+/// From a newcomer's run: `counters --interval 0s` sampled in a busy loop.
+#[test]
+fn zero_durations_are_refused_by_name() {
+    let output = run(&["counters", "--interval", "0s"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("\"0s\" is zero"), "{}", stderr(&output));
+    let output = run(&["check", "--sample-interval", "0ms"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// `--root` is a capture in every command that has it; the collectives' root rank is `-r/--root-rank`.
+#[test]
+fn the_root_rank_has_its_own_flag() {
+    let output = run(&["perf", "broadcast", "--root", "1", "--np", "2"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--root-rank"), "clap suggests the right flag: {}", stderr(&output));
+    let output = run(&["perf", "broadcast", "-r", "5", "--np", "1", "-b", "8", "-e", "8"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--root-rank 5 but only 1 ranks"), "{}", stderr(&output));
+}
+
+/// `perf client --transport verbs` on a node without RDMA devices says so before it connects (here
+/// to a port nobody listens on: the error must be about the device, not the connection).
+#[test]
+fn verbs_without_an_rdma_device_is_named_before_connecting() {
+    if std::path::Path::new("/sys/class/infiniband").read_dir().is_ok_and(|mut d| d.next().is_some()) {
+        eprintln!("SKIP: this machine has RDMA devices; the missing-device message cannot be shown");
+        return;
+    }
+    let output = run(&["perf", "client", "127.0.0.1", "--port", "9", "--transport", "verbs"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--transport verbs: this node has no RDMA device"), "{}", stderr(&output));
+}
+
+/// In a capture, a file the capture does not hold is "not in this capture", never "needs root": the
+/// pfc-storm fixture has no debugfs cc_params.
+#[test]
+fn a_file_missing_from_a_capture_is_named_as_such() {
+    let after = crate::support::fixture("counters/pfc-storm/after");
+    let before = crate::support::fixture("counters/pfc-storm/before");
+    let (report, _) = check_json(&after, &["--before", before.to_str().unwrap(), "--only", "ecn.config"]);
+    let messages: Vec<String> = crate::support::verdicts(&report).into_iter().map(|(.., message)| message).collect();
+    assert!(messages.iter().any(|m| m.contains("not in this capture")), "{messages:#?}");
+    assert!(!messages.iter().any(|m| m.contains("needs root")), "{messages:#?}");
+}

@@ -62,7 +62,7 @@ fn the_other_collectives_are_exact() {
             assert_eq!((wrong(&report), code), (0, 0), "{collective} x{ranks}");
         }
     }
-    let (report, code) = local("broadcast", 3, &["--root", "2"]);
+    let (report, code) = local("broadcast", 3, &["--root-rank", "2"]);
     assert_eq!((wrong(&report), code), (0, 0));
     assert_eq!(report["rows"][0]["root"], 2);
 }

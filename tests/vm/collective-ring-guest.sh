@@ -60,7 +60,7 @@ verbs=(--transport verbs -d rxe0 -x "$gid")
 # The first run waits for the slowest guest to boot: a long rendezvous timeout.
 run verbs-allreduce 300 allreduce "${verbs[@]}" --port 18600 -b 4K -e 1M -f 4 -n 2 -w 1 -c 1 --timeout 120s --json
 run verbs-alltoall 200 alltoall "${verbs[@]}" --port 18601 -b 3K -e 768K -f 16 -n 2 -w 1 -c 1 --timeout 60s --json
-run verbs-broadcast 200 broadcast "${verbs[@]}" --port 18602 -b 4K -e 1M -f 16 -n 2 -w 1 -c 1 --root 1 \
+run verbs-broadcast 200 broadcast "${verbs[@]}" --port 18602 -b 4K -e 1M -f 16 -n 2 -w 1 -c 1 --root-rank 1 \
   --timeout 60s --json
 run tcp-allreduce 200 allreduce --transport tcp --port 18603 -b 4K -e 1M -f 4 -n 2 -w 1 -c 1 --timeout 60s --json
 

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant, SystemTime};
 use fabricdoctor_checks::{Finding, Verdict};
 use fabricdoctor_report::burnin::{
     BaselineComparison, BurninHost, BurninReport, CollectiveResult, CounterInterval, Event, EventKind, HostCheck,
-    HostStatus, LoopbackResult, PairMatrix, PairMeasurement, PairStats, Phase, PhaseStatus, Rail, Regression, RunInfo,
-    SignOff, SignOffVerdict, Suspect, SuspectKind, TimelineMark,
+    HostStatus, LoopbackResult, PairMatrix, PairMeasurement, PairStats, PairTestSettings, Phase, PhaseStatus, Rail,
+    Regression, RunInfo, SignOff, SignOffVerdict, Suspect, SuspectKind, TimelineMark,
 };
 use serde::{Deserialize, Serialize};
 
@@ -274,6 +274,13 @@ impl Coordinator {
                 stopped: None,
                 steps_done: 0,
                 resumed: 0,
+                pair_test: Some(PairTestSettings {
+                    message_bytes: options.playbook.pairwise.message_bytes,
+                    queue_pairs: options.playbook.pairwise.queue_pairs,
+                    tx_depth: options.playbook.pairwise.tx_depth,
+                    validate: options.playbook.pairwise.validate,
+                    latency_bytes: options.playbook.pairwise.latency_bytes,
+                }),
             };
             let hosts = options
                 .hosts

@@ -77,6 +77,7 @@ impl Coordinator {
                 .collect();
             reasons.push(format!("suspects: {}", subjects.join(", ").to_lowercase()));
         }
+        reasons.push(self.host_check_reason());
         for status in [HostStatus::Lost, HostStatus::Excluded] {
             let names: Vec<&str> =
                 self.report.hosts.iter().filter(|h| h.status == status).map(|h| h.name.as_str()).collect();
@@ -129,6 +130,52 @@ impl Coordinator {
         )?;
         write_atomically(&dir.join("junit.xml"), fabricdoctor_report::burnin::junit(&self.report).as_bytes())?;
         Ok(())
+    }
+}
+
+impl Coordinator {
+    /// The host checks' part of the sign-off: which hosts' `check` failed, on what, and whether the
+    /// playbook lets that block the run (exclude_checks) or only reports it.
+    fn host_check_reason(&self) -> String {
+        let checks = &self.report.host_checks;
+        let failing: Vec<&HostCheck> = checks.iter().filter(|c| c.worst >= Verdict::Error).collect();
+        if failing.is_empty() {
+            return format!("host checks: no fail or error on {} host(s): ok", checks.len());
+        }
+        let mut ids: BTreeSet<&str> = BTreeSet::new();
+        for check in &failing {
+            ids.extend(
+                check
+                    .report
+                    .iter()
+                    .flat_map(|r| r.findings.iter())
+                    .filter(|f| f.verdict >= Verdict::Error)
+                    .map(|f| f.id.as_str()),
+            );
+        }
+        let excluded = failing.iter().filter(|c| c.excluded).count();
+        let blocking = &self.options.playbook.policy.exclude_checks;
+        let reported: Vec<&str> =
+            ids.iter().copied().filter(|id| !blocking.iter().any(|prefix| id.starts_with(prefix.as_str()))).collect();
+        let ids = if ids.is_empty() {
+            "the check could not run".to_string()
+        } else {
+            ids.into_iter().collect::<Vec<_>>().join(", ")
+        };
+        let effect = if excluded == failing.len() {
+            "those hosts were excluded from the run".to_string()
+        } else {
+            format!(
+                "{} not among the playbook's exclude_checks ({}): reported, not blocking sign-off; fix before training",
+                if reported.is_empty() {
+                    "the check could not run, and that is".to_string()
+                } else {
+                    reported.join(", ")
+                },
+                blocking.join(", ")
+            )
+        };
+        format!("host checks: fail or error on {} of {} host(s) ({ids}); {effect}", failing.len(), checks.len())
     }
 }
 

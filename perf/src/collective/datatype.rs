@@ -122,10 +122,20 @@ fn apply<const WIDTH: usize>(
     }
 }
 
-/// The value rank `rank` contributes at element `index`: a small integer (0..=4), exact in every
+/// The value rank `rank` contributes at element `index`: a pseudo-random small integer (0..=4) per
+/// rank and element, as nccl-tests fills each rank with its own random data, so no two ranks hold
+/// the same data and no shift of a rank's data matches another position: a slice delivered to the
+/// wrong rank, or at the wrong offset, is counted in #wrong. Small integers are exact in every
 /// supported type, and sums of up to 64 ranks stay exact even in bfloat16 (integers up to 256).
 pub fn input_value(rank: usize, index: usize) -> i64 {
-    ((rank * 7 + index * 3) % 5) as i64
+    // splitmix64's finalizer (Steele, Lea, Flood, OOPSLA 2014) over (rank, index).
+    let mut x = ((rank as u64) << 40) ^ (index as u64) ^ 0x9E37_79B9_7F4A_7C15;
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x % 5) as i64
 }
 
 /// The reduction of every rank's input at `index`.
@@ -179,6 +189,45 @@ mod tests {
         // 257 is not representable: it rounds to the even neighbour 256.
         assert_eq!(bf16_to_f32(f32_to_bf16(257.0)), 256.0);
         assert!(bf16_to_f32(f32_to_bf16(f32::NAN)).is_nan());
+    }
+
+    /// The former input `(7r + 3i) mod 5` gave ranks r and r+5 the same data, so a slice sent to the
+    /// wrong one of them passed the check. Each rank's data must differ from every other rank's and
+    /// from every shift of itself.
+    #[test]
+    fn no_two_ranks_and_no_shift_share_the_input() {
+        let old = |rank: usize, index: usize| ((rank * 7 + index * 3) % 5) as i64;
+        assert!((0..64).all(|i| old(2, i) == old(7, i)), "the old input could not tell rank 2 from rank 7");
+        let block = 64;
+        for a in 0..16 {
+            for b in 0..16 {
+                for shift in 0..4 {
+                    if a == b && shift == 0 {
+                        continue;
+                    }
+                    let same = (0..block).all(|i| input_value(a, i) == input_value(b, i + shift));
+                    assert!(!same, "rank {a} and rank {b} shifted by {shift} hold the same block");
+                }
+            }
+        }
+    }
+
+    /// A misrouted AllGather: the block that should come from rank 2 arrives with rank 7's data. The
+    /// data check counts every element of it that differs.
+    #[test]
+    fn a_block_from_the_wrong_rank_is_counted_wrong() {
+        let data_type = DataType::F32;
+        let (world, per_block) = (8, 256);
+        let mut gathered = vec![0u8; world * per_block * data_type.size()];
+        for owner in 0..world {
+            let sender = if owner == 2 { 7 } else { owner };
+            let range = owner * per_block * data_type.size()..(owner + 1) * per_block * data_type.size();
+            fill(&mut gathered[range], data_type, owner * per_block, |i| input_value(sender, i));
+        }
+        let wrong = count_wrong(&gathered, data_type, 0, |i| input_value(i / per_block, i));
+        let differing = (2 * per_block..3 * per_block).filter(|&i| input_value(2, i) != input_value(7, i)).count();
+        assert!(differing > per_block / 2, "{differing}");
+        assert_eq!(wrong as usize, differing);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use sideway::ibverbs::queue_pair::{
 use sideway::ibverbs::AccessFlags;
 
 use super::protocol::{self, GidCandidate, GidKind, QpSetting, QpState};
-use crate::transport::pattern_byte;
+use crate::integrity::{check_region, fill_region};
 use crate::PerfError;
 
 /// An open device.
@@ -208,13 +208,13 @@ impl Buffer {
         assert!(range.start <= range.end && range.end <= self.layout.size(), "range {range:?} outside the buffer");
     }
 
-    /// Fill `range` with the validation pattern (message offset 0 at `range.start`). Only while no
-    /// work request uses the range (before the connection starts).
+    /// Fill `range` with the region pattern of `crate::integrity` (message offset 0 at
+    /// `range.start`). Only while no work request uses the range (before the connection starts).
     pub fn fill_pattern(&mut self, range: Range<usize>) {
         self.check(&range);
-        for (i, offset) in range.enumerate() {
-            self.write_byte(offset, pattern_byte(i));
-        }
+        let mut pattern = vec![0u8; range.len()];
+        fill_region(&mut pattern);
+        self.copy_in(range.start, &pattern);
     }
 
     /// One byte as the adapter left it (volatile: it changes behind the compiler's back).
@@ -231,10 +231,17 @@ impl Buffer {
         unsafe { self.pointer.as_ptr().add(offset).write_volatile(value) }
     }
 
-    /// Bytes of `range` that differ from the pattern of a message starting at `range.start`.
+    /// Bytes of `range` that differ from the region pattern of a message starting at `range.start`,
+    /// checked word by word (crate::integrity). Only after the completion that says the adapter
+    /// finished writing the range; later messages into the same region carry the same bytes.
     pub fn mismatches(&self, range: Range<usize>) -> u64 {
-        let start = range.start;
-        range.filter(|&offset| self.read_byte(offset) != pattern_byte(offset - start)).count() as u64
+        self.check(&range);
+        // The completion was read by an FFI call; order the reads after it (as `copy_out` does).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: in bounds (checked); the adapter's writes to this range completed before the
+        // completion the caller polled, and u8 has no alignment or validity requirements.
+        let bytes = unsafe { std::slice::from_raw_parts(self.pointer.as_ptr().add(range.start), range.len()) };
+        check_region(bytes).0
     }
 
     /// Copy `bytes` into the buffer at `offset`. Only where no work request is using those bytes (a

@@ -22,6 +22,8 @@ pub struct BurninView {
     /// The axis of every matrix.
     pub hosts: Vec<String>,
     pub matrices: Vec<PairMatrix>,
+    /// How the pairs were measured and what bounds the figures (`crate::burnin::pair_figures`).
+    pub pair_figures: Option<String>,
     pub phases: Vec<PhaseSpan>,
     pub timelines: Vec<HostTimeline>,
     /// Hosts whose topology could not be drawn, and why.
@@ -186,6 +188,9 @@ fn suspects(out: &mut String, suspects: &[SuspectView]) {
 
 fn heatmaps(out: &mut String, view: &BurninView) {
     out.push_str("<section id=\"heatmaps\"><h2>Pairwise bandwidth and latency</h2>");
+    if let Some(line) = &view.pair_figures {
+        let _ = write!(out, "<p class=\"measured\">{}</p>", escape(line));
+    }
     if view.matrices.is_empty() {
         out.push_str("<p class=\"note\">This report holds no pairwise measurements.</p>");
     } else {
@@ -494,6 +499,7 @@ impl BurninView {
                 .collect(),
             hosts,
             matrices,
+            pair_figures: crate::burnin::pair_figures(report),
             phases,
             timelines,
             notes,
