@@ -36,7 +36,7 @@ fn main() {
         let stream = Stream::new(0x5eed, 0, size);
         let mut sender = Sender::new(stream);
         let mut verifier = Verifier::new(stream);
-        let source = sender.next_message().to_vec();
+        let source = Sender::new(stream).next_message().to_vec();
         let mut destination = vec![0u8; size];
         let memcpy = throughput(size, budget, || {
             destination.copy_from_slice(black_box(&source));
