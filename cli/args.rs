@@ -357,9 +357,28 @@ pub struct VerbsArgs {
     /// RDMA port number of the device (verbs; perftest -i).
     #[arg(long = "ib-port", short = 'i', default_value_t = 1, help_heading = "Verbs")]
     pub ib_port: u8,
-    /// GID index (verbs; default: the RoCE v2 GID of the port netdev's IPv4 address).
-    #[arg(long, short = 'x', value_name = "N", help_heading = "Verbs")]
+    /// GID index (verbs; perftest -x; default: NCCL_IB_GID_INDEX, else the RoCE v2 GID of the port
+    /// netdev's IPv4 address).
+    #[arg(long, short = 'x', value_name = "N", env = "NCCL_IB_GID_INDEX", help_heading = "Verbs")]
     pub gid_index: Option<u32>,
+    /// GRH traffic class of the queue pairs (verbs; perftest --tclass; default: NCCL_IB_TC, else 0).
+    /// On RoCE v2 its upper six bits are the DSCP a lossless fabric maps to its PFC priority.
+    #[arg(long = "tclass", short = 'T', value_name = "N", env = "NCCL_IB_TC", help_heading = "Verbs")]
+    pub traffic_class: Option<u8>,
+    /// Service level of the queue pairs (verbs; perftest --sl; default: NCCL_IB_SL, else 0).
+    #[arg(long = "sl", short = 'S', value_name = "N", env = "NCCL_IB_SL", help_heading = "Verbs",
+          value_parser = clap::value_parser!(u8).range(0..=15))]
+    pub service_level: Option<u8>,
+}
+
+impl VerbsArgs {
+    /// The traffic class and service level asked for (0 where neither flag nor variable says).
+    pub fn traffic(&self) -> fabricdoctor_perf::verbs::Traffic {
+        fabricdoctor_perf::verbs::Traffic {
+            traffic_class: self.traffic_class.unwrap_or(0),
+            service_level: self.service_level.unwrap_or(0),
+        }
+    }
 }
 
 /// Options both sides take.
@@ -440,9 +459,14 @@ pub struct PerfClientArgs {
     /// Inline size in bytes (verbs; perftest -I).
     #[arg(long, short = 'I', default_value_t = 0)]
     pub inline: u32,
-    /// Fill messages with a pattern and check every byte that arrives.
+    /// Send verifiable messages (header with sequence number, sender, length and a per-run seed;
+    /// payload words) and check every one that arrives: flipped bits, lost, repeated, reordered or
+    /// stale messages are counted, and the first is named with its offset and words.
     #[arg(long)]
     pub validate: bool,
+    /// Test hook: flip one bit in every Nth message sent (TCP), so `--validate` proves it can fail.
+    #[arg(long, value_name = "N", hide = true, requires = "validate")]
+    pub inject_corruption: Option<u64>,
     /// Bandwidth in Gb/s (10^9 bits) instead of MiB/s (perftest --report_gbits).
     #[arg(long)]
     pub report_gbits: bool,

@@ -127,6 +127,7 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
         }));
     }
     let (playbook, playbook_source) = playbook_of(args)?;
+    let playbook = playbook.with_nccl_environment(|name| std::env::var(name).ok())?;
     let report_dir = args.report_dir.clone().context("--report-dir is required")?;
     let listed = match (&args.hosts, &args.hostfile) {
         (Some(list), _) => Some(launch::parse_hosts(list, args.agent_port, "--hosts")?),

@@ -156,6 +156,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                     port: args.verbs.ib_port,
                     gid_index: args.verbs.gid_index,
                     timeout: args.timeout,
+                    traffic: args.verbs.traffic(),
                 }),
             };
             // Before the rendezvous, so a rank without the driver fails at once rather than its peers

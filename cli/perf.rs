@@ -111,13 +111,16 @@ fn data_path(
     match kind {
         TransportKind::Tcp => Ok(Box::new(TcpDataPath::new(side, common.timeout).with_gpu(gpu.clone()))),
         TransportKind::Verbs if gpu.is_some() => Err(fabricdoctor_perf::PerfError::Unsupported(GPU_OVER_VERBS.into())),
-        TransportKind::Verbs => Ok(Box::new(VerbsDataPath::new(
-            side,
-            common.verbs.device.clone(),
-            common.verbs.ib_port,
-            common.verbs.gid_index,
-            common.timeout,
-        ))),
+        TransportKind::Verbs => Ok(Box::new(
+            VerbsDataPath::new(
+                side,
+                common.verbs.device.clone(),
+                common.verbs.ib_port,
+                common.verbs.gid_index,
+                common.timeout,
+            )
+            .with_traffic(common.verbs.traffic()),
+        )),
     }
 }
 
@@ -164,8 +167,10 @@ fn server(args: PerfServerArgs) -> anyhow::Result<i32> {
         };
         match serve_session(control, &constraints, args.common.timeout, &mut path_for) {
             Ok(parameters) => eprintln!(
-                "fabricdoctor perf server: {peer}: {} {:?} {} bytes done",
-                parameters.operation, parameters.test, parameters.size
+                "fabricdoctor perf server: {peer}: {} {} {} bytes done",
+                parameters.operation,
+                args_test(parameters.test),
+                parameters.size
             ),
             Err(error) => {
                 failures += 1;
@@ -207,6 +212,9 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
         inline_size: args.inline,
         validate: args.validate,
         validation_seed: 0,
+        // The client's class travels to the server, so both ends of each queue pair use it.
+        traffic_class: args.common.verbs.traffic_class,
+        service_level: args.common.verbs.service_level,
     };
     let options = ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout };
     let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };
@@ -217,7 +225,17 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     if gpu.is_some() && args.op == PerfOperation::Read {
         anyhow::bail!("--gpu over TCP measures write and send; read responses are not staged into the GPU");
     }
-    let mut path = data_path(Side::Client, kind, &args.common, &gpu)?;
+    if args.inject_corruption.is_some() && kind != TransportKind::Tcp {
+        anyhow::bail!("--inject-corruption is a TCP test hook");
+    }
+    let mut path: Box<dyn DataPath> = match kind {
+        TransportKind::Tcp if args.inject_corruption.is_some() => Box::new(
+            TcpDataPath::new(Side::Client, args.common.timeout)
+                .with_gpu(gpu.clone())
+                .with_corruption(args.inject_corruption),
+        ),
+        _ => data_path(Side::Client, kind, &args.common, &gpu)?,
+    };
     let mut runs = Vec::new();
     for size in sizes {
         let parameters = RunParameters { size, ..template.clone() };

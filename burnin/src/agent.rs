@@ -17,7 +17,7 @@ use fabricdoctor_perf::generator::{
 };
 use fabricdoctor_perf::handshake::ServerConstraints;
 use fabricdoctor_perf::verbs::stream::StreamOptions;
-use fabricdoctor_perf::verbs::VerbsDataPath;
+use fabricdoctor_perf::verbs::{Traffic, VerbsDataPath};
 use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
 use fabricdoctor_probes::rdma::{read_rdma_devices, GidType, RdmaDevice};
 use fabricdoctor_probes::{NodeSnapshot, SysRoot};
@@ -27,7 +27,7 @@ use crate::auth::{random_bytes, AgentHandshake, Session, Token};
 use crate::counters::Sampler;
 use crate::protocol::{
     read_frame, read_sealed, write_frame, write_sealed, Auth, CollectiveKind, CollectiveSummary, DataTransport,
-    MeasureSpec, Measured, RailAddress, Request, Response, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME,
+    MeasureSpec, Measured, RailAddress, Request, Response, TrafficSpec, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME,
     PROTOCOL_VERSION,
 };
 use crate::BurninError;
@@ -97,6 +97,21 @@ pub struct RailPort {
     pub port: u8,
     /// `None`: the port's RoCE v2 GID of its netdev's IPv4 address (perf's choose_gid_index).
     pub gid_index: Option<u32>,
+    /// Traffic class and service level of the step's queue pairs.
+    pub traffic: Traffic,
+}
+
+impl RailPort {
+    /// The port as a step asks for it: its traffic class and service level, and its GID index where
+    /// the step names one.
+    fn with(mut self, traffic: TrafficSpec) -> RailPort {
+        self.gid_index = traffic.gid_index.or(self.gid_index);
+        self.traffic = Traffic {
+            traffic_class: traffic.traffic_class.unwrap_or(0),
+            service_level: traffic.service_level.unwrap_or(0),
+        };
+        self
+    }
 }
 
 /// The device port of a rail: the one named by `--rail NAME=IP@DEVICE`, else the port whose GID
@@ -113,7 +128,12 @@ pub fn rail_port(devices: &[RdmaDevice], address: IpAddr, device: Option<&str>) 
         for port in &candidate.ports {
             for gid in port.gids.iter().filter(|g| holds(&g.gid)) {
                 let Ok(number) = u8::try_from(port.number) else { continue };
-                let rail_port = RailPort { device: candidate.name.clone(), port: number, gid_index: Some(gid.index) };
+                let rail_port = RailPort {
+                    device: candidate.name.clone(),
+                    port: number,
+                    gid_index: Some(gid.index),
+                    traffic: Traffic::default(),
+                };
                 found.push((rail_port, gid.gid_type == Some(GidType::RoceV2)));
             }
         }
@@ -126,7 +146,7 @@ pub fn rail_port(devices: &[RdmaDevice], address: IpAddr, device: Option<&str>) 
         Some(name) if devices.iter().any(|d| d.name == name) => {
             // A named device whose table lacks the address (InfiniBand GIDs are not IP addresses):
             // port 1 and the transport's own GID choice.
-            Ok(RailPort { device: name.to_string(), port: 1, gid_index: None })
+            Ok(RailPort { device: name.to_string(), port: 1, gid_index: None, traffic: Traffic::default() })
         }
         Some(name) => {
             let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
@@ -160,14 +180,14 @@ impl Place<'_> {
     }
 
     /// The rail's device port when `transport` is verbs; an error naming the place otherwise.
-    fn verbs_port(&self, transport: DataTransport) -> Result<Option<RailPort>, String> {
+    fn verbs_port(&self, transport: DataTransport, traffic: TrafficSpec) -> Result<Option<RailPort>, String> {
         if transport == DataTransport::Tcp {
             return Ok(None);
         }
         let mut unreadable = Vec::new();
         let devices = read_rdma_devices(&SysRoot::live(), &mut unreadable).unwrap_or_default();
         rail_port(&devices, self.rail.address, self.rail.device.as_deref())
-            .map(Some)
+            .map(|port| Some(port.with(traffic)))
             .map_err(|e| format!("{}: verbs: {e}", self.describe(None)))
     }
 }
@@ -361,9 +381,9 @@ fn run_step(
             Ok(place) => loopback(&place, spec, config),
             Err(reason) => error(reason),
         },
-        Request::Serve { rail: name, sessions, timeout_s, transport } => {
+        Request::Serve { rail: name, sessions, timeout_s, transport, traffic } => {
             let started = place(name).and_then(|place| {
-                let port = place.verbs_port(*transport)?;
+                let port = place.verbs_port(*transport, *traffic)?;
                 start_server(&place, port, *sessions, Duration::from_secs(*timeout_s), config)
             });
             match started {
@@ -374,7 +394,8 @@ fn run_step(
         Request::Measure { server, port, spec, timeout_s, rail: name } => {
             // A coordinator that names no rail measures from the first (the default).
             let name = name.as_deref().or(rails.first().map(|r| r.name.as_str())).unwrap_or("default");
-            match place(name).and_then(|place| place.verbs_port(spec.transport).map(|port| (place, port))) {
+            match place(name).and_then(|place| place.verbs_port(spec.transport, spec.traffic).map(|port| (place, port)))
+            {
                 Ok((place, verbs)) => Response::Measured(measure(
                     *server,
                     *port,
@@ -404,12 +425,13 @@ fn run_step(
             iterations,
             timeout_s,
             transport,
+            traffic,
             rail: name,
         } => {
             let name = name.as_deref().or(rails.first().map(|r| r.name.as_str())).unwrap_or("default");
             let timeout = Duration::from_secs(*timeout_s);
             let setup = place(name).and_then(|place| {
-                let verbs = place.verbs_port(*transport)?;
+                let verbs = place.verbs_port(*transport, *traffic)?;
                 let described = place.describe(verbs.as_ref());
                 Ok((verbs, described))
             });
@@ -424,6 +446,7 @@ fn run_step(
                     port: port.port,
                     gid_index: port.gid_index,
                     timeout,
+                    traffic: port.traffic,
                 }),
             };
             let collective = CollectiveStep {
@@ -471,9 +494,10 @@ fn transport_kind(transport: DataTransport) -> TransportKind {
 fn client_path(verbs: Option<&RailPort>, timeout: Duration) -> Box<dyn DataPath> {
     match verbs {
         None => Box::new(TcpDataPath::new(Side::Client, timeout)),
-        Some(port) => {
-            Box::new(VerbsDataPath::new(Side::Client, Some(port.device.clone()), port.port, port.gid_index, timeout))
-        }
+        Some(port) => Box::new(
+            VerbsDataPath::new(Side::Client, Some(port.device.clone()), port.port, port.gid_index, timeout)
+                .with_traffic(port.traffic),
+        ),
     }
 }
 
@@ -498,6 +522,8 @@ fn bandwidth_parameters(spec: &MeasureSpec) -> RunParameters {
         inline_size: 0,
         validate: spec.validate,
         validation_seed: 0,
+        traffic_class: None,
+        service_level: None,
     }
 }
 
@@ -515,6 +541,8 @@ fn latency_parameters(spec: &MeasureSpec) -> RunParameters {
         inline_size: 0,
         validate: spec.validate,
         validation_seed: 0,
+        traffic_class: None,
+        service_level: None,
     }
 }
 
@@ -535,9 +563,15 @@ pub fn measure(
     match run_client_size(&options, &bandwidth_parameters(spec), path.as_mut()) {
         Ok(run) => {
             measured.validation_errors += run.client_validation_errors + run.server.validation_errors;
+            measured.verified_bytes += run.client_verified.bytes + run.server.verified.bytes;
             if let SizeResult::Bandwidth(b) = run.result {
                 measured.bw_gbps = Some(b.bw_avg_gbps);
             }
+        }
+        // Data that arrived wrong is a data error of the pair, not a failed measurement.
+        Err(fabricdoctor_perf::PerfError::Validation(text)) => {
+            measured.validation_errors += 1;
+            measured.corruption.get_or_insert(format!("bandwidth: {text}"));
         }
         Err(e) => errors.push(format!("bandwidth: {e}")),
     }
@@ -545,11 +579,16 @@ pub fn measure(
     match run_client_size(&options, &latency_parameters(spec), path.as_mut()) {
         Ok(run) => {
             measured.validation_errors += run.client_validation_errors + run.server.validation_errors;
+            measured.verified_bytes += run.client_verified.bytes + run.server.verified.bytes;
             if let SizeResult::Latency(l) = run.result {
                 // The median (perftest's t_typical): one scheduler hiccup must not make a pair suspect.
                 measured.lat_us = Some(l.lat_typical_us);
                 measured.lat_p99_us = Some(l.lat_p99_us);
             }
+        }
+        Err(fabricdoctor_perf::PerfError::Validation(text)) => {
+            measured.validation_errors += 1;
+            measured.corruption.get_or_insert(format!("latency: {text}"));
         }
         Err(e) => errors.push(format!("latency: {e}")),
     }
@@ -607,13 +646,16 @@ fn serve_sessions(
                     |parameters: &RunParameters| -> Result<Box<dyn DataPath>, fabricdoctor_perf::PerfError> {
                         match (parameters.transport, verbs) {
                             (TransportKind::Tcp, _) => Ok(Box::new(TcpDataPath::new(Side::Server, timeout))),
-                            (TransportKind::Verbs, Some(port)) => Ok(Box::new(VerbsDataPath::new(
-                                Side::Server,
-                                Some(port.device.clone()),
-                                port.port,
-                                port.gid_index,
-                                timeout,
-                            ))),
+                            (TransportKind::Verbs, Some(port)) => Ok(Box::new(
+                                VerbsDataPath::new(
+                                    Side::Server,
+                                    Some(port.device.clone()),
+                                    port.port,
+                                    port.gid_index,
+                                    timeout,
+                                )
+                                .with_traffic(port.traffic),
+                            )),
                             (TransportKind::Verbs, None) => Err(fabricdoctor_perf::PerfError::Unsupported(format!(
                                 "{described}: serving TCP only; the step asked for verbs"
                             ))),
@@ -640,7 +682,7 @@ fn serve_sessions(
 
 fn loopback(place: &Place<'_>, spec: &MeasureSpec, config: &AgentConfig) -> Response {
     let timeout = Duration::from_millis(spec.bandwidth_ms) + Duration::from_secs(30);
-    let verbs = match place.verbs_port(spec.transport) {
+    let verbs = match place.verbs_port(spec.transport, spec.traffic) {
         Ok(verbs) => verbs,
         Err(reason) => return Response::Error { reason },
     };
@@ -726,7 +768,7 @@ mod tests {
     #[test]
     fn a_rail_finds_the_device_whose_gid_table_holds_its_address() {
         let devices = guest_devices();
-        let expected = RailPort { device: "rxe0".into(), port: 1, gid_index: Some(1) };
+        let expected = RailPort { device: "rxe0".into(), port: 1, gid_index: Some(1), traffic: Traffic::default() };
         let address: IpAddr = "10.77.0.2".parse().expect("ip");
         assert_eq!(rail_port(&devices, address, None), Ok(expected.clone()));
         assert_eq!(rail_port(&devices, address, Some("rxe0")), Ok(expected));
@@ -743,7 +785,7 @@ mod tests {
         // A named device whose GIDs are not IP addresses (InfiniBand): its port 1, GID chosen later.
         assert_eq!(
             rail_port(&devices, elsewhere, Some("rxe0")),
-            Ok(RailPort { device: "rxe0".into(), port: 1, gid_index: None })
+            Ok(RailPort { device: "rxe0".into(), port: 1, gid_index: None, traffic: Traffic::default() })
         );
         let error = rail_port(&[], elsewhere, None).expect_err("no devices");
         assert!(error.starts_with("no RDMA device on this host"), "{error}");

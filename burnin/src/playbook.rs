@@ -6,7 +6,7 @@ use std::time::Duration;
 use fabricdoctor_checks::Verdict;
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{DataTransport, MeasureSpec};
+use crate::protocol::{DataTransport, MeasureSpec, TrafficSpec};
 use crate::BurninError;
 
 /// The default playbook's text.
@@ -27,6 +27,10 @@ pub struct Playbook {
     pub soak: SoakSection,
     pub isolation: IsolationSection,
     pub signoff: SignoffSection,
+    /// The class of service of verbs traffic; absent keys fall back to NCCL_IB_TC, NCCL_IB_SL and
+    /// NCCL_IB_GID_INDEX in the coordinator's environment ([`Playbook::with_nccl_environment`]).
+    #[serde(default)]
+    pub traffic: TrafficSpec,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,13 +184,70 @@ impl Playbook {
             latency_bytes: self.pairwise.latency_bytes,
             validate: self.pairwise.validate,
             transport: DataTransport::Tcp,
+            traffic: self.traffic,
         }
+    }
+
+    /// Fill the traffic keys the playbook leaves out from the variables NCCL reads (`lookup` is the
+    /// environment), so a burn-in started in a training job's environment tests that job's queue.
+    /// A set variable that is not a number is an error naming it.
+    pub fn with_nccl_environment(mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<Playbook, BurninError> {
+        fn number<T: std::str::FromStr>(name: &str, value: Option<String>) -> Result<Option<T>, BurninError> {
+            value
+                .map(|v| {
+                    v.trim()
+                        .parse::<T>()
+                        .map_err(|_| BurninError::Playbook(format!("{name}={v:?} is not a number in range for {name}")))
+                })
+                .transpose()
+        }
+        if self.traffic.traffic_class.is_none() {
+            self.traffic.traffic_class = number("NCCL_IB_TC", lookup("NCCL_IB_TC"))?;
+        }
+        if self.traffic.service_level.is_none() {
+            self.traffic.service_level = number("NCCL_IB_SL", lookup("NCCL_IB_SL"))?;
+        }
+        if self.traffic.gid_index.is_none() {
+            self.traffic.gid_index = number("NCCL_IB_GID_INDEX", lookup("NCCL_IB_GID_INDEX"))?;
+        }
+        if self.traffic.service_level.is_some_and(|sl| sl > 15) {
+            return Err(BurninError::Playbook(format!(
+                "traffic.service_level {} outside 0..=15 (IB spec: 4 bits)",
+                self.traffic.service_level.unwrap_or_default()
+            )));
+        }
+        Ok(self)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Burn-in traffic must ride the class the training job's NCCL uses: playbook keys first, then
+    /// NCCL_IB_TC / NCCL_IB_SL / NCCL_IB_GID_INDEX, and a variable that is not a number is refused.
+    #[test]
+    fn traffic_comes_from_the_playbook_then_nccls_variables() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        let playbook = Playbook::builtin().expect("built-in");
+        assert_eq!(playbook.traffic, TrafficSpec::default(), "the built-in playbook sets no class");
+        let from_env = playbook
+            .clone()
+            .with_nccl_environment(env(&[("NCCL_IB_TC", "106"), ("NCCL_IB_SL", "3"), ("NCCL_IB_GID_INDEX", "3")]))
+            .expect("numbers");
+        assert_eq!(
+            from_env.measure_spec(Duration::from_secs(60)).traffic,
+            TrafficSpec { traffic_class: Some(106), service_level: Some(3), gid_index: Some(3) }
+        );
+        let text = DEFAULT_PLAYBOOK.replace("# traffic_class = 106", "traffic_class = 96");
+        let set = Playbook::parse(&text, "test").expect("parse").with_nccl_environment(env(&[("NCCL_IB_TC", "106")]));
+        assert_eq!(set.expect("ok").traffic.traffic_class, Some(96), "the playbook wins over the variable");
+        let error = playbook.clone().with_nccl_environment(env(&[("NCCL_IB_TC", "high")])).expect_err("not a number");
+        assert!(error.to_string().contains("NCCL_IB_TC=\"high\""), "{error}");
+        assert!(playbook.with_nccl_environment(env(&[("NCCL_IB_SL", "16")])).is_err(), "SL is 4 bits");
+    }
 
     #[test]
     fn the_builtin_playbook_parses_and_scales() {

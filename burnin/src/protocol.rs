@@ -150,6 +150,9 @@ pub fn validate_device(name: &str) -> Result<(), String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureSpec {
+    /// The class of service of the verbs queue pairs (ignored over TCP).
+    #[serde(default)]
+    pub traffic: TrafficSpec,
     pub bandwidth_ms: u64,
     pub message_bytes: u64,
     pub queue_pairs: u32,
@@ -160,6 +163,20 @@ pub struct MeasureSpec {
     pub validate: bool,
     #[serde(default)]
     pub transport: DataTransport,
+}
+
+/// The traffic class, service level and GID index the playbook (or NCCL_IB_TC, NCCL_IB_SL,
+/// NCCL_IB_GID_INDEX on the coordinator) asks for, so burn-in traffic rides the queue a training job's
+/// NCCL traffic rides; `None` keeps the agent's default (class 0, SL 0, the rail's RoCE v2 GID).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_class: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_level: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gid_index: Option<u32>,
 }
 
 /// Limits a step's parameters must be within; an agent refuses anything else.
@@ -248,6 +265,8 @@ pub enum Request {
         timeout_s: u64,
         #[serde(default)]
         transport: DataTransport,
+        #[serde(default)]
+        traffic: TrafficSpec,
     },
     /// Measure against a peer agent that is serving; over verbs from this agent's `rail`.
     Measure {
@@ -272,6 +291,8 @@ pub enum Request {
         timeout_s: u64,
         #[serde(default)]
         transport: DataTransport,
+        #[serde(default)]
+        traffic: TrafficSpec,
         /// The rail whose device carries the collective over verbs.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rail: Option<String>,
@@ -364,9 +385,16 @@ pub struct Measured {
     /// Median one-way latency (half the round trip), microseconds.
     pub lat_us: Option<f64>,
     pub lat_p99_us: Option<f64>,
+    /// Wrong bytes plus lost, repeated or reordered messages (0 when all verified).
     pub validation_errors: u64,
     /// Why a part failed (the other part may still have a number).
     pub error: Option<String>,
+    /// Bytes both ends verified (validation on).
+    #[serde(default)]
+    pub verified_bytes: u64,
+    /// The first verification failure: which message, offset, expected and actual words.
+    #[serde(default)]
+    pub corruption: Option<String>,
 }
 
 /// One collective over every rank, as rank 0 gathered it (nccl-tests' columns, out-of-place).
@@ -427,6 +455,7 @@ mod tests {
 
     fn spec() -> MeasureSpec {
         MeasureSpec {
+            traffic: TrafficSpec::default(),
             bandwidth_ms: 500,
             message_bytes: 1 << 20,
             queue_pairs: 2,
@@ -484,12 +513,24 @@ mod tests {
         let mut forever = spec();
         forever.bandwidth_ms = u64::MAX;
         assert!(Request::Loopback { rail: "default".into(), spec: forever }.validate().is_err());
-        assert!(Request::Serve { rail: "x".repeat(65), sessions: 2, timeout_s: 10, transport: DataTransport::Verbs }
-            .validate()
-            .is_err());
-        assert!(Request::Serve { rail: "default".into(), sessions: 99, timeout_s: 10, transport: DataTransport::Tcp }
-            .validate()
-            .is_err());
+        assert!(Request::Serve {
+            rail: "x".repeat(65),
+            sessions: 2,
+            timeout_s: 10,
+            transport: DataTransport::Verbs,
+            traffic: TrafficSpec::default()
+        }
+        .validate()
+        .is_err());
+        assert!(Request::Serve {
+            rail: "default".into(),
+            sessions: 99,
+            timeout_s: 10,
+            transport: DataTransport::Tcp,
+            traffic: TrafficSpec::default()
+        }
+        .validate()
+        .is_err());
         let collective = |rank, world, bytes| Request::Collective {
             collective: CollectiveKind::Allreduce,
             rank,
@@ -500,6 +541,7 @@ mod tests {
             iterations: 2,
             timeout_s: 10,
             transport: DataTransport::Verbs,
+            traffic: TrafficSpec::default(),
             rail: Some("default".into()),
         };
         assert!(collective(1, 4, 1 << 20).validate().is_ok());
@@ -524,7 +566,13 @@ mod tests {
             serde_json::from_str(r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5}"#).expect("serve");
         assert_eq!(
             serve,
-            Request::Serve { rail: "r".into(), sessions: 1, timeout_s: 5, transport: DataTransport::Tcp }
+            Request::Serve {
+                rail: "r".into(),
+                sessions: 1,
+                timeout_s: 5,
+                transport: DataTransport::Tcp,
+                traffic: TrafficSpec::default()
+            }
         );
         let rail: RailAddress = serde_json::from_str(r#"{"name":"r","address":"10.0.0.1"}"#).expect("rail");
         assert_eq!(rail.device, None);

@@ -95,6 +95,7 @@ fn options(args: &Args, plan: &Plan) -> VerbsOptions {
         inline_size: plan.inline_size,
         validate: plan.validate,
         timeout: Duration::from_secs(10),
+        traffic: Default::default(),
     }
 }
 

@@ -48,11 +48,19 @@ pub struct TcpDataPath {
     listener: Option<TcpListener>,
     /// `--gpu`: messages in this GPU's memory, staged through pinned host memory.
     gpu: Option<Arc<Gpu>>,
+    /// Test hook: flip a bit in every Nth message sent.
+    corrupt_every: Option<u64>,
 }
 
 impl TcpDataPath {
     pub fn new(side: Side, timeout: Duration) -> TcpDataPath {
-        TcpDataPath { side, timeout, listener: None, gpu: None }
+        TcpDataPath { side, timeout, listener: None, gpu: None, corrupt_every: None }
+    }
+
+    /// Flip one bit in every `every`th message this side sends (`perf client --inject-corruption`).
+    pub fn with_corruption(mut self, every: Option<u64>) -> TcpDataPath {
+        self.corrupt_every = every;
+        self
     }
 
     pub fn with_gpu(mut self, gpu: Option<Arc<Gpu>>) -> TcpDataPath {
@@ -65,7 +73,7 @@ impl TcpDataPath {
             Side::Client => End::Dialer,
             Side::Server => End::Acceptor,
         };
-        let connection = TcpConnection::new(stream, parameters, self.timeout, end)?;
+        let connection = TcpConnection::new(stream, parameters, self.timeout, end)?.with_corruption(self.corrupt_every);
         Ok(match &self.gpu {
             Some(gpu) => Box::new(connection.with_gpu(gpu, self.side == Side::Client)?),
             None => Box::new(connection),
@@ -505,6 +513,7 @@ fn drive_latency(
         let sent = Instant::now();
         connection.ping()?;
         samples.record(sent.elapsed().as_secs_f64() * 1e6);
+        connection.settle();
     }
 }
 

@@ -164,7 +164,57 @@ pub fn check_hello(frame: &Frame, constraints: &ServerConstraints) -> Result<Run
     if constraints.iterations.is_some() {
         differ("iterations", &parameters.iterations, Some(&constraints.iterations))?;
     }
+    check_limits(parameters)?;
     Ok(parameters.clone())
+}
+
+/// What a server serves at most, whoever asks: the client's CLI ranges (perftest's) and a ceiling on
+/// the memory one session may make this side allocate and register (about two message buffers per
+/// connection and direction).
+pub mod limits {
+    pub const MAX_QUEUE_PAIRS: u32 = 64;
+    pub const MAX_TX_DEPTH: u32 = 8192;
+    pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
+    pub const MAX_SESSION_BUFFER_BYTES: u64 = 4 << 30;
+}
+
+/// Refuse, by name and before anything is allocated or registered, parameters no server should
+/// accept from the network: a count, size or depth beyond [`limits`], or their product.
+pub fn check_limits(parameters: &RunParameters) -> Result<(), PerfError> {
+    let refuse = |what: String| Err(PerfError::Handshake { peer: "client".into(), reason: what });
+    if parameters.queue_pairs == 0 || parameters.queue_pairs > limits::MAX_QUEUE_PAIRS {
+        return refuse(format!(
+            "the client asks for {} queue pairs; this server serves 1 to {}",
+            parameters.queue_pairs,
+            limits::MAX_QUEUE_PAIRS
+        ));
+    }
+    if parameters.tx_depth == 0 || parameters.tx_depth > limits::MAX_TX_DEPTH {
+        return refuse(format!(
+            "the client asks for tx depth {}; this server serves 1 to {}",
+            parameters.tx_depth,
+            limits::MAX_TX_DEPTH
+        ));
+    }
+    if parameters.size == 0 || parameters.size > limits::MAX_MESSAGE_BYTES {
+        return refuse(format!(
+            "the client asks for {}-byte messages; this server serves 1 byte to {} bytes",
+            parameters.size,
+            limits::MAX_MESSAGE_BYTES
+        ));
+    }
+    let directions = if parameters.bidirectional { 2 } else { 1 };
+    let buffers = u64::from(parameters.queue_pairs) * directions * 2 * parameters.size;
+    if buffers > limits::MAX_SESSION_BUFFER_BYTES {
+        return refuse(format!(
+            "the client's {} queue pairs x {}-byte messages need {buffers} bytes of buffers; this server \
+             allocates at most {} per session",
+            parameters.queue_pairs,
+            parameters.size,
+            limits::MAX_SESSION_BUFFER_BYTES
+        ));
+    }
+    Ok(())
 }
 
 pub fn hello(parameters: &RunParameters, endpoints: Vec<serde_json::Value>) -> Frame {
@@ -189,6 +239,22 @@ mod tests {
         assert_eq!(decode::<Frame>(&text, "peer").expect("decode"), frame);
         assert!(decode::<Frame>(b"{\"frame\":\"hello\"}", "peer").is_err());
         assert!(decode::<Frame>(b"\x00\x01garbage", "peer").is_err());
+    }
+
+    /// A hostile or mistaken client cannot make the server allocate or register what it likes.
+    #[test]
+    fn counts_sizes_and_depths_beyond_the_limits_are_refused_by_name() {
+        let constraints = ServerConstraints::default();
+        for (parameters, named) in [
+            (RunParameters { queue_pairs: 100_000, ..RunParameters::default() }, "100000 queue pairs"),
+            (RunParameters { tx_depth: 1 << 20, ..RunParameters::default() }, "tx depth 1048576"),
+            (RunParameters { size: 1 << 40, ..RunParameters::default() }, "1099511627776-byte messages"),
+            (RunParameters { queue_pairs: 64, size: 1 << 30, ..RunParameters::default() }, "bytes of buffers"),
+        ] {
+            let error = check_hello(&hello(&parameters, vec![]), &constraints).expect_err("refused").to_string();
+            assert!(error.contains(named), "{error}");
+        }
+        assert!(check_hello(&hello(&RunParameters::default(), vec![]), &constraints).is_ok());
     }
 
     #[test]

@@ -348,7 +348,7 @@ impl Sender {
 
 /// The word-wise content pattern for a region both sides fill without exchanging data (verbs
 /// one-sided operations, where the same region is written by many messages): payload words from a
-/// fixed base, no header. Returns the bytes that differ from it.
+/// fixed base, no header.
 pub fn fill_region(bytes: &mut [u8]) {
     write_words(bytes, REGION_BASE);
 }
@@ -356,10 +356,17 @@ pub fn fill_region(bytes: &mut [u8]) {
 /// Bytes of `bytes` that differ from [`fill_region`]'s pattern (0 when equal), and the first
 /// differing word when any.
 pub fn check_region(bytes: &[u8]) -> (u64, Option<(usize, u64, u64)>) {
-    if !differs(bytes, REGION_BASE) {
+    check_region_from(bytes, 0)
+}
+
+/// [`check_region`] for a piece of a region that starts at its word `first_word` (a region read in
+/// chunks).
+pub fn check_region_from(bytes: &[u8], first_word: u64) -> (u64, Option<(usize, u64, u64)>) {
+    let base = REGION_BASE.wrapping_add(first_word.wrapping_mul(STEP));
+    if !differs(bytes, base) {
         return (0, None);
     }
-    let (first, wrong) = locate(bytes, REGION_BASE);
+    let (first, wrong) = locate(bytes, base);
     (wrong, first)
 }
 
@@ -498,6 +505,10 @@ mod tests {
         let (wrong, first) = check_region(&region);
         assert_eq!(wrong, 1);
         assert_eq!(first.map(|(offset, ..)| offset), Some(496));
+        // Read in chunks: each chunk checked from its first word.
+        let (head, tail) = region.split_at(496);
+        assert_eq!(check_region_from(head, 0).0, 0);
+        assert_eq!(check_region_from(tail, 62).0, 1);
     }
 
     #[test]

@@ -73,6 +73,12 @@ pub struct RunParameters {
     /// message of an earlier run (a stale buffer) is told apart; 0 when not validating.
     #[serde(default)]
     pub validation_seed: u64,
+    /// Verbs: the GRH traffic class (perftest --tclass; NCCL_IB_TC) and service level (perftest --sl;
+    /// NCCL_IB_SL) of both ends' queue pairs; `None`: each side's own default (0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_class: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_level: Option<u8>,
 }
 
 impl Default for RunParameters {
@@ -90,6 +96,8 @@ impl Default for RunParameters {
             inline_size: 0,
             validate: false,
             validation_seed: 0,
+            traffic_class: None,
+            service_level: None,
         }
     }
 }

@@ -115,6 +115,10 @@ pub struct TcpConnection {
     /// `--gpu` validation: bytes that reached GPU memory different from what was sent.
     gpu_wrong_bytes: u64,
     gpu_verified: Verified,
+    /// Test hook (`perf client --inject-corruption N`): flip one bit in every Nth message sent, so a
+    /// run proves its verification can fail.
+    corrupt_every: Option<u64>,
+    sent: u64,
 }
 
 /// GPU memory behind a socket. Sockets cannot read or write device memory, so every message sent is
@@ -183,6 +187,8 @@ impl TcpConnection {
             gpu: None,
             gpu_wrong_bytes: 0,
             gpu_verified: Verified::default(),
+            corrupt_every: None,
+            sent: 0,
         })
     }
 
@@ -198,6 +204,12 @@ impl TcpConnection {
         Ok(self)
     }
 
+    /// Flip one bit in the middle of every `every`th message sent (a test hook; 0 means never).
+    pub fn with_corruption(mut self, every: Option<u64>) -> TcpConnection {
+        self.corrupt_every = every.filter(|n| *n > 0);
+        self
+    }
+
     fn io_error(&self, during: &'static str, source: std::io::Error) -> PerfError {
         match source.kind() {
             ErrorKind::WouldBlock | ErrorKind::TimedOut => {
@@ -211,6 +223,16 @@ impl TcpConnection {
     }
 
     fn send_message(&mut self, during: &'static str) -> Result<(), PerfError> {
+        self.sent += 1;
+        if self.corrupt_every.is_some_and(|every| self.sent % every == 0) {
+            let mut message = match &mut self.sender {
+                Some(sender) => sender.next_message().to_vec(),
+                None => self.message.clone(),
+            };
+            let middle = message.len() / 2;
+            message[middle] ^= 0x01;
+            return self.stream.write_all(&message).map_err(|e| self.io_error(during, e));
+        }
         let result = match (&mut self.gpu, &mut self.sender) {
             (Some(stage), _) => {
                 stage.device.copy_to_host(stage.host.as_mut_slice())?;

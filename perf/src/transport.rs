@@ -30,6 +30,10 @@ pub trait Connection: Send {
     /// message on the side channel is enough, so this may do nothing).
     fn finish(&mut self) -> Result<(), PerfError>;
 
+    /// After a timed [`Connection::ping`], with the clock stopped: work deferred out of the round
+    /// trip (verifying the reply), done before the next ping.
+    fn settle(&mut self) {}
+
     /// Passive side of a bandwidth test: serve until the peer has finished (`expected` messages when
     /// known, else until the peer's [`Connection::finish`]), then return how many messages arrived or
     /// were served. With validation on, received data is checked against the pattern.

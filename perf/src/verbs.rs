@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 pub use protocol::{
     choose_gid_index, completion_moderation, ipv4_mapped, mtu_from_enum, mtu_to_enum, wc_status_name, GidCandidate,
-    GidChoice, GidKind, GidReason,
+    GidChoice, GidKind, GidReason, Traffic,
 };
 
 use crate::params::Operation;
@@ -81,6 +81,8 @@ pub struct VerbsOptions {
     pub validate: bool,
     /// How long to wait for the peer before giving up.
     pub timeout: Duration,
+    /// Traffic class and service level of the queue pairs (perftest --tclass, --sl).
+    pub traffic: Traffic,
 }
 
 /// Connection parameters a side sends to its peer over the side channel (the generator puts it in
@@ -123,6 +125,8 @@ pub(crate) struct PortContext {
     gid_given: bool,
     gid_netdev: Option<String>,
     limits: device::Limits,
+    /// Traffic class and service level of every queue pair connected on this port.
+    traffic: Traffic,
 }
 
 impl PortContext {
@@ -167,7 +171,33 @@ impl PortContext {
             gid_given: gid_index.is_some(),
             gid_netdev,
             limits,
+            traffic: Traffic::default(),
         })
+    }
+
+    /// "tclass 106 sl 3" as the provider reports it for a connected queue pair (ibv_query_qp), with
+    /// what was asked when the two differ or the query fails.
+    fn traffic_description(&self, resources: &Resources) -> String {
+        let asked = self.traffic;
+        match resources.queried_traffic() {
+            Ok(held)
+                if held == asked
+                    || (!self.port.ethernet && !self.gid_given && held.service_level == asked.service_level) =>
+            {
+                format!("tclass {} sl {}", held.traffic_class, held.service_level)
+            }
+            Ok(held) => format!(
+                "tclass {} sl {} (asked for tclass {} sl {})",
+                held.traffic_class, held.service_level, asked.traffic_class, asked.service_level
+            ),
+            Err(error) => format!("tclass {} sl {} (not read back: {error})", asked.traffic_class, asked.service_level),
+        }
+    }
+
+    /// Give every queue pair connected on this port `traffic`'s class and service level.
+    pub(crate) fn with_traffic(mut self, traffic: Traffic) -> PortContext {
+        self.traffic = traffic;
+        self
     }
 
     /// Entries a queue of `wanted` may have on this device.
@@ -249,9 +279,12 @@ impl PortContext {
             dgid: remote_gid,
             sgid_index: u8::try_from(self.gid_choice.index).unwrap_or(u8::MAX),
             hop_limit: HOP_LIMIT,
-            traffic_class: 0,
+            traffic_class: self.traffic.traffic_class,
         });
-        let rtr = RtrPlan::new(self.port_number, mtu, remote, self.limits.responder_resources, grh)?;
+        let rtr = RtrPlan {
+            service_level: self.traffic.service_level,
+            ..RtrPlan::new(self.port_number, mtu, remote, self.limits.responder_resources, grh)?
+        };
         resources
             .modify(&rtr.settings())
             .map_err(|e| protocol::rtr_error(e.errno, self.gid_choice.index, &peer, &e.detail))?;
@@ -311,7 +344,8 @@ impl VerbsEndpoint {
         if options.depth == 0 {
             return Err(PerfError::Unsupported("the depth (messages in flight) must be at least 1".into()));
         }
-        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?;
+        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?
+            .with_traffic(options.traffic);
         let receive_depth = receive_depth(options.operation, options.depth);
         let sizes = QueueSizes {
             // One more than the depth for the flush/end marker.
@@ -363,7 +397,11 @@ impl VerbsEndpoint {
             .map_err(|e| PerfError::Transport(format!("cannot post receives on {}: {e}", self.context.device.name)))?;
         let mtu = self.context.connect(&mut self.resources, self.psn, remote, protocol::QP_TIMEOUT)?;
 
-        let description = format!("{} -> {peer}, path mtu {mtu}", self.describe());
+        let description = format!(
+            "{} -> {peer}, path mtu {mtu}, {}",
+            self.describe(),
+            self.context.traffic_description(&self.resources)
+        );
         let options = &self.options;
         Ok(VerbsConnection {
             moderation: completion_moderation(options.size, options.depth),
@@ -388,6 +426,8 @@ impl VerbsEndpoint {
             sent_count: 0,
             received_count: 0,
             validation_errors: 0,
+            in_round_trip: false,
+            unverified: None,
         })
     }
 }
@@ -450,6 +490,9 @@ pub struct VerbsConnection {
     sent_count: u64,
     received_count: u64,
     validation_errors: u64,
+    /// Inside a timed latency round trip (checks wait for `settle`), and the region left to check.
+    in_round_trip: bool,
+    unverified: Option<Range<usize>>,
     resources: Resources,
 }
 
@@ -594,7 +637,7 @@ impl VerbsConnection {
             if completion.byte_len as usize != self.layout.size {
                 self.validation_errors += self.layout.size as u64;
             } else {
-                self.validation_errors += self.resources.buffer.mismatches(self.layout.receive());
+                self.verify(self.layout.receive());
             }
         }
         Ok(true)
@@ -640,9 +683,50 @@ impl VerbsConnection {
         }
         if self.validate {
             let receive = self.layout.receive();
-            self.validation_errors += self.resources.buffer.mismatches(receive.start..receive.end - 1);
+            self.verify(receive.start..receive.end - 1);
         }
         Ok(true)
+    }
+    /// One timed round trip of a latency test (see [`Connection::ping`]).
+    fn round_trip(&mut self) -> Result<(), PerfError> {
+        match self.operation {
+            Operation::Write => {
+                self.write_ping()?;
+                if !self.wait_write()? {
+                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "WRITE latency" });
+                }
+                Ok(())
+            }
+            Operation::Send => {
+                let (op, local) = (self.wire_op(), self.local());
+                self.resources.post_send(op, local, 0, true, self.inline).map_err(|e| self.post_error(e))?;
+                self.wait_send_completion()?;
+                if !self.wait_receive()? {
+                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "SEND latency" });
+                }
+                Ok(())
+            }
+            Operation::Read => {
+                let (op, local) = (self.wire_op(), self.local());
+                self.resources.post_send(op, local, 0, true, false).map_err(|e| self.post_error(e))?;
+                self.wait_send_completion()?;
+                if self.validate {
+                    self.verify(self.layout.receive());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Verify the received region `range`: at once, or inside a timed round trip after the clock
+    /// has stopped ([`Connection::settle`]), so verification is not measured as latency. The peer
+    /// writes the region again only after this side's next ping, so the bytes wait unchanged.
+    fn verify(&mut self, range: Range<usize>) {
+        if self.in_round_trip {
+            self.unverified = Some(range);
+        } else {
+            self.validation_errors += self.resources.buffer.mismatches(range);
+        }
     }
 }
 
@@ -734,32 +818,16 @@ impl Connection for VerbsConnection {
     }
 
     fn ping(&mut self) -> Result<(), PerfError> {
-        match self.operation {
-            Operation::Write => {
-                self.write_ping()?;
-                if !self.wait_write()? {
-                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "WRITE latency" });
-                }
-                Ok(())
-            }
-            Operation::Send => {
-                let (op, local) = (self.wire_op(), self.local());
-                self.resources.post_send(op, local, 0, true, self.inline).map_err(|e| self.post_error(e))?;
-                self.wait_send_completion()?;
-                if !self.wait_receive()? {
-                    return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "SEND latency" });
-                }
-                Ok(())
-            }
-            Operation::Read => {
-                let (op, local) = (self.wire_op(), self.local());
-                self.resources.post_send(op, local, 0, true, false).map_err(|e| self.post_error(e))?;
-                self.wait_send_completion()?;
-                if self.validate {
-                    self.validation_errors += self.resources.buffer.mismatches(self.layout.receive());
-                }
-                Ok(())
-            }
+        // The clock runs around this call: checking the reply waits for `settle`.
+        self.in_round_trip = true;
+        let result = self.round_trip();
+        self.in_round_trip = false;
+        result
+    }
+
+    fn settle(&mut self) {
+        if let Some(range) = self.unverified.take() {
+            self.validation_errors += self.resources.buffer.mismatches(range);
         }
     }
 
@@ -812,6 +880,8 @@ pub struct VerbsDataPath {
     pub port: u8,
     pub gid_index: Option<u32>,
     pub timeout: Duration,
+    /// This side's traffic class and service level, where the run's parameters name none.
+    pub traffic: Traffic,
     endpoints: Vec<VerbsEndpoint>,
 }
 
@@ -825,7 +895,13 @@ impl VerbsDataPath {
         gid_index: Option<u32>,
         timeout: Duration,
     ) -> VerbsDataPath {
-        VerbsDataPath { side, device, port, gid_index, timeout, endpoints: Vec::new() }
+        VerbsDataPath { side, device, port, gid_index, timeout, traffic: Traffic::default(), endpoints: Vec::new() }
+    }
+
+    /// The traffic class and service level to use where the run's parameters give none.
+    pub fn with_traffic(mut self, traffic: Traffic) -> VerbsDataPath {
+        self.traffic = traffic;
+        self
     }
 
     fn options(&self, parameters: &crate::RunParameters) -> Result<VerbsOptions, PerfError> {
@@ -840,6 +916,12 @@ impl VerbsDataPath {
             inline_size: parameters.inline_size,
             validate: parameters.validate,
             timeout: self.timeout,
+            // The client's choice travels in the parameters, so both ends of every queue pair
+            // (data one way, ACKs and replies the other) ride the same class.
+            traffic: Traffic {
+                traffic_class: parameters.traffic_class.unwrap_or(self.traffic.traffic_class),
+                service_level: parameters.service_level.unwrap_or(self.traffic.service_level),
+            },
         })
     }
 
@@ -945,6 +1027,7 @@ mod tests {
             inline_size: 0,
             validate: false,
             timeout: Duration::from_secs(5),
+            traffic: Traffic::default(),
         }
     }
 

@@ -102,22 +102,40 @@ pub struct PairTestSettings {
     pub queue_pairs: u32,
     /// Messages in flight per connection (perftest -t).
     pub tx_depth: u32,
-    /// Whether every received message was checked (costs receive-side CPU).
+    /// Whether every received message was verified (crate::perf's integrity check).
     pub validate: bool,
     pub latency_bytes: u64,
+    /// Verbs: the traffic class, service level and GID index the queue pairs were asked to use
+    /// (absent: the agents' defaults, class 0, SL 0, the rail's RoCE v2 GID).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_class: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_level: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gid_index: Option<u32>,
 }
 
 impl PairTestSettings {
     /// "tcp, 64 KiB messages, 2 connections x 4 in flight, data validation on".
     pub fn describe(&self, transport: &str) -> String {
         let connections = if transport == "verbs" { "queue pairs" } else { "connections" };
-        format!(
+        let mut text = format!(
             "{transport}, {} messages, {} {connections} x {} in flight, data validation {}",
             bytes_label(self.message_bytes),
             self.queue_pairs,
             self.tx_depth,
             if self.validate { "on" } else { "off" }
-        )
+        );
+        if transport == "verbs" {
+            let class = self.traffic_class.unwrap_or(0);
+            text.push_str(&format!(
+                ", traffic class {class} (DSCP {}), SL {}, GID index {}",
+                class >> 2,
+                self.service_level.unwrap_or(0),
+                self.gid_index.map_or("of each rail's address".to_string(), |i| i.to_string())
+            ));
+        }
+        text
     }
 }
 
@@ -260,11 +278,19 @@ pub struct PairStats {
     pub lat_mean_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_max_us: Option<f64>,
-    /// Bytes that arrived different from what was sent (validation), summed over the run.
+    /// Validation errors summed over the run: bytes that arrived different from what was sent, plus
+    /// messages lost, repeated or reordered.
     pub validation_errors: u64,
+    /// Bytes verified end to end (validation on), summed over the run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verified_bytes: u64,
     /// The last failure's message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// One pairwise measurement (an event of events.jsonl; the report keeps [`PairStats`]).
@@ -707,6 +733,7 @@ pub fn example() -> BurninReport {
                     lat_mean_us: Some(lat(a, b)),
                     lat_max_us: Some(round(lat(a, b) * 1.05)),
                     validation_errors: 0,
+                    verified_bytes: 0,
                     last_error: lost.then(|| "node3: connection refused".to_string()),
                 });
             }
@@ -1147,6 +1174,9 @@ mod tests {
             tx_depth: 4,
             validate: true,
             latency_bytes: 64,
+            traffic_class: None,
+            service_level: None,
+            gid_index: None,
         });
         let summary = summary_markdown(&report);
         assert!(summary.contains("## Host checks"), "{summary}");

@@ -60,7 +60,7 @@ pub fn header(report: &PerfReport) -> String {
     let _ = writeln!(out, "{RULE}");
     let _ = writeln!(
         out,
-        "                    RDMA_{} {} Test (fabricdoctor, transport {:?})",
+        "                    RDMA_{} {} Test (fabricdoctor, transport {})",
         format!("{:?}", p.operation).to_uppercase(),
         match p.test {
             fabricdoctor_perf::TestKind::Bandwidth => "BW",
@@ -68,7 +68,7 @@ pub fn header(report: &PerfReport) -> String {
         },
         p.transport
     );
-    let _ = writeln!(out, " Number of qps   : {}\t\tTransport type : {:?}", p.queue_pairs, p.transport);
+    let _ = writeln!(out, " Number of qps   : {}\t\tTransport type : {}", p.queue_pairs, p.transport);
     let _ = writeln!(out, " TX depth        : {}", p.tx_depth);
     match (p.iterations, p.duration_ms) {
         (_, Some(ms)) => {
@@ -80,6 +80,13 @@ pub fn header(report: &PerfReport) -> String {
         (None, None) => {}
     }
     let _ = writeln!(out, " Server          : {}", report.server);
+    if p.validate {
+        let _ = writeln!(
+            out,
+            " Validation      : every message verified (sequence, sender, length, payload words), seed {:#018x}",
+            report.runs.first().map_or(p.validation_seed, |r| r.parameters.validation_seed)
+        );
+    }
     if let Some(gpu) = &report.gpu {
         let _ =
             writeln!(out, " GPU buffers     : GPU {} ({}, {}), {}", gpu.gpu, gpu.name, gpu.pci_bus_id, gpu.memory_path);
@@ -90,6 +97,28 @@ pub fn header(report: &PerfReport) -> String {
         }
     }
     out
+}
+
+/// With `--validate`: what each side verified, summed over the sizes, so the reader sees the check
+/// covered the traffic it measured (where the receiver sees it: a one-sided RDMA WRITE or READ
+/// leaves the passive side nothing to verify per message).
+pub fn verified_footer(report: &PerfReport) -> String {
+    if !report.parameters.validate {
+        return String::new();
+    }
+    let mut server = fabricdoctor_perf::integrity::Verified::default();
+    let mut client = fabricdoctor_perf::integrity::Verified::default();
+    for run in &report.runs {
+        server.add(&run.server.verified);
+        client.add(&run.client_verified);
+    }
+    let side = |name: &str, v: &fabricdoctor_perf::integrity::Verified| {
+        format!(
+            "{name} verified {} messages ({} bytes): {} wrong bytes, {} lost/repeated/reordered",
+            v.messages, v.bytes, v.wrong_bytes, v.sequence_errors
+        )
+    };
+    format!(" {}\n {}\n", side("server", &server), side("client", &client))
 }
 
 /// perftest's bandwidth table: `#bytes #iterations BW peak BW average MsgRate` in MiB/s (perftest's
@@ -121,6 +150,7 @@ pub fn bandwidth_table(report: &PerfReport, report_gbits: bool) -> String {
         }
     }
     let _ = writeln!(out, "{RULE}");
+    out.push_str(&verified_footer(report));
     out
 }
 
@@ -151,6 +181,7 @@ pub fn latency_table(report: &PerfReport) -> String {
         }
     }
     let _ = writeln!(out, "{RULE}");
+    out.push_str(&verified_footer(report));
     out
 }
 

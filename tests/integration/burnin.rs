@@ -242,13 +242,20 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
         iterations: 1,
         timeout_s: 1,
         transport: DataTransport::Verbs,
+        traffic: Default::default(),
         rail: None,
     };
     match connection.request(&huge, Duration::from_secs(10)).expect("answer") {
         Response::Error { reason } => assert!(reason.contains("bytes"), "{reason}"),
         other => panic!("expected an error, got {other:?}"),
     }
-    let serve = Request::Serve { rail: "../../etc".into(), sessions: 1, timeout_s: 1, transport: DataTransport::Tcp };
+    let serve = Request::Serve {
+        rail: "../../etc".into(),
+        sessions: 1,
+        timeout_s: 1,
+        transport: DataTransport::Tcp,
+        traffic: Default::default(),
+    };
     match connection.request(&serve, Duration::from_secs(10)).expect("answer") {
         Response::Error { reason } => assert!(reason.contains("no rail"), "{reason}"),
         other => panic!("expected an error, got {other:?}"),
@@ -256,8 +263,13 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
     // Over verbs, a rail's device is found by the agent (never named by the coordinator); where
     // there is none the step error names host, rail and device, and the session goes on.
     if fabricdoctor_probes::SysRoot::live().read_dir("sys/class/infiniband").map_or(true, |d| d.is_empty()) {
-        let serve =
-            Request::Serve { rail: "default".into(), sessions: 1, timeout_s: 1, transport: DataTransport::Verbs };
+        let serve = Request::Serve {
+            rail: "default".into(),
+            sessions: 1,
+            timeout_s: 1,
+            transport: DataTransport::Verbs,
+            traffic: Default::default(),
+        };
         match connection.request(&serve, Duration::from_secs(10)).expect("answer") {
             Response::Error { reason } => {
                 assert!(reason.contains("rail default device none: verbs: no RDMA device"), "{reason}")
@@ -286,7 +298,7 @@ fn have_root() -> bool {
             "FABRICDOCTOR_REQUIRE_NETNS=1 but the namespace cluster cannot be built (root: {root}, ip netns: {netns})"
         );
     }
-    eprintln!("SKIP: the burn-in namespace cluster needs root and iproute2 (set FABRICDOCTOR_REQUIRE_NETNS=1 to fail instead)");
+    crate::support::loud_eprintln!("SKIP: the burn-in namespace cluster needs root and iproute2 (set FABRICDOCTOR_REQUIRE_NETNS=1 to fail instead)");
     false
 }
 
@@ -817,7 +829,7 @@ fn losing_more_hosts_than_the_playbook_allows_stops_the_run() {
 #[test]
 fn verbs_without_an_rdma_device_fails_each_pair_by_name_and_finishes() {
     if fabricdoctor_probes::SysRoot::live().read_dir("sys/class/infiniband").is_ok_and(|d| !d.is_empty()) {
-        eprintln!("SKIP: this host has an RDMA device; the no-device path cannot be shown here");
+        crate::support::loud_eprintln!("SKIP: this host has an RDMA device; the no-device path cannot be shown here");
         return;
     }
     let _serial = serial();
@@ -856,7 +868,7 @@ fn verbs_without_an_rdma_device_fails_each_pair_by_name_and_finishes() {
 #[test]
 fn verbs_burnin_across_three_soft_roce_guests() {
     if std::env::var("FABRICDOCTOR_VM_TESTS").as_deref() != Ok("1") {
-        eprintln!(
+        crate::support::loud_eprintln!(
             "SKIP: verbs burn-in across three Soft-RoCE guests: set FABRICDOCTOR_VM_TESTS=1 \
              (as root, after tests/vm/build-guest.sh; scripts/test-all.sh does both)"
         );

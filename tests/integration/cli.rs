@@ -151,7 +151,9 @@ fn the_root_rank_has_its_own_flag() {
 #[test]
 fn verbs_without_an_rdma_device_is_named_before_connecting() {
     if std::path::Path::new("/sys/class/infiniband").read_dir().is_ok_and(|mut d| d.next().is_some()) {
-        eprintln!("SKIP: this machine has RDMA devices; the missing-device message cannot be shown");
+        crate::support::loud_eprintln!(
+            "SKIP: this machine has RDMA devices; the missing-device message cannot be shown"
+        );
         return;
     }
     let output = run(&["perf", "client", "127.0.0.1", "--port", "9", "--transport", "verbs"]);

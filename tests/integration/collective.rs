@@ -267,7 +267,7 @@ fn allreduce_across_four_network_namespaces() {
         if std::env::var("FABRICDOCTOR_REQUIRE_NETNS").as_deref() == Ok("1") {
             panic!("FABRICDOCTOR_REQUIRE_NETNS=1 but not root");
         }
-        eprintln!("SKIP: the namespace cluster needs root");
+        crate::support::loud_eprintln!("SKIP: the namespace cluster needs root");
         return;
     }
     let cluster = create_cluster(4).expect("cluster created");
@@ -357,7 +357,7 @@ fn largest_busbw(report: &serde_json::Value) -> f64 {
 #[test]
 fn verbs_collectives_across_three_soft_roce_guests() {
     if std::env::var("FABRICDOCTOR_VM_TESTS").as_deref() != Ok("1") {
-        eprintln!(
+        crate::support::loud_eprintln!(
             "SKIP: verbs collectives across three Soft-RoCE guests: set FABRICDOCTOR_VM_TESTS=1 \
              (as root, after tests/vm/build-guest.sh; scripts/test-all.sh does both)"
         );

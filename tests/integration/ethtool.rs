@@ -79,7 +79,7 @@ fn veth_and_ifb_statistics_in_a_network_namespace() {
     });
     if let Err(problem) = &redirected {
         assert!(!required(), "tc redirect to ifb failed but FABRICDOCTOR_REQUIRE_NETNS=1: {problem}");
-        eprintln!("SKIP (part): counter growth not checked, tc redirect to ifb failed: {problem}");
+        crate::support::loud_eprintln!("SKIP (part): counter growth not checked, tc redirect to ifb failed: {problem}");
     }
 
     let exe = std::env::current_exe().expect("test binary path");
@@ -114,7 +114,7 @@ fn veth_and_ifb_statistics_in_a_network_namespace() {
 #[ignore = "helper: run by veth_and_ifb_statistics_in_a_network_namespace inside its network namespace"]
 fn inside_namespace() {
     let Ok(namespace) = std::env::var(INNER_ENV) else {
-        eprintln!("SKIP: inside_namespace only runs inside the namespace its parent test builds");
+        crate::support::loud_eprintln!("SKIP: inside_namespace only runs inside the namespace its parent test builds");
         return;
     };
     println!("namespace {namespace}");
@@ -230,7 +230,7 @@ impl Namespace {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let skip = |reason: String| {
             assert!(!required(), "network namespace test required (FABRICDOCTOR_REQUIRE_NETNS=1) but {reason}");
-            eprintln!("SKIP: ethtool/DCB network namespace test: {reason}");
+            crate::support::loud_eprintln!("SKIP: ethtool/DCB network namespace test: {reason}");
             None
         };
         if !is_root() {

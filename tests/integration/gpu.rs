@@ -72,7 +72,9 @@ fn a_capture_without_gpu_readings_skips_and_never_passes() {
 #[test]
 fn without_the_driver_every_gpu_check_skips_saying_so() {
     if driver_installed("libnvidia-ml.so.1") {
-        eprintln!("SKIP: libnvidia-ml.so.1 is installed on this machine: the no-driver path cannot be tested here");
+        crate::support::loud_eprintln!(
+            "SKIP: libnvidia-ml.so.1 is installed on this machine: the no-driver path cannot be tested here"
+        );
         return;
     }
     let output = run(&["check", "--json", "--only", "gpu.", "--no-sample"]);
@@ -93,7 +95,9 @@ fn without_the_driver_every_gpu_check_skips_saying_so() {
 #[test]
 fn perf_gpu_without_the_driver_is_a_clear_error() {
     if driver_installed("libcuda.so.1") {
-        eprintln!("SKIP: libcuda.so.1 is installed on this machine: the no-driver path cannot be tested here");
+        crate::support::loud_eprintln!(
+            "SKIP: libcuda.so.1 is installed on this machine: the no-driver path cannot be tested here"
+        );
         return;
     }
     let output = run(&["perf", "client", "127.0.0.1", "--transport", "tcp", "--gpu", "0", "--port", "1"]);
@@ -107,7 +111,9 @@ fn perf_gpu_without_the_driver_is_a_clear_error() {
 #[test]
 fn allreduce_gpu_without_the_driver_fails_every_rank_at_once() {
     if driver_installed("libcuda.so.1") {
-        eprintln!("SKIP: libcuda.so.1 is installed on this machine: the no-driver path cannot be tested here");
+        crate::support::loud_eprintln!(
+            "SKIP: libcuda.so.1 is installed on this machine: the no-driver path cannot be tested here"
+        );
         return;
     }
     let started = std::time::Instant::now();

@@ -597,7 +597,7 @@ mod webdriver {
                 (find(&["chromium", "chromium-browser", "google-chrome"]), find(&["chromedriver"]))
             else {
                 assert!(!required(), "FABRICDOCTOR_REQUIRE_CHROMIUM=1 but chromium or chromedriver is not installed");
-                eprintln!(
+                crate::support::loud_eprintln!(
                     "SKIP: {test}: chromium and chromedriver are needed (apt-get install chromium chromium-driver)"
                 );
                 return None;

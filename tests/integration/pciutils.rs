@@ -614,7 +614,7 @@ fn lspci_or_skip(test: &str) -> Option<PathBuf> {
     if found.is_none() {
         let required = std::env::var("FABRICDOCTOR_REQUIRE_PCIUTILS").is_ok_and(|v| v == "1");
         assert!(!required, "lspci (pciutils) not found but FABRICDOCTOR_REQUIRE_PCIUTILS=1: install pciutils ({test})");
-        eprintln!("SKIP: lspci (pciutils) not found; install pciutils ({test} compared nothing)");
+        crate::support::loud_eprintln!("SKIP: lspci (pciutils) not found; install pciutils ({test} compared nothing)");
     }
     found
 }
@@ -711,7 +711,10 @@ fn read_reference_or_skip(name: &str) -> Option<String> {
     match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(error) => {
-            eprintln!("SKIP: {} missing ({error}); produce it with tests/vm/capture-reference.sh", path.display());
+            crate::support::loud_eprintln!(
+                "SKIP: {} missing ({error}); produce it with tests/vm/capture-reference.sh",
+                path.display()
+            );
             None
         }
     }

@@ -82,6 +82,11 @@ fn every_operation_measures_bandwidth_and_latency_on_loopback_with_validation() 
         assert!(result["bw_peak_gbps"].as_f64().expect("peak") >= result["bw_avg_gbps"].as_f64().expect("avg") * 0.999);
         assert_eq!(result["iterations"], 2000);
         assert_eq!(bw["runs"][0]["server"]["validation_errors"], 0);
+        // The receiving side verified every message: the server for write/send, the client for read.
+        let receiver =
+            if op == "read" { &bw["runs"][0]["client_verified"] } else { &bw["runs"][0]["server"]["verified"] };
+        assert_eq!(receiver["messages"], 2000, "{op}: {receiver}");
+        assert_eq!(receiver["bytes"], 2000 * 65536, "{op}: {receiver}");
         let lat =
             report(&client("127.0.0.1", server.port, &["--op", op, "--test", "lat", "--size", "8", "--iters", "300"]));
         let result = &lat["runs"][0]["result"];
@@ -92,6 +97,22 @@ fn every_operation_measures_bandwidth_and_latency_on_loopback_with_validation() 
         );
         assert!(0.0 < min && min <= typical && typical <= p99, "{op}: {result}");
     }
+}
+
+/// `--validate` must be able to fail: one flipped bit in every 500th message is caught, and the error
+/// names the message, its offset and both words.
+#[test]
+fn injected_corruption_fails_validation_naming_the_message_and_offset() {
+    let server = Server::start(&[], None);
+    let output = client(
+        "127.0.0.1",
+        server.port,
+        &["--op", "send", "--size", "65536", "--iters", "1000", "--validate", "--inject-corruption", "500"],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("2 validation errors on the server"), "{error}");
+    assert!(error.contains("message 499: 1 byte(s) wrong, first at offset 32768: expected 0x"), "{error}");
 }
 
 #[test]
@@ -222,7 +243,7 @@ fn tcp_perf_between_two_network_namespaces() {
         if std::env::var("FABRICDOCTOR_REQUIRE_NETNS").as_deref() == Ok("1") {
             panic!("FABRICDOCTOR_REQUIRE_NETNS=1 but not root or no `ip`");
         }
-        eprintln!("SKIP: perf between network namespaces needs root and iproute2");
+        crate::support::loud_eprintln!("SKIP: perf between network namespaces needs root and iproute2");
         return;
     }
     let pair = VethPair::create().expect("namespaces and veth created");

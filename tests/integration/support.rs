@@ -29,6 +29,17 @@ pub fn fixture(name: &str) -> PathBuf {
     repository().join("tests/fixtures").join(name)
 }
 
+/// `eprintln!` that the test harness does not capture: a SKIP line must show even when the test
+/// passes (cargo test hides what passing tests print through the print macros, not what they write
+/// to the stderr handle).
+macro_rules! loud_eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use loud_eprintln;
+
 /// The shared real-world outputs beside the repository (../shared/realworld): `None`, with a loud
 /// SKIP line, in a lone clone that has no such folder; a failure instead when
 /// FABRICDOCTOR_REQUIRE_REALWORLD=1 (CI sets it), so the answer keys cannot be skipped there.
@@ -42,7 +53,7 @@ pub fn realworld(name: &str) -> Option<PathBuf> {
             "FABRICDOCTOR_REQUIRE_REALWORLD=1 but {} is missing (needed by {caller})",
             dir.display()
         );
-        eprintln!(
+        loud_eprintln!(
             "SKIP: ../shared/realworld not present ({caller}; set FABRICDOCTOR_REQUIRE_REALWORLD=1 to fail instead)"
         );
         return None;

@@ -66,7 +66,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 #[test]
 fn soft_roce_perf_runs_every_operation_and_compares_with_perftest() {
     if std::env::var("FABRICDOCTOR_VM_TESTS").as_deref() != Ok("1") {
-        eprintln!(
+        crate::support::loud_eprintln!(
             "SKIP: Soft-RoCE perf guest test (verbs transport vs perftest): set FABRICDOCTOR_VM_TESTS=1 \
              (as root, after tests/vm/build-guest.sh; scripts/test-all.sh does both)"
         );
@@ -130,6 +130,28 @@ fn soft_roce_perf_runs_every_operation_and_compares_with_perftest() {
         assert_eq!(run["server"]["validation_errors"], 0, "{name}: {run}");
         assert_eq!(run["client_validation_errors"], 0, "{name}: {run}");
     }
+
+    // The traffic class reaches the queue pair: the description carries what ibv_query_qp read back
+    // first, and what was asked where the provider holds something else. Soft-RoCE keeps the class
+    // but not the service level (RoCE carries no SL on the wire; rxe reads back 0), and the
+    // description says so rather than echoing the request.
+    for name in ["fd-write-bw-tclass", "fd-send-lat-tclass-env"] {
+        ran(name);
+        let run = fd_result(&out, name);
+        let connection = run["connections"][0].as_str().unwrap_or_default();
+        assert!(connection.contains(", tclass 106 sl "), "{name}: the class read back: {run}");
+        assert!(
+            connection.contains("tclass 106 sl 3") || connection.contains("(asked for tclass 106 sl 3)"),
+            "{name}: {run}"
+        );
+        assert_eq!(run["parameters"]["traffic_class"], 106, "{name}: the class travels to the server: {run}");
+    }
+    let name = "fd-send-bw-qps";
+    ran(name);
+    let run = fd_result(&out, name);
+    assert_eq!(run["connections"].as_array().map(Vec::len), Some(4), "{name}: {run}");
+    assert_eq!(run["server"]["messages"], 1200, "{name}: 300 per queue pair: {run}");
+    assert_eq!(run["server"]["validation_errors"], 0, "{name}: {run}");
 
     // Duration mode (perftest -D): nobody knows the message count in advance. Regression: a one-sided
     // WRITE server reported 0 received messages there, and the client failed the run ("client sent N

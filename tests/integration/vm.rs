@@ -49,7 +49,7 @@ fn real_kernel_capture_reads_soft_roce() {
 #[test]
 fn guest_check_equals_check_of_its_snapshot() {
     if std::env::var("FABRICDOCTOR_VM_TESTS").as_deref() != Ok("1") {
-        eprintln!(
+        crate::support::loud_eprintln!(
             "SKIP: real-kernel guest test: set FABRICDOCTOR_VM_TESTS=1 (as root, after tests/vm/build-guest.sh; \
              scripts/test-all.sh does both)"
         );

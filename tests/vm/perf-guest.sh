@@ -14,6 +14,8 @@
 #   cmp-ROUND-fd-write-bw.json, cmp-ROUND-pt-write-bw.txt     write bandwidth, 64 KiB, rounds alternate
 #   cmp-ROUND-fd-write-lat.json, cmp-ROUND-pt-write-lat.txt   write latency, 8 B
 #   fd-write-bw-bidir.*     bidirectional WRITE bandwidth (perftest -b)
+#   fd-write-bw-tclass.*, fd-send-lat-tclass-env.*   --tclass 106 --sl 3, and NCCL_IB_TC/NCCL_IB_SL
+#   fd-send-bw-qps.*        SEND bandwidth over 4 queue pairs with --validate
 #   fd-OP-bw-duration.*     write|read|send bandwidth in duration mode (--duration 2s, perftest -D)
 #   err-peer-vanished.*     a client whose server is killed mid-run; .ms: how long it took to end
 #   err-not-installed.err   the client with libibverbs hidden (mount namespace): "RDMA userspace ..."
@@ -105,6 +107,12 @@ for op in write read send; do
   fd_client "fd-$op-bw-validate" --op "$op" --test bw --size 4096 --iters 1001 --validate
 done
 fd_client fd-write-bw-bidir --op write --test bw --size 65536 --iters 300 --bidirectional
+# The traffic class and SL a training job's NCCL uses (perftest --tclass/--sl): given as flags, and as
+# NCCL_IB_TC/NCCL_IB_SL in the environment; each client reports what ibv_query_qp reads back.
+fd_client fd-write-bw-tclass --op write --test bw --size 65536 --iters 300 --validate --tclass 106 --sl 3
+NCCL_IB_TC=106 NCCL_IB_SL=3 fd_client fd-send-lat-tclass-env --op send --test lat --size 8 --iters 200 --validate
+# Several queue pairs in one run (perftest -q).
+fd_client fd-send-bw-qps --op send --test bw --size 65536 --iters 300 --qps 4 --validate
 # Duration mode: the server is not told a message count, and a one-sided WRITE/READ responder sees none.
 for op in write read send; do
   fd_client "fd-$op-bw-duration" --op "$op" --test bw --size 65536 --duration 2s

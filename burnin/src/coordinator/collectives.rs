@@ -53,6 +53,7 @@ impl Coordinator {
                 let ranks: BTreeMap<usize, usize> = hosts.iter().enumerate().map(|(rank, &h)| (h, rank)).collect();
                 let timeout_s = timeout.as_secs().max(1);
                 let transport = self.options.transport;
+                let traffic = self.measure_spec().traffic;
                 let answers = self.on_each(&hosts, |host, agent| {
                     let rank = ranks.get(&host).copied().unwrap_or(0);
                     let request = Request::Collective {
@@ -65,6 +66,7 @@ impl Coordinator {
                         iterations: section.iterations,
                         timeout_s,
                         transport,
+                        traffic,
                         rail: Some(rail.clone()),
                     };
                     call(agent, &request, timeout * 3)

@@ -280,6 +280,9 @@ impl Coordinator {
                     tx_depth: options.playbook.pairwise.tx_depth,
                     validate: options.playbook.pairwise.validate,
                     latency_bytes: options.playbook.pairwise.latency_bytes,
+                    traffic_class: options.playbook.traffic.traffic_class,
+                    service_level: options.playbook.traffic.service_level,
+                    gid_index: options.playbook.traffic.gid_index,
                 }),
             };
             let hosts = options
@@ -867,6 +870,7 @@ mod tests {
                 lat_p99_us: None,
                 validation_errors,
                 error: error.map(str::to_string),
+                ..Measured::default()
             },
         }
     }

@@ -40,6 +40,7 @@ pub(super) fn measure_pair(
             sessions: 2,
             timeout_s: measure_s + step_timeout.as_secs(),
             transport: spec.transport,
+            traffic: spec.traffic,
         };
         let port = match call(agents[server_slot].1, &serve, step_timeout) {
             Ok(Response::Serving { port }) => port,
@@ -116,6 +117,7 @@ impl Coordinator {
         stats.samples += u64::from(m.bw_gbps.is_some() || m.lat_us.is_some());
         stats.failures += u64::from(m.error.is_some());
         stats.validation_errors += m.validation_errors;
+        stats.verified_bytes += m.verified_bytes;
         if let Some(bw) = m.bw_gbps {
             stats.bw_min_gbps = Some(stats.bw_min_gbps.map_or(bw, |b| b.min(bw)));
             stats.bw_max_gbps = Some(stats.bw_max_gbps.map_or(bw, |b| b.max(bw)));
@@ -133,7 +135,13 @@ impl Coordinator {
                 "burnin.data.validation",
                 Verdict::Fail,
                 subject.clone(),
-                format!("{} bytes arrived different from what was sent", m.validation_errors),
+                match &m.corruption {
+                    Some(corruption) => format!("data arrived different from what was sent: {corruption}"),
+                    None => format!(
+                        "{} validation errors (wrong bytes, or lost, repeated or reordered messages)",
+                        m.validation_errors
+                    ),
+                },
             );
             self.add_finding(finding);
         }
@@ -188,6 +196,7 @@ impl Coordinator {
                     lat_mean_us: None,
                     lat_max_us: None,
                     validation_errors: 0,
+                    verified_bytes: 0,
                     last_error: None,
                 });
                 matrix.pairs.len() - 1

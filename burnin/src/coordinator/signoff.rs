@@ -28,12 +28,16 @@ impl Coordinator {
         let mut failed = false;
         let validation: u64 = self.report.pairs.iter().flat_map(|m| m.pairs.iter()).map(|p| p.validation_errors).sum();
         let wrong: u64 = self.report.collectives.iter().map(|c| c.wrong_elements).sum();
+        let verified: u64 = self.report.pairs.iter().flat_map(|m| m.pairs.iter()).map(|p| p.verified_bytes).sum();
         if validation + wrong == 0 {
-            reasons.push("zero data errors: ok".into());
+            reasons.push(if verified > 0 {
+                format!("zero data errors in {:.2} GB verified end to end: ok", verified as f64 / 1e9)
+            } else {
+                "zero data errors: ok".into()
+            });
         } else {
             failed = true;
-            reasons
-                .push(format!("data errors: {validation} bytes in pair tests, {wrong} wrong elements in collectives"));
+            reasons.push(format!("data errors: {validation} in pair tests, {wrong} wrong elements in collectives"));
         }
         let judged = &self.options.playbook.signoff.fail_on_counters;
         let mut grew = Vec::new();

@@ -279,6 +279,9 @@ pub enum QpSetting {
     AddressVector {
         dlid: u16,
         port: u8,
+        /// Service level (IB spec vol. 1, 7.6.5: selects the virtual lane on InfiniBand; RoCE
+        /// adapters map it to the VLAN priority when the port trusts PCP).
+        service_level: u8,
         grh: Option<GrhPlan>,
     },
     /// `enum ibv_mtu`.
@@ -325,7 +328,24 @@ pub struct GrhPlan {
     pub dgid: Ipv6Addr,
     pub sgid_index: u8,
     pub hop_limit: u8,
+    /// The GRH traffic class (IB spec vol. 1, 8.3.1); on RoCE v2 it becomes the IP header's TOS
+    /// byte, whose upper six bits are the DSCP that lossless fabrics map to a PFC priority.
     pub traffic_class: u8,
+}
+
+/// The class of service a queue pair's packets carry: what NCCL sets with NCCL_IB_TC and
+/// NCCL_IB_SL, and perftest with --tclass and --sl.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Traffic {
+    pub traffic_class: u8,
+    pub service_level: u8,
+}
+
+impl Traffic {
+    /// The DSCP of RoCE v2 packets (the traffic class's upper six bits, RFC 2474).
+    pub fn dscp(&self) -> u8 {
+        self.traffic_class >> 2
+    }
 }
 
 /// Init -> RTR: the peer's queue pair and path.
@@ -339,6 +359,7 @@ pub struct RtrPlan {
     pub max_dest_rd_atomic: u8,
     pub min_rnr_timer: u8,
     pub dlid: u16,
+    pub service_level: u8,
     pub grh: Option<GrhPlan>,
 }
 
@@ -355,7 +376,12 @@ impl RtrPlan {
     pub fn settings(&self) -> Vec<QpSetting> {
         vec![
             QpSetting::State(QpState::ReadyToReceive),
-            QpSetting::AddressVector { dlid: self.dlid, port: self.port, grh: self.grh.clone() },
+            QpSetting::AddressVector {
+                dlid: self.dlid,
+                port: self.port,
+                service_level: self.service_level,
+                grh: self.grh.clone(),
+            },
             QpSetting::PathMtu(self.path_mtu),
             QpSetting::DestQpn(self.dest_qpn),
             QpSetting::RqPsn(self.rq_psn),
@@ -383,6 +409,7 @@ impl RtrPlan {
             max_dest_rd_atomic: local_responder_resources.max(1),
             min_rnr_timer: MIN_RNR_TIMER,
             dlid: remote.lid,
+            service_level: 0,
             grh,
         })
     }
@@ -549,6 +576,25 @@ mod state_table_tests {
         let rtr = RtrPlan::new(1, 1024, &remote(), 128, Some(grh)).expect("plan");
         covers(rtr.settings(), rc_table::INIT_TO_RTR_REQUIRED, rc_table::INIT_TO_RTR_OPTIONAL);
         covers(RtsPlan::new(7, 128, 16).settings(), rc_table::RTR_TO_RTS_REQUIRED, rc_table::RTR_TO_RTS_OPTIONAL);
+    }
+
+    #[test]
+    fn traffic_class_and_service_level_reach_the_address_vector() {
+        let grh = GrhPlan {
+            dgid: "::ffff:10.77.0.2".parse().expect("gid"),
+            sgid_index: 3,
+            hop_limit: 255,
+            traffic_class: 106,
+        };
+        let plan = RtrPlan { service_level: 3, ..RtrPlan::new(1, 1024, &remote(), 16, Some(grh)).expect("plan") };
+        let vector = plan.settings().into_iter().find(|s| matches!(s, QpSetting::AddressVector { .. }));
+        match vector {
+            Some(QpSetting::AddressVector { service_level, grh: Some(grh), .. }) => {
+                assert_eq!((service_level, grh.traffic_class), (3, 106));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(Traffic { traffic_class: 106, service_level: 3 }.dscp(), 26);
     }
 
     #[test]

@@ -54,6 +54,8 @@ pub struct StreamOptions {
     pub gid_index: Option<u32>,
     /// How long a peer may make no progress.
     pub timeout: Duration,
+    /// Traffic class and service level of every link's queue pair.
+    pub traffic: super::Traffic,
 }
 
 /// The device port every link of a communicator uses, opened once.
@@ -70,7 +72,8 @@ impl std::fmt::Debug for StreamPort {
 
 impl StreamPort {
     pub fn open(options: &StreamOptions) -> Result<StreamPort, PerfError> {
-        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?;
+        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?
+            .with_traffic(options.traffic);
         Ok(StreamPort { context, timeout: options.timeout })
     }
 
