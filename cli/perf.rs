@@ -69,9 +69,11 @@ fn require_rdma_device(kind: TransportKind) -> anyhow::Result<()> {
     let root = fabricdoctor_probes::SysRoot::live();
     match root.read_dir("sys/class/infiniband") {
         Ok(devices) if !devices.is_empty() => Ok(()),
+        // The same words as the verbs layer's own message (perf::verbs::protocol), said earlier.
         _ => anyhow::bail!(
-            "--transport verbs: this node has no RDMA device (/sys/class/infiniband is empty or missing); \
-             load the NIC's RDMA driver, or measure over --transport tcp"
+            "--transport verbs: no RDMA devices: kernel has no RDMA support or no driver loaded \
+             (/sys/class/infiniband is empty or missing); load the NIC's RDMA driver, or measure over \
+             --transport tcp"
         ),
     }
 }
@@ -190,6 +192,9 @@ fn all_sizes() -> Vec<u64> {
 fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     let kind = transport(&args.common);
     require_rdma_device(kind)?;
+    if args.post_list > 1 && args.test == PerfTest::Lat {
+        anyhow::bail!("--post-list applies to bandwidth tests (perftest -l); a latency test has one message in flight");
+    }
     if args.bidirectional && args.test == PerfTest::Lat {
         anyhow::bail!("--bidirectional applies to bandwidth tests (perftest -b); latency is a ping-pong already");
     }
@@ -209,12 +214,13 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
         bidirectional: args.bidirectional,
         queue_pairs: if test == TestKind::Latency { 1 } else { args.qps },
         tx_depth: if test == TestKind::Latency { 1 } else { args.tx_depth },
-        inline_size: args.inline,
+        inline_size: args.inline.unwrap_or_else(|| fabricdoctor_perf::params::default_inline(operation(args.op), test)),
         validate: args.validate,
         validation_seed: 0,
         // The client's class travels to the server, so both ends of each queue pair use it.
         traffic_class: args.common.verbs.traffic_class,
         service_level: args.common.verbs.service_level,
+        post_list: args.post_list,
     };
     let options = ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout };
     let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };

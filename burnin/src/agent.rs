@@ -524,6 +524,7 @@ fn bandwidth_parameters(spec: &MeasureSpec) -> RunParameters {
         validation_seed: 0,
         traffic_class: None,
         service_level: None,
+        post_list: 1,
     }
 }
 
@@ -538,11 +539,13 @@ fn latency_parameters(spec: &MeasureSpec) -> RunParameters {
         bidirectional: false,
         queue_pairs: 1,
         tx_depth: 1,
-        inline_size: 0,
+        // perftest ib_write_lat sends its small messages inline.
+        inline_size: fabricdoctor_perf::params::default_inline(Operation::Write, TestKind::Latency),
         validate: spec.validate,
         validation_seed: 0,
         traffic_class: None,
         service_level: None,
+        post_list: 1,
     }
 }
 

@@ -96,6 +96,9 @@ fn options(args: &Args, plan: &Plan) -> VerbsOptions {
         validate: plan.validate,
         timeout: Duration::from_secs(10),
         traffic: Default::default(),
+        inline_note: None,
+        inline_fallback: false,
+        post_list: 1,
     }
 }
 

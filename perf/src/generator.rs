@@ -462,11 +462,13 @@ fn drive_bandwidth(
         for (index, connection) in connections.iter_mut().enumerate() {
             let wants_more = |posted_here: u64| in_time && per_connection.is_none_or(|n| posted_here < n);
             posting |= wants_more(posted_on[index]);
-            while wants_more(posted_on[index]) && in_flight[index] < connection.depth() {
-                connection.post()?;
-                in_flight[index] += 1;
-                posted_on[index] += 1;
-                posted += 1;
+            if wants_more(posted_on[index]) && in_flight[index] < connection.depth() {
+                let room = (connection.depth() - in_flight[index]) as u64;
+                let left = per_connection.map_or(room, |n| room.min(n - posted_on[index]));
+                let done = connection.post_many(left as usize)? as u64;
+                in_flight[index] += done as usize;
+                posted_on[index] += done;
+                posted += done;
             }
         }
         let mut progressed = false;

@@ -176,6 +176,7 @@ pub mod limits {
     pub const MAX_TX_DEPTH: u32 = 8192;
     pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
     pub const MAX_SESSION_BUFFER_BYTES: u64 = 4 << 30;
+    pub const MAX_POST_LIST: u32 = 64;
 }
 
 /// Refuse, by name and before anything is allocated or registered, parameters no server should
@@ -201,6 +202,13 @@ pub fn check_limits(parameters: &RunParameters) -> Result<(), PerfError> {
             "the client asks for {}-byte messages; this server serves 1 byte to {} bytes",
             parameters.size,
             limits::MAX_MESSAGE_BYTES
+        ));
+    }
+    if parameters.post_list == 0 || parameters.post_list > limits::MAX_POST_LIST {
+        return refuse(format!(
+            "the client asks for post lists of {}; this server serves 1 to {}",
+            parameters.post_list,
+            limits::MAX_POST_LIST
         ));
     }
     let directions = if parameters.bidirectional { 2 } else { 1 };

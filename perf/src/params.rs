@@ -47,6 +47,17 @@ impl std::fmt::Display for Operation {
     }
 }
 
+/// perftest's inline size when `-I` is not given (perftest_resources.c, ctx_set_max_inline, with
+/// perftest_parameters.h's DEF_INLINE_WRITE = 220 and DEF_INLINE_SEND_RC_UC = 236): latency tests
+/// send WRITE and SEND payloads inline, bandwidth tests and READ never.
+pub fn default_inline(operation: Operation, test: TestKind) -> u32 {
+    match (test, operation) {
+        (TestKind::Latency, Operation::Write) => 220,
+        (TestKind::Latency, Operation::Send) => 236,
+        _ => 0,
+    }
+}
+
 /// Parameters of one run; sizes are swept by running several of these.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +90,13 @@ pub struct RunParameters {
     pub traffic_class: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_level: Option<u8>,
+    /// Verbs bandwidth: work requests per ibv_post_send call (perftest -l); 1 posts each alone.
+    #[serde(default = "one")]
+    pub post_list: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Default for RunParameters {
@@ -98,6 +116,7 @@ impl Default for RunParameters {
             validation_seed: 0,
             traffic_class: None,
             service_level: None,
+            post_list: 1,
         }
     }
 }

@@ -21,6 +21,16 @@ pub trait Connection: Send {
     /// READ into it. May block briefly when the transport applies back-pressure.
     fn post(&mut self) -> Result<(), PerfError>;
 
+    /// Post `count` messages (at most the room left in the window), as few calls into the transport
+    /// as it allows (verbs post lists, perftest -l); returns how many were posted. The default posts
+    /// them one by one.
+    fn post_many(&mut self, count: usize) -> Result<usize, PerfError> {
+        for _ in 0..count {
+            self.post()?;
+        }
+        Ok(count)
+    }
+
     /// Messages completed since the previous call (0 when none yet). Must not block longer than
     /// `wait`; a peer that stops answering surfaces as [`PerfError::PeerSilent`] after the connection's
     /// own timeout, never as a hang.

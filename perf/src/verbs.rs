@@ -77,12 +77,19 @@ pub struct VerbsOptions {
     pub depth: usize,
     /// Messages up to this size go inline (perftest `-I`; not for READ).
     pub inline_size: u32,
+    /// The inline size is perftest's default, not the user's: a device that cannot create a queue
+    /// pair with it gets one without inline data (the description says so) instead of failing.
+    pub inline_fallback: bool,
     /// Fill the buffers with the pattern and check what arrives.
     pub validate: bool,
     /// How long to wait for the peer before giving up.
     pub timeout: Duration,
     /// Traffic class and service level of the queue pairs (perftest --tclass, --sl).
     pub traffic: Traffic,
+    /// Set by [`VerbsEndpoint::open`] when the device refused the default inline size.
+    pub inline_note: Option<String>,
+    /// Work requests per post call in bandwidth tests (perftest -l).
+    pub post_list: usize,
 }
 
 /// Connection parameters a side sends to its peer over the side channel (the generator puts it in
@@ -300,7 +307,8 @@ impl PortContext {
 /// An opened, registered queue pair in INIT, not yet connected.
 pub struct VerbsEndpoint {
     options: VerbsOptions,
-    context: PortContext,
+    /// Shared by every endpoint of a run: one device context and protection domain, as perftest.
+    context: std::sync::Arc<PortContext>,
     psn: u32,
     layout: Layout,
     resources: Resources,
@@ -338,14 +346,36 @@ impl Layout {
 impl VerbsEndpoint {
     /// Open the device, choose the GID, register the buffer and create the queue pair (INIT).
     pub fn open(options: &VerbsOptions) -> Result<VerbsEndpoint, PerfError> {
+        VerbsEndpoint::check(options)?;
+        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?
+            .with_traffic(options.traffic);
+        VerbsEndpoint::open_on(std::sync::Arc::new(context), options)
+    }
+
+    /// Open the device port once for several endpoints (the queue pairs of one run).
+    pub(crate) fn open_port(options: &VerbsOptions) -> Result<std::sync::Arc<PortContext>, PerfError> {
+        VerbsEndpoint::check(options)?;
+        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?
+            .with_traffic(options.traffic);
+        Ok(std::sync::Arc::new(context))
+    }
+
+    fn check(options: &VerbsOptions) -> Result<(), PerfError> {
         if options.size == 0 || options.size > 1 << 30 {
             return Err(PerfError::Unsupported(format!("message size {} must be 1 byte to 1 GiB", options.size)));
         }
         if options.depth == 0 {
             return Err(PerfError::Unsupported("the depth (messages in flight) must be at least 1".into()));
         }
-        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?
-            .with_traffic(options.traffic);
+        Ok(())
+    }
+
+    /// A queue pair, its registered buffer and completion queues on an opened port (INIT).
+    pub(crate) fn open_on(
+        context: std::sync::Arc<PortContext>,
+        options: &VerbsOptions,
+    ) -> Result<VerbsEndpoint, PerfError> {
+        VerbsEndpoint::check(options)?;
         let receive_depth = receive_depth(options.operation, options.depth);
         let sizes = QueueSizes {
             // One more than the depth for the flush/end marker.
@@ -354,11 +384,21 @@ impl VerbsEndpoint {
             inline: if options.operation == Operation::Read { 0 } else { options.inline_size },
         };
         let layout = Layout::new(options.size);
-        let mut resources = context.create(sizes, layout.length())?;
+        let mut options = options.clone();
+        let mut resources = match context.create(sizes, layout.length()) {
+            Ok(resources) => resources,
+            Err(error) if options.inline_fallback && sizes.inline > 0 => {
+                let retried = context.create(QueueSizes { inline: 0, ..sizes }, layout.length()).map_err(|_| error)?;
+                options.inline_note = Some(format!("inline off: the device refused {} bytes", sizes.inline));
+                options.inline_size = 0;
+                retried
+            }
+            Err(error) => return Err(error),
+        };
         // The send region always carries the pattern: it is what WRITE/SEND deliver and what the
         // peer READs, so the receiving side can validate without exchanging data.
         resources.buffer.fill_pattern(layout.send());
-        Ok(VerbsEndpoint { options: options.clone(), context, psn: protocol::random_psn(), layout, resources })
+        Ok(VerbsEndpoint { options, context, psn: protocol::random_psn(), layout, resources })
     }
 
     /// What the peer needs to connect to this endpoint.
@@ -397,8 +437,15 @@ impl VerbsEndpoint {
             .map_err(|e| PerfError::Transport(format!("cannot post receives on {}: {e}", self.context.device.name)))?;
         let mtu = self.context.connect(&mut self.resources, self.psn, remote, protocol::QP_TIMEOUT)?;
 
+        let inline = match &self.options.inline_note {
+            Some(note) => note.clone(),
+            None if self.options.operation != Operation::Read && self.options.inline_size > 0 => {
+                format!("inline up to {} bytes", self.options.inline_size)
+            }
+            None => "no inline".to_string(),
+        };
         let description = format!(
-            "{} -> {peer}, path mtu {mtu}, {}",
+            "{} -> {peer}, path mtu {mtu}, {}, {inline}",
             self.describe(),
             self.context.traffic_description(&self.resources)
         );
@@ -406,6 +453,7 @@ impl VerbsEndpoint {
         Ok(VerbsConnection {
             moderation: completion_moderation(options.size, options.depth),
             inline: options.size <= options.inline_size as usize && options.operation != Operation::Read,
+            post_list: options.post_list.max(1),
             operation: options.operation,
             depth: options.depth,
             validate: options.validate,
@@ -466,6 +514,8 @@ pub struct VerbsConnection {
     depth: usize,
     moderation: usize,
     inline: bool,
+    /// Work requests per ibv_post_send in bandwidth tests (perftest -l).
+    post_list: usize,
     validate: bool,
     timeout: Duration,
     /// Address and rkey of the peer's target region.
@@ -739,6 +789,46 @@ impl Connection for VerbsConnection {
         self.depth
     }
 
+    fn post_many(&mut self, count: usize) -> Result<usize, PerfError> {
+        if self.post_list <= 1 {
+            for _ in 0..count {
+                self.post()?;
+            }
+            return Ok(count);
+        }
+        let (op, local) = (self.wire_op(), self.local());
+        let mut requests = [(0u64, false); device::MAX_POST_LIST];
+        let mut done = 0;
+        while done < count {
+            let batch = (count - done).min(self.post_list).min(device::MAX_POST_LIST);
+            // The same signaling as `post` one at a time: every `moderation`th message is signaled
+            // and its completion covers those since the previous one.
+            let mut unsignaled = self.unsignaled;
+            let mut signaled_count = 0;
+            for request in requests.iter_mut().take(batch) {
+                let signaled = unsignaled + 1 >= self.moderation;
+                *request = (if signaled { unsignaled as u64 + 1 } else { 0 }, signaled);
+                if signaled {
+                    unsignaled = 0;
+                    signaled_count += 1;
+                } else {
+                    unsignaled += 1;
+                }
+            }
+            self.resources
+                .post_send_list(op, local.clone(), &requests[..batch], self.inline)
+                .map_err(|e| self.post_error(e))?;
+            if self.outstanding == 0 {
+                self.last_progress = Instant::now();
+            }
+            self.outstanding += batch;
+            self.unsignaled = unsignaled;
+            self.signaled_in_flight += signaled_count;
+            done += batch;
+        }
+        Ok(count)
+    }
+
     fn post(&mut self) -> Result<(), PerfError> {
         let signaled = self.unsignaled + 1 >= self.moderation;
         let covers = if signaled { self.unsignaled as u64 + 1 } else { 0 };
@@ -914,10 +1004,14 @@ impl VerbsDataPath {
                 .map_err(|_| PerfError::Unsupported(format!("message size {} is too large", parameters.size)))?,
             depth: parameters.tx_depth.max(1) as usize,
             inline_size: parameters.inline_size,
+            inline_fallback: parameters.inline_size > 0
+                && parameters.inline_size == crate::params::default_inline(parameters.operation, parameters.test),
             validate: parameters.validate,
             timeout: self.timeout,
             // The client's choice travels in the parameters, so both ends of every queue pair
             // (data one way, ACKs and replies the other) ride the same class.
+            post_list: parameters.post_list.clamp(1, device::MAX_POST_LIST as u32) as usize,
+            inline_note: None,
             traffic: Traffic {
                 traffic_class: parameters.traffic_class.unwrap_or(self.traffic.traffic_class),
                 service_level: parameters.service_level.unwrap_or(self.traffic.service_level),
@@ -927,8 +1021,11 @@ impl VerbsDataPath {
 
     fn open_all(&mut self, parameters: &crate::RunParameters) -> Result<Vec<serde_json::Value>, PerfError> {
         let options = self.options(parameters)?;
+        // One device context and protection domain for every queue pair of the run (perftest's
+        // ctx_init), not one per queue pair.
+        let port = VerbsEndpoint::open_port(&options)?;
         self.endpoints = (0..crate::generator::connection_count(parameters))
-            .map(|_| VerbsEndpoint::open(&options))
+            .map(|_| VerbsEndpoint::open_on(std::sync::Arc::clone(&port), &options))
             .collect::<Result<_, _>>()?;
         self.endpoints
             .iter()
@@ -1028,6 +1125,9 @@ mod tests {
             validate: false,
             timeout: Duration::from_secs(5),
             traffic: Traffic::default(),
+            inline_note: None,
+            post_list: 1,
+            inline_fallback: false,
         }
     }
 

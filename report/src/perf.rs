@@ -70,6 +70,9 @@ pub fn header(report: &PerfReport) -> String {
     );
     let _ = writeln!(out, " Number of qps   : {}\t\tTransport type : {}", p.queue_pairs, p.transport);
     let _ = writeln!(out, " TX depth        : {}", p.tx_depth);
+    if p.post_list > 1 {
+        let _ = writeln!(out, " Post List       : {}", p.post_list);
+    }
     match (p.iterations, p.duration_ms) {
         (_, Some(ms)) => {
             let _ = writeln!(out, " Duration        : {:.1} s", ms as f64 / 1000.0);

@@ -158,7 +158,11 @@ fn verbs_without_an_rdma_device_is_named_before_connecting() {
     }
     let output = run(&["perf", "client", "127.0.0.1", "--port", "9", "--transport", "verbs"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("--transport verbs: this node has no RDMA device"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--transport verbs: no RDMA devices: kernel has no RDMA support"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// In a capture, a file the capture does not hold is "not in this capture", never "needs root": the

@@ -146,6 +146,13 @@ fn soft_roce_perf_runs_every_operation_and_compares_with_perftest() {
         );
         assert_eq!(run["parameters"]["traffic_class"], 106, "{name}: the class travels to the server: {run}");
     }
+    for name in ["fd-write-bw-postlist", "fd-send-bw-postlist"] {
+        ran(name);
+        let run = fd_result(&out, name);
+        assert_eq!(run["client_messages"], 2000, "{name}: every message of the post lists completed: {run}");
+        assert_eq!(run["parameters"]["post_list"], 16, "{name}: {run}");
+        assert_eq!(run["server"]["validation_errors"], 0, "{name}: {run}");
+    }
     let name = "fd-send-bw-qps";
     ran(name);
     let run = fd_result(&out, name);

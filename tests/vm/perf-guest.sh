@@ -16,6 +16,7 @@
 #   fd-write-bw-bidir.*     bidirectional WRITE bandwidth (perftest -b)
 #   fd-write-bw-tclass.*, fd-send-lat-tclass-env.*   --tclass 106 --sl 3, and NCCL_IB_TC/NCCL_IB_SL
 #   fd-send-bw-qps.*        SEND bandwidth over 4 queue pairs with --validate
+#   fd-OP-bw-postlist.*     WRITE and SEND bandwidth, 64 B messages, 16 per post call (perftest -l)
 #   fd-OP-bw-duration.*     write|read|send bandwidth in duration mode (--duration 2s, perftest -D)
 #   err-peer-vanished.*     a client whose server is killed mid-run; .ms: how long it took to end
 #   err-not-installed.err   the client with libibverbs hidden (mount namespace): "RDMA userspace ..."
@@ -111,6 +112,9 @@ fd_client fd-write-bw-bidir --op write --test bw --size 65536 --iters 300 --bidi
 # NCCL_IB_TC/NCCL_IB_SL in the environment; each client reports what ibv_query_qp reads back.
 fd_client fd-write-bw-tclass --op write --test bw --size 65536 --iters 300 --validate --tclass 106 --sl 3
 NCCL_IB_TC=106 NCCL_IB_SL=3 fd_client fd-send-lat-tclass-env --op send --test lat --size 8 --iters 200 --validate
+# Post lists (perftest -l): 16 work requests per ibv_post_send, small messages, both operations.
+fd_client fd-write-bw-postlist --op write --test bw --size 64 --iters 2000 --post-list 16 --validate
+fd_client fd-send-bw-postlist --op send --test bw --size 64 --iters 2000 --post-list 16 --validate
 # Several queue pairs in one run (perftest -q).
 fd_client fd-send-bw-qps --op send --test bw --size 65536 --iters 300 --qps 4 --validate
 # Duration mode: the server is not told a message count, and a one-sided WRITE/READ responder sees none.
@@ -122,7 +126,8 @@ done
 #    Both run WRITE latency without inline data: perftest 4.5 reports "Max inline data: 0[B]" on rxe.
 fd_cmp() {
   fd_client "cmp-$1-fd-write-bw" --op write --test bw --size 65536 --iters "$bw_iters"
-  fd_client "cmp-$1-fd-write-lat" --op write --test lat --size 8 --iters "$lat_iters"
+  # --inline 0: perftest reports "Max inline data: 0[B]" on rxe, so both send the 8 bytes the same way.
+  fd_client "cmp-$1-fd-write-lat" --op write --test lat --size 8 --iters "$lat_iters" --inline 0
 }
 pt_cmp() {
   perftest "cmp-$1-pt-write-bw" ib_write_bw -d rxe0 -x "$gid" -s 65536 -n "$bw_iters"

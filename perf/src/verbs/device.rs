@@ -37,6 +37,9 @@ use crate::PerfError;
 /// An open device.
 pub(super) struct Device {
     context: Arc<DeviceContext>,
+    /// The one protection domain of every queue pair and memory region opened on this device by a
+    /// run (perftest allocates one per context, ctx_init), allocated with the first of them.
+    protection_domain: std::sync::OnceLock<Arc<ProtectionDomain>>,
     pub name: String,
 }
 
@@ -87,7 +90,7 @@ pub(super) fn open_device(name: Option<&str>, port: u8) -> Result<Device, PerfEr
         let context = device.open().map_err(|e| {
             PerfError::Transport(format!("cannot open RDMA device {}: {}", names[index], io_error_text(&e)))
         })?;
-        Ok(Device { context, name: names[index].clone() })
+        Ok(Device { context, protection_domain: std::sync::OnceLock::new(), name: names[index].clone() })
     };
     match name {
         Some(wanted) => match names.iter().position(|n| n == wanted) {
@@ -330,6 +333,10 @@ pub(super) struct Completion {
     pub immediate: u32,
 }
 
+/// Work requests one [`Resources::post_send_list`] call posts at most (perftest caps `-l` lower in
+/// practice; the list lives on the stack).
+pub const MAX_POST_LIST: usize = 64;
+
 /// Queue sizes of a queue pair.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct QueueSizes {
@@ -357,7 +364,14 @@ impl Resources {
     pub fn create(device: &Device, sizes: QueueSizes, buffer_length: usize) -> Result<Resources, PerfError> {
         let fail =
             |what: &str, detail: String| PerfError::Transport(format!("cannot {what} on {}: {detail}", device.name));
-        let pd = device.context.alloc_pd().map_err(|e| fail("allocate a protection domain", io_error_text(&e)))?;
+        let pd = match device.protection_domain.get() {
+            Some(pd) => Arc::clone(pd),
+            None => {
+                let pd =
+                    device.context.alloc_pd().map_err(|e| fail("allocate a protection domain", io_error_text(&e)))?;
+                Arc::clone(device.protection_domain.get_or_init(|| pd))
+            }
+        };
         let send_cq = build_cq(&device.context, sizes.send).map_err(|e| fail("create a completion queue", e))?;
         let recv_cq =
             build_cq(&device.context, sizes.receive.max(1)).map_err(|e| fail("create a completion queue", e))?;
@@ -492,10 +506,7 @@ impl Resources {
         })
     }
 
-    /// Post one work request. One `ibv_send_wr` and one `ibv_sge` on the stack, handed to
-    /// ibv_post_send(3) directly: no allocation per post (sideway's guard builds two `Vec`s per post
-    /// and copies inline data once more), which matters at millions of messages per second. Inline
-    /// data is read from the registered buffer by the provider during the call.
+    /// Post one work request (see [`Resources::post_send_list`]).
     pub fn post_send(
         &mut self,
         op: WireOp,
@@ -504,56 +515,84 @@ impl Resources {
         signaled: bool,
         inline: bool,
     ) -> Result<(), io::Error> {
+        self.post_send_list(op, local, &[(wr_id, signaled)], inline)
+    }
+
+    /// Post `requests.len()` work requests of the same operation over `local`, each `(wr_id,
+    /// signaled)`, in one ibv_post_send(3) call: perftest's post list (`-l`). The requests are a linked
+    /// list of `ibv_send_wr` on the stack sharing one `ibv_sge`, handed to libibverbs directly, so
+    /// posting allocates nothing (sideway's guard builds two `Vec`s per post and copies inline data
+    /// once more), which matters at millions of messages per second. Inline data is read from the
+    /// registered buffer by the provider during the call. At most [`MAX_POST_LIST`] requests.
+    pub fn post_send_list(
+        &mut self,
+        op: WireOp,
+        local: Range<usize>,
+        requests: &[(u64, bool)],
+        inline: bool,
+    ) -> Result<(), io::Error> {
         use rdma_mummy_sys::{ibv_send_flags, ibv_send_wr, ibv_sge, ibv_wr_opcode};
         self.buffer.check(&local);
+        if requests.is_empty() || requests.len() > MAX_POST_LIST {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a post list holds 1 to {MAX_POST_LIST} work requests, not {}", requests.len()),
+            ));
+        }
         let inline = inline && !local.is_empty() && !matches!(op, WireOp::Read { .. });
-        let mut flags = 0u32;
-        if signaled {
-            flags |= ibv_send_flags::IBV_SEND_SIGNALED.0;
-        }
-        if inline {
-            flags |= ibv_send_flags::IBV_SEND_INLINE.0;
-        }
         let mut sge =
             ibv_sge { addr: self.buffer.address(local.start), length: local.len() as u32, lkey: self.mr.lkey() };
         let mut bad: *mut ibv_send_wr = std::ptr::null_mut();
-        // SAFETY: an all-zero ibv_send_wr is a valid value (null pointers, no scatter entries); the
-        // opcode's own union fields are the ones written (verbs.h: wr.rdma for RDMA operations,
-        // imm_data for the *_WITH_IMM ones, in network byte order). `wr` and `sge` outlive the call;
-        // `sge` names memory inside the registered buffer (checked above), which outlives the queue
-        // pair, and the queue pair pointer is valid while `self.qp` lives.
+        // SAFETY: an all-zero ibv_send_wr is a valid value (null pointers, no scatter entries); each
+        // request's own union fields are the ones written (verbs.h: wr.rdma for RDMA operations,
+        // imm_data for the *_WITH_IMM ones, in network byte order). `list` and `sge` outlive the
+        // call, and every `next` points into `list`; `sge` names memory inside the registered buffer
+        // (checked above), which outlives the queue pair, and the queue pair pointer is valid while
+        // `self.qp` lives.
         let code = unsafe {
-            let mut wr: ibv_send_wr = std::mem::zeroed();
-            wr.wr_id = wr_id;
-            wr.send_flags = flags;
-            if !local.is_empty() {
-                wr.sg_list = &mut sge;
-                wr.num_sge = 1;
+            let mut list: [ibv_send_wr; MAX_POST_LIST] = std::mem::zeroed();
+            let first = list.as_mut_ptr();
+            for (index, &(wr_id, signaled)) in requests.iter().enumerate() {
+                let wr = &mut *first.add(index);
+                wr.wr_id = wr_id;
+                if signaled {
+                    wr.send_flags |= ibv_send_flags::IBV_SEND_SIGNALED.0;
+                }
+                if inline {
+                    wr.send_flags |= ibv_send_flags::IBV_SEND_INLINE.0;
+                }
+                if !local.is_empty() {
+                    wr.sg_list = &mut sge;
+                    wr.num_sge = 1;
+                }
+                match op {
+                    WireOp::Write { remote_address, rkey } => {
+                        wr.opcode = ibv_wr_opcode::IBV_WR_RDMA_WRITE;
+                        wr.wr.rdma.remote_addr = remote_address;
+                        wr.wr.rdma.rkey = rkey;
+                    }
+                    WireOp::Read { remote_address, rkey } => {
+                        wr.opcode = ibv_wr_opcode::IBV_WR_RDMA_READ;
+                        wr.wr.rdma.remote_addr = remote_address;
+                        wr.wr.rdma.rkey = rkey;
+                    }
+                    WireOp::Send => wr.opcode = ibv_wr_opcode::IBV_WR_SEND,
+                    WireOp::WriteImmediate { remote_address, rkey, immediate } => {
+                        wr.opcode = ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM;
+                        wr.wr.rdma.remote_addr = remote_address;
+                        wr.wr.rdma.rkey = rkey;
+                        wr.imm_data_invalidated_rkey_union.imm_data = immediate.to_be();
+                    }
+                    WireOp::SendImmediate { immediate } => {
+                        wr.opcode = ibv_wr_opcode::IBV_WR_SEND_WITH_IMM;
+                        wr.imm_data_invalidated_rkey_union.imm_data = immediate.to_be();
+                    }
+                }
+                if index + 1 < requests.len() {
+                    wr.next = first.add(index + 1);
+                }
             }
-            match op {
-                WireOp::Write { remote_address, rkey } => {
-                    wr.opcode = ibv_wr_opcode::IBV_WR_RDMA_WRITE;
-                    wr.wr.rdma.remote_addr = remote_address;
-                    wr.wr.rdma.rkey = rkey;
-                }
-                WireOp::Read { remote_address, rkey } => {
-                    wr.opcode = ibv_wr_opcode::IBV_WR_RDMA_READ;
-                    wr.wr.rdma.remote_addr = remote_address;
-                    wr.wr.rdma.rkey = rkey;
-                }
-                WireOp::Send => wr.opcode = ibv_wr_opcode::IBV_WR_SEND,
-                WireOp::WriteImmediate { remote_address, rkey, immediate } => {
-                    wr.opcode = ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM;
-                    wr.wr.rdma.remote_addr = remote_address;
-                    wr.wr.rdma.rkey = rkey;
-                    wr.imm_data_invalidated_rkey_union.imm_data = immediate.to_be();
-                }
-                WireOp::SendImmediate { immediate } => {
-                    wr.opcode = ibv_wr_opcode::IBV_WR_SEND_WITH_IMM;
-                    wr.imm_data_invalidated_rkey_union.imm_data = immediate.to_be();
-                }
-            }
-            rdma_mummy_sys::ibv_post_send(self.qp.qp().as_ptr(), &mut wr, &mut bad)
+            rdma_mummy_sys::ibv_post_send(self.qp.qp().as_ptr(), first, &mut bad)
         };
         match code {
             0 => Ok(()),
