@@ -48,6 +48,7 @@ pub use protocol::{
     GidChoice, GidKind, GidReason, Traffic,
 };
 
+use crate::integrity::Verified;
 use crate::params::Operation;
 use crate::transport::Connection;
 use crate::PerfError;
@@ -474,6 +475,7 @@ impl VerbsEndpoint {
             sent_count: 0,
             received_count: 0,
             validation_errors: 0,
+            verified: Verified::default(),
             in_round_trip: false,
             unverified: None,
         })
@@ -540,6 +542,8 @@ pub struct VerbsConnection {
     sent_count: u64,
     received_count: u64,
     validation_errors: u64,
+    /// What this side verified of what it received (messages, bytes, wrong bytes).
+    verified: Verified,
     /// Inside a timed latency round trip (checks wait for `settle`), and the region left to check.
     in_round_trip: bool,
     unverified: Option<Range<usize>>,
@@ -686,6 +690,8 @@ impl VerbsConnection {
         if self.validate {
             if completion.byte_len as usize != self.layout.size {
                 self.validation_errors += self.layout.size as u64;
+                self.verified.messages += 1;
+                self.verified.sequence_errors += 1;
             } else {
                 self.verify(self.layout.receive());
             }
@@ -768,6 +774,15 @@ impl VerbsConnection {
         }
     }
 
+    /// Check `range` against the region pattern now, counting it as one verified message.
+    fn check_region(&mut self, range: Range<usize>) {
+        let wrong = self.resources.buffer.mismatches(range.clone());
+        self.validation_errors += wrong;
+        self.verified.messages += 1;
+        self.verified.bytes += range.len() as u64;
+        self.verified.wrong_bytes += wrong;
+    }
+
     /// Verify the received region `range`: at once, or inside a timed round trip after the clock
     /// has stopped ([`Connection::settle`]), so verification is not measured as latency. The peer
     /// writes the region again only after this side's next ping, so the bytes wait unchanged.
@@ -775,7 +790,7 @@ impl VerbsConnection {
         if self.in_round_trip {
             self.unverified = Some(range);
         } else {
-            self.validation_errors += self.resources.buffer.mismatches(range);
+            self.check_region(range);
         }
     }
 }
@@ -870,7 +885,7 @@ impl Connection for VerbsConnection {
             return Err(self.silent());
         }
         if self.validate && messages > 0 && self.operation == Operation::Read {
-            self.validation_errors += self.resources.buffer.mismatches(self.layout.receive());
+            self.check_region(self.layout.receive());
         }
         self.outstanding = self.outstanding.saturating_sub(messages);
         Ok(messages)
@@ -917,7 +932,7 @@ impl Connection for VerbsConnection {
 
     fn settle(&mut self) {
         if let Some(range) = self.unverified.take() {
-            self.validation_errors += self.resources.buffer.mismatches(range);
+            self.check_region(range);
         }
     }
 
@@ -946,12 +961,30 @@ impl Connection for VerbsConnection {
     }
 
     fn validation_errors(&self) -> u64 {
+        self.final_check().0
+    }
+
+    fn verified(&self) -> Verified {
+        self.final_check().1
+    }
+}
+
+impl VerbsConnection {
+    /// Errors and counts, with the one-sided WRITE bandwidth case checked now: the data landed in
+    /// the receive region without this side's involvement, so the region is checked once, after the
+    /// client's "done" (the generator asks then).
+    fn final_check(&self) -> (u64, Verified) {
+        let mut verified = self.verified;
+        let mut errors = self.validation_errors;
         if self.validate && self.served_one_sided {
-            // WRITE bandwidth: the data landed in our receive region without our involvement; check
-            // it now (the generator asks after the client's "done").
-            return self.validation_errors + self.resources.buffer.mismatches(self.layout.receive());
+            let receive = self.layout.receive();
+            let wrong = self.resources.buffer.mismatches(receive.clone());
+            errors += wrong;
+            verified.messages += 1;
+            verified.bytes += receive.len() as u64;
+            verified.wrong_bytes += wrong;
         }
-        self.validation_errors
+        (errors, verified)
     }
 }
 

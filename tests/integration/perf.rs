@@ -87,8 +87,13 @@ fn every_operation_measures_bandwidth_and_latency_on_loopback_with_validation() 
             if op == "read" { &bw["runs"][0]["client_verified"] } else { &bw["runs"][0]["server"]["verified"] };
         assert_eq!(receiver["messages"], 2000, "{op}: {receiver}");
         assert_eq!(receiver["bytes"], 2000 * 65536, "{op}: {receiver}");
-        let lat =
-            report(&client("127.0.0.1", server.port, &["--op", op, "--test", "lat", "--size", "8", "--iters", "300"]));
+        let lat = report(&client(
+            "127.0.0.1",
+            server.port,
+            &["--op", op, "--test", "lat", "--size", "8", "--iters", "300", "--validate"],
+        ));
+        // Each reply was verified, after the round trip's clock stopped (Connection::settle).
+        assert_eq!(lat["runs"][0]["client_verified"]["messages"], 300, "{op}: {lat}");
         let result = &lat["runs"][0]["result"];
         let (min, typical, p99) = (
             result["lat_min_us"].as_f64().expect("min"),
