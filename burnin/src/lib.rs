@@ -11,6 +11,7 @@ pub mod coordinator;
 pub mod counters;
 pub mod isolation;
 pub mod launch;
+pub mod lossless;
 pub mod playbook;
 pub mod protocol;
 pub mod schedule;

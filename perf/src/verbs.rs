@@ -52,7 +52,7 @@ use crate::integrity::Verified;
 use crate::params::Operation;
 use crate::transport::Connection;
 use crate::PerfError;
-use device::{Completion, QueueSizes, Resources, WireOp};
+use device::{Completion, QueueSizes, Resources, SharedQueues, WireOp};
 use protocol::{GrhPlan, InitPlan, RtrPlan, RtsPlan};
 
 /// perftest DEF_RX_SEND: receives kept posted for SEND bandwidth.
@@ -214,8 +214,13 @@ impl PortContext {
     }
 
     /// Create a queue pair with a registered buffer of `buffer_length` bytes and move it to INIT.
-    fn create(&self, sizes: QueueSizes, buffer_length: usize) -> Result<Resources, PerfError> {
-        let mut resources = Resources::create(&self.device, sizes, buffer_length)?;
+    fn create(
+        &self,
+        sizes: QueueSizes,
+        buffer_length: usize,
+        shared: Option<&std::sync::Arc<SharedQueues>>,
+    ) -> Result<Resources, PerfError> {
+        let mut resources = Resources::create(&self.device, sizes, buffer_length, shared)?;
         resources.modify(&InitPlan::new(self.port_number).settings()).map_err(|e| {
             PerfError::Transport(format!("cannot move the queue pair on {} to INIT: {}", self.device.name, e.detail))
         })?;
@@ -350,15 +355,43 @@ impl VerbsEndpoint {
         VerbsEndpoint::check(options)?;
         let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?
             .with_traffic(options.traffic);
-        VerbsEndpoint::open_on(std::sync::Arc::new(context), options)
+        VerbsEndpoint::open_on(std::sync::Arc::new(context), options, None)
     }
 
     /// Open the device port once for several endpoints (the queue pairs of one run).
-    pub(crate) fn open_port(options: &VerbsOptions) -> Result<std::sync::Arc<PortContext>, PerfError> {
+    fn open_port(options: &VerbsOptions) -> Result<std::sync::Arc<PortContext>, PerfError> {
         VerbsEndpoint::check(options)?;
         let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?
             .with_traffic(options.traffic);
         Ok(std::sync::Arc::new(context))
+    }
+
+    /// The queues of one endpoint's queue pair.
+    fn queue_sizes(context: &PortContext, options: &VerbsOptions) -> QueueSizes {
+        QueueSizes {
+            // One more than the depth for the flush/end marker.
+            send: context.queue_entries(options.depth + 1),
+            receive: context.queue_entries(receive_depth(options.operation, options.depth)),
+            inline: if options.operation == Operation::Read { 0 } else { options.inline_size },
+        }
+    }
+
+    /// One send and one receive completion queue for `count` endpoints of `options` (perftest's
+    /// ctx_init), or `None` when the device's largest completion queue cannot hold them all: each
+    /// queue pair then gets its own.
+    fn shared_queues(
+        context: &PortContext,
+        options: &VerbsOptions,
+        count: usize,
+    ) -> Result<Option<std::sync::Arc<SharedQueues>>, PerfError> {
+        let sizes = VerbsEndpoint::queue_sizes(context, options);
+        let count = count as u64;
+        let (send, receive) = (u64::from(sizes.send) * count, u64::from(sizes.receive.max(1)) * count);
+        let limit = u64::from(context.limits.max_cqe);
+        if count < 2 || send > limit || receive > limit {
+            return Ok(None);
+        }
+        SharedQueues::new(&context.device, send as u32, receive as u32).map(Some)
     }
 
     fn check(options: &VerbsOptions) -> Result<(), PerfError> {
@@ -372,24 +405,20 @@ impl VerbsEndpoint {
     }
 
     /// A queue pair, its registered buffer and completion queues on an opened port (INIT).
-    pub(crate) fn open_on(
+    fn open_on(
         context: std::sync::Arc<PortContext>,
         options: &VerbsOptions,
+        shared: Option<&std::sync::Arc<SharedQueues>>,
     ) -> Result<VerbsEndpoint, PerfError> {
         VerbsEndpoint::check(options)?;
-        let receive_depth = receive_depth(options.operation, options.depth);
-        let sizes = QueueSizes {
-            // One more than the depth for the flush/end marker.
-            send: context.queue_entries(options.depth + 1),
-            receive: context.queue_entries(receive_depth),
-            inline: if options.operation == Operation::Read { 0 } else { options.inline_size },
-        };
+        let sizes = VerbsEndpoint::queue_sizes(&context, options);
         let layout = Layout::new(options.size);
         let mut options = options.clone();
-        let mut resources = match context.create(sizes, layout.length()) {
+        let mut resources = match context.create(sizes, layout.length(), shared) {
             Ok(resources) => resources,
             Err(error) if options.inline_fallback && sizes.inline > 0 => {
-                let retried = context.create(QueueSizes { inline: 0, ..sizes }, layout.length()).map_err(|_| error)?;
+                let retried =
+                    context.create(QueueSizes { inline: 0, ..sizes }, layout.length(), shared).map_err(|_| error)?;
                 options.inline_note = Some(format!("inline off: the device refused {} bytes", sizes.inline));
                 options.inline_size = 0;
                 retried
@@ -445,8 +474,13 @@ impl VerbsEndpoint {
             }
             None => "no inline".to_string(),
         };
+        let queues = if self.resources.shares_completion_queues() {
+            ", completion queues shared by the run's queue pairs"
+        } else {
+            ""
+        };
         let description = format!(
-            "{} -> {peer}, path mtu {mtu}, {}, {inline}",
+            "{} -> {peer}, path mtu {mtu}, {}, {inline}{queues}",
             self.describe(),
             self.context.traffic_description(&self.resources)
         );
@@ -1057,8 +1091,10 @@ impl VerbsDataPath {
         // One device context and protection domain for every queue pair of the run (perftest's
         // ctx_init), not one per queue pair.
         let port = VerbsEndpoint::open_port(&options)?;
-        self.endpoints = (0..crate::generator::connection_count(parameters))
-            .map(|_| VerbsEndpoint::open_on(std::sync::Arc::clone(&port), &options))
+        let count = crate::generator::connection_count(parameters);
+        let shared = VerbsEndpoint::shared_queues(&port, &options, count as usize)?;
+        self.endpoints = (0..count)
+            .map(|_| VerbsEndpoint::open_on(std::sync::Arc::clone(&port), &options, shared.as_ref()))
             .collect::<Result<_, _>>()?;
         self.endpoints
             .iter()

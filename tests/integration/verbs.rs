@@ -157,6 +157,14 @@ fn soft_roce_perf_runs_every_operation_and_compares_with_perftest() {
     ran(name);
     let run = fd_result(&out, name);
     assert_eq!(run["connections"].as_array().map(Vec::len), Some(4), "{name}: {run}");
+    // One send and one receive completion queue for the four queue pairs (perftest's ctx_init).
+    assert!(
+        run["connections"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("completion queues shared by the run's queue pairs"),
+        "{name}: {run}"
+    );
     assert_eq!(run["server"]["messages"], 1200, "{name}: 300 per queue pair: {run}");
     assert_eq!(run["server"]["validation_errors"], 0, "{name}: {run}");
 

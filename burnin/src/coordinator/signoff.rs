@@ -82,6 +82,20 @@ impl Coordinator {
             reasons.push(format!("suspects: {}", subjects.join(", ").to_lowercase()));
         }
         reasons.push(self.host_check_reason());
+        if self.options.transport == DataTransport::Verbs {
+            // Over verbs: was the tested class lossless on every host? A warning each where not.
+            let traffic = self.options.playbook.traffic;
+            let readings = crate::lossless::pfc_readings(&self.report.host_checks);
+            let (line, findings) = crate::lossless::judge(
+                traffic.traffic_class.unwrap_or(0),
+                traffic.service_level.unwrap_or(0),
+                &readings,
+            );
+            reasons.push(line);
+            for finding in findings {
+                self.add_finding(finding);
+            }
+        }
         for status in [HostStatus::Lost, HostStatus::Excluded] {
             let names: Vec<&str> =
                 self.report.hosts.iter().filter(|h| h.status == status).map(|h| h.name.as_str()).collect();

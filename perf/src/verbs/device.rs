@@ -349,11 +349,84 @@ pub(super) struct QueueSizes {
 /// Field order is drop order: the queue pair goes before the memory region, the buffer last.
 pub(super) struct Resources {
     qp: GenericQueuePair,
-    send_cq: GenericCompletionQueue,
-    recv_cq: GenericCompletionQueue,
+    queues: Queues,
     mr: Arc<MemoryRegion>,
     _pd: Arc<ProtectionDomain>,
     pub buffer: Buffer,
+}
+
+/// Where a queue pair's completions arrive.
+enum Queues {
+    /// Its own send and receive completion queues (the collectives' links).
+    Own { send: GenericCompletionQueue, receive: GenericCompletionQueue },
+    /// The run's shared pair of completion queues, this queue pair being `slot` among them.
+    Shared { shared: Arc<SharedQueues>, slot: u16 },
+}
+
+/// The top 16 bits of every work request id of a queue pair on [`SharedQueues`]: its slot, so a
+/// completion polled by any queue pair of the run is routed back to the one that posted it. Ids the
+/// transport uses stay below 2^48 (message counts).
+const SLOT_SHIFT: u32 = 48;
+const ID_MASK: u64 = (1 << SLOT_SHIFT) - 1;
+
+/// One send and one receive completion queue for every queue pair of a run, as perftest creates
+/// them (ctx_init: one send CQ and one receive CQ per context, sized for all queue pairs), instead
+/// of two per queue pair. Whichever queue pair polls drains the queue and files each completion
+/// under the slot in its work request id; each takes its own.
+pub(super) struct SharedQueues {
+    send: GenericCompletionQueue,
+    receive: GenericCompletionQueue,
+    routed: std::sync::Mutex<Routed>,
+}
+
+#[derive(Default)]
+struct Routed {
+    send: Vec<Vec<Completion>>,
+    receive: Vec<Vec<Completion>>,
+    scratch: Vec<Completion>,
+}
+
+impl SharedQueues {
+    /// Completion queues of `send` and `receive` entries (the sum over the queue pairs to come).
+    pub fn new(device: &Device, send: u32, receive: u32) -> Result<Arc<SharedQueues>, PerfError> {
+        let fail = |detail: String| {
+            PerfError::Transport(format!("cannot create a shared completion queue on {}: {detail}", device.name))
+        };
+        Ok(Arc::new(SharedQueues {
+            send: build_cq(&device.context, send.max(1)).map_err(fail)?,
+            receive: build_cq(&device.context, receive.max(1)).map_err(fail)?,
+            routed: std::sync::Mutex::new(Routed::default()),
+        }))
+    }
+
+    fn register(&self) -> Result<u16, PerfError> {
+        let mut routed = self.routed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let slot = u16::try_from(routed.send.len())
+            .map_err(|_| PerfError::Unsupported("more than 65536 queue pairs on shared completion queues".into()))?;
+        routed.send.push(Vec::new());
+        routed.receive.push(Vec::new());
+        Ok(slot)
+    }
+
+    /// Drain one of the queues and hand `slot` its completions (ids without the slot bits).
+    fn poll(&self, receive: bool, slot: u16, out: &mut Vec<Completion>) -> Result<(), io::Error> {
+        let mut routed = self.routed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Routed { send, receive: received, scratch } = &mut *routed;
+        scratch.clear();
+        poll(if receive { &self.receive } else { &self.send }, scratch)?;
+        let filed = if receive { received } else { send };
+        for mut completion in scratch.drain(..) {
+            let owner = (completion.wr_id >> SLOT_SHIFT) as usize;
+            completion.wr_id &= ID_MASK;
+            if let Some(queue) = filed.get_mut(owner) {
+                queue.push(completion);
+            }
+        }
+        if let Some(mine) = filed.get_mut(usize::from(slot)) {
+            out.append(mine);
+        }
+        Ok(())
+    }
 }
 
 fn build_cq(context: &Arc<DeviceContext>, entries: u32) -> Result<GenericCompletionQueue, String> {
@@ -361,7 +434,12 @@ fn build_cq(context: &Arc<DeviceContext>, entries: u32) -> Result<GenericComplet
 }
 
 impl Resources {
-    pub fn create(device: &Device, sizes: QueueSizes, buffer_length: usize) -> Result<Resources, PerfError> {
+    pub fn create(
+        device: &Device,
+        sizes: QueueSizes,
+        buffer_length: usize,
+        shared: Option<&Arc<SharedQueues>>,
+    ) -> Result<Resources, PerfError> {
         let fail =
             |what: &str, detail: String| PerfError::Transport(format!("cannot {what} on {}: {detail}", device.name));
         let pd = match device.protection_domain.get() {
@@ -372,9 +450,18 @@ impl Resources {
                 Arc::clone(device.protection_domain.get_or_init(|| pd))
             }
         };
-        let send_cq = build_cq(&device.context, sizes.send).map_err(|e| fail("create a completion queue", e))?;
-        let recv_cq =
-            build_cq(&device.context, sizes.receive.max(1)).map_err(|e| fail("create a completion queue", e))?;
+        let queues = match shared {
+            Some(shared) => Queues::Shared { shared: Arc::clone(shared), slot: shared.register()? },
+            None => Queues::Own {
+                send: build_cq(&device.context, sizes.send).map_err(|e| fail("create a completion queue", e))?,
+                receive: build_cq(&device.context, sizes.receive.max(1))
+                    .map_err(|e| fail("create a completion queue", e))?,
+            },
+        };
+        let (send_cq, recv_cq) = match &queues {
+            Queues::Own { send, receive } => (send.clone(), receive.clone()),
+            Queues::Shared { shared, .. } => (shared.send.clone(), shared.receive.clone()),
+        };
         let mut builder = pd.create_qp_builder();
         builder
             .setup_max_send_wr(sizes.send)
@@ -411,7 +498,7 @@ impl Resources {
         // SAFETY: the buffer is valid for its whole layout and outlives the memory region (field order).
         let mr = unsafe { pd.reg_mr(buffer.address(0) as usize, buffer.layout.size(), access) }
             .map_err(|e| fail(&format!("register {} bytes of memory", buffer.layout.size()), io_error_text(&e)))?;
-        Ok(Resources { qp, send_cq, recv_cq, mr, _pd: pd, buffer })
+        Ok(Resources { qp, queues, mr, _pd: pd, buffer })
     }
 
     pub fn qpn(&self) -> u32 {
@@ -554,7 +641,7 @@ impl Resources {
             let first = list.as_mut_ptr();
             for (index, &(wr_id, signaled)) in requests.iter().enumerate() {
                 let wr = &mut *first.add(index);
-                wr.wr_id = wr_id;
+                wr.wr_id = self.tagged(wr_id);
                 if signaled {
                     wr.send_flags |= ibv_send_flags::IBV_SEND_SIGNALED.0;
                 }
@@ -605,9 +692,10 @@ impl Resources {
     pub fn post_receives(&mut self, local: Range<usize>, count: usize) -> Result<(), io::Error> {
         self.buffer.check(&local);
         let (lkey, address, length) = (self.mr.lkey(), self.buffer.address(local.start), local.len() as u32);
+        let tag = self.tagged(0);
         let mut guard = self.qp.start_post_recv();
         for _ in 0..count {
-            let request = guard.construct_wr(0);
+            let request = guard.construct_wr(tag);
             // SAFETY: `local` is inside the registered buffer (checked), which outlives the queue pair.
             unsafe { request.setup_sge(lkey, address, length) };
         }
@@ -616,12 +704,32 @@ impl Resources {
 
     /// Append the send queue's completions to `out` (non-blocking).
     pub fn poll_send(&self, out: &mut Vec<Completion>) -> Result<(), io::Error> {
-        poll(&self.send_cq, out)
+        match &self.queues {
+            Queues::Own { send, .. } => poll(send, out),
+            Queues::Shared { shared, slot } => shared.poll(false, *slot, out),
+        }
     }
 
     /// Append the receive queue's completions to `out` (non-blocking).
     pub fn poll_receive(&self, out: &mut Vec<Completion>) -> Result<(), io::Error> {
-        poll(&self.recv_cq, out)
+        match &self.queues {
+            Queues::Own { receive, .. } => poll(receive, out),
+            Queues::Shared { shared, slot } => shared.poll(true, *slot, out),
+        }
+    }
+
+    /// True when this queue pair's completions arrive on the run's shared completion queues.
+    pub fn shares_completion_queues(&self) -> bool {
+        matches!(self.queues, Queues::Shared { .. })
+    }
+
+    /// A work request id as posted: the slot of a queue pair on shared completion queues in the top
+    /// bits (see [`SLOT_SHIFT`]).
+    fn tagged(&self, wr_id: u64) -> u64 {
+        match &self.queues {
+            Queues::Own { .. } => wr_id,
+            Queues::Shared { slot, .. } => (u64::from(*slot) << SLOT_SHIFT) | (wr_id & ID_MASK),
+        }
     }
 }
 

@@ -89,7 +89,7 @@ impl StreamPort {
             receive: self.context.queue_entries(SLOTS as usize + 1),
             inline: 0,
         };
-        let resources = self.context.create(sizes, (SLOTS * SLOT_BYTES) as usize)?;
+        let resources = self.context.create(sizes, (SLOTS * SLOT_BYTES) as usize, None)?;
         let psn = protocol::random_psn();
         // The peer writes into a receiving endpoint's slots; a sending endpoint offers nothing.
         let target = match role {
