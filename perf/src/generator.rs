@@ -6,17 +6,17 @@ use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::gpu::Gpu;
 use crate::handshake::{check_hello, hello, read_frame, write_frame, Frame, ServerConstraints, PROTOCOL_VERSION};
 use crate::integrity::Verified;
 use crate::params::{Operation, RunParameters, TestKind};
-use crate::stats::{bandwidth, BandwidthResult, CompletionTimeline, LatencyRecorder, LatencyResult};
+use crate::stats::{bandwidth, CompletionTimeline, LatencyRecorder};
 use crate::tcp::{End, TcpConnection};
 use crate::transport::Connection;
 use crate::PerfError;
+pub use fabricdoctor_perf_schema::results::{ServerCounts, SizeResult, SizeRun};
 
 /// Which end of a session a data path serves: the server prepares its endpoints before its Accept and
 /// accepts the data connections; the client dials them.
@@ -195,41 +195,6 @@ fn accept_with_timeout(listener: &TcpListener, timeout: Duration, peer: &str) ->
             Err(source) => return Err(PerfError::Io { peer: peer.into(), during: "data accept", cause: source }),
         }
     }
-}
-
-/// Results of one message size.
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum SizeResult {
-    Bandwidth(BandwidthResult),
-    Latency(LatencyResult),
-}
-
-/// What the server reported for one size.
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerCounts {
-    pub messages: u64,
-    pub validation_errors: u64,
-    /// What the server verified of what it received (zero when not validating, or on transports
-    /// whose receiver cannot see one-sided operations).
-    pub verified: Verified,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_corruption: Option<String>,
-}
-
-/// One size's result with both sides' counts.
-#[derive(Debug, Clone, Serialize)]
-pub struct SizeRun {
-    pub parameters: RunParameters,
-    pub result: SizeResult,
-    pub client_messages: u64,
-    pub client_validation_errors: u64,
-    /// What the client verified of what it received (READ responses, latency replies, the reverse
-    /// direction of a bidirectional run).
-    pub client_verified: Verified,
-    pub server: ServerCounts,
-    pub connections: Vec<String>,
-    pub server_tool_version: String,
 }
 
 /// How long the client waits for progress before declaring the peer gone.

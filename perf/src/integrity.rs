@@ -19,6 +19,8 @@
 
 use std::fmt;
 
+pub use fabricdoctor_perf_schema::results::Verified;
+
 /// Bytes of the header at the start of every message of at least this size.
 pub const HEADER_BYTES: usize = 32;
 
@@ -188,32 +190,6 @@ impl fmt::Display for Corruption {
                 "{wrong_bytes} byte(s) wrong, first at offset {offset}: expected {expected:#018x}, got {actual:#018x}"
             ),
         }
-    }
-}
-
-/// Counts of what a receiver verified, as reports carry them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Verified {
-    /// Messages checked (good or bad) and their bytes.
-    pub messages: u64,
-    pub bytes: u64,
-    /// Payload bytes that differed from what was sent.
-    pub wrong_bytes: u64,
-    /// Messages lost, repeated, reordered, foreign, of the wrong length or with a corrupted header.
-    pub sequence_errors: u64,
-}
-
-impl Verified {
-    /// Every kind of error in one number: wrong bytes plus sequence errors (0 means all good).
-    pub fn errors(&self) -> u64 {
-        self.wrong_bytes + self.sequence_errors
-    }
-
-    pub fn add(&mut self, other: &Verified) {
-        self.messages += other.messages;
-        self.bytes += other.bytes;
-        self.wrong_bytes += other.wrong_bytes;
-        self.sequence_errors += other.sequence_errors;
     }
 }
 

@@ -6,7 +6,7 @@
 //! Units: Gb/s = 10^9 bits per second; MiB/s = 2^20 bytes per second; MsgRate in Mpps = 10^6
 //! messages per second (perftest's definitions).
 
-use serde::Serialize;
+pub use fabricdoctor_perf_schema::results::{BandwidthResult, LatencyResult};
 
 /// Bytes per second -> Gb/s (10^9 bits).
 pub fn gbps(bytes_per_second: f64) -> f64 {
@@ -16,21 +16,6 @@ pub fn gbps(bytes_per_second: f64) -> f64 {
 /// Bytes per second -> MiB/s (2^20 bytes).
 pub fn mib_per_second(bytes_per_second: f64) -> f64 {
     bytes_per_second / (1u64 << 20) as f64
-}
-
-/// Bandwidth of one size.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BandwidthResult {
-    pub bytes: u64,
-    pub iterations: u64,
-    pub bw_peak_gbps: f64,
-    pub bw_avg_gbps: f64,
-    pub bw_peak_mib_per_second: f64,
-    pub bw_avg_mib_per_second: f64,
-    pub msg_rate_mpps: f64,
-    /// Duration mode: the slowest of the per-interval bandwidths (a dip perftest's average hides).
-    pub bw_min_interval_gbps: Option<f64>,
-    pub seconds: f64,
 }
 
 /// Bidirectional runs (perftest -b report the sum of both directions): add the other direction,
@@ -150,22 +135,6 @@ fn minimum_interval_rate(timeline: &CompletionTimeline, interval: f64) -> Option
         let &(t, c) = timeline.marks.last()?;
         (t > 0.0).then(|| c as f64 / t)
     })
-}
-
-/// Latency of one size, microseconds, perftest's columns.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LatencyResult {
-    pub bytes: u64,
-    pub iterations: u64,
-    pub lat_min_us: f64,
-    pub lat_max_us: f64,
-    /// perftest's t_typical: the median.
-    pub lat_typical_us: f64,
-    pub lat_avg_us: f64,
-    /// Population standard deviation (perftest divides by n).
-    pub lat_stdev_us: f64,
-    pub lat_p99_us: f64,
-    pub lat_p99_9_us: f64,
 }
 
 /// Percentile by nearest rank on sorted samples (perftest: `delta[(int)(iters * p)]` of the sorted

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use fabricdoctor_perf::generator::{SizeResult, SizeRun};
-use fabricdoctor_perf::RunParameters;
+use fabricdoctor_perf_schema::params::RunParameters;
+use fabricdoctor_perf_schema::results::{SizeResult, SizeRun};
 use serde::Serialize;
 
 use crate::SCHEMA_VERSION;
@@ -63,8 +63,8 @@ pub fn header(report: &PerfReport) -> String {
         "                    RDMA_{} {} Test (fabricdoctor, transport {})",
         format!("{:?}", p.operation).to_uppercase(),
         match p.test {
-            fabricdoctor_perf::TestKind::Bandwidth => "BW",
-            fabricdoctor_perf::TestKind::Latency => "Latency",
+            fabricdoctor_perf_schema::params::TestKind::Bandwidth => "BW",
+            fabricdoctor_perf_schema::params::TestKind::Latency => "Latency",
         },
         p.transport
     );
@@ -109,13 +109,13 @@ pub fn verified_footer(report: &PerfReport) -> String {
     if !report.parameters.validate {
         return String::new();
     }
-    let mut server = fabricdoctor_perf::integrity::Verified::default();
-    let mut client = fabricdoctor_perf::integrity::Verified::default();
+    let mut server = fabricdoctor_perf_schema::results::Verified::default();
+    let mut client = fabricdoctor_perf_schema::results::Verified::default();
     for run in &report.runs {
         server.add(&run.server.verified);
         client.add(&run.client_verified);
     }
-    let side = |name: &str, v: &fabricdoctor_perf::integrity::Verified| {
+    let side = |name: &str, v: &fabricdoctor_perf_schema::results::Verified| {
         format!(
             "{name} verified {} messages ({} bytes): {} wrong bytes, {} lost/repeated/reordered",
             v.messages, v.bytes, v.wrong_bytes, v.sequence_errors
@@ -194,13 +194,13 @@ pub fn latency_table(report: &PerfReport) -> String {
 pub struct CollectiveReport {
     pub schema_version: u32,
     pub tool_version: String,
-    pub collective: fabricdoctor_perf::collective::Collective,
+    pub collective: fabricdoctor_perf_schema::collective::Collective,
     pub ranks: usize,
     pub hosts: Vec<String>,
     pub channels: u32,
     pub transport: String,
-    pub spec: fabricdoctor_perf::collective::sweep::SweepSpec,
-    pub rows: Vec<fabricdoctor_perf::collective::sweep::SizeRow>,
+    pub spec: fabricdoctor_perf_schema::collective::SweepSpec,
+    pub rows: Vec<fabricdoctor_perf_schema::collective::SizeRow>,
     /// `--gpu`: rank 0's GPU buffers and how they reached the wire.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuBuffers>,

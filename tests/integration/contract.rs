@@ -65,3 +65,25 @@ fn live_check_json_matches_the_schema() {
     let expected_code = if s.fail + s.error > 0 { 1 } else { 0 };
     assert_eq!(output.status.code(), Some(expected_code));
 }
+
+/// The layering of STYLE.md: `report` renders data and must build without the verbs stack, so its
+/// dependency closure holds neither `fabricdoctor-perf` nor `sideway` (issue #22: rendering a page
+/// used to build sideway, cmake and libclang). Read from `cargo tree` (normal dependencies, this
+/// host's platform, offline: everything is already fetched for the build).
+#[test]
+fn the_report_crate_stands_on_data_alone() {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "-p", "fabricdoctor-report", "-e", "normal", "--prefix", "none", "--offline", "--manifest-path"])
+        .arg(crate::support::repository().join("Cargo.toml"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(output.status.success(), "cargo tree: {}", String::from_utf8_lossy(&output.stderr));
+    let names: std::collections::BTreeSet<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(names.contains("fabricdoctor-report") && names.contains("fabricdoctor-perf-schema"), "{names:?}");
+    for forbidden in ["fabricdoctor-perf", "sideway", "rdma-mummy-sys"] {
+        assert!(!names.contains(forbidden), "report depends on {forbidden}: {names:?}");
+    }
+}

@@ -1,55 +1,7 @@
 //! Element types and reduction operators of the collectives, on little-endian byte buffers (what the
 //! wire carries), plus the deterministic fill and expected values the data check uses.
 
-use serde::{Deserialize, Serialize};
-
-/// nccl-tests' `-d` types this tool supports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DataType {
-    F32,
-    F64,
-    I32,
-    Bf16,
-}
-
-impl DataType {
-    pub fn size(self) -> usize {
-        match self {
-            DataType::F32 | DataType::I32 => 4,
-            DataType::F64 => 8,
-            DataType::Bf16 => 2,
-        }
-    }
-
-    /// The name nccl-tests prints in its `type` column.
-    pub fn nccl_name(self) -> &'static str {
-        match self {
-            DataType::F32 => "float",
-            DataType::F64 => "double",
-            DataType::I32 => "int32",
-            DataType::Bf16 => "bfloat16",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReduceOp {
-    Sum,
-    Max,
-    Min,
-}
-
-impl ReduceOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Max => "max",
-            ReduceOp::Min => "min",
-        }
-    }
-}
+pub use fabricdoctor_perf_schema::collective::{DataType, ReduceOp};
 
 /// bfloat16 is the top half of an f32; round to nearest even when narrowing (as frameworks do).
 pub fn bf16_to_f32(bits: u16) -> f32 {

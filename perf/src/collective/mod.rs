@@ -28,44 +28,8 @@ use crate::verbs::credit::Role;
 use crate::verbs::stream::{connect_links, StreamHalf, StreamOptions, StreamPort};
 use crate::PerfError;
 use datatype::{count_wrong, expected_value, fill, input_value, reduce_into, DataType, ReduceOp};
+pub use fabricdoctor_perf_schema::collective::Collective;
 use link::{io_error, Receiver, Sender, TcpLink};
-
-/// The collective measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Collective {
-    AllReduce,
-    AllGather,
-    ReduceScatter,
-    AlltoAll,
-    Broadcast,
-}
-
-impl Collective {
-    /// nccl-tests' bus bandwidth factor for `ranks` ranks.
-    pub fn bus_factor(self, ranks: usize) -> f64 {
-        let n = ranks as f64;
-        match self {
-            Collective::AllReduce => 2.0 * (n - 1.0) / n,
-            Collective::AllGather | Collective::ReduceScatter | Collective::AlltoAll => (n - 1.0) / n,
-            Collective::Broadcast => 1.0,
-        }
-    }
-
-    pub fn reduces(self) -> bool {
-        matches!(self, Collective::AllReduce | Collective::ReduceScatter)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Collective::AllReduce => "AllReduce",
-            Collective::AllGather => "AllGather",
-            Collective::ReduceScatter => "ReduceScatter",
-            Collective::AlltoAll => "AlltoAll",
-            Collective::Broadcast => "Broadcast",
-        }
-    }
-}
 
 /// Elements of part `index` when `count` elements are split into `parts` (the first parts take the
 /// remainder's floor positions, so any count, including fewer elements than parts, is covered).

@@ -5,85 +5,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+pub use fabricdoctor_perf_schema::collective::{Measurement, SizeRow, SweepSpec, TimeAverage};
 
-use super::datatype::{DataType, ReduceOp};
 use super::{check_buffer, prepare_buffer, Collective, Communicator};
 use crate::gpu::Gpu;
 use crate::PerfError;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SweepSpec {
-    pub collective: Collective,
-    pub sizes: Vec<u64>,
-    pub iterations: u32,
-    pub warmup: u32,
-    pub check_passes: u32,
-    pub data_type: DataType,
-    pub op: ReduceOp,
-    pub root: usize,
-    /// Fault injection for tests of the data check: this rank flips one element of every checked
-    /// result, which `#wrong` must count.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub corrupt_rank: Option<usize>,
-    /// Which ranks' times make the reported time (nccl-tests -a).
-    pub average: TimeAverage,
-}
-
-/// nccl-tests `-a`: 0 = rank 0's time, 1 = the average over ranks (its default), 2 = the minimum,
-/// 3 = the maximum (the slowest rank, what a training step waits for).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimeAverage {
-    RankZero,
-    Average,
-    Minimum,
-    Maximum,
-}
-
-impl TimeAverage {
-    pub fn from_nccl_tests(code: u8) -> Option<TimeAverage> {
-        [TimeAverage::RankZero, TimeAverage::Average, TimeAverage::Minimum, TimeAverage::Maximum]
-            .get(code as usize)
-            .copied()
-    }
-
-    fn combine(self, times: &[f64]) -> f64 {
-        match self {
-            TimeAverage::RankZero => times.first().copied().unwrap_or(0.0),
-            TimeAverage::Average => times.iter().sum::<f64>() / times.len().max(1) as f64,
-            TimeAverage::Minimum => times.iter().copied().fold(f64::INFINITY, f64::min),
-            TimeAverage::Maximum => times.iter().copied().fold(0.0, f64::max),
-        }
-    }
-}
-
-/// One mode (out-of-place or in-place) of one size.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Measurement {
-    /// Time of one collective, averaged over the timed iterations, combined over ranks as `average` says.
-    pub time_us: f64,
-    /// nccl-tests algbw: size / time, GB/s (10^9 bytes).
-    pub algbw_gbytes_per_second: f64,
-    /// nccl-tests busbw: algbw x the collective's bus factor.
-    pub busbw_gbytes_per_second: f64,
-    /// Wrong elements over all ranks and check passes.
-    pub wrong: u64,
-    pub rank_time_us: Vec<f64>,
-    pub slowest_rank: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SizeRow {
-    pub bytes: u64,
-    pub count: u64,
-    pub data_type: DataType,
-    pub op: Option<ReduceOp>,
-    /// -1 as nccl-tests prints for collectives without a root.
-    pub root: i64,
-    pub out_of_place: Measurement,
-    pub in_place: Measurement,
-}
 
 /// Run the sweep on this rank. Rank 0 returns the rows; the others return an empty list.
 pub fn run_sweep(communicator: &mut Communicator, spec: &SweepSpec) -> Result<Vec<SizeRow>, PerfError> {
