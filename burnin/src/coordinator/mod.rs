@@ -886,7 +886,9 @@ mod tests {
 
     #[test]
     fn the_baseline_comparison_flags_only_what_got_worse() {
-        let baseline = fabricdoctor_report::burnin::example();
+        // The small example report (report::burnin's test fixture).
+        let baseline =
+            BurninReport::from_json(include_str!("../../../tests/fixtures/burnin/report-small.json")).expect("fixture");
         let same = compare(&baseline, &baseline, "old.json", 0.93);
         assert!(same.regressions.is_empty());
         assert!(same.compared > 0, "a comparison that compared nothing is not a pass");
