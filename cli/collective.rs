@@ -162,7 +162,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
             // Before the rendezvous, so a rank without the driver fails at once rather than its peers
             // waiting out their timeout. GPU buffers are staged through host memory around each
             // collective, above the transport, so both transports carry the same host buffers.
-            let gpu = crate::perf::open_gpu(args.gpu).with_context(|| format!("rank {rank}"))?;
+            let gpu = crate::gpu::open_gpu(args.gpu).with_context(|| format!("rank {rank}"))?;
             let mut communicator =
                 Communicator::connect(&rendezvous, collective == Collective::AlltoAll, &transport)
                     .with_context(|| format!("rank {rank}: rendezvous at {master_host}:{master_port} ({source})"))?;
@@ -181,7 +181,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                         transport: transport_name.into(),
                         spec: spec.clone(),
                         rows,
-                        gpu: crate::perf::gpu_buffers(&gpu, crate::perf::STAGED_PINNED_HOST),
+                        gpu: crate::gpu::gpu_buffers(&gpu, crate::gpu::STAGED_PINNED_HOST),
                     };
                     emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
                 } else {
@@ -189,7 +189,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                         "transport {}, {} channels, rendezvous by {source}",
                         communicator.transport, args.channels
                     );
-                    if let Some(buffers) = crate::perf::gpu_buffers(&gpu, crate::perf::STAGED_PINNED_HOST) {
+                    if let Some(buffers) = crate::gpu::gpu_buffers(&gpu, crate::gpu::STAGED_PINNED_HOST) {
                         description.push_str(&format!(
                             ", buffers on GPU {} ({}, {}) {}",
                             buffers.gpu, buffers.name, buffers.pci_bus_id, buffers.memory_path

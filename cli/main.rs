@@ -9,6 +9,7 @@ mod check;
 mod collective;
 mod counters;
 mod exit;
+mod gpu;
 mod output;
 mod perf;
 mod playbook;

@@ -9,12 +9,13 @@ use fabricdoctor_perf::gpu::Gpu;
 use fabricdoctor_perf::handshake::ServerConstraints;
 use fabricdoctor_perf::verbs::VerbsDataPath;
 use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
-use fabricdoctor_report::perf::{bandwidth_table, latency_table, GpuBuffers, PerfReport};
+use fabricdoctor_report::perf::{bandwidth_table, latency_table, PerfReport};
 
 use crate::args::{
     PerfClientArgs, PerfCommand, PerfCommonArgs, PerfOperation, PerfServerArgs, PerfTest, PerfTransport,
 };
 use crate::exit;
+use crate::gpu::{gpu_buffers, open_gpu, STAGED_PINNED_HOST};
 use crate::output::emit;
 
 pub fn run(command: PerfCommand) -> anyhow::Result<i32> {
@@ -78,30 +79,12 @@ fn require_rdma_device(kind: TransportKind) -> anyhow::Result<()> {
     }
 }
 
-/// How `--gpu` buffers reach the wire over TCP: sockets only read host memory.
-pub const STAGED_PINNED_HOST: &str = "staged-pinned-host";
-
 /// Why `--gpu` is refused over verbs: registering GPU memory with the NIC (ibv_reg_dmabuf_mr) is
 /// not implemented, and staging would need every verbs buffer access (latency polling, validation)
 /// to go through copies.
 const GPU_OVER_VERBS: &str =
     "--gpu over verbs is not implemented (GPUDirect RDMA registration); use --transport tcp, which stages \
      GPU buffers through pinned host memory";
-
-/// Open `--gpu N` once for the whole run; a node without the NVIDIA driver is an error naming the flag.
-pub fn open_gpu(gpu: Option<u32>) -> anyhow::Result<Option<Arc<Gpu>>> {
-    gpu.map(|ordinal| Gpu::open(ordinal).with_context(|| format!("--gpu {ordinal}"))).transpose()
-}
-
-/// The report's account of this side's GPU buffers.
-pub fn gpu_buffers(gpu: &Option<Arc<Gpu>>, memory_path: &str) -> Option<GpuBuffers> {
-    gpu.as_ref().map(|gpu| GpuBuffers {
-        gpu: gpu.ordinal,
-        name: gpu.name.clone(),
-        pci_bus_id: gpu.pci_bus_id.clone(),
-        memory_path: memory_path.to_string(),
-    })
-}
 
 /// The data path of one side for a transport.
 fn data_path(
