@@ -179,37 +179,24 @@ pub mod limits {
     pub const MAX_POST_LIST: u32 = 64;
 }
 
+/// How a refusal names what the client asked for ("64 queue pairs").
+type Naming = fn(u64) -> String;
+
 /// Refuse, by name and before anything is allocated or registered, parameters no server should
 /// accept from the network: a count, size or depth beyond [`limits`], or their product.
 pub fn check_limits(parameters: &RunParameters) -> Result<(), PerfError> {
     let refuse = |what: String| Err(PerfError::Handshake { peer: "client".into(), reason: what });
-    if parameters.queue_pairs == 0 || parameters.queue_pairs > limits::MAX_QUEUE_PAIRS {
-        return refuse(format!(
-            "the client asks for {} queue pairs; this server serves 1 to {}",
-            parameters.queue_pairs,
-            limits::MAX_QUEUE_PAIRS
-        ));
-    }
-    if parameters.tx_depth == 0 || parameters.tx_depth > limits::MAX_TX_DEPTH {
-        return refuse(format!(
-            "the client asks for tx depth {}; this server serves 1 to {}",
-            parameters.tx_depth,
-            limits::MAX_TX_DEPTH
-        ));
-    }
-    if parameters.size == 0 || parameters.size > limits::MAX_MESSAGE_BYTES {
-        return refuse(format!(
-            "the client asks for {}-byte messages; this server serves 1 byte to {} bytes",
-            parameters.size,
-            limits::MAX_MESSAGE_BYTES
-        ));
-    }
-    if parameters.post_list == 0 || parameters.post_list > limits::MAX_POST_LIST {
-        return refuse(format!(
-            "the client asks for post lists of {}; this server serves 1 to {}",
-            parameters.post_list,
-            limits::MAX_POST_LIST
-        ));
+    // Each bounded field, and how the refusal names what the client asked for.
+    let bounded: [(u64, u64, Naming); 4] = [
+        (u64::from(parameters.queue_pairs), u64::from(limits::MAX_QUEUE_PAIRS), |n| format!("{n} queue pairs")),
+        (u64::from(parameters.tx_depth), u64::from(limits::MAX_TX_DEPTH), |n| format!("tx depth {n}")),
+        (parameters.size, limits::MAX_MESSAGE_BYTES, |n| format!("{n}-byte messages")),
+        (u64::from(parameters.post_list), u64::from(limits::MAX_POST_LIST), |n| format!("post lists of {n}")),
+    ];
+    for (asked, limit, named) in bounded {
+        if asked == 0 || asked > limit {
+            return refuse(format!("the client asks for {}; this server serves 1 to {limit}", named(asked)));
+        }
     }
     let directions = if parameters.bidirectional { 2 } else { 1 };
     let buffers = u64::from(parameters.queue_pairs) * directions * 2 * parameters.size;

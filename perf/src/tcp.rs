@@ -129,8 +129,6 @@ pub struct TcpConnection {
     completed: usize,
     /// `--gpu`: the message lives in GPU memory, staged through pinned host memory.
     gpu: Option<GpuStaging>,
-    /// `--gpu` validation: bytes that reached GPU memory different from what was sent.
-    gpu_wrong_bytes: u64,
     gpu_verified: Verified,
     /// Test hook (`perf client --inject-corruption N`): flip one bit in every Nth message sent, so a
     /// run proves its verification can fail.
@@ -202,7 +200,6 @@ impl TcpConnection {
             inbound: Inbound::new(size, verifier),
             completed: 0,
             gpu: None,
-            gpu_wrong_bytes: 0,
             gpu_verified: Verified::default(),
             corrupt_every: None,
             sent: 0,
@@ -283,7 +280,6 @@ impl TcpConnection {
             stage.host.as_mut_slice().fill(0);
             stage.device.copy_to_host(stage.host.as_mut_slice())?;
             let (wrong, _) = check_region(stage.host.as_slice());
-            self.gpu_wrong_bytes += wrong;
             self.gpu_verified.messages += 1;
             self.gpu_verified.bytes += self.size as u64;
             self.gpu_verified.wrong_bytes += wrong;

@@ -352,10 +352,7 @@ impl Layout {
 impl VerbsEndpoint {
     /// Open the device, choose the GID, register the buffer and create the queue pair (INIT).
     pub fn open(options: &VerbsOptions) -> Result<VerbsEndpoint, PerfError> {
-        VerbsEndpoint::check(options)?;
-        let context = PortContext::open(options.device.as_deref(), options.port, options.gid_index)?
-            .with_traffic(options.traffic);
-        VerbsEndpoint::open_on(std::sync::Arc::new(context), options, None)
+        VerbsEndpoint::open_on(VerbsEndpoint::open_port(options)?, options, None)
     }
 
     /// Open the device port once for several endpoints (the queue pairs of one run).
@@ -410,7 +407,6 @@ impl VerbsEndpoint {
         options: &VerbsOptions,
         shared: Option<&std::sync::Arc<SharedQueues>>,
     ) -> Result<VerbsEndpoint, PerfError> {
-        VerbsEndpoint::check(options)?;
         let sizes = VerbsEndpoint::queue_sizes(&context, options);
         let layout = Layout::new(options.size);
         let mut options = options.clone();

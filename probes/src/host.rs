@@ -157,16 +157,7 @@ pub fn parse_mountinfo(text: &str) -> Result<Vec<Mount>, ParseError> {
         let mut after = after.split_whitespace();
         let fs_type = after.next().ok_or_else(bad)?;
         let _source = after.next();
-        let super_options = after
-            .next()
-            .unwrap_or("")
-            .split(',')
-            .filter(|o| !o.is_empty())
-            .map(|o| match o.split_once('=') {
-                Some((k, v)) => (k.to_string(), Some(v.to_string())),
-                None => (o.to_string(), None),
-            })
-            .collect();
+        let super_options = mount_options(after.next().unwrap_or(""));
         mounts.push(Mount { mount_point: unescape_octal(mount_point), fs_type: fs_type.to_string(), super_options });
     }
     Ok(mounts)
@@ -181,16 +172,7 @@ pub fn parse_mounts(text: &str) -> Result<Vec<Mount>, ParseError> {
         let (Some(_source), Some(mount_point), Some(fs_type)) = (fields.next(), fields.next(), fields.next()) else {
             return Err(ParseError::new(format!("line {} is not a mounts entry", number + 1)));
         };
-        let super_options = fields
-            .next()
-            .unwrap_or("")
-            .split(',')
-            .filter(|o| !o.is_empty())
-            .map(|o| match o.split_once('=') {
-                Some((k, v)) => (k.to_string(), Some(v.to_string())),
-                None => (o.to_string(), None),
-            })
-            .collect();
+        let super_options = mount_options(fields.next().unwrap_or(""));
         mounts.push(Mount { mount_point: unescape_octal(mount_point), fs_type: fs_type.to_string(), super_options });
     }
     Ok(mounts)
@@ -212,6 +194,18 @@ fn read_mount_table(root: &SysRoot) -> Reading<Vec<Mount>> {
         }
         Err(error) => Err(error),
     }
+}
+
+/// "rw,nosuid,size=65536k" -> [("rw", None), ("nosuid", None), ("size", Some("65536k"))], as both
+/// mount tables print options.
+fn mount_options(text: &str) -> Vec<(String, Option<String>)> {
+    text.split(',')
+        .filter(|o| !o.is_empty())
+        .map(|o| match o.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            None => (o.to_string(), None),
+        })
+        .collect()
 }
 
 fn unescape_octal(text: &str) -> String {
