@@ -469,7 +469,8 @@ pub struct PerfClientArgs {
     /// stale messages are counted, and the first is named with its offset and words.
     #[arg(long)]
     pub validate: bool,
-    /// Test hook: flip one bit in every Nth message sent (TCP), so `--validate` proves it can fail.
+    /// Test hook: flip one bit in every Nth message sent (TCP; the header of every Nth SEND over
+    /// verbs), so `--validate` proves it can fail.
     #[arg(long, value_name = "N", hide = true, requires = "validate")]
     pub inject_corruption: Option<u64>,
     /// Bandwidth in Gb/s (10^9 bits) instead of MiB/s (perftest --report_gbits).

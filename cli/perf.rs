@@ -214,14 +214,27 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     if gpu.is_some() && args.op == PerfOperation::Read {
         anyhow::bail!("--gpu over TCP measures write and send; read responses are not staged into the GPU");
     }
-    if args.inject_corruption.is_some() && kind != TransportKind::Tcp {
-        anyhow::bail!("--inject-corruption is a TCP test hook");
+    if args.inject_corruption.is_some() && kind == TransportKind::Verbs && args.op != PerfOperation::Send {
+        // Framed WRITEs carry their sequence as immediate data and READs bring the server's header:
+        // a flipped header bit there is caught only by the end-of-run check of the last message.
+        anyhow::bail!("--inject-corruption over verbs corrupts SEND headers: use it with --op send");
     }
     let mut path: Box<dyn DataPath> = match kind {
         TransportKind::Tcp if args.inject_corruption.is_some() => Box::new(
             TcpDataPath::new(Side::Client, args.common.timeout)
                 .with_gpu(gpu.clone())
                 .with_corruption(args.inject_corruption),
+        ),
+        TransportKind::Verbs if args.inject_corruption.is_some() => Box::new(
+            VerbsDataPath::new(
+                Side::Client,
+                args.common.verbs.device.clone(),
+                args.common.verbs.ib_port,
+                args.common.verbs.gid_index,
+                args.common.timeout,
+            )
+            .with_traffic(args.common.verbs.traffic())
+            .with_corruption(args.inject_corruption),
         ),
         _ => data_path(Side::Client, kind, &args.common, &gpu)?,
     };

@@ -94,11 +94,14 @@ fn options(args: &Args, plan: &Plan) -> VerbsOptions {
         depth: if plan.latency { 1 } else { plan.depth },
         inline_size: plan.inline_size,
         validate: plan.validate,
+        validation_seed: 1,
+        sender: u32::from(args.role == "server"),
         timeout: Duration::from_secs(10),
         traffic: Default::default(),
         inline_note: None,
         inline_fallback: false,
         post_list: 1,
+        corrupt_every: None,
     }
 }
 

@@ -48,17 +48,37 @@ pub struct Stream {
     pub seed: u64,
     pub sender: u32,
     pub length: usize,
+    /// Every message's payload is sequence 0's ([`Stream::with_fixed_payload`]).
+    fixed_payload: bool,
 }
 
 impl Stream {
     pub fn new(seed: u64, sender: u32, length: usize) -> Stream {
-        Stream { seed, sender, length }
+        Stream { seed, sender, length, fixed_payload: false }
+    }
+
+    /// The same stream with one payload for every message of at least [`HEADER_BYTES`]: the header
+    /// alone tells them apart. For transports whose messages land in one shared region that the next
+    /// message may already be overwriting while this one is checked (verbs SEND and WRITE): payloads
+    /// that differ per message would fail there without any fault. Shorter messages still carry
+    /// their sequence in their content (they travel whole, in a slot of their own).
+    pub fn with_fixed_payload(self) -> Stream {
+        Stream { fixed_payload: true, ..self }
     }
 
     /// First payload word of a message with `sequence`.
     fn base(&self, sequence: u64) -> u64 {
-        let variant = if self.length < HEADER_BYTES { sequence } else { sequence % SLOTS };
+        let variant = match (self.length < HEADER_BYTES, self.fixed_payload) {
+            (true, _) => sequence,
+            (false, true) => 0,
+            (false, false) => sequence % SLOTS,
+        };
         mix(self.seed ^ mix(variant.wrapping_add(u64::from(self.sender) << 32)))
+    }
+
+    /// Bytes of a message that travel in its header piece: the header, or a whole short message.
+    pub fn header_length(&self) -> usize {
+        self.length.min(HEADER_BYTES)
     }
 
     fn header_check(&self, sequence: u64) -> u64 {
@@ -160,6 +180,9 @@ pub enum Fault {
     Repeated { expected: u64, actual: u64 },
     /// Payload bytes differ: the first differing word, at `offset` bytes from the message start.
     Content { offset: usize, expected: u64, actual: u64, wrong_bytes: u64 },
+    /// The completion of message `announced` arrived, but the region it wrote still holds the older
+    /// message `found`: its data was never placed.
+    Stale { announced: u64, found: u64 },
 }
 
 /// A message that failed verification, as reports name it.
@@ -189,6 +212,11 @@ impl fmt::Display for Corruption {
                 f,
                 "{wrong_bytes} byte(s) wrong, first at offset {offset}: expected {expected:#018x}, got {actual:#018x}"
             ),
+            Fault::Stale { announced, found } => write!(
+                f,
+                "completed, but its region still holds message {found}: the data of message {announced} was not \
+                 placed (stale buffer)"
+            ),
         }
     }
 }
@@ -206,7 +234,17 @@ pub struct Verifier {
 impl Verifier {
     /// A verifier expecting sequence 0 first.
     pub fn new(stream: Stream) -> Verifier {
-        Verifier { stream, next: 0, verified: Verified::default(), first: None }
+        Verifier::resume(stream, 0)
+    }
+
+    /// A verifier expecting `next` first: one message checked out of order (a region that holds the
+    /// last message written into it).
+    pub fn resume(stream: Stream, next: u64) -> Verifier {
+        Verifier { stream, next, verified: Verified::default(), first: None }
+    }
+
+    pub fn stream(&self) -> &Stream {
+        &self.stream
     }
 
     fn fail(&mut self, sequence: u64, fault: Fault) {
@@ -220,30 +258,54 @@ impl Verifier {
         }
     }
 
-    /// Check the next message. Returns false when anything was wrong with it.
+    /// Check the next message, whole. Returns false when anything was wrong with it.
     pub fn check(&mut self, message: &[u8]) -> bool {
+        let split = self.stream.header_length().min(message.len());
+        let (header, payload) = message.split_at(split);
+        let mut arrival = self.begin(header, message.len());
+        arrival.payload(payload);
+        arrival.end()
+    }
+
+    /// Start checking the next message of `length` bytes from its header piece (its first
+    /// [`Stream::header_length`] bytes); the payload follows in [`Arrival::payload`] chunks. For
+    /// messages whose header and payload lie apart (verbs: each header in a slot of its own, payloads
+    /// in one region) or that are read in pieces.
+    pub fn begin(&mut self, header: &[u8], length: usize) -> Arrival<'_> {
         let expected = self.next;
-        self.verified.messages += 1;
-        self.verified.bytes += message.len() as u64;
         let before = self.verified.errors();
-        if message.len() != self.stream.length {
-            self.fail(expected, Fault::Length { expected: self.stream.length, actual: message.len() });
-            self.next += 1;
-            return false;
+        self.verified.messages += 1;
+        let mut arrival =
+            Arrival { expected, base: None, offset: 0, wrong_bytes: 0, first: None, before, verifier: self };
+        let verifier = &mut *arrival.verifier;
+        if length != verifier.stream.length || header.len() != verifier.stream.header_length() {
+            verifier.verified.bytes += length as u64;
+            verifier.fail(expected, Fault::Length { expected: verifier.stream.length, actual: length });
+            verifier.next += 1;
+            return arrival;
         }
-        if message.len() < HEADER_BYTES {
-            let base = self.stream.base(expected);
-            if differs(message, base) {
-                let (first, wrong_bytes) = locate(message, base);
+        verifier.verified.bytes += header.len() as u64;
+        if length < HEADER_BYTES {
+            let base = verifier.stream.base(expected);
+            if differs(header, base) {
+                let (first, wrong_bytes) = locate(header, base);
                 let (offset, expected_word, actual) = first.unwrap_or((0, 0, 0));
-                self.fail(expected, Fault::Content { offset, expected: expected_word, actual, wrong_bytes });
+                verifier.fail(expected, Fault::Content { offset, expected: expected_word, actual, wrong_bytes });
             }
-            self.next += 1;
-            return self.verified.errors() == before;
+            verifier.next += 1;
+            return arrival;
         }
+        let payload_sequence = verifier.check_header(header, expected);
+        arrival.base = Some(verifier.stream.base(payload_sequence));
+        arrival
+    }
+
+    /// The header rules of a message expected to be `expected`; returns the sequence whose payload
+    /// should follow (the header's own when it is intact, else the expected one).
+    fn check_header(&mut self, header: &[u8], expected: u64) -> u64 {
         let field = |range: std::ops::Range<usize>| {
             let mut raw = [0u8; 8];
-            raw[..range.len()].copy_from_slice(&message[range]);
+            raw[..range.len()].copy_from_slice(&header[range]);
             u64::from_le_bytes(raw)
         };
         let sequence = field(0..8);
@@ -255,38 +317,104 @@ impl Verifier {
             && seed == self.stream.seed
             && sender == self.stream.sender
             && length == self.stream.length;
-        let mut payload_sequence = expected;
         if !header_intact {
             // Tell a message of another stream (intact in itself) from a damaged header.
-            let foreign = Stream { seed, sender, length };
+            let foreign = Stream { seed, sender, length, fixed_payload: self.stream.fixed_payload };
             if (seed != self.stream.seed || sender != self.stream.sender) && check == foreign.header_check(sequence) {
                 self.fail(expected, Fault::Foreign { seed, sender });
             } else {
                 self.fail(expected, Fault::Header);
             }
             self.next += 1;
+            expected
         } else if sequence == expected {
             self.next += 1;
+            expected
         } else if sequence > expected {
             self.fail(expected, Fault::Lost { expected, actual: sequence });
-            payload_sequence = sequence;
             self.next = sequence + 1;
+            sequence
         } else {
             // Seen before: the counter stays where it is, so the next new message is not also blamed.
             self.fail(expected, Fault::Repeated { expected, actual: sequence });
-            payload_sequence = sequence;
+            sequence
         }
-        let payload = &message[HEADER_BYTES..];
-        let base = self.stream.base(payload_sequence);
-        if differs(payload, base) {
-            let (first, wrong_bytes) = locate(payload, base);
-            let (offset, expected_word, actual) = first.unwrap_or((0, 0, 0));
-            self.fail(
-                expected,
-                Fault::Content { offset: HEADER_BYTES + offset, expected: expected_word, actual, wrong_bytes },
-            );
+    }
+
+    /// Check a sequence number that arrived without a header (verbs: the immediate data of an RDMA
+    /// WRITE), as the next message of `bytes`. Returns false when messages were lost or repeated.
+    pub fn check_sequence(&mut self, sequence: u64, bytes: u64) -> bool {
+        let expected = self.next;
+        self.verified.messages += 1;
+        self.verified.bytes += bytes;
+        if sequence == expected {
+            self.next += 1;
+            true
+        } else if sequence > expected {
+            self.fail(expected, Fault::Lost { expected, actual: sequence });
+            self.next = sequence + 1;
+            false
+        } else {
+            self.fail(expected, Fault::Repeated { expected, actual: sequence });
+            false
         }
-        self.verified.errors() == before
+    }
+
+    /// The sequence number expected next.
+    pub fn expected(&self) -> u64 {
+        self.next
+    }
+
+    /// Count a fault found outside the message rules (a region that still holds an older message
+    /// than its completion announced).
+    pub fn report(&mut self, fault: Fault) {
+        let expected = self.next.saturating_sub(1);
+        self.fail(expected, fault);
+    }
+}
+
+/// One message being checked piece by piece ([`Verifier::begin`]).
+#[derive(Debug)]
+#[must_use = "a content fault is counted by `end`"]
+pub struct Arrival<'a> {
+    verifier: &'a mut Verifier,
+    expected: u64,
+    /// First payload word; `None` when nothing more is checked (a short message, a wrong length).
+    base: Option<u64>,
+    /// Payload bytes seen so far.
+    offset: usize,
+    wrong_bytes: u64,
+    /// The first wrong payload word: (offset in the payload, expected, actual).
+    first: Option<(usize, u64, u64)>,
+    before: u64,
+}
+
+impl Arrival<'_> {
+    /// The next piece of the payload. Every piece but the last must be a whole number of words.
+    pub fn payload(&mut self, chunk: &[u8]) {
+        let Some(base) = self.base else { return };
+        debug_assert!(self.offset % 8 == 0, "payload pieces must start on a word");
+        let start = base.wrapping_add(((self.offset / 8) as u64).wrapping_mul(STEP));
+        if differs(chunk, start) {
+            let (first, wrong_bytes) = locate(chunk, start);
+            self.wrong_bytes += wrong_bytes;
+            if self.first.is_none() {
+                self.first = first.map(|(offset, expected, actual)| (self.offset + offset, expected, actual));
+            }
+        }
+        self.offset += chunk.len();
+        self.verifier.verified.bytes += chunk.len() as u64;
+    }
+
+    /// Finish the message: true when nothing was wrong with it.
+    pub fn end(self) -> bool {
+        if self.wrong_bytes > 0 {
+            let (offset, expected, actual) = self.first.unwrap_or((0, 0, 0));
+            let fault =
+                Fault::Content { offset: HEADER_BYTES + offset, expected, actual, wrong_bytes: self.wrong_bytes };
+            self.verifier.fail(self.expected, fault);
+        }
+        self.verifier.verified.errors() == self.before
     }
 }
 
@@ -470,6 +598,63 @@ mod tests {
         shifted[HEADER_BYTES..].rotate_left(8);
         let mut verifier = Verifier::new(stream(1024));
         assert!(!verifier.check(&shifted));
+    }
+
+    /// Verbs: each message's header lands in a receive slot of its own, its payload in one region
+    /// shared by all. A slot the adapter never wrote (its completion reported without the data)
+    /// still holds an earlier message's header; the old pattern check, the same bytes in every
+    /// message, passes it.
+    #[test]
+    fn a_header_slot_left_from_an_earlier_message_is_caught_piece_by_piece() {
+        let stream = stream(4096).with_fixed_payload();
+        let messages: Vec<Vec<u8>> = (0..4)
+            .map(|sequence| {
+                let mut message = vec![0u8; 4096];
+                stream.fill(&mut message, sequence);
+                message
+            })
+            .collect();
+        assert_eq!(messages[0][HEADER_BYTES..], messages[3][HEADER_BYTES..], "one payload for all");
+        let old = old_pattern(4096);
+        assert!(old_pattern_check(&old), "the old check passes a stale slot: it looks like any other");
+
+        let check = |verifier: &mut Verifier, header: &[u8], payload: &[u8]| {
+            let mut arrival = verifier.begin(header, HEADER_BYTES + payload.len());
+            for chunk in payload.chunks(4096 / 8) {
+                arrival.payload(chunk);
+            }
+            arrival.end()
+        };
+        let payload = &messages[0][HEADER_BYTES..];
+        let mut verifier = Verifier::new(stream);
+        assert!(check(&mut verifier, &messages[0][..HEADER_BYTES], payload));
+        assert!(check(&mut verifier, &messages[1][..HEADER_BYTES], payload));
+        // Slot reuse: message 2's slot still holds message 0's header.
+        assert!(!check(&mut verifier, &messages[0][..HEADER_BYTES], payload));
+        assert_eq!(verifier.first.clone().map(|c| c.fault), Some(Fault::Repeated { expected: 2, actual: 0 }));
+        assert!(check(&mut verifier, &messages[2][..HEADER_BYTES], payload), "the next one is fine again");
+        // A flipped payload bit in one chunk is found at its offset in the message.
+        let mut bad = payload.to_vec();
+        bad[3000] ^= 4;
+        assert!(!check(&mut verifier, &messages[3][..HEADER_BYTES], &bad));
+        assert_eq!(verifier.verified.wrong_bytes, 1);
+        assert_eq!(verifier.verified.messages, 5);
+        assert_eq!(verifier.verified.bytes, 5 * 4096);
+    }
+
+    /// Verbs WRITE with immediate: the sequence arrives without a header.
+    #[test]
+    fn sequences_without_headers_count_losses_and_repeats() {
+        let mut verifier = Verifier::new(stream(64));
+        assert!(verifier.check_sequence(0, 0) && verifier.check_sequence(1, 0));
+        assert!(!verifier.check_sequence(3, 0), "2 was lost");
+        assert!(!verifier.check_sequence(3, 0), "3 again");
+        assert!(verifier.check_sequence(4, 0));
+        assert_eq!(verifier.verified.sequence_errors, 2);
+        verifier.report(Fault::Stale { announced: 4, found: 3 });
+        assert_eq!(verifier.verified.sequence_errors, 3);
+        let stale = Corruption { sequence: 4, fault: Fault::Stale { announced: 4, found: 3 } };
+        assert!(stale.to_string().contains("still holds message 3"), "{stale}");
     }
 
     #[test]

@@ -32,6 +32,7 @@
 
 pub mod credit;
 mod device;
+mod framing;
 mod protocol;
 pub mod stream;
 pub mod watch;
@@ -48,11 +49,12 @@ pub use protocol::{
     GidChoice, GidKind, GidReason, Traffic,
 };
 
-use crate::integrity::Verified;
+use crate::integrity::{self, Verified, HEADER_BYTES};
 use crate::params::Operation;
 use crate::transport::Connection;
 use crate::PerfError;
-use device::{Completion, QueueSizes, Resources, SharedQueues, WireOp};
+use device::{Completion, Gather, QueueSizes, Resources, SendRequest, SharedQueues, WireOp};
+use framing::{receive_depth, Integrity, Layout, Pieces};
 use protocol::{GrhPlan, InitPlan, RtrPlan, RtsPlan};
 
 /// perftest DEF_RX_SEND: receives kept posted for SEND bandwidth.
@@ -81,8 +83,12 @@ pub struct VerbsOptions {
     /// The inline size is perftest's default, not the user's: a device that cannot create a queue
     /// pair with it gets one without inline data (the description says so) instead of failing.
     pub inline_fallback: bool,
-    /// Fill the buffers with the pattern and check what arrives.
+    /// Frame every message (sequence, sender, seed, length, check word) and check what arrives.
     pub validate: bool,
+    /// The run's seed for framed messages (both sides use the client's).
+    pub validation_seed: u64,
+    /// This side's sender number in message headers: 0 the client, 1 the server.
+    pub sender: u32,
     /// How long to wait for the peer before giving up.
     pub timeout: Duration,
     /// Traffic class and service level of the queue pairs (perftest --tclass, --sl).
@@ -91,6 +97,9 @@ pub struct VerbsOptions {
     pub inline_note: Option<String>,
     /// Work requests per post call in bandwidth tests (perftest -l).
     pub post_list: usize,
+    /// Test hook (`perf client --inject-corruption N` over verbs): flip one bit in the header of every
+    /// Nth framed SEND, so a test proves the receiver's check can fail.
+    pub corrupt_every: Option<u64>,
 }
 
 /// Connection parameters a side sends to its peer over the side channel (the generator puts it in
@@ -326,29 +335,6 @@ impl std::fmt::Debug for VerbsEndpoint {
     }
 }
 
-/// Offsets of the two regions in the buffer.
-#[derive(Debug, Clone, Copy)]
-struct Layout {
-    size: usize,
-    receive_offset: usize,
-}
-
-impl Layout {
-    fn new(size: usize) -> Layout {
-        // Separate cache lines, like perftest's BUFF_SIZE halves.
-        Layout { size, receive_offset: size.div_ceil(64) * 64 }
-    }
-    fn send(&self) -> Range<usize> {
-        0..self.size
-    }
-    fn receive(&self) -> Range<usize> {
-        self.receive_offset..self.receive_offset + self.size
-    }
-    fn length(&self) -> usize {
-        self.receive_offset + self.size
-    }
-}
-
 impl VerbsEndpoint {
     /// Open the device, choose the GID, register the buffer and create the queue pair (INIT).
     pub fn open(options: &VerbsOptions) -> Result<VerbsEndpoint, PerfError> {
@@ -368,7 +354,7 @@ impl VerbsEndpoint {
         QueueSizes {
             // One more than the depth for the flush/end marker.
             send: context.queue_entries(options.depth + 1),
-            receive: context.queue_entries(receive_depth(options.operation, options.depth)),
+            receive: context.queue_entries(receive_depth(options.operation, options.depth, options.validate)),
             inline: if options.operation == Operation::Read { 0 } else { options.inline_size },
         }
     }
@@ -408,7 +394,13 @@ impl VerbsEndpoint {
         shared: Option<&std::sync::Arc<SharedQueues>>,
     ) -> Result<VerbsEndpoint, PerfError> {
         let sizes = VerbsEndpoint::queue_sizes(&context, options);
-        let layout = Layout::new(options.size);
+        let layout = if options.validate {
+            // One header slot per message in flight and one more (the slot of the next message to
+            // post never belongs to one in flight), and one per posted receive.
+            Layout::framed(options.size, options.depth + 1, VerbsEndpoint::receive_count(&context, options))
+        } else {
+            Layout::new(options.size)
+        };
         let mut options = options.clone();
         let mut resources = match context.create(sizes, layout.length(), shared) {
             Ok(resources) => resources,
@@ -421,9 +413,18 @@ impl VerbsEndpoint {
             }
             Err(error) => return Err(error),
         };
-        // The send region always carries the pattern: it is what WRITE/SEND deliver and what the
-        // peer READs, so the receiving side can validate without exchanging data.
-        resources.buffer.fill_pattern(layout.send());
+        // The send region always carries content: what WRITE/SEND deliver and what the peer READs.
+        // Validated, it is this side's message 0, header and payload (the payload of every framed
+        // message, and what a reader of this region checks).
+        if options.validate {
+            let mut message = vec![0u8; options.size];
+            Integrity::new(options.validation_seed, options.sender, options.sender ^ 1, options.size)
+                .outgoing
+                .fill(&mut message, 0);
+            resources.buffer.copy_in(layout.send().start, &message);
+        } else {
+            resources.buffer.fill_pattern(layout.send());
+        }
         Ok(VerbsEndpoint { options, context, psn: protocol::random_psn(), layout, resources })
     }
 
@@ -447,7 +448,7 @@ impl VerbsEndpoint {
     /// The peer must have reached RTR before this side posts (a message to a queue pair that is not
     /// ready is dropped and retried, 67 ms each time, and after 7 retries the sender fails with
     /// IBV_WC_RETRY_EXC_ERR): [`VerbsDataPath`] waits for the server's ready byte.
-    pub fn connect(mut self, remote: &VerbsEndpointInfo) -> Result<VerbsConnection, PerfError> {
+    pub fn connect(self, remote: &VerbsEndpointInfo) -> Result<VerbsConnection, PerfError> {
         let peer = protocol::peer_name(remote);
         if remote.length < self.options.size as u64 {
             return Err(PerfError::Transport(format!(
@@ -455,45 +456,22 @@ impl VerbsEndpoint {
                 remote.length, self.options.size
             )));
         }
-        // Before RTR, so no message of the peer finds the receive queue empty.
-        let receive_count =
-            receive_depth(self.options.operation, self.options.depth).min(self.context.limits.max_qp_wr as usize);
-        self.resources
-            .post_receives(self.layout.receive(), receive_count)
-            .map_err(|e| PerfError::Transport(format!("cannot post receives on {}: {e}", self.context.device.name)))?;
-        let mtu = self.context.connect(&mut self.resources, self.psn, remote, protocol::QP_TIMEOUT)?;
-
-        let inline = match &self.options.inline_note {
-            Some(note) => note.clone(),
-            None if self.options.operation != Operation::Read && self.options.inline_size > 0 => {
-                format!("inline up to {} bytes", self.options.inline_size)
-            }
-            None => "no inline".to_string(),
-        };
-        let queues = if self.resources.shares_completion_queues() {
-            ", completion queues shared by the run's queue pairs"
-        } else {
-            ""
-        };
-        let description = format!(
-            "{} -> {peer}, path mtu {mtu}, {}, {inline}{queues}",
-            self.describe(),
-            self.context.traffic_description(&self.resources)
-        );
         let options = &self.options;
-        Ok(VerbsConnection {
+        let integrity = options
+            .validate
+            .then(|| Integrity::new(options.validation_seed, options.sender, options.sender ^ 1, options.size));
+        let mut connection = VerbsConnection {
             moderation: completion_moderation(options.size, options.depth),
             inline: options.size <= options.inline_size as usize && options.operation != Operation::Read,
             post_list: options.post_list.max(1),
             operation: options.operation,
             depth: options.depth,
-            validate: options.validate,
             timeout: options.timeout,
             remote: (remote.address, remote.rkey),
             layout: self.layout,
             resources: self.resources,
             peer,
-            description,
+            description: String::new(),
             unsignaled: 0,
             signaled_in_flight: 0,
             outstanding: 0,
@@ -504,20 +482,54 @@ impl VerbsEndpoint {
             received: VecDeque::new(),
             sent_count: 0,
             received_count: 0,
-            validation_errors: 0,
-            verified: Verified::default(),
+            integrity,
+            corrupt_every: options.corrupt_every.filter(|every| *every > 0),
             in_round_trip: false,
             unverified: None,
-        })
-    }
-}
+        };
+        // Before RTR, so no message of the peer finds the receive queue empty. Receive `slot`'s work
+        // request id is its slot, which says where a framed SEND's header landed.
+        let receive_count = VerbsEndpoint::receive_count(&self.context, &self.options);
+        let mut slot = 0;
+        while slot < receive_count {
+            let batch = (receive_count - slot).min(device::MAX_POST_LIST);
+            let mut requests = [(0u64, Gather::default()); device::MAX_POST_LIST];
+            for (index, request) in requests.iter_mut().take(batch).enumerate() {
+                *request = ((slot + index) as u64, connection.scatter(slot + index));
+            }
+            connection.resources.post_receive_list(&requests[..batch]).map_err(|e| {
+                PerfError::Transport(format!("cannot post receives on {}: {e}", self.context.device.name))
+            })?;
+            slot += batch;
+        }
+        let mtu = self.context.connect(&mut connection.resources, self.psn, remote, protocol::QP_TIMEOUT)?;
 
-/// Receives kept posted: SEND bandwidth needs more than the peer's depth (perftest DEF_RX_SEND);
-/// WRITE and READ need one, for the end marker of [`Connection::finish`].
-fn receive_depth(operation: Operation, depth: usize) -> usize {
-    match operation {
-        Operation::Send => SEND_RECEIVE_DEPTH.max(depth + 1),
-        Operation::Write | Operation::Read => 1,
+        let inline = match &self.options.inline_note {
+            Some(note) => note.clone(),
+            None if self.options.operation != Operation::Read && self.options.inline_size > 0 => {
+                format!("inline up to {} bytes", self.options.inline_size)
+            }
+            None => "no inline".to_string(),
+        };
+        let queues = if connection.resources.shares_completion_queues() {
+            ", completion queues shared by the run's queue pairs"
+        } else {
+            ""
+        };
+        let framed = if connection.integrity.is_some() { ", messages framed for --validate" } else { "" };
+        connection.description = format!(
+            "{}, qpn {:#x} -> {}, path mtu {mtu}, {}, {inline}{queues}{framed}",
+            self.context.describe(),
+            connection.resources.qpn(),
+            connection.peer,
+            self.context.traffic_description(&connection.resources)
+        );
+        Ok(connection)
+    }
+
+    /// Receives posted on each queue pair ([`receive_depth`], within the device's limit).
+    fn receive_count(context: &PortContext, options: &VerbsOptions) -> usize {
+        receive_depth(options.operation, options.depth, options.validate).min(context.limits.max_qp_wr as usize)
     }
 }
 
@@ -548,7 +560,6 @@ pub struct VerbsConnection {
     inline: bool,
     /// Work requests per ibv_post_send in bandwidth tests (perftest -l).
     post_list: usize,
-    validate: bool,
     timeout: Duration,
     /// Address and rkey of the peer's target region.
     remote: (u64, u32),
@@ -571,13 +582,25 @@ pub struct VerbsConnection {
     /// Latency: the iteration counts carried in the last byte (WRITE) or counted (SEND).
     sent_count: u64,
     received_count: u64,
-    validation_errors: u64,
-    /// What this side verified of what it received (messages, bytes, wrong bytes).
-    verified: Verified,
-    /// Inside a timed latency round trip (checks wait for `settle`), and the region left to check.
+    /// `--validate`: the framing of this side's messages and the checks of the peer's.
+    integrity: Option<Integrity>,
+    /// Flip a bit in every Nth framed header ([`VerbsOptions::corrupt_every`]).
+    corrupt_every: Option<u64>,
+    /// Inside a timed latency round trip (checks wait for `settle`), and the check left to do.
     in_round_trip: bool,
-    unverified: Option<Range<usize>>,
+    unverified: Option<Pending>,
     resources: Resources,
+}
+
+/// A check of a received message left for after the clock stopped ([`Connection::settle`]).
+#[derive(Debug, Clone, Copy)]
+enum Pending {
+    /// A SEND in receive slot `slot` (posted again after the check).
+    Receive { slot: usize },
+    /// The peer's WRITE in the receive region (latency: its last byte is the iteration count).
+    Write,
+    /// A READ into header slot of message `sequence` and the receive region.
+    Read { sequence: u64 },
 }
 
 impl std::fmt::Debug for VerbsConnection {
@@ -600,21 +623,53 @@ impl VerbsConnection {
         }
     }
 
+    /// The operation of bandwidth messages: framed WRITEs carry their sequence as immediate data.
     fn wire_op(&self) -> WireOp {
         let (remote_address, rkey) = self.remote;
         match self.operation {
+            Operation::Write if self.integrity.is_some() => {
+                WireOp::WriteImmediate { remote_address, rkey, immediate: 0 }
+            }
             Operation::Write => WireOp::Write { remote_address, rkey },
             Operation::Read => WireOp::Read { remote_address, rkey },
             Operation::Send => WireOp::Send,
         }
     }
 
-    /// The local range of one message: the source of WRITE/SEND, the destination of READ.
+    /// The local range of one unframed message: the source of WRITE/SEND, the destination of READ.
     fn local(&self) -> Range<usize> {
         match self.operation {
             Operation::Read => self.layout.receive(),
             Operation::Write | Operation::Send => self.layout.send(),
         }
+    }
+
+    /// The next message's work request: unframed, the whole region; framed, its header slot stamped
+    /// with the next sequence (zeroed for a READ, which brings the responder's header into it) and
+    /// the payload, and for WRITE the sequence as immediate data. Only for a slot whose previous
+    /// message completed (at most `depth` are outstanding, and the ring has `depth + 1` slots).
+    fn next_request(&mut self, wr_id: u64, signaled: bool) -> SendRequest {
+        let Some(integrity) = self.integrity.as_mut() else {
+            return SendRequest { wr_id, signaled, gather: Gather::of(self.local()), immediate: None };
+        };
+        let sequence = integrity.next_outgoing;
+        integrity.next_outgoing += 1;
+        let slot = self.layout.send_slot(sequence);
+        let mut header = [0u8; HEADER_BYTES];
+        let header = &mut header[..slot.len()];
+        let payload = match self.operation {
+            Operation::Read => self.layout.payload(self.layout.receive()),
+            Operation::Write | Operation::Send => {
+                integrity.outgoing.stamp(header, sequence);
+                self.layout.payload(self.layout.send())
+            }
+        };
+        if self.corrupt_every.is_some_and(|every| (sequence + 1) % every == 0) {
+            header[0] ^= 0x01;
+        }
+        self.resources.buffer.copy_in(slot.start, header);
+        let immediate = (self.operation == Operation::Write).then_some(sequence as u32);
+        SendRequest { wr_id, signaled, gather: framing::gather(slot, payload), immediate }
     }
 
     fn post_error(&self, error: std::io::Error) -> PerfError {
@@ -698,6 +753,23 @@ impl VerbsConnection {
         Ok(())
     }
 
+    /// The scatter list of receive `slot`: framed SENDs land in a header slot of their own and the
+    /// payload region; anything else (unframed SENDs, the end marker) in the receive region.
+    fn scatter(&self, slot: usize) -> Gather {
+        if self.integrity.is_some() && self.operation == Operation::Send {
+            framing::gather(self.layout.receive_slot(slot), self.layout.payload(self.layout.receive()))
+        } else {
+            Gather::of(self.layout.receive())
+        }
+    }
+
+    fn post_receive(&mut self, slot: usize) -> Result<(), PerfError> {
+        let scatter = self.scatter(slot);
+        self.resources
+            .post_receive_list(&[(slot as u64, scatter)])
+            .map_err(|e| PerfError::Transport(format!("cannot post a receive (peer {}): {e}", self.peer)))
+    }
+
     /// Wait for one receive completion; `Ok(false)` for the peer's end marker (a zero-length SEND).
     fn wait_receive(&mut self) -> Result<bool, PerfError> {
         if self.received.is_empty() {
@@ -710,23 +782,42 @@ impl VerbsConnection {
         if completion.status != 0 {
             return Err(protocol::completion_error("receive", &self.peer, completion.status, completion.vendor_err));
         }
-        // Every receive comes back once: keep the queue full.
-        self.resources
-            .post_receives(self.layout.receive(), 1)
-            .map_err(|e| PerfError::Transport(format!("cannot post a receive (peer {}): {e}", self.peer)))?;
+        let slot = completion.wr_id as usize;
+        if completion.opcode == device::WC_RECV_RDMA_WITH_IMM {
+            // A framed RDMA WRITE: its sequence came as immediate data.
+            self.post_receive(slot)?;
+            self.check_written(completion.immediate);
+            return Ok(true);
+        }
         if completion.byte_len == 0 {
+            self.post_receive(slot)?;
             return Ok(false);
         }
-        if self.validate {
-            if completion.byte_len as usize != self.layout.size {
-                self.validation_errors += self.layout.size as u64;
-                self.verified.messages += 1;
-                self.verified.sequence_errors += 1;
-            } else {
-                self.verify(self.layout.receive());
+        match self.integrity.as_mut() {
+            Some(integrity) if completion.byte_len as usize != self.layout.size => {
+                // Counted as a message of the wrong length; the slot's bytes mean nothing.
+                let _ = integrity.incoming.begin(&[], completion.byte_len as usize).end();
+                self.post_receive(slot)?;
             }
+            Some(_) => self.verify(Pending::Receive { slot })?,
+            // Every receive comes back once: keep the queue full.
+            None => self.post_receive(slot)?,
         }
         Ok(true)
+    }
+
+    /// A framed WRITE's completion: its sequence in order, and the region at least that new.
+    fn check_written(&mut self, immediate: u32) {
+        let Some(integrity) = self.integrity.as_mut() else { return };
+        let sequence = framing::widen_immediate(immediate, integrity.incoming.expected());
+        // Payload bytes are checked once, at the end (final_check): not counted here.
+        integrity.incoming.check_sequence(sequence, 0);
+        if self.layout.size >= HEADER_BYTES {
+            let found = self.resources.buffer.read_word(self.layout.receive().start);
+            if let Some(fault) = framing::stale_region(sequence, found) {
+                integrity.incoming.report(fault);
+            }
+        }
     }
 
     /// WRITE latency: the byte that carries the iteration count (the last of the message).
@@ -737,9 +828,11 @@ impl VerbsConnection {
     fn write_ping(&mut self) -> Result<(), PerfError> {
         self.sent_count += 1;
         self.resources.buffer.write_byte(self.layout.send().start + self.count_byte(), self.sent_count as u8);
-        let op = self.wire_op();
+        let (remote_address, rkey) = self.remote;
         let local = self.local();
-        self.resources.post_send(op, local, 0, true, self.inline).map_err(|e| self.post_error(e))?;
+        self.resources
+            .post_send(WireOp::Write { remote_address, rkey }, local, 0, true, self.inline)
+            .map_err(|e| self.post_error(e))?;
         self.wait_send_completion()
     }
 
@@ -767,12 +860,29 @@ impl VerbsConnection {
             }
             return Ok(false);
         }
-        if self.validate {
-            let receive = self.layout.receive();
-            self.verify(receive.start..receive.end - 1);
+        if self.integrity.is_some() {
+            self.verify(Pending::Write)?;
         }
         Ok(true)
     }
+
+    /// Post one signaled message of a latency test and wait for its completion.
+    fn post_one(&mut self) -> Result<(), PerfError> {
+        let op = self.wire_op_unnumbered();
+        let request = self.next_request(0, true);
+        let inline = self.inline;
+        self.resources.post_send_list(op, &[request], inline).map_err(|e| self.post_error(e))?;
+        self.wait_send_completion()
+    }
+
+    /// Latency SENDs and READs: the bandwidth operation but never a WRITE with immediate.
+    fn wire_op_unnumbered(&self) -> WireOp {
+        match self.wire_op() {
+            WireOp::WriteImmediate { remote_address, rkey, .. } => WireOp::Write { remote_address, rkey },
+            op => op,
+        }
+    }
+
     /// One timed round trip of a latency test (see [`Connection::ping`]).
     fn round_trip(&mut self) -> Result<(), PerfError> {
         match self.operation {
@@ -784,43 +894,89 @@ impl VerbsConnection {
                 Ok(())
             }
             Operation::Send => {
-                let (op, local) = (self.wire_op(), self.local());
-                self.resources.post_send(op, local, 0, true, self.inline).map_err(|e| self.post_error(e))?;
-                self.wait_send_completion()?;
+                self.post_one()?;
                 if !self.wait_receive()? {
                     return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "SEND latency" });
                 }
                 Ok(())
             }
             Operation::Read => {
-                let (op, local) = (self.wire_op(), self.local());
-                self.resources.post_send(op, local, 0, true, false).map_err(|e| self.post_error(e))?;
-                self.wait_send_completion()?;
-                if self.validate {
-                    self.verify(self.layout.receive());
+                let sequence = self.integrity.as_ref().map(|i| i.next_outgoing);
+                self.post_one()?;
+                if let Some(sequence) = sequence {
+                    self.verify(Pending::Read { sequence })?;
                 }
                 Ok(())
             }
         }
     }
 
-    /// Check `range` against the region pattern now, counting it as one verified message.
-    fn check_region(&mut self, range: Range<usize>) {
-        let wrong = self.resources.buffer.mismatches(range.clone());
-        self.validation_errors += wrong;
-        self.verified.messages += 1;
-        self.verified.bytes += range.len() as u64;
-        self.verified.wrong_bytes += wrong;
+    /// Run a check of a received message: at once, or inside a timed round trip after the clock
+    /// has stopped ([`Connection::settle`]), so verification is not measured as latency. The peer
+    /// writes again only after this side's next ping, so the bytes wait unchanged.
+    fn verify(&mut self, pending: Pending) -> Result<(), PerfError> {
+        if self.in_round_trip {
+            self.unverified = Some(pending);
+            return Ok(());
+        }
+        self.run_check(pending)
     }
 
-    /// Verify the received region `range`: at once, or inside a timed round trip after the clock
-    /// has stopped ([`Connection::settle`]), so verification is not measured as latency. The peer
-    /// writes the region again only after this side's next ping, so the bytes wait unchanged.
-    fn verify(&mut self, range: Range<usize>) {
-        if self.in_round_trip {
-            self.unverified = Some(range);
-        } else {
-            self.check_region(range);
+    fn run_check(&mut self, pending: Pending) -> Result<(), PerfError> {
+        let Some(integrity) = self.integrity.as_mut() else { return Ok(()) };
+        let layout = self.layout;
+        let buffer = &self.resources.buffer;
+        match pending {
+            Pending::Receive { slot } => {
+                let message = Pieces {
+                    header: layout.receive_slot(slot),
+                    payload: layout.payload(layout.receive()),
+                    length: layout.size,
+                    last_byte_free: false,
+                };
+                message.check(buffer, &mut integrity.incoming);
+                self.post_receive(slot)?;
+            }
+            Pending::Write => {
+                let receive = layout.receive();
+                let message = Pieces {
+                    header: layout.head(receive.clone()),
+                    payload: layout.payload(receive),
+                    length: layout.size,
+                    last_byte_free: true,
+                };
+                integrity.check_fixed(buffer, message, 0);
+            }
+            Pending::Read { sequence } => {
+                let message = Pieces {
+                    header: layout.send_slot(sequence),
+                    payload: layout.payload(layout.receive()),
+                    length: layout.size,
+                    last_byte_free: false,
+                };
+                integrity.check_fixed(buffer, message, 0);
+            }
+        }
+        Ok(())
+    }
+
+    /// READ bandwidth: the header slots of the `messages` just completed must hold the responder's
+    /// header (each was zeroed before its read was posted); the payload region, read by all of them,
+    /// is checked once with the last.
+    fn check_reads(&mut self, messages: usize) {
+        let Some(integrity) = self.integrity.as_mut() else { return };
+        let layout = self.layout;
+        for index in 0..messages {
+            let sequence = integrity.reads_checked;
+            integrity.reads_checked += 1;
+            let payload = if index + 1 == messages {
+                layout.payload(layout.receive())
+            } else {
+                layout.receive().end..layout.receive().end
+            };
+            let message =
+                Pieces { header: layout.send_slot(sequence), payload, length: layout.size, last_byte_free: false };
+            integrity.check_fixed(&self.resources.buffer, message, 0);
         }
     }
 }
@@ -841,8 +997,8 @@ impl Connection for VerbsConnection {
             }
             return Ok(count);
         }
-        let (op, local) = (self.wire_op(), self.local());
-        let mut requests = [(0u64, false); device::MAX_POST_LIST];
+        let op = self.wire_op();
+        let mut requests = [SendRequest::default(); device::MAX_POST_LIST];
         let mut done = 0;
         while done < count {
             let batch = (count - done).min(self.post_list).min(device::MAX_POST_LIST);
@@ -852,7 +1008,7 @@ impl Connection for VerbsConnection {
             let mut signaled_count = 0;
             for request in requests.iter_mut().take(batch) {
                 let signaled = unsignaled + 1 >= self.moderation;
-                *request = (if signaled { unsignaled as u64 + 1 } else { 0 }, signaled);
+                *request = self.next_request(if signaled { unsignaled as u64 + 1 } else { 0 }, signaled);
                 if signaled {
                     unsignaled = 0;
                     signaled_count += 1;
@@ -860,9 +1016,8 @@ impl Connection for VerbsConnection {
                     unsignaled += 1;
                 }
             }
-            self.resources
-                .post_send_list(op, local.clone(), &requests[..batch], self.inline)
-                .map_err(|e| self.post_error(e))?;
+            let inline = self.inline;
+            self.resources.post_send_list(op, &requests[..batch], inline).map_err(|e| self.post_error(e))?;
             if self.outstanding == 0 {
                 self.last_progress = Instant::now();
             }
@@ -877,8 +1032,10 @@ impl Connection for VerbsConnection {
     fn post(&mut self) -> Result<(), PerfError> {
         let signaled = self.unsignaled + 1 >= self.moderation;
         let covers = if signaled { self.unsignaled as u64 + 1 } else { 0 };
-        let (op, local) = (self.wire_op(), self.local());
-        self.resources.post_send(op, local, covers, signaled, self.inline).map_err(|e| self.post_error(e))?;
+        let op = self.wire_op();
+        let request = self.next_request(covers, signaled);
+        let inline = self.inline;
+        self.resources.post_send_list(op, &[request], inline).map_err(|e| self.post_error(e))?;
         if self.outstanding == 0 {
             self.last_progress = Instant::now();
         }
@@ -914,15 +1071,16 @@ impl Connection for VerbsConnection {
         if messages == 0 && self.outstanding > 0 && self.last_progress.elapsed() > self.timeout {
             return Err(self.silent());
         }
-        if self.validate && messages > 0 && self.operation == Operation::Read {
-            self.check_region(self.layout.receive());
+        if messages > 0 && self.operation == Operation::Read {
+            self.check_reads(messages);
         }
         self.outstanding = self.outstanding.saturating_sub(messages);
         Ok(messages)
     }
 
-    /// Post the end marker, a zero-length SEND: it ends the server's `serve` (SEND) and `pong`
-    /// (SEND, WRITE), which is how duration mode stops. Signaled, it also covers an unsignaled tail.
+    /// Post the end marker, a zero-length SEND: it ends the server's `serve` (SEND, framed WRITE)
+    /// and `pong` (SEND, WRITE), which is how duration mode stops. Signaled, it also covers an
+    /// unsignaled tail.
     fn finish(&mut self) -> Result<(), PerfError> {
         if !self.finished {
             self.post_marker(WireOp::Send)?;
@@ -932,14 +1090,16 @@ impl Connection for VerbsConnection {
     }
 
     fn serve(&mut self, expected: Option<u64>) -> Result<u64, PerfError> {
+        let framed_write = self.operation == Operation::Write && self.integrity.is_some();
         match self.operation {
             // One-sided: the data path needs nothing from this side; the client's "done" arrives on
-            // the side channel.
-            Operation::Write | Operation::Read => {
+            // the side channel. Framed WRITEs are the exception: each brings its sequence.
+            Operation::Write | Operation::Read if !framed_write => {
                 self.served_one_sided = self.operation == Operation::Write;
                 Ok(expected.unwrap_or(0))
             }
-            Operation::Send => {
+            Operation::Write | Operation::Read | Operation::Send => {
+                self.served_one_sided = framed_write;
                 let mut received = 0u64;
                 while expected.is_none_or(|e| received < e) {
                     if !self.wait_receive()? {
@@ -961,8 +1121,9 @@ impl Connection for VerbsConnection {
     }
 
     fn settle(&mut self) {
-        if let Some(range) = self.unverified.take() {
-            self.check_region(range);
+        if let Some(pending) = self.unverified.take() {
+            // A receive that cannot be posted again shows up as the next round trip's timeout.
+            let _ = self.run_check(pending);
         }
     }
 
@@ -978,9 +1139,7 @@ impl Connection for VerbsConnection {
                 if !self.wait_receive()? {
                     return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "SEND latency" });
                 }
-                let (op, local) = (self.wire_op(), self.local());
-                self.resources.post_send(op, local, 0, true, self.inline).map_err(|e| self.post_error(e))?;
-                self.wait_send_completion()
+                self.post_one()
             }
             Operation::Read => Ok(()),
         }
@@ -991,30 +1150,41 @@ impl Connection for VerbsConnection {
     }
 
     fn validation_errors(&self) -> u64 {
-        self.final_check().0
+        self.final_check().0.errors()
     }
 
     fn verified(&self) -> Verified {
-        self.final_check().1
+        self.final_check().0
+    }
+
+    fn first_corruption(&self) -> Option<String> {
+        self.final_check().1.map(|c| c.to_string())
     }
 }
 
 impl VerbsConnection {
-    /// Errors and counts, with the one-sided WRITE bandwidth case checked now: the data landed in
-    /// the receive region without this side's involvement, so the region is checked once, after the
-    /// client's "done" (the generator asks then).
-    fn final_check(&self) -> (u64, Verified) {
-        let mut verified = self.verified;
-        let mut errors = self.validation_errors;
-        if self.validate && self.served_one_sided {
+    /// What was verified and the first failure, with the responder's region of framed WRITEs checked
+    /// now: it must hold the last message written, header and payload (the generator asks after the
+    /// client's "done", when the data has landed).
+    fn final_check(&self) -> (Verified, Option<crate::integrity::Corruption>) {
+        let Some(integrity) = self.integrity.as_ref() else { return (Verified::default(), None) };
+        let mut verified = integrity.verified();
+        let mut first = integrity.first().cloned();
+        let last = integrity.incoming.expected();
+        if self.served_one_sided && last > 0 {
             let receive = self.layout.receive();
-            let wrong = self.resources.buffer.mismatches(receive.clone());
-            errors += wrong;
-            verified.messages += 1;
-            verified.bytes += receive.len() as u64;
-            verified.wrong_bytes += wrong;
+            let message = Pieces {
+                header: self.layout.head(receive.clone()),
+                payload: self.layout.payload(receive),
+                length: self.layout.size,
+                last_byte_free: false,
+            };
+            let mut region = integrity::Verifier::resume(integrity.peer(), last - 1);
+            message.check(&self.resources.buffer, &mut region);
+            verified.add(&region.verified);
+            first = first.or(region.first);
         }
-        (errors, verified)
+        (verified, first)
     }
 }
 
@@ -1035,6 +1205,8 @@ pub struct VerbsDataPath {
     pub timeout: Duration,
     /// This side's traffic class and service level, where the run's parameters name none.
     pub traffic: Traffic,
+    /// Test hook: see [`VerbsOptions::corrupt_every`].
+    corrupt_every: Option<u64>,
     endpoints: Vec<VerbsEndpoint>,
 }
 
@@ -1048,7 +1220,23 @@ impl VerbsDataPath {
         gid_index: Option<u32>,
         timeout: Duration,
     ) -> VerbsDataPath {
-        VerbsDataPath { side, device, port, gid_index, timeout, traffic: Traffic::default(), endpoints: Vec::new() }
+        VerbsDataPath {
+            side,
+            device,
+            port,
+            gid_index,
+            timeout,
+            traffic: Traffic::default(),
+            corrupt_every: None,
+            endpoints: Vec::new(),
+        }
+    }
+
+    /// Flip one bit in the header of every `every`th framed SEND this side posts (`perf client
+    /// --inject-corruption` over verbs).
+    pub fn with_corruption(mut self, every: Option<u64>) -> VerbsDataPath {
+        self.corrupt_every = every.filter(|n| *n > 0);
+        self
     }
 
     /// The traffic class and service level to use where the run's parameters give none.
@@ -1070,10 +1258,16 @@ impl VerbsDataPath {
             inline_fallback: parameters.inline_size > 0
                 && parameters.inline_size == crate::params::default_inline(parameters.operation, parameters.test),
             validate: parameters.validate,
+            validation_seed: parameters.validation_seed,
+            sender: match self.side {
+                crate::generator::Side::Client => 0,
+                crate::generator::Side::Server => 1,
+            },
             timeout: self.timeout,
             // The client's choice travels in the parameters, so both ends of every queue pair
             // (data one way, ACKs and replies the other) ride the same class.
             post_list: parameters.post_list.clamp(1, device::MAX_POST_LIST as u32) as usize,
+            corrupt_every: self.corrupt_every,
             inline_note: None,
             traffic: Traffic {
                 traffic_class: parameters.traffic_class.unwrap_or(self.traffic.traffic_class),
@@ -1188,10 +1382,13 @@ mod tests {
             depth: 128,
             inline_size: 0,
             validate: false,
+            validation_seed: 0,
+            sender: 0,
             timeout: Duration::from_secs(5),
             traffic: Traffic::default(),
             inline_note: None,
             post_list: 1,
+            corrupt_every: None,
             inline_fallback: false,
         }
     }
@@ -1229,15 +1426,6 @@ mod tests {
         assert!(error.contains("message size 0"), "{error}");
         let error = VerbsEndpoint::open(&VerbsOptions { depth: 0, ..options() }).expect_err("depth 0").to_string();
         assert!(error.contains("depth"), "{error}");
-    }
-
-    #[test]
-    fn regions_do_not_overlap_and_start_on_cache_lines() {
-        let layout = Layout::new(100);
-        assert_eq!(layout.send(), 0..100);
-        assert_eq!(layout.receive(), 128..228);
-        assert_eq!(layout.length(), 228);
-        assert_eq!(Layout::new(64).receive(), 64..128);
     }
 
     #[test]

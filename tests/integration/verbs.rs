@@ -129,7 +129,37 @@ fn soft_roce_perf_runs_every_operation_and_compares_with_perftest() {
         assert_eq!(run["client_messages"], 1001, "{name}: {run}");
         assert_eq!(run["server"]["validation_errors"], 0, "{name}: {run}");
         assert_eq!(run["client_validation_errors"], 0, "{name}: {run}");
+        // Every message was checked by its receiver, one by one: SEND headers and WRITE immediates on
+        // the server (plus the region of the last WRITE at the end), READ headers on the client.
+        let (side, messages) = match op {
+            "write" => (&run["server"]["verified"], 1002),
+            "send" => (&run["server"]["verified"], 1001),
+            _ => (&run["client_verified"], 1001),
+        };
+        assert_eq!(side["messages"], messages, "{name}: every message verified: {run}");
+        assert_eq!(side["sequence_errors"], 0, "{name}: {run}");
+        assert!(
+            run["connections"][0].as_str().unwrap_or_default().contains("messages framed for --validate"),
+            "{name}: {run}"
+        );
+
+        let name = format!("fd-{op}-lat-validate");
+        ran(&name);
+        let run = fd_result(&out, &name);
+        assert_eq!(run["server"]["validation_errors"], 0, "{name}: {run}");
+        assert_eq!(run["client_validation_errors"], 0, "{name}: {run}");
+        let checked = run["client_verified"]["messages"].as_u64().unwrap_or(0)
+            + run["server"]["verified"]["messages"].as_u64().unwrap_or(0);
+        assert!(checked >= 200, "{name}: the replies were checked: {run}");
     }
+
+    // The check can fail: a flipped header bit in every 250th SEND is 4 corrupted headers, the first
+    // named by its sequence.
+    let (code, command) = runs.get("fd-send-bw-inject").cloned().expect("fd-send-bw-inject ran");
+    let injected = read(&out.join("fd-send-bw-inject.err"));
+    assert_eq!(code, 2, "{command}: {injected}");
+    assert!(injected.contains("4 validation errors on the server"), "{injected}");
+    assert!(injected.contains("message 249: header corrupted"), "{injected}");
 
     // The traffic class reaches the queue pair: the description carries what ibv_query_qp read back
     // first, and what was asked where the provider holds something else. Soft-RoCE keeps the class

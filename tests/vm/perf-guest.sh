@@ -16,6 +16,8 @@
 #   fd-write-bw-bidir.*     bidirectional WRITE bandwidth (perftest -b)
 #   fd-write-bw-tclass.*, fd-send-lat-tclass-env.*   --tclass 106 --sl 3, and NCCL_IB_TC/NCCL_IB_SL
 #   fd-send-bw-qps.*        SEND bandwidth over 4 queue pairs with --validate
+#   fd-OP-lat-validate.*    latency with --validate (64-byte framed messages)
+#   fd-send-bw-inject.*     --validate with a flipped header bit in every 250th SEND (must fail)
 #   fd-OP-bw-postlist.*     WRITE and SEND bandwidth, 64 B messages, 16 per post call (perftest -l)
 #   fd-OP-bw-duration.*     write|read|send bandwidth in duration mode (--duration 2s, perftest -D)
 #   err-peer-vanished.*     a client whose server is killed mid-run; .ms: how long it took to end
@@ -115,6 +117,12 @@ NCCL_IB_TC=106 NCCL_IB_SL=3 fd_client fd-send-lat-tclass-env --op send --test la
 # Post lists (perftest -l): 16 work requests per ibv_post_send, small messages, both operations.
 fd_client fd-write-bw-postlist --op write --test bw --size 64 --iters 2000 --post-list 16 --validate
 fd_client fd-send-bw-postlist --op send --test bw --size 64 --iters 2000 --post-list 16 --validate
+# Framed messages in latency tests (headers in slots; an 8-byte message travels whole in its slot),
+# and --validate proving it can fail: a flipped header bit in every 250th SEND.
+for op in write read send; do
+  fd_client "fd-$op-lat-validate" --op "$op" --test lat --size 64 --iters 200 --validate
+done
+fd_client fd-send-bw-inject --op send --test bw --size 4096 --iters 1000 --validate --inject-corruption 250
 # Several queue pairs in one run (perftest -q).
 fd_client fd-send-bw-qps --op send --test bw --size 65536 --iters 300 --qps 4 --validate
 # Duration mode: the server is not told a message count, and a one-sided WRITE/READ responder sees none.

@@ -26,12 +26,12 @@ use sideway::ibverbs::device_context::{DeviceContext, LinkLayer, Mtu, PortState}
 use sideway::ibverbs::memory_region::MemoryRegion;
 use sideway::ibverbs::protection_domain::ProtectionDomain;
 use sideway::ibverbs::queue_pair::{
-    GenericQueuePair, ModifyQueuePairErrorKind, QueuePair, QueuePairAttribute, QueuePairState, SetScatterGatherEntry,
+    GenericQueuePair, ModifyQueuePairErrorKind, QueuePair, QueuePairAttribute, QueuePairState,
 };
 use sideway::ibverbs::AccessFlags;
 
 use super::protocol::{self, GidCandidate, GidKind, QpSetting, QpState, Traffic};
-use crate::integrity::{check_region_from, fill_region};
+use crate::integrity::fill_region;
 use crate::PerfError;
 
 /// An open device.
@@ -236,17 +236,16 @@ impl Buffer {
         unsafe { self.pointer.as_ptr().add(offset).write_volatile(value) }
     }
 
-    /// Bytes of `range` that differ from the region pattern of a message starting at `range.start`
-    /// (crate::integrity). The adapter may be writing the same bytes for a later message (SEND into
-    /// one region), so the region is read with volatile 8-byte loads into a stack chunk, never as a
-    /// slice, and each chunk is checked word by word: eight bytes a load instead of one.
-    pub fn mismatches(&self, range: Range<usize>) -> u64 {
+    /// Hand `range` to `visit` in consecutive chunks of whole words (the last may be shorter). The
+    /// adapter may be writing the same bytes for a later message (SEND or WRITE into one region), so
+    /// the region is read with volatile 8-byte loads into a stack chunk, never as a slice: eight bytes
+    /// a load instead of one.
+    pub fn read_chunks(&self, range: Range<usize>, mut visit: impl FnMut(&[u8])) {
         const CHUNK: usize = 4096;
         self.check(&range);
         // The completion was read by an FFI call; order the reads after it (as `copy_out` does).
         std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
         let mut chunk = [0u8; CHUNK];
-        let mut wrong = 0;
         let mut offset = range.start;
         while offset < range.end {
             let length = CHUNK.min(range.end - offset);
@@ -260,10 +259,19 @@ impl Buffer {
             for (index, byte) in chunk.iter_mut().enumerate().take(length).skip(words * 8) {
                 *byte = self.read_byte(offset + index);
             }
-            wrong += check_region_from(&chunk[..length], ((offset - range.start) / 8) as u64).0;
+            visit(&chunk[..length]);
             offset += length;
         }
-        wrong
+    }
+
+    /// The little-endian word at `offset` (8-byte aligned), read at once: the sequence number of a
+    /// header the adapter may be overwriting.
+    pub fn read_word(&self, offset: usize) -> u64 {
+        self.check(&(offset..offset + 8));
+        assert!((self.pointer.as_ptr() as usize + offset) % 8 == 0, "word at {offset} is not aligned");
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: in bounds and aligned (both checked); u64 has no invalid bit patterns.
+        u64::from_le(unsafe { (self.pointer.as_ptr().add(offset) as *const u64).read_volatile() })
     }
 
     /// Copy `bytes` into the buffer at `offset`. Only where no work request is using those bytes (a
@@ -331,11 +339,70 @@ pub(super) struct Completion {
     pub byte_len: u32,
     /// Immediate data in host order (meaningful for messages sent with immediate).
     pub immediate: u32,
+    /// ibv_wc_opcode (verbs.h): IBV_WC_RECV for a SEND, IBV_WC_RECV_RDMA_WITH_IMM for a WRITE with
+    /// immediate.
+    pub opcode: u32,
 }
+
+/// ibv_wc_opcode values (rdma-core verbs.h).
+pub const WC_RECV_RDMA_WITH_IMM: u32 = 129;
 
 /// Work requests one [`Resources::post_send_list`] call posts at most (perftest caps `-l` lower in
 /// practice; the list lives on the stack).
 pub const MAX_POST_LIST: usize = 64;
+
+/// Scatter/gather entries per work request: a message's header slot and its payload region.
+pub const MAX_GATHER: usize = 2;
+
+/// The local memory of one work request: up to [`MAX_GATHER`] pieces of the registered buffer, as
+/// (offset, length); empty pieces are left out (a zero-length message has none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Gather {
+    pieces: [(usize, usize); MAX_GATHER],
+    count: usize,
+}
+
+impl Gather {
+    pub fn of(range: Range<usize>) -> Gather {
+        Gather::default().then(range)
+    }
+
+    /// This list and `range` after it (left out when empty).
+    pub fn then(mut self, range: Range<usize>) -> Gather {
+        if !range.is_empty() && self.count < MAX_GATHER {
+            self.pieces[self.count] = (range.start, range.len());
+            self.count += 1;
+        }
+        self
+    }
+
+    pub fn pieces(&self) -> &[(usize, usize)] {
+        &self.pieces[..self.count]
+    }
+
+    fn check(&self, buffer: &Buffer) {
+        for &(offset, length) in self.pieces() {
+            buffer.check(&(offset..offset + length));
+        }
+    }
+}
+
+/// One work request of a post list.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SendRequest {
+    pub wr_id: u64,
+    pub signaled: bool,
+    pub gather: Gather,
+    /// Immediate data of this request, where the operation carries one and it differs per request
+    /// (the sequence of a validated RDMA WRITE); `None`: the operation's.
+    pub immediate: Option<u32>,
+}
+
+impl SendRequest {
+    fn immediate(&self, operation: u32) -> u32 {
+        self.immediate.unwrap_or(operation)
+    }
+}
 
 /// Queue sizes of a queue pair.
 #[derive(Debug, Clone, Copy)]
@@ -466,8 +533,8 @@ impl Resources {
         builder
             .setup_max_send_wr(sizes.send)
             .setup_max_recv_wr(sizes.receive.max(1))
-            .setup_max_send_sge(1)
-            .setup_max_recv_sge(1)
+            .setup_max_send_sge(MAX_GATHER as u32)
+            .setup_max_recv_sge(MAX_GATHER as u32)
             .setup_max_inline_data(sizes.inline)
             .setup_send_cq(send_cq.clone())
             .setup_recv_cq(recv_cq.clone());
@@ -593,7 +660,7 @@ impl Resources {
         })
     }
 
-    /// Post one work request (see [`Resources::post_send_list`]).
+    /// Post one work request over one local range (see [`Resources::post_send_list`]).
     pub fn post_send(
         &mut self,
         op: WireOp,
@@ -602,55 +669,56 @@ impl Resources {
         signaled: bool,
         inline: bool,
     ) -> Result<(), io::Error> {
-        self.post_send_list(op, local, &[(wr_id, signaled)], inline)
+        self.post_send_list(op, &[SendRequest { wr_id, signaled, gather: Gather::of(local), immediate: None }], inline)
     }
 
-    /// Post `requests.len()` work requests of the same operation over `local`, each `(wr_id,
-    /// signaled)`, in one ibv_post_send(3) call: perftest's post list (`-l`). The requests are a linked
-    /// list of `ibv_send_wr` on the stack sharing one `ibv_sge`, handed to libibverbs directly, so
+    /// Post the work requests of one operation, each with its own id, signaling and gather list, in
+    /// one ibv_post_send(3) call: perftest's post list (`-l`). The requests are a linked list of
+    /// `ibv_send_wr` on the stack with their `ibv_sge`s beside them, handed to libibverbs directly, so
     /// posting allocates nothing (sideway's guard builds two `Vec`s per post and copies inline data
     /// once more), which matters at millions of messages per second. Inline data is read from the
     /// registered buffer by the provider during the call. At most [`MAX_POST_LIST`] requests.
-    pub fn post_send_list(
-        &mut self,
-        op: WireOp,
-        local: Range<usize>,
-        requests: &[(u64, bool)],
-        inline: bool,
-    ) -> Result<(), io::Error> {
+    pub fn post_send_list(&mut self, op: WireOp, requests: &[SendRequest], inline: bool) -> Result<(), io::Error> {
         use rdma_mummy_sys::{ibv_send_flags, ibv_send_wr, ibv_sge, ibv_wr_opcode};
-        self.buffer.check(&local);
         if requests.is_empty() || requests.len() > MAX_POST_LIST {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("a post list holds 1 to {MAX_POST_LIST} work requests, not {}", requests.len()),
             ));
         }
-        let inline = inline && !local.is_empty() && !matches!(op, WireOp::Read { .. });
-        let mut sge =
-            ibv_sge { addr: self.buffer.address(local.start), length: local.len() as u32, lkey: self.mr.lkey() };
+        for request in requests {
+            request.gather.check(&self.buffer);
+        }
+        let allow_inline = inline && !matches!(op, WireOp::Read { .. });
         let mut bad: *mut ibv_send_wr = std::ptr::null_mut();
-        // SAFETY: an all-zero ibv_send_wr is a valid value (null pointers, no scatter entries); each
-        // request's own union fields are the ones written (verbs.h: wr.rdma for RDMA operations,
-        // imm_data for the *_WITH_IMM ones, in network byte order). `list` and `sge` outlive the
-        // call, and every `next` points into `list`; `sge` names memory inside the registered buffer
-        // (checked above), which outlives the queue pair, and the queue pair pointer is valid while
-        // `self.qp` lives.
+        // SAFETY: an all-zero ibv_send_wr/ibv_sge is a valid value (null pointers, no scatter
+        // entries); each request's own union fields are the ones written (verbs.h: wr.rdma for RDMA
+        // operations, imm_data for the *_WITH_IMM ones, in network byte order). `list` and `sges`
+        // outlive the call, every `next` points into `list` and every `sg_list` into `sges`; the
+        // entries name memory inside the registered buffer (checked above), which outlives the queue
+        // pair, and the queue pair pointer is valid while `self.qp` lives.
         let code = unsafe {
             let mut list: [ibv_send_wr; MAX_POST_LIST] = std::mem::zeroed();
+            let mut sges: [[ibv_sge; MAX_GATHER]; MAX_POST_LIST] = std::mem::zeroed();
             let first = list.as_mut_ptr();
-            for (index, &(wr_id, signaled)) in requests.iter().enumerate() {
+            for (index, request) in requests.iter().enumerate() {
                 let wr = &mut *first.add(index);
-                wr.wr_id = self.tagged(wr_id);
-                if signaled {
+                wr.wr_id = self.tagged(request.wr_id);
+                if request.signaled {
                     wr.send_flags |= ibv_send_flags::IBV_SEND_SIGNALED.0;
                 }
-                if inline {
+                let pieces = request.gather.pieces();
+                if allow_inline && !pieces.is_empty() {
                     wr.send_flags |= ibv_send_flags::IBV_SEND_INLINE.0;
                 }
-                if !local.is_empty() {
-                    wr.sg_list = &mut sge;
-                    wr.num_sge = 1;
+                if !pieces.is_empty() {
+                    let entries = &mut sges[index];
+                    for (entry, &(offset, length)) in entries.iter_mut().zip(pieces) {
+                        *entry =
+                            ibv_sge { addr: self.buffer.address(offset), length: length as u32, lkey: self.mr.lkey() };
+                    }
+                    wr.sg_list = entries.as_mut_ptr();
+                    wr.num_sge = pieces.len() as i32;
                 }
                 match op {
                     WireOp::Write { remote_address, rkey } => {
@@ -668,11 +736,11 @@ impl Resources {
                         wr.opcode = ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM;
                         wr.wr.rdma.remote_addr = remote_address;
                         wr.wr.rdma.rkey = rkey;
-                        wr.imm_data_invalidated_rkey_union.imm_data = immediate.to_be();
+                        wr.imm_data_invalidated_rkey_union.imm_data = request.immediate(immediate).to_be();
                     }
                     WireOp::SendImmediate { immediate } => {
                         wr.opcode = ibv_wr_opcode::IBV_WR_SEND_WITH_IMM;
-                        wr.imm_data_invalidated_rkey_union.imm_data = immediate.to_be();
+                        wr.imm_data_invalidated_rkey_union.imm_data = request.immediate(immediate).to_be();
                     }
                 }
                 if index + 1 < requests.len() {
@@ -688,18 +756,63 @@ impl Resources {
         }
     }
 
-    /// Post `count` receives, each over `local`.
+    /// Post `count` receives, each over `local`, with work request id 0.
     pub fn post_receives(&mut self, local: Range<usize>, count: usize) -> Result<(), io::Error> {
-        self.buffer.check(&local);
-        let (lkey, address, length) = (self.mr.lkey(), self.buffer.address(local.start), local.len() as u32);
-        let tag = self.tagged(0);
-        let mut guard = self.qp.start_post_recv();
-        for _ in 0..count {
-            let request = guard.construct_wr(tag);
-            // SAFETY: `local` is inside the registered buffer (checked), which outlives the queue pair.
-            unsafe { request.setup_sge(lkey, address, length) };
+        let request = (0, Gather::of(local));
+        let batch = [request; MAX_POST_LIST];
+        let mut left = count;
+        while left > 0 {
+            let now = left.min(MAX_POST_LIST);
+            self.post_receive_list(&batch[..now])?;
+            left -= now;
         }
-        guard.post().map_err(|e| io::Error::other(io_error_text(&e)))
+        Ok(())
+    }
+
+    /// Post receives, each `(wr_id, scatter list)`, in one ibv_post_recv(3) call, allocating nothing
+    /// (as [`Resources::post_send_list`]). At most [`MAX_POST_LIST`].
+    pub fn post_receive_list(&mut self, requests: &[(u64, Gather)]) -> Result<(), io::Error> {
+        use rdma_mummy_sys::{ibv_recv_wr, ibv_sge};
+        if requests.is_empty() || requests.len() > MAX_POST_LIST {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a receive list holds 1 to {MAX_POST_LIST} work requests, not {}", requests.len()),
+            ));
+        }
+        for (_, scatter) in requests {
+            scatter.check(&self.buffer);
+        }
+        let mut bad: *mut ibv_recv_wr = std::ptr::null_mut();
+        // SAFETY: as in `post_send_list`: zeroed entries are valid, every pointer names `list`,
+        // `sges` (which outlive the call) or the registered buffer (checked), and the queue pair is
+        // valid while `self.qp` lives.
+        let code = unsafe {
+            let mut list: [ibv_recv_wr; MAX_POST_LIST] = std::mem::zeroed();
+            let mut sges: [[ibv_sge; MAX_GATHER]; MAX_POST_LIST] = std::mem::zeroed();
+            let first = list.as_mut_ptr();
+            for (index, (wr_id, scatter)) in requests.iter().enumerate() {
+                let wr = &mut *first.add(index);
+                wr.wr_id = self.tagged(*wr_id);
+                let pieces = scatter.pieces();
+                if !pieces.is_empty() {
+                    let entries = &mut sges[index];
+                    for (entry, &(offset, length)) in entries.iter_mut().zip(pieces) {
+                        *entry =
+                            ibv_sge { addr: self.buffer.address(offset), length: length as u32, lkey: self.mr.lkey() };
+                    }
+                    wr.sg_list = entries.as_mut_ptr();
+                    wr.num_sge = pieces.len() as i32;
+                }
+                if index + 1 < requests.len() {
+                    wr.next = first.add(index + 1);
+                }
+            }
+            rdma_mummy_sys::ibv_post_recv(self.qp.qp().as_ptr(), first, &mut bad)
+        };
+        match code {
+            0 => Ok(()),
+            errno => Err(io::Error::from_raw_os_error(errno.abs())),
+        }
     }
 
     /// Append the send queue's completions to `out` (non-blocking).
@@ -744,6 +857,7 @@ fn poll(cq: &GenericCompletionQueue, out: &mut Vec<Completion>) -> Result<(), io
                     byte_len: if wc.status() == 0 { wc.byte_len() } else { 0 },
                     // ibv_wc.imm_data is __be32 (rdma-core verbs.h).
                     immediate: if wc.status() == 0 { u32::from_be(wc.imm_data()) } else { 0 },
+                    opcode: if wc.status() == 0 { wc.opcode() } else { 0 },
                 });
             }
             Ok(())
