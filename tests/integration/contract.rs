@@ -87,3 +87,60 @@ fn the_report_crate_stands_on_data_alone() {
         assert!(!names.contains(forbidden), "report depends on {forbidden}: {names:?}");
     }
 }
+
+/// ARCHITECTURE.md's table of what each workspace crate may depend on, read from `cargo metadata`
+/// (the manifests' declared dependencies, normal and build): a crate that starts importing one
+/// above it fails here, and so does one that starts using the verbs bindings outside perf.
+#[test]
+fn workspace_crates_depend_only_downwards() {
+    let allowed: &[(&str, &[&str])] = &[
+        ("fabricdoctor-probes", &[]),
+        ("fabricdoctor-perf-schema", &[]),
+        ("fabricdoctor-checks", &["fabricdoctor-probes"]),
+        ("fabricdoctor-perf", &["fabricdoctor-probes", "fabricdoctor-perf-schema"]),
+        ("fabricdoctor-report", &["fabricdoctor-probes", "fabricdoctor-checks", "fabricdoctor-perf-schema"]),
+        ("fabricdoctor-playbooks", &["fabricdoctor-probes", "fabricdoctor-checks"]),
+        (
+            "fabricdoctor-burnin",
+            &["fabricdoctor-probes", "fabricdoctor-checks", "fabricdoctor-report", "fabricdoctor-perf"],
+        ),
+    ];
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path"])
+        .arg(crate::support::repository().join("Cargo.toml"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    let packages = metadata["packages"].as_array().expect("packages");
+    let names: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    for (name, _) in allowed {
+        assert!(names.contains(name), "{name} is not a workspace member any more: update ARCHITECTURE.md ({names:?})");
+    }
+    let mut violations = Vec::new();
+    for package in packages {
+        let name = package["name"].as_str().unwrap_or_default();
+        let dependencies: Vec<&str> = package["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["kind"].is_null() || d["kind"] == "build")
+            .filter_map(|d| d["name"].as_str())
+            .collect();
+        for dependency in &dependencies {
+            let verbs_binding = matches!(*dependency, "sideway" | "rdma-mummy-sys");
+            if verbs_binding && name != "fabricdoctor-perf" {
+                violations.push(format!("{name} -> {dependency} (only perf binds libibverbs)"));
+            }
+            if !dependency.starts_with("fabricdoctor") || name == "fabricdoctor" {
+                continue;
+            }
+            match allowed.iter().find(|(crate_name, _)| *crate_name == name) {
+                Some((_, may)) if may.contains(dependency) => {}
+                Some(_) => violations.push(format!("{name} -> {dependency}")),
+                None => violations.push(format!("{name} is not in ARCHITECTURE.md's table but uses {dependency}")),
+            }
+        }
+    }
+    assert!(violations.is_empty(), "dependencies ARCHITECTURE.md forbids: {violations:#?}");
+}
