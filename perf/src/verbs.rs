@@ -34,6 +34,7 @@ pub mod credit;
 mod device;
 mod framing;
 mod protocol;
+mod signaling;
 pub mod stream;
 pub mod watch;
 
@@ -56,6 +57,7 @@ use crate::PerfError;
 use device::{Completion, Gather, QueueSizes, Resources, SendRequest, SharedQueues, WireOp};
 use framing::{receive_depth, Integrity, Layout, Pieces};
 use protocol::{GrhPlan, InitPlan, RtrPlan, RtsPlan};
+use signaling::SendWindow;
 
 /// perftest DEF_RX_SEND: receives kept posted for SEND bandwidth.
 const SEND_RECEIVE_DEPTH: usize = 512;
@@ -461,7 +463,7 @@ impl VerbsEndpoint {
             .validate
             .then(|| Integrity::new(options.validation_seed, options.sender, options.sender ^ 1, options.size));
         let mut connection = VerbsConnection {
-            moderation: completion_moderation(options.size, options.depth),
+            window: SendWindow::new(completion_moderation(options.size, options.depth)),
             inline: options.size <= options.inline_size as usize && options.operation != Operation::Read,
             post_list: options.post_list.max(1),
             operation: options.operation,
@@ -472,9 +474,6 @@ impl VerbsEndpoint {
             resources: self.resources,
             peer,
             description: String::new(),
-            unsignaled: 0,
-            signaled_in_flight: 0,
-            outstanding: 0,
             finished: false,
             served_one_sided: false,
             last_progress: Instant::now(),
@@ -556,7 +555,6 @@ fn describe_table(table: &[GidCandidate]) -> String {
 pub struct VerbsConnection {
     operation: Operation,
     depth: usize,
-    moderation: usize,
     inline: bool,
     /// Work requests per ibv_post_send in bandwidth tests (perftest -l).
     post_list: usize,
@@ -566,11 +564,8 @@ pub struct VerbsConnection {
     layout: Layout,
     peer: String,
     description: String,
-    /// Bandwidth accounting: messages posted since the last signaled one, signaled work requests not
-    /// yet completed, messages posted and not yet reported by `poll`.
-    unsignaled: usize,
-    signaled_in_flight: usize,
-    outstanding: usize,
+    /// Bandwidth accounting of the send queue: signaling, coverage, markers (`signaling.rs`).
+    window: SendWindow,
     /// `finish` posted the end marker.
     finished: bool,
     /// `serve` ran for WRITE: the peer's data is in our receive region.
@@ -682,11 +677,8 @@ impl VerbsConnection {
 
     /// A signaled zero-length RDMA WRITE covering the unsignaled tail (or ending a SEND stream).
     fn post_marker(&mut self, op: WireOp) -> Result<(), PerfError> {
-        let covers = self.unsignaled as u64;
-        self.resources.post_send(op, 0..0, covers, true, false).map_err(|e| self.post_error(e))?;
-        self.unsignaled = 0;
-        self.signaled_in_flight += 1;
-        Ok(())
+        let covers = self.window.marker();
+        self.resources.post_send(op, 0..0, covers, true, false).map_err(|e| self.post_error(e))
     }
 
     fn flush_marker(&self) -> WireOp {
@@ -712,7 +704,7 @@ impl VerbsConnection {
             }
             messages += covered(completion);
         }
-        self.signaled_in_flight = self.signaled_in_flight.saturating_sub(self.completions.len());
+        self.window.completed(self.completions.len(), messages);
         if !self.completions.is_empty() {
             self.last_progress = Instant::now();
         }
@@ -1002,64 +994,43 @@ impl Connection for VerbsConnection {
         let mut done = 0;
         while done < count {
             let batch = (count - done).min(self.post_list).min(device::MAX_POST_LIST);
-            // The same signaling as `post` one at a time: every `moderation`th message is signaled
-            // and its completion covers those since the previous one.
-            let mut unsignaled = self.unsignaled;
-            let mut signaled_count = 0;
+            // The same signaling as `post` one at a time.
+            if self.window.outstanding() == 0 {
+                self.last_progress = Instant::now();
+            }
             for request in requests.iter_mut().take(batch) {
-                let signaled = unsignaled + 1 >= self.moderation;
-                *request = self.next_request(if signaled { unsignaled as u64 + 1 } else { 0 }, signaled);
-                if signaled {
-                    unsignaled = 0;
-                    signaled_count += 1;
-                } else {
-                    unsignaled += 1;
-                }
+                let signal = self.window.next();
+                *request = self.next_request(signal.covers, signal.signaled);
             }
             let inline = self.inline;
             self.resources.post_send_list(op, &requests[..batch], inline).map_err(|e| self.post_error(e))?;
-            if self.outstanding == 0 {
-                self.last_progress = Instant::now();
-            }
-            self.outstanding += batch;
-            self.unsignaled = unsignaled;
-            self.signaled_in_flight += signaled_count;
             done += batch;
         }
         Ok(count)
     }
 
     fn post(&mut self) -> Result<(), PerfError> {
-        let signaled = self.unsignaled + 1 >= self.moderation;
-        let covers = if signaled { self.unsignaled as u64 + 1 } else { 0 };
-        let op = self.wire_op();
-        let request = self.next_request(covers, signaled);
-        let inline = self.inline;
-        self.resources.post_send_list(op, &[request], inline).map_err(|e| self.post_error(e))?;
-        if self.outstanding == 0 {
+        if self.window.outstanding() == 0 {
             self.last_progress = Instant::now();
         }
-        self.outstanding += 1;
-        if signaled {
-            self.unsignaled = 0;
-            self.signaled_in_flight += 1;
-        } else {
-            self.unsignaled += 1;
-        }
-        Ok(())
+        let signal = self.window.next();
+        let op = self.wire_op();
+        let request = self.next_request(signal.covers, signal.signaled);
+        let inline = self.inline;
+        self.resources.post_send_list(op, &[request], inline).map_err(|e| self.post_error(e))
     }
 
     fn poll(&mut self, wait: Duration) -> Result<usize, PerfError> {
         let mut messages = self.reap_send()?;
         if messages == 0 && !wait.is_zero() {
             // Waiting with only unsignaled messages outstanding: nothing would ever complete them.
-            if self.signaled_in_flight == 0 && self.unsignaled > 0 {
+            if self.window.needs_marker() {
                 let marker = self.flush_marker();
                 self.post_marker(marker)?;
             }
             let deadline = Instant::now() + wait;
             let mut spins = 0u32;
-            while messages == 0 && self.signaled_in_flight > 0 {
+            while messages == 0 && self.window.completion_pending() {
                 messages = self.reap_send()?;
                 spins += 1;
                 if spins % SPINS_PER_CLOCK_CHECK == 0 && Instant::now() >= deadline {
@@ -1068,13 +1039,12 @@ impl Connection for VerbsConnection {
                 std::hint::spin_loop();
             }
         }
-        if messages == 0 && self.outstanding > 0 && self.last_progress.elapsed() > self.timeout {
+        if messages == 0 && self.window.outstanding() > 0 && self.last_progress.elapsed() > self.timeout {
             return Err(self.silent());
         }
         if messages > 0 && self.operation == Operation::Read {
             self.check_reads(messages);
         }
-        self.outstanding = self.outstanding.saturating_sub(messages);
         Ok(messages)
     }
 

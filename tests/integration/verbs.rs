@@ -153,6 +153,19 @@ fn soft_roce_perf_runs_every_operation_and_compares_with_perftest() {
         assert!(checked >= 200, "{name}: the replies were checked: {run}");
     }
 
+    // What --validate costs on Soft-RoCE (reported, not judged: under TCG the guest's one CPU runs
+    // both the rxe "wire" and the check, so this bounds the cost from above).
+    for op in ["write", "send"] {
+        let plain = fd_result(&out, &format!("fd-{op}-bw"));
+        let name = format!("fd-{op}-bw-64k-validate");
+        ran(&name);
+        let validated = fd_result(&out, &name);
+        assert_eq!(validated["server"]["validation_errors"], 0, "{name}: {validated}");
+        let ratio = number(&validated["result"], "bw_avg_gbps", &name)
+            / number(&plain["result"], "bw_avg_gbps", &format!("fd-{op}-bw"));
+        eprintln!("soft-roce {op} bandwidth at 64 KiB, --validate / plain: {ratio:.2}x");
+    }
+
     // The check can fail: a flipped header bit in every 250th SEND is 4 corrupted headers, the first
     // named by its sequence.
     let (code, command) = runs.get("fd-send-bw-inject").cloned().expect("fd-send-bw-inject ran");

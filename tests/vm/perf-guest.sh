@@ -122,6 +122,10 @@ fd_client fd-send-bw-postlist --op send --test bw --size 64 --iters 2000 --post-
 for op in write read send; do
   fd_client "fd-$op-lat-validate" --op "$op" --test lat --size 64 --iters 200 --validate
 done
+# What framing costs where the guest's CPU is also the wire: 64 KiB, as fd-OP-bw, validated.
+for op in write send; do
+  fd_client "fd-$op-bw-64k-validate" --op "$op" --test bw --size 65536 --iters 500 --validate
+done
 fd_client fd-send-bw-inject --op send --test bw --size 4096 --iters 1000 --validate --inject-corruption 250
 # Several queue pairs in one run (perftest -q).
 fd_client fd-send-bw-qps --op send --test bw --size 65536 --iters 300 --qps 4 --validate
