@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use fabricdoctor_checks::{Finding, Verdict};
 
 use super::heatmap::{self, HeatmapInput};
+pub use super::timeline::{CounterSeries, HostTimeline, PhaseSpan};
 use super::{escape, findings, page, timeline, verdict_class, TopologyPicture};
 use crate::burnin::{BurninReport, CounterCategories, CounterInterval, SignOffVerdict, SuspectKind};
 
@@ -101,29 +102,6 @@ pub struct PairMatrix {
     pub suspect_hosts: Vec<usize>,
     /// Pairs (row, column) named as suspects or below tolerance: the cells are outlined.
     pub suspect_cells: Vec<(usize, usize)>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PhaseSpan {
-    pub name: String,
-    /// Seconds since the start of the run.
-    pub start_seconds: f64,
-    pub end_seconds: f64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostTimeline {
-    pub host: String,
-    pub series: Vec<CounterSeries>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct CounterSeries {
-    /// "PFC pause rx", "CNP sent", "retransmits", "port errors".
-    pub counter: String,
-    pub unit: String,
-    /// (seconds since the start of the run, increase during the interval ending then).
-    pub points: Vec<(f64, f64)>,
 }
 
 /// The whole page.

@@ -5,9 +5,33 @@
 
 use std::fmt::Write as _;
 
-use super::burnin::{CounterSeries, HostTimeline, PhaseSpan};
 use super::escape;
 use super::heatmap::number;
+
+/// The timeline's input: the burn-in's phases and each host's counter series (built by
+/// `html::burnin` from a burn-in report).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseSpan {
+    pub name: String,
+    /// Seconds since the start of the run.
+    pub start_seconds: f64,
+    pub end_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostTimeline {
+    pub host: String,
+    pub series: Vec<CounterSeries>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterSeries {
+    /// "PFC pause rx", "CNP sent", "retransmits", "port errors".
+    pub counter: String,
+    pub unit: String,
+    /// (seconds since the start of the run, increase during the interval ending then).
+    pub points: Vec<(f64, f64)>,
+}
 
 /// Points drawn per strip (about one per 2.5 pixels of the strip's width).
 pub const MAX_POINTS: usize = 240;
