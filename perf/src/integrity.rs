@@ -327,17 +327,26 @@ impl Verifier {
             }
             self.next += 1;
             expected
-        } else if sequence == expected {
+        } else {
+            self.order(sequence, expected);
+            sequence
+        }
+    }
+
+    /// The order rules: `sequence` arrived where `expected` was due. Returns false when messages
+    /// were lost or this one was seen before.
+    fn order(&mut self, sequence: u64, expected: u64) -> bool {
+        if sequence == expected {
             self.next += 1;
-            expected
+            true
         } else if sequence > expected {
             self.fail(expected, Fault::Lost { expected, actual: sequence });
             self.next = sequence + 1;
-            sequence
+            false
         } else {
             // Seen before: the counter stays where it is, so the next new message is not also blamed.
             self.fail(expected, Fault::Repeated { expected, actual: sequence });
-            sequence
+            false
         }
     }
 
@@ -347,17 +356,7 @@ impl Verifier {
         let expected = self.next;
         self.verified.messages += 1;
         self.verified.bytes += bytes;
-        if sequence == expected {
-            self.next += 1;
-            true
-        } else if sequence > expected {
-            self.fail(expected, Fault::Lost { expected, actual: sequence });
-            self.next = sequence + 1;
-            false
-        } else {
-            self.fail(expected, Fault::Repeated { expected, actual: sequence });
-            false
-        }
+        self.order(sequence, expected)
     }
 
     /// The sequence number expected next.

@@ -859,20 +859,13 @@ impl VerbsConnection {
     }
 
     /// Post one signaled message of a latency test and wait for its completion.
+    /// SEND and READ only: WRITE latency is [`VerbsConnection::write_ping`].
     fn post_one(&mut self) -> Result<(), PerfError> {
-        let op = self.wire_op_unnumbered();
+        let op = self.wire_op();
         let request = self.next_request(0, true);
         let inline = self.inline;
         self.resources.post_send_list(op, &[request], inline).map_err(|e| self.post_error(e))?;
         self.wait_send_completion()
-    }
-
-    /// Latency SENDs and READs: the bandwidth operation but never a WRITE with immediate.
-    fn wire_op_unnumbered(&self) -> WireOp {
-        match self.wire_op() {
-            WireOp::WriteImmediate { remote_address, rkey, .. } => WireOp::Write { remote_address, rkey },
-            op => op,
-        }
     }
 
     /// One timed round trip of a latency test (see [`Connection::ping`]).

@@ -707,18 +707,12 @@ impl Resources {
                 if request.signaled {
                     wr.send_flags |= ibv_send_flags::IBV_SEND_SIGNALED.0;
                 }
-                let pieces = request.gather.pieces();
-                if allow_inline && !pieces.is_empty() {
-                    wr.send_flags |= ibv_send_flags::IBV_SEND_INLINE.0;
-                }
-                if !pieces.is_empty() {
-                    let entries = &mut sges[index];
-                    for (entry, &(offset, length)) in entries.iter_mut().zip(pieces) {
-                        *entry =
-                            ibv_sge { addr: self.buffer.address(offset), length: length as u32, lkey: self.mr.lkey() };
+                wr.num_sge = self.entries(&request.gather, &mut sges[index]);
+                if wr.num_sge > 0 {
+                    wr.sg_list = sges[index].as_mut_ptr();
+                    if allow_inline {
+                        wr.send_flags |= ibv_send_flags::IBV_SEND_INLINE.0;
                     }
-                    wr.sg_list = entries.as_mut_ptr();
-                    wr.num_sge = pieces.len() as i32;
                 }
                 match op {
                     WireOp::Write { remote_address, rkey } => {
@@ -754,6 +748,19 @@ impl Resources {
             // ibv_post_send returns an errno value (ENOMEM: the send queue is full).
             errno => Err(io::Error::from_raw_os_error(errno.abs())),
         }
+    }
+
+    /// Fill the scatter/gather entries of one work request from `gather` (offsets into the registered
+    /// buffer, checked by the caller); returns how many are used.
+    fn entries(&self, gather: &Gather, entries: &mut [rdma_mummy_sys::ibv_sge; MAX_GATHER]) -> i32 {
+        for (entry, &(offset, length)) in entries.iter_mut().zip(gather.pieces()) {
+            *entry = rdma_mummy_sys::ibv_sge {
+                addr: self.buffer.address(offset),
+                length: length as u32,
+                lkey: self.mr.lkey(),
+            };
+        }
+        gather.pieces().len() as i32
     }
 
     /// Post `count` receives, each over `local`, with work request id 0.
@@ -793,15 +800,9 @@ impl Resources {
             for (index, (wr_id, scatter)) in requests.iter().enumerate() {
                 let wr = &mut *first.add(index);
                 wr.wr_id = self.tagged(*wr_id);
-                let pieces = scatter.pieces();
-                if !pieces.is_empty() {
-                    let entries = &mut sges[index];
-                    for (entry, &(offset, length)) in entries.iter_mut().zip(pieces) {
-                        *entry =
-                            ibv_sge { addr: self.buffer.address(offset), length: length as u32, lkey: self.mr.lkey() };
-                    }
-                    wr.sg_list = entries.as_mut_ptr();
-                    wr.num_sge = pieces.len() as i32;
+                wr.num_sge = self.entries(scatter, &mut sges[index]);
+                if wr.num_sge > 0 {
+                    wr.sg_list = sges[index].as_mut_ptr();
                 }
                 if index + 1 < requests.len() {
                     wr.next = first.add(index + 1);
