@@ -174,13 +174,19 @@ fn all_sizes() -> Vec<u64> {
 
 fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     let kind = transport(&args.common);
-    require_rdma_device(kind)?;
+    // Flags first: a wrong combination is named even on a host without an RDMA device.
     if args.post_list > 1 && args.test == PerfTest::Lat {
         anyhow::bail!("--post-list applies to bandwidth tests (perftest -l); a latency test has one message in flight");
     }
     if args.bidirectional && args.test == PerfTest::Lat {
         anyhow::bail!("--bidirectional applies to bandwidth tests (perftest -b); latency is a ping-pong already");
     }
+    if args.inject_corruption.is_some() && kind == TransportKind::Verbs && args.op != PerfOperation::Send {
+        // Framed WRITEs carry their sequence as immediate data and READs bring the server's header:
+        // a flipped header bit there is caught only by the end-of-run check of the last message.
+        anyhow::bail!("--inject-corruption over verbs corrupts SEND headers: use it with --op send");
+    }
+    require_rdma_device(kind)?;
     let test = test_kind(args.test);
     let iterations = match (args.iters, args.duration) {
         (_, Some(_)) => None,
@@ -213,11 +219,6 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
     }
     if gpu.is_some() && args.op == PerfOperation::Read {
         anyhow::bail!("--gpu over TCP measures write and send; read responses are not staged into the GPU");
-    }
-    if args.inject_corruption.is_some() && kind == TransportKind::Verbs && args.op != PerfOperation::Send {
-        // Framed WRITEs carry their sequence as immediate data and READs bring the server's header:
-        // a flipped header bit there is caught only by the end-of-run check of the last message.
-        anyhow::bail!("--inject-corruption over verbs corrupts SEND headers: use it with --op send");
     }
     let mut path: Box<dyn DataPath> = match kind {
         TransportKind::Tcp if args.inject_corruption.is_some() => Box::new(

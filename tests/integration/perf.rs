@@ -120,6 +120,20 @@ fn injected_corruption_fails_validation_naming_the_message_and_offset() {
     assert!(error.contains("message 499: 1 byte(s) wrong, first at offset 32768: expected 0x"), "{error}");
 }
 
+/// Over verbs the hook corrupts SEND headers only; any other operation is refused by name, before
+/// the device is looked for (this host has none), and nothing is connected to.
+#[test]
+fn injected_corruption_over_verbs_is_refused_for_other_operations() {
+    let output = binary()
+        .args(["perf", "client", "127.0.0.1", "--port", "9", "--transport", "verbs", "--op", "write"])
+        .args(["--validate", "--inject-corruption", "5"])
+        .output()
+        .expect("client runs");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("--inject-corruption over verbs corrupts SEND headers: use it with --op send"), "{error}");
+}
+
 #[test]
 fn a_size_sweep_and_duration_mode_keep_their_columns() {
     let server = Server::start(&[], None);
