@@ -2,6 +2,7 @@
 //! tool outputs into facts; the playbooks (TOML files under `playbooks/triage/`, embedded in the
 //! binary, overridable from a directory) turn facts into ranked diagnoses with next steps.
 
+pub mod fact;
 pub mod playbook;
 pub mod triage;
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::triage::Fact;
+use crate::fact::Fact;
 
 /// The playbooks shipped in the binary: (file name, text).
 pub const EMBEDDED: &[(&str, &str)] = &[

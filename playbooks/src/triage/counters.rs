@@ -5,7 +5,9 @@
 
 use fabricdoctor_checks::{Finding, Verdict};
 
-use super::{numbered_lines, Analysis, Evidence, Fact};
+use super::analysis::Analysis;
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CounterRecord {

@@ -1,67 +1,10 @@
 //! The join across inputs: rank -> host -> GPU -> NIC, so a rank named in a PyTorch or flight
 //! recorder message becomes a machine, a GPU and the NIC whose counters were given.
 
-use std::collections::BTreeMap;
-
+use super::analysis::Analysis;
+pub use super::analysis::{RankEntry, RankTable};
 use super::counters::CounterRecord;
-use super::{Analysis, Evidence};
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RankEntry {
-    pub host: Option<String>,
-    /// CUDA device index on its host.
-    pub gpu: Option<u32>,
-    pub bus_id: Option<String>,
-    pub evidence: Vec<Evidence>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct RankTable {
-    pub ranks: BTreeMap<u64, RankEntry>,
-    /// GPU index -> rail NIC device, from a pasted `nvidia-smi topo -m` (nodes of a job are alike).
-    pub rails: BTreeMap<u32, String>,
-    /// Rank -> the NIC its inter-node channels use, from NCCL's `via NET/IB/k` lines and its host's
-    /// `NET/IB : Using [k]mlx5_k` list: what NCCL chose, preferred over the topology's rail.
-    pub nccl_nics: BTreeMap<u64, String>,
-}
-
-impl RankTable {
-    pub fn record(
-        &mut self,
-        rank: u64,
-        host: Option<&str>,
-        gpu: Option<u32>,
-        bus_id: Option<&str>,
-        evidence: Evidence,
-    ) {
-        let entry = self.ranks.entry(rank).or_default();
-        if entry.host.is_none() {
-            entry.host = host.map(str::to_string);
-        }
-        if entry.gpu.is_none() {
-            entry.gpu = gpu;
-        }
-        if entry.bus_id.is_none() {
-            entry.bus_id = bus_id.map(str::to_string);
-        }
-        if entry.evidence.len() < 2 && !entry.evidence.contains(&evidence) {
-            entry.evidence.push(evidence);
-        }
-    }
-
-    pub fn get(&self, rank: u64) -> Option<&RankEntry> {
-        self.ranks.get(&rank)
-    }
-
-    /// The NIC a rank's GPU uses, when a topology gave its rail.
-    pub fn nic(&self, rank: u64) -> Option<&str> {
-        if let Some(nic) = self.nccl_nics.get(&rank) {
-            return Some(nic);
-        }
-        let gpu = self.get(rank)?.gpu?;
-        self.rails.get(&gpu).map(String::as_str)
-    }
-}
+use crate::fact::Evidence;
 
 /// nccl-tests' "Using devices" header: `#  Rank  1 Group  0 Pid   6900 on ztan-mig-235z device  1 [0000:05:00] NVIDIA H100`.
 pub fn parse_nccl_tests_ranks(file: &str, text: &str, table: &mut RankTable) -> bool {

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::decode::xid;
-use super::{numbered_lines, Evidence, Fact};
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
 
 /// The host a syslog/journal line names: `Nov 22 10:00:01 node7 kernel: ...`.
 fn syslog_host(line: &str) -> Option<&str> {
@@ -17,7 +18,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut link_downs: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
-        let host = syslog_host(raw).unwrap_or(super::UNKNOWN_HOST).to_string();
+        let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
         if let Some(rest) = raw.split("NVRM: Xid ").nth(1) {
             // NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.
             let bus =
@@ -93,7 +94,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
     }
     for (key, events) in link_downs {
-        let (host, interface) = key.split_once(' ').unwrap_or((super::UNKNOWN_HOST, key.as_str()));
+        let (host, interface) = key.split_once(' ').unwrap_or((crate::fact::UNKNOWN_HOST, key.as_str()));
         let mut fact = Fact::new("link.flap").host(host).attr("nic", interface).attr("count", events.len());
         for evidence in events.into_iter().take(8) {
             fact = fact.evidence(evidence);

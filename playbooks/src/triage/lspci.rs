@@ -8,7 +8,9 @@ use fabricdoctor_checks::pcie::{
 use fabricdoctor_checks::{Finding, Policy, Verdict};
 use fabricdoctor_probes::pci_config::{AcsBits, AdvancedErrorReporting, LinkGeneration};
 
-use super::{numbered_lines, Analysis, Evidence, Fact};
+use super::analysis::Analysis;
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
 
 #[derive(Debug, Clone, Default)]
 pub struct LspciDevice {

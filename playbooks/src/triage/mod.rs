@@ -4,10 +4,12 @@
 //! Parsers are pure (`&str` in, records out) and never fail on malformed text: what they do not
 //! recognise is left out, never guessed.
 
+mod analysis;
 pub mod counters;
 pub mod decode;
 pub mod join;
 pub mod kernel;
+mod lines;
 pub mod lspci;
 pub mod nccl;
 pub mod nccl_tests;
@@ -19,12 +21,12 @@ pub mod report;
 mod robustness;
 pub mod topo;
 
-use std::collections::BTreeMap;
-
 use fabricdoctor_checks::Finding;
-use serde::{Deserialize, Serialize};
 
-pub use report::{Diagnosis, InputSummary, TriageReport};
+pub use crate::fact::{Evidence, Fact, UNKNOWN_HOST};
+pub use analysis::{Analysis, InputSummary};
+pub use lines::numbered_lines;
+pub use report::{Diagnosis, TriageReport};
 
 use crate::playbook::Playbook;
 
@@ -41,109 +43,6 @@ impl Input {
     pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Input {
         Input { name: name.into(), bytes }
     }
-}
-
-/// One quoted line of an input.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Evidence {
-    pub file: String,
-    /// 1-based; 0 for evidence that is not one line (a record of a binary flight-recorder dump).
-    pub line: usize,
-    pub text: String,
-}
-
-impl Evidence {
-    pub fn new(file: &str, line: usize, text: &str) -> Evidence {
-        // Long lines (a 128-rank set) are cut so reports stay readable; the file:line finds the rest.
-        const MAX: usize = 400;
-        let text = text.trim_end();
-        let text = if text.len() > MAX {
-            let mut end = MAX;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            format!("{} [...]", &text[..end])
-        } else {
-            text.to_string()
-        };
-        Evidence { file: file.to_string(), line, text }
-    }
-}
-
-/// Something an input establishes, named for the playbooks ("nccl.wc_error"), with attributes the
-/// rules match on and next steps fill placeholders from ("status" = "12", "host" = "node7").
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Fact {
-    pub name: String,
-    pub attrs: BTreeMap<String, String>,
-    pub evidence: Vec<Evidence>,
-}
-
-impl Fact {
-    pub fn new(name: &str) -> Fact {
-        Fact { name: name.to_string(), attrs: BTreeMap::new(), evidence: Vec::new() }
-    }
-
-    pub fn attr(mut self, key: &str, value: impl ToString) -> Fact {
-        self.attrs.insert(key.to_string(), value.to_string());
-        self
-    }
-
-    pub fn evidence(mut self, evidence: Evidence) -> Fact {
-        if !self.evidence.contains(&evidence) {
-            self.evidence.push(evidence);
-        }
-        self
-    }
-
-    /// Set the host attribute, unless the input did not name one (then next steps show `<host>`).
-    pub fn host(self, host: &str) -> Fact {
-        if host == UNKNOWN_HOST || host.is_empty() {
-            self
-        } else {
-            self.attr("host", host)
-        }
-    }
-
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.attrs.get(key).map(String::as_str)
-    }
-}
-
-/// What parsers call a line's host when the line does not name one (dmesg -T, a bare log line).
-pub const UNKNOWN_HOST: &str = "unknown-host";
-
-/// Everything the parsers found in the inputs, before rules run.
-#[derive(Debug, Default)]
-pub struct Analysis {
-    pub facts: Vec<Fact>,
-    /// Verdicts from the same checks `fabricdoctor check` runs, applied to pasted tool outputs.
-    pub observations: Vec<Finding>,
-    pub inputs: Vec<InputSummary>,
-    pub ranks: join::RankTable,
-}
-
-impl Analysis {
-    pub fn push(&mut self, fact: Fact) {
-        self.facts.push(fact);
-    }
-
-    pub fn has(&self, name: &str) -> bool {
-        self.facts.iter().any(|f| f.name == name)
-    }
-}
-
-/// Lines of an input with their 1-based numbers, without comment lines (`#` then whitespace, as in
-/// annotated pastes and scripts): no log or tool output the parsers read starts that way, and prose
-/// about a fault must not be read as the fault. nccl-tests' `#  Rank` header is read separately.
-pub fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !is_comment(l))
-}
-
-fn is_comment(line: &str) -> bool {
-    let mut chars = line.chars();
-    chars.next() == Some('#') && chars.next().is_none_or(char::is_whitespace)
 }
 
 /// Parse every input, join across them, and evaluate `playbooks`.

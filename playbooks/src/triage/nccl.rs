@@ -4,8 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::analysis::Analysis;
 use super::decode::wc_status;
-use super::{numbered_lines, Analysis, Evidence, Fact};
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -270,7 +272,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
         }
         for line in &log.lines {
             let evidence = log.evidence(line);
-            let host = line.host.clone().unwrap_or_else(|| super::UNKNOWN_HOST.to_string());
+            let host = line.host.clone().unwrap_or_else(|| crate::fact::UNKNOWN_HOST.to_string());
             let message = line.message.as_str();
             let lower = message.to_ascii_lowercase();
             if let Some(driver) = word_after(message, "cudaDriverVersion") {

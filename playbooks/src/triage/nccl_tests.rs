@@ -4,7 +4,7 @@
 //! `src/common.cu`, `doc/PERFORMANCE.md`). A nonzero count is corrupted data, never noise: the test
 //! compares exact expected values.
 
-use super::{Evidence, Fact};
+use crate::fact::{Evidence, Fact};
 
 /// Facts from the result rows and the footer of one input. Rows with `#wrong` 0 (or `N/A`, when data
 /// checking was off) produce nothing.

@@ -5,8 +5,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::analysis::Analysis;
+use super::lines::numbered_lines;
 use super::pickle::{self, PickleError, Value};
-use super::{numbered_lines, Analysis, Evidence, Fact};
+use crate::fact::{Evidence, Fact};
 
 /// `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=.., OpType=.., NumelIn=.., ...)`
 /// and `Timeout at NCCL work: N, last enqueued NCCL work: N, last completed NCCL work: N.`

@@ -5,9 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fabricdoctor_checks::{Finding, Policy, Verdict};
 
+use super::analysis::Analysis;
 use super::counters::cite;
+use super::lines::numbered_lines;
 use super::nccl::NcclLog;
-use super::{numbered_lines, Analysis, Evidence, Fact};
+use crate::fact::{Evidence, Fact};
 
 #[derive(Debug, Clone, Default)]
 pub struct DevicePort {

@@ -6,20 +6,13 @@ use std::collections::BTreeSet;
 use fabricdoctor_checks::{Finding, Verdict};
 use serde::{Deserialize, Serialize};
 
-use super::{Analysis, Evidence, Fact};
+use super::analysis::Analysis;
+pub use super::analysis::InputSummary;
+use crate::fact::{Evidence, Fact};
 use crate::playbook::{fill_placeholders, fill_prose, Confidence, Playbook};
 
 /// Version of the JSON shape; bumped on any change of meaning.
 pub const SCHEMA_VERSION: u32 = 1;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InputSummary {
-    pub file: String,
-    /// What the input was recognised as ("nccl-log", "lspci", ...); "unrecognised" when nothing was.
-    pub kinds: Vec<String>,
-    pub lines: usize,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

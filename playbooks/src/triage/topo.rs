@@ -7,7 +7,9 @@ use fabricdoctor_checks::topo::{affinity_judgement, rails_judgement};
 use fabricdoctor_checks::topology::assign_rails;
 use fabricdoctor_checks::{Finding, Policy, Relation, Verdict};
 
-use super::{numbered_lines, Analysis, Evidence};
+use super::analysis::Analysis;
+use super::lines::numbered_lines;
+use crate::fact::Evidence;
 
 #[derive(Debug, Clone)]
 pub struct TopoMatrix {
