@@ -189,111 +189,130 @@ struct DataHello {
     channel: Option<usize>,
 }
 
-impl Communicator {
-    /// Meet the other ranks and open every data connection; fails within `timeout` (plus connection
-    /// setup) naming the rank that did not come.
-    pub fn connect(rendezvous: &Rendezvous, mesh: bool, transport: &Transport) -> Result<Communicator, PerfError> {
-        let Rendezvous { rank, world, channels, timeout, .. } = *rendezvous;
-        if world == 0 || rank >= world {
-            return Err(PerfError::Unsupported(format!("rank {rank} is outside a world of {world} ranks")));
+/// Who is in the job: every rank's host and data port, and the control connections (rank 0: to
+/// ranks 1.. in rank order; the others: one to rank 0).
+struct Membership {
+    hosts: Vec<String>,
+    ports: Vec<u16>,
+    control: Vec<TcpStream>,
+}
+
+impl Membership {
+    /// How messages name rank 0 while the table is being built.
+    fn master_label(rendezvous: &Rendezvous) -> String {
+        format!("rank 0 ({}:{})", rendezvous.master_host, rendezvous.master_port)
+    }
+
+    /// Rank 0: accept every other rank's join, refuse a mismatched one by name, then send everyone
+    /// the table of hosts and data ports.
+    fn gather(rendezvous: &Rendezvous, data_port: u16, deadline: Instant) -> Result<Membership, PerfError> {
+        let Rendezvous { world, timeout, .. } = *rendezvous;
+        let master = Membership::master_label(rendezvous);
+        let listener = TcpListener::bind(("0.0.0.0", rendezvous.master_port))
+            .map_err(|e| io_error(&master, "listening for ranks", e, timeout))?;
+        let mut joined: Vec<Option<(TcpStream, String, u16)>> = (0..world).map(|_| None).collect();
+        for _ in 1..world {
+            let missing: Vec<String> = (1..world).filter(|r| joined[*r].is_none()).map(|r| r.to_string()).collect();
+            let mut stream =
+                accept_until(&listener, deadline, timeout, &format!("ranks {} to join", missing.join(",")))?;
+            let peer = stream.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
+            let message: Control = read_message(&mut stream, &peer, "join")?;
+            let Control::Join { rank: joiner, world: their_world, data_port, fingerprint } = message else {
+                return Err(PerfError::Handshake { peer, reason: "expected a join".into() });
+            };
+            let refuse = |stream: &mut TcpStream, reason: String| {
+                let _ = write_message(stream, &peer, &Control::Reject { reason: reason.clone() });
+                PerfError::Handshake { peer: format!("rank {joiner} ({peer})"), reason }
+            };
+            if their_world != world {
+                return Err(refuse(
+                    &mut stream,
+                    format!("world size {their_world} on rank {joiner} but {world} on rank 0"),
+                ));
+            }
+            if joiner == 0 || joiner >= world || joined[joiner].is_some() {
+                return Err(refuse(&mut stream, format!("rank {joiner} is taken or out of range")));
+            }
+            if fingerprint != rendezvous.fingerprint {
+                return Err(refuse(
+                    &mut stream,
+                    format!(
+                        "parameters differ: rank {joiner} runs {fingerprint}, rank 0 runs {}",
+                        rendezvous.fingerprint
+                    ),
+                ));
+            }
+            joined[joiner] = Some((stream, peer, data_port));
         }
-        let deadline = Instant::now() + timeout;
-        let data = TcpListener::bind(("0.0.0.0", 0)).map_err(|e| io_error("data listener", "bind", e, timeout))?;
-        let data_port = data.local_addr().map_err(|e| io_error("data listener", "bind", e, timeout))?.port();
-        let master = format!("rank 0 ({}:{})", rendezvous.master_host, rendezvous.master_port);
+        let mut hosts = vec![rendezvous.master_host.clone()];
+        let mut ports = vec![data_port];
+        let mut table_hosts = vec![None];
+        for entry in joined.iter().skip(1) {
+            let Some((_, host, port)) = entry else { continue };
+            hosts.push(host.clone());
+            ports.push(*port);
+            table_hosts.push(Some(host.clone()));
+        }
+        let table = Control::Table { hosts: table_hosts, ports: ports.clone() };
         let mut control = Vec::new();
-        let (hosts, ports): (Vec<String>, Vec<u16>) = if rank == 0 {
-            let listener = TcpListener::bind(("0.0.0.0", rendezvous.master_port))
-                .map_err(|e| io_error(&master, "listening for ranks", e, timeout))?;
-            let mut joined: Vec<Option<(TcpStream, String, u16)>> = (0..world).map(|_| None).collect();
-            for _ in 1..world {
-                let missing: Vec<String> = (1..world).filter(|r| joined[*r].is_none()).map(|r| r.to_string()).collect();
-                let mut stream =
-                    accept_until(&listener, deadline, timeout, &format!("ranks {} to join", missing.join(",")))?;
-                let peer = stream.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
-                let message: Control = read_message(&mut stream, &peer, "join")?;
-                let Control::Join { rank: joiner, world: their_world, data_port, fingerprint } = message else {
-                    return Err(PerfError::Handshake { peer, reason: "expected a join".into() });
-                };
-                let refuse = |stream: &mut TcpStream, reason: String| {
-                    let _ = write_message(stream, &peer, &Control::Reject { reason: reason.clone() });
-                    PerfError::Handshake { peer: format!("rank {joiner} ({peer})"), reason }
-                };
-                if their_world != world {
-                    return Err(refuse(
-                        &mut stream,
-                        format!("world size {their_world} on rank {joiner} but {world} on rank 0"),
-                    ));
-                }
-                if joiner == 0 || joiner >= world || joined[joiner].is_some() {
-                    return Err(refuse(&mut stream, format!("rank {joiner} is taken or out of range")));
-                }
-                if fingerprint != rendezvous.fingerprint {
-                    return Err(refuse(
-                        &mut stream,
-                        format!(
-                            "parameters differ: rank {joiner} runs {fingerprint}, rank 0 runs {}",
-                            rendezvous.fingerprint
-                        ),
-                    ));
-                }
-                joined[joiner] = Some((stream, peer, data_port));
-            }
-            let mut hosts = vec![rendezvous.master_host.clone()];
-            let mut ports = vec![data_port];
-            let mut table_hosts = vec![None];
-            for entry in joined.iter().skip(1) {
-                let Some((_, host, port)) = entry else { continue };
-                hosts.push(host.clone());
-                ports.push(*port);
-                table_hosts.push(Some(host.clone()));
-            }
-            let table = Control::Table { hosts: table_hosts, ports: ports.clone() };
-            for entry in joined.into_iter().skip(1).flatten() {
-                let (mut stream, host, _) = entry;
-                write_message(&mut stream, &host, &table)?;
-                control.push(stream);
-            }
-            (hosts, ports)
-        } else {
-            let mut stream = dial_until(&rendezvous.master_host, rendezvous.master_port, deadline, timeout)?;
-            let join = Control::Join { rank, world, data_port, fingerprint: rendezvous.fingerprint.clone() };
-            write_message(&mut stream, &master, &join)?;
-            match read_message::<Control>(&mut stream, &master, "rendezvous")? {
-                Control::Table { hosts, ports } => {
-                    let hosts =
-                        hosts.into_iter().map(|h| h.unwrap_or_else(|| rendezvous.master_host.clone())).collect();
-                    control.push(stream);
-                    (hosts, ports)
-                }
-                Control::Reject { reason } => return Err(PerfError::Handshake { peer: master, reason }),
-                other => return Err(PerfError::Handshake { peer: master, reason: format!("unexpected {other:?}") }),
-            }
-        };
-        let label = |r: usize| format!("rank {r} ({}:{})", hosts[r], ports[r]);
-        // Open the device before anything else can fail half-way: its errors name what is missing.
-        let port = match transport {
-            Transport::Tcp => None,
-            Transport::Verbs(options) => Some(StreamPort::open(options)?),
-        };
-        let mut communicator = Communicator {
-            rank,
-            world,
-            hosts: hosts.clone(),
-            control,
-            right: Vec::new(),
-            left: Vec::new(),
-            mesh_senders: (0..world).map(|_| None).collect(),
-            mesh_receivers: (0..world).map(|_| None).collect(),
-            transport: port.as_ref().map(|p| format!("verbs {}", p.describe())).unwrap_or_else(|| "tcp".into()),
-        };
-        if world == 1 {
-            return Ok(communicator);
+        for entry in joined.into_iter().skip(1).flatten() {
+            let (mut stream, host, _) = entry;
+            write_message(&mut stream, &host, &table)?;
+            control.push(stream);
         }
+        Ok(Membership { hosts, ports, control })
+    }
+
+    /// Ranks 1..: join rank 0 and receive the table (or rank 0's reason for refusing).
+    fn join(rendezvous: &Rendezvous, data_port: u16, deadline: Instant) -> Result<Membership, PerfError> {
+        let Rendezvous { rank, world, timeout, .. } = *rendezvous;
+        let master = Membership::master_label(rendezvous);
+        let mut stream = dial_until(&rendezvous.master_host, rendezvous.master_port, deadline, timeout)?;
+        let join = Control::Join { rank, world, data_port, fingerprint: rendezvous.fingerprint.clone() };
+        write_message(&mut stream, &master, &join)?;
+        match read_message::<Control>(&mut stream, &master, "rendezvous")? {
+            Control::Table { hosts, ports } => {
+                let hosts = hosts.into_iter().map(|h| h.unwrap_or_else(|| rendezvous.master_host.clone())).collect();
+                Ok(Membership { hosts, ports, control: vec![stream] })
+            }
+            Control::Reject { reason } => Err(PerfError::Handshake { peer: master, reason }),
+            other => Err(PerfError::Handshake { peer: master, reason: format!("unexpected {other:?}") }),
+        }
+    }
+
+    /// How messages name a rank's data endpoint.
+    fn label(&self, rank: usize) -> String {
+        format!("rank {rank} ({}:{})", self.hosts[rank], self.ports[rank])
+    }
+}
+
+/// The data connections of one rank, before a transport is wired over them.
+struct DataStreams {
+    /// Per channel, dialed to the right neighbour.
+    right: Vec<TcpStream>,
+    /// Per channel, accepted from the left neighbour.
+    left: Vec<TcpStream>,
+    /// AlltoAll: one per other rank (dialed to higher ranks, accepted from lower ones); none without
+    /// a mesh.
+    mesh: Vec<Option<TcpStream>>,
+}
+
+impl DataStreams {
+    /// Dial first (the peers' listeners exist since before the table was sent; the kernel queues
+    /// our connections until they accept), then accept what the others dialed, each announcing
+    /// itself with a `DataHello`.
+    fn open(
+        data: &TcpListener,
+        rendezvous: &Rendezvous,
+        mesh: bool,
+        membership: &Membership,
+        deadline: Instant,
+    ) -> Result<DataStreams, PerfError> {
+        let Rendezvous { rank, world, channels, timeout, .. } = *rendezvous;
+        let Membership { hosts, ports, .. } = membership;
+        let label = |r: usize| membership.label(r);
         let mut right_streams = Vec::with_capacity(channels);
         let mut mesh_streams: Vec<Option<TcpStream>> = (0..world).map(|_| None).collect();
-        // Dial first (the peers' listeners exist since before the table was sent; the kernel queues
-        // our connections until they accept), then accept what the others dialed.
         let right = (rank + 1) % world;
         for channel in 0..channels {
             let mut stream = dial_until(&hosts[right], ports[right], deadline, timeout)?;
@@ -311,7 +330,7 @@ impl Communicator {
         let mut left: Vec<Option<TcpStream>> = (0..channels).map(|_| None).collect();
         let left_rank = (rank + world - 1) % world;
         for _ in 0..expected {
-            let mut stream = accept_until(&data, deadline, timeout, &label(left_rank))?;
+            let mut stream = accept_until(data, deadline, timeout, &label(left_rank))?;
             let hello: DataHello = read_message(&mut stream, "a peer", "data hello")?;
             match hello.channel {
                 Some(channel) if hello.rank == left_rank && channel < channels => left[channel] = Some(stream),
@@ -328,62 +347,124 @@ impl Communicator {
             .into_iter()
             .map(|s| s.ok_or_else(|| PerfError::Transport("missing left connection".into())))
             .collect::<Result<_, _>>()?;
+        Ok(DataStreams { right: right_streams, left: left_streams, mesh: mesh_streams })
+    }
+}
+
+/// Which of a rank's data streams a verbs link was set up over; its stream halves go there.
+#[derive(Debug, Clone, Copy)]
+enum LinkPlace {
+    Right,
+    Left,
+    Mesh(usize),
+}
+
+impl Communicator {
+    /// Meet the other ranks and open every data connection; fails within `timeout` (plus connection
+    /// setup) naming the rank that did not come.
+    pub fn connect(rendezvous: &Rendezvous, mesh: bool, transport: &Transport) -> Result<Communicator, PerfError> {
+        let Rendezvous { rank, world, timeout, .. } = *rendezvous;
+        if world == 0 || rank >= world {
+            return Err(PerfError::Unsupported(format!("rank {rank} is outside a world of {world} ranks")));
+        }
+        let deadline = Instant::now() + timeout;
+        let data = TcpListener::bind(("0.0.0.0", 0)).map_err(|e| io_error("data listener", "bind", e, timeout))?;
+        let data_port = data.local_addr().map_err(|e| io_error("data listener", "bind", e, timeout))?.port();
+        let membership = if rank == 0 {
+            Membership::gather(rendezvous, data_port, deadline)?
+        } else {
+            Membership::join(rendezvous, data_port, deadline)?
+        };
+        // Open the device before anything else can fail half-way: its errors name what is missing.
+        let port = match transport {
+            Transport::Tcp => None,
+            Transport::Verbs(options) => Some(StreamPort::open(options)?),
+        };
+        let mut communicator = Communicator {
+            rank,
+            world,
+            hosts: membership.hosts.clone(),
+            control: Vec::new(),
+            right: Vec::new(),
+            left: Vec::new(),
+            mesh_senders: (0..world).map(|_| None).collect(),
+            mesh_receivers: (0..world).map(|_| None).collect(),
+            transport: port.as_ref().map(|p| format!("verbs {}", p.describe())).unwrap_or_else(|| "tcp".into()),
+        };
+        if world == 1 {
+            communicator.control = membership.control;
+            return Ok(communicator);
+        }
+        let streams = DataStreams::open(&data, rendezvous, mesh, &membership, deadline)?;
+        communicator.control = membership.control;
         let names: Vec<String> = (0..world).map(|r| communicator.label(r)).collect();
-        let name = |r: usize| names[r].clone();
         match &port {
-            None => {
-                communicator.right =
-                    right_streams.into_iter().map(|s| boxed_sender(TcpLink::new(s, name(right), timeout))).collect();
-                communicator.left = left_streams
-                    .into_iter()
-                    .map(|s| boxed_receiver(TcpLink::new(s, name(left_rank), timeout)))
-                    .collect();
-                for (peer, stream) in mesh_streams.into_iter().enumerate() {
-                    let Some(stream) = stream else { continue };
-                    let reader = stream.try_clone().map_err(|e| io_error(&name(peer), "mesh setup", e, timeout))?;
-                    communicator.mesh_senders[peer] = Some(boxed_sender(TcpLink::new(stream, name(peer), timeout)));
-                    communicator.mesh_receivers[peer] = Some(boxed_receiver(TcpLink::new(reader, name(peer), timeout)));
-                }
+            None => communicator.wire_tcp(streams, &names, timeout)?,
+            Some(port) => communicator.wire_verbs(port, streams, &names)?,
+        }
+        Ok(communicator)
+    }
+
+    /// Data over TCP: one link per ring channel each way, and a link to and from every mesh peer.
+    fn wire_tcp(&mut self, streams: DataStreams, names: &[String], timeout: Duration) -> Result<(), PerfError> {
+        let right = (self.rank + 1) % self.world;
+        let left = (self.rank + self.world - 1) % self.world;
+        let name = |r: usize| names[r].clone();
+        self.right = streams.right.into_iter().map(|s| boxed_sender(TcpLink::new(s, name(right), timeout))).collect();
+        self.left = streams.left.into_iter().map(|s| boxed_receiver(TcpLink::new(s, name(left), timeout))).collect();
+        for (peer, stream) in streams.mesh.into_iter().enumerate() {
+            let Some(stream) = stream else { continue };
+            let reader = stream.try_clone().map_err(|e| io_error(&name(peer), "mesh setup", e, timeout))?;
+            self.mesh_senders[peer] = Some(boxed_sender(TcpLink::new(stream, name(peer), timeout)));
+            self.mesh_receivers[peer] = Some(boxed_receiver(TcpLink::new(reader, name(peer), timeout)));
+        }
+        Ok(())
+    }
+
+    /// Data over verbs: one queue pair per ring link (this side writes to the right and is written
+    /// to from the left) and two per mesh link (one each way), set up over the TCP data streams.
+    fn wire_verbs(&mut self, port: &StreamPort, streams: DataStreams, names: &[String]) -> Result<(), PerfError> {
+        let right = (self.rank + 1) % self.world;
+        let left = (self.rank + self.world - 1) % self.world;
+        let DataStreams { right: mut right_streams, left: mut left_streams, mesh: mut mesh_streams } = streams;
+        let mut links: Vec<(&mut TcpStream, usize, String, Vec<Role>)> = Vec::new();
+        let mut places: Vec<LinkPlace> = Vec::new();
+        for stream in right_streams.iter_mut() {
+            links.push((stream, right, names[right].clone(), vec![Role::Send]));
+            places.push(LinkPlace::Right);
+        }
+        for stream in left_streams.iter_mut() {
+            links.push((stream, left, names[left].clone(), vec![Role::Receive]));
+            places.push(LinkPlace::Left);
+        }
+        for (peer, stream) in mesh_streams.iter_mut().enumerate() {
+            if let Some(stream) = stream {
+                links.push((stream, peer, names[peer].clone(), vec![Role::Send, Role::Receive]));
+                places.push(LinkPlace::Mesh(peer));
             }
-            Some(port) => {
-                // One queue pair per ring link (this side writes to the right and is written to from
-                // the left) and two per mesh link (one each way).
-                let mut right_streams = right_streams;
-                let mut left_streams = left_streams;
-                let mut mesh_streams = mesh_streams;
-                let mut links: Vec<(&mut TcpStream, usize, String, Vec<Role>)> = Vec::new();
-                for stream in right_streams.iter_mut() {
-                    links.push((stream, right, name(right), vec![Role::Send]));
-                }
-                for stream in left_streams.iter_mut() {
-                    links.push((stream, left_rank, name(left_rank), vec![Role::Receive]));
-                }
-                for (peer, stream) in mesh_streams.iter_mut().enumerate() {
-                    if let Some(stream) = stream {
-                        links.push((stream, peer, name(peer), vec![Role::Send, Role::Receive]));
+        }
+        // The halves come back in the order of `links`, so each goes where its link's place says.
+        let halves = connect_links(port, self.rank, names, &mut links)?;
+        for (halves, place) in halves.into_iter().zip(places) {
+            for half in halves {
+                match (half, place) {
+                    (StreamHalf::Send(sender), LinkPlace::Right) => self.right.push(Box::new(sender)),
+                    (StreamHalf::Receive(receiver), LinkPlace::Left) => self.left.push(Box::new(receiver)),
+                    (StreamHalf::Send(sender), LinkPlace::Mesh(peer)) => {
+                        self.mesh_senders[peer] = Some(Box::new(sender))
                     }
-                }
-                // The halves come back in the order of `links`: the right channels, the left
-                // channels, then the mesh.
-                let halves = connect_links(port, rank, &names, &mut links)?;
-                let peers: Vec<usize> = links.iter().map(|(_, peer, _, _)| *peer).collect();
-                for (index, (halves, peer)) in halves.into_iter().zip(peers).enumerate() {
-                    for half in halves {
-                        match half {
-                            StreamHalf::Send(sender) if index < channels => communicator.right.push(Box::new(sender)),
-                            StreamHalf::Receive(receiver) if index < 2 * channels => {
-                                communicator.left.push(Box::new(receiver))
-                            }
-                            StreamHalf::Send(sender) => communicator.mesh_senders[peer] = Some(Box::new(sender)),
-                            StreamHalf::Receive(receiver) => {
-                                communicator.mesh_receivers[peer] = Some(Box::new(receiver))
-                            }
-                        }
+                    (StreamHalf::Receive(receiver), LinkPlace::Mesh(peer)) => {
+                        self.mesh_receivers[peer] = Some(Box::new(receiver))
+                    }
+                    (StreamHalf::Send(_), LinkPlace::Left) | (StreamHalf::Receive(_), LinkPlace::Right) => {
+                        return Err(PerfError::Transport(
+                            "verbs link setup returned a half of the wrong direction for a ring link".into(),
+                        ))
                     }
                 }
             }
         }
-        Ok(communicator)
+        Ok(())
     }
 
     fn label(&self, rank: usize) -> String {
