@@ -12,6 +12,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use fabricdoctor_perf::accounting::Accounting;
 use fabricdoctor_perf::transport::Connection;
 use fabricdoctor_perf::verbs::{VerbsEndpoint, VerbsEndpointInfo, VerbsOptions};
 use fabricdoctor_perf::Operation;
@@ -136,7 +137,8 @@ fn server(args: &Args) -> Result<(), String> {
         }
         plan.iterations
     } else {
-        connection.serve(Some(plan.iterations)).map_err(|e| e.to_string())?
+        let served = connection.serve(Some(plan.iterations)).map_err(|e| e.to_string())?;
+        Accounting::reported(served, Some(plan.iterations))
     };
     let _done: serde_json::Value = read_line(&mut reader)?;
     let report = serde_json::json!({ "messages": served, "validation_errors": connection.validation_errors() });

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::accounting::{Accounting, ReverseMeasuredBy};
 use crate::gpu::Gpu;
 use crate::handshake::{check_hello, hello, read_frame, write_frame, Frame, ServerConstraints, PROTOCOL_VERSION};
 use crate::integrity::Verified;
@@ -306,10 +307,11 @@ pub fn run_client_size(
             return Err(PerfError::Handshake { peer, reason: format!("expected the server's report, got {other:?}") })
         }
     };
+    let accounting = Accounting::of(parameters.operation, &connections);
     let result = match result {
         Measured::Bandwidth(mut timeline) => {
             // TCP completions are local: the run ends when the server has received everything.
-            if connections.iter().any(|c| !c.completion_is_remote()) {
+            if accounting.run_ends_at_peer_report() {
                 timeline.record(started.elapsed().as_secs_f64(), messages);
             }
             let window = (parameters.tx_depth as u64 * parameters.queue_pairs as u64).max(1);
@@ -319,8 +321,10 @@ pub fn run_client_size(
             // The other direction is measured where its completions mean delivery: by the sender when
             // completions are remote (verbs: a one-sided WRITE leaves the receiver nothing to time), by
             // the receiver otherwise (TCP: the sender's completions are local).
-            let remote = connections.iter().all(|c| c.completion_is_remote());
-            let other = if remote { server_sent } else { reverse_received };
+            let other = match accounting.reverse_measured_by() {
+                ReverseMeasuredBy::Sender => server_sent,
+                ReverseMeasuredBy::Receiver => reverse_received,
+            };
             SizeResult::Bandwidth(match other {
                 Some((messages, seconds)) => crate::stats::add_direction(forward, parameters.size, messages, seconds),
                 None => forward,
@@ -355,15 +359,8 @@ pub fn run_client_size(
             server.validation_errors, client_validation_errors
         )));
     }
-    // The server counts what it received only where it can see it: a one-sided RDMA WRITE leaves the
-    // responder nothing to count (its count is the expectation it was given, and none in duration
-    // mode), and the requester's RC completions already mean the responder acknowledged every message
-    // (IB spec vol. 1, 9.7.5.1: reliable connection ACKs). TCP's emulated WRITE is counted for real.
-    let responder_counts = match parameters.operation {
-        Operation::Read => false,
-        Operation::Write => !connections.iter().all(|c| c.completion_is_remote()),
-        Operation::Send => true,
-    };
+    // The server counts what it received only where it can see it (see `Accounting`).
+    let responder_counts = accounting.responder_counts();
     if parameters.test == TestKind::Bandwidth && responder_counts && server.messages != messages {
         return Err(PerfError::Validation(format!(
             "client sent {messages} messages but the server received {}",
@@ -574,7 +571,8 @@ fn serve_bandwidth(connections: &mut [Box<dyn Connection>], parameters: &RunPara
     std::thread::scope(|scope| {
         let handles: Vec<_> = connections.iter_mut().map(|c| scope.spawn(move || c.serve(expected))).collect();
         for handle in handles {
-            served += handle.join().map_err(|_| PerfError::Transport("a serving thread panicked".into()))??;
+            let outcome = handle.join().map_err(|_| PerfError::Transport("a serving thread panicked".into()))??;
+            served += Accounting::reported(outcome, expected);
         }
         Ok::<(), PerfError>(())
     })?;
@@ -585,7 +583,7 @@ fn serve_latency(connections: &mut [Box<dyn Connection>], parameters: &RunParame
     let Some(connection) = connections.first_mut() else {
         return Ok(0);
     };
-    if connection.pong_is_passive() {
+    if !Accounting::of(parameters.operation, std::slice::from_ref(&*connection)).responder_answers_latency() {
         // One-sided reads need nothing from this side; the client's Done ends the test.
         return Ok(parameters.iterations.unwrap_or(0));
     }

@@ -2,6 +2,7 @@
 //! semantics and units, over a [`transport::Connection`] implemented for TCP (and verbs), driven by a
 //! versioned handshake on a TCP side channel.
 
+pub mod accounting;
 pub mod collective;
 pub mod error;
 pub mod generator;

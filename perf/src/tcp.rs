@@ -13,7 +13,7 @@ use crate::gpu::{DeviceBuffer, Gpu, PinnedBuffer};
 
 use crate::integrity::{check_region, fill_region, Sender, Stream, Verified, Verifier};
 use crate::params::{Operation, RunParameters};
-use crate::transport::Connection;
+use crate::transport::{Connection, Delivery, Served};
 use crate::PerfError;
 
 const READ_CHUNK: usize = 1 << 20;
@@ -402,23 +402,23 @@ impl Connection for TcpConnection {
         }
     }
 
-    fn serve(&mut self, expected: Option<u64>) -> Result<u64, PerfError> {
+    fn serve(&mut self, expected: Option<u64>) -> Result<Served, PerfError> {
         let mut served = 0u64;
         // The peer may pause between sizes or while the client sets up; only silence longer than
         // the timeout is an error, and EOF (the client's finish) ends the test.
         loop {
             if expected.is_some_and(|e| served >= e) {
-                return Ok(served);
+                return Ok(Served::Counted(served));
             }
             match self.operation {
                 Operation::Write | Operation::Send if self.gpu.is_some() => {
                     if !self.receive_to_gpu("bandwidth receive", true)? {
-                        return Ok(served);
+                        return Ok(Served::Counted(served));
                     }
                     served += 1;
                 }
                 Operation::Write | Operation::Send => match self.stream.read(self.inbound.space()) {
-                    Ok(0) if self.inbound.at_boundary() => return Ok(served),
+                    Ok(0) if self.inbound.at_boundary() => return Ok(Served::Counted(served)),
                     Ok(0) => {
                         return Err(PerfError::PeerClosed { peer: self.peer.clone(), during: "bandwidth receive" })
                     }
@@ -428,7 +428,7 @@ impl Connection for TcpConnection {
                 },
                 Operation::Read => {
                     if !self.receive_request()? {
-                        return Ok(served);
+                        return Ok(Served::Counted(served));
                     }
                     self.send_message("read response")?;
                     served += 1;
@@ -481,8 +481,8 @@ impl Connection for TcpConnection {
         }
     }
 
-    fn completion_is_remote(&self) -> bool {
-        false
+    fn delivery(&self) -> Delivery {
+        Delivery::Local
     }
 
     fn validation_errors(&self) -> u64 {
@@ -525,7 +525,7 @@ mod tests {
             raw.write_all(message).expect("write");
         }
         raw.shutdown(Shutdown::Write).expect("shutdown");
-        assert_eq!(server.serve(None).expect("serve"), 3);
+        assert_eq!(server.serve(None).expect("serve"), Served::Counted(3));
         let verified = server.verified();
         assert_eq!((verified.messages, verified.bytes), (3, 192));
         assert_eq!(verified.wrong_bytes, 2);
@@ -541,7 +541,7 @@ mod tests {
         raw.write_all(&[0u8; 35]).expect("write");
         raw.write_all(&[0u8; 5]).expect("write");
         raw.shutdown(Shutdown::Write).expect("shutdown");
-        assert_eq!(server.serve(None).expect("serve"), 4);
+        assert_eq!(server.serve(None).expect("serve"), Served::Counted(4));
     }
 
     #[test]

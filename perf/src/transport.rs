@@ -12,6 +12,25 @@ use std::time::Duration;
 use crate::integrity::Verified;
 use crate::PerfError;
 
+/// What a completion on a connection proves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// The peer has the data (RC verbs: the responder's ACK).
+    Remote,
+    /// Only that the local stack took it (TCP): delivery is what the peer reports.
+    Local,
+}
+
+/// What the passive side of a bandwidth test saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// Messages that arrived (or requests answered), counted by this side.
+    Counted(u64),
+    /// A one-sided operation on a transport that needs nothing from this side: there was nothing
+    /// to count.
+    Unobserved,
+}
+
 /// One connected data path.
 pub trait Connection: Send {
     /// Messages this side may have in flight before it must wait for completions (perftest -t).
@@ -45,9 +64,10 @@ pub trait Connection: Send {
     fn settle(&mut self) {}
 
     /// Passive side of a bandwidth test: serve until the peer has finished (`expected` messages when
-    /// known, else until the peer's [`Connection::finish`]), then return how many messages arrived or
-    /// were served. With validation on, received data is checked against the pattern.
-    fn serve(&mut self, expected: Option<u64>) -> Result<u64, PerfError>;
+    /// known, else until the peer's [`Connection::finish`]), then say how many messages arrived or
+    /// were served, or that this side could not see them (one-sided verbs). With validation on,
+    /// received data is checked against the pattern.
+    fn serve(&mut self, expected: Option<u64>) -> Result<Served, PerfError>;
 
     /// Latency, active side: one message out and the answer back (WRITE/SEND: the peer's reply of the
     /// same size; READ: the read's own completion).
@@ -60,16 +80,10 @@ pub trait Connection: Send {
     /// Human description for report headers ("tcp 10.0.0.2:41234", "mlx5_0:1 gid 3 qpn 0x1a2").
     fn describe(&self) -> String;
 
-    /// True when a completion means the peer has the data (RC verbs: the remote ACK); false when it
-    /// only means the local stack took it (TCP), so the run's end is the peer's report.
-    fn completion_is_remote(&self) -> bool {
-        true
-    }
-
-    /// True when the passive side of a latency test has nothing to do per round trip (verbs READ: the
-    /// client reads memory without this side's CPU), so it just waits for the end of the test.
-    fn pong_is_passive(&self) -> bool {
-        false
+    /// What this connection's completions prove; the run's accounting
+    /// ([`crate::accounting::Accounting`]) follows from it and the operation.
+    fn delivery(&self) -> Delivery {
+        Delivery::Remote
     }
 
     /// Validation errors so far (0 when not validating): bytes that arrived different from what was

@@ -52,7 +52,7 @@ pub use protocol::{
 
 use crate::integrity::{self, Verified, HEADER_BYTES};
 use crate::params::Operation;
-use crate::transport::Connection;
+use crate::transport::{Connection, Served};
 use crate::PerfError;
 use device::{Completion, Gather, QueueSizes, Resources, SendRequest, SharedQueues, WireOp};
 use framing::{receive_depth, Integrity, Layout, Pieces};
@@ -967,10 +967,6 @@ impl VerbsConnection {
 }
 
 impl Connection for VerbsConnection {
-    fn pong_is_passive(&self) -> bool {
-        self.operation == Operation::Read
-    }
-
     fn depth(&self) -> usize {
         self.depth
     }
@@ -1052,14 +1048,14 @@ impl Connection for VerbsConnection {
         Ok(())
     }
 
-    fn serve(&mut self, expected: Option<u64>) -> Result<u64, PerfError> {
+    fn serve(&mut self, expected: Option<u64>) -> Result<Served, PerfError> {
         let framed_write = self.operation == Operation::Write && self.integrity.is_some();
         match self.operation {
             // One-sided: the data path needs nothing from this side; the client's "done" arrives on
             // the side channel. Framed WRITEs are the exception: each brings its sequence.
             Operation::Write | Operation::Read if !framed_write => {
                 self.served_one_sided = self.operation == Operation::Write;
-                Ok(expected.unwrap_or(0))
+                Ok(Served::Unobserved)
             }
             Operation::Write | Operation::Read | Operation::Send => {
                 self.served_one_sided = framed_write;
@@ -1070,7 +1066,7 @@ impl Connection for VerbsConnection {
                     }
                     received += 1;
                 }
-                Ok(received)
+                Ok(Served::Counted(received))
             }
         }
     }
