@@ -237,39 +237,120 @@ pub fn run_client_size(
     parameters: &RunParameters,
     path: &mut dyn DataPath,
 ) -> Result<SizeRun, PerfError> {
-    // Each validated run gets its own stream seed, so a message of an earlier run (a stale buffer,
-    // a late packet) cannot pass as one of this run's.
+    let parameters = &with_fresh_seed(parameters);
+    let mut session = ClientSession::open(options, parameters, path)?;
+    let mut connections = path.connect(parameters, &session.server_endpoints, &session.control)?;
+    let described = connections.iter().map(|c| c.describe()).collect();
+    let started = Instant::now();
+    let measured = measure(&mut connections, parameters, options.timeout)?;
+    for connection in connections.iter_mut() {
+        connection.finish()?;
+    }
+    let (messages, reverse_received) = (measured.messages, measured.reverse_received);
+    let (server, server_sent) = session.exchange_counts(messages)?;
+    let accounting = Accounting::of(parameters.operation, &connections);
+    let result = measured.result(parameters, &accounting, started, server_sent)?;
+    let client_validation_errors = connections.iter().map(|c| c.validation_errors()).sum();
+    let mut client_verified = Verified::default();
+    for connection in &connections {
+        client_verified.add(&connection.verified());
+    }
+    check_validation(parameters, &server, client_validation_errors, &connections)?;
+    check_counts(parameters, &accounting, &server, messages, reverse_received)?;
+    Ok(SizeRun {
+        parameters: parameters.clone(),
+        result,
+        client_messages: messages,
+        client_validation_errors,
+        client_verified,
+        server,
+        connections: described,
+        server_tool_version: session.server_tool_version,
+    })
+}
+
+/// Each validated run gets its own stream seed, so a message of an earlier run (a stale buffer, a
+/// late packet) cannot pass as one of this run's.
+fn with_fresh_seed(parameters: &RunParameters) -> RunParameters {
     let mut seeded = parameters.clone();
     if seeded.validate && seeded.validation_seed == 0 {
         seeded.validation_seed = random_seed();
     }
-    let parameters = &seeded;
-    let mut control = dial(options)?;
-    let peer = peer_of(&control);
-    let endpoints = path.prepare(parameters, &control)?;
-    write_frame(&mut control, &peer, &hello(parameters, endpoints))?;
-    let (server_endpoints, server_tool_version) = match read_frame(&mut control, &peer, "handshake")? {
-        Frame::Accept { version, endpoints, tool_version } if version == PROTOCOL_VERSION => (endpoints, tool_version),
-        Frame::Accept { version, .. } => {
-            return Err(PerfError::Mismatch {
+    seeded
+}
+
+/// The client's control connection after the server accepted the run.
+struct ClientSession {
+    control: TcpStream,
+    peer: String,
+    server_endpoints: Vec<Value>,
+    server_tool_version: String,
+}
+
+impl ClientSession {
+    /// Dial, offer the run and this side's data endpoints, and read the server's answer: its
+    /// endpoints, or its reason for refusing.
+    fn open(
+        options: &ClientOptions,
+        parameters: &RunParameters,
+        path: &mut dyn DataPath,
+    ) -> Result<ClientSession, PerfError> {
+        let mut control = dial(options)?;
+        let peer = peer_of(&control);
+        let endpoints = path.prepare(parameters, &control)?;
+        write_frame(&mut control, &peer, &hello(parameters, endpoints))?;
+        match read_frame(&mut control, &peer, "handshake")? {
+            Frame::Accept { version, endpoints, tool_version } if version == PROTOCOL_VERSION => {
+                Ok(ClientSession { control, peer, server_endpoints: endpoints, server_tool_version: tool_version })
+            }
+            Frame::Accept { version, .. } => Err(PerfError::Mismatch {
                 field: "protocol version",
                 client: PROTOCOL_VERSION.to_string(),
                 server: version.to_string(),
-            })
+            }),
+            Frame::Reject { reason } => Err(PerfError::Handshake { peer, reason: format!("server refused: {reason}") }),
+            other => Err(PerfError::Handshake { peer, reason: format!("unexpected {other:?}") }),
         }
-        Frame::Reject { reason } => {
-            return Err(PerfError::Handshake { peer, reason: format!("server refused: {reason}") })
+    }
+
+    /// Tell the server how many messages completed here and read its counts, plus what it sent back
+    /// in a bidirectional run.
+    fn exchange_counts(&mut self, messages: u64) -> Result<(ServerCounts, Option<(u64, f64)>), PerfError> {
+        let peer = &self.peer;
+        write_frame(&mut self.control, peer, &Frame::Done { messages })?;
+        match read_frame(&mut self.control, peer, "end of test")? {
+            Frame::Report { messages, validation_errors, sent, verified, first_corruption } => {
+                Ok((ServerCounts { messages, validation_errors, verified, first_corruption }, sent))
+            }
+            other => Err(PerfError::Handshake {
+                peer: peer.clone(),
+                reason: format!("expected the server's report, got {other:?}"),
+            }),
         }
-        other => return Err(PerfError::Handshake { peer, reason: format!("unexpected {other:?}") }),
-    };
-    let mut connections = path.connect(parameters, &server_endpoints, &control)?;
-    let described = connections.iter().map(|c| c.describe()).collect();
-    let started = Instant::now();
-    let forward_count = (parameters.queue_pairs as usize).min(connections.len());
-    let mut reverse_received: Option<(u64, f64)> = None;
-    let (result, messages) = match parameters.test {
+    }
+}
+
+/// What the client measured of one size, before the server's counts are in.
+struct ClientMeasurement {
+    measured: Measured,
+    /// Messages (or round trips) completed on this side.
+    messages: u64,
+    /// Bidirectional runs: what this side received of the server's direction, and in how long.
+    reverse_received: Option<(u64, f64)>,
+}
+
+/// Drive the run: bandwidth (with the reverse direction served on a second thread when
+/// bidirectional) or latency round trips.
+fn measure(
+    connections: &mut [Box<dyn Connection>],
+    parameters: &RunParameters,
+    timeout: Duration,
+) -> Result<ClientMeasurement, PerfError> {
+    match parameters.test {
         TestKind::Bandwidth => {
+            let forward_count = (parameters.queue_pairs as usize).min(connections.len());
             let (forward, reverse) = connections.split_at_mut(forward_count);
+            let mut reverse_received: Option<(u64, f64)> = None;
             let (timeline, messages) = std::thread::scope(|scope| {
                 // Bidirectional (perftest -b): receive the server's direction while sending ours; the
                 // receiving side times it, so TCP's local completions cannot flatter it.
@@ -279,7 +360,7 @@ pub fn run_client_size(
                         serve_bandwidth(reverse, parameters).map(|served| (served, started.elapsed().as_secs_f64()))
                     })
                 });
-                let sent = drive_bandwidth(forward, parameters, options.timeout);
+                let sent = drive_bandwidth(forward, parameters, timeout);
                 if let Some(handle) = receiving {
                     let received =
                         handle.join().map_err(|_| PerfError::Transport("the receiving thread panicked".into()))??;
@@ -287,63 +368,69 @@ pub fn run_client_size(
                 }
                 sent
             })?;
-            (Measured::Bandwidth(timeline), messages)
+            Ok(ClientMeasurement { measured: Measured::Bandwidth(timeline), messages, reverse_received })
         }
         TestKind::Latency => {
-            let samples = drive_latency(&mut connections, parameters)?;
-            let count = samples.count();
-            (Measured::Latency(samples), count)
+            let samples = drive_latency(connections, parameters)?;
+            let messages = samples.count();
+            Ok(ClientMeasurement { measured: Measured::Latency(samples), messages, reverse_received: None })
         }
-    };
-    for connection in connections.iter_mut() {
-        connection.finish()?;
     }
-    write_frame(&mut control, &peer, &Frame::Done { messages })?;
-    let (server, server_sent) = match read_frame(&mut control, &peer, "end of test")? {
-        Frame::Report { messages, validation_errors, sent, verified, first_corruption } => {
-            (ServerCounts { messages, validation_errors, verified, first_corruption }, sent)
-        }
-        other => {
-            return Err(PerfError::Handshake { peer, reason: format!("expected the server's report, got {other:?}") })
-        }
-    };
-    let accounting = Accounting::of(parameters.operation, &connections);
-    let result = match result {
-        Measured::Bandwidth(mut timeline) => {
-            // TCP completions are local: the run ends when the server has received everything.
-            if accounting.run_ends_at_peer_report() {
-                timeline.record(started.elapsed().as_secs_f64(), messages);
+}
+
+impl ClientMeasurement {
+    /// The size's figures: bandwidth (both directions when bidirectional, each measured where its
+    /// completions mean delivery) or latency.
+    fn result(
+        self,
+        parameters: &RunParameters,
+        accounting: &Accounting,
+        started: Instant,
+        server_sent: Option<(u64, f64)>,
+    ) -> Result<SizeResult, PerfError> {
+        match self.measured {
+            Measured::Bandwidth(mut timeline) => {
+                // TCP completions are local: the run ends when the server has received everything.
+                if accounting.run_ends_at_peer_report() {
+                    timeline.record(started.elapsed().as_secs_f64(), self.messages);
+                }
+                let window = (parameters.tx_depth as u64 * parameters.queue_pairs as u64).max(1);
+                let interval = parameters.duration_ms.map(|ms| (ms as f64 / 1000.0 / 10.0).max(0.1));
+                let forward = bandwidth(parameters.size, &timeline, window, interval)
+                    .ok_or_else(|| PerfError::Transport("the run completed no message: nothing to measure".into()))?;
+                // The other direction is measured where its completions mean delivery: by the sender
+                // when completions are remote (verbs: a one-sided WRITE leaves the receiver nothing to
+                // time), by the receiver otherwise (TCP: the sender's completions are local).
+                let other = match accounting.reverse_measured_by() {
+                    ReverseMeasuredBy::Sender => server_sent,
+                    ReverseMeasuredBy::Receiver => self.reverse_received,
+                };
+                Ok(SizeResult::Bandwidth(match other {
+                    Some((messages, seconds)) => {
+                        crate::stats::add_direction(forward, parameters.size, messages, seconds)
+                    }
+                    None => forward,
+                }))
             }
-            let window = (parameters.tx_depth as u64 * parameters.queue_pairs as u64).max(1);
-            let interval = parameters.duration_ms.map(|ms| (ms as f64 / 1000.0 / 10.0).max(0.1));
-            let forward = bandwidth(parameters.size, &timeline, window, interval)
-                .ok_or_else(|| PerfError::Transport("the run completed no message: nothing to measure".into()))?;
-            // The other direction is measured where its completions mean delivery: by the sender when
-            // completions are remote (verbs: a one-sided WRITE leaves the receiver nothing to time), by
-            // the receiver otherwise (TCP: the sender's completions are local).
-            let other = match accounting.reverse_measured_by() {
-                ReverseMeasuredBy::Sender => server_sent,
-                ReverseMeasuredBy::Receiver => reverse_received,
-            };
-            SizeResult::Bandwidth(match other {
-                Some((messages, seconds)) => crate::stats::add_direction(forward, parameters.size, messages, seconds),
-                None => forward,
-            })
+            Measured::Latency(samples) => {
+                let halve = parameters.operation != Operation::Read;
+                Ok(SizeResult::Latency(
+                    samples
+                        .result(parameters.size, halve)
+                        .ok_or_else(|| PerfError::Transport("the run completed no round trip".into()))?,
+                ))
+            }
         }
-        Measured::Latency(samples) => {
-            let halve = parameters.operation != Operation::Read;
-            SizeResult::Latency(
-                samples
-                    .result(parameters.size, halve)
-                    .ok_or_else(|| PerfError::Transport("the run completed no round trip".into()))?,
-            )
-        }
-    };
-    let client_validation_errors = connections.iter().map(|c| c.validation_errors()).sum();
-    let mut client_verified = Verified::default();
-    for connection in &connections {
-        client_verified.add(&connection.verified());
     }
+}
+
+/// A validated run with any verification failure on either side fails, naming the first one.
+fn check_validation(
+    parameters: &RunParameters,
+    server: &ServerCounts,
+    client_validation_errors: u64,
+    connections: &[Box<dyn Connection>],
+) -> Result<(), PerfError> {
     if parameters.validate && (server.validation_errors > 0 || client_validation_errors > 0) {
         let first = server
             .first_corruption
@@ -359,9 +446,19 @@ pub fn run_client_size(
             server.validation_errors, client_validation_errors
         )));
     }
-    // The server counts what it received only where it can see it (see `Accounting`).
-    let responder_counts = accounting.responder_counts();
-    if parameters.test == TestKind::Bandwidth && responder_counts && server.messages != messages {
+    Ok(())
+}
+
+/// Both sides must agree on how many messages went each way, where the receiving side can count
+/// them (see `Accounting::responder_counts`).
+fn check_counts(
+    parameters: &RunParameters,
+    accounting: &Accounting,
+    server: &ServerCounts,
+    messages: u64,
+    reverse_received: Option<(u64, f64)>,
+) -> Result<(), PerfError> {
+    if parameters.test == TestKind::Bandwidth && accounting.responder_counts() && server.messages != messages {
         return Err(PerfError::Validation(format!(
             "client sent {messages} messages but the server received {}",
             server.messages
@@ -375,16 +472,7 @@ pub fn run_client_size(
             )));
         }
     }
-    Ok(SizeRun {
-        parameters: parameters.clone(),
-        result,
-        client_messages: messages,
-        client_validation_errors,
-        client_verified,
-        server,
-        connections: described,
-        server_tool_version,
-    })
+    Ok(())
 }
 
 /// A seed no earlier run is likely to have used: the standard library's per-process random SipHash
