@@ -148,290 +148,392 @@ impl Reader<'_> {
     fn text(&mut self, n: usize) -> Result<Value, PickleError> {
         Ok(Value::Str(String::from_utf8_lossy(self.take(n)?).into_owned()))
     }
+
+    /// BININT: a signed 4-byte integer.
+    fn binint(&mut self) -> Result<Value, PickleError> {
+        let v = self.u32()? as i32;
+        Ok(Value::Int(i64::from(v)))
+    }
+    /// BININT1: an unsigned byte.
+    fn binint1(&mut self) -> Result<Value, PickleError> {
+        let v = self.u8()?;
+        Ok(Value::Int(i64::from(v)))
+    }
+    /// BININT2: an unsigned 2-byte integer.
+    fn binint2(&mut self) -> Result<Value, PickleError> {
+        let v = self.u16()?;
+        Ok(Value::Int(i64::from(v)))
+    }
+    /// LONG1: a two's complement integer of a 1-byte length; one wider than 8 bytes is read as i64::MAX.
+    fn long1(&mut self) -> Result<Value, PickleError> {
+        let n = usize::from(self.u8()?);
+        let b = self.take(n)?;
+        let value = if n == 0 {
+            0
+        } else if n <= 8 {
+            let mut a = if b[n - 1] & 0x80 != 0 { [0xffu8; 8] } else { [0u8; 8] };
+            a[..n].copy_from_slice(b);
+            i64::from_le_bytes(a)
+        } else {
+            i64::MAX
+        };
+        Ok(Value::Int(value))
+    }
+    /// BINFLOAT: a big-endian double.
+    fn binfloat(&mut self) -> Result<Value, PickleError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(Value::Float(f64::from_be_bytes(a)))
+    }
+    /// SHORT_BINUNICODE: text of a 1-byte length.
+    fn short_binunicode(&mut self) -> Result<Value, PickleError> {
+        let n = usize::from(self.u8()?);
+        self.text(n)
+    }
+    /// BINUNICODE: text of a 4-byte length.
+    fn binunicode(&mut self) -> Result<Value, PickleError> {
+        let n = u64::from(self.u32()?);
+        let n = self.len(n)?;
+        self.text(n)
+    }
+    /// BINUNICODE8: text of an 8-byte length.
+    fn binunicode8(&mut self) -> Result<Value, PickleError> {
+        let n = self.u64()?;
+        let n = self.len(n)?;
+        self.text(n)
+    }
+    /// SHORT_BINBYTES: bytes of a 1-byte length.
+    fn short_binbytes(&mut self) -> Result<Value, PickleError> {
+        let n = usize::from(self.u8()?);
+        Ok(Value::Bytes(self.take(n)?.to_vec()))
+    }
+    /// BINBYTES: bytes of a 4-byte length.
+    fn binbytes(&mut self) -> Result<Value, PickleError> {
+        let n = u64::from(self.u32()?);
+        let n = self.len(n)?;
+        Ok(Value::Bytes(self.take(n)?.to_vec()))
+    }
+    /// BINBYTES8: bytes of an 8-byte length.
+    fn binbytes8(&mut self) -> Result<Value, PickleError> {
+        let n = self.u64()?;
+        let n = self.len(n)?;
+        Ok(Value::Bytes(self.take(n)?.to_vec()))
+    }
+    /// One line of GLOBAL's "module\nname\n", its newline within the next 256 bytes.
+    fn line(&mut self) -> Result<String, PickleError> {
+        let rest = self.bytes.get(self.at..).ok_or(PickleError::Truncated(self.at))?;
+        let end = rest.iter().take(256).position(|b| *b == b'\n').ok_or(PickleError::Truncated(self.at))?;
+        let text = String::from_utf8_lossy(&rest[..end]).into_owned();
+        self.at += end + 1;
+        Ok(text)
+    }
 }
 
+/// Work done so far: one unit per opcode plus the weight of every value copied (MEMOIZE, GET, DUP),
+/// so that a small input which copies a large value over and over is stopped at [`MAX_WORK`].
+struct Work(usize);
+
+impl Work {
+    fn spend(&mut self, amount: usize) -> Result<(), PickleError> {
+        self.0 += amount;
+        if self.0 > MAX_WORK {
+            return Err(PickleError::Limit("work budget"));
+        }
+        Ok(())
+    }
+}
+
+/// The unpickling machine of `Lib/pickletools.py`: the input, a stack of values and marks, and the memo.
+struct Machine<'a> {
+    reader: Reader<'a>,
+    stack: Vec<Slot>,
+    /// Memoised values with their weight, so a GET that would copy too much is refused before copying.
+    memo: HashMap<u64, (Value, usize)>,
+    work: Work,
+    /// Where the opcode being run starts, for errors.
+    offset: usize,
+}
+
+impl<'a> Machine<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Machine { reader: Reader { bytes, at: 0 }, stack: Vec::new(), memo: HashMap::new(), work: Work(0), offset: 0 }
+    }
+
+    /// The next opcode, if the limits on work and stack depth allow one more.
+    fn next_opcode(&mut self) -> Result<u8, PickleError> {
+        self.offset = self.reader.at;
+        let opcode = self.reader.u8()?;
+        self.work.spend(1)?;
+        if self.stack.len() > MAX_STACK {
+            return Err(PickleError::Limit("stack depth"));
+        }
+        Ok(opcode)
+    }
+
+    fn malformed(&self, what: &'static str) -> PickleError {
+        PickleError::Malformed { offset: self.offset, what }
+    }
+
+    fn push(&mut self, value: Value) {
+        self.stack.push(Slot::Value(value));
+    }
+
+    /// Pushes the value an opcode's argument holds (a number, text or bytes).
+    fn load(&mut self, decode: fn(&mut Reader<'a>) -> Result<Value, PickleError>) -> Result<(), PickleError> {
+        let value = decode(&mut self.reader)?;
+        self.push(value);
+        Ok(())
+    }
+
+    fn pop_value(&mut self) -> Result<Value, PickleError> {
+        match self.stack.pop() {
+            Some(Slot::Value(v)) => Ok(v),
+            _ => Err(self.malformed("stack underflow")),
+        }
+    }
+
+    /// The values above the topmost mark, and the mark, off the stack.
+    fn pop_to_mark(&mut self) -> Result<Vec<Value>, PickleError> {
+        let mark = self.stack.iter().rposition(|s| matches!(s, Slot::Mark)).ok_or(self.malformed("no mark"))?;
+        let items = self.stack.split_off(mark + 1);
+        self.stack.pop();
+        Ok(items.into_iter().filter_map(|s| if let Slot::Value(v) = s { Some(v) } else { None }).collect())
+    }
+
+    /// TUPLE, LIST, FROZENSET: one container of the values above the mark.
+    fn build_from_mark(&mut self, container: fn(Vec<Value>) -> Value) -> Result<(), PickleError> {
+        let items = self.pop_to_mark()?;
+        self.push(container(items));
+        Ok(())
+    }
+
+    /// DICT: a dict of the key, value pairs above the mark.
+    fn build_dict(&mut self) -> Result<(), PickleError> {
+        let items = self.pop_to_mark()?;
+        if items.len() % 2 != 0 {
+            return Err(self.malformed("odd dict items"));
+        }
+        let mut pairs = Vec::new();
+        let mut it = items.into_iter();
+        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+            pairs.push((k, v));
+        }
+        self.push(Value::Dict(pairs));
+        Ok(())
+    }
+
+    /// TUPLE1, TUPLE2, TUPLE3: a tuple of the top `n` values.
+    fn build_small_tuple(&mut self, n: usize) -> Result<(), PickleError> {
+        if self.stack.len() < n {
+            return Err(self.malformed("stack underflow"));
+        }
+        let items = self.stack.split_off(self.stack.len() - n);
+        let mut values = Vec::new();
+        for item in items {
+            match item {
+                Slot::Value(v) => values.push(v),
+                Slot::Mark => return Err(self.malformed("mark inside tuple")),
+            }
+        }
+        self.push(Value::Tuple(values));
+        Ok(())
+    }
+
+    /// APPEND: the top value onto the list below it.
+    fn append(&mut self) -> Result<(), PickleError> {
+        let item = self.pop_value()?;
+        match self.stack.last_mut() {
+            Some(Slot::Value(Value::List(list))) => list.push(item),
+            _ => return Err(self.malformed("append to a non-list")),
+        }
+        Ok(())
+    }
+
+    /// APPENDS, ADDITEMS (sets are read as lists): the values above the mark onto the list below it.
+    fn extend(&mut self) -> Result<(), PickleError> {
+        let items = self.pop_to_mark()?;
+        match self.stack.last_mut() {
+            Some(Slot::Value(Value::List(list))) => list.extend(items),
+            _ => return Err(self.malformed("appends to a non-list")),
+        }
+        Ok(())
+    }
+
+    /// SETITEM: the top key and value into the dict below them.
+    fn set_item(&mut self) -> Result<(), PickleError> {
+        let value = self.pop_value()?;
+        let key = self.pop_value()?;
+        match self.stack.last_mut() {
+            Some(Slot::Value(Value::Dict(dict))) => dict.push((key, value)),
+            _ => return Err(self.malformed("setitem on a non-dict")),
+        }
+        Ok(())
+    }
+
+    /// SETITEMS: the key, value pairs above the mark into the dict below it.
+    fn set_items(&mut self) -> Result<(), PickleError> {
+        let items = self.pop_to_mark()?;
+        if items.len() % 2 != 0 {
+            return Err(self.malformed("odd setitems"));
+        }
+        match self.stack.last_mut() {
+            Some(Slot::Value(Value::Dict(dict))) => {
+                let mut it = items.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    dict.push((k, v));
+                }
+            }
+            _ => return Err(self.malformed("setitems on a non-dict")),
+        }
+        Ok(())
+    }
+
+    /// DUP: a copy of the top value.
+    fn dup(&mut self) -> Result<(), PickleError> {
+        let Some(Slot::Value(top)) = self.stack.last() else {
+            return Err(self.malformed("dup of nothing"));
+        };
+        self.work.spend(top.weight())?;
+        let top = top.clone();
+        self.push(top);
+        Ok(())
+    }
+
+    /// MEMOIZE, BINPUT, LONG_BINPUT: a copy of the top value into the memo.
+    fn memoize(&mut self, opcode: u8) -> Result<(), PickleError> {
+        let index = match opcode {
+            0x94 => self.memo.len() as u64,
+            b'q' => u64::from(self.reader.u8()?),
+            _ => u64::from(self.reader.u32()?),
+        };
+        // Memoised containers are later mutated in place (APPENDS after MEMOIZE); the copy
+        // taken here is only read back by GET for shared immutable values in practice.
+        let Some(Slot::Value(v)) = self.stack.last() else {
+            return Err(self.malformed("memoize without a value"));
+        };
+        let weight = v.weight();
+        self.work.spend(weight)?;
+        self.memo.insert(index, (v.clone(), weight));
+        Ok(())
+    }
+
+    /// BINGET, LONG_BINGET: a copy of a memoised value.
+    fn memo_get(&mut self, opcode: u8) -> Result<(), PickleError> {
+        let index = if opcode == b'h' { u64::from(self.reader.u8()?) } else { u64::from(self.reader.u32()?) };
+        let (value, weight) = self.memo.get(&index).ok_or(self.malformed("memo get of an unknown index"))?;
+        self.work.spend(*weight)?;
+        let value = value.clone();
+        self.push(value);
+        Ok(())
+    }
+
+    /// GLOBAL: a `module.name` reference from two lines of text.
+    fn global(&mut self) -> Result<(), PickleError> {
+        let module = self.reader.line()?;
+        let name = self.reader.line()?;
+        self.push(Value::Global(format!("{module}.{name}")));
+        Ok(())
+    }
+
+    /// STACK_GLOBAL: a `module.name` reference from the two strings on top.
+    fn stack_global(&mut self) -> Result<(), PickleError> {
+        let name = self.pop_value()?;
+        let module = self.pop_value()?;
+        match (module, name) {
+            (Value::Str(m), Value::Str(n)) => self.push(Value::Global(format!("{m}.{n}"))),
+            _ => return Err(self.malformed("stack_global without names")),
+        }
+        Ok(())
+    }
+
+    /// REDUCE: a call, allowed only of a builder known to return its first argument unchanged.
+    fn reduce(&mut self) -> Result<(), PickleError> {
+        let args = self.pop_value()?;
+        let callable = self.pop_value()?;
+        let Value::Global(name) = callable else { return Err(self.malformed("reduce of a non-callable")) };
+        // TorchScript's specialised lists and type tags (torch/jit/_pickle.py): each returns
+        // its first argument.
+        const IDENTITY: &[&str] = &[
+            "torch.jit._pickle.build_intlist",
+            "torch.jit._pickle.build_doublelist",
+            "torch.jit._pickle.build_boollist",
+            "torch.jit._pickle.build_genericlist",
+            "torch.jit._pickle.restore_type_tag",
+        ];
+        if !IDENTITY.contains(&name.as_str()) {
+            return Err(PickleError::Unsupported { opcode: b'R', offset: self.offset });
+        }
+        let first = match args {
+            Value::Tuple(mut items) if !items.is_empty() => items.swap_remove(0),
+            _ => return Err(self.malformed("builder without arguments")),
+        };
+        self.push(first);
+        Ok(())
+    }
+}
+
+/// Runs the pickle opcode by opcode (names as in `Lib/pickletools.py`) until STOP.
 pub fn parse(bytes: &[u8]) -> Result<Value, PickleError> {
     if bytes.len() > MAX_BYTES {
         return Err(PickleError::Limit("512 MiB input"));
     }
-    let mut r = Reader { bytes, at: 0 };
-    let mut stack: Vec<Slot> = Vec::new();
-    // Memoised values with their weight, so a GET that would copy too much is refused before copying.
-    let mut memo: HashMap<u64, (Value, usize)> = HashMap::new();
-    let mut work = 0usize;
+    let mut machine = Machine::new(bytes);
     loop {
-        let offset = r.at;
-        let opcode = r.u8()?;
-        work += 1;
-        if work > MAX_WORK {
-            return Err(PickleError::Limit("work budget"));
-        }
-        if stack.len() > MAX_STACK {
-            return Err(PickleError::Limit("stack depth"));
-        }
-        let malformed = |what| PickleError::Malformed { offset, what };
-        let pop_value = |stack: &mut Vec<Slot>| match stack.pop() {
-            Some(Slot::Value(v)) => Ok(v),
-            _ => Err(PickleError::Malformed { offset, what: "stack underflow" }),
-        };
-        let pop_to_mark = |stack: &mut Vec<Slot>| -> Result<Vec<Value>, PickleError> {
-            let mark = stack
-                .iter()
-                .rposition(|s| matches!(s, Slot::Mark))
-                .ok_or(PickleError::Malformed { offset, what: "no mark" })?;
-            let items = stack.split_off(mark + 1);
-            stack.pop();
-            Ok(items.into_iter().filter_map(|s| if let Slot::Value(v) = s { Some(v) } else { None }).collect())
-        };
-        let push = |stack: &mut Vec<Slot>, v: Value| stack.push(Slot::Value(v));
+        let opcode = machine.next_opcode()?;
         match opcode {
+            // Framing: PROTO, FRAME; their arguments are not needed.
             0x80 => {
-                r.u8()?;
+                machine.reader.u8()?;
             }
             0x95 => {
-                r.u64()?;
+                machine.reader.u64()?;
             }
-            b'.' => return pop_value(&mut stack),
-            b'(' => stack.push(Slot::Mark),
-            b'}' => push(&mut stack, Value::Dict(Vec::new())),
-            b']' => push(&mut stack, Value::List(Vec::new())),
-            b')' => push(&mut stack, Value::Tuple(Vec::new())),
-            0x8f => push(&mut stack, Value::List(Vec::new())),
-            b'N' => push(&mut stack, Value::None),
-            0x88 => push(&mut stack, Value::Bool(true)),
-            0x89 => push(&mut stack, Value::Bool(false)),
-            b'J' => {
-                let v = r.u32()? as i32;
-                push(&mut stack, Value::Int(i64::from(v)))
-            }
-            b'K' => {
-                let v = r.u8()?;
-                push(&mut stack, Value::Int(i64::from(v)))
-            }
-            b'M' => {
-                let v = r.u16()?;
-                push(&mut stack, Value::Int(i64::from(v)))
-            }
-            0x8a => {
-                let n = usize::from(r.u8()?);
-                let b = r.take(n)?;
-                let value = if n == 0 {
-                    0
-                } else if n <= 8 {
-                    let mut a = if b[n - 1] & 0x80 != 0 { [0xffu8; 8] } else { [0u8; 8] };
-                    a[..n].copy_from_slice(b);
-                    i64::from_le_bytes(a)
-                } else {
-                    i64::MAX
-                };
-                push(&mut stack, Value::Int(value))
-            }
-            b'G' => {
-                let b = r.take(8)?;
-                let mut a = [0u8; 8];
-                a.copy_from_slice(b);
-                push(&mut stack, Value::Float(f64::from_be_bytes(a)))
-            }
-            0x8c => {
-                let n = usize::from(r.u8()?);
-                let v = r.text(n)?;
-                push(&mut stack, v)
-            }
-            b'X' => {
-                let n = u64::from(r.u32()?);
-                let n = r.len(n)?;
-                let v = r.text(n)?;
-                push(&mut stack, v)
-            }
-            0x8d => {
-                let n = r.u64()?;
-                let n = r.len(n)?;
-                let v = r.text(n)?;
-                push(&mut stack, v)
-            }
-            b'C' => {
-                let n = usize::from(r.u8()?);
-                let v = r.take(n)?.to_vec();
-                push(&mut stack, Value::Bytes(v))
-            }
-            b'B' => {
-                let n = u64::from(r.u32()?);
-                let n = r.len(n)?;
-                let v = r.take(n)?.to_vec();
-                push(&mut stack, Value::Bytes(v))
-            }
-            0x8e => {
-                let n = r.u64()?;
-                let n = r.len(n)?;
-                let v = r.take(n)?.to_vec();
-                push(&mut stack, Value::Bytes(v))
-            }
-            b't' => {
-                let items = pop_to_mark(&mut stack)?;
-                push(&mut stack, Value::Tuple(items))
-            }
-            b'l' => {
-                let items = pop_to_mark(&mut stack)?;
-                push(&mut stack, Value::List(items))
-            }
-            0x91 => {
-                let items = pop_to_mark(&mut stack)?;
-                push(&mut stack, Value::List(items))
-            }
-            b'd' => {
-                let items = pop_to_mark(&mut stack)?;
-                if items.len() % 2 != 0 {
-                    return Err(malformed("odd dict items"));
-                }
-                let mut pairs = Vec::new();
-                let mut it = items.into_iter();
-                while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                    pairs.push((k, v));
-                }
-                push(&mut stack, Value::Dict(pairs))
-            }
-            0x85..=0x87 => {
-                let n = usize::from(opcode - 0x84);
-                if stack.len() < n {
-                    return Err(malformed("stack underflow"));
-                }
-                let items = stack.split_off(stack.len() - n);
-                let mut values = Vec::new();
-                for item in items {
-                    match item {
-                        Slot::Value(v) => values.push(v),
-                        Slot::Mark => return Err(malformed("mark inside tuple")),
-                    }
-                }
-                push(&mut stack, Value::Tuple(values))
-            }
-            b'a' => {
-                let item = pop_value(&mut stack)?;
-                match stack.last_mut() {
-                    Some(Slot::Value(Value::List(list))) => list.push(item),
-                    _ => return Err(malformed("append to a non-list")),
-                }
-            }
-            b'e' | 0x90 => {
-                let items = pop_to_mark(&mut stack)?;
-                match stack.last_mut() {
-                    Some(Slot::Value(Value::List(list))) => list.extend(items),
-                    _ => return Err(malformed("appends to a non-list")),
-                }
-            }
-            b's' => {
-                let value = pop_value(&mut stack)?;
-                let key = pop_value(&mut stack)?;
-                match stack.last_mut() {
-                    Some(Slot::Value(Value::Dict(dict))) => dict.push((key, value)),
-                    _ => return Err(malformed("setitem on a non-dict")),
-                }
-            }
-            b'u' => {
-                let items = pop_to_mark(&mut stack)?;
-                if items.len() % 2 != 0 {
-                    return Err(malformed("odd setitems"));
-                }
-                match stack.last_mut() {
-                    Some(Slot::Value(Value::Dict(dict))) => {
-                        let mut it = items.into_iter();
-                        while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                            dict.push((k, v));
-                        }
-                    }
-                    _ => return Err(malformed("setitems on a non-dict")),
-                }
-            }
-            0x94 | b'q' | b'r' => {
-                let index = match opcode {
-                    0x94 => memo.len() as u64,
-                    b'q' => u64::from(r.u8()?),
-                    _ => u64::from(r.u32()?),
-                };
-                // Memoised containers are later mutated in place (APPENDS after MEMOIZE); the copy
-                // taken here is only read back by GET for shared immutable values in practice.
-                if let Some(Slot::Value(v)) = stack.last() {
-                    let weight = v.weight();
-                    work += weight;
-                    if work > MAX_WORK {
-                        return Err(PickleError::Limit("work budget"));
-                    }
-                    memo.insert(index, (v.clone(), weight));
-                } else {
-                    return Err(malformed("memoize without a value"));
-                }
-            }
-            b'h' | b'j' => {
-                let index = if opcode == b'h' { u64::from(r.u8()?) } else { u64::from(r.u32()?) };
-                let (value, weight) = memo.get(&index).ok_or(malformed("memo get of an unknown index"))?;
-                work += weight;
-                if work > MAX_WORK {
-                    return Err(PickleError::Limit("work budget"));
-                }
-                push(&mut stack, value.clone())
-            }
-            b'c' => {
-                // GLOBAL "module\nname\n"
-                let mut line = || -> Result<String, PickleError> {
-                    let rest = r.bytes.get(r.at..).ok_or(PickleError::Truncated(r.at))?;
-                    let end = rest.iter().take(256).position(|b| *b == b'\n').ok_or(PickleError::Truncated(r.at))?;
-                    let text = String::from_utf8_lossy(&rest[..end]).into_owned();
-                    r.at += end + 1;
-                    Ok(text)
-                };
-                let module = line()?;
-                let name = line()?;
-                push(&mut stack, Value::Global(format!("{module}.{name}")))
-            }
-            0x93 => {
-                let name = pop_value(&mut stack)?;
-                let module = pop_value(&mut stack)?;
-                match (module, name) {
-                    (Value::Str(m), Value::Str(n)) => push(&mut stack, Value::Global(format!("{m}.{n}"))),
-                    _ => return Err(malformed("stack_global without names")),
-                }
-            }
-            b'R' => {
-                let args = pop_value(&mut stack)?;
-                let callable = pop_value(&mut stack)?;
-                let Value::Global(name) = callable else { return Err(malformed("reduce of a non-callable")) };
-                // TorchScript's specialised lists and type tags (torch/jit/_pickle.py): each returns
-                // its first argument.
-                const IDENTITY: &[&str] = &[
-                    "torch.jit._pickle.build_intlist",
-                    "torch.jit._pickle.build_doublelist",
-                    "torch.jit._pickle.build_boollist",
-                    "torch.jit._pickle.build_genericlist",
-                    "torch.jit._pickle.restore_type_tag",
-                ];
-                if !IDENTITY.contains(&name.as_str()) {
-                    return Err(PickleError::Unsupported { opcode, offset });
-                }
-                let first = match args {
-                    Value::Tuple(mut items) if !items.is_empty() => items.swap_remove(0),
-                    _ => return Err(malformed("builder without arguments")),
-                };
-                push(&mut stack, first)
-            }
+            b'.' => return machine.pop_value(), // STOP
+            // Constants, numbers, text and bytes.
+            b'N' => machine.push(Value::None),
+            0x88 => machine.push(Value::Bool(true)),  // NEWTRUE
+            0x89 => machine.push(Value::Bool(false)), // NEWFALSE
+            b'J' => machine.load(Reader::binint)?,
+            b'K' => machine.load(Reader::binint1)?,
+            b'M' => machine.load(Reader::binint2)?,
+            0x8a => machine.load(Reader::long1)?,
+            b'G' => machine.load(Reader::binfloat)?,
+            0x8c => machine.load(Reader::short_binunicode)?,
+            b'X' => machine.load(Reader::binunicode)?,
+            0x8d => machine.load(Reader::binunicode8)?,
+            b'C' => machine.load(Reader::short_binbytes)?,
+            b'B' => machine.load(Reader::binbytes)?,
+            0x8e => machine.load(Reader::binbytes8)?,
+            // Containers: empty ones (EMPTY_SET is read as a list), ones built from the stack, ones filled
+            // in place.
+            b'}' => machine.push(Value::Dict(Vec::new())),
+            b']' | 0x8f => machine.push(Value::List(Vec::new())),
+            b')' => machine.push(Value::Tuple(Vec::new())),
+            b'(' => machine.stack.push(Slot::Mark),
+            b't' => machine.build_from_mark(Value::Tuple)?,
+            b'l' | 0x91 => machine.build_from_mark(Value::List)?,
+            b'd' => machine.build_dict()?,
+            0x85..=0x87 => machine.build_small_tuple(usize::from(opcode - 0x84))?,
+            b'a' => machine.append()?,
+            b'e' | 0x90 => machine.extend()?,
+            b's' => machine.set_item()?,
+            b'u' => machine.set_items()?,
+            // Stack and memo: POP, POP_MARK, DUP, MEMOIZE and the PUTs, the GETs.
             b'0' => {
-                stack.pop();
+                machine.stack.pop();
             }
             b'1' => {
-                pop_to_mark(&mut stack)?;
+                machine.pop_to_mark()?;
             }
-            b'2' => {
-                let top = match stack.last() {
-                    Some(Slot::Value(v)) => v,
-                    _ => return Err(malformed("dup of nothing")),
-                };
-                work += top.weight();
-                if work > MAX_WORK {
-                    return Err(PickleError::Limit("work budget"));
-                }
-                let top = top.clone();
-                push(&mut stack, top)
-            }
-            _ => return Err(PickleError::Unsupported { opcode, offset }),
+            b'2' => machine.dup()?,
+            0x94 | b'q' | b'r' => machine.memoize(opcode)?,
+            b'h' | b'j' => machine.memo_get(opcode)?,
+            // References to Python objects, called only when known to be harmless.
+            b'c' => machine.global()?,
+            0x93 => machine.stack_global()?,
+            b'R' => machine.reduce()?,
+            _ => return Err(PickleError::Unsupported { opcode, offset: machine.offset }),
         }
     }
 }
