@@ -243,163 +243,222 @@ fn is_suspect_interface(name: &str) -> bool {
 /// logged Init START and Init COMPLETE.
 type Communicators = BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>;
 
+/// What the logs say that is only judged once all of them are read: versions, drivers and settings
+/// to compare across hosts, communicator membership, and the NICs behind the inter-node channels.
+#[derive(Debug, Default)]
+struct Observations {
+    versions: BTreeMap<String, Vec<Evidence>>,
+    drivers: BTreeMap<String, Vec<Evidence>>,
+    /// Setting name -> value -> where it was set.
+    settings: BTreeMap<String, BTreeMap<String, Vec<Evidence>>>,
+    comms: Communicators,
+    channels: Vec<NetChannel>,
+    /// Host -> its NET/IB devices, in NCCL's index order.
+    host_nics: BTreeMap<String, Vec<String>>,
+}
+
 /// Facts from the NCCL logs of all inputs, joined across them.
 pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
-    let mut versions: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
-    let mut drivers: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
-    let mut settings: BTreeMap<String, BTreeMap<String, Vec<Evidence>>> = BTreeMap::new();
-    // (group key) -> nranks, rank -> (started, completed, evidence)
-    let mut comms: Communicators = BTreeMap::new();
-    let mut channels: Vec<NetChannel> = Vec::new();
-    let mut host_nics: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut seen = Observations::default();
     for log in logs {
         for (_, version, evidence) in &log.versions {
-            versions.entry(version.clone()).or_default().push(evidence.clone());
+            seen.versions.entry(version.clone()).or_default().push(evidence.clone());
         }
-        for setting in &log.settings {
-            settings
-                .entry(setting.name.clone())
-                .or_default()
-                .entry(setting.value.clone())
-                .or_default()
-                .push(setting.evidence.clone());
-            analysis.push(
-                Fact::new("nccl.env")
-                    .attr("name", &setting.name)
-                    .attr("value", &setting.value)
-                    .evidence(setting.evidence.clone()),
-            );
-        }
+        record_settings(log, &mut seen.settings, analysis);
         for line in &log.lines {
-            let evidence = log.evidence(line);
-            let host = line.host.clone().unwrap_or_else(|| crate::fact::UNKNOWN_HOST.to_string());
-            let message = line.message.as_str();
-            let lower = message.to_ascii_lowercase();
-            if let Some(driver) = word_after(message, "cudaDriverVersion") {
-                drivers.entry(driver.to_string()).or_default().push(evidence.clone());
-            }
-            if message.contains("Init COMPLETE") || message.contains("Init START") {
-                if let (Some(rank), Some(nranks)) = (number_after(message, "rank"), number_after(message, "nranks")) {
-                    let key =
-                        word_after(message, "commId").map(str::to_string).unwrap_or_else(|| format!("nranks {nranks}"));
-                    let entry = comms.entry(key).or_insert((nranks, BTreeMap::new()));
-                    let state = entry.1.entry(rank).or_insert((false, false));
-                    if message.contains("Init COMPLETE") {
-                        state.1 = true;
-                    } else {
-                        state.0 = true;
-                    }
-                    analysis.ranks.record(
-                        rank,
-                        line.host.as_deref(),
-                        number_after(message, "cudaDev").map(|d| d as u32).or(line.dev),
-                        word_after(message, "busId"),
-                        evidence.clone(),
-                    );
-                }
-            }
-            if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
-                let nics = using_list(message);
-                if nics.iter().any(|n| n.ends_with("/RoCE")) {
-                    analysis.push(Fact::new("nccl.roce").host(&host).evidence(evidence.clone()));
-                }
-                host_nics
-                    .insert(host.clone(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
-            }
-            if message.starts_with("Bootstrap : Using") || message.starts_with("NET/Socket : Using") {
-                if let Some(first) = using_list(message).first() {
-                    let interface = first.split(':').next().unwrap_or(first);
-                    if is_suspect_interface(interface) {
-                        analysis.push(
-                            Fact::new("nccl.socket_iface_suspect")
-                                .host(&host)
-                                .attr("iface", interface)
-                                .evidence(evidence.clone()),
-                        );
-                    }
-                }
-            }
-            if let Some(channel) = net_channel(log, line) {
-                channels.push(channel);
-            }
-            if line.level != Level::Warn {
-                continue;
-            }
-            let fact = if lower.contains("got completion") && (lower.contains("error") || lower.contains("status=")) {
-                let status = number_after(message, "error")
-                    .or_else(|| {
-                        message
-                            .split("status=")
-                            .nth(1)
-                            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
-                    })
-                    .unwrap_or(u64::MAX);
-                let status32 = u32::try_from(status).unwrap_or(u32::MAX);
-                let (name, meaning) = wc_status(status32);
-                let vendor = number_after(message, "vendor err");
-                let mut fact = Fact::new("nccl.wc_error")
-                    .host(&host)
-                    .attr("status", status)
-                    .attr("status_name", name)
-                    .attr("meaning", meaning)
-                    .attr("vendor_err", vendor.map(|v| format!("{v} ({v:#x})")).unwrap_or_else(|| "unknown".into()));
-                if let Some(peer) = word_after(message, "peer") {
-                    let peer_host = peer.split('<').next().unwrap_or(peer);
-                    fact = fact.attr("peer", peer_host);
-                }
-                if let Some(dev) = line.dev {
-                    fact = fact.attr("gpu", dev);
-                }
-                Some(fact)
-            } else if lower.contains("collective mismatch") {
-                let mut fact = Fact::new("nccl.collective_mismatch").host(&host);
-                if let Some(local) = number_after(message, "local size") {
-                    fact = fact.attr("local_size", local);
-                }
-                if let Some(remote) = number_after(message, "remote size") {
-                    fact = fact.attr("remote_size", remote);
-                }
-                if let Some(peer) = word_after(message, "peer") {
-                    fact = fact.attr("peer", peer.split('<').next().unwrap_or(peer));
-                }
-                Some(fact)
-            } else if lower.contains("posix_fallocate")
-                || lower.contains("shared memory segment")
-                || lower.contains("/dev/shm")
-                || (lower.contains("shm") && lower.contains("no space left"))
-            {
-                Some(Fact::new("nccl.shm_failed").host(&host))
-            } else if lower.contains("ibv_modify_qp")
-                || (lower.contains("no route to host") && lower.contains("net/ib"))
-            {
-                let error = message.rsplit(':').next().unwrap_or(message).trim().to_string();
-                Some(Fact::new("nccl.qp_connect_failed").host(&host).attr("error", error))
-            } else if (lower.contains("connect to") && lower.contains("failed"))
-                || lower.contains("socketstartconnect")
-                || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
-                || lower.contains("call to connect returned")
-            {
-                Some(Fact::new("nccl.socket_connect_failed").host(&host).attr("error", message))
-            } else if lower.contains("\"iommu=pt\" from kernel command line")
-                || lower.contains("\"amd_iommu=on\" from kernel")
-            {
-                // RCCL (NCCL's ROCm port, src/init.cc) warns at init when the kernel command line lacks
-                // iommu=pt: advice that healthy jobs print too, not an error; it bears on peer-to-peer
-                // DMA through an IOMMU.
-                Some(Fact::new("nccl.iommu_warning").host(&host))
-            } else if lower.contains("cuda failure") || lower.contains("cuda error") {
-                Some(Fact::new("nccl.cuda_error").host(&host).attr("error", message))
-            } else {
-                Some(Fact::new("nccl.error").host(&host).attr("text", message))
-            };
-            if let Some(fact) = fact {
-                analysis.push(fact.evidence(evidence));
-            }
+            observe_line(log, line, &mut seen, analysis);
         }
     }
-    mismatch_fact(analysis, "nccl.version_mismatch", "NCCL version", &versions);
-    mismatch_fact(analysis, "nccl.driver_mismatch", "CUDA driver", &drivers);
-    for (name, values) in &settings {
+    mismatch_fact(analysis, "nccl.version_mismatch", "NCCL version", &seen.versions);
+    mismatch_fact(analysis, "nccl.driver_mismatch", "CUDA driver", &seen.drivers);
+    env_mismatch(&seen.settings, analysis);
+    rank_nics(&seen.channels, &seen.host_nics, analysis);
+    missing_ranks(&seen.comms, analysis);
+    cross_nic(&seen.channels, &seen.host_nics, analysis);
+}
+
+/// Every `NCCL_*` setting is a fact of its own, and is kept to compare across hosts.
+fn record_settings(
+    log: &NcclLog,
+    settings: &mut BTreeMap<String, BTreeMap<String, Vec<Evidence>>>,
+    analysis: &mut Analysis,
+) {
+    for setting in &log.settings {
+        settings
+            .entry(setting.name.clone())
+            .or_default()
+            .entry(setting.value.clone())
+            .or_default()
+            .push(setting.evidence.clone());
+        analysis.push(
+            Fact::new("nccl.env")
+                .attr("name", &setting.name)
+                .attr("value", &setting.value)
+                .evidence(setting.evidence.clone()),
+        );
+    }
+}
+
+/// One NCCL line: what it adds to the observations, and the facts it gives on its own.
+fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysis: &mut Analysis) {
+    let evidence = log.evidence(line);
+    let host = line.host.clone().unwrap_or_else(|| crate::fact::UNKNOWN_HOST.to_string());
+    let message = line.message.as_str();
+    if let Some(driver) = word_after(message, "cudaDriverVersion") {
+        seen.drivers.entry(driver.to_string()).or_default().push(evidence.clone());
+    }
+    if message.contains("Init COMPLETE") || message.contains("Init START") {
+        record_init(line, &evidence, &mut seen.comms, analysis);
+    }
+    if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
+        record_ib_nics(message, &host, &evidence, &mut seen.host_nics, analysis);
+    }
+    if message.starts_with("Bootstrap : Using") || message.starts_with("NET/Socket : Using") {
+        suspect_socket_interface(message, &host, &evidence, analysis);
+    }
+    if let Some(channel) = net_channel(log, line) {
+        seen.channels.push(channel);
+    }
+    if line.level == Level::Warn {
+        analysis.push(warning_fact(line, &host).evidence(evidence));
+    }
+}
+
+/// An Init START or Init COMPLETE line: the rank's progress in its communicator, and its host, GPU
+/// and bus id in the rank table.
+fn record_init(line: &NcclLine, evidence: &Evidence, comms: &mut Communicators, analysis: &mut Analysis) {
+    let message = line.message.as_str();
+    let (Some(rank), Some(nranks)) = (number_after(message, "rank"), number_after(message, "nranks")) else {
+        return;
+    };
+    let key = word_after(message, "commId").map(str::to_string).unwrap_or_else(|| format!("nranks {nranks}"));
+    let entry = comms.entry(key).or_insert((nranks, BTreeMap::new()));
+    let state = entry.1.entry(rank).or_insert((false, false));
+    if message.contains("Init COMPLETE") {
+        state.1 = true;
+    } else {
+        state.0 = true;
+    }
+    analysis.ranks.record(
+        rank,
+        line.host.as_deref(),
+        number_after(message, "cudaDev").map(|d| d as u32).or(line.dev),
+        word_after(message, "busId"),
+        evidence.clone(),
+    );
+}
+
+/// A `NET/IB : Using` line: the host's NICs in NCCL's index order (channels name them by index),
+/// and a fact when any of them is RoCE.
+fn record_ib_nics(
+    message: &str,
+    host: &str,
+    evidence: &Evidence,
+    host_nics: &mut BTreeMap<String, Vec<String>>,
+    analysis: &mut Analysis,
+) {
+    let nics = using_list(message);
+    if nics.iter().any(|n| n.ends_with("/RoCE")) {
+        analysis.push(Fact::new("nccl.roce").host(host).evidence(evidence.clone()));
+    }
+    host_nics.insert(host.to_string(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
+}
+
+/// A `Bootstrap : Using` or `NET/Socket : Using` line whose first interface is one ranks can rarely
+/// reach each other on.
+fn suspect_socket_interface(message: &str, host: &str, evidence: &Evidence, analysis: &mut Analysis) {
+    if let Some(first) = using_list(message).first() {
+        let interface = first.split(':').next().unwrap_or(first);
+        if is_suspect_interface(interface) {
+            analysis.push(
+                Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", interface).evidence(evidence.clone()),
+            );
+        }
+    }
+}
+
+/// What a `NCCL WARN` line reports, most specific kind first; `nccl.error` for the rest.
+fn warning_fact(line: &NcclLine, host: &str) -> Fact {
+    let message = line.message.as_str();
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("got completion") && (lower.contains("error") || lower.contains("status=")) {
+        wc_error_fact(line, host)
+    } else if lower.contains("collective mismatch") {
+        collective_mismatch_fact(message, host)
+    } else if lower.contains("posix_fallocate")
+        || lower.contains("shared memory segment")
+        || lower.contains("/dev/shm")
+        || (lower.contains("shm") && lower.contains("no space left"))
+    {
+        Fact::new("nccl.shm_failed").host(host)
+    } else if lower.contains("ibv_modify_qp") || (lower.contains("no route to host") && lower.contains("net/ib")) {
+        let error = message.rsplit(':').next().unwrap_or(message).trim().to_string();
+        Fact::new("nccl.qp_connect_failed").host(host).attr("error", error)
+    } else if (lower.contains("connect to") && lower.contains("failed"))
+        || lower.contains("socketstartconnect")
+        || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
+        || lower.contains("call to connect returned")
+    {
+        Fact::new("nccl.socket_connect_failed").host(host).attr("error", message)
+    } else if lower.contains("\"iommu=pt\" from kernel command line") || lower.contains("\"amd_iommu=on\" from kernel")
+    {
+        // RCCL (NCCL's ROCm port, src/init.cc) warns at init when the kernel command line lacks
+        // iommu=pt: advice that healthy jobs print too, not an error; it bears on peer-to-peer
+        // DMA through an IOMMU.
+        Fact::new("nccl.iommu_warning").host(host)
+    } else if lower.contains("cuda failure") || lower.contains("cuda error") {
+        Fact::new("nccl.cuda_error").host(host).attr("error", message)
+    } else {
+        Fact::new("nccl.error").host(host).attr("text", message)
+    }
+}
+
+/// A failed work completion (`Got completion ... with error 12, ... vendor err 129`), its status
+/// decoded.
+fn wc_error_fact(line: &NcclLine, host: &str) -> Fact {
+    let message = line.message.as_str();
+    let status = number_after(message, "error")
+        .or_else(|| {
+            message.split("status=").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+        })
+        .unwrap_or(u64::MAX);
+    let status32 = u32::try_from(status).unwrap_or(u32::MAX);
+    let (name, meaning) = wc_status(status32);
+    let vendor = number_after(message, "vendor err");
+    let mut fact = Fact::new("nccl.wc_error")
+        .host(host)
+        .attr("status", status)
+        .attr("status_name", name)
+        .attr("meaning", meaning)
+        .attr("vendor_err", vendor.map(|v| format!("{v} ({v:#x})")).unwrap_or_else(|| "unknown".into()));
+    if let Some(peer) = word_after(message, "peer") {
+        let peer_host = peer.split('<').next().unwrap_or(peer);
+        fact = fact.attr("peer", peer_host);
+    }
+    if let Some(dev) = line.dev {
+        fact = fact.attr("gpu", dev);
+    }
+    fact
+}
+
+/// A `collective mismatch` warning, with the local and remote sizes and the peer where the line gives them.
+fn collective_mismatch_fact(message: &str, host: &str) -> Fact {
+    let mut fact = Fact::new("nccl.collective_mismatch").host(host);
+    if let Some(local) = number_after(message, "local size") {
+        fact = fact.attr("local_size", local);
+    }
+    if let Some(remote) = number_after(message, "remote size") {
+        fact = fact.attr("remote_size", remote);
+    }
+    if let Some(peer) = word_after(message, "peer") {
+        fact = fact.attr("peer", peer.split('<').next().unwrap_or(peer));
+    }
+    fact
+}
+
+/// A setting given different values in different places.
+fn env_mismatch(settings: &BTreeMap<String, BTreeMap<String, Vec<Evidence>>>, analysis: &mut Analysis) {
+    for (name, values) in settings {
         if values.len() > 1 {
             let listed: Vec<String> = values.keys().map(|v| format!("{name}={v}")).collect();
             let mut fact = Fact::new("nccl.env_mismatch").attr("name", name).attr("values", listed.join(" vs "));
@@ -409,15 +468,17 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
             analysis.push(fact);
         }
     }
-    for channel in &channels {
+}
+
+/// The NIC each rank sends or receives its inter-node traffic on, by name, in the rank table.
+fn rank_nics(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>, analysis: &mut Analysis) {
+    for channel in channels {
         let rank = if channel.send { channel.from } else { channel.to };
         let nic = channel.host.as_ref().and_then(|h| host_nics.get(h)).and_then(|n| n.get(channel.nic_index as usize));
         if let Some(nic) = nic {
             analysis.ranks.nccl_nics.entry(rank).or_insert_with(|| nic.clone());
         }
     }
-    missing_ranks(&comms, analysis);
-    cross_nic(&channels, &host_nics, analysis);
 }
 
 fn mismatch_fact(analysis: &mut Analysis, name: &str, what: &str, values: &BTreeMap<String, Vec<Evidence>>) {
