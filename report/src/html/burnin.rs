@@ -331,161 +331,214 @@ impl BurninView {
     /// What the page shows of a burn-in report. Nothing is judged here: verdicts, suspects and the
     /// matrices are the report's; this only lays them out (host order, which cells to outline).
     pub fn from_report(report: &BurninReport) -> BurninView {
-        let mut hosts: Vec<String> = report.hosts.iter().map(|h| h.name.clone()).collect();
-        for matrix in &report.pairs {
-            for host in &matrix.hosts {
-                if !hosts.contains(host) {
-                    hosts.push(host.clone());
-                }
-            }
-        }
-        let position = |name: &str| hosts.iter().position(|h| h == name);
-        let several_rails = report.pairs.len() > 1;
-        let mut matrices = Vec::new();
-        for metric in [Metric::Bandwidth, Metric::Latency] {
-            for pairs in &report.pairs {
-                let source = match metric {
-                    Metric::Bandwidth => &pairs.bw_gbps,
-                    Metric::Latency => &pairs.lat_us,
-                };
-                // The report's own host order may differ from the run's; place each value by name.
-                let mut values = vec![vec![None; hosts.len()]; hosts.len()];
-                for (r, row_host) in pairs.hosts.iter().enumerate() {
-                    for (c, column_host) in pairs.hosts.iter().enumerate() {
-                        if let (Some(i), Some(j)) = (position(row_host), position(column_host)) {
-                            values[i][j] = source.get(r).and_then(|row| row.get(c)).copied().flatten();
-                        }
-                    }
-                }
-                let (suspect_hosts, suspect_cells) = suspects_on_rail(report, &pairs.rail, &hosts, metric);
-                matrices.push(PairMatrix {
-                    metric,
-                    rail: (several_rails || pairs.rail != "default").then(|| pairs.rail.clone()),
-                    unit: match metric {
-                        Metric::Bandwidth => "Gb/s".into(),
-                        Metric::Latency => "µs one-way".into(),
-                    },
-                    values,
-                    axes: "rows: client (sender), columns: server; mean over the run".into(),
-                    suspect_hosts,
-                    suspect_cells,
-                });
-            }
-        }
-        let phases: Vec<PhaseSpan> = report
-            .phases
-            .iter()
-            .map(|p| PhaseSpan {
-                name: format!("{}#{}", p.name, p.iteration),
-                start_seconds: p.start_offset_s,
-                end_seconds: p.end_offset_s.unwrap_or(p.start_offset_s),
-            })
-            .collect();
-        let mut timelines: Vec<HostTimeline> = Vec::new();
-        for host in &hosts {
-            let mut intervals: Vec<&CounterInterval> =
-                report.counters.intervals.iter().filter(|i| &i.host == host).collect();
-            if intervals.is_empty() {
-                continue;
-            }
-            intervals.sort_by(|a, b| a.start_offset_s.total_cmp(&b.start_offset_s));
-            let series = COUNTER_CATEGORIES
-                .iter()
-                .map(|(counter, value)| CounterSeries {
-                    counter: (*counter).to_string(),
-                    unit: "count".into(),
-                    // Each interval's growth held over the interval: a step curve.
-                    points: intervals
-                        .iter()
-                        .flat_map(|i| {
-                            let v = value(&i.totals) as f64;
-                            [(i.start_offset_s, v), (i.end_offset_s, v)]
-                        })
-                        .collect(),
-                })
-                .collect();
-            timelines.push(HostTimeline { host: host.clone(), series });
-        }
-        // Why hosts have no picture, each reason once with the hosts it applies to.
-        let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
-        let mut note = |reason: String, host: &str| match reasons.iter_mut().find(|(r, _)| *r == reason) {
-            Some((_, hosts)) => hosts.push(host.to_string()),
-            None => reasons.push((reason, vec![host.to_string()])),
-        };
-        let mut topologies = Vec::new();
-        let mut findings = report.findings.clone();
-        for check in &report.host_checks {
-            let host_findings: &[Finding] = check.report.as_ref().map(|r| r.findings.as_slice()).unwrap_or(&[]);
-            match &check.topology {
-                Some(value) => match TopologyPicture::from_topology_json(&check.host, value, host_findings) {
-                    Ok(picture) if picture.nodes.is_empty() => {
-                        note("no GPU or RDMA NIC in the topology".into(), &check.host)
-                    }
-                    Ok(picture) => topologies.push(picture),
-                    Err(error) => note(format!("topology not readable: {error}"), &check.host),
-                },
-                None => note(
-                    match &check.error {
-                        Some(error) => format!("no topology in the report ({error})"),
-                        None => "no topology in the report".to_string(),
-                    },
-                    &check.host,
-                ),
-            }
-            // Node check findings name devices, not hosts: the host goes in front of the subject.
-            findings.extend(host_findings.iter().map(|f| {
-                let mut f = f.clone();
-                f.subject = format!("{}: {}", check.host, f.subject);
-                f
-            }));
-        }
-        let (verdict, headline) = match report.signoff.verdict {
-            SignOffVerdict::Pass => (Verdict::Pass, "signed off".to_string()),
-            SignOffVerdict::Fail => (
-                Verdict::Fail,
-                format!(
-                    "not signed off: {} suspect{}",
-                    report.suspects.len(),
-                    if report.suspects.len() == 1 { "" } else { "s" }
-                ),
-            ),
-            SignOffVerdict::Incomplete => (
-                Verdict::Error,
-                match &report.run.stopped {
-                    Some(why) => format!("incomplete: {why}"),
-                    None => "incomplete: the run has not reached sign-off".to_string(),
-                },
-            ),
-        };
-        let notes = reasons.into_iter().map(|(reason, hosts)| format!("{}: {reason}", hosts.join(", "))).collect();
+        let hosts = host_axis(report);
+        let matrices = pair_matrices(report, &hosts);
+        let timelines = counter_timelines(report, &hosts);
+        let (topologies, notes) = topology_pictures(report);
         BurninView {
             title: format!("fabricdoctor burnin — {} hosts, run {}", report.hosts.len(), report.run.run_id),
             tool_version: report.tool_version.clone(),
             generated_at: report.generated_at.clone(),
-            signoff: SignOff { verdict, headline, reasons: report.signoff.reasons.clone() },
-            suspects: report
-                .suspects
-                .iter()
-                .map(|s| SuspectView {
-                    kind: suspect_kind(s.kind).into(),
-                    host: s.host.clone(),
-                    subject: s.subject.clone(),
-                    confidence: format!("{:.0}%", s.confidence * 100.0),
-                    action: s.action.clone(),
-                    evidence: s.evidence.clone(),
-                })
-                .collect(),
+            signoff: signoff_summary(report),
+            suspects: suspect_views(report),
             hosts,
             matrices,
             pair_figures: crate::burnin::pair_figures(report),
-            phases,
+            phases: phase_spans(report),
             timelines,
             notes,
             topologies,
             tables: tables(report),
-            findings,
+            findings: page_findings(report),
         }
     }
+}
+
+/// The axis of every matrix: the run's hosts, then any host only a pair matrix names.
+fn host_axis(report: &BurninReport) -> Vec<String> {
+    let mut hosts: Vec<String> = report.hosts.iter().map(|h| h.name.clone()).collect();
+    for matrix in &report.pairs {
+        for host in &matrix.hosts {
+            if !hosts.contains(host) {
+                hosts.push(host.clone());
+            }
+        }
+    }
+    hosts
+}
+
+/// The verdict and the headline of the sign-off, with the report's reasons.
+fn signoff_summary(report: &BurninReport) -> SignOff {
+    let (verdict, headline) = match report.signoff.verdict {
+        SignOffVerdict::Pass => (Verdict::Pass, "signed off".to_string()),
+        SignOffVerdict::Fail => (
+            Verdict::Fail,
+            format!(
+                "not signed off: {} suspect{}",
+                report.suspects.len(),
+                if report.suspects.len() == 1 { "" } else { "s" }
+            ),
+        ),
+        SignOffVerdict::Incomplete => (
+            Verdict::Error,
+            match &report.run.stopped {
+                Some(why) => format!("incomplete: {why}"),
+                None => "incomplete: the run has not reached sign-off".to_string(),
+            },
+        ),
+    };
+    SignOff { verdict, headline, reasons: report.signoff.reasons.clone() }
+}
+
+/// The report's suspects in its order, confidence as a percentage.
+fn suspect_views(report: &BurninReport) -> Vec<SuspectView> {
+    report
+        .suspects
+        .iter()
+        .map(|s| SuspectView {
+            kind: suspect_kind(s.kind).into(),
+            host: s.host.clone(),
+            subject: s.subject.clone(),
+            confidence: format!("{:.0}%", s.confidence * 100.0),
+            action: s.action.clone(),
+            evidence: s.evidence.clone(),
+        })
+        .collect()
+}
+
+/// A bandwidth matrix per rail, then a latency matrix per rail, on the page's host axis, with the
+/// suspects of each rail marked.
+fn pair_matrices(report: &BurninReport, hosts: &[String]) -> Vec<PairMatrix> {
+    let several_rails = report.pairs.len() > 1;
+    let mut matrices = Vec::new();
+    for metric in [Metric::Bandwidth, Metric::Latency] {
+        for pairs in &report.pairs {
+            let source = match metric {
+                Metric::Bandwidth => &pairs.bw_gbps,
+                Metric::Latency => &pairs.lat_us,
+            };
+            let (suspect_hosts, suspect_cells) = suspects_on_rail(report, &pairs.rail, hosts, metric);
+            matrices.push(PairMatrix {
+                metric,
+                rail: (several_rails || pairs.rail != "default").then(|| pairs.rail.clone()),
+                unit: match metric {
+                    Metric::Bandwidth => "Gb/s".into(),
+                    Metric::Latency => "µs one-way".into(),
+                },
+                values: values_by_host(&pairs.hosts, source, hosts),
+                axes: "rows: client (sender), columns: server; mean over the run".into(),
+                suspect_hosts,
+                suspect_cells,
+            });
+        }
+    }
+    matrices
+}
+
+/// A matrix over `pair_hosts` moved onto the page's host axis.
+fn values_by_host(pair_hosts: &[String], source: &[Vec<Option<f64>>], hosts: &[String]) -> Vec<Vec<Option<f64>>> {
+    let position = |name: &str| hosts.iter().position(|h| h == name);
+    // The report's own host order may differ from the run's; place each value by name.
+    let mut values = vec![vec![None; hosts.len()]; hosts.len()];
+    for (r, row_host) in pair_hosts.iter().enumerate() {
+        for (c, column_host) in pair_hosts.iter().enumerate() {
+            if let (Some(i), Some(j)) = (position(row_host), position(column_host)) {
+                values[i][j] = source.get(r).and_then(|row| row.get(c)).copied().flatten();
+            }
+        }
+    }
+    values
+}
+
+/// Each phase iteration as a span on the run's clock, named `phase#iteration`.
+fn phase_spans(report: &BurninReport) -> Vec<PhaseSpan> {
+    report
+        .phases
+        .iter()
+        .map(|p| PhaseSpan {
+            name: format!("{}#{}", p.name, p.iteration),
+            start_seconds: p.start_offset_s,
+            end_seconds: p.end_offset_s.unwrap_or(p.start_offset_s),
+        })
+        .collect()
+}
+
+/// Per host with counter samples, in axis order, a step curve per counter category.
+fn counter_timelines(report: &BurninReport, hosts: &[String]) -> Vec<HostTimeline> {
+    let mut timelines: Vec<HostTimeline> = Vec::new();
+    for host in hosts {
+        let mut intervals: Vec<&CounterInterval> =
+            report.counters.intervals.iter().filter(|i| &i.host == host).collect();
+        if intervals.is_empty() {
+            continue;
+        }
+        intervals.sort_by(|a, b| a.start_offset_s.total_cmp(&b.start_offset_s));
+        let series = COUNTER_CATEGORIES
+            .iter()
+            .map(|(counter, value)| CounterSeries {
+                counter: (*counter).to_string(),
+                unit: "count".into(),
+                // Each interval's growth held over the interval: a step curve.
+                points: intervals
+                    .iter()
+                    .flat_map(|i| {
+                        let v = value(&i.totals) as f64;
+                        [(i.start_offset_s, v), (i.end_offset_s, v)]
+                    })
+                    .collect(),
+            })
+            .collect();
+        timelines.push(HostTimeline { host: host.clone(), series });
+    }
+    timelines
+}
+
+/// The topology picture of every host check that has one drawable, and notes saying why the others
+/// have none.
+fn topology_pictures(report: &BurninReport) -> (Vec<TopologyPicture>, Vec<String>) {
+    // Why hosts have no picture, each reason once with the hosts it applies to.
+    let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+    let mut note = |reason: String, host: &str| match reasons.iter_mut().find(|(r, _)| *r == reason) {
+        Some((_, hosts)) => hosts.push(host.to_string()),
+        None => reasons.push((reason, vec![host.to_string()])),
+    };
+    let mut topologies = Vec::new();
+    for check in &report.host_checks {
+        let host_findings: &[Finding] = check.report.as_ref().map(|r| r.findings.as_slice()).unwrap_or(&[]);
+        match &check.topology {
+            Some(value) => match TopologyPicture::from_topology_json(&check.host, value, host_findings) {
+                Ok(picture) if picture.nodes.is_empty() => {
+                    note("no GPU or RDMA NIC in the topology".into(), &check.host)
+                }
+                Ok(picture) => topologies.push(picture),
+                Err(error) => note(format!("topology not readable: {error}"), &check.host),
+            },
+            None => note(
+                match &check.error {
+                    Some(error) => format!("no topology in the report ({error})"),
+                    None => "no topology in the report".to_string(),
+                },
+                &check.host,
+            ),
+        }
+    }
+    let notes = reasons.into_iter().map(|(reason, hosts)| format!("{}: {reason}", hosts.join(", "))).collect();
+    (topologies, notes)
+}
+
+/// The run's findings, then those of every host check.
+fn page_findings(report: &BurninReport) -> Vec<Finding> {
+    let mut findings = report.findings.clone();
+    for check in &report.host_checks {
+        let host_findings: &[Finding] = check.report.as_ref().map(|r| r.findings.as_slice()).unwrap_or(&[]);
+        // Node check findings name devices, not hosts: the host goes in front of the subject.
+        findings.extend(host_findings.iter().map(|f| {
+            let mut f = f.clone();
+            f.subject = format!("{}: {}", check.host, f.subject);
+            f
+        }));
+    }
+    findings
 }
 
 /// The counter categories of [`CounterCategories`] in the order the timelines draw them.
