@@ -2,43 +2,84 @@
 
 use super::*;
 
+/// The sign-off's reasons as they are judged, and whether any of them fails the run.
+#[derive(Default)]
+struct Reasons {
+    lines: Vec<String>,
+    failed: bool,
+}
+
+impl Reasons {
+    fn note(&mut self, line: impl Into<String>) {
+        self.lines.push(line.into());
+    }
+
+    fn fail(&mut self, line: impl Into<String>) {
+        self.failed = true;
+        self.lines.push(line.into());
+    }
+}
+
 impl Coordinator {
     /// (7): the verdict, then every output.
     pub(super) fn signoff(&mut self, finished: bool) -> Result<(), BurninError> {
         self.current_phase = "signoff".into();
-        if let Some((path, baseline)) = self.options.baseline.clone() {
-            self.rebuild_matrices();
-            let comparison =
-                compare(&self.report, &baseline, &path, self.options.playbook.isolation.bandwidth_fraction);
-            for regression in &comparison.regressions {
-                let finding = Finding::new(
-                    "burnin.baseline.regression",
-                    Verdict::Fail,
-                    format!("{} {}", regression.subject, regression.metric),
-                    format!(
-                        "{:.2} now, {:.2} in the baseline ({:+.1} %)",
-                        regression.current, regression.baseline, regression.change_percent
-                    ),
-                );
-                self.add_finding(finding);
-            }
-            self.report.baseline = Some(comparison);
+        self.compare_with_baseline();
+        let mut reasons = Reasons::default();
+        self.judge_data_errors(&mut reasons);
+        self.judge_counter_growth(&mut reasons);
+        self.judge_pairs(&mut reasons);
+        reasons.note(self.host_check_reason());
+        self.judge_lossless(&mut reasons);
+        self.judge_hosts_and_findings(&mut reasons);
+        let verdict = self.verdict(finished, &mut reasons);
+        self.report.signoff = SignOff { verdict, reasons: reasons.lines };
+        self.report.run.complete = verdict != SignOffVerdict::Incomplete;
+        self.report.run.finished_at = Some(now_rfc3339());
+        self.close_signoff_phase(verdict);
+        self.write_outputs()
+    }
+
+    /// With `--baseline`: every metric that regressed against the earlier run is a failing finding.
+    fn compare_with_baseline(&mut self) {
+        let Some((path, baseline)) = self.options.baseline.clone() else { return };
+        self.rebuild_matrices();
+        let comparison = compare(&self.report, &baseline, &path, self.options.playbook.isolation.bandwidth_fraction);
+        for regression in &comparison.regressions {
+            let finding = Finding::new(
+                "burnin.baseline.regression",
+                Verdict::Fail,
+                format!("{} {}", regression.subject, regression.metric),
+                format!(
+                    "{:.2} now, {:.2} in the baseline ({:+.1} %)",
+                    regression.current, regression.baseline, regression.change_percent
+                ),
+            );
+            self.add_finding(finding);
         }
-        let mut reasons = Vec::new();
-        let mut failed = false;
-        let validation: u64 = self.report.pairs.iter().flat_map(|m| m.pairs.iter()).map(|p| p.validation_errors).sum();
+        self.report.baseline = Some(comparison);
+    }
+
+    /// Any wrong byte in a pair test or wrong element in a collective fails the run.
+    fn judge_data_errors(&self, reasons: &mut Reasons) {
+        let pairs = || self.report.pairs.iter().flat_map(|m| m.pairs.iter());
+        let validation: u64 = pairs().map(|p| p.validation_errors).sum();
         let wrong: u64 = self.report.collectives.iter().map(|c| c.wrong_elements).sum();
-        let verified: u64 = self.report.pairs.iter().flat_map(|m| m.pairs.iter()).map(|p| p.verified_bytes).sum();
+        let verified: u64 = pairs().map(|p| p.verified_bytes).sum();
         if validation + wrong == 0 {
-            reasons.push(if verified > 0 {
+            reasons.note(if verified > 0 {
                 format!("zero data errors in {:.2} GB verified end to end: ok", verified as f64 / 1e9)
             } else {
                 "zero data errors: ok".into()
             });
         } else {
-            failed = true;
-            reasons.push(format!("data errors: {validation} in pair tests, {wrong} wrong elements in collectives"));
+            reasons.fail(format!("data errors: {validation} in pair tests, {wrong} wrong elements in collectives"));
         }
+    }
+
+    /// Growth of the counter categories the playbook judges (`fail_on_counters`) fails the run, one
+    /// finding per host.
+    fn judge_counter_growth(&mut self, reasons: &mut Reasons) {
         let judged = &self.options.playbook.signoff.fail_on_counters;
         let mut grew = Vec::new();
         for (host, totals) in &self.counter_totals {
@@ -55,79 +96,90 @@ impl Coordinator {
             }
         }
         if grew.is_empty() {
-            reasons.push(format!("no error-counter growth ({}): ok", judged.join(", ")));
-        } else {
-            failed = true;
-            reasons.push(format!("error counters grew: {}", grew.join(", ")));
-            for line in &grew {
-                let (host, rest) = line.split_once(' ').unwrap_or((line, ""));
-                let finding =
-                    Finding::new("burnin.counters.growth", Verdict::Fail, host, format!("counter growth: {rest}"));
-                self.add_finding(finding);
-            }
+            reasons.note(format!("no error-counter growth ({}): ok", judged.join(", ")));
+            return;
         }
+        reasons.fail(format!("error counters grew: {}", grew.join(", ")));
+        for line in &grew {
+            let (host, rest) = line.split_once(' ').unwrap_or((line, ""));
+            let finding =
+                Finding::new("burnin.counters.growth", Verdict::Fail, host, format!("counter growth: {rest}"));
+            self.add_finding(finding);
+        }
+    }
+
+    /// Suspects from isolation fail the run; a pair out of tolerance once but not when retested is
+    /// only reported.
+    fn judge_pairs(&self, reasons: &mut Reasons) {
         let bad_pairs = self.report.findings.iter().filter(|f| f.id == "burnin.pair.tolerance").count();
         if self.report.suspects.is_empty() && bad_pairs == 0 {
-            reasons.push("every pair within tolerance: ok".into());
+            reasons.note("every pair within tolerance: ok");
         } else if self.report.suspects.is_empty() {
-            reasons.push(format!("{bad_pairs} pair(s) out of tolerance once, not reproduced when retested"));
+            reasons.note(format!("{bad_pairs} pair(s) out of tolerance once, not reproduced when retested"));
         } else {
-            failed = true;
             let subjects: Vec<String> = self
                 .report
                 .suspects
                 .iter()
                 .map(|s| format!("{:?} {} ({:.0} %)", s.kind, s.subject, s.confidence * 100.0))
                 .collect();
-            reasons.push(format!("suspects: {}", subjects.join(", ").to_lowercase()));
+            reasons.fail(format!("suspects: {}", subjects.join(", ").to_lowercase()));
         }
-        reasons.push(self.host_check_reason());
-        if self.options.transport == DataTransport::Verbs {
-            // Over verbs: was the tested class lossless on every host? A warning each where not.
-            let traffic = self.options.playbook.traffic;
-            let readings = crate::lossless::pfc_readings(&self.report.host_checks);
-            let (line, findings) = crate::lossless::judge(
-                traffic.traffic_class.unwrap_or(0),
-                traffic.service_level.unwrap_or(0),
-                &readings,
-            );
-            reasons.push(line);
-            for finding in findings {
-                self.add_finding(finding);
-            }
+    }
+
+    /// Over verbs: was the tested class lossless on every host? A warning each where not.
+    fn judge_lossless(&mut self, reasons: &mut Reasons) {
+        if self.options.transport != DataTransport::Verbs {
+            return;
         }
+        let traffic = self.options.playbook.traffic;
+        let readings = crate::lossless::pfc_readings(&self.report.host_checks);
+        let (line, findings) =
+            crate::lossless::judge(traffic.traffic_class.unwrap_or(0), traffic.service_level.unwrap_or(0), &readings);
+        reasons.note(line);
+        for finding in findings {
+            self.add_finding(finding);
+        }
+    }
+
+    /// Lost or excluded hosts, and any finding at error or fail (including those the steps above
+    /// added), fail the run.
+    fn judge_hosts_and_findings(&self, reasons: &mut Reasons) {
         for status in [HostStatus::Lost, HostStatus::Excluded] {
             let names: Vec<&str> =
                 self.report.hosts.iter().filter(|h| h.status == status).map(|h| h.name.as_str()).collect();
             if !names.is_empty() {
-                failed = true;
-                reasons.push(format!("hosts {}: {}", format!("{status:?}").to_lowercase(), names.join(", ")));
+                reasons.fail(format!("hosts {}: {}", format!("{status:?}").to_lowercase(), names.join(", ")));
             }
         }
         let errors: BTreeSet<&str> =
             self.report.findings.iter().filter(|f| f.verdict >= Verdict::Error).map(|f| f.id.as_str()).collect();
         if !errors.is_empty() {
-            failed = true;
-            reasons.push(format!("findings at error or fail: {}", errors.into_iter().collect::<Vec<_>>().join(", ")));
+            reasons.fail(format!("findings at error or fail: {}", errors.into_iter().collect::<Vec<_>>().join(", ")));
         }
+    }
+
+    /// Incomplete (stopped, or nothing measured where pairs were asked for) outranks fail and pass.
+    fn verdict(&self, finished: bool, reasons: &mut Reasons) -> SignOffVerdict {
         let measured_pairs = self.report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.samples > 0).count();
-        let verdict = if !finished || self.report.run.stopped.is_some() {
-            reasons.push(format!(
+        if !finished || self.report.run.stopped.is_some() {
+            reasons.note(format!(
                 "run incomplete: {}",
                 self.report.run.stopped.clone().unwrap_or_else(|| "did not reach sign-off".into())
             ));
             SignOffVerdict::Incomplete
         } else if measured_pairs == 0 && self.options.playbook.pairwise.enabled {
-            reasons.push("no pair was measured".into());
+            reasons.note("no pair was measured");
             SignOffVerdict::Incomplete
-        } else if failed {
+        } else if reasons.failed {
             SignOffVerdict::Fail
         } else {
             SignOffVerdict::Pass
-        };
-        self.report.signoff = SignOff { verdict, reasons };
-        self.report.run.complete = verdict != SignOffVerdict::Incomplete;
-        self.report.run.finished_at = Some(now_rfc3339());
+        }
+    }
+
+    /// The sign-off phase in the timeline and the event log.
+    fn close_signoff_phase(&mut self, verdict: SignOffVerdict) {
         self.begin_phase("signoff", 0, 1);
         let status = if verdict == SignOffVerdict::Incomplete { PhaseStatus::Interrupted } else { PhaseStatus::Done };
         let offset = self.elapsed_s();
@@ -140,6 +192,10 @@ impl Coordinator {
             signoff: self.report.signoff.clone(),
             stopped: self.report.run.stopped.clone(),
         });
+    }
+
+    /// The report (JSON), then the summary and JUnit written from it.
+    fn write_outputs(&mut self) -> Result<(), BurninError> {
         self.save()?;
         let dir = self.options.report_dir.clone();
         write_atomically(
