@@ -217,6 +217,127 @@ fn read_checkpoint(dir: &Path) -> Result<Checkpoint, BurninError> {
         .map_err(|e| BurninError::Run(format!("{}: not a burn-in checkpoint: {e}", path.display())))
 }
 
+/// Load the run in `report_dir` to go on with it: its report and checkpoint must be of the same run.
+/// The run keeps the data path it started with; agents are reached at their new addresses (a
+/// `--local` cluster gets new ports), and phases that were running are marked interrupted.
+fn resume_run(options: &mut RunOptions) -> Result<(BurninReport, Checkpoint), BurninError> {
+    let dir = &options.report_dir;
+    let checkpoint = read_checkpoint(dir)?;
+    let path = dir.join(REPORT_FILE);
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| BurninError::Io(format!("cannot read {}", path.display()), e))?;
+    let mut report =
+        BurninReport::from_json(&text).map_err(|e| BurninError::Run(format!("{}: {e}", path.display())))?;
+    if report.run.run_id != checkpoint.run_id {
+        return Err(BurninError::Run(format!(
+            "{}: run {} but the checkpoint is of run {}",
+            path.display(),
+            report.run.run_id,
+            checkpoint.run_id
+        )));
+    }
+    report.run.resumed += 1;
+    options.transport =
+        if report.run.transport == DataTransport::Verbs.name() { DataTransport::Verbs } else { DataTransport::Tcp };
+    report.run.stopped = None;
+    for (host, spec) in report.hosts.iter_mut().zip(&options.hosts) {
+        host.address = spec.address.clone();
+    }
+    for phase in report.phases.iter_mut().filter(|p| p.status == PhaseStatus::Running) {
+        phase.status = PhaseStatus::Interrupted;
+    }
+    Ok((report, checkpoint))
+}
+
+/// The report of a new run: its settings, and every host as given, not yet reached.
+fn new_report(options: &RunOptions) -> Result<BurninReport, BurninError> {
+    let pairwise = &options.playbook.pairwise;
+    let traffic = &options.playbook.traffic;
+    let run = RunInfo {
+        run_id: hex(&random_bytes::<8>()?),
+        started_at: now_rfc3339(),
+        finished_at: None,
+        duration_s: options.duration.as_secs_f64(),
+        playbook: options.playbook.name.clone(),
+        playbook_source: options.playbook_source.clone(),
+        transport: options.transport.name().into(),
+        launcher: options.launcher.clone(),
+        complete: false,
+        stopped: None,
+        steps_done: 0,
+        resumed: 0,
+        pair_test: Some(PairTestSettings {
+            message_bytes: pairwise.message_bytes,
+            queue_pairs: pairwise.queue_pairs,
+            tx_depth: pairwise.tx_depth,
+            validate: pairwise.validate,
+            latency_bytes: pairwise.latency_bytes,
+            traffic_class: traffic.traffic_class,
+            service_level: traffic.service_level,
+            gid_index: traffic.gid_index,
+        }),
+    };
+    let hosts = options
+        .hosts
+        .iter()
+        .map(|h| BurninHost {
+            name: h.name.clone(),
+            address: h.address.clone(),
+            status: HostStatus::Ok,
+            status_at: None,
+            reason: None,
+            last_step: None,
+            rails: Vec::new(),
+            hostname: None,
+            agent_version: None,
+        })
+        .collect();
+    Ok(BurninReport::new(run, hosts))
+}
+
+/// The checkpoint of a new run: what `--resume` needs to go on with it, nothing done yet.
+fn new_checkpoint(options: &RunOptions, run_id: &str) -> Checkpoint {
+    Checkpoint {
+        run_id: run_id.to_string(),
+        hosts: options.hosts.clone(),
+        duration_s: options.duration.as_secs_f64(),
+        playbook_text: toml::to_string(&options.playbook).unwrap_or_default(),
+        playbook_source: options.playbook_source.clone(),
+        launcher: options.launcher.clone(),
+        elapsed_s: 0.0,
+        done: BTreeSet::new(),
+        phase_hosts: BTreeMap::new(),
+        pass_samples: Vec::new(),
+        iteration: 0,
+    }
+}
+
+/// The pair accumulators behind the report's matrices, rebuilt from the means and sample counts a
+/// resumed report holds (empty for a new run).
+fn accumulators_from(report: &BurninReport) -> BTreeMap<(usize, usize, String), Accumulator> {
+    let mut accumulators = BTreeMap::new();
+    let names: Vec<String> = report.hosts.iter().map(|h| h.name.clone()).collect();
+    let index = |name: &str| names.iter().position(|n| n == name);
+    for matrix in &report.pairs {
+        for pair in &matrix.pairs {
+            if let (Some(c), Some(s)) = (index(&pair.client), index(&pair.server)) {
+                let bw_n = if pair.bw_mean_gbps.is_some() { pair.samples } else { 0 };
+                let lat_n = if pair.lat_mean_us.is_some() { pair.samples } else { 0 };
+                accumulators.insert(
+                    (c, s, pair.rail.clone()),
+                    Accumulator {
+                        bw_sum: pair.bw_mean_gbps.unwrap_or(0.0) * bw_n as f64,
+                        bw_n,
+                        lat_sum: pair.lat_mean_us.unwrap_or(0.0) * lat_n as f64,
+                        lat_n,
+                    },
+                );
+            }
+        }
+    }
+    accumulators
+}
+
 impl Coordinator {
     /// How each pair and each loopback is measured: the playbook's test over the run's transport.
     fn measure_spec(&self) -> MeasureSpec {
@@ -229,118 +350,19 @@ impl Coordinator {
         std::fs::create_dir_all(dir)
             .map_err(|e| BurninError::Io(format!("cannot create the report directory {}", dir.display()), e))?;
         let (report, checkpoint) = if options.resume {
-            let checkpoint = read_checkpoint(dir)?;
-            let path = dir.join(REPORT_FILE);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| BurninError::Io(format!("cannot read {}", path.display()), e))?;
-            let mut report =
-                BurninReport::from_json(&text).map_err(|e| BurninError::Run(format!("{}: {e}", path.display())))?;
-            if report.run.run_id != checkpoint.run_id {
-                return Err(BurninError::Run(format!(
-                    "{}: run {} but the checkpoint is of run {}",
-                    path.display(),
-                    report.run.run_id,
-                    checkpoint.run_id
-                )));
-            }
-            report.run.resumed += 1;
-            // The run goes on over the data path it started with.
-            options.transport = if report.run.transport == DataTransport::Verbs.name() {
-                DataTransport::Verbs
-            } else {
-                DataTransport::Tcp
-            };
-            report.run.stopped = None;
-            // Agents reached anew (a --local cluster gets new ports).
-            for (host, spec) in report.hosts.iter_mut().zip(&options.hosts) {
-                host.address = spec.address.clone();
-            }
-            for phase in report.phases.iter_mut().filter(|p| p.status == PhaseStatus::Running) {
-                phase.status = PhaseStatus::Interrupted;
-            }
-            (report, checkpoint)
+            resume_run(&mut options)?
         } else {
-            let run_id = hex(&random_bytes::<8>()?);
-            let run = RunInfo {
-                run_id: run_id.clone(),
-                started_at: now_rfc3339(),
-                finished_at: None,
-                duration_s: options.duration.as_secs_f64(),
-                playbook: options.playbook.name.clone(),
-                playbook_source: options.playbook_source.clone(),
-                transport: options.transport.name().into(),
-                launcher: options.launcher.clone(),
-                complete: false,
-                stopped: None,
-                steps_done: 0,
-                resumed: 0,
-                pair_test: Some(PairTestSettings {
-                    message_bytes: options.playbook.pairwise.message_bytes,
-                    queue_pairs: options.playbook.pairwise.queue_pairs,
-                    tx_depth: options.playbook.pairwise.tx_depth,
-                    validate: options.playbook.pairwise.validate,
-                    latency_bytes: options.playbook.pairwise.latency_bytes,
-                    traffic_class: options.playbook.traffic.traffic_class,
-                    service_level: options.playbook.traffic.service_level,
-                    gid_index: options.playbook.traffic.gid_index,
-                }),
-            };
-            let hosts = options
-                .hosts
-                .iter()
-                .map(|h| BurninHost {
-                    name: h.name.clone(),
-                    address: h.address.clone(),
-                    status: HostStatus::Ok,
-                    status_at: None,
-                    reason: None,
-                    last_step: None,
-                    rails: Vec::new(),
-                    hostname: None,
-                    agent_version: None,
-                })
-                .collect();
-            let checkpoint = Checkpoint {
-                run_id,
-                hosts: options.hosts.clone(),
-                duration_s: options.duration.as_secs_f64(),
-                playbook_text: toml::to_string(&options.playbook).unwrap_or_default(),
-                playbook_source: options.playbook_source.clone(),
-                launcher: options.launcher.clone(),
-                elapsed_s: 0.0,
-                done: BTreeSet::new(),
-                phase_hosts: BTreeMap::new(),
-                pass_samples: Vec::new(),
-                iteration: 0,
-            };
-            (BurninReport::new(run, hosts), checkpoint)
+            let report = new_report(&options)?;
+            let checkpoint = new_checkpoint(&options, &report.run.run_id);
+            (report, checkpoint)
         };
-        let events_path = dir.join(EVENTS_FILE);
+        let events_path = options.report_dir.join(EVENTS_FILE);
         let events = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&events_path)
             .map_err(|e| BurninError::Io(format!("cannot open {}", events_path.display()), e))?;
-        let mut accumulators = BTreeMap::new();
-        let names: Vec<String> = report.hosts.iter().map(|h| h.name.clone()).collect();
-        let index = |name: &str| names.iter().position(|n| n == name);
-        for matrix in &report.pairs {
-            for pair in &matrix.pairs {
-                if let (Some(c), Some(s)) = (index(&pair.client), index(&pair.server)) {
-                    let bw_n = if pair.bw_mean_gbps.is_some() { pair.samples } else { 0 };
-                    let lat_n = if pair.lat_mean_us.is_some() { pair.samples } else { 0 };
-                    accumulators.insert(
-                        (c, s, pair.rail.clone()),
-                        Accumulator {
-                            bw_sum: pair.bw_mean_gbps.unwrap_or(0.0) * bw_n as f64,
-                            bw_n,
-                            lat_sum: pair.lat_mean_us.unwrap_or(0.0) * lat_n as f64,
-                            lat_n,
-                        },
-                    );
-                }
-            }
-        }
+        let accumulators = accumulators_from(&report);
         let mut counter_totals: BTreeMap<String, fabricdoctor_report::burnin::CounterCategories> = BTreeMap::new();
         for interval in &report.counters.intervals {
             counter_totals.entry(interval.host.clone()).or_default().add(&interval.totals);
