@@ -14,6 +14,7 @@ pub mod lspci;
 pub mod nccl;
 pub mod nccl_tests;
 pub mod pickle;
+pub mod prefix;
 pub mod pytorch;
 pub mod rdma;
 pub mod report;
@@ -58,6 +59,8 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     let mut pytorch_records = Vec::new();
     let mut rdma_records = rdma::RdmaRecords::default();
     let mut counter_records = Vec::new();
+    // Inputs whose lines had prefixes, with the host each pdsh/clush label named.
+    let mut relabelled: Vec<(String, Vec<Option<String>>)> = Vec::new();
     for input in inputs {
         let mut kinds = Vec::new();
         if pickle::looks_like_pickle(&input.bytes) {
@@ -83,7 +86,11 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             });
             continue;
         }
-        let text = String::from_utf8_lossy(&input.bytes);
+        let original = String::from_utf8_lossy(&input.bytes);
+        let (text, labels) = prefix::strip_input(&original);
+        if text != original {
+            relabelled.push((input.name.clone(), labels));
+        }
         let name = input.name.as_str();
         let log = nccl::parse(name, &text);
         if !log.is_empty() {
@@ -145,12 +152,42 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     rdma::analyze(&rdma_records, &nccl_logs, &mut analysis);
     counters::analyze(&counter_records, &mut analysis);
     join::enrich(&mut analysis, &counter_records);
+    prefix::restore_evidence(&mut analysis, inputs, &relabelled);
     analysis
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A launcher's labels and a collector's timestamps change nothing but the quoted evidence: the
+    /// same facts with the same attributes, and the evidence is the line as given.
+    #[test]
+    fn prefixed_lines_give_the_same_facts_and_quote_the_original() {
+        let plain = "node7:1234:1250 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.7<0>\n\
+                     node7:1234:1250 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.8<33468> with error 12, opcode 0, len 0, vendor err 129 (Send)\n";
+        let labelled: String =
+            plain.lines().map(|l| format!("[1,3]<stdout>:2024-05-01T10:00:01.123Z \x1b[31m{l}\x1b[0m\n")).collect();
+        let facts = |text: &str| analyze(&[Input::new("job.log", text.as_bytes().to_vec())]).facts;
+        let (expected, got) = (facts(plain), facts(&labelled));
+        assert!(!expected.is_empty());
+        assert_eq!(
+            expected.iter().map(|f| (&f.name, &f.attrs)).collect::<Vec<_>>(),
+            got.iter().map(|f| (&f.name, &f.attrs)).collect::<Vec<_>>()
+        );
+        let warn = got.iter().find(|f| f.name == "nccl.wc_error").expect("wc error fact");
+        assert!(warn.evidence[0].text.starts_with("[1,3]<stdout>:2024-05-01T10:00:01.123Z"), "{:?}", warn.evidence);
+    }
+
+    /// pdsh/clush name the host in their label; a kernel line that names none takes it.
+    #[test]
+    fn a_host_label_names_the_host_of_a_kernel_line() {
+        let text = "node7: [ 12.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n\
+                    node7: [ 12.6] nvidia 0000:3b:00.0: something else\n";
+        let analysis = analyze(&[Input::new("dmesg-all", text.as_bytes().to_vec())]);
+        let xid = analysis.facts.iter().find(|f| f.get("xid") == Some("79")).expect("xid fact");
+        assert_eq!(xid.get("host"), Some("node7"));
+    }
 
     /// Regression: the real-world captures carry annotated headers (`# ROOT CAUSE ... -x
     /// NCCL_IB_GID_INDEX=3`, `#   AER: DevSta shows ...`); read as input, they produced an env

@@ -1,0 +1,252 @@
+//! What launchers, log collectors and terminals put in front of the lines a tool printed, removed
+//! before any analyzer reads them, so that `node7:1234:1250 [0] NCCL WARN ...` is read the same under
+//! any of them. The original line stays the evidence (see `analyze`).
+//!
+//! Prefixes, in the forms their tools print them:
+//! - ANSI colour and cursor sequences (ECMA-48 CSI), anywhere in the line;
+//! - timestamps: ISO-8601 / RFC 3339 (`2024-05-01T10:00:01.123Z`, journalctl `-o short-iso`),
+//!   bracketed (`[2024-05-01 10:00:01]`, `[2024-05-01 10:00:01,123]`), `dmesg` (`[ 1234.567890]`),
+//!   `dmesg -T` (`[Wed May  1 10:00:01 2024]`) and syslog (`May  1 10:00:01`; the host and tag
+//!   that follow are left for the kernel-log reader, which takes the host from them);
+//! - launcher labels: Open MPI `--tag-output` (`[1,0]<stdout>:`), torchrun (`[rank3]:`,
+//!   `[default0]:`), `kubectl logs --prefix` (`[pod/name/container]`), stern (`pod container | `);
+//! - labels that are only prefixes when the whole input carries them: Slurm `srun -l` (`12: `) and
+//!   pdsh/clush (`node7: `, whose host is kept for facts that name none). A single `bond0: ...` or
+//!   `1: lo: ...` line is the tool's own text and is left alone.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::analysis::Analysis;
+use super::Input;
+use crate::fact::Evidence;
+
+/// A line without its prefixes, and the host a pdsh/clush label named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stripped<'a> {
+    pub text: Cow<'a, str>,
+    pub host: Option<String>,
+}
+
+/// The prefixes of one input: which of the ambiguous labels it uses, decided over all its lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Prefixes {
+    task_labels: bool,
+    host_labels: bool,
+}
+
+struct Patterns {
+    ansi: Regex,
+    always: Vec<Regex>,
+    task_label: Regex,
+    host_label: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static PATTERNS: OnceLock<Patterns> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        let compile = |pattern: &str| Regex::new(pattern).expect("a fixed pattern compiles");
+        Patterns {
+            ansi: compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]"),
+            always: [
+                // [2024-05-01 10:00:01] / [2024-05-01T10:00:01.123+00:00] / [2024-05-01 10:00:01,123 INFO]
+                r"^\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[^\]]{0,40}\]:?\s*",
+                // 2024-05-01T10:00:01.123456Z / 2024-05-01 10:00:01,123 / ...+0000, then a space or '|'
+                r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?:\s*\|)?\s+",
+                // dmesg -T
+                r"^\s*\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}\]\s*",
+                // dmesg
+                r"^\s*\[\s*\d+\.\d+\]\s*",
+                // syslog timestamp (RFC 3164)
+                r"^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)? ",
+                // Open MPI --tag-output / --timestamp-output labels
+                r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>:\s?",
+                // torchrun --tee / --redirects and PyTorch's own rank label
+                r"^\s*\[(?:rank|default)\d+\]:\s?",
+                // kubectl logs --prefix
+                r"^\s*\[pod/[^\]\s]+\]\s",
+                // stern: pod and container names (RFC 1123 labels), then " | "
+                r"^[a-z0-9][a-z0-9.-]*(?: [a-z0-9][a-z0-9.-]*)? \| ",
+            ]
+            .iter()
+            .map(|p| compile(p))
+            .collect(),
+            task_label: compile(r"^\s*\d{1,6}: "),
+            // A host name with a digit (node7, gpu-a-012, ip-10-0-0-1): Python exception names and
+            // tool field names ("RuntimeError: ", "Port: ") have none.
+            host_label: compile(r"^([a-z][a-z0-9-]*\d[a-z0-9.-]*): "),
+        }
+    })
+}
+
+impl Prefixes {
+    /// Decide the ambiguous labels: an input uses one when at least half of its non-blank lines
+    /// (after the unambiguous prefixes) start with it.
+    pub fn of(text: &str) -> Prefixes {
+        let patterns = patterns();
+        let (mut lines, mut tasks, mut hosts) = (0usize, 0usize, 0usize);
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            lines += 1;
+            let stripped = Prefixes::default().strip(line);
+            tasks += usize::from(patterns.task_label.is_match(&stripped.text));
+            hosts += usize::from(patterns.host_label.is_match(&stripped.text));
+        }
+        Prefixes { task_labels: lines > 0 && tasks * 2 >= lines, host_labels: lines > 0 && hosts * 2 >= lines }
+    }
+
+    /// The line without the prefixes this input uses (they may be stacked: a pod label, then a
+    /// rank label, then a timestamp).
+    pub fn strip<'a>(&self, line: &'a str) -> Stripped<'a> {
+        let patterns = patterns();
+        let mut text: Cow<'a, str> = if line.contains('\x1b') {
+            Cow::Owned(patterns.ansi.replace_all(line, "").into_owned())
+        } else {
+            Cow::Borrowed(line)
+        };
+        let mut host = None;
+        // Each round removes one prefix; a line carries a few at most.
+        for _ in 0..8 {
+            let mut cut = patterns.always.iter().find_map(|p| p.find(&text)).map(|m| m.end());
+            if cut.is_none() && self.task_labels {
+                cut = patterns.task_label.find(&text).map(|m| m.end());
+            }
+            if cut.is_none() && self.host_labels {
+                if let Some(captures) = patterns.host_label.captures(&text) {
+                    host = Some(captures[1].to_string());
+                    cut = captures.get(0).map(|m| m.end());
+                }
+            }
+            let Some(end) = cut.filter(|end| *end > 0) else { break };
+            text = match text {
+                Cow::Borrowed(s) => Cow::Borrowed(&s[end..]),
+                Cow::Owned(s) => Cow::Owned(s[end..].to_string()),
+            };
+        }
+        Stripped { text, host }
+    }
+}
+
+/// An input's text with every line's prefixes removed (same line count, so line numbers still
+/// cite the input), and per line the host a pdsh/clush label named.
+pub fn strip_input(text: &str) -> (Cow<'_, str>, Vec<Option<String>>) {
+    let prefixes = Prefixes::of(text);
+    let mut changed = false;
+    let mut hosts = Vec::new();
+    let mut stripped = String::with_capacity(text.len());
+    for line in text.lines() {
+        let Stripped { text: clean, host } = prefixes.strip(line);
+        changed |= clean.len() != line.len();
+        stripped.push_str(&clean);
+        stripped.push('\n');
+        hosts.push(host);
+    }
+    if changed {
+        (Cow::Owned(stripped), hosts)
+    } else {
+        (Cow::Borrowed(text), Vec::new())
+    }
+}
+
+/// Evidence quotes the line as the input had it, prefixes included (the analyzers read it without
+/// them); a fact that names no host takes the one its lines' pdsh/clush labels agree on.
+pub fn restore_evidence(analysis: &mut Analysis, inputs: &[Input], relabelled: &[(String, Vec<Option<String>>)]) {
+    if relabelled.is_empty() {
+        return;
+    }
+    let originals: BTreeMap<&str, (Vec<String>, &Vec<Option<String>>)> = relabelled
+        .iter()
+        .filter_map(|(name, hosts)| {
+            let input = inputs.iter().find(|i| &i.name == name)?;
+            let lines = String::from_utf8_lossy(&input.bytes).lines().map(str::to_string).collect();
+            Some((name.as_str(), (lines, hosts)))
+        })
+        .collect();
+    let original = |evidence: &Evidence| -> Option<(&String, Option<&String>)> {
+        let (lines, hosts) = originals.get(evidence.file.as_str())?;
+        let index = evidence.line.checked_sub(1)?;
+        Some((lines.get(index)?, hosts.get(index).and_then(Option::as_ref)))
+    };
+    let restore = |evidence: &mut Evidence| {
+        if let Some((line, _)) = original(evidence) {
+            *evidence = Evidence::new(&evidence.file, evidence.line, line);
+        }
+    };
+    for fact in &mut analysis.facts {
+        if fact.get("host").is_none() {
+            let hosts: BTreeSet<&String> = fact.evidence.iter().filter_map(|e| original(e).and_then(|o| o.1)).collect();
+            if let (1, Some(host)) = (hosts.len(), hosts.first()) {
+                fact.attrs.insert("host".into(), (*host).clone());
+            }
+        }
+        fact.evidence.iter_mut().for_each(restore);
+    }
+    for entry in analysis.ranks.ranks.values_mut() {
+        entry.evidence.iter_mut().for_each(restore);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strip(text: &str) -> Vec<String> {
+        let prefixes = Prefixes::of(text);
+        text.lines().map(|l| prefixes.strip(l).text.into_owned()).collect()
+    }
+
+    const NCCL: &str = "node7:1234:1250 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB";
+
+    #[test]
+    fn every_launcher_and_timestamp_form_is_removed() {
+        for prefixed in [
+            format!("2024-05-01T10:00:01.123456Z {NCCL}"),
+            format!("2024-05-01 10:00:01,123 | {NCCL}"),
+            format!("[2024-05-01 10:00:01] {NCCL}"),
+            format!("[2024-05-01T10:00:01.5+00:00]: {NCCL}"),
+            format!("[1,3]<stdout>:{NCCL}"),
+            format!("[rank3]: {NCCL}"),
+            format!("[default0]:{NCCL}"),
+            format!("[pod/trainer-0/main] {NCCL}"),
+            format!("trainer-worker-3 pytorch | {NCCL}"),
+            format!("\x1b[32m[rank3]:\x1b[0m {NCCL}"),
+            format!("pod-a | [rank1]: 2024-05-01T10:00:01Z {NCCL}"),
+            format!("[Wed May  1 10:00:01 2024] {NCCL}"),
+            format!("[ 1234.567890] {NCCL}"),
+        ] {
+            assert_eq!(strip(&prefixed), vec![NCCL.to_string()], "{prefixed:?}");
+        }
+    }
+
+    #[test]
+    fn syslog_keeps_the_host_and_tag_for_the_kernel_reader() {
+        assert_eq!(
+            strip("Nov 22 10:00:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, x"),
+            vec!["node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, x"]
+        );
+    }
+
+    #[test]
+    fn ambiguous_labels_only_when_the_whole_input_carries_them() {
+        let srun = format!("0: {NCCL}\n1: {NCCL}\n12: {NCCL}\n");
+        assert_eq!(strip(&srun), vec![NCCL.to_string(); 3]);
+        let pdsh = format!("node7: {NCCL}\ngpu-a-012: [ 12.5] mlx5_core 0000:3b:00.0: link down\n");
+        let prefixes = Prefixes::of(&pdsh);
+        let second = prefixes.strip(pdsh.lines().nth(1).expect("line"));
+        assert_eq!(second.text, "mlx5_core 0000:3b:00.0: link down");
+        assert_eq!(second.host.as_deref(), Some("gpu-a-012"));
+        // The tool's own text: a lone bond line in a kernel log, `ip link` numbering.
+        let kernel = "[ 5.1] mlx5_core 0000:3b:00.0: x\nbond0: (slave ens1f0): link status down\n[ 5.2] y\n";
+        assert_eq!(strip(kernel)[1], "bond0: (slave ens1f0): link status down");
+        let exceptions = "RuntimeError: NCCL error\nDistBackendError: x\n";
+        assert_eq!(strip(exceptions), vec!["RuntimeError: NCCL error", "DistBackendError: x"]);
+    }
+
+    #[test]
+    fn indentation_without_a_prefix_is_kept() {
+        // lspci -vvv and ibv_devinfo attach indented lines to the device above them.
+        assert_eq!(strip("\tLnkSta: Speed 8GT/s, Width x8\n"), vec!["\tLnkSta: Speed 8GT/s, Width x8"]);
+    }
+}
