@@ -119,6 +119,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "kernel 'NVRM: Xid' usually caused by the application (13, 31, 43, 45)",
     ),
     ("gpu.ecc", "xid meaning bus_id host", "Xid 48, 63, 64, 92, 94, 95 (GPU memory errors)"),
+    (
+        "input.error_lines",
+        "file count first",
+        "lines of a log that look like errors (WARN, error, failed, timeout, Xid, AER) and that no other fact explains",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -21,6 +21,7 @@ pub mod report;
 #[cfg(test)]
 mod robustness;
 pub mod topo;
+mod unexplained;
 
 use fabricdoctor_checks::Finding;
 
@@ -59,6 +60,8 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     let mut pytorch_records = Vec::new();
     let mut rdma_records = rdma::RdmaRecords::default();
     let mut counter_records = Vec::new();
+    // Every text input as the analyzers read it, for the lines none of them explained.
+    let mut texts: Vec<(String, String)> = Vec::new();
     // Inputs whose lines had prefixes, with the host each pdsh/clush label named.
     let mut relabelled: Vec<(String, Vec<Option<String>>)> = Vec::new();
     for input in inputs {
@@ -146,12 +149,14 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds: kinds.iter().map(|k| k.to_string()).collect(),
             lines: text.lines().count(),
         });
+        texts.push((name.to_string(), text.into_owned()));
     }
     nccl::analyze(&nccl_logs, &mut analysis);
     pytorch::analyze(&pytorch_records, &mut analysis);
     rdma::analyze(&rdma_records, &nccl_logs, &mut analysis);
     counters::analyze(&counter_records, &mut analysis);
     join::enrich(&mut analysis, &counter_records);
+    unexplained::record(&mut analysis, &texts);
     prefix::restore_evidence(&mut analysis, inputs, &relabelled);
     analysis
 }
@@ -187,6 +192,27 @@ mod tests {
         let analysis = analyze(&[Input::new("dmesg-all", text.as_bytes().to_vec())]);
         let xid = analysis.facts.iter().find(|f| f.get("xid") == Some("79")).expect("xid fact");
         assert_eq!(xid.get("host"), Some("node7"));
+    }
+
+    /// Never silent: a log whose errors no playbook knows gets a diagnosis that quotes them, and
+    /// an unrecognised input an observation naming their lines.
+    #[test]
+    fn errors_no_playbook_knows_are_quoted_not_hidden() {
+        let text = "step 1200 loss 2.31\nterminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: an illegal memory access was encountered\nstep 1201\nSegmentation fault (core dumped)\n";
+        let report = triage(&[Input::new("train.out", text.as_bytes().to_vec())], &Playbook::embedded());
+        let top = report.diagnoses.first().expect("a diagnosis, not silence");
+        assert_eq!(top.id, "errors-not-understood");
+        assert_eq!(top.evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 3, 5]);
+        assert!(top.cause.contains("throwing an instance of 'c10::Error'"), "{}", top.cause);
+        let observation = report.observations.iter().find(|o| o.verdict == fabricdoctor_checks::Verdict::Warn);
+        assert!(
+            observation.is_some_and(|o| o.message.ends_with("look like errors: 2, 3, 5")),
+            "{:?}",
+            report.observations
+        );
+        // Healthy text stays without a diagnosis.
+        let quiet = triage(&[Input::new("train.out", b"step 1 loss 2.0\n".to_vec())], &Playbook::embedded());
+        assert!(quiet.diagnoses.is_empty());
     }
 
     /// Regression: the real-world captures carry annotated headers (`# ROOT CAUSE ... -x

@@ -1,0 +1,104 @@
+//! Never silent: lines that look like errors and that no analyzer explained. An on-call engineer
+//! reads "no diagnosis" as "not a fabric problem"; when a log holds error lines that no playbook
+//! knows, triage says so and quotes them.
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use fabricdoctor_checks::{Finding, Verdict};
+use regex::Regex;
+
+use super::analysis::Analysis;
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
+
+/// Most error lines quoted per input: enough to see the first failure and its neighbours.
+const MAX_QUOTED: usize = 12;
+
+/// Words that mark a line as reporting a failure, in the forms NCCL, PyTorch, the kernel and the
+/// usual launchers print them.
+fn error_words() -> &'static Regex {
+    static WORDS: OnceLock<Regex> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        Regex::new(
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused)\b",
+        )
+        .expect("a fixed pattern compiles")
+    })
+}
+
+/// Whether a line reports a failure: an error word, and not a zero count ("port_rcv_errors: 0",
+/// "#wrong 0") or an INFO line of NCCL's (settings and choices, never failures by themselves).
+pub fn looks_like_error(line: &str) -> bool {
+    if !error_words().is_match(line) || line.contains(" NCCL INFO ") {
+        return false;
+    }
+    let last = line.trim_end().rsplit([' ', '\t', ':', '=']).next().unwrap_or("");
+    last != "0"
+}
+
+/// Input kinds that are logs (where an error line is news) rather than tool outputs read field
+/// by field (where "errors" names a counter or a capability).
+fn is_log(kinds: &[String]) -> bool {
+    kinds.iter().all(|k| {
+        matches!(k.as_str(), "unrecognised" | "nccl-log" | "kernel-log" | "nccl-ras") || k.starts_with("pytorch-")
+    })
+}
+
+/// For every log input: the error lines no fact cites become an `input.error_lines` fact (what
+/// the fallback rule quotes when nothing else matched), and an unrecognised input gets an
+/// observation listing them by line number.
+pub fn record(analysis: &mut Analysis, texts: &[(String, String)]) {
+    let cited: BTreeSet<(&str, usize)> =
+        analysis.facts.iter().flat_map(|f| f.evidence.iter()).map(|e| (e.file.as_str(), e.line)).collect();
+    let mut facts = Vec::new();
+    let mut observations = Vec::new();
+    for (name, text) in texts {
+        let Some(summary) = analysis.inputs.iter().find(|i| &i.file == name) else { continue };
+        if !is_log(&summary.kinds) {
+            continue;
+        }
+        let lines: Vec<(usize, &str)> = numbered_lines(text)
+            .filter(|(number, line)| !cited.contains(&(name.as_str(), *number)) && looks_like_error(line))
+            .collect();
+        let Some((_, first)) = lines.first() else { continue };
+        let mut fact =
+            Fact::new("input.error_lines").attr("file", name).attr("count", lines.len()).attr("first", first.trim());
+        for (number, line) in lines.iter().take(MAX_QUOTED) {
+            fact = fact.evidence(Evidence::new(name, *number, line));
+        }
+        if summary.kinds.iter().any(|k| k == "unrecognised") {
+            let numbers: Vec<String> = lines.iter().take(40).map(|(n, _)| n.to_string()).collect();
+            let more = if lines.len() > 40 { format!(" and {} more", lines.len() - 40) } else { String::new() };
+            let mut finding = Finding::new(
+                "triage.input",
+                Verdict::Warn,
+                name.clone(),
+                format!("not understood, but these lines look like errors: {}{more}", numbers.join(", ")),
+            );
+            finding.evidence =
+                lines.iter().take(MAX_QUOTED).map(|(n, l)| format!("{name}:{n}: {}", l.trim())).collect();
+            observations.push(finding);
+        }
+        facts.push(fact);
+    }
+    analysis.facts.extend(facts);
+    analysis.observations.extend(observations);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_lines_and_not_counts_or_settings() {
+        assert!(looks_like_error("node1:1:2 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<5000> failed : Connection refused"));
+        assert!(looks_like_error("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, unhandled system error"));
+        assert!(looks_like_error(
+            "[ 12.5] pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0"
+        ));
+        assert!(!looks_like_error("port_rcv_errors: 0"));
+        assert!(!looks_like_error("node1:1:2 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22"));
+        assert!(!looks_like_error("Epoch 3 loss 0.41"));
+    }
+}
