@@ -118,7 +118,17 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "xid meaning bus_id host",
         "kernel 'NVRM: Xid' usually caused by the application (13, 31, 43, 45)",
     ),
-    ("gpu.ecc", "xid meaning bus_id host", "Xid 48, 63, 64, 92, 94, 95 (GPU memory errors)"),
+    (
+        "gpu.xid_attention",
+        "xid meaning bus_id host",
+        "kernel 'NVRM: Xid' the GPU handled (recorded row remap, contained error): watch it (NVIDIA's Xid catalog)",
+    ),
+    ("gpu.ecc", "xid meaning bus_id host", "Xid 48, 63, 64, 92, 94, 95, 140 (GPU memory errors)"),
+    (
+        "gpu.lost",
+        "how bus_id host",
+        "Xid 79/119/120, the driver's 'fallen off the bus', nvidia-smi 'Unable to determine the device handle', PCIe Surprise Down",
+    ),
     (
         "input.error_lines",
         "file count first",

@@ -356,7 +356,8 @@ fn synthetic_causes() {
     let cases: &[(&str, &str, &str, &[&str])] = &[
         ("acs-silent-hang.txt", "gpudirect-acs-iommu", "high", &["ReqRedir+"]),
         ("cross-nic-rail-only.log", "cross-nic-rail", "medium", &["mlx5_1", "mlx5_0"]),
-        ("gpu-xid-behind-network-error.log", "gpu-fault", "high", &["Xid 79", "gpu-d03"]),
+        ("gpu-xid-behind-network-error.log", "gpu-lost", "high", &["Xid 79", "gpu-d03", "0000:9b:00"]),
+        ("gpu-xid-dbe-behind-network-error.log", "gpu-fault", "high", &["Xid 48", "gpu-d03"]),
         ("socket-ifname-docker0.log", "socket-ifname", "high", &["docker0"]),
         ("version-mismatch.log", "version-env-mismatch", "high", &["2.18.5", "2.21.5"]),
         ("link-flap-dmesg.txt", "link-flap", "medium", &["ens1f0np0"]),
@@ -382,10 +383,41 @@ fn synthetic_causes() {
 
 #[test]
 fn a_gpu_fault_outranks_the_network_errors_it_causes() {
-    let (report, _) = triage(&fixture("triage/gpu-xid-behind-network-error.log"));
-    assert_eq!(report.diagnoses[0].id, "gpu-fault");
-    for later in &report.diagnoses[1..] {
-        assert_ne!(later.confidence, "high", "{} should rank below the GPU fault", later.id);
+    for (name, id) in
+        [("gpu-xid-behind-network-error.log", "gpu-lost"), ("gpu-xid-dbe-behind-network-error.log", "gpu-fault")]
+    {
+        let (report, _) = triage(&fixture(&format!("triage/{name}")));
+        assert_eq!(report.diagnoses[0].id, id, "{name}");
+        for later in &report.diagnoses[1..] {
+            assert_ne!(later.confidence, "high", "{name}: {} should rank below {id}", later.id);
+        }
+    }
+}
+
+/// A GPU lost from the bus, however it shows (Xid 79 is above), is the diagnosis, ranked above the
+/// network errors that follow it: a Surprise Down on the GPU's port, or nvidia-smi failing to reach it.
+#[test]
+fn a_lost_gpu_is_named_from_the_bus_or_nvidia_smi() {
+    let network = "gpu-d01:4411:4502 [2] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.50.0.13<51234> with status=12 opcode=0 len=0 vendor err 129 (Send)\n";
+    for (lost, words) in [
+        (
+            "[Mon Nov 22 14:01:55 2026] pcieport 0000:97:01.0: AER: Uncorrected (Fatal) error received: 0000:9b:00.0\n[Mon Nov 22 14:01:55 2026] pcieport 0000:97:01.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)\n[Mon Nov 22 14:01:55 2026] pcieport 0000:97:01.0:    [ 5] SDES                   (First)\n[Mon Nov 22 14:01:55 2026] pcieport 0000:97:01.0: AER: Surprise Down Error received: 0000:9b:00.0\n",
+            &["Surprise Down", "0000:9b:00.0"][..],
+        ),
+        ("Unable to determine the device handle for GPU0000:9B:00.0: Unknown Error\n", &["device handle", "0000:9b:00.0"][..]),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("paste.txt");
+        std::fs::write(&path, format!("{lost}{network}")).expect("write");
+        let (report, _) = triage(&path);
+        let top = assert_top(&report, "gpu-lost", "high");
+        let text = format!("{} {:?}", top.cause, top.evidence);
+        for word in words {
+            assert!(text.contains(word), "{word:?} not in {text}");
+        }
+        for later in &report.diagnoses[1..] {
+            assert_ne!(later.confidence, "high", "{} should rank below the lost GPU", later.id);
+        }
     }
 }
 

@@ -1,4 +1,5 @@
-//! Number-to-meaning tables the logs need: verbs work-completion status codes and NVIDIA Xid codes.
+//! Number-to-meaning tables the logs need: verbs work-completion status codes. (NVIDIA Xid codes
+//! have one table, shared with `check`: `fabricdoctor_probes::gpu::xid::xid_meaning`.)
 
 /// `enum ibv_wc_status` (rdma-core `libibverbs/verbs.h`) and the text `ibv_wc_status_str()` gives,
 /// with what the status usually means on a GPU fabric.
@@ -30,32 +31,6 @@ pub fn wc_status(status: u32) -> (&'static str, &'static str) {
         23 => ("IBV_WC_TM_RNDV_INCOMPLETE", "tag matching rendezvous incomplete"),
         _ => ("unknown", "status not in rdma-core's ibv_wc_status"),
     }
-}
-
-/// NVIDIA Xid codes (NVIDIA "XID Errors" catalogue) that point at the GPU or its memory rather than at
-/// the application: these make a rank stop and its peers hang in the network.
-pub fn xid(code: u32) -> Option<(&'static str, bool)> {
-    // (meaning, hardware/driver fault rather than an application error)
-    Some(match code {
-        13 => ("graphics engine exception (often an application fault)", false),
-        31 => ("GPU memory page fault (often an application fault)", false),
-        43 => ("GPU stopped processing (application or driver)", false),
-        45 => ("preemptive cleanup after a previous error", false),
-        48 => ("double-bit ECC error", true),
-        61 => ("internal micro-controller breakpoint/warning", true),
-        62 => ("internal micro-controller halt", true),
-        63 => ("ECC page retirement or row remapping recorded", true),
-        64 => ("ECC page retirement or row remapping failure", true),
-        74 => ("NVLink error", true),
-        79 => ("GPU has fallen off the bus", true),
-        92 => ("high single-bit ECC error rate", true),
-        94 => ("contained ECC error", true),
-        95 => ("uncontained ECC error", true),
-        109 => ("context switch timeout", true),
-        119 => ("GSP RPC timeout", true),
-        120 => ("GSP error", true),
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::decode::xid;
+use fabricdoctor_probes::gpu::xid::{parse_xid_line, xid_meaning, XidSeverity};
+
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
 
@@ -13,36 +14,76 @@ fn syslog_host(line: &str) -> Option<&str> {
     before.split_whitespace().last().filter(|h| !h.contains(':') && !h.starts_with('['))
 }
 
+/// A line that says a GPU left the bus, other than an Xid: the driver's own "fallen off the bus"
+/// message, `nvidia-smi`/NVML failing to reach a GPU ("Unable to determine the device handle",
+/// "GPU is lost"), or a PCIe Surprise Down (the link to a device dropped without warning; PCIe base
+/// spec 6.2.7, reported by the AER driver as "Surprise Down Error" and by pciehp as a link down).
+fn gpu_lost_line(raw: &str, host: &str, evidence: Evidence) -> Option<Fact> {
+    let bus_after = |marker: &str| -> Option<String> {
+        let rest = &raw[raw.find(marker)? + marker.len()..];
+        let token = rest.trim_start().split(|c: char| c.is_whitespace() || c == ',').next()?;
+        let token = token.trim_end_matches(':').trim_start_matches("PCI:").to_ascii_lowercase();
+        (token.matches(':').count() >= 1 && token.chars().any(|c| c.is_ascii_hexdigit())).then_some(token)
+    };
+    let (how, bus) = if raw.contains("NVRM:") && raw.contains("fallen off the bus") {
+        ("the driver reports the GPU fallen off the bus", bus_after("NVRM: GPU ").or_else(|| bus_after("GPU at PCI:")))
+    } else if raw.contains("Unable to determine the device handle for") {
+        (
+            "nvidia-smi cannot reach the GPU (unable to determine the device handle)",
+            bus_after("device handle for GPU").or_else(|| bus_after("device handle for gpu")),
+        )
+    } else if raw.contains("GPU is lost") {
+        ("NVML reports the GPU lost", bus_after("GPU"))
+    } else if raw.to_ascii_lowercase().contains("surprise down") {
+        ("a PCIe Surprise Down: the device's link dropped", bus_after("received:").or_else(|| bus_after("pcieport")))
+    } else {
+        return None;
+    };
+    let mut fact = Fact::new("gpu.lost").attr("how", how).host(host).evidence(evidence);
+    if let Some(bus) = bus {
+        fact = fact.attr("bus_id", bus);
+    }
+    Some(fact)
+}
+
 pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     let mut link_downs: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
-        if let Some(rest) = raw.split("NVRM: Xid ").nth(1) {
-            // NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.
-            let bus =
-                rest.trim_start_matches('(').split(')').next().unwrap_or("").trim_start_matches("PCI:").to_string();
-            let code = rest
-                .split_once("):")
-                .and_then(|(_, r)| r.trim().split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok());
-            if let Some(code) = code {
-                let (meaning, hardware) = xid(code).unwrap_or(("see NVIDIA's Xid catalogue", false));
-                let name = if hardware { "gpu.xid" } else { "gpu.xid_application" };
+        if raw.contains("NVRM: Xid ") {
+            // One table for check and triage: NVIDIA's Xid catalog, in probes/src/gpu/xid.rs.
+            if let Some(event) = parse_xid_line(raw) {
+                let (meaning, severity) =
+                    xid_meaning(event.code).unwrap_or(("see NVIDIA's Xid catalog", XidSeverity::Attention));
                 let fact = |name: &str| {
                     Fact::new(name)
-                        .attr("xid", code)
+                        .attr("xid", event.code)
                         .attr("meaning", meaning)
-                        .attr("bus_id", &bus)
+                        .attr("bus_id", &event.pci)
                         .host(&host)
                         .evidence(evidence())
                 };
-                facts.push(fact(name));
-                // Xids that report GPU memory errors are also ECC facts (NVIDIA Xid catalogue).
-                if matches!(code, 48 | 63 | 64 | 92 | 94 | 95) {
+                facts.push(fact(match severity {
+                    XidSeverity::Hardware => "gpu.xid",
+                    XidSeverity::Attention => "gpu.xid_attention",
+                    XidSeverity::Application => "gpu.xid_application",
+                }));
+                // Xids that report GPU memory errors are also ECC facts (NVIDIA Xid catalog).
+                if matches!(event.code, 48 | 63 | 64 | 92 | 94 | 95 | 140) {
                     facts.push(fact("gpu.ecc"));
                 }
+                // The GPU is gone from the bus or its firmware stopped answering: every rank on it is
+                // dead, whatever the network says afterwards.
+                if matches!(event.code, 79 | 119 | 120) {
+                    facts.push(fact("gpu.lost").attr("how", format!("Xid {}: {meaning}", event.code)));
+                }
             }
+            continue;
+        }
+        if let Some(fact) = gpu_lost_line(raw, &host, evidence()) {
+            facts.push(fact);
             continue;
         }
         let lower = raw.to_ascii_lowercase();
@@ -200,6 +241,36 @@ mod tests {
         assert_eq!(report.facts[1].get("host"), Some("10.0.0.9"));
         assert_eq!(report.facts[1].get("gpu"), Some("3"));
         assert!(parse_ras("f", "Process 1 on node x managing GPU 0\n").is_empty(), "not a RAS report");
+    }
+
+    /// One Xid table with `check` (NVIDIA's Xid catalog): codes the old triage table lacked are
+    /// named, and the catalog's severity decides the fact.
+    #[test]
+    fn xids_follow_the_shared_catalog() {
+        let line = |code: u32| format!("NVRM: Xid (PCI:0000:3b:00): {code}, pid=1, name=python, x");
+        for (code, name) in [
+            (38, "gpu.xid"),
+            (57, "gpu.xid"),
+            (140, "gpu.xid"),
+            (143, "gpu.xid"),
+            (154, "gpu.xid"),
+            (63, "gpu.xid_attention"),
+            (92, "gpu.xid_attention"),
+            (94, "gpu.xid_attention"),
+            (109, "gpu.xid_attention"),
+            (13, "gpu.xid_application"),
+        ] {
+            let facts = parse_kernel("f", &line(code));
+            assert_eq!(facts[0].name, name, "Xid {code}");
+            let (meaning, _) = xid_meaning(code).expect("in the catalog");
+            assert_eq!(facts[0].get("meaning"), Some(meaning), "Xid {code}");
+        }
+        let lost: Vec<String> = [79, 119, 120, 48]
+            .iter()
+            .filter(|code| parse_kernel("f", &line(**code)).iter().any(|f| f.name == "gpu.lost"))
+            .map(|code| code.to_string())
+            .collect();
+        assert_eq!(lost, ["79", "119", "120"]);
     }
 
     #[test]
