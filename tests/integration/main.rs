@@ -7,6 +7,7 @@ mod burnin;
 mod cli;
 mod collective;
 mod contract;
+mod corpus;
 mod counters;
 mod ethtool;
 mod fixtures;

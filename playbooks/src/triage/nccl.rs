@@ -117,9 +117,22 @@ fn command_line_settings(file: &str, line_no: usize, raw: &str) -> Vec<Setting> 
 /// Parse an input's NCCL lines. Never fails: lines that are not NCCL's are skipped.
 pub fn parse(file: &str, text: &str) -> NcclLog {
     let mut log = NcclLog { file: file.to_string(), ..NcclLog::default() };
+    let mut quote_next = false;
     for (line_no, raw) in numbered_lines(text) {
         log.settings.extend(command_line_settings(file, line_no, raw));
-        if let Some(line) = parse_line(line_no, raw) {
+        let quoted = quoted_warning(raw, std::mem::take(&mut quote_next));
+        quote_next = raw.trim_end().ends_with("Last error:");
+        if let Some(message) = quoted {
+            log.lines.push(NcclLine {
+                line: line_no,
+                host: None,
+                pid: None,
+                dev: None,
+                level: Level::Warn,
+                message,
+                raw: raw.to_string(),
+            });
+        } else if let Some(line) = parse_line(line_no, raw) {
             if let Some(version) = line.message.strip_prefix("NCCL version ") {
                 let version = version.split_whitespace().next().unwrap_or("").to_string();
                 log.versions.push((line.host.clone(), version, Evidence::new(file, line_no, raw)));
@@ -142,6 +155,24 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
         }
     }
     log
+}
+
+/// NCCL's last warning as a caller quotes it, without NCCL's own log: PyTorch's `DistBackendError`
+/// prints `Last error:` and the message on the next line (c10d `NCCLUtils.hpp`, from
+/// `ncclGetLastError`), or on the same line; XLA/JAX prints `Last NCCL warning(error): '...'`.
+/// The message is read as the WARN line it was.
+fn quoted_warning(raw: &str, after_last_error: bool) -> Option<String> {
+    let trimmed = raw.trim();
+    let message = if let Some((_, rest)) = raw.split_once("Last NCCL warning(error): ") {
+        rest.trim().trim_matches('\'').to_string()
+    } else if let Some((_, rest)) = raw.split_once("Last error: ") {
+        rest.trim().to_string()
+    } else if after_last_error && !trimmed.is_empty() && !trimmed.contains(" NCCL ") {
+        trimmed.to_string()
+    } else {
+        return None;
+    };
+    (!message.is_empty()).then_some(message)
 }
 
 /// The number after `key ` in `text` ("rank 3" -> 3), case-insensitive on the key.

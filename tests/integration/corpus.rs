@@ -1,0 +1,101 @@
+//! Triage against real incidents it was not built from: `tests/corpus/cases/*.txt`, machine output
+//! that operators posted publicly, each with a `#! ` header naming its source, what the thread
+//! established and the cause triage should name first (`tests/corpus/INDEX.md`). A fifth of the
+//! cases are held out (`#! split: heldout`): rules are tuned on the others only.
+//!
+//! The test prints the table (case, expected, got, hit or miss) and both hit rates, and fails when a
+//! rate falls below the floor recorded in `tests/corpus/floor.txt`: the floor only moves up, with
+//! the rules.
+
+use fabricdoctor_playbooks::{triage, Input, Playbook};
+
+use crate::support::{loud_eprintln, repository};
+
+struct Case {
+    id: String,
+    expected: String,
+    heldout: bool,
+    text: String,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = repository().join("tests/corpus/cases");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let header = |key: &str| {
+                raw.lines()
+                    .filter_map(|l| l.strip_prefix("#! "))
+                    .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+                    .unwrap_or_else(|| panic!("{}: no `#! {key}` header", path.display()))
+            };
+            // The header is the answer key, not input: it is replaced by blank lines so that line
+            // numbers in evidence still match the file.
+            let text = raw.lines().map(|l| if l.starts_with("#! ") { "" } else { l }).collect::<Vec<_>>().join("\n");
+            Case {
+                id: path.file_stem().expect("file name").to_string_lossy().into_owned(),
+                expected: header("expected:"),
+                heldout: header("split:") == "heldout",
+                text,
+            }
+        })
+        .collect()
+}
+
+/// The floor of hits, `train N` and `heldout N`, one per line.
+fn floor(split: &str) -> usize {
+    let path = repository().join("tests/corpus/floor.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| l.strip_prefix(split)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{}: no `{split} N` line", path.display()))
+}
+
+#[test]
+fn triage_names_the_established_cause_of_real_incidents() {
+    let playbooks = Playbook::embedded();
+    let cases = cases();
+    assert!(cases.len() >= 80, "the corpus holds {} cases", cases.len());
+    let mut rows = Vec::new();
+    let (mut train, mut heldout) = ((0, 0), (0, 0));
+    for case in &cases {
+        let report = triage(&[Input::new(case.id.clone(), case.text.clone().into_bytes())], &playbooks);
+        let got = report.diagnoses.first().map_or("none", |d| d.id.as_str()).to_string();
+        let hit = got == case.expected;
+        let tally = if case.heldout { &mut heldout } else { &mut train };
+        tally.0 += usize::from(hit);
+        tally.1 += 1;
+        rows.push(format!(
+            "{:<58} {:<8} {:<26} {:<26} {}",
+            case.id,
+            if case.heldout { "heldout" } else { "train" },
+            case.expected,
+            got,
+            if hit { "hit" } else { "MISS" }
+        ));
+    }
+    let rate = |(hits, all): (usize, usize)| 100.0 * hits as f64 / all.max(1) as f64;
+    loud_eprintln!("{:<58} {:<8} {:<26} {:<26} result", "case", "split", "expected", "got");
+    for row in &rows {
+        loud_eprintln!("{row}");
+    }
+    loud_eprintln!(
+        "corpus: train {}/{} ({:.0} %), held out {}/{} ({:.0} %)",
+        train.0,
+        train.1,
+        rate(train),
+        heldout.0,
+        heldout.1,
+        rate(heldout)
+    );
+    assert!(train.0 >= floor("train"), "train hits {} below the floor {}", train.0, floor("train"));
+    assert!(heldout.0 >= floor("heldout"), "held-out hits {} below the floor {}", heldout.0, floor("heldout"));
+}
