@@ -52,6 +52,19 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "host",
         "RCCL WARN 'Missing \"iommu=pt\" from kernel command line' (advice printed at init)",
     ),
+    ("nccl.duplicate_gpu", "text host", "NCCL WARN 'Duplicate GPU detected': two ranks on one CUDA device"),
+    ("nccl.port_error", "host", "NCCL WARN 'Got async event : port error' (IBV_EVENT_PORT_ERR)"),
+    ("nccl.gpu_out_of_memory", "text host", "NCCL WARN 'Cuda failure 'out of memory'', 'Failed to CUDA calloc'"),
+    ("nccl.cuda_version", "text host", "NCCL WARN on a CUDA driver older than the runtime NCCL was built for"),
+    ("nccl.memlock", "text host", "NCCL WARN ibv_reg_mr/register memory failing with ENOMEM (locked-memory limit)"),
+    (
+        "nccl.registration_unsupported",
+        "text host",
+        "NCCL WARN ibv_reg_dmabuf_mr/register memory refused (not supported, invalid argument)",
+    ),
+    ("nccl.internal", "text host", "NCCL WARN on NCCL's own protocol ('Message truncated')"),
+    ("nccl.topology_file", "text host", "NCCL WARN importing NCCL_TOPO_FILE/NCCL_GRAPH_FILE ('XML Import')"),
+    ("nccl.nvls_failed", "text host", "NCCL WARN from transport/nvls.cc (NVLink SHARP setup)"),
     ("nccl.error", "text host", "any other NCCL WARN"),
     ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),
     ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),
@@ -197,6 +210,9 @@ pub struct Rule {
     pub strengthened_by: Vec<String>,
     #[serde(default)]
     pub weakened_by: Vec<String>,
+    /// Fires only when no other rule, fallbacks included, did: the last word before silence.
+    #[serde(default)]
+    pub catch_all: bool,
     #[serde(default)]
     pub fallback: bool,
     /// What the evidence cannot settle, said in the diagnosis ("why rank 22 issued a different ...").

@@ -27,6 +27,8 @@ pub struct NcclLine {
     /// Text after `NCCL WARN ` / `NCCL INFO `.
     pub message: String,
     pub raw: String,
+    /// NCCL's source file that printed it (`transport/nvls.cc:165` before the level, NCCL 2.8+).
+    pub source: Option<String>,
 }
 
 /// A `NCCL_*=value` setting, from a log's "set by environment" line or a launcher command line.
@@ -86,7 +88,11 @@ fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
             break;
         }
     }
-    Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string() })
+    let source = tokens
+        .last()
+        .filter(|t| t.rsplit_once(':').is_some_and(|(f, n)| f.contains('.') && n.chars().all(|c| c.is_ascii_digit())))
+        .map(|t| t.rsplit_once(':').map_or(*t, |(f, _)| f).to_string());
+    Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string(), source })
 }
 
 /// `NAME=value` tokens for NCCL settings on a launcher command line.
@@ -131,6 +137,7 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
                 level: Level::Warn,
                 message,
                 raw: raw.to_string(),
+                source: None,
             });
         } else if let Some(line) = parse_line(line_no, raw) {
             if let Some(version) = line.message.strip_prefix("NCCL version ") {
@@ -213,7 +220,8 @@ fn using_list(message: &str) -> Vec<String> {
                 _ => t,
             }
         })
-        .filter(|t| !t.is_empty())
+        // NCCL before 2.4 printed "NET : Using interface lo:127.0.0.1<0>", one line per interface.
+        .filter(|t| !t.is_empty() && *t != "interface")
         .map(str::to_string)
         .collect()
 }
@@ -351,7 +359,20 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         seen.channels.push(channel);
     }
     if line.level == Level::Warn {
-        analysis.push(warning_fact(line, &host).evidence(evidence));
+        let fact = warning_fact(line, &host).evidence(evidence.clone());
+        // A connection attempt to a link-local or loopback address means the peer announced the
+        // address of an interface no other host can reach (RFC 3927 169.254/16, RFC 4291 fe80::/10).
+        if fact.name == "nccl.socket_connect_failed" {
+            if let Some(address) = unreachable_address(&line.message) {
+                analysis.push(
+                    Fact::new("nccl.socket_iface_suspect")
+                        .host(&host)
+                        .attr("iface", format!("the one with {address}"))
+                        .evidence(evidence),
+                );
+            }
+        }
+        analysis.push(fact);
     }
 }
 
@@ -408,14 +429,55 @@ fn suspect_socket_interface(message: &str, host: &str, evidence: &Evidence, anal
     }
 }
 
+/// The first link-local or loopback address a message names (`Connect to 169.254.0.1<40815>`).
+fn unreachable_address(message: &str) -> Option<&str> {
+    message
+        .split(|c: char| c.is_whitespace() || c == '<' || c == '[' || c == ']' || c == ',')
+        .find(|t| t.starts_with("169.254.") || t.starts_with("127.") || t.to_ascii_lowercase().starts_with("fe80:"))
+}
+
 /// What a `NCCL WARN` line reports, most specific kind first; `nccl.error` for the rest.
 fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     let message = line.message.as_str();
     let lower = message.to_ascii_lowercase();
     if lower.contains("got completion") && (lower.contains("error") || lower.contains("status=")) {
         wc_error_fact(line, host)
-    } else if lower.contains("collective mismatch") {
+    } else if lower.contains("collective mismatch") || lower.contains("mismatched collective") {
         collective_mismatch_fact(message, host)
+    } else if lower.contains("duplicate gpu detected") {
+        // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it).
+        Fact::new("nccl.duplicate_gpu").host(host).attr("text", message)
+    } else if lower.contains("async event") && lower.contains("port error") {
+        // net_ib: IBV_EVENT_PORT_ERR, the port left the Active state (a link going down).
+        Fact::new("nccl.port_error").host(host)
+    } else if lower.contains("out of memory")
+        || lower.contains("failed to cuda calloc")
+        || lower.contains("failed to cuda malloc")
+    {
+        Fact::new("nccl.gpu_out_of_memory").host(host).attr("text", message)
+    } else if lower.contains("cannot be captured in a graph")
+        || lower.contains("driver version is insufficient")
+        || lower.contains("insufficient driver")
+        || lower.contains("cuda driver version")
+    {
+        Fact::new("nccl.cuda_version").host(host).attr("text", message)
+    } else if (lower.contains("reg_mr") || lower.contains("reg_dmabuf_mr") || lower.contains("register memory"))
+        && (lower.contains("cannot allocate memory") || lower.contains("enomem") || lower.contains("error 12"))
+    {
+        // Registration pins pages against RLIMIT_MEMLOCK (ibv_reg_mr(3): ENOMEM).
+        Fact::new("nccl.memlock").host(host).attr("text", message)
+    } else if lower.contains("reg_dmabuf_mr") || lower.contains("register memory") || lower.contains("ibv_reg_mr") {
+        // The verbs stack refuses the buffer type: DMA-BUF on an old driver, a libfabric that does
+        // not know CUDA memory (EINVAL/EOPNOTSUPP): versions that do not go together.
+        Fact::new("nccl.registration_unsupported").host(host).attr("text", message)
+    } else if lower.contains("message truncated") {
+        // bootstrap.cc: a bootstrap message of the wrong size, NCCL's own protocol broken.
+        Fact::new("nccl.internal").host(host).attr("text", message)
+    } else if lower.contains("xml import") || lower.contains("nccl_topo_file") || lower.contains("nccl_graph_file") {
+        Fact::new("nccl.topology_file").host(host).attr("text", message)
+    } else if line.source.as_deref().is_some_and(|f| f.contains("nvls")) || lower.contains("nvls") {
+        // transport/nvls.cc: NVLink SHARP buffers need the fabric manager's multicast objects.
+        Fact::new("nccl.nvls_failed").host(host).attr("text", message)
     } else if lower.contains("posix_fallocate")
         || lower.contains("shared memory segment")
         || lower.contains("/dev/shm")
@@ -425,6 +487,11 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if lower.contains("ibv_modify_qp") || (lower.contains("no route to host") && lower.contains("net/ib")) {
         let error = message.rsplit(':').next().unwrap_or(message).trim().to_string();
         Fact::new("nccl.qp_connect_failed").host(host).attr("error", error)
+    } else if lower.contains("no socket interface found")
+        || (lower.contains("nccl_socket_ifname") && (lower.contains("not found") || lower.contains("no device")))
+        || lower.contains("no usable listening interface")
+    {
+        Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", "none").attr("text", message)
     } else if (lower.contains("connect to") && lower.contains("failed"))
         || lower.contains("socketstartconnect")
         || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
@@ -597,6 +664,52 @@ fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each family of NCCL WARN a rule needs, from lines operators posted (the corpus case named).
+    #[test]
+    fn warn_families_from_real_lines() {
+        let cases = [
+            // horovod#3929
+            ("smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000", "nccl.duplicate_gpu"),
+            // nccl#905
+            ("n1:1:2 [0] NCCL WARN NET/IB : Got async event : port error", "nccl.port_error"),
+            // nccl#1235
+            ("ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'", "nccl.gpu_out_of_memory"),
+            // vllm#3069
+            ("n1:1:2 [0] NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.", "nccl.cuda_version"),
+            // nccl#778
+            ("n1:1:2 [0] misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported", "nccl.registration_unsupported"),
+            ("n1:1:2 [0] misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory", "nccl.memlock"),
+            // nccl#1176
+            ("compute-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "nccl.internal"),
+            // azurehpc#327
+            ("vm:16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.", "nccl.topology_file"),
+            // nccl#976
+            ("h1:1:2 [0] transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'", "nccl.nvls_failed"),
+            // nccl#296
+            ("h1:1:2 [0] init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39.", "nccl.collective_mismatch"),
+            ("h1:1:2 [0] NCCL WARN Bootstrap : no socket interface found", "nccl.socket_iface_suspect"),
+        ];
+        for (line, name) in cases {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("f", line)], &mut analysis);
+            assert!(analysis.has(name), "{line}: {:?}", analysis.facts.iter().map(|f| &f.name).collect::<Vec<_>>());
+        }
+    }
+
+    /// PyTorch's DistBackendError quotes NCCL's last error on the line after `Last error:`; a
+    /// connection to a link-local address names the interface as the suspect (verl#726).
+    #[test]
+    fn a_quoted_last_error_is_read_as_the_warning() {
+        let text = "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled system error\nLast error:\nsocketStartConnect: Connect to 169.254.0.1<40815> failed : Software caused connection abort\n";
+        let mut analysis = Analysis::default();
+        analyze(&[parse("f", text)], &mut analysis);
+        assert!(analysis.has("nccl.socket_connect_failed"));
+        assert!(analysis
+            .facts
+            .iter()
+            .any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface") == Some("the one with 169.254.0.1")));
+    }
 
     #[test]
     fn header_with_launcher_prefix_is_split() {

@@ -71,6 +71,7 @@ fn describe(fact: &Fact) -> String {
 pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
     let mut diagnoses = Vec::new();
     let mut fallbacks = Vec::new();
+    let mut catch_alls = Vec::new();
     for playbook in playbooks {
         for rule in &playbook.rules {
             let Some((confidence, support)) = rule.evaluate(&analysis.facts) else { continue };
@@ -99,7 +100,9 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
                 undetermined: rule.undetermined.as_ref().map(|u| fill_prose(u.trim(), &support)),
                 collect: rule.collect.iter().map(|c| fill_placeholders(c, &support)).collect(),
             };
-            if rule.fallback {
+            if rule.catch_all {
+                catch_alls.push(diagnosis);
+            } else if rule.fallback {
                 fallbacks.push(diagnosis);
             } else {
                 diagnoses.push(diagnosis);
@@ -108,6 +111,9 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
     }
     if diagnoses.is_empty() {
         diagnoses = fallbacks;
+    }
+    if diagnoses.is_empty() {
+        diagnoses = catch_alls;
     }
     diagnoses.sort_by(|a, b| b.confidence.cmp(&a.confidence).then(b.evidence.len().cmp(&a.evidence.len())));
     let ranks = analysis
