@@ -54,7 +54,14 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
         if raw.contains("NVRM: Xid ") {
             // One table for check and triage: NVIDIA's Xid catalog, in probes/src/gpu/xid.rs.
-            if let Some(event) = parse_xid_line(raw) {
+            if let Some(mut event) = parse_xid_line(raw) {
+                // Xid 45 is cleanup after an earlier error; when the driver names that error
+                // ("caused by previous Xid 149"), the earlier one is what the GPU suffered.
+                if let Some(previous) = event.detail.split("caused by previous Xid ").nth(1) {
+                    if let Ok(code) = previous.trim().trim_end_matches('.').parse() {
+                        event.code = code;
+                    }
+                }
                 let (meaning, severity) =
                     xid_meaning(event.code).unwrap_or(("see NVIDIA's Xid catalog", XidSeverity::Attention));
                 let fact = |name: &str| {
@@ -128,7 +135,46 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("iommu.fault").host(&host).evidence(evidence()));
             continue;
         }
-        if lower.contains("link down") || lower.contains("link is down") {
+        // drivers/pci/pci.c pcie_print_link_status: "... available PCIe bandwidth, limited by 16.0
+        // GT/s PCIe x16 link at 0000:01:00.0 (capable of ...)": a link on the path trained below
+        // what the device can do.
+        if let Some((_, after)) = raw.split_once("limited by ") {
+            if raw.contains("available PCIe bandwidth") {
+                let device = raw
+                    .split_whitespace()
+                    .find(|t| t.matches(':').count() >= 2 && t.contains('.'))
+                    .unwrap_or("")
+                    .trim_end_matches(':');
+                let what = after.split(" (capable").next().unwrap_or(after);
+                facts.push(
+                    Fact::new("pcie.link_degraded")
+                        .attr("device", device)
+                        .attr("what", what.trim())
+                        .host(&host)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+        }
+        // Kubernetes' NVIDIA device plugin: "XidCriticalError: Xid=69 on Device=GPU-..., the device
+        // will go unhealthy."
+        if let Some(code) =
+            raw.split("Xid=").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok())
+        {
+            let (meaning, severity) = xid_meaning(code).unwrap_or(("see NVIDIA's Xid catalog", XidSeverity::Attention));
+            let name = if severity == XidSeverity::Application { "gpu.xid_application" } else { "gpu.xid" };
+            let device = raw.split("Device=").nth(1).and_then(|r| r.split([',', ' ']).next()).unwrap_or("unknown");
+            facts.push(
+                Fact::new(name)
+                    .attr("xid", code)
+                    .attr("meaning", meaning)
+                    .attr("bus_id", device)
+                    .host(&host)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
+        if lower.contains("link down") || lower.contains("link is down") || lower.contains("lost carrier") {
             let interface =
                 raw.split(':').rev().nth(1).and_then(|s| s.split_whitespace().last()).unwrap_or("unknown").to_string();
             link_downs.entry(format!("{host} {interface}")).or_default().push(evidence());
@@ -271,6 +317,29 @@ mod tests {
             .map(|code| code.to_string())
             .collect();
         assert_eq!(lost, ["79", "119", "120"]);
+    }
+
+    /// Kernel and agent lines from the corpus (case named): Xid 45 blamed on an earlier NVLink Xid
+    /// (ogkm#1150), a link trained below the device's capability (ml-engineering), the device
+    /// plugin's Xid report (k8s-device-plugin#189), systemd-networkd carrier loss (azurehpc NHC).
+    #[test]
+    fn kernel_forms_seen_in_real_logs() {
+        let facts = parse_kernel(
+            "f",
+            "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
+        );
+        assert_eq!((facts[0].name.as_str(), facts[0].get("xid")), ("gpu.xid", Some("149")));
+        let facts = parse_kernel("f", "[   10.735323] pci 0000:04:00.0: 252.048 Gb/s available PCIe bandwidth, limited by 16.0 GT/s PCIe x16 link at 0000:01:00.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)");
+        assert_eq!(facts[0].name, "pcie.link_degraded");
+        assert_eq!(facts[0].get("device"), Some("0000:04:00.0"));
+        assert_eq!(facts[0].get("what"), Some("16.0 GT/s PCIe x16 link at 0000:01:00.0"));
+        let facts = parse_kernel(
+            "f",
+            "2020/08/10 19:09:42 XidCriticalError: Xid=48 on Device=GPU-7540a9b3, the device will go unhealthy.",
+        );
+        assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.xid", Some("GPU-7540a9b3")));
+        let facts = parse_kernel("f", "Aug 17 06:18:01 vm-0 systemd-networkd[5398]: ib6: lost carrier\nAug 17 06:18:06 vm-0 systemd-networkd[5398]: ib6: gained carrier\n");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("link.flap", Some("ib6")));
     }
 
     #[test]

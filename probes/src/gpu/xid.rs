@@ -182,6 +182,14 @@ pub fn xid_meaning(code: u32) -> Option<(&'static str, XidSeverity)> {
         121 => ("C2C link corrected error", Attention),
         140 => ("unrecovered ECC error", Hardware),
         143 => ("GPU initialization failure", Hardware),
+        // NVLink unit errors (NVIDIA Xid catalog, Hopper and later): the link's traffic is lost.
+        144 => ("NVLink SAW error", Hardware),
+        145 => ("NVLink RLW error", Hardware),
+        146 => ("NVLink TLW error", Hardware),
+        147 => ("NVLink TREX error", Hardware),
+        148 => ("NVLink NVLPW_CTRL error", Hardware),
+        149 => ("NVLink NETIR error", Hardware),
+        150 => ("NVLink MSE error", Hardware),
         154 => ("GPU recovery action changed (reset or reboot required)", Hardware),
         _ => return None,
     })
