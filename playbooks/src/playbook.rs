@@ -65,6 +65,15 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("nccl.internal", "text host", "NCCL WARN on NCCL's own protocol ('Message truncated')"),
     ("nccl.topology_file", "text host", "NCCL WARN importing NCCL_TOPO_FILE/NCCL_GRAPH_FILE ('XML Import')"),
     ("nccl.nvls_failed", "text host", "NCCL WARN from transport/nvls.cc (NVLink SHARP setup)"),
+    ("nccl.network_unreachable", "host", "NCCL WARN socket connect 'No route to host' / 'Network is unreachable'"),
+    (
+        "rdma.device_missing",
+        "text host",
+        "no RDMA device usable: NCCL 'NET/IB : No device found', 'ibv_open_device failed', libibverbs ABI/driver warnings",
+    ),
+    ("nccl.ib_not_used", "host", "NCCL INFO 'NET/IB : No device found.' (normal on single-host or TCP-only jobs)"),
+    ("rdma.qp_rtr_failed", "gid", "perftest 'Failed to modify QP to RTR' (gid=zero after an all-zero GID)"),
+    ("gpu.fabric_not_ready", "text", "CUDA 'system not yet initialized' (cudaErrorSystemNotReady: fabric manager)"),
     ("nccl.error", "text host", "any other NCCL WARN"),
     ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),
     ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),
@@ -98,7 +107,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "rank last_seq max_seq host gpu nic",
         "a rank whose last enqueued/recorded sequence is below the others'",
     ),
-    ("pytorch.op_mismatch", "seq ops", "ranks timing out on one sequence number with different OpType/NumelIn"),
+    (
+        "pytorch.op_mismatch",
+        "seq ops",
+        "ranks timing out on one sequence number with different OpType/NumelIn, or c10d's 'Detected mismatch between collectives'",
+    ),
     (
         "fr.mismatch",
         "rank error_type detail collective op group state host gpu nic",

@@ -20,6 +20,7 @@ pub mod rdma;
 pub mod report;
 #[cfg(test)]
 mod robustness;
+pub mod tools;
 pub mod topo;
 mod unexplained;
 
@@ -125,6 +126,11 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("nvidia-smi-topo");
             topo::analyze(&matrix, &mut analysis);
         }
+        let signatures = tools::parse(name, &text);
+        if !signatures.is_empty() {
+            kinds.push("tool-messages");
+        }
+        analysis.facts.extend(signatures);
         let kernel_events = kernel::parse_kernel(name, &text);
         if !kernel_events.is_empty() {
             kinds.push("kernel-log");

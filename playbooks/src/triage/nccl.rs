@@ -64,7 +64,8 @@ fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
     let (marker, level) = [(" NCCL WARN ", Level::Warn), (" NCCL INFO ", Level::Info), (" NCCL TRACE ", Level::Trace)]
         .into_iter()
         .find_map(|(m, l)| raw.find(m).map(|i| (i, (m, l))))
-        .map(|(i, (m, l))| ((i, m.len()), l))?;
+        .map(|(i, (m, l))| ((i, m.len()), l))
+        .or_else(|| old_warning_marker(raw))?;
     let (start, len) = marker;
     let prefix = &raw[..start];
     let message = raw[start + len..].trim().to_string();
@@ -93,6 +94,16 @@ fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
         .filter(|t| t.rsplit_once(':').is_some_and(|(f, n)| f.contains('.') && n.chars().all(|c| c.is_ascii_digit())))
         .map(|t| t.rsplit_once(':').map_or(*t, |(f, _)| f).to_string());
     Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string(), source })
+}
+
+/// NCCL before 2.6 printed `host:pid:tid [dev] misc/ibvwrap.cu:61 WARN message`, without "NCCL":
+/// a WARN right after a source location.
+fn old_warning_marker(raw: &str) -> Option<((usize, usize), Level)> {
+    let at = raw.find(" WARN ")?;
+    let location = raw[..at].split_whitespace().last()?;
+    let (file, line) = location.rsplit_once(':')?;
+    (file.contains('.') && !line.is_empty() && line.chars().all(|c| c.is_ascii_digit()))
+        .then_some(((at, " WARN ".len()), Level::Warn))
 }
 
 /// `NAME=value` tokens for NCCL settings on a launcher command line.
@@ -352,8 +363,17 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
         record_ib_nics(message, &host, &evidence, &mut seen.host_nics, analysis);
     }
-    if message.starts_with("Bootstrap : Using") || message.starts_with("NET/Socket : Using") {
+    if message.starts_with("Bootstrap : Using")
+        || message.starts_with("NET/Socket : Using")
+        || message.starts_with("NET : Using interface")
+    {
         suspect_socket_interface(message, &host, &evidence, analysis);
+    }
+    // The INFO line that says IB is not in use at all (net_ib.cc). A single-host or TCP-only job
+    // prints it too, so alone it establishes nothing; beside a failure to open a device it confirms
+    // the fallback to sockets.
+    if message.starts_with("NET/IB : No device found") {
+        analysis.push(Fact::new("nccl.ib_not_used").host(&host).evidence(evidence.clone()));
     }
     if let Some(channel) = net_channel(log, line) {
         seen.channels.push(channel);
@@ -363,6 +383,10 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         // A connection attempt to a link-local or loopback address means the peer announced the
         // address of an interface no other host can reach (RFC 3927 169.254/16, RFC 4291 fe80::/10).
         if fact.name == "nccl.socket_connect_failed" {
+            let lower = line.message.to_ascii_lowercase();
+            if lower.contains("no route to host") || lower.contains("network is unreachable") {
+                analysis.push(Fact::new("nccl.network_unreachable").host(&host).evidence(evidence.clone()));
+            }
             if let Some(address) = unreachable_address(&line.message) {
                 analysis.push(
                     Fact::new("nccl.socket_iface_suspect")
@@ -487,6 +511,18 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if lower.contains("ibv_modify_qp") || (lower.contains("no route to host") && lower.contains("net/ib")) {
         let error = message.rsplit(':').next().unwrap_or(message).trim().to_string();
         Fact::new("nccl.qp_connect_failed").host(host).attr("error", error)
+    } else if lower.contains("unable to open device")
+        || lower.contains("ibv_open_device failed")
+        || lower.contains("failed to open libibverbs")
+        || lower.contains("ibv_get_device_list")
+    {
+        // NCCL could not reach the RDMA devices from this process (no device node in the
+        // container, no user-space driver): it falls back to sockets, or fails if IB was required.
+        Fact::new("rdma.device_missing").host(host).attr("text", message)
+    } else if lower.contains("socket creation failed") && lower.contains("address family not supported") {
+        // The address NCCL picked is of a family this interface does not carry (an interface that
+        // does not exist or has no address; nccl-tests#14, nccl#1837).
+        Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", "none").attr("text", message)
     } else if lower.contains("no socket interface found")
         || (lower.contains("nccl_socket_ifname") && (lower.contains("not found") || lower.contains("no device")))
         || lower.contains("no usable listening interface")
@@ -494,6 +530,7 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", "none").attr("text", message)
     } else if (lower.contains("connect to") && lower.contains("failed"))
         || lower.contains("socketstartconnect")
+        || lower.contains("socketpollconnect")
         || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
         || lower.contains("call to connect returned")
     {
@@ -689,6 +726,11 @@ mod tests {
             // nccl#296
             ("h1:1:2 [0] init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39.", "nccl.collective_mismatch"),
             ("h1:1:2 [0] NCCL WARN Bootstrap : no socket interface found", "nccl.socket_iface_suspect"),
+            // nccl-tests#14: NCCL before 2.6 printed no "NCCL" before WARN
+            ("e66aa18dc444:3171:3171 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]", "rdma.device_missing"),
+            ("e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol", "nccl.socket_iface_suspect"),
+            // sglang#3820
+            ("node5:240:240 [6] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)", "nccl.network_unreachable"),
         ];
         for (line, name) in cases {
             let mut analysis = Analysis::default();

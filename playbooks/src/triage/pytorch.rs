@@ -60,6 +60,9 @@ pub struct PytorchRecords {
     pub watchdog: Vec<WatchdogRecord>,
     pub analyzer: Vec<AnalyzerError>,
     pub dumps: Vec<FlightDump>,
+    /// Reports that say what they found in one line: ProcessGroupNCCL's desync report and the
+    /// collective fingerprint check of TORCH_DISTRIBUTED_DEBUG=DETAIL.
+    pub stated: Vec<Fact>,
 }
 
 impl PytorchRecords {
@@ -67,6 +70,9 @@ impl PytorchRecords {
         let mut kinds = Vec::new();
         if !self.watchdog.is_empty() {
             kinds.push("pytorch-watchdog");
+        }
+        if !self.stated.is_empty() {
+            kinds.push("pytorch-report");
         }
         if !self.analyzer.is_empty() {
             kinds.push("pytorch-flight-recorder-analysis");
@@ -121,6 +127,34 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             continue;
         }
         let trimmed = raw.trim();
+        // c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): "Detected mismatch between
+        // collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(...)".
+        if trimmed.contains("Detected mismatch between collectives on ranks") {
+            let seq = keyed_number(raw, "SequenceNumber=").map_or_else(|| "unknown".to_string(), |s| s.to_string());
+            let ops = trimmed.split("Detected mismatch between collectives on ranks.").nth(1).unwrap_or("").trim();
+            records.stated.push(Fact::new("pytorch.op_mismatch").attr("seq", seq).attr("ops", ops).evidence(evidence));
+            continue;
+        }
+        // c10d desync debug report (TORCH_NCCL_DESYNC_DEBUG=1), under "the lagging/dead/mismatched
+        // ranks that caused the desync are:": "[7] finished collective #182, but didn't join
+        // collective #183 (count from 1)".
+        if let Some(rest) = trimmed.strip_prefix('[') {
+            if let (Some((ranks, text)), true) = (rest.split_once(']'), trimmed.contains("didn't join collective #")) {
+                let number = |key: &str| {
+                    text.split(key)
+                        .nth(1)
+                        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok())
+                };
+                for rank in ranks.split(',').filter_map(|r| r.trim().parse::<u64>().ok()) {
+                    let mut fact = Fact::new("pytorch.rank_behind").attr("rank", rank);
+                    if let (Some(done), Some(missed)) = (number("finished collective #"), number("join collective #")) {
+                        fact = fact.attr("last_seq", done).attr("max_seq", missed);
+                    }
+                    records.stated.push(fact.evidence(evidence.clone()));
+                }
+                continue;
+            }
+        }
         if let Some(rest) = trimmed.strip_prefix("Collective ") {
             if trimmed.ends_with("errors") || trimmed.contains(" at entry ") {
                 context.clear();
@@ -230,6 +264,7 @@ pub fn parse_flight_recorder_dump(file: &str, bytes: &[u8]) -> Result<FlightDump
 }
 
 pub fn analyze(all: &[PytorchRecords], analysis: &mut Analysis) {
+    analysis.facts.extend(all.iter().flat_map(|r| r.stated.iter().cloned()));
     let watchdog: Vec<&WatchdogRecord> = all.iter().flat_map(|r| r.watchdog.iter()).collect();
     watchdog_facts(&watchdog, analysis);
     for error in all.iter().flat_map(|r| r.analyzer.iter()) {
@@ -407,6 +442,21 @@ fn dump_facts(dumps: &[&FlightDump], analysis: &mut Analysis) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// c10d's own verdicts, as posted (pytorch#152623 desync report, ms-swift#9443 fingerprint check).
+    #[test]
+    fn desync_report_and_fingerprint_mismatch() {
+        let text = "         - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n             [7] finished collective #182, but didn't join collective #183 (count from 1)\n[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480])\n";
+        let mut analysis = Analysis::default();
+        analyze(&[parse_text("f", text)], &mut analysis);
+        let behind = analysis.facts.iter().find(|f| f.name == "pytorch.rank_behind").expect("rank behind");
+        assert_eq!(
+            (behind.get("rank"), behind.get("last_seq"), behind.get("max_seq")),
+            (Some("7"), Some("182"), Some("183"))
+        );
+        let mismatch = analysis.facts.iter().find(|f| f.name == "pytorch.op_mismatch").expect("mismatch");
+        assert_eq!(mismatch.get("seq"), Some("3104"));
+    }
 
     /// fr_trace's report when some ranks never joined a collective.
     #[test]

@@ -1,0 +1,72 @@
+//! One-line signatures that other tools print into the same logs and pastes: libibverbs warnings,
+//! CUDA runtime error strings, perftest's connection failures. Each says what it means on its own.
+
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
+
+pub fn parse(file: &str, text: &str) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
+    // with no address behind it (rdma-core show_gids: an unpopulated table entry).
+    let mut zero_gid: Option<Evidence> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        let evidence = || Evidence::new(file, line_no, raw);
+        let trimmed = raw.trim();
+        if trimmed.starts_with("GID:")
+            && trimmed.trim_start_matches("GID:").trim().split(':').all(|p| p == "00" || p == "0000")
+        {
+            zero_gid = Some(evidence());
+            continue;
+        }
+        if trimmed.starts_with("Failed to modify QP") && trimmed.contains("RTR") {
+            let mut fact = Fact::new("rdma.qp_rtr_failed").evidence(evidence());
+            if let Some(gid) = zero_gid.take() {
+                fact = fact.attr("gid", "zero").evidence(gid);
+            }
+            facts.push(fact);
+            continue;
+        }
+        // libibverbs (rdma-core libibverbs/init.c): the user-space provider does not match the
+        // kernel's uverbs ABI, or no provider loads, so no device can be opened.
+        if raw.contains("libibverbs: Warning:")
+            && (raw.contains("does not support the kernel ABI") || raw.contains("couldn't load driver"))
+            || trimmed == "No IB devices found"
+            || trimmed.starts_with("Failed to get IB devices list")
+        {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // cudaErrorSystemNotReady (CUDA runtime API, error 802): on NVSwitch systems, the fabric
+        // manager has not finished initialising the fabric.
+        if raw.contains("system not yet initialized") {
+            facts.push(Fact::new("gpu.fabric_not_ready").attr("text", trimmed).evidence(evidence()));
+        }
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_from_real_outputs() {
+        // k8s-rdma-shared-dev-plugin#72 (ib_write_bw in a pod)
+        let facts =
+            parse("f", " GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00\nFailed to modify QP 59 to RTR\n");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("gid")), ("rdma.qp_rtr_failed", Some("zero")));
+        // sriov-cni#348
+        let line = "libibverbs: Warning: Driver bnxt_re does not support the kernel ABI of 6 (supports 1 to 1) for device /sys/class/infiniband/bnxt_re2";
+        assert_eq!(parse("f", line)[0].name, "rdma.device_missing");
+        // nccl-tests#264
+        assert_eq!(
+            parse("f", "test: Test CUDA failure common.cu:941 'system not yet initialized'")[0].name,
+            "gpu.fabric_not_ready"
+        );
+        assert!(parse(
+            "f",
+            "node1:1:2 [0] NCCL INFO Channel 00/02 : 0 1\n#  Rank  0 Group  0 Pid 1 on n1 device  0 [0x1b] H100\n"
+        )
+        .is_empty());
+    }
+}
