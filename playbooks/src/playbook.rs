@@ -73,6 +73,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("nccl.ib_not_used", "host", "NCCL INFO 'NET/IB : No device found.' (normal on single-host or TCP-only jobs)"),
     ("rdma.qp_rtr_failed", "gid", "perftest 'Failed to modify QP to RTR' (gid=zero after an all-zero GID)"),
+    (
+        "gpu.driver_mismatch",
+        "text",
+        "CUDA 'driver version is insufficient for CUDA runtime version', NVML 'Driver/library version mismatch'",
+    ),
     ("gpu.fabric_not_ready", "text", "CUDA 'system not yet initialized' (cudaErrorSystemNotReady: fabric manager)"),
     ("nccl.error", "text host", "any other NCCL WARN"),
     ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),

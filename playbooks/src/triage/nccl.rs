@@ -65,7 +65,8 @@ fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
         .into_iter()
         .find_map(|(m, l)| raw.find(m).map(|i| (i, (m, l))))
         .map(|(i, (m, l))| ((i, m.len()), l))
-        .or_else(|| old_warning_marker(raw))?;
+        .or_else(|| old_warning_marker(raw))
+        .or_else(|| bare_marker(raw))?;
     let (start, len) = marker;
     let prefix = &raw[..start];
     let message = raw[start + len..].trim().to_string();
@@ -94,6 +95,16 @@ fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
         .filter(|t| t.rsplit_once(':').is_some_and(|(f, n)| f.contains('.') && n.chars().all(|c| c.is_ascii_digit())))
         .map(|t| t.rsplit_once(':').map_or(*t, |(f, _)| f).to_string());
     Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string(), source })
+}
+
+/// A line that starts with the level, as posters quote a WARN without its prefix
+/// ("NCCL WARN NET/IB : Got async event : port error").
+fn bare_marker(raw: &str) -> Option<((usize, usize), Level)> {
+    let start = raw.len() - raw.trim_start().len();
+    [("NCCL WARN ", Level::Warn), ("NCCL INFO ", Level::Info)]
+        .into_iter()
+        .find(|(marker, _)| raw[start..].starts_with(marker))
+        .map(|(marker, level)| ((start, marker.len()), level))
 }
 
 /// NCCL before 2.6 printed `host:pid:tid [dev] misc/ibvwrap.cu:61 WARN message`, without "NCCL":

@@ -9,6 +9,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
+    let mut perftest_device: Option<String> = None;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -34,6 +35,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             || trimmed.starts_with("Failed to get IB devices list")
         {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // perftest's connection header: "Device : mlx5_0" then "Link type : Ethernet" (RoCE).
+        if let Some(device) = trimmed.strip_prefix("Device").and_then(|r| r.trim_start().strip_prefix(':')) {
+            perftest_device = Some(device.trim().to_string());
+            continue;
+        }
+        if trimmed.starts_with("Link type") && trimmed.ends_with("Ethernet") {
+            let nic = perftest_device.clone().unwrap_or_else(|| "unknown".into());
+            facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
+            continue;
+        }
+        // cudaErrorInsufficientDriver (CUDA runtime error 35) and NVML's "Driver/library version
+        // mismatch" (the kernel module and libnvidia-ml are of different releases).
+        if raw.contains("CUDA driver version is insufficient for CUDA runtime version")
+            || raw.contains("Driver/library version mismatch")
+        {
+            facts.push(Fact::new("gpu.driver_mismatch").attr("text", trimmed).evidence(evidence()));
             continue;
         }
         // cudaErrorSystemNotReady (CUDA runtime API, error 802): on NVSwitch systems, the fabric
