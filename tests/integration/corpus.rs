@@ -99,3 +99,54 @@ fn triage_names_the_established_cause_of_real_incidents() {
     assert!(train.0 >= floor("train"), "train hits {} below the floor {}", train.0, floor("train"));
     assert!(heldout.0 >= floor("heldout"), "held-out hits {} below the floor {}", heldout.0, floor("heldout"));
 }
+
+/// Prefixes as launchers and collectors write them: one label style per input (a launcher labels
+/// every line alike), a timestamp that differs per line.
+fn prefixed(text: &str, style: usize, seed: &mut u64) -> String {
+    let mut next = || {
+        // xorshift64: reproducible without a dependency.
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    };
+    let mut out = String::new();
+    for line in text.lines() {
+        let r = next();
+        let (minute, second, micros, rank) = (r % 60, (r >> 8) % 60, (r >> 16) % 1_000_000, (r >> 40) % 8);
+        let label = match style {
+            0 => format!("[1,{rank}]<stdout>:2026-05-01T10:{minute:02}:{second:02}.{micros:06}Z "),
+            1 => format!("[rank{rank}]: [2026-05-01 10:{minute:02}:{second:02}] "),
+            2 => format!("trainer-worker-{rank} pytorch | \x1b[3{}m", rank % 7),
+            3 => format!("{rank}: "),
+            _ => format!("gpu-node-{rank:03}: [Mon May  1 10:{minute:02}:{second:02} 2026] "),
+        };
+        out.push_str(&label);
+        out.push_str(line);
+        out.push_str(if style == 2 { "\x1b[0m\n" } else { "\n" });
+    }
+    out
+}
+
+/// The prefixes a launcher, collector or terminal adds change no diagnosis: every corpus case,
+/// under five label styles with random timestamps, gets the top diagnosis it gets bare.
+#[test]
+fn launcher_and_timestamp_prefixes_change_no_diagnosis() {
+    let playbooks = Playbook::embedded();
+    let top = |name: &str, text: String| {
+        let report = triage(&[Input::new(name.to_string(), text.into_bytes())], &playbooks);
+        report.diagnoses.first().map_or("none".to_string(), |d| d.id.clone())
+    };
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut changed = Vec::new();
+    for case in cases() {
+        let bare = top(&case.id, case.text.clone());
+        for style in 0..5 {
+            let got = top(&case.id, prefixed(&case.text, style, &mut seed));
+            if got != bare {
+                changed.push(format!("{} style {style}: {bare} -> {got}", case.id));
+            }
+        }
+    }
+    assert!(changed.is_empty(), "prefixes changed {} diagnoses:\n{}", changed.len(), changed.join("\n"));
+}

@@ -53,19 +53,19 @@ fn patterns() -> &'static Patterns {
             ansi: compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]"),
             always: [
                 // [2024-05-01 10:00:01] / [2024-05-01T10:00:01.123+00:00] / [2024-05-01 10:00:01,123 INFO]
-                r"^\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[^\]]{0,40}\]:?\s*",
+                r"^\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[^\]]{0,40}\]:? ?",
                 // 2024-05-01T10:00:01.123456Z / 2024-05-01 10:00:01,123 / ...+0000, then a space or '|'
-                r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?:\s*\|)?\s+",
+                r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *\|)? +",
                 // dmesg -T
-                r"^\s*\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}\]\s*",
+                r"^\s*\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}\] ?",
                 // dmesg
-                r"^\s*\[\s*\d+\.\d+\]\s*",
+                r"^\s*\[\s*\d+\.\d+\] ?",
                 // syslog timestamp (RFC 3164)
                 r"^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)? ",
                 // Open MPI --tag-output / --timestamp-output labels
-                r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>:\s?",
+                r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>: ?",
                 // torchrun --tee / --redirects and PyTorch's own rank label
-                r"^\s*\[(?:rank|default)\d+\]:\s?",
+                r"^\s*\[(?:rank|default)\d+\]: ?",
                 // kubectl logs --prefix
                 r"^\s*\[pod/[^\]\s]+\]\s",
                 // stern: pod and container names (RFC 1123 labels), then " | "
