@@ -79,7 +79,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "CUDA 'driver version is insufficient for CUDA runtime version', NVML 'Driver/library version mismatch'",
     ),
     ("gpu.fabric_not_ready", "text", "CUDA 'system not yet initialized' (cudaErrorSystemNotReady: fabric manager)"),
-    ("nccl.error", "text host", "any other NCCL WARN"),
+    (
+        "nccl.error",
+        "text host family source",
+        "any other NCCL WARN, with the part of NCCL that printed it (NCCL's message catalogue)",
+    ),
     ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),
     ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),
     ("nccl.version_mismatch", "what values", "different 'NCCL version' across ranks"),

@@ -5,6 +5,7 @@
 //! recognise is left out, never guessed.
 
 mod analysis;
+pub mod catalogue;
 pub mod counters;
 pub mod decode;
 pub mod join;

@@ -555,7 +555,15 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if lower.contains("cuda failure") || lower.contains("cuda error") {
         Fact::new("nccl.cuda_error").host(host).attr("error", message)
     } else {
-        Fact::new("nccl.error").host(host).attr("text", message)
+        // No rule names this one's cause; NCCL's catalogue still says which part of NCCL printed
+        // it (the line's own source location first, when NCCL printed one).
+        let entry = super::catalogue::lookup(message);
+        let file = line.source.as_deref().or(entry.map(|e| e.file));
+        let mut fact = Fact::new("nccl.error").host(host).attr("text", message);
+        if let Some(file) = file {
+            fact = fact.attr("family", super::catalogue::family(file)).attr("source", file);
+        }
+        fact
     }
 }
 
