@@ -7,13 +7,16 @@
 mod analysis;
 pub mod catalogue;
 pub mod counters;
+pub mod dcgm;
 pub mod decode;
+pub mod ibstat;
 pub mod join;
 pub mod kernel;
 mod lines;
 pub mod lspci;
 pub mod nccl;
 pub mod nccl_tests;
+pub mod nvidia_smi;
 pub mod pickle;
 pub mod prefix;
 pub mod pytorch;
@@ -127,6 +130,16 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("nvidia-smi-topo");
             topo::analyze(&matrix, &mut analysis);
         }
+        for (kind, recognised, facts) in [
+            ("ibstat", ibstat::recognised(&text), ibstat::parse(name, &text)),
+            ("nvidia-smi", nvidia_smi::recognised(&text), nvidia_smi::parse(name, &text)),
+            ("dcgm-diag", dcgm::recognised(&text), dcgm::parse(name, &text)),
+        ] {
+            if recognised {
+                kinds.push(kind);
+            }
+            analysis.facts.extend(facts);
+        }
         let signatures = tools::parse(name, &text);
         if !signatures.is_empty() {
             kinds.push("tool-messages");
@@ -163,9 +176,32 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     rdma::analyze(&rdma_records, &nccl_logs, &mut analysis);
     counters::analyze(&counter_records, &mut analysis);
     join::enrich(&mut analysis, &counter_records);
+    name_gpu_faults(&mut analysis);
     unexplained::record(&mut analysis, &texts);
     prefix::restore_evidence(&mut analysis, inputs, &relabelled);
     analysis
+}
+
+/// Each GPU fault in one phrase (`what`), whichever tool reported it, so the gpu-fault diagnosis
+/// can name them all in one sentence: a kernel Xid, nvidia-smi's memory and NVLink state, or a
+/// failed DCGM test.
+fn name_gpu_faults(analysis: &mut Analysis) {
+    for fact in &mut analysis.facts {
+        let get = |key: &str| fact.get(key).unwrap_or("?").to_string();
+        let what = match fact.name.as_str() {
+            "gpu.xid" | "gpu.ecc" => format!("Xid {}: {} on {}", get("xid"), get("meaning"), get("bus_id")),
+            "gpu.remap_pending" => format!("row remapping pending on GPU {}", get("gpu")),
+            "gpu.remap_failed" => format!("row remapping failure on GPU {}", get("gpu")),
+            "gpu.retired_pages_pending" => format!("page retirement pending on GPU {}", get("gpu")),
+            "gpu.ecc_uncorrectable" => {
+                format!("{} uncorrectable ECC error(s) ({}) on GPU {}", get("count"), get("where"), get("gpu"))
+            }
+            "gpu.nvlink_inactive" => format!("NVLink link(s) {} inactive on GPU {}", get("links"), get("gpu")),
+            "dcgm.fail" => format!("dcgmi diag test {} failed on GPU {}", get("test"), get("gpu")),
+            _ => continue,
+        };
+        fact.attrs.entry("what".to_string()).or_insert(what);
+    }
 }
 
 #[cfg(test)]

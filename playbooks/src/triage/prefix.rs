@@ -54,8 +54,9 @@ fn patterns() -> &'static Patterns {
             always: [
                 // [2024-05-01 10:00:01] / [2024-05-01T10:00:01.123+00:00] / [2024-05-01 10:00:01,123 INFO]
                 r"^\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[^\]]{0,40}\]:? ?",
-                // 2024-05-01T10:00:01.123456Z / 2024-05-01 10:00:01,123 / ...+0000, then a space or '|'
-                r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?: *\|)? +",
+                // 2024-05-01T10:00:01.123456Z / 2024-05-01 10:00:01,123 / ...+0000, then a space (a
+                // '|' after it may be the first column of a table, so it stays)
+                r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})? +",
                 // dmesg -T
                 r"^\s*\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}\] ?",
                 // dmesg
@@ -203,7 +204,7 @@ mod tests {
     fn every_launcher_and_timestamp_form_is_removed() {
         for prefixed in [
             format!("2024-05-01T10:00:01.123456Z {NCCL}"),
-            format!("2024-05-01 10:00:01,123 | {NCCL}"),
+            format!("2024-05-01 10:00:01,123 {NCCL}"),
             format!("[2024-05-01 10:00:01] {NCCL}"),
             format!("[2024-05-01T10:00:01.5+00:00]: {NCCL}"),
             format!("[1,3]<stdout>:{NCCL}"),

@@ -1,5 +1,6 @@
 //! One-line signatures that other tools print into the same logs and pastes: libibverbs warnings,
-//! CUDA runtime error strings, perftest's connection failures. Each says what it means on its own.
+//! CUDA runtime error strings, perftest's connection failures. (CUDA and NVML driver mismatches are
+//! read by `nvidia_smi`.) Each says what it means on its own.
 
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
@@ -45,14 +46,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if trimmed.starts_with("Link type") && trimmed.ends_with("Ethernet") {
             let nic = perftest_device.clone().unwrap_or_else(|| "unknown".into());
             facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
-            continue;
-        }
-        // cudaErrorInsufficientDriver (CUDA runtime error 35) and NVML's "Driver/library version
-        // mismatch" (the kernel module and libnvidia-ml are of different releases).
-        if raw.contains("CUDA driver version is insufficient for CUDA runtime version")
-            || raw.contains("Driver/library version mismatch")
-        {
-            facts.push(Fact::new("gpu.driver_mismatch").attr("text", trimmed).evidence(evidence()));
             continue;
         }
         // cudaErrorSystemNotReady (CUDA runtime API, error 802): on NVSwitch systems, the fabric

@@ -1,0 +1,518 @@
+//! RDMA port state as `ibstat` and `ibstatus` print it (infiniband-diags, rdma-core), the port blocks
+//! of `ibv_devinfo [-v]`, and perftest's refusal to run on a port that is not Active: which ports
+//! carry no traffic, and which InfiniBand ports trained a link that no subnet manager configured.
+//!
+//! Formats read (rdma-core `infiniband-diags/ibstat.c`, `infiniband-diags/scripts/ibstatus`,
+//! `libibverbs/examples/devinfo.c`; perftest `perftest_parameters.c`):
+//! - `ibstat`: `CA 'mlx5_0'`, then per port `Port 1:` with `State: Active`, `Physical state: LinkUp`,
+//!   `Rate: 400`, `Base lid: 75`, `SM lid: 334`, `Port GUID: 0x...`, `Link layer: InfiniBand`.
+//! - `ibstatus`: `Infiniband device 'mlx4_0' port 1 status:` with the sysfs spellings `state: 4: ACTIVE`,
+//!   `phys state: 5: LinkUp`, `base lid: 0x1` (hexadecimal), `sm lid: 0x1`, `link_layer: InfiniBand`.
+//! - `ibv_devinfo`: `hca_id: mlx5_0`, `port: 1`, `state: PORT_INIT (2)`, `port_lid: 65535`,
+//!   `sm_lid: 0`, `link_layer: InfiniBand`, and with `-v` `phys_state: LINK_UP (5)`. `rdma.rs` already
+//!   turns these port blocks into `rdma.port_down`; this module adds only `rdma.sm_unconfigured` for
+//!   them, so a port is not reported down twice.
+//! - perftest: ` Port number 1 state is Down` (printed when the port is not `IBV_PORT_ACTIVE`).
+
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
+
+/// The logical port state (IBA spec vol. 1, 7.2 "Link states": Down, Initialize, Armed, Active),
+/// whichever spelling the tool used: `Initializing` (ibstat), `2: INIT` (sysfs), `PORT_INIT (2)`
+/// (ibv_devinfo), `Init` (perftest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PortState {
+    Down,
+    Initialize,
+    Armed,
+    Active,
+    Unknown,
+}
+
+impl PortState {
+    fn from_label(label: &str) -> PortState {
+        let word = bare_label(label).to_ascii_uppercase();
+        match word.strip_prefix("PORT_").unwrap_or(&word) {
+            "DOWN" => PortState::Down,
+            "INIT" | "INITIALIZE" | "INITIALIZING" => PortState::Initialize,
+            "ARMED" => PortState::Armed,
+            // ACTIVE_DEFER (sysfs state 5) is Active with traffic briefly held: not a fault.
+            "ACTIVE" | "ACTIVE_DEFER" => PortState::Active,
+            _ => PortState::Unknown,
+        }
+    }
+}
+
+/// Which tool printed a port: it decides which facts this module may add for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Ibstat,
+    Ibstatus,
+    IbvDevinfo,
+    Perftest,
+}
+
+/// One port as a tool printed it, each field with the line that showed it.
+#[derive(Debug, Clone)]
+struct Port {
+    source: Source,
+    nic: Option<String>,
+    port: u32,
+    /// The state as printed, without its numeric code ("Down", "PORT_INIT").
+    state: Option<(String, PortState, Evidence)>,
+    physical_state: Option<(String, Evidence)>,
+    base_lid: Option<(u32, Evidence)>,
+    sm_lid: Option<u32>,
+    link_layer: Option<String>,
+    guid: Option<String>,
+}
+
+impl Port {
+    fn new(source: Source, nic: Option<String>, port: u32) -> Port {
+        Port {
+            source,
+            nic,
+            port,
+            state: None,
+            physical_state: None,
+            base_lid: None,
+            sm_lid: None,
+            link_layer: None,
+            guid: None,
+        }
+    }
+
+    fn is_infiniband(&self) -> bool {
+        // ibstatus prints "IB" when sysfs has no link_layer file (kernels before RoCE).
+        self.link_layer.as_deref().is_some_and(|l| l.eq_ignore_ascii_case("InfiniBand") || l == "IB")
+    }
+
+    fn is_ethernet(&self) -> bool {
+        self.link_layer.as_deref().is_some_and(|l| l.eq_ignore_ascii_case("Ethernet"))
+    }
+
+    fn is_active(&self) -> bool {
+        self.state.as_ref().is_some_and(|(_, state, _)| *state == PortState::Active)
+    }
+
+    /// The physical link trained (PortPhysicalState LinkUp, IBA vol. 1 5.2/7.2).
+    fn physical_link_up(&self) -> Option<bool> {
+        self.physical_state.as_ref().map(|(label, _)| {
+            let word: String = bare_label(label)
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            word == "linkup"
+        })
+    }
+
+    /// A port in Initialize on an InfiniBand link: the link trained but no subnet manager moved it on
+    /// to Armed and Active (IBA vol. 1 7.2: the port leaves Down for Initialize only once its physical
+    /// link is LinkUp, and only the SM's PortInfo Set moves it further, 14.4). Without the SM the
+    /// port has no LID (0, or 65535 as the kernel reports an unassigned one) and carries no traffic.
+    /// Ethernet (RoCE) ports have no SM: their state is Down or Active.
+    fn awaits_subnet_manager(&self) -> bool {
+        let initialize = self.state.as_ref().is_some_and(|(_, state, _)| *state == PortState::Initialize);
+        // Without a physical state shown (ibv_devinfo without -v, perftest), Initialize implies LinkUp.
+        initialize && !self.is_ethernet() && self.physical_link_up() != Some(false)
+    }
+}
+
+/// The label without the number tools print beside it: `4: ACTIVE` (sysfs), `PORT_INIT (2)`.
+fn bare_label(label: &str) -> &str {
+    let label = label.trim();
+    let label = match label.split_once(':') {
+        Some((code, rest)) if !code.is_empty() && code.chars().all(|c| c.is_ascii_digit()) => rest.trim(),
+        _ => label,
+    };
+    match label.rsplit_once(" (") {
+        Some((word, code)) if code.trim_end_matches(')').chars().all(|c| c.is_ascii_digit()) => word.trim(),
+        _ => label,
+    }
+}
+
+/// A LID as printed: decimal (ibstat, ibv_devinfo) or `0x`-prefixed hexadecimal (ibstatus, from
+/// sysfs `ports/N/lid`).
+fn parse_lid(value: &str) -> Option<u32> {
+    let value = value.trim();
+    match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => value.parse().ok(),
+    }
+}
+
+/// `CA 'mlx5_0'` (ibstat).
+fn ibstat_ca(line: &str) -> Option<&str> {
+    let name = line.strip_prefix("CA '")?.strip_suffix('\'')?;
+    (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+}
+
+/// `Port 1:` (ibstat).
+fn ibstat_port(line: &str) -> Option<u32> {
+    line.strip_prefix("Port ")?.strip_suffix(':')?.parse().ok()
+}
+
+/// `Infiniband device 'mlx4_0' port 1 status:` (ibstatus).
+fn ibstatus_header(line: &str) -> Option<(String, u32)> {
+    let rest = line.strip_prefix("Infiniband device '")?;
+    let (nic, rest) = rest.split_once('\'')?;
+    let port = rest.trim().strip_prefix("port ")?.strip_suffix("status:")?.trim().parse().ok()?;
+    Some((nic.to_string(), port))
+}
+
+/// ` Port number 1 state is Down` (perftest, when the port is not IBV_PORT_ACTIVE).
+fn perftest_refusal(line: &str) -> Option<(u32, &str)> {
+    let rest = line.split_once("Port number ")?.1;
+    let (port, state) = rest.split_once(" state is ")?;
+    let state = state.split_whitespace().next()?;
+    Some((port.trim().parse().ok()?, state))
+}
+
+/// The device a perftest command line names (`-d mlx5_0`, `--ib-dev=mlx5_0`), if the paste shows it.
+fn perftest_device(text: &str) -> Option<String> {
+    for (_, raw) in numbered_lines(text) {
+        let words: Vec<&str> = raw.split_whitespace().collect();
+        let is_perftest = words.iter().any(|w| w.rsplit('/').next().is_some_and(|name| name.starts_with("ib_")));
+        if !is_perftest {
+            continue;
+        }
+        for (i, word) in words.iter().enumerate() {
+            if let Some(device) = word.strip_prefix("--ib-dev=") {
+                return Some(device.to_string());
+            }
+            if *word == "-d" || *word == "--ib-dev" {
+                if let Some(device) = words.get(i + 1) {
+                    return Some(device.to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The CA an `ibstat` command line names (`ibstat mlx5_0 1`): ibstat then prints the port without
+/// its `CA '...'` header.
+fn ibstat_command_device(line: &str) -> Option<&str> {
+    let mut words = line.split_whitespace();
+    words.find(|w| w.rsplit('/').next() == Some("ibstat"))?;
+    words.next().filter(|device| !device.starts_with('-'))
+}
+
+/// Whether the text holds `ibstat` or `ibstatus` output (an ibstat port header followed by its
+/// state, or an ibstatus port header): the input's kind is then "ibstat".
+pub fn recognised(text: &str) -> bool {
+    let mut port_header = false;
+    for (_, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        if ibstatus_header(line).is_some() || (port_header && line.starts_with("State:")) {
+            return true;
+        }
+        port_header = ibstat_port(line).is_some();
+    }
+    false
+}
+
+/// The port fields this module reads.
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    State,
+    PhysicalState,
+    BaseLid,
+    SmLid,
+    LinkLayer,
+    Guid,
+}
+
+fn ports(file: &str, text: &str) -> Vec<Port> {
+    let mut ports: Vec<Port> = Vec::new();
+    // Whether the following lines are fields of the last port (its header came after the last
+    // CA/hca_id header and no perftest line closed it).
+    let mut open = false;
+    let mut nic: Option<String> = None;
+    let mut perftest_nic: Option<Option<String>> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        let evidence = || Evidence::new(file, line_no, raw);
+        if let Some(name) = ibstat_ca(line).or_else(|| ibstat_command_device(line)) {
+            nic = Some(name.to_string());
+            open = false;
+            continue;
+        }
+        if let Some(port) = ibstat_port(line) {
+            ports.push(Port::new(Source::Ibstat, nic.clone(), port));
+            open = true;
+            continue;
+        }
+        if let Some((name, port)) = ibstatus_header(line) {
+            ports.push(Port::new(Source::Ibstatus, Some(name), port));
+            open = true;
+            continue;
+        }
+        if let Some(name) = line.strip_prefix("hca_id:").map(str::trim) {
+            nic = Some(name.to_string());
+            open = false;
+            continue;
+        }
+        if let Some((port, state)) = perftest_refusal(line) {
+            let device = perftest_nic.get_or_insert_with(|| perftest_device(text)).clone();
+            let mut refused = Port::new(Source::Perftest, device, port);
+            refused.state = Some((state.to_string(), PortState::from_label(state), evidence()));
+            ports.push(refused);
+            open = false;
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else { continue };
+        let value = value.trim();
+        if key == "port" {
+            // ibv_devinfo: `port:   1` opens a port of the last `hca_id`.
+            if let (Some(name), Ok(port)) = (&nic, value.parse::<u32>()) {
+                ports.push(Port::new(Source::IbvDevinfo, Some(name.clone()), port));
+                open = true;
+            }
+            continue;
+        }
+        if !open {
+            continue;
+        }
+        let Some(current) = ports.last_mut() else { continue };
+        // Each tool's own spelling of a field; a key another tool uses is not read into its port.
+        let field = match (current.source, key) {
+            (Source::Ibstat, "State") | (Source::Ibstatus | Source::IbvDevinfo, "state") => Field::State,
+            (Source::Ibstat, "Physical state")
+            | (Source::Ibstatus, "phys state")
+            | (Source::IbvDevinfo, "phys_state") => Field::PhysicalState,
+            (Source::Ibstat, "Base lid") | (Source::Ibstatus, "base lid") | (Source::IbvDevinfo, "port_lid") => {
+                Field::BaseLid
+            }
+            (Source::Ibstat, "SM lid") | (Source::Ibstatus, "sm lid") | (Source::IbvDevinfo, "sm_lid") => Field::SmLid,
+            (Source::Ibstat, "Link layer") | (Source::Ibstatus | Source::IbvDevinfo, "link_layer") => Field::LinkLayer,
+            (Source::Ibstat, "Port GUID") => Field::Guid,
+            _ => continue,
+        };
+        match field {
+            Field::State => {
+                let label = bare_label(value);
+                current.state = Some((label.to_string(), PortState::from_label(value), evidence()));
+            }
+            Field::PhysicalState => current.physical_state = Some((bare_label(value).to_string(), evidence())),
+            Field::BaseLid => current.base_lid = parse_lid(value).map(|lid| (lid, evidence())),
+            Field::SmLid => current.sm_lid = parse_lid(value),
+            Field::LinkLayer => current.link_layer = Some(value.to_string()),
+            Field::Guid => current.guid = Some(value.to_string()),
+        }
+    }
+    ports
+}
+
+/// Facts about the ports the text shows: `rdma.port_down` for a port that is not Active (ibstat,
+/// ibstatus, perftest; ibv_devinfo's are rdma.rs's), and `rdma.sm_unconfigured` for an InfiniBand
+/// port whose link trained but that no subnet manager configured (all four sources).
+pub fn parse(file: &str, text: &str) -> Vec<Fact> {
+    let ports = ports(file, text);
+    // An Ethernet port beside Active InfiniBand ports is a host's auxiliary (management or storage)
+    // port, not a rail of the InfiniBand fabric: it is reported with its link layer so that rules
+    // can tell it from a fabric port.
+    let infiniband_active = |other: &Port| other.is_infiniband() && other.is_active();
+    let mut facts = Vec::new();
+    for (index, port) in ports.iter().enumerate() {
+        let Some((label, state, state_evidence)) = &port.state else { continue };
+        if *state == PortState::Active {
+            continue;
+        }
+        if port.awaits_subnet_manager() {
+            let mut fact = Fact::new("rdma.sm_unconfigured").attr("port", port.port);
+            if let Some(nic) = &port.nic {
+                fact = fact.attr("nic", nic);
+            }
+            if let Some((lid, _)) = &port.base_lid {
+                fact = fact.attr("lid", lid);
+            }
+            if let Some(sm_lid) = port.sm_lid {
+                fact = fact.attr("sm_lid", sm_lid);
+            }
+            if let Some(guid) = &port.guid {
+                fact = fact.attr("guid", guid);
+            }
+            fact = fact.evidence(state_evidence.clone());
+            if let Some((_, evidence)) = &port.physical_state {
+                fact = fact.evidence(evidence.clone());
+            }
+            if let Some((_, evidence)) = &port.base_lid {
+                fact = fact.evidence(evidence.clone());
+            }
+            facts.push(fact);
+            continue;
+        }
+        if port.source == Source::IbvDevinfo {
+            continue;
+        }
+        // An Ethernet port that is down on a node whose InfiniBand rails are all up is an auxiliary
+        // port (a front-end NIC left unused), not a fabric rail: reported, not diagnosed.
+        let beside_infiniband =
+            ports.iter().enumerate().any(|(other, candidate)| other != index && infiniband_active(candidate));
+        let auxiliary = port.is_ethernet() && beside_infiniband;
+        let name = if auxiliary { "rdma.auxiliary_port_down" } else { "rdma.port_down" };
+        let mut fact = Fact::new(name).attr("port", port.port).attr("state", label);
+        if let Some(nic) = &port.nic {
+            fact = fact.attr("nic", nic);
+        }
+        if let Some((physical, _)) = &port.physical_state {
+            fact = fact.attr("physical_state", physical);
+        }
+        if auxiliary {
+            fact = fact.attr("link_layer", port.link_layer.as_deref().unwrap_or("Ethernet"));
+        }
+        fact = fact.evidence(state_evidence.clone());
+        if let Some((_, evidence)) = &port.physical_state {
+            fact = fact.evidence(evidence.clone());
+        }
+        facts.push(fact);
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(facts: &[Fact]) -> Vec<&str> {
+        facts.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    /// From tests/corpus/cases/ibstat-gpud-h100-roce-2of8-400g-down.txt (train): two 400G RoCE rails
+    /// Down beside Active ones, all Ethernet.
+    const ROCE_RAIL_DOWN: &str = "CA 'mlx5_10'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.1002\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 0\n\t\tCapability mask: 0x00010000\n\t\tPort GUID: 0xa288c2fffebb98b4\n\t\tLink layer: Ethernet\nCA 'mlx5_11'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 40\n\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 0\n\t\tCapability mask: 0x00010000\n\t\tPort GUID: 0x0000000000000000\n\t\tLink layer: Ethernet\n";
+
+    #[test]
+    fn a_roce_rail_that_is_down_is_a_port_down() {
+        assert!(recognised(ROCE_RAIL_DOWN));
+        let facts = parse("ibstat.txt", ROCE_RAIL_DOWN);
+        assert_eq!(names(&facts), vec!["rdma.port_down"]);
+        let down = &facts[0];
+        assert_eq!(down.get("nic"), Some("mlx5_11"));
+        assert_eq!(down.get("port"), Some("1"));
+        assert_eq!(down.get("state"), Some("Down"));
+        assert_eq!(down.get("physical_state"), Some("Disabled"));
+        // All ports are Ethernet: this is a fabric rail, not an auxiliary port.
+        assert_eq!(down.get("link_layer"), None);
+        assert_eq!(down.evidence[0].line, 19);
+        assert_eq!(down.evidence[0].text, "\t\tState: Down");
+    }
+
+    /// From tests/corpus/cases/ibstat-gpud-h100-8x400g-ib-active-eth-aux-down.txt (train): the Down
+    /// ports are the CX-6 Dx Ethernet ports of a node whose InfiniBand rails are all Active.
+    #[test]
+    fn an_ethernet_port_down_beside_active_infiniband_carries_its_link_layer() {
+        let text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 75\n\t\tLMC: 0\n\t\tSM lid: 334\n\t\tCapability mask: 0xa751e848\n\t\tPort GUID: 0x946dae0300cde72c\n\t\tLink layer: InfiniBand\nCA 'mlx5_2'\n\tCA type: MT4125\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 40\n\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 0\n\t\tCapability mask: 0x00010000\n\t\tPort GUID: 0x966daefffec2b691\n\t\tLink layer: Ethernet\n";
+        let facts = parse("ibstat.txt", text);
+        assert_eq!(names(&facts), vec!["rdma.auxiliary_port_down"]);
+        assert_eq!(facts[0].get("nic"), Some("mlx5_2"));
+        assert_eq!(facts[0].get("link_layer"), Some("Ethernet"));
+    }
+
+    /// `ibstat CA PORT` prints the port alone (rdma-core ibstat.c `port_dump(..., alone)`).
+    #[test]
+    fn a_port_printed_alone_takes_the_device_from_the_command() {
+        let text = "$ ibstat mlx5_4 1\nPort 1:\nState: Down\nPhysical state: Polling\nRate: 10\nBase lid: 65535\nLMC: 0\nSM lid: 0\nCapability mask: 0xa651e848\nPort GUID: 0x946dae0300cde78c\nLink layer: InfiniBand\n";
+        assert!(recognised(text));
+        let facts = parse("ibstat.txt", text);
+        assert_eq!(names(&facts), vec!["rdma.port_down"]);
+        assert_eq!(facts[0].get("nic"), Some("mlx5_4"));
+    }
+
+    /// From tests/corpus/cases/ibstat-gpud482-cx7-port-down-polling.txt (train): Down/Polling, no link
+    /// partner; the paste elides GUIDs as `...` and indents with spaces.
+    #[test]
+    fn polling_is_down() {
+        let text = "CA 'mlx5_10'\n    CA type: MT4129\n    Number of ports: 1\n    Node GUID: ...\n    Port 1:\n        State: Down\n        Physical state: Polling\n        Rate: 10\n        Base lid: 868\n        LMC: 0\n        SM lid: 334\n        Capability mask: 0xa751e848\n        Port GUID: ...\n        Link layer: InfiniBand\n";
+        let facts = parse("ibstat.txt", text);
+        assert_eq!(names(&facts), vec!["rdma.port_down"]);
+        assert_eq!(facts[0].get("physical_state"), Some("Polling"));
+        assert_eq!(facts[0].get("link_layer"), None);
+    }
+
+    #[test]
+    fn initializing_with_link_up_awaits_the_subnet_manager() {
+        let text = "CA 'mlx5_0'\n\tPort 1:\n\t\tState: Initializing\n\t\tPhysical state: LinkUp\n\t\tRate: 200\n\t\tBase lid: 65535\n\t\tSM lid: 0\n\t\tPort GUID: 0x0000000000000000\n\t\tLink layer: InfiniBand\n";
+        let facts = parse("ibstat.txt", text);
+        assert_eq!(names(&facts), vec!["rdma.sm_unconfigured"]);
+        let fact = &facts[0];
+        assert_eq!(fact.get("nic"), Some("mlx5_0"));
+        assert_eq!(fact.get("lid"), Some("65535"));
+        assert_eq!(fact.get("sm_lid"), Some("0"));
+        assert_eq!(fact.evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![3, 4, 6]);
+    }
+
+    /// ibstatus prints sysfs values: numbered states and hexadecimal LIDs.
+    #[test]
+    fn ibstatus_spelling() {
+        let text = "Infiniband device 'mlx4_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:0002:c903:0010:c7a1\n\tbase lid:\t 0x0\n\tsm lid:\t\t 0x0\n\tstate:\t\t 2: INIT\n\tphys state:\t 5: LinkUp\n\trate:\t\t 40 Gb/sec (4X QDR)\n\tlink_layer:\t InfiniBand\n\nInfiniband device 'mlx4_0' port 2 status:\n\tdefault gid:\t fe80:0000:0000:0000:0002:c903:0010:c7a2\n\tbase lid:\t 0x0\n\tsm lid:\t\t 0x0\n\tstate:\t\t 1: DOWN\n\tphys state:\t 2: Polling\n\trate:\t\t 10 Gb/sec (4X)\n\tlink_layer:\t InfiniBand\n";
+        assert!(recognised(text));
+        let facts = parse("ibstatus.txt", text);
+        assert_eq!(names(&facts), vec!["rdma.sm_unconfigured", "rdma.port_down"]);
+        assert_eq!(facts[0].get("lid"), Some("0"));
+        assert_eq!(facts[1].get("state"), Some("DOWN"));
+        assert_eq!(facts[1].get("physical_state"), Some("Polling"));
+    }
+
+    /// From tests/corpus/cases/ibvdevinfo-netop1646-hostdevice-ib-port-init-zero-guid.txt (train):
+    /// ibv_devinfo without -v (no phys_state) of a port stuck in PORT_INIT. Its port_down is rdma.rs's.
+    #[test]
+    fn ibv_devinfo_port_init_awaits_the_subnet_manager() {
+        let text = "root@test-sr\\ov-podi:/etc/apt# ibv_devinfo\nhca_id: mlx5_7\n    transport:    InfiniBand (0)\n    fw_ver:    28.39.3004\n    node_guid:    0000:0000:0000:0000\n    vendor_part_id:    4126\n    phys_port_cnt:    1\n    port: 1\n    state:    PORT_INIT (2)\n    max_mtu:    4096 (5)\n    active_mtu:    4096 (5)\n    sm_lid:    4\n    port_id:    65535\n    port_lmc:    0x00\n    link_layer:    InfiniBand\n";
+        assert!(!recognised(text), "ibv_devinfo is rdma.rs's kind");
+        let facts = parse("devinfo.txt", text);
+        assert_eq!(names(&facts), vec!["rdma.sm_unconfigured"]);
+        assert_eq!(facts[0].get("nic"), Some("mlx5_7"));
+        assert_eq!(facts[0].get("sm_lid"), Some("4"));
+        assert_eq!(facts[0].evidence[0].text, "    state:    PORT_INIT (2)");
+    }
+
+    /// ibv_devinfo -v: a port in PORT_INIT whose physical link is not up is down, and rdma.rs says so.
+    #[test]
+    fn ibv_devinfo_down_ports_are_left_to_rdma() {
+        let text = "hca_id:\tmlx5_0\n\tport:\t1\n\t\tstate:\t\t\tPORT_DOWN (1)\n\t\tsm_lid:\t\t\t0\n\t\tport_lid:\t\t0\n\t\tlink_layer:\t\tInfiniBand\n\t\tphys_state:\t\tPOLLING (2)\n\tport:\t2\n\t\tstate:\t\t\tPORT_INIT (2)\n\t\tsm_lid:\t\t\t0\n\t\tport_lid:\t\t0\n\t\tlink_layer:\t\tInfiniBand\n\t\tphys_state:\t\tPOLLING (2)\n";
+        assert!(parse("devinfo.txt", text).is_empty());
+    }
+
+    /// From tests/corpus/cases/perftest-lsgunthperftest1-port1-state-down.txt (train).
+    #[test]
+    fn perftest_refusing_a_down_port() {
+        let text = " ./ib_send_lat --duration=30 -H\n\n  > Port number 1 state is Down\n  >     Couldn't set the link layer\n  >     Couldn't get context for the device\n";
+        assert!(!recognised(text));
+        let facts = parse("perftest.txt", text);
+        assert_eq!(names(&facts), vec!["rdma.port_down"]);
+        assert_eq!(facts[0].get("port"), Some("1"));
+        assert_eq!(facts[0].get("state"), Some("Down"));
+        assert_eq!(facts[0].get("nic"), None);
+        let named = parse("perftest.txt", "$ ib_write_bw -d mlx5_3 -x 3\n Port number 1 state is Down\n");
+        assert_eq!(named[0].get("nic"), Some("mlx5_3"));
+    }
+
+    /// Other tools' lines produce nothing: an NCCL log (with its NET/IB port list) and lspci.
+    #[test]
+    fn other_tools_produce_nothing() {
+        let nccl = "node7:1234:1250 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.7<0>\nnode7:1234:1250 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\nnode7:1234:1250 [0] NCCL WARN NET/IB : Got async event : port error\n";
+        let lspci = "3b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16\n\tCapabilities: [100 v1] Virtual Channel\n";
+        for text in [nccl, lspci] {
+            assert!(!recognised(text));
+            assert!(parse("other.txt", text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn malformed_text_never_panics() {
+        for text in [
+            "CA '",
+            "Port :",
+            "Port 99999999999:\n State: Down",
+            "hca_id:\nport:\n",
+            "Port number x state is",
+            "CA 'x'\nPort 1:\nState:\nBase lid: 0xzz\n",
+        ] {
+            let _ = parse("f", text);
+            let _ = recognised(text);
+        }
+    }
+}

@@ -1,0 +1,758 @@
+//! `nvidia-smi` output: the `nvidia-smi -q` report (whole, `-d` sections, or grepped lines), the
+//! default summary table, `nvidia-smi nvlink -s`, and the errors nvidia-smi and CUDA programs print
+//! when the driver and its user-space libraries do not go together. It finds GPU memory faults (ECC,
+//! row remapping, page retirement), clocks forced down by hardware, inactive NVLinks and a PCIe link
+//! below its maximum under load.
+//!
+//! Formats read (NVIDIA, `nvidia-smi.txt` shipped with the driver, "nvidia-smi -q" sections; the
+//! field names of R470-R570 drivers):
+//! - a GPU's block opens with `GPU 00000000:3B:00.0` and nests sections by indentation:
+//!   `ECC Errors` > `Volatile`/`Aggregate` > `SRAM Uncorrectable : 0` (Ampere and later; R550+
+//!   split it into `SRAM Uncorrectable Parity`/`SEC-DED`), or `Double Bit` > `Total` (Volta and
+//!   older); `Retired Pages` > `Pending Page Blacklist` (`Pending Page Retirement`, `Pending` in
+//!   other releases); `Remapped Rows` > `Pending`, `Remapping Failure Occurred`; `Clocks Event
+//!   Reasons` (R535+; `Clocks Throttle Reasons` before) > `HW Slowdown : Active`; `PCI` > `GPU Link
+//!   Info` > `PCIe Generation`/`Link Width` > `Max`/`Current`; `Performance State : P0`.
+//! - the summary table row `|   0  Tesla V100-SXM2...  Off  | 00000000:06:00.0 Off |   0 |`, whose
+//!   last column is "Volatile Uncorr. ECC".
+//! - `nvidia-smi nvlink -s`: `GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-...)` then `Link 0: 25 GB/s`
+//!   or `Link 0: <inactive>`.
+
+use std::collections::BTreeMap;
+
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
+
+/// A PCI address as nvidia-smi prints it (`00000000:3B:00.0`, a 32-bit domain), as the kernel and
+/// the other inputs write it: `0000:3b:00.0`.
+fn bus_id(text: &str) -> Option<String> {
+    let (domain, rest) = text.split_once(':')?;
+    let (bus, rest) = rest.split_once(':')?;
+    let (device, function) = rest.split_once('.')?;
+    let hex =
+        |s: &str, min: usize, max: usize| (min..=max).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit());
+    // A PCI function number is 0-7 (PCI Local Bus spec: 3 bits).
+    let function_ok = function.len() == 1 && function.chars().all(|c| ('0'..='7').contains(&c));
+    if !(hex(domain, 4, 8) && hex(bus, 2, 2) && hex(device, 2, 2) && function_ok) {
+        return None;
+    }
+    let domain = domain.trim_start_matches('0');
+    Some(format!("{domain:0>4}:{bus}:{device}.{function}").to_ascii_lowercase())
+}
+
+/// `Key    : value` of the -q report; section titles have no colon.
+fn key_value(line: &str) -> Option<(&str, &str)> {
+    let (key, value) = line.split_once(':')?;
+    let key = key.trim();
+    (!key.is_empty()).then_some((key, value.trim()))
+}
+
+fn indentation(line: &str) -> usize {
+    line.chars().take_while(|c| c.is_whitespace()).map(|c| if c == '\t' { 4 } else { 1 }).sum()
+}
+
+/// The leading number of a value: `16x`, `97 %`, `5`.
+fn leading_number(value: &str) -> Option<u64> {
+    let digits: String = value.trim().chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+/// Clock event reasons that mean the hardware or the driver's thermal protection forced clocks down
+/// (NVML `nvmlClocksEventReasons`: HW_SLOWDOWN, HW_THERMAL_SLOWDOWN, HW_POWER_BRAKE_SLOWDOWN,
+/// SW_THERMAL_SLOWDOWN). Idle, application clocks, SW power cap and sync boost are normal operation.
+const SLOWDOWN_REASONS: &[&str] =
+    &["HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown", "SW Thermal Slowdown"];
+
+/// Section titles only `nvidia-smi -q` prints on a line of their own.
+const QUERY_SECTIONS: &[&str] =
+    &["ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event Reasons", "Clocks Throttle Reasons"];
+
+/// A PCIe link attribute's maximum and current value, each with its line.
+#[derive(Debug, Clone, Default)]
+struct LinkValue {
+    max: Option<(u64, Evidence)>,
+    current: Option<(u64, Evidence)>,
+}
+
+/// What a GPU's -q block says that is judged only once the block is read: the PCIe section comes
+/// before the performance state and utilisation that decide whether a slow link matters.
+#[derive(Debug, Clone, Default)]
+struct GpuBlock {
+    gpu: Option<String>,
+    generation: LinkValue,
+    width: LinkValue,
+    performance_state: Option<(String, Evidence)>,
+    utilisation: Option<(u64, Evidence)>,
+    /// Rows remapped for correctable and for uncorrectable errors (`Remapped Rows`), non-zero only.
+    remapped_rows: Vec<(&'static str, u64, Evidence)>,
+}
+
+impl GpuBlock {
+    fn fact(&self, name: &str) -> Fact {
+        match &self.gpu {
+            Some(gpu) => Fact::new(name).attr("gpu", gpu),
+            None => Fact::new(name),
+        }
+    }
+
+    /// A GPU lowers its PCIe link speed (and on some boards width) when idle to save power and
+    /// raises it under load (NVIDIA, nvidia-smi.txt "PCIe Generation ... Current: the current link
+    /// generation. These may be reduced when the GPU is not in use"): only a link below its maximum
+    /// while the GPU runs at P0 (or shows utilisation when no P-state is given) is degraded.
+    fn pcie_degraded(&self) -> Vec<Fact> {
+        let busy = match (&self.performance_state, &self.utilisation) {
+            (Some((state, _)), _) => state == "P0",
+            (None, Some((percent, _))) => *percent > 0,
+            (None, None) => false,
+        };
+        if !busy {
+            return Vec::new();
+        }
+        let mut facts = Vec::new();
+        for (what, link, unit) in [("generation", &self.generation, ""), ("width", &self.width, "x")] {
+            let (Some((max, max_evidence)), Some((current, current_evidence))) = (&link.max, &link.current) else {
+                continue;
+            };
+            if current >= max {
+                continue;
+            }
+            let mut fact = self
+                .fact("gpu.pcie_degraded")
+                .attr("what", format!("{what} {current}{unit} of {max}{unit}"))
+                .evidence(max_evidence.clone())
+                .evidence(current_evidence.clone());
+            if let Some((state, evidence)) = &self.performance_state {
+                fact = fact.attr("performance_state", state).evidence(evidence.clone());
+            } else if let Some((_, evidence)) = &self.utilisation {
+                fact = fact.evidence(evidence.clone());
+            }
+            facts.push(fact);
+        }
+        facts
+    }
+}
+
+/// One non-zero uncorrectable ECC counter.
+#[derive(Debug, Clone)]
+struct EccCount {
+    gpu: Option<String>,
+    /// "volatile" (since the last driver load) or "aggregate" (lifetime); None for a grepped line
+    /// whose section the paste left out.
+    counter: Option<&'static str>,
+    /// "SRAM", "DRAM", "SRAM SEC-DED", "double bit" (pre-Ampere total), "total" (summary table).
+    memory: String,
+    count: u64,
+    evidence: Evidence,
+}
+
+/// Whether the text is nvidia-smi output (the -q report or its sections, the summary table,
+/// `nvlink -s`, or nvidia-smi's own failure message): the input's kind is then "nvidia-smi".
+pub fn recognised(text: &str) -> bool {
+    let mut nvlink_gpu = false;
+    for (_, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        if line.contains("==NVSMI LOG==")
+            || (line.contains("NVIDIA-SMI ") && line.contains("Driver Version:"))
+            || line.starts_with("Failed to initialize NVML")
+            || line.starts_with("NVIDIA-SMI has failed")
+            || QUERY_SECTIONS.contains(&line)
+            || line.strip_prefix("GPU ").and_then(bus_id).is_some()
+        {
+            return true;
+        }
+        // `nvlink -s`/`-e`: a GPU line with its UUID, then its links.
+        if nvlink_gpu && line.starts_with("Link ") {
+            return true;
+        }
+        nvlink_gpu |= nvlink_header(line).is_some();
+    }
+    false
+}
+
+/// `GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-68d0f80e-...)` (`nvidia-smi nvlink -s`, `-L`): index and UUID.
+fn nvlink_header(line: &str) -> Option<(String, String)> {
+    let rest = line.strip_prefix("GPU ")?;
+    let (index, rest) = rest.split_once(':')?;
+    if index.is_empty() || !index.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let uuid = rest.split_once("(UUID: ")?.1.trim_end().strip_suffix(')')?;
+    Some((index.to_string(), uuid.to_string()))
+}
+
+/// The state of one link line of `nvidia-smi nvlink -s`: `Link 3: 25 GB/s` is up, `Link 3:
+/// <inactive>` is not; other `Link N:` lines (`nvlink -e` counters) are not link states.
+fn nvlink_link(line: &str) -> Option<(u32, bool)> {
+    let (link, value) = line.strip_prefix("Link ")?.split_once(':')?;
+    let link = link.trim().parse().ok()?;
+    let value = value.trim();
+    if value.eq_ignore_ascii_case("<inactive>") || value.eq_ignore_ascii_case("inactive") {
+        Some((link, false))
+    } else if value.ends_with("GB/s") && value.split_whitespace().next().is_some_and(|n| n.parse::<f64>().is_ok()) {
+        Some((link, true))
+    } else {
+        None
+    }
+}
+
+/// Facts from nvidia-smi output; empty for text that holds none of its reports or error messages.
+pub fn parse(file: &str, text: &str) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    query_report(file, text, &mut facts);
+    summary_table(file, text, &mut facts);
+    nvlink_status(file, text, &mut facts);
+    driver_errors(file, text, &mut facts);
+    facts
+}
+
+/// Where the -q report's section titles nest, for pastes that lost their indentation (web forms and
+/// chat clients strip leading spaces): a title stays inside the last title only if it nests there.
+fn nests_in(title: &str, parent: &str) -> bool {
+    matches!(
+        (title, parent),
+        ("Volatile" | "Aggregate", "ECC Errors")
+            | ("Single Bit" | "Double Bit", "Volatile" | "Aggregate")
+            | ("GPU Link Info", "PCI")
+            | ("PCIe Generation" | "Link Width", "GPU Link Info")
+            | ("Bank Remap Availability Histogram", "Remapped Rows")
+    )
+}
+
+/// The section titles a line of the -q report is under.
+#[derive(Debug, Default)]
+struct Sections {
+    /// (indentation, title), outermost first.
+    open: Vec<(usize, String)>,
+    /// No line of the paste is indented: nesting comes from `nests_in`, and a section lasts until
+    /// the next title.
+    flat: bool,
+}
+
+impl Sections {
+    fn enter(&mut self, indent: usize, title: &str) {
+        if self.flat {
+            while self.open.last().is_some_and(|(_, parent)| !nests_in(title, parent)) {
+                self.open.pop();
+            }
+        } else {
+            self.leave_to(indent);
+        }
+        self.open.push((indent, title.to_string()));
+    }
+
+    /// Close the sections a line at `indent` is not inside.
+    fn leave_to(&mut self, indent: usize) {
+        if !self.flat {
+            while self.open.last().is_some_and(|(at, _)| *at >= indent) {
+                self.open.pop();
+            }
+        }
+    }
+
+    fn within(&self, title: &str) -> bool {
+        self.open.iter().any(|(_, open)| open == title)
+    }
+
+    fn innermost(&self) -> Option<&str> {
+        self.open.last().map(|(_, title)| title.as_str())
+    }
+}
+
+/// The `nvidia-smi -q` report, block by block.
+fn query_report(file: &str, text: &str, facts: &mut Vec<Fact>) {
+    let mut block = GpuBlock::default();
+    let flat = numbered_lines(text).all(|(_, raw)| raw.trim().is_empty() || indentation(raw) == 0);
+    let mut sections = Sections { open: Vec::new(), flat };
+    let mut ecc: Vec<EccCount> = Vec::new();
+    for (line_no, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let evidence = || Evidence::new(file, line_no, raw);
+        if let Some(gpu) = line.strip_prefix("GPU ").and_then(bus_id) {
+            facts.extend(block.pcie_degraded());
+            block = GpuBlock { gpu: Some(gpu), ..GpuBlock::default() };
+            sections.open.clear();
+            continue;
+        }
+        let indent = indentation(raw);
+        let Some((key, value)) = key_value(line) else {
+            sections.enter(indent, line);
+            continue;
+        };
+        sections.leave_to(indent);
+        let yes = value.eq_ignore_ascii_case("Yes");
+        // Rows remapped for correctable and uncorrectable errors; Pending: a remap waits for a GPU
+        // reset; Remapping Failure Occurred: a bank ran out of spare rows (NVIDIA "NVIDIA A100 GPU
+        // Memory Error Management", row remapping).
+        if sections.within("Remapped Rows") {
+            let cause = match key {
+                "Correctable Error" => Some("correctable_rows"),
+                "Uncorrectable Error" => Some("uncorrectable_rows"),
+                _ => None,
+            };
+            if let (Some(cause), Some(rows)) = (cause, leading_number(value).filter(|rows| *rows > 0)) {
+                block.remapped_rows.push((cause, rows, evidence()));
+            } else if key == "Pending" && yes {
+                let mut fact = block.fact("gpu.remap_pending");
+                for (cause, rows, rows_evidence) in &block.remapped_rows {
+                    fact = fact.attr(cause, rows).evidence(rows_evidence.clone());
+                }
+                facts.push(fact.evidence(evidence()));
+            } else if key == "Remapping Failure Occurred" && yes {
+                facts.push(block.fact("gpu.remap_failed").evidence(evidence()));
+            }
+            continue;
+        }
+        // Pre-Ampere dynamic page retirement: a page waits for the next driver load to be retired.
+        if sections.within("Retired Pages") && key.starts_with("Pending") && yes {
+            facts.push(block.fact("gpu.retired_pages_pending").evidence(evidence()));
+            continue;
+        }
+        let clocks = sections.within("Clocks Event Reasons") || sections.within("Clocks Throttle Reasons");
+        if clocks && SLOWDOWN_REASONS.contains(&key) && value.eq_ignore_ascii_case("Active") {
+            facts.push(block.fact("gpu.slowdown").attr("reason", key).evidence(evidence()));
+            continue;
+        }
+        let link = match sections.innermost() {
+            Some("PCIe Generation") if sections.within("GPU Link Info") => Some(&mut block.generation),
+            Some("Link Width") if sections.within("GPU Link Info") => Some(&mut block.width),
+            _ => None,
+        };
+        if let (Some(link), "Max" | "Current") = (link, key) {
+            let number = leading_number(value).map(|n| (n, evidence()));
+            if key == "Max" {
+                link.max = number;
+            } else {
+                link.current = number;
+            }
+            continue;
+        }
+        if key == "Performance State" {
+            block.performance_state = Some((value.to_string(), evidence()));
+            continue;
+        }
+        if sections.within("Utilization") && key == "Gpu" {
+            block.utilisation = leading_number(value).map(|n| (n, evidence()));
+            continue;
+        }
+        if let Some((memory, count)) = ecc_count(key, value, &sections) {
+            let counter = if sections.within("Volatile") {
+                Some("volatile")
+            } else if sections.within("Aggregate") {
+                Some("aggregate")
+            } else {
+                None
+            };
+            if count > 0 {
+                ecc.push(EccCount { gpu: block.gpu.clone(), counter, memory, count, evidence: evidence() });
+            }
+        }
+    }
+    facts.extend(block.pcie_degraded());
+    ecc_facts(ecc, facts);
+}
+
+/// An uncorrectable ECC counter line: (memory, count). `SRAM Uncorrectable : 1` in `ECC Errors`, or
+/// on its own when the paste is `nvidia-smi -q | grep`; `Total` under `Double Bit` before Ampere.
+fn ecc_count(key: &str, value: &str, sections: &Sections) -> Option<(String, u64)> {
+    let count = value.trim().parse::<u64>().ok()?;
+    let in_ecc_errors = sections.within("ECC Errors");
+    if key.contains("Uncorrectable") && (in_ecc_errors || key.starts_with("SRAM") || key.starts_with("DRAM")) {
+        let memory = key.replace("Uncorrectable", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+        return Some((memory, count));
+    }
+    let double_bit = sections.within("Double Bit");
+    (in_ecc_errors && double_bit && key == "Total").then(|| ("double bit".to_string(), count))
+}
+
+/// One fact per GPU and counter; a grepped line without its section adds nothing when the paste
+/// also shows that counter in its section (the ML Engineering paste shows both).
+fn ecc_facts(counts: Vec<EccCount>, facts: &mut Vec<Fact>) {
+    let placed: Vec<(Option<String>, String)> =
+        counts.iter().filter(|c| c.counter.is_some()).map(|c| (c.gpu.clone(), c.memory.clone())).collect();
+    let mut merged: BTreeMap<(Option<String>, String), (u64, Vec<Evidence>)> = BTreeMap::new();
+    for count in counts {
+        if count.counter.is_none() && placed.contains(&(count.gpu.clone(), count.memory.clone())) {
+            continue;
+        }
+        let place = match count.counter {
+            Some(counter) => format!("{counter} {}", count.memory),
+            None => count.memory.clone(),
+        };
+        let entry = merged.entry((count.gpu, place)).or_insert((0, Vec::new()));
+        entry.0 = entry.0.max(count.count);
+        entry.1.push(count.evidence);
+    }
+    for ((gpu, place), (count, evidence)) in merged {
+        let mut fact = Fact::new("gpu.ecc_uncorrectable").attr("count", count).attr("where", place);
+        if let Some(gpu) = gpu {
+            fact = fact.attr("gpu", gpu);
+        }
+        for line in evidence {
+            fact = fact.evidence(line);
+        }
+        facts.push(fact);
+    }
+}
+
+/// The summary table of plain `nvidia-smi`: its first row per GPU ends with the volatile
+/// uncorrectable ECC count ("Volatile Uncorr. ECC"; `N/A` or `Off` without ECC).
+fn summary_table(file: &str, text: &str, facts: &mut Vec<Fact>) {
+    for (line_no, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        let Some(inner) = line.strip_prefix('|').and_then(|l| l.strip_suffix('|')) else { continue };
+        let cells: Vec<&str> = inner.split('|').map(str::trim).collect();
+        let [_, bus, ecc] = cells.as_slice() else { continue };
+        let Some(gpu) = bus.split_whitespace().next().and_then(bus_id) else { continue };
+        if let Some(count) = ecc.parse::<u64>().ok().filter(|c| *c > 0) {
+            facts.push(
+                Fact::new("gpu.ecc_uncorrectable")
+                    .attr("gpu", gpu)
+                    .attr("count", count)
+                    .attr("where", "volatile total")
+                    .evidence(Evidence::new(file, line_no, raw)),
+            );
+        }
+    }
+}
+
+/// `nvidia-smi nvlink -s`: a GPU with inactive links while links elsewhere in the paste are up (a
+/// GPU or board without NVLink shows every link inactive, or none: that is not a fault).
+fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
+    struct NvlinkGpu {
+        index: String,
+        uuid: String,
+        header: Evidence,
+        inactive: Vec<(u32, Evidence)>,
+    }
+    let mut gpus: Vec<NvlinkGpu> = Vec::new();
+    let mut any_up = false;
+    let mut open = false;
+    for (line_no, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        if let Some((index, uuid)) = nvlink_header(line) {
+            gpus.push(NvlinkGpu { index, uuid, header: Evidence::new(file, line_no, raw), inactive: Vec::new() });
+            open = true;
+            continue;
+        }
+        if !open {
+            continue;
+        }
+        match (nvlink_link(line), gpus.last_mut()) {
+            (Some((_, true)), _) => any_up = true,
+            (Some((link, false)), Some(gpu)) => gpu.inactive.push((link, Evidence::new(file, line_no, raw))),
+            _ => {}
+        }
+    }
+    if !any_up {
+        return;
+    }
+    for gpu in gpus.into_iter().filter(|g| !g.inactive.is_empty()) {
+        let links: Vec<String> = gpu.inactive.iter().map(|(link, _)| link.to_string()).collect();
+        // The header and the first inactive links: enough to find the rest by line number.
+        let mut fact = Fact::new("gpu.nvlink_inactive")
+            .attr("gpu", &gpu.index)
+            .attr("uuid", &gpu.uuid)
+            .attr("links", links.join(","))
+            .evidence(gpu.header);
+        for (_, evidence) in gpu.inactive.into_iter().take(3) {
+            fact = fact.evidence(evidence);
+        }
+        facts.push(fact);
+    }
+}
+
+/// The version after `Driver Version`: `Driver Version: 384.81` (summary table) or `Driver Version
+/// : 535.86.10` (-q report).
+fn driver_version_of(line: &str) -> Option<&str> {
+    let rest = line.split_once("Driver Version")?.1.trim_start().strip_prefix(':')?;
+    rest.split_whitespace().next().filter(|v| v.chars().next().is_some_and(|c| c.is_ascii_digit()))
+}
+
+/// Messages that say the kernel driver and the user-space side do not go together:
+/// - NVML's "Failed to initialize NVML: Driver/library version mismatch" (NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+///   the loaded kernel module is not the one libnvidia-ml was installed with, typically after a driver
+///   update without a reboot), often followed by `NVML library version: 570.124`;
+/// - the CUDA runtime's cudaErrorInsufficientDriver (35) "CUDA driver version is insufficient for CUDA
+///   runtime version" and cudaErrorSystemDriverMismatch (803) "system has unsupported display driver /
+///   cuda driver combination" (CUDA Runtime API, "Error Handling").
+///
+/// nvidia-smi's "couldn't communicate with the NVIDIA driver" is reported apart: no driver is loaded.
+/// NCCL's own log lines are left to the NCCL parser, which reads them with their rank and host.
+fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
+    const MESSAGES: &[(&str, &str, &str)] = &[
+        (
+            "gpu.driver_mismatch",
+            "driver/library version mismatch",
+            "Failed to initialize NVML: Driver/library version mismatch",
+        ),
+        (
+            "gpu.driver_mismatch",
+            "driver version is insufficient for cuda runtime version",
+            "CUDA driver version is insufficient for CUDA runtime version",
+        ),
+        (
+            "gpu.driver_mismatch",
+            "system has unsupported display driver / cuda driver combination",
+            "system has unsupported display driver / cuda driver combination",
+        ),
+        (
+            "gpu.driver_unreachable",
+            "couldn't communicate with the nvidia driver",
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+        ),
+    ];
+    let mut found: BTreeMap<(&str, &str), Fact> = BTreeMap::new();
+    let mut library_version: Option<(String, Evidence)> = None;
+    let mut driver_version: Option<String> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        if raw.contains("NCCL WARN") || raw.contains("NCCL INFO") {
+            continue;
+        }
+        let lower = raw.to_ascii_lowercase();
+        if let Some(version) = raw.split_once("NVML library version:").map(|(_, v)| v.trim()) {
+            if !version.is_empty() {
+                library_version = Some((version.to_string(), Evidence::new(file, line_no, raw)));
+            }
+        }
+        if let Some(version) = driver_version_of(raw) {
+            driver_version = Some(version.to_string());
+        }
+        for (name, needle, message) in MESSAGES {
+            if lower.contains(needle) {
+                let fact = found.entry((name, message)).or_insert_with(|| Fact::new(name).attr("text", message));
+                if fact.evidence.len() < 4 {
+                    fact.evidence.push(Evidence::new(file, line_no, raw));
+                }
+            }
+        }
+    }
+    for ((name, _), mut fact) in found {
+        if name == "gpu.driver_mismatch" {
+            if let Some((version, evidence)) = &library_version {
+                fact = fact.attr("library_version", version).evidence(evidence.clone());
+            }
+            if let Some(version) = &driver_version {
+                fact = fact.attr("driver_version", version);
+            }
+        }
+        facts.push(fact);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(facts: &[Fact]) -> Vec<&str> {
+        facts.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    #[test]
+    fn bus_ids_as_the_kernel_writes_them() {
+        assert_eq!(bus_id("00000000:3B:00.0").as_deref(), Some("0000:3b:00.0"));
+        assert_eq!(bus_id("00000001:00:00.0").as_deref(), Some("0001:00:00.0"));
+        assert_eq!(bus_id("0000:3b:00.0").as_deref(), Some("0000:3b:00.0"));
+        assert_eq!(bus_id("0: NVIDIA H100"), None);
+        assert_eq!(bus_id("00000000:3B:00.9"), None);
+    }
+
+    /// From tests/corpus/cases/nvsmi-gpud-h100x8-hw-power-brake-slowdown.txt (train), GPU0's block
+    /// shortened: HW Slowdown and HW Power Brake Slowdown Active; its PCIe link at Gen5 x16 at P0.
+    const POWER_BRAKE: &str = "\n==============NVSMI LOG==============\n\nDriver Version                            : 535.161.08\nCUDA Version                              : 12.2\n\nAttached GPUs                             : 8\nGPU 00000000:19:00.0\n    Product Name                          : NVIDIA H100 80GB HBM3\n    MIG Mode\n        Current                           : Disabled\n        Pending                           : Disabled\n    PCI\n        Bus Id                            : 00000000:19:00.0\n        GPU Link Info\n            PCIe Generation\n                Max                       : 5\n                Current                   : 5\n                Device Current            : 5\n                Device Max                : 5\n                Host Max                  : 5\n            Link Width\n                Max                       : 16x\n                Current                   : 16x\n    Performance State                     : P0\n    Clocks Event Reasons\n        Idle                              : Not Active\n        Applications Clocks Setting       : Not Active\n        SW Power Cap                      : Not Active\n        HW Slowdown                       : Active\n            HW Thermal Slowdown           : Not Active\n            HW Power Brake Slowdown       : Active\n        Sync Boost                        : Not Active\n        SW Thermal Slowdown               : Not Active\n        Display Clock Setting             : Not Active\n";
+
+    #[test]
+    fn hardware_slowdown_reasons_that_are_active() {
+        assert!(recognised(POWER_BRAKE));
+        let facts = parse("nvsmi.txt", POWER_BRAKE);
+        assert_eq!(names(&facts), vec!["gpu.slowdown", "gpu.slowdown"]);
+        assert_eq!(facts[0].get("gpu"), Some("0000:19:00.0"));
+        assert_eq!(facts[0].get("reason"), Some("HW Slowdown"));
+        assert_eq!(facts[1].get("reason"), Some("HW Power Brake Slowdown"));
+        assert_eq!(facts[1].evidence[0].line, 32);
+        // MIG Mode's "Pending: Disabled" is not a remap; the link at its maximum is not degraded.
+        assert!(!facts.iter().any(|f| f.name == "gpu.remap_pending" || f.name == "gpu.pcie_degraded"));
+    }
+
+    /// An idle GPU at P8 runs its link at Gen1 (leptonai/gpud testdata
+    /// nvidia-smi-query.535.154.05.out.1.valid, an RTX 4090); the same link at P0 is degraded.
+    #[test]
+    fn a_slow_pcie_link_matters_only_under_load() {
+        let idle = "GPU 00000000:01:00.0\n    PCI\n        GPU Link Info\n            PCIe Generation\n                Max                       : 4\n                Current                   : 1\n                Device Current            : 1\n                Device Max                : 4\n                Host Max                  : 4\n            Link Width\n                Max                       : 16x\n                Current                   : 16x\n    Fan Speed                             : 0 %\n    Performance State                     : P8\n    Utilization\n        Gpu                               : 0 %\n";
+        assert!(parse("nvsmi.txt", idle).is_empty());
+        let busy =
+            idle.replace(": P8", ": P0").replace("Current                   : 16x", "Current                   : 8x");
+        let facts = parse("nvsmi.txt", &busy);
+        assert_eq!(names(&facts), vec!["gpu.pcie_degraded", "gpu.pcie_degraded"]);
+        assert_eq!(facts[0].get("what"), Some("generation 1 of 4"));
+        assert_eq!(facts[1].get("what"), Some("width 8x of 16x"));
+        assert_eq!(facts[1].get("performance_state"), Some("P0"));
+        assert_eq!(facts[0].get("gpu"), Some("0000:01:00.0"));
+        // Without the P-state, utilisation says whether the GPU is busy.
+        let no_state = idle.replace("    Performance State                     : P8\n", "");
+        assert!(parse("nvsmi.txt", &no_state).is_empty());
+        let used =
+            no_state.replace("Gpu                               : 0 %", "Gpu                               : 97 %");
+        assert_eq!(names(&parse("nvsmi.txt", &used)), vec!["gpu.pcie_degraded"]);
+    }
+
+    /// From tests/corpus/cases/nvsmi-mlengineering-sram-uncorrectable-ecc.txt (train): grepped lines
+    /// without their section, then the ECC block itself.
+    #[test]
+    fn uncorrectable_sram_errors_counted_once_per_counter() {
+        let text = "CUDA error: uncorrectable ECC error encountered\n$ nvidia-smi -q | grep -i correctable | grep -v 0\n            SRAM Uncorrectable            : 1\n            SRAM Uncorrectable            : 5\n    ECC Errors\n        Volatile\n            SRAM Correctable              : 0\n            SRAM Uncorrectable            : 1\n            DRAM Correctable              : 0\n            DRAM Uncorrectable            : 0\n        Aggregate\n            SRAM Correctable              : 0\n            SRAM Uncorrectable            : 5\n            DRAM Correctable              : 0\n            DRAM Uncorrectable            : 0\n";
+        assert!(recognised(text));
+        let facts = parse("nvsmi.txt", text);
+        let got: Vec<(Option<&str>, Option<&str>)> = facts.iter().map(|f| (f.get("where"), f.get("count"))).collect();
+        assert_eq!(got, vec![(Some("aggregate SRAM"), Some("5")), (Some("volatile SRAM"), Some("1"))]);
+        assert!(facts.iter().all(|f| f.name == "gpu.ecc_uncorrectable" && f.get("gpu").is_none()));
+        assert_eq!(facts[1].evidence[0].line, 8);
+        // The grepped lines alone still say it.
+        let grepped = parse("nvsmi.txt", "            SRAM Uncorrectable            : 5\n");
+        assert_eq!(grepped[0].get("where"), Some("SRAM"));
+    }
+
+    /// The baseline of tests/corpus/cases/nvsmi-azurenhc-8gpu-retired-pages-all-zero.txt (train) and
+    /// its faulty counterparts, with a Remapped Rows block in the R535 layout (gpud testdata).
+    #[test]
+    fn memory_repair_pending_or_failed() {
+        let clean = "GPU 00000001:00:00.0\n    Retired Pages\n        Single Bit ECC                    : 0\n        Double Bit ECC                    : 0\n        Pending Page Blacklist            : No\n\nGPU 00000002:00:00.0\n    Retired Pages\n        Single Bit ECC                    : 0\n        Double Bit ECC                    : 0\n        Pending Page Blacklist            : No\n";
+        assert!(recognised(clean));
+        assert!(parse("nvsmi.txt", clean).is_empty());
+        let retired =
+            clean.replacen("Pending Page Blacklist            : No", "Pending Page Blacklist            : Yes", 2);
+        let facts = parse("nvsmi.txt", &retired);
+        assert_eq!(names(&facts), vec!["gpu.retired_pages_pending", "gpu.retired_pages_pending"]);
+        assert_eq!(facts[1].get("gpu"), Some("0002:00:00.0"));
+        let remap = "GPU 00000000:07:00.0\n    Remapped Rows\n        Correctable Error                 : 0\n        Uncorrectable Error               : 4\n        Pending                           : Yes\n        Remapping Failure Occurred        : Yes\n        Bank Remap Availability Histogram\n            Max                           : 636 bank(s)\n";
+        let facts = parse("nvsmi.txt", remap);
+        assert_eq!(names(&facts), vec!["gpu.remap_pending", "gpu.remap_failed"]);
+        assert_eq!(facts[0].get("uncorrectable_rows"), Some("4"));
+        assert_eq!(facts[0].get("correctable_rows"), None);
+        assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![4, 5]);
+        // From tests/corpus/cases/mixed-mlengineering-xid63-row-remap-pending.txt (train): a remap for
+        // a correctable error, waiting for a reset; `[...]` marks the author's cuts.
+        let correctable = "GPU 00000000:10:1C.0\n    Product Name                          : NVIDIA A100-SXM4-80GB\n    [...]\n    Remapped Rows\n        Correctable Error                 : 1\n        Uncorrectable Error               : 0\n        Pending                           : Yes\n        Remapping Failure Occurred        : No\n";
+        let facts = parse("nvsmi.txt", correctable);
+        assert_eq!(names(&facts), vec!["gpu.remap_pending"]);
+        assert_eq!(facts[0].get("gpu"), Some("0000:10:1c.0"));
+        assert_eq!(facts[0].get("correctable_rows"), Some("1"));
+        assert_eq!(facts[0].get("uncorrectable_rows"), None);
+    }
+
+    /// A paste that lost its indentation still says which section a line is in.
+    #[test]
+    fn a_paste_without_indentation() {
+        let text = "GPU 00000000:10:1C.0\nMIG Mode\nCurrent : Disabled\nPending : Disabled\nECC Errors\nVolatile\nSRAM Uncorrectable : 0\nDRAM Uncorrectable : 2\nAggregate\nDRAM Uncorrectable : 2\nRetired Pages\nPending Page Blacklist : N/A\nRemapped Rows\nCorrectable Error : 0\nUncorrectable Error : 1\nPending : Yes\nRemapping Failure Occurred : No\nBank Remap Availability Histogram\nMax : 639 bank(s)\nTemperature\nGPU Current Temp : 30 C\n";
+        let facts = parse("flat.txt", text);
+        let got: Vec<(&str, Option<&str>)> = facts.iter().map(|f| (f.name.as_str(), f.get("where"))).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("gpu.remap_pending", None),
+                ("gpu.ecc_uncorrectable", Some("aggregate DRAM")),
+                ("gpu.ecc_uncorrectable", Some("volatile DRAM"))
+            ]
+        );
+        assert_eq!(facts[0].get("uncorrectable_rows"), Some("1"));
+    }
+
+    /// Volta and older count double-bit errors per memory and in a total.
+    #[test]
+    fn pre_ampere_double_bit_total() {
+        let text = "GPU 00000000:06:00.0\n    ECC Errors\n        Volatile\n            Single Bit\n                Device Memory             : 3\n                Total                     : 3\n            Double Bit\n                Device Memory             : 2\n                Register File             : 0\n                Total                     : 2\n        Aggregate\n            Single Bit\n                Total                     : 7\n            Double Bit\n                Total                     : 0\n";
+        let facts = parse("nvsmi.txt", text);
+        assert_eq!(names(&facts), vec!["gpu.ecc_uncorrectable"]);
+        assert_eq!(facts[0].get("where"), Some("volatile double bit"));
+        assert_eq!(facts[0].get("count"), Some("2"));
+        assert_eq!(facts[0].get("gpu"), Some("0000:06:00.0"));
+    }
+
+    /// From tests/corpus/cases/nvsmi-machineshop60-nvml-driver-library-mismatch.txt and
+    /// nvsmi-tinygradokm47-nvml-mismatch-p2p-module-570-124-06.txt (train).
+    #[test]
+    fn nvml_driver_library_mismatch() {
+        let text =
+            "nvidia-smi \nFailed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124\n";
+        assert!(recognised(text));
+        let facts = parse("nvsmi.txt", text);
+        assert_eq!(names(&facts), vec!["gpu.driver_mismatch"]);
+        assert_eq!(facts[0].get("text"), Some("Failed to initialize NVML: Driver/library version mismatch"));
+        assert_eq!(facts[0].get("library_version"), Some("570.124"));
+        assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 3]);
+    }
+
+    /// From tests/corpus/cases/mixed-nccltests12-cuda-driver-insufficient.txt (train): nccl-tests'
+    /// CUDA failure, twice, and the summary table of the 384.81 driver.
+    #[test]
+    fn cuda_runtime_newer_than_the_driver() {
+        let text = "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8\nCuda failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'\nmisc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]\nCuda failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'\n+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 384.81                 Driver Version: 384.81                    |\n|-------------------------------+----------------------+----------------------+\n| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|===============================+======================+======================|\n|   0  Tesla V100-SXM2...  Off  | 00000000:06:00.0 Off |                    0 |\n| N/A   33C    P0    43W / 300W |     10MiB / 16152MiB |      0%      Default |\n+-------------------------------+----------------------+----------------------+\n";
+        assert!(recognised(text));
+        let facts = parse("mixed.txt", text);
+        assert_eq!(names(&facts), vec!["gpu.driver_mismatch"]);
+        assert_eq!(facts[0].get("text"), Some("CUDA driver version is insufficient for CUDA runtime version"));
+        assert_eq!(facts[0].get("driver_version"), Some("384.81"));
+        assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 4]);
+        // A non-zero volatile ECC count in the same table is a memory fault.
+        let faulty = text.replace("Off |                    0 |", "Off |                    2 |");
+        let ecc =
+            parse("mixed.txt", &faulty).into_iter().find(|f| f.name == "gpu.ecc_uncorrectable").expect("ecc fact");
+        assert_eq!((ecc.get("gpu"), ecc.get("count")), (Some("0000:06:00.0"), Some("2")));
+    }
+
+    /// `nvidia-smi nvlink -s` in the layout of leptonai/gpud testdata nvidia-smi.nvlink.status.a100.
+    #[test]
+    fn inactive_nvlinks_beside_active_ones() {
+        let text = "GPU 5: NVIDIA A100-SXM4-80GB (UUID: GPU-375df896-019b-a009-42e5-ce9ed21bd8cc)\n         Link 0: 25 GB/s\n         Link 1: 25 GB/s\nGPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-68d0f80e-e2f6-7717-ce0c-ea5f17b6a180)\n         Link 0: <inactive>\n         Link 1: <inactive>\n";
+        assert!(recognised(text));
+        let facts = parse("nvlink.txt", text);
+        assert_eq!(names(&facts), vec!["gpu.nvlink_inactive"]);
+        assert_eq!(facts[0].get("gpu"), Some("6"));
+        assert_eq!(facts[0].get("links"), Some("0,1"));
+        assert_eq!(facts[0].get("uuid"), Some("GPU-68d0f80e-e2f6-7717-ce0c-ea5f17b6a180"));
+        // Every link inactive everywhere: a board without NVLink, not a fault.
+        let none_up = "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-1)\n\t Link 0: <inactive>\n";
+        assert!(parse("nvlink.txt", none_up).is_empty());
+    }
+
+    /// From tests/corpus/cases/nvsmi-mlengineering-nvlink-e-clean.txt (train): error counters are not
+    /// link states.
+    #[test]
+    fn nvlink_error_counters_are_not_link_states() {
+        let text = "$ nvidia-smi nvlink -e\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-abcdefab-cdef-abdc-abcd-abababababab)\n         Link 0: Replay Errors: 0\n         Link 0: Recovery Errors: 0\n         Link 0: CRC Errors: 0\n\n         [...]\n\n         Link 17: CRC Errors: 0\n";
+        assert!(recognised(text));
+        assert!(parse("nvlink.txt", text).is_empty());
+    }
+
+    /// Other tools' lines produce nothing: an NCCL log (with a CUDA driver warning of its own, the
+    /// NCCL parser's) and lspci of a GPU; and the nvidia-smi topo matrix of
+    /// tests/corpus/cases/nvsmi-nccl667-topo-pxb-pix-hang-vtd.txt (train), topo.rs's.
+    #[test]
+    fn other_tools_produce_nothing() {
+        let nccl = "node7:1234:1250 [0] NCCL INFO cudaDriverVersion 12020\nnode7:1234:1250 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>\nnode7:1234:1250 [0] init.cc:1234 NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'\nnode7:1234:1250 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n";
+        let lspci = "3b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n\tSubsystem: NVIDIA Corporation Device 16c1\n\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16\n\tKernel driver in use: nvidia\n";
+        let topo = "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tPXB\tSYS\tSYS\t0-27,56-83\t0\nGPU1\tPXB\t X \tSYS\tSYS\t0-27,56-83\t0\n";
+        for text in [nccl, lspci, topo] {
+            assert!(!recognised(text), "{text}");
+            assert!(parse("other.txt", text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn malformed_text_never_panics() {
+        for text in [
+            "GPU 00000000:",
+            "GPU :::.\n  Remapped Rows\nPending : Yes",
+            "|||\n| a | 0000:zz:00.0 | 9 |",
+            "Link :",
+            "GPU 1: x (UUID: \nLink 99999999999: <inactive>",
+            "Driver Version:",
+            "NVML library version:",
+        ] {
+            let _ = parse("f", text);
+            let _ = recognised(text);
+        }
+    }
+}
