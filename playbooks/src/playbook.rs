@@ -63,6 +63,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "NCCL WARN ibv_reg_dmabuf_mr/register memory refused (not supported, invalid argument)",
     ),
     ("nccl.internal", "text host", "NCCL WARN on NCCL's own protocol ('Message truncated')"),
+    (
+        "nccl.ib_hca_mixed",
+        "nics host",
+        "NCCL's NET/IB list holds InfiniBand rails and RoCE ports together (NCCL_IB_HCA takes in another fabric)",
+    ),
     ("nccl.topology_file", "text host", "NCCL WARN importing NCCL_TOPO_FILE/NCCL_GRAPH_FILE ('XML Import')"),
     ("nccl.nvls_failed", "text host", "NCCL WARN from transport/nvls.cc (NVLink SHARP setup)"),
     ("nccl.network_unreachable", "host", "NCCL WARN socket connect 'No route to host' / 'Network is unreachable'"),

@@ -37,6 +37,11 @@ impl LspciDevice {
             || d.contains("display controller") && d.contains("nvidia")
     }
 
+    /// A device whose header the paste left out: its class (GPU, NIC, bridge) is unknown.
+    pub fn is_headerless(&self) -> bool {
+        self.description == HEADERLESS
+    }
+
     pub fn is_nic(&self) -> bool {
         let d = self.description.to_ascii_lowercase();
         d.contains("ethernet controller") || d.contains("infiniband controller") || d.contains("network controller")
@@ -139,6 +144,13 @@ fn is_device_header(line: &str) -> Option<(&str, &str)> {
     ok.then_some((address, rest))
 }
 
+/// Fields of the PCI Express capability as `lspci -vvv` prints them (pciutils ls-caps.c).
+const EXPRESS_FIELDS: [&str; 8] =
+    ["LnkCap:", "LnkSta:", "LnkCtl:", "DevCap:", "DevCtl:", "DevSta:", "UESta:", "CESta:"];
+
+/// What a device quoted without its header line is called.
+const HEADERLESS: &str = "lspci lines quoted without their device header";
+
 pub fn parse(file: &str, text: &str) -> Vec<LspciDevice> {
     let mut devices: Vec<LspciDevice> = Vec::new();
     let mut current: Option<LspciDevice> = None;
@@ -170,6 +182,16 @@ pub fn parse(file: &str, text: &str) -> Vec<LspciDevice> {
                 }),
             }
             continue;
+        }
+        // A paste cut by its poster (no `21:00.0 ...` header line, only part of the Express
+        // capability) still says what its link and registers are: its lines belong to a device
+        // named by where the paste starts.
+        if current.is_none() && EXPRESS_FIELDS.iter().any(|field| line.starts_with(field)) {
+            current = Some(LspciDevice {
+                address: format!("line {line_no}"),
+                description: HEADERLESS.into(),
+                ..LspciDevice::default()
+            });
         }
         let Some(device) = current.as_mut() else { continue };
         if let Some(rest) = line.split_once("Express (").and_then(|(_, r)| r.split_once(") ")).map(|(_, t)| t) {
@@ -209,7 +231,9 @@ pub fn analyze(devices: &[LspciDevice], analysis: &mut Analysis) {
         if let (Some((cap_speed, cap_width)), Some((speed, width, evidence))) =
             (device.link_capability, &device.link_status)
         {
-            let (verdict, message) = link_speed_judgement(*speed, cap_speed, device.is_gpu());
+            // Without the header the device may be a GPU, whose link slows when idle: a lower
+            // speed is then a recheck under load, not a verdict.
+            let (verdict, message) = link_speed_judgement(*speed, cap_speed, device.is_gpu() || device.is_headerless());
             analysis
                 .observations
                 .push(Finding::new("pcie.link.speed", verdict, &subject, message).evidence(cite(evidence)));
@@ -311,6 +335,22 @@ pub fn analyze(devices: &[LspciDevice], analysis: &mut Analysis) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A paste cut before its device header (only the link lines) is still read: its width is
+    /// judged, and its speed only warns, since the device could be an idle GPU.
+    #[test]
+    fn a_fragment_without_its_device_header_is_read() {
+        let text = "\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 8GT/s (downgraded), Width x8 (downgraded)\n";
+        let devices = parse("paste.txt", text);
+        assert_eq!(devices.len(), 1);
+        assert!(devices[0].is_headerless());
+        let mut analysis = Analysis::default();
+        analyze(&devices, &mut analysis);
+        let degraded: Vec<&str> =
+            analysis.facts.iter().filter(|f| f.name == "pcie.link_degraded").filter_map(|f| f.get("what")).collect();
+        assert_eq!(degraded, ["width"]);
+        assert!(analysis.observations.iter().any(|o| o.id == "pcie.link.speed" && o.verdict == Verdict::Warn));
+    }
 
     #[test]
     fn device_blocks_and_bare_register_lines() {

@@ -448,6 +448,15 @@ fn record_ib_nics(
     if nics.iter().any(|n| n.ends_with("/RoCE")) {
         analysis.push(Fact::new("nccl.roce").host(host).evidence(evidence.clone()));
     }
+    // InfiniBand rails and a RoCE port in one list: NCCL_IB_HCA (or its default, every device)
+    // takes in a port of another fabric, usually the host's front-end bond, which the rails'
+    // peers cannot reach over IB.
+    let roce: Vec<&String> = nics.iter().filter(|n| n.ends_with("/RoCE")).collect();
+    if !roce.is_empty() && nics.iter().any(|n| n.ends_with("/IB")) {
+        let names: Vec<&str> = roce.iter().map(|n| n.split(':').next().unwrap_or(n)).collect();
+        analysis
+            .push(Fact::new("nccl.ib_hca_mixed").host(host).attr("nics", names.join(", ")).evidence(evidence.clone()));
+    }
     host_nics.insert(host.to_string(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
 }
 
@@ -530,7 +539,9 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // NCCL could not reach the RDMA devices from this process (no device node in the
         // container, no user-space driver): it falls back to sockets, or fails if IB was required.
         Fact::new("rdma.device_missing").host(host).attr("text", message)
-    } else if lower.contains("socket creation failed") && lower.contains("address family not supported") {
+    } else if (lower.contains("socket creation failed") && lower.contains("address family not supported"))
+        || lower.contains("neither af_inet")
+    {
         // The address NCCL picked is of a family this interface does not carry (an interface that
         // does not exist or has no address; nccl-tests#14, nccl#1837).
         Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", "none").attr("text", message)

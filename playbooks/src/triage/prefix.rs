@@ -67,6 +67,8 @@ fn patterns() -> &'static Patterns {
                 r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>: ?",
                 // torchrun --tee / --redirects and PyTorch's own rank label
                 r"^\s*\[(?:rank|default)\d+\]: ?",
+                // TorchX / TorchElastic role labels: "[trainer3]:", "[trainer0|0]:"
+                r"^\s*\[[a-z][a-z0-9_.-]*\d(?:\|\d+)?\]: ?",
                 // kubectl logs --prefix
                 r"^\s*\[pod/[^\]\s]+\]\s",
                 // stern: pod and container names (RFC 1123 labels), then " | "
@@ -210,6 +212,8 @@ mod tests {
             format!("[1,3]<stdout>:{NCCL}"),
             format!("[rank3]: {NCCL}"),
             format!("[default0]:{NCCL}"),
+            format!("[trainer0|0]:{NCCL}"),
+            format!("[trainer3]:{NCCL}"),
             format!("[pod/trainer-0/main] {NCCL}"),
             format!("trainer-worker-3 pytorch | {NCCL}"),
             format!("\x1b[32m[rank3]:\x1b[0m {NCCL}"),
