@@ -3,6 +3,10 @@
 
 use crate::{human_bytes, unreadable, Check, Finding, Inputs, Policy, Verdict};
 
+/// 1 PiB: more memory than any node has, so a locked-memory limit at or above it never stops a
+/// registration.
+const EFFECTIVELY_UNLIMITED_BYTES: u64 = 1 << 50;
+
 #[derive(Debug)]
 pub struct Memlock;
 
@@ -26,7 +30,11 @@ impl Check for Memlock {
             Ok(limit) => limit,
             Err(error) => return vec![unreadable(self.id(), "node", error)],
         };
-        let show = |b: Option<u64>| b.map(human_bytes).unwrap_or_else(|| "unlimited".into());
+        let show = |b: Option<u64>| match b {
+            None => "unlimited".into(),
+            Some(bytes) if bytes >= EFFECTIVELY_UNLIMITED_BYTES => format!("{bytes} bytes (effectively unlimited)"),
+            Some(bytes) => human_bytes(bytes),
+        };
         let expected = policy
             .host
             .memlock_min_bytes
@@ -34,6 +42,10 @@ impl Check for Memlock {
             .unwrap_or_else(|| "unlimited".into());
         let ok = match (limit.soft_bytes, policy.host.memlock_min_bytes) {
             (None, _) => true,
+            // A limit beyond any node's memory cannot stop a registration: captures taken by other
+            // tools (or containers that map RLIM_INFINITY to 2^64-1) hold such numbers instead of
+            // the kernel's "unlimited".
+            (Some(soft), _) if soft >= EFFECTIVELY_UNLIMITED_BYTES => true,
             (Some(soft), Some(minimum)) => soft >= minimum,
             (Some(_), None) => false,
         };

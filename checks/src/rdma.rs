@@ -36,13 +36,17 @@ fn port_netdev<'a>(device: &'a RdmaDevice, port: &'a RdmaPort) -> Option<&'a str
 }
 
 /// Devices of one model share firmware and expected rate: the PCI device id when known, else hca_type.
-fn model_key(inputs: &Inputs<'_>, device: &RdmaDevice) -> String {
+/// The adapter model a device is, from its PCI function (vendor and device ids), else the driver's
+/// `hca_type` or the firmware's `board_id` (sysfs-class-infiniband). Devices without one (software
+/// RDMA, a capture without the PCI tree or these files) have no model: each is its own, so no
+/// device is judged against another it may not be like.
+fn model_key(inputs: &Inputs<'_>, device: &RdmaDevice) -> Option<String> {
     if device.software {
-        return format!("software RDMA device {}", device.node_type.as_deref().unwrap_or(""));
+        return None;
     }
     match device.pci_address.and_then(|a| inputs.node.function(a)) {
-        Some(function) => function.model_name(),
-        None => device.hca_type.clone().unwrap_or_else(|| "unknown model".into()),
+        Some(function) => Some(function.model_name()),
+        None => device.hca_type.clone().or_else(|| device.board_id.clone().map(|b| format!("board {b}"))),
     }
 }
 
@@ -128,11 +132,13 @@ impl Check for PortRate {
         if active.is_empty() {
             return vec![Finding::new(self.id(), Verdict::Skip, "node", "no active RDMA port to compare")];
         }
-        let group = |d: &RdmaDevice, p: &RdmaPort| format!("{} {:?}", model_key(inputs, d), p.link_layer.as_ref().ok());
+        let group = |d: &RdmaDevice, p: &RdmaPort| {
+            model_key(inputs, d).map(|model| format!("{model} {:?}", p.link_layer.as_ref().ok()))
+        };
         let mut fastest: BTreeMap<String, f64> = BTreeMap::new();
         for (device, port) in &active {
-            if let Ok(rate) = &port.rate {
-                let best = fastest.entry(group(device, port)).or_insert(0.0);
+            if let (Ok(rate), Some(group)) = (&port.rate, group(device, port)) {
+                let best = fastest.entry(group).or_insert(0.0);
                 *best = best.max(rate.gbps);
             }
         }
@@ -144,7 +150,24 @@ impl Check for PortRate {
                     Ok(rate) => rate,
                     Err(error) => return unreadable(self.id(), subject, error),
                 };
-                let expected = policy.rdma.expected_rate_gbps.unwrap_or_else(|| fastest[&group(device, port)]);
+                let model = model_key(inputs, device);
+                let expected = match (policy.rdma.expected_rate_gbps, group(device, port)) {
+                    (Some(expected), _) => expected,
+                    (None, Some(group)) => fastest.get(&group).copied().unwrap_or(rate.gbps),
+                    (None, None) => {
+                        return Finding::new(
+                            self.id(),
+                            Verdict::Skip,
+                            subject,
+                            format!(
+                                "{}: no adapter model to compare it with (no PCI function, hca_type or board_id); \
+                                 set rdma.expected_rate_gbps to judge it",
+                                rate.text
+                            ),
+                        )
+                        .observed(format!("{} Gb/sec", rate.gbps))
+                    }
+                };
                 let source =
                     if policy.rdma.expected_rate_gbps.is_some() { "policy" } else { "fastest port of this model" };
                 let (verdict, message) = if rate.gbps + 1e-9 >= expected {
@@ -156,7 +179,7 @@ impl Check for PortRate {
                     )
                 };
                 Finding::new(self.id(), verdict, subject, message)
-                    .evidence(format!("rate {}; model {}", rate.text, model_key(inputs, device)))
+                    .evidence(format!("rate {}; model {}", rate.text, model.as_deref().unwrap_or("unknown")))
                     .expected(format!("{expected} Gb/sec"))
                     .observed(format!("{} Gb/sec", rate.gbps))
             })
@@ -343,43 +366,54 @@ impl Check for FirmwareConsistency {
                 "only software RDMA devices (rxe/siw): no adapter firmware to compare",
             )];
         }
-        for device in inputs.node.rdma_devices().iter().filter(|d| !d.software) {
-            groups.entry(model_key(inputs, device)).or_default().push(device);
+        // Firmware that was not read cannot agree or disagree: those devices get a skip naming them,
+        // and only the ones read are compared.
+        let (read, unread): (Vec<&RdmaDevice>, Vec<&RdmaDevice>) =
+            inputs.node.rdma_devices().iter().filter(|d| !d.software).partition(|d| d.fw_ver.is_some());
+        let mut findings = Vec::new();
+        if !unread.is_empty() {
+            let names: Vec<&str> = unread.iter().map(|d| d.name.as_str()).collect();
+            findings.push(Finding::new(
+                self.id(),
+                Verdict::Skip,
+                names.join(", "),
+                "firmware version not readable (fw_ver missing or empty): not compared",
+            ));
         }
-        groups
-            .into_iter()
-            .map(|(model, devices)| {
-                let mut versions: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-                for device in &devices {
-                    versions.entry(device.fw_ver.as_deref().unwrap_or("unknown")).or_default().push(&device.name);
-                }
-                let listing: Vec<String> =
-                    versions.iter().map(|(v, names)| format!("{v}: {}", names.join(", "))).collect();
-                let subject = format!("{model} x{}", devices.len());
-                if versions.len() == 1 {
-                    let version = versions.keys().next().copied().unwrap_or("unknown");
-                    Finding::new(self.id(), Verdict::Pass, subject, format!("all at firmware {version}"))
-                        .observed(version)
-                } else {
-                    let majority =
-                        versions.iter().max_by_key(|(_, names)| names.len()).map(|(v, _)| *v).unwrap_or("unknown");
-                    let odd: Vec<String> = versions
-                        .iter()
-                        .filter(|(v, _)| **v != majority)
-                        .flat_map(|(v, names)| names.iter().map(move |n| format!("{n} at {v}")))
-                        .collect();
-                    Finding::new(
-                        self.id(),
-                        Verdict::Warn,
-                        subject,
-                        format!("mixed firmware: {} while the others run {majority}", odd.join(", ")),
-                    )
-                    .expected(majority)
-                    .observed(listing.join("; "))
-                }
-                .evidence(format!("fw_ver: {}", listing.join("; ")))
-            })
-            .collect()
+        for device in read {
+            let model = model_key(inputs, device).unwrap_or_else(|| format!("{} (model unknown)", device.name));
+            groups.entry(model).or_default().push(device);
+        }
+        findings.extend(groups.into_iter().map(|(model, devices)| {
+            let mut versions: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for device in &devices {
+                versions.entry(device.fw_ver.as_deref().unwrap_or("unknown")).or_default().push(&device.name);
+            }
+            let listing: Vec<String> = versions.iter().map(|(v, names)| format!("{v}: {}", names.join(", "))).collect();
+            let subject = format!("{model} x{}", devices.len());
+            if versions.len() == 1 {
+                let version = versions.keys().next().copied().unwrap_or("unknown");
+                Finding::new(self.id(), Verdict::Pass, subject, format!("all at firmware {version}")).observed(version)
+            } else {
+                let majority =
+                    versions.iter().max_by_key(|(_, names)| names.len()).map(|(v, _)| *v).unwrap_or("unknown");
+                let odd: Vec<String> = versions
+                    .iter()
+                    .filter(|(v, _)| **v != majority)
+                    .flat_map(|(v, names)| names.iter().map(move |n| format!("{n} at {v}")))
+                    .collect();
+                Finding::new(
+                    self.id(),
+                    Verdict::Warn,
+                    subject,
+                    format!("mixed firmware: {} while the others run {majority}", odd.join(", ")),
+                )
+                .expected(majority)
+                .observed(listing.join("; "))
+            }
+            .evidence(format!("fw_ver: {}", listing.join("; ")))
+        }));
+        findings
     }
 }
 

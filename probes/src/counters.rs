@@ -175,14 +175,13 @@ pub struct CounterSample {
     pub unreadable: Vec<ProbeError>,
 }
 
-/// Parse a sysfs counter file: one unsigned decimal number. Some drivers print "N/A" for counters the
-/// firmware does not support; that is `Ok(None)`.
+/// Parse a sysfs counter file: one unsigned decimal number. Counters a device does not report
+/// ("N/A", "N/A (no PMA)", an empty file in a capture) are `Ok(None)` (see `value`).
 pub fn parse_counter(text: &str) -> Result<Option<u64>, ParseError> {
-    let trimmed = text.trim();
-    if trimmed.eq_ignore_ascii_case("n/a") {
+    let Some(value) = crate::value::known(text) else {
         return Ok(None);
-    }
-    trimmed.parse().map(Some).map_err(|_| ParseError::new("expected an unsigned decimal counter"))
+    };
+    value.parse().map(Some).map_err(|_| ParseError::new("expected an unsigned decimal counter"))
 }
 
 /// Parse `proc/uptime` ("12345.67 23456.78"): the first field.
@@ -263,7 +262,7 @@ pub fn read_sample(root: &SysRoot) -> CounterSample {
             ports.push(PortCounters { device: device.clone(), port: number, link_layer, counters, hw_counters });
         }
     }
-    let netdevs = match root.read_dir("sys/class/net") {
+    let netdevs = match crate::netdev::interface_names(root) {
         Ok(names) => names
             .into_iter()
             .map(|netdev| {
@@ -479,6 +478,7 @@ mod tests {
     fn counter_files_parse_or_fail_clearly() {
         assert_eq!(parse_counter("91316\n"), Ok(Some(91316)));
         assert_eq!(parse_counter("N/A\n"), Ok(None));
+        assert_eq!(parse_counter("N/A (no PMA)\n"), Ok(None));
         assert!(parse_counter("-1\n").is_err());
         assert!(parse_counter("lots\n").is_err());
         assert_eq!(parse_uptime("350735.47 234388.90\n"), Ok(350735.47));

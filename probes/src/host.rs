@@ -272,6 +272,12 @@ pub fn parse_modules(text: &str) -> Vec<String> {
 }
 
 fn read_iommu(root: &SysRoot) -> Reading<Iommu> {
+    // A kernel with IOMMU support always has both directories (drivers/iommu/iommu-sysfs.c registers
+    // the class, iommu.c creates iommu_groups), empty when no IOMMU is active; live, their absence
+    // means no support. A capture without them did not look, so nothing can be concluded.
+    if !root.is_live() && !root.exists("sys/class/iommu") && !root.exists("sys/kernel/iommu_groups") {
+        return Err(root.absent("sys/class/iommu"));
+    }
     let units = match root.read_dir("sys/class/iommu") {
         Ok(units) => units,
         Err(error) if error.is_not_found() => Vec::new(),

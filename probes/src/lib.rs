@@ -17,6 +17,7 @@ pub mod pci_config;
 pub mod rdma;
 pub mod root;
 pub mod snapshot;
+pub mod value;
 
 pub use error::{ParseError, ProbeError, ProbeErrorKind};
 pub use node::NodeSnapshot;

@@ -25,9 +25,16 @@ pub struct NetDevice {
     pub pci_address: Option<PciAddress>,
 }
 
+/// The interfaces under `sys/class/net`. Not every entry is one: the bonding driver adds the plain
+/// file `bonding_masters` (Documentation/networking/bonding.rst), so a regular file is left out.
+pub fn interface_names(root: &SysRoot) -> Result<Vec<String>, ProbeError> {
+    let names = root.read_dir("sys/class/net")?;
+    Ok(names.into_iter().filter(|n| !root.host_path(&Path::new("sys/class/net").join(n)).is_file()).collect())
+}
+
 /// Read every netdev; one that cannot be read is left out and its error pushed to `unreadable`.
 pub fn read_net_devices(root: &SysRoot, unreadable: &mut Vec<ProbeError>) -> Result<Vec<NetDevice>, ProbeError> {
-    let names = match root.read_dir("sys/class/net") {
+    let names = match interface_names(root) {
         Ok(names) => names,
         Err(error) if error.is_not_found() => return Ok(Vec::new()),
         Err(error) => return Err(error),
@@ -46,7 +53,7 @@ pub fn read_net_device(root: &SysRoot, name: &str) -> Result<NetDevice, ProbeErr
     let dir = Path::new("sys/class/net").join(name);
     let text = |attribute: &str| -> Result<Option<String>, ProbeError> {
         match root.read_string(dir.join(attribute)) {
-            Ok(text) => Ok(Some(text.trim().to_string())),
+            Ok(text) => Ok(crate::value::known(&text).map(str::to_string)),
             Err(error) if error.is_not_found() => Ok(None),
             // `speed` and `duplex` fail with EINVAL while the link is down (net/core/net-sysfs.c).
             Err(error) if matches!(error.kind, crate::error::ProbeErrorKind::Io(_)) && attribute == "speed" => Ok(None),

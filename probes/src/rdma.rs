@@ -143,20 +143,29 @@ pub fn read_rdma_devices(root: &SysRoot, unreadable: &mut Vec<ProbeError>) -> Re
 
 fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError> {
     let dir = root.resolve(Path::new("sys/class/infiniband").join(name))?;
-    // Software devices print an empty fw_ver; empty attributes are "not reported".
+    // Software devices print an empty fw_ver; empty, "N/A" and "(null)" attributes are "not
+    // reported" (see `value`).
     let text = |attribute: &str| -> Result<Option<String>, ProbeError> {
-        Ok(optional(root.read_string(dir.join(attribute)))?.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()))
+        Ok(optional(root.read_string(dir.join(attribute)))?
+            .as_deref()
+            .and_then(crate::value::known)
+            .map(str::to_string))
     };
     let pci_address = match optional(root.read_link(dir.join("device")))? {
         Some(_) => root.resolve(dir.join("device"))?.file_name().and_then(|n| PciAddress::parse(&n.to_string_lossy())),
         None => None,
     };
+    // Software RDMA (rxe, siw) has no PCI function of its own and names its netdev in `parent`. A
+    // hardware adapter in a capture that left out the PCI tree has no `device` link either, but it
+    // is not software: it keeps its hca_type, board_id and firmware.
+    let parent = text("parent")?;
+    let software = pci_address.is_none() && (parent.is_some() || name.starts_with("rxe") || name.starts_with("siw"));
     let mut netdevs = Vec::new();
     if pci_address.is_some() {
         if let Some(names) = optional(root.read_dir(dir.join("device/net")))? {
             netdevs.extend(names);
         }
-    } else if let Some(parent) = text("parent")? {
+    } else if let Some(parent) = parent {
         netdevs.push(parent);
     }
     let mut ports = Vec::new();
@@ -175,7 +184,7 @@ fn read_rdma_device(root: &SysRoot, name: &str) -> Result<RdmaDevice, ProbeError
         node_type: text("node_type")?,
         hca_type: text("hca_type")?,
         board_id: text("board_id")?,
-        software: pci_address.is_none(),
+        software,
         pci_address,
         netdevs,
         ports,
