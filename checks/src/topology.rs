@@ -245,6 +245,14 @@ pub fn relation_between(
     let (Some(fa), Some(fb)) = (node.function(a), node.function(b)) else {
         return Relation::Sys;
     };
+    // Devices local to different NUMA nodes talk across the SMP interconnect whatever their bus
+    // numbering says (nvidia-smi topo -m: SYS); older kernels and captures can show both under one
+    // host bridge name.
+    if let (Some(x), Some(y)) = (a_numa, b_numa) {
+        if x != y {
+            return Relation::Sys;
+        }
+    }
     if fa.host_bridge != fb.host_bridge {
         return match (a_numa, b_numa) {
             (Some(x), Some(y)) if x == y => Relation::Node,

@@ -219,7 +219,16 @@ fn read_function(root: &SysRoot, address: PciAddress) -> Result<PciFunction, Pro
     let driver = optional(root.read_link(dir.join("driver")))?
         .and_then(|target| target.file_name().map(|n| n.to_string_lossy().into_owned()));
     let numa_node = optional(read_numa_node(root, &dir.join("numa_node")))?.flatten();
-    let local_cpulist = optional(root.read_string(dir.join("local_cpulist")))?.map(|s| s.trim().to_string());
+    // Kernels before 2.6.27 and some capture tools have only `local_cpus`, the same set as a hex
+    // mask (Documentation/ABI/testing/sysfs-bus-pci): read it as a list then.
+    let local_cpulist =
+        match optional(root.read_string(dir.join("local_cpulist")))?.as_deref().and_then(crate::value::known) {
+            Some(list) => Some(list.to_string()),
+            None => optional(root.read_string(dir.join("local_cpus")))?
+                .as_deref()
+                .and_then(crate::value::known)
+                .and_then(cpumask_to_list),
+        };
     let link = read_link_attributes(root, &dir)?;
     let aer = read_aer(root, &dir)?;
     let config = root.read_bytes(dir.join("config")).and_then(|bytes| {
@@ -263,6 +272,31 @@ pub fn bridge_chain(node_path: &Path, address: PciAddress) -> (String, Vec<PciAd
         upstream.pop();
     }
     (host_bridge, upstream)
+}
+
+/// A cpumask as sysfs prints it ("00000000,ffff0000": 32-bit hex words, most significant first,
+/// lib/bitmap.c `bitmap_print_to_pagebuf`) as a cpulist ("16-31"); `None` when it is not one.
+pub fn cpumask_to_list(mask: &str) -> Option<String> {
+    let words: Vec<u32> =
+        mask.trim().split(',').map(|w| u32::from_str_radix(w.trim(), 16).ok()).collect::<Option<_>>()?;
+    let mut cpus = Vec::new();
+    for (index, word) in words.iter().rev().enumerate() {
+        for bit in 0..32 {
+            if word & (1 << bit) != 0 {
+                cpus.push(index as u32 * 32 + bit);
+            }
+        }
+    }
+    let mut ranges: Vec<String> = Vec::new();
+    let mut start = None;
+    for (i, cpu) in cpus.iter().enumerate() {
+        let first = *start.get_or_insert(*cpu);
+        if cpus.get(i + 1) != Some(&(cpu + 1)) {
+            ranges.push(if first == *cpu { cpu.to_string() } else { format!("{first}-{cpu}") });
+            start = None;
+        }
+    }
+    (!ranges.is_empty()).then(|| ranges.join(","))
 }
 
 fn read_numa_node(root: &SysRoot, path: &Path) -> Result<Option<u32>, ProbeError> {
@@ -342,6 +376,14 @@ fn hex_preview(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpumasks_read_as_lists() {
+        assert_eq!(cpumask_to_list("00000000,ffff0000\n").as_deref(), Some("16-31"));
+        assert_eq!(cpumask_to_list("0000ffff,00000000,00000005").as_deref(), Some("0,2,64-79"));
+        assert_eq!(cpumask_to_list("00000000"), None);
+        assert_eq!(cpumask_to_list("zz"), None);
+    }
 
     #[test]
     fn addresses_round_trip_and_reject_garbage() {

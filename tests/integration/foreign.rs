@@ -106,3 +106,33 @@ fn adapters_without_pci_parents_are_not_judged_against_other_models() {
     assert!(firmware.iter().all(|(_, _, _, message)| !message.contains("unknown")), "{firmware:#?}");
     assert_verdict(&report, "rdma.fw.consistency", "skip", "hfi1_0, qib0");
 }
+
+/// A capture with only `local_cpus` (the hex mask older kernels print) and two GPUs under one host
+/// bridge name: their NUMA nodes come from the mask, and GPUs on different nodes are SYS, not PHB.
+#[test]
+fn numa_from_the_local_cpus_mask_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (address, mask) in [("0000:00:02.0", "00000000,0000ffff\n"), ("0000:00:03.0", "00000000,ffff0000\n")] {
+        let device = format!("sys/devices/pci0000:00/{address}");
+        files.push((format!("{device}/class"), "0x030200\n".into()));
+        files.push((format!("{device}/vendor"), "0x10de\n".into()));
+        files.push((format!("{device}/device"), "0x2330\n".into()));
+        files.push((format!("{device}/local_cpus"), mask.into()));
+    }
+    files.push(("sys/devices/system/node/node0/cpulist".into(), "0-15\n".into()));
+    files.push(("sys/devices/system/node/node1/cpulist".into(), "16-31\n".into()));
+    files.push(("proc/self/limits".into(), LIMITS_2_64.into()));
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    tree(dir.path(), &borrowed);
+    let links = dir.path().join("sys/bus/pci/devices");
+    std::fs::create_dir_all(&links).expect("bus directory");
+    for address in ["0000:00:02.0", "0000:00:03.0"] {
+        std::os::unix::fs::symlink(format!("../../../devices/pci0000:00/{address}"), links.join(address)).expect("link");
+    }
+    let output = crate::support::run(&["topo", "--root", dir.path().to_str().expect("utf-8")]);
+    let text = crate::support::stdout(&output);
+    let row = |gpu: &str| text.lines().find(|l| l.starts_with(gpu)).unwrap_or_default().split_whitespace().collect::<Vec<_>>();
+    assert_eq!(row("GPU0")[..3], ["GPU0", "X", "SYS"], "{text}");
+    assert!(row("GPU1").contains(&"16-31"), "{text}");
+}
