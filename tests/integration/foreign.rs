@@ -128,11 +128,34 @@ fn numa_from_the_local_cpus_mask_alone() {
     let links = dir.path().join("sys/bus/pci/devices");
     std::fs::create_dir_all(&links).expect("bus directory");
     for address in ["0000:00:02.0", "0000:00:03.0"] {
-        std::os::unix::fs::symlink(format!("../../../devices/pci0000:00/{address}"), links.join(address)).expect("link");
+        std::os::unix::fs::symlink(format!("../../../devices/pci0000:00/{address}"), links.join(address))
+            .expect("link");
     }
     let output = crate::support::run(&["topo", "--root", dir.path().to_str().expect("utf-8")]);
     let text = crate::support::stdout(&output);
-    let row = |gpu: &str| text.lines().find(|l| l.starts_with(gpu)).unwrap_or_default().split_whitespace().collect::<Vec<_>>();
+    let row = |gpu: &str| {
+        text.lines().find(|l| l.starts_with(gpu)).unwrap_or_default().split_whitespace().collect::<Vec<_>>()
+    };
     assert_eq!(row("GPU0")[..3], ["GPU0", "X", "SYS"], "{text}");
     assert!(row("GPU1").contains(&"16-31"), "{text}");
+}
+
+/// A capture without `sys/bus/pci` (a container's view, a partial copy) still has its NUMA nodes:
+/// `topo` says the PCI tree is missing and shows them, instead of failing.
+#[test]
+fn topo_without_the_pci_tree_shows_the_numa_nodes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    tree(
+        dir.path(),
+        &[
+            ("sys/devices/system/node/node0/cpulist", "0-15\n"),
+            ("sys/devices/system/node/node1/cpulist", "16-31\n"),
+            ("proc/self/limits", LIMITS_2_64),
+        ],
+    );
+    let output = crate::support::run(&["topo", "--root", dir.path().to_str().expect("utf-8")]);
+    assert_eq!(output.status.code(), Some(0), "{}", crate::support::stderr(&output));
+    assert!(crate::support::stderr(&output).contains("no PCI devices in this capture"));
+    let text = crate::support::stdout(&output);
+    assert!(text.contains("16-31"), "{text}");
 }
