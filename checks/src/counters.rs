@@ -231,10 +231,86 @@ impl Check for InfinibandPortErrors {
         let Some(observation) = counters(inputs) else {
             return not_sampled(self.id());
         };
-        // Saturation of any PMA counter (port_xmit_wait included) is reported here too.
-        let mut rules = PORT_ERROR_RULES.to_vec();
-        rules.push(rule("port_xmit_wait", PortCounters, Verdict::Pass));
-        judge(self.id(), observation, &rules, "port error")
+        judge(self.id(), observation, &PORT_ERROR_RULES, "port error")
+    }
+}
+
+/// `port_xmit_wait` (IBTA vol. 1 §16.1.3.5 PortXmitWait): ticks during which the port had data to
+/// send and no credits from its peer. That is congestion (back-pressure from the fabric), not an
+/// error of the port, and only means something beside the traffic sent in the same interval.
+#[derive(Debug)]
+pub struct InfinibandCongestion;
+
+/// Share of waiting ticks beside words sent above which a port is called congested: one tick of
+/// waiting for every nine 4-byte words sent.
+const CONGESTED_WAIT_SHARE: f64 = 0.10;
+
+impl Check for InfinibandCongestion {
+    fn id(&self) -> &'static str {
+        "ib.congestion"
+    }
+    fn doc_short(&self) -> &'static str {
+        "InfiniBand port waiting for credits (port_xmit_wait) beside the traffic it sent"
+    }
+    fn doc_long(&self) -> &'static str {
+        "Samples port_xmit_wait and port_xmit_data (sys/class/infiniband/*/ports/*/counters). Waiting \
+         ticks are back-pressure from the fabric (a congested switch port, a slow receiver, a credit \
+         loop), judged relative to traffic: waiting ticks above 10 % of waiting ticks plus 4-byte words \
+         sent over the interval warns. A saturated counter warns to reset the counters (perfquery -R). \
+         With one sample the total since reset is shown and not judged."
+    }
+    fn needs_counters(&self) -> bool {
+        true
+    }
+    fn evaluate(&self, inputs: &Inputs<'_>, _policy: &Policy) -> Vec<Finding> {
+        let Some(observation) = counters(inputs) else {
+            return not_sampled(self.id());
+        };
+        let changes: Vec<CounterChange> = observation.changes();
+        let find = |subject: &str, name: &str| {
+            changes.iter().find(|c| c.source == PortCounters && c.subject == subject && c.name == name)
+        };
+        let waits: Vec<&CounterChange> =
+            changes.iter().filter(|c| c.source == PortCounters && c.name == "port_xmit_wait").collect();
+        if waits.is_empty() {
+            return vec![Finding::new(self.id(), Verdict::Skip, "node", "no port_xmit_wait counter on this node")];
+        }
+        waits
+            .into_iter()
+            .map(|wait| {
+                let subject = wait.subject.clone();
+                if wait.saturated() {
+                    return Finding::new(self.id(), Verdict::Warn, subject, describe(wait, observation));
+                }
+                let (Some(waited), Some(sent)) =
+                    (wait.delta, find(&wait.subject, "port_xmit_data").and_then(|d| d.delta))
+                else {
+                    return Finding::new(
+                        self.id(),
+                        Verdict::Skip,
+                        subject,
+                        format!(
+                            "{}: congestion is judged over an interval beside port_xmit_data",
+                            describe(wait, observation)
+                        ),
+                    );
+                };
+                let share = if waited == 0 { 0.0 } else { waited as f64 / (waited as f64 + sent as f64) };
+                let text = format!(
+                    "waited {waited} ticks for credits while sending {:.1} MB in {} ({:.1} % waiting)",
+                    sent as f64 * 4.0 / 1e6,
+                    interval_text(observation),
+                    share * 100.0
+                );
+                let verdict = if share > CONGESTED_WAIT_SHARE { Verdict::Warn } else { Verdict::Pass };
+                let message = if verdict == Verdict::Warn {
+                    format!("{text}: congestion, back-pressure from the fabric (a hot switch port or a slow receiver)")
+                } else {
+                    text
+                };
+                Finding::new(self.id(), verdict, subject, message).evidence(describe(wait, observation))
+            })
+            .collect()
     }
 }
 

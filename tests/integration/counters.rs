@@ -29,6 +29,8 @@ fn check_pair(case: &str) -> serde_json::Value {
         "--only",
         "ib.port",
         "--only",
+        "ib.congestion",
+        "--only",
         "link.flap",
         "--only",
         "phy.ber",
@@ -91,10 +93,27 @@ fn saturated_legacy_counters_of_gpud_943_warn_instead_of_a_zero_delta() {
     assert_verdict(&report, "ib.port.errors", "warn", "mlx5_1 port 1");
     assert_verdict(&report, "link.flap", "warn", "mlx5_1 port 1");
     let text = message_of(&report, "ib.port.errors", "warn");
-    for pinned in ["port_xmit_wait saturated at 4294967295", "port_xmit_discards saturated at 65535", "perfquery -R"] {
+    for pinned in ["port_xmit_discards saturated at 65535", "perfquery -R"] {
         assert!(text.contains(pinned), "{pinned} missing: {text}");
     }
+    // Waiting for credits is congestion, reported beside the traffic, not as a port error (#23).
+    assert!(!text.contains("port_xmit_wait"), "{text}");
+    assert!(message_of(&report, "ib.congestion", "warn").contains("port_xmit_wait saturated at 4294967295"));
     assert!(message_of(&report, "link.flap", "warn").contains("link_downed saturated at 255"));
+}
+
+/// `port_xmit_wait` growing beside the data sent is congestion, judged relative to traffic; the
+/// port's error counters stay quiet.
+#[test]
+fn waiting_for_credits_is_congestion_not_a_port_error() {
+    let report = check_pair("ib-congestion");
+    assert_verdict(&report, "ib.congestion", "warn", "mlx5_1 port 1");
+    let text = message_of(&report, "ib.congestion", "warn");
+    assert!(
+        text.contains("waited 1000000 ticks") && text.contains("8.0 MB") && text.contains("33.3 % waiting"),
+        "{text}"
+    );
+    assert_verdict(&report, "ib.port.errors", "pass", "mlx5_1 port 1");
 }
 
 #[test]
