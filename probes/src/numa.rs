@@ -20,7 +20,8 @@ pub struct NumaNode {
 /// (memory-only nodes).
 pub fn parse_cpulist(text: &str) -> Result<BTreeSet<u32>, ParseError> {
     let mut cpus = BTreeSet::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+    // Some captures end the file with a NUL after the newline (hwloc's 128arm-2pa2n8cluster4co).
+    for part in text.trim_matches(|c: char| c.is_whitespace() || c == '\0').split(',').filter(|p| !p.is_empty()) {
         let (first, last) = match part.split_once('-') {
             Some((a, b)) => (a, b),
             None => (part, part),
@@ -37,6 +38,9 @@ pub fn parse_cpulist(text: &str) -> Result<BTreeSet<u32>, ParseError> {
     Ok(cpus)
 }
 
+/// What a node's cpulist reads as when the tree has none.
+pub const NOT_CAPTURED: &str = "unknown (no cpulist)";
+
 /// Read the node list. A kernel without NUMA support has no `node` directory: that is an empty list,
 /// and callers treat every device as local.
 pub fn read_numa_nodes(root: &SysRoot) -> Result<Vec<NumaNode>, ProbeError> {
@@ -52,9 +56,19 @@ pub fn read_numa_nodes(root: &SysRoot) -> Result<Vec<NumaNode>, ProbeError> {
             continue;
         };
         let path = format!("{dir}/{name}/cpulist");
-        let text = root.read_string(&path)?;
+        let text = match root.read_string(&path) {
+            Ok(text) => text,
+            // Kernels before 2.6.23 had no `cpulist` (only the `cpumap` mask), and captures leave
+            // it out: the node exists, its CPUs are unknown.
+            Err(error) if error.is_not_found() => {
+                nodes.push(NumaNode { id, cpulist: NOT_CAPTURED.into(), cpus: BTreeSet::new() });
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
         let cpus = parse_cpulist(&text).map_err(|e| ProbeError::malformed(&path, &text, e))?;
-        nodes.push(NumaNode { id, cpulist: text.trim().to_string(), cpus });
+        let cpulist = text.trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string();
+        nodes.push(NumaNode { id, cpulist, cpus });
     }
     nodes.sort_by_key(|n| n.id);
     Ok(nodes)

@@ -14,6 +14,7 @@ mod fixtures;
 mod foreign;
 mod gpu;
 mod html;
+mod hwloc;
 mod pciutils;
 mod perf;
 mod snapshot;
