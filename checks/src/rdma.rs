@@ -357,7 +357,7 @@ impl Check for FirmwareConsistency {
         if let Some(findings) = no_devices(self.id(), inputs) {
             return findings;
         }
-        let mut groups: BTreeMap<String, Vec<&RdmaDevice>> = BTreeMap::new();
+        let mut groups: BTreeMap<String, Vec<(&RdmaDevice, &str)>> = BTreeMap::new();
         if inputs.node.rdma_devices().iter().all(|d| d.software) {
             return vec![Finding::new(
                 self.id(),
@@ -368,8 +368,10 @@ impl Check for FirmwareConsistency {
         }
         // Firmware that was not read cannot agree or disagree: those devices get a skip naming them,
         // and only the ones read are compared.
-        let (read, unread): (Vec<&RdmaDevice>, Vec<&RdmaDevice>) =
-            inputs.node.rdma_devices().iter().filter(|d| !d.software).partition(|d| d.fw_ver.is_some());
+        let adapters: Vec<&RdmaDevice> = inputs.node.rdma_devices().iter().filter(|d| !d.software).collect();
+        let read: Vec<(&RdmaDevice, &str)> =
+            adapters.iter().filter_map(|d| d.fw_ver.as_deref().map(|version| (*d, version))).collect();
+        let unread: Vec<&RdmaDevice> = adapters.iter().copied().filter(|d| d.fw_ver.is_none()).collect();
         let mut findings = Vec::new();
         if !unread.is_empty() {
             let names: Vec<&str> = unread.iter().map(|d| d.name.as_str()).collect();
@@ -380,14 +382,14 @@ impl Check for FirmwareConsistency {
                 "firmware version not readable (fw_ver missing or empty): not compared",
             ));
         }
-        for device in read {
+        for (device, version) in read {
             let model = model_key(inputs, device).unwrap_or_else(|| format!("{} (model unknown)", device.name));
-            groups.entry(model).or_default().push(device);
+            groups.entry(model).or_default().push((device, version));
         }
         findings.extend(groups.into_iter().map(|(model, devices)| {
             let mut versions: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-            for device in &devices {
-                versions.entry(device.fw_ver.as_deref().unwrap_or("unknown")).or_default().push(&device.name);
+            for (device, version) in &devices {
+                versions.entry(version).or_default().push(&device.name);
             }
             let listing: Vec<String> = versions.iter().map(|(v, names)| format!("{v}: {}", names.join(", "))).collect();
             let subject = format!("{model} x{}", devices.len());

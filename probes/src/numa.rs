@@ -21,7 +21,7 @@ pub struct NumaNode {
 pub fn parse_cpulist(text: &str) -> Result<BTreeSet<u32>, ParseError> {
     let mut cpus = BTreeSet::new();
     // Some captures end the file with a NUL after the newline (hwloc's 128arm-2pa2n8cluster4co).
-    for part in text.trim_matches(|c: char| c.is_whitespace() || c == '\0').split(',').filter(|p| !p.is_empty()) {
+    for part in crate::value::trim(text).split(',').filter(|p| !p.is_empty()) {
         let (first, last) = match part.split_once('-') {
             Some((a, b)) => (a, b),
             None => (part, part),
@@ -67,7 +67,7 @@ pub fn read_numa_nodes(root: &SysRoot) -> Result<Vec<NumaNode>, ProbeError> {
             Err(error) => return Err(error),
         };
         let cpus = parse_cpulist(&text).map_err(|e| ProbeError::malformed(&path, &text, e))?;
-        let cpulist = text.trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string();
+        let cpulist = crate::value::trim(&text).to_string();
         nodes.push(NumaNode { id, cpulist, cpus });
     }
     nodes.sort_by_key(|n| n.id);

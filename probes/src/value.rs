@@ -9,9 +9,14 @@
 //! - `unknown`/`Unknown`: PCI `current_link_speed` of a function whose link is down
 //!   (drivers/pci/pci-sysfs.c prints "Unknown"), `operstate` "unknown".
 
+/// The text without surrounding whitespace and the stray NUL some captures end a file with.
+pub fn trim(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_whitespace() || c == '\0')
+}
+
 /// Why an attribute's text holds no value, or `None` when it holds one.
 pub fn unknown_reason(text: &str) -> Option<&'static str> {
-    let trimmed = text.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+    let trimmed = trim(text);
     if trimmed.is_empty() {
         Some("empty (the read failed when the tree was captured)")
     } else if trimmed.len() >= 3 && trimmed[..3].eq_ignore_ascii_case("n/a") {
@@ -27,7 +32,7 @@ pub fn unknown_reason(text: &str) -> Option<&'static str> {
 
 /// The attribute's value, trimmed (of whitespace and a stray NUL), or `None` when it holds none.
 pub fn known(text: &str) -> Option<&str> {
-    unknown_reason(text).is_none().then(|| text.trim_matches(|c: char| c.is_whitespace() || c == '\0'))
+    unknown_reason(text).is_none().then(|| trim(text))
 }
 
 #[cfg(test)]

@@ -17,6 +17,8 @@ pub struct Entry {
     pub format: &'static str,
     /// The text before the first conversion: a message of this format starts with it.
     prefix: &'static str,
+    /// The literal text between conversions, split once when the catalogue is loaded.
+    runs: Vec<&'static str>,
 }
 
 fn entries() -> &'static [Entry] {
@@ -28,10 +30,10 @@ fn entries() -> &'static [Entry] {
             .filter_map(|line| {
                 let fields: Vec<&str> = line.split('\t').collect();
                 let (level, file, format) = (*fields.first()?, *fields.get(2)?, *fields.get(5)?);
-                (level == "WARN").then(|| Entry {
-                    file,
-                    format,
-                    prefix: literal_runs(format).next().filter(|_| !format.starts_with('%')).unwrap_or(""),
+                (level == "WARN").then(|| {
+                    let runs: Vec<&str> = literal_runs(format).collect();
+                    let prefix = runs.first().copied().filter(|_| !format.starts_with('%')).unwrap_or("");
+                    Entry { file, format, prefix, runs }
                 })
             })
             .collect()
@@ -73,17 +75,17 @@ pub fn lookup(message: &str) -> Option<&'static Entry> {
     entries()
         .iter()
         .filter(|e| message.starts_with(e.prefix))
-        .map(|e| (literal_match(message, e.format), e))
+        .map(|e| (literal_match(message, &e.runs), e))
         .filter(|(score, _)| *score >= 12)
         .max_by_key(|(score, _)| *score)
         .map(|(_, e)| e)
 }
 
 /// How many characters of a format's literal runs a message contains, in order.
-fn literal_match(message: &str, format: &str) -> usize {
+fn literal_match(message: &str, runs: &[&str]) -> usize {
     let mut from = 0;
     let mut matched = 0;
-    for run in literal_runs(format) {
+    for run in runs {
         match message[from..].find(run) {
             Some(at) => {
                 from += at + run.len();

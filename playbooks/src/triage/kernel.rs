@@ -18,7 +18,7 @@ fn syslog_host(line: &str) -> Option<&str> {
 /// message, `nvidia-smi`/NVML failing to reach a GPU ("Unable to determine the device handle",
 /// "GPU is lost"), or a PCIe Surprise Down (the link to a device dropped without warning; PCIe base
 /// spec 6.2.7, reported by the AER driver as "Surprise Down Error" and by pciehp as a link down).
-fn gpu_lost_line(raw: &str, host: &str, evidence: Evidence) -> Option<Fact> {
+fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Option<Fact> {
     let bus_after = |marker: &str| -> Option<String> {
         let rest = &raw[raw.find(marker)? + marker.len()..];
         let token = rest.trim_start().split(|c: char| c.is_whitespace() || c == ',').next()?;
@@ -34,7 +34,7 @@ fn gpu_lost_line(raw: &str, host: &str, evidence: Evidence) -> Option<Fact> {
         )
     } else if raw.contains("GPU is lost") {
         ("NVML reports the GPU lost", bus_after("GPU"))
-    } else if raw.to_ascii_lowercase().contains("surprise down") {
+    } else if lower.contains("surprise down") {
         ("a PCIe Surprise Down: the device's link dropped", bus_after("received:").or_else(|| bus_after("pcieport")))
     } else {
         return None;
@@ -89,11 +89,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             }
             continue;
         }
-        if let Some(fact) = gpu_lost_line(raw, &host, evidence()) {
+        let lower = raw.to_ascii_lowercase();
+        if let Some(fact) = gpu_lost_line(raw, &lower, &host, evidence()) {
             facts.push(fact);
             continue;
         }
-        let lower = raw.to_ascii_lowercase();
         // pcieport 0000:00:01.0: AER: Corrected error received: 0000:3b:00.0 (drivers/pci/pcie/aer.c)
         let aer_line = raw
             .split_whitespace()

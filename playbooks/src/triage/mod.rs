@@ -68,7 +68,7 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     // Every text input as the analyzers read it, for the lines none of them explained.
     let mut texts: Vec<(String, String)> = Vec::new();
     // Inputs whose lines had prefixes, with the host each pdsh/clush label named.
-    let mut relabelled: Vec<(String, Vec<Option<String>>)> = Vec::new();
+    let mut relabelled: Vec<prefix::Relabelled> = Vec::new();
     for input in inputs {
         let mut kinds = Vec::new();
         if pickle::looks_like_pickle(&input.bytes) {
@@ -95,9 +95,9 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             continue;
         }
         let original = String::from_utf8_lossy(&input.bytes);
-        let (text, labels) = prefix::strip_input(&original);
-        if text != original {
-            relabelled.push((input.name.clone(), labels));
+        let (text, hosts) = prefix::strip_input(&original);
+        if matches!(text, std::borrow::Cow::Owned(_)) {
+            relabelled.push(prefix::Relabelled { name: input.name.clone(), original: original.to_string(), hosts });
         }
         let name = input.name.as_str();
         let log = nccl::parse(name, &text);
@@ -178,7 +178,7 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     join::enrich(&mut analysis, &counter_records);
     name_gpu_faults(&mut analysis);
     unexplained::record(&mut analysis, &texts);
-    prefix::restore_evidence(&mut analysis, inputs, &relabelled);
+    prefix::restore_evidence(&mut analysis, &relabelled);
     analysis
 }
 

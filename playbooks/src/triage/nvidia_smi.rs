@@ -20,24 +20,15 @@
 
 use std::collections::BTreeMap;
 
+use fabricdoctor_probes::pci::PciAddress;
+
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
 
 /// A PCI address as nvidia-smi prints it (`00000000:3B:00.0`, a 32-bit domain), as the kernel and
-/// the other inputs write it: `0000:3b:00.0`.
+/// the other inputs write it: `0000:3b:00.0` (the same parser as `check`'s).
 fn bus_id(text: &str) -> Option<String> {
-    let (domain, rest) = text.split_once(':')?;
-    let (bus, rest) = rest.split_once(':')?;
-    let (device, function) = rest.split_once('.')?;
-    let hex =
-        |s: &str, min: usize, max: usize| (min..=max).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit());
-    // A PCI function number is 0-7 (PCI Local Bus spec: 3 bits).
-    let function_ok = function.len() == 1 && function.chars().all(|c| ('0'..='7').contains(&c));
-    if !(hex(domain, 4, 8) && hex(bus, 2, 2) && hex(device, 2, 2) && function_ok) {
-        return None;
-    }
-    let domain = domain.trim_start_matches('0');
-    Some(format!("{domain:0>4}:{bus}:{device}.{function}").to_ascii_lowercase())
+    PciAddress::parse(text).map(|address| address.to_string())
 }
 
 /// `Key    : value` of the -q report; section titles have no colon.

@@ -21,7 +21,6 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::analysis::Analysis;
-use super::Input;
 use crate::fact::Evidence;
 
 /// A line without its prefixes, and the host a pdsh/clush label named.
@@ -89,15 +88,20 @@ impl Prefixes {
     /// Decide the ambiguous labels: an input uses one when at least half of its non-blank lines
     /// (after the unambiguous prefixes) start with it.
     pub fn of(text: &str) -> Prefixes {
+        let plain = Prefixes::default();
+        Prefixes::counted(text.lines().map(|line| (line, plain.strip(line).text)))
+    }
+
+    /// The same decision from lines already stripped of the unambiguous prefixes (raw, stripped).
+    fn counted<'a, S: AsRef<str>>(lines: impl Iterator<Item = (&'a str, S)>) -> Prefixes {
         let patterns = patterns();
-        let (mut lines, mut tasks, mut hosts) = (0usize, 0usize, 0usize);
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            lines += 1;
-            let stripped = Prefixes::default().strip(line);
-            tasks += usize::from(patterns.task_label.is_match(&stripped.text));
-            hosts += usize::from(patterns.host_label.is_match(&stripped.text));
+        let (mut count, mut tasks, mut hosts) = (0usize, 0usize, 0usize);
+        for (_, stripped) in lines.filter(|(raw, _)| !raw.trim().is_empty()) {
+            count += 1;
+            tasks += usize::from(patterns.task_label.is_match(stripped.as_ref()));
+            hosts += usize::from(patterns.host_label.is_match(stripped.as_ref()));
         }
-        Prefixes { task_labels: lines > 0 && tasks * 2 >= lines, host_labels: lines > 0 && hosts * 2 >= lines }
+        Prefixes { task_labels: count > 0 && tasks * 2 >= count, host_labels: count > 0 && hosts * 2 >= count }
     }
 
     /// The line without the prefixes this input uses (they may be stacked: a pod label, then a
@@ -135,42 +139,49 @@ impl Prefixes {
 /// An input's text with every line's prefixes removed (same line count, so line numbers still
 /// cite the input), and per line the host a pdsh/clush label named.
 pub fn strip_input(text: &str) -> (Cow<'_, str>, Vec<Option<String>>) {
-    let prefixes = Prefixes::of(text);
-    let mut changed = false;
-    let mut hosts = Vec::new();
+    // One pass with the unambiguous prefixes; only an input that turns out to carry srun or pdsh
+    // labels is stripped again with them.
+    let plain = Prefixes::default();
+    let mut lines: Vec<Stripped> = text.lines().map(|line| plain.strip(line)).collect();
+    let prefixes = Prefixes::counted(text.lines().zip(lines.iter().map(|s| s.text.as_ref())));
+    if prefixes != plain {
+        lines = text.lines().map(|line| prefixes.strip(line)).collect();
+    }
+    if lines.iter().zip(text.lines()).all(|(clean, line)| clean.text.len() == line.len()) {
+        return (Cow::Borrowed(text), Vec::new());
+    }
     let mut stripped = String::with_capacity(text.len());
-    for line in text.lines() {
-        let Stripped { text: clean, host } = prefixes.strip(line);
-        changed |= clean.len() != line.len();
+    let mut hosts = Vec::with_capacity(lines.len());
+    for Stripped { text: clean, host } in lines {
         stripped.push_str(&clean);
         stripped.push('\n');
         hosts.push(host);
     }
-    if changed {
-        (Cow::Owned(stripped), hosts)
-    } else {
-        (Cow::Borrowed(text), Vec::new())
-    }
+    (Cow::Owned(stripped), hosts)
+}
+
+/// An input whose lines had prefixes: its text as given and the host each pdsh/clush label named.
+#[derive(Debug)]
+pub struct Relabelled {
+    pub name: String,
+    pub original: String,
+    pub hosts: Vec<Option<String>>,
 }
 
 /// Evidence quotes the line as the input had it, prefixes included (the analyzers read it without
 /// them); a fact that names no host takes the one its lines' pdsh/clush labels agree on.
-pub fn restore_evidence(analysis: &mut Analysis, inputs: &[Input], relabelled: &[(String, Vec<Option<String>>)]) {
+pub fn restore_evidence(analysis: &mut Analysis, relabelled: &[Relabelled]) {
     if relabelled.is_empty() {
         return;
     }
-    let originals: BTreeMap<&str, (Vec<String>, &Vec<Option<String>>)> = relabelled
+    let originals: BTreeMap<&str, (Vec<&str>, &Vec<Option<String>>)> = relabelled
         .iter()
-        .filter_map(|(name, hosts)| {
-            let input = inputs.iter().find(|i| &i.name == name)?;
-            let lines = String::from_utf8_lossy(&input.bytes).lines().map(str::to_string).collect();
-            Some((name.as_str(), (lines, hosts)))
-        })
+        .map(|input| (input.name.as_str(), (input.original.lines().collect(), &input.hosts)))
         .collect();
-    let original = |evidence: &Evidence| -> Option<(&String, Option<&String>)> {
+    let original = |evidence: &Evidence| -> Option<(&str, Option<&String>)> {
         let (lines, hosts) = originals.get(evidence.file.as_str())?;
         let index = evidence.line.checked_sub(1)?;
-        Some((lines.get(index)?, hosts.get(index).and_then(Option::as_ref)))
+        Some((*lines.get(index)?, hosts.get(index).and_then(Option::as_ref)))
     };
     let restore = |evidence: &mut Evidence| {
         if let Some((line, _)) = original(evidence) {
