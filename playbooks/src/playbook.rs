@@ -76,6 +76,27 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "text host",
         "no RDMA device usable: NCCL 'NET/IB : No device found', 'ibv_open_device failed', libibverbs ABI/driver warnings",
     ),
+    (
+        "nccl.gdr_disabled",
+        "nic host",
+        "NCCL INFO 'NET/IB : GPU Direct RDMA Disabled for HCA n 'mlx5_x'' (no peer-memory support found)",
+    ),
+    (
+        "nccl.remote_closed",
+        "peer host seen_by rank text",
+        "NCCL WARN 'Connection closed by remote peer' / 'Broken pipe' on a socket: the process at the other end is gone",
+    ),
+    (
+        "nic.hw_fault",
+        "device how host",
+        "kernel: mlx5_core health compromised, firmware assert syndrome, fatal error, PCI channel offline",
+    ),
+    ("nccl.single_host", "host ranks", "nccl-tests' rank list puts every rank of the job on one host"),
+    (
+        "nccl.device_failed",
+        "nic port state text host",
+        "NCCL WARN 'ncclIbResiliencyHandleDeviceFailure: Device N marked as failed' (port error or fatal device event)",
+    ),
     ("nccl.ib_not_used", "host", "NCCL INFO 'NET/IB : No device found.' (normal on single-host or TCP-only jobs)"),
     ("rdma.qp_rtr_failed", "gid", "perftest 'Failed to modify QP to RTR' (gid=zero after an all-zero GID)"),
     (
@@ -103,6 +124,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("gpu.pcie_degraded", "gpu what performance_state", "nvidia-smi -q PCIe generation or width below Max at P0"),
     ("dcgm.fail", "test gpu entity text what", "dcgmi diag failure per GPU"),
     ("dcgm.warning", "test gpu entity text", "dcgmi diag warning"),
+    (
+        "gpu.cuda_hardware_error",
+        "what",
+        "CUDA runtime 'uncorrectable ECC error encountered' (214), 'uncorrectable NVLink error was detected' (220)",
+    ),
     ("gpu.fabric_not_ready", "text", "CUDA 'system not yet initialized' (cudaErrorSystemNotReady: fabric manager)"),
     (
         "nccl.error",

@@ -200,6 +200,99 @@ fn outcomes(info: &str) -> Option<Vec<(Subject, Verdict)>> {
     entity_like.then(|| vec![(Subject::from_entity(entity), verdict)])
 }
 
+/// The tests and deployment checks `dcgmi diag` reports by name (DCGM 2.x-4.x, the plugin names of
+/// its diagnostic, `nvvs/plugin_src`, and the software plugin's checks).
+const DIAGNOSTIC_TESTS: &[&str] = &[
+    "Denylist",
+    "Blacklist",
+    "NVML Library",
+    "CUDA Main Library",
+    "CUDA Toolkit Libraries",
+    "Permissions and OS-related Blocks",
+    "Permissions and OS Blocks",
+    "Persistence Mode",
+    "Environmental Variables",
+    "Environment Variables",
+    "Page Retirement/Row Remap",
+    "Graphics Processes",
+    "Inforom",
+    "Fabric Manager",
+    "GPU Memory",
+    "Memory",
+    "Memtest",
+    "Memory Bandwidth",
+    "Diagnostic",
+    "PCIe",
+    "SM Stress",
+    "Targeted Stress",
+    "Targeted Power",
+    "Pulse Test",
+    "EUD",
+    "NCCL Tests",
+    "Context Create",
+    "Software",
+];
+
+/// `dcgmi nvlink --link-status` (dcgmi/Nvlink.cpp): `gpuId N:` then one letter per link, `U` up,
+/// `D` down, `X` disabled, `_` not supported. Links down are a fault where other links in the paste
+/// are up, or where the diagnostic's metadata names a part built with NVLink ("GPU Device IDs
+/// Detected", looked up in the PCI ids database).
+fn link_status(file: &str, text: &str) -> Vec<Fact> {
+    let mut gpus: Vec<(String, Evidence, Vec<usize>)> = Vec::new();
+    let mut any_up = false;
+    let mut in_gpus = false;
+    let mut nvlink_part = false;
+    for (line_no, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        if let Some((name, info)) = table_row(line) {
+            if name.trim() == "GPU Device IDs Detected" {
+                nvlink_part |= info
+                    .split(',')
+                    .filter_map(|id| u16::from_str_radix(id.trim(), 16).ok())
+                    .any(|id| super::nvidia_smi::is_nvlink_part(&fabricdoctor_probes::pci::model_name(0x10de, id)));
+            }
+            continue;
+        }
+        if line == "GPUs:" {
+            in_gpus = true;
+            continue;
+        }
+        if line.starts_with("NvSwitches:") || line.starts_with("Key:") {
+            in_gpus = false;
+            continue;
+        }
+        if !in_gpus {
+            continue;
+        }
+        if let Some(id) = line.strip_prefix("gpuId ").and_then(|r| r.strip_suffix(':')) {
+            gpus.push((id.trim().to_string(), Evidence::new(file, line_no, raw), Vec::new()));
+            continue;
+        }
+        let letters: Vec<&str> = line.split_whitespace().collect();
+        if letters.is_empty() || !letters.iter().all(|l| matches!(*l, "U" | "D" | "X" | "_")) {
+            continue;
+        }
+        any_up |= letters.contains(&"U");
+        if let Some((_, evidence, down)) = gpus.last_mut() {
+            down.extend(letters.iter().enumerate().filter(|(_, l)| **l == "D").map(|(i, _)| i));
+            if !down.is_empty() {
+                // The row of letters is the evidence; the gpuId line alone says nothing.
+                *evidence = Evidence::new(file, line_no, raw);
+            }
+        }
+    }
+    if !(any_up || nvlink_part) {
+        return Vec::new();
+    }
+    gpus.into_iter()
+        .filter(|(_, _, down)| !down.is_empty())
+        .map(|(gpu, evidence, down)| {
+            let links: Vec<String> = down.iter().map(usize::to_string).collect();
+            Fact::new("gpu.nvlink_inactive").attr("gpu", gpu).attr("links", links.join(",")).evidence(evidence)
+        })
+        .collect()
+}
+
 /// Whether the text holds `dcgmi diag` output (its table or its JSON): the input's kind is then
 /// "dcgm-diag".
 pub fn recognised(text: &str) -> bool {
@@ -208,8 +301,14 @@ pub fn recognised(text: &str) -> bool {
         let header = table_row(line).is_some_and(|(name, info)| name.trim() == "Diagnostic" && info.trim() == "Result");
         let category =
             banner(line).is_some_and(|t| ["Metadata", "Deployment", "Hardware", "Integration", "Stress"].contains(&t));
+        let link_status = line == "|  NvLink Link Status  |" || line.starts_with("Key: Up=U, Down=D");
+        // A paste cut to a few rows: a test DCGM runs, with its verdict.
+        let test_row = table_row(line)
+            .is_some_and(|(name, info)| DIAGNOSTIC_TESTS.contains(&name.trim()) && outcomes(info).is_some());
         header
             || category
+            || test_row
+            || link_status
             || line.starts_with("\"DCGM Diagnostic\"")
             || line.starts_with("\"DCGM GPU Diagnostic\"")
             || line == "Successfully ran diagnostic for group."
@@ -219,7 +318,7 @@ pub fn recognised(text: &str) -> bool {
 /// `dcgm.fail` for each test that failed (per GPU where the output names it), with the messages
 /// that say why; `dcgm.warning` for warnings of tests that did not fail. Empty for other text.
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
-    let mut facts = Vec::new();
+    let mut facts = link_status(file, text);
     if recognised(text) {
         for test in table(file, text) {
             facts.extend(test_facts(test));
@@ -552,6 +651,23 @@ fn dedupe(facts: Vec<Fact>) -> Vec<Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A paste cut to the failing rows (stas00/ml-engineering, NVIDIA debug chapter), and
+    /// `dcgmi nvlink --link-status` with one GPU's links down beside another's up.
+    #[test]
+    fn cut_rows_and_nvlink_link_status() {
+        let rows = "| GPU Memory                | Pass - GPUs: 1, 2, 3                           |\n|                           | Fail - GPU: 0                                  |\n";
+        assert!(recognised(rows));
+        let facts = parse("f", rows);
+        assert!(facts.iter().any(|f| f.name == "dcgm.fail" && f.get("gpu") == Some("0")), "{facts:?}");
+        let status = "+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n    gpuId 0:\n        U U U U\n    gpuId 1:\n        U D D U\nNvSwitches:\n    No NvSwitches found.\n";
+        assert!(recognised(status));
+        let facts = parse("f", status);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!((facts[0].get("gpu"), facts[0].get("links")), (Some("1"), Some("1,2")));
+        // Every link down and nothing says the GPUs have NVLink: no verdict.
+        assert!(parse("f", &status.replace('U', "D")).is_empty());
+    }
 
     /// A fact as (name, test, gpu, text).
     type Row<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);

@@ -113,9 +113,20 @@ impl Port {
     /// port has no LID (0, or 65535 as the kernel reports an unassigned one) and carries no traffic.
     /// Ethernet (RoCE) ports have no SM: their state is Down or Active.
     fn awaits_subnet_manager(&self) -> bool {
-        let initialize = self.state.as_ref().is_some_and(|(_, state, _)| *state == PortState::Initialize);
+        let state = self.state.as_ref().map(|(_, state, _)| *state);
+        let initialize = state == Some(PortState::Initialize);
         // Without a physical state shown (ibv_devinfo without -v, perftest), Initialize implies LinkUp.
-        initialize && !self.is_ethernet() && self.physical_link_up() != Some(false)
+        if initialize && !self.is_ethernet() && self.physical_link_up() != Some(false) {
+            return true;
+        }
+        // A logical Down over a trained physical link, with no LID: the port of an SR-IOV virtual
+        // function whose virtual port the SM has not enabled (the physical port is the PF's; the SM
+        // manages each vport's state and LID when virtualization is on, IBA vol. 1 annex A19).
+        let unassigned_lid = self.base_lid.as_ref().is_none_or(|(lid, _)| matches!(*lid, 0 | 0xffff));
+        state == Some(PortState::Down)
+            && self.is_infiniband()
+            && self.physical_link_up() == Some(true)
+            && unassigned_lid
     }
 }
 
@@ -375,6 +386,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Mellanox/network-operator#249: an SR-IOV VF's port, physically up, logically Down, no LID.
+    #[test]
+    fn a_virtual_function_port_down_over_a_trained_link_awaits_the_subnet_manager() {
+        let text = "CA 'mlx5_7'\n\tCA type: MT4124\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: LinkUp\n\t\tRate: 200\n\t\tBase lid: 65535\n\t\tSM lid: 1\n\t\tLink layer: InfiniBand\n";
+        assert_eq!(names(&parse("f", text)), vec!["rdma.sm_unconfigured"]);
+        // With a LID assigned, a logical Down is a port down.
+        let assigned = text.replace("Base lid: 65535", "Base lid: 12");
+        assert_eq!(names(&parse("f", &assigned)), vec!["rdma.port_down"]);
+    }
 
     fn names(facts: &[Fact]) -> Vec<&str> {
         facts.iter().map(|f| f.name.as_str()).collect()

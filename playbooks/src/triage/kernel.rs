@@ -34,6 +34,10 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         )
     } else if raw.contains("GPU is lost") {
         ("NVML reports the GPU lost", bus_after("GPU"))
+    } else if raw.contains("RmInitAdapter failed") || raw.contains("rm_init_adapter failed") {
+        // The driver could not bring the GPU up at all (NVIDIA's resource manager init, printed as
+        // "NVRM: GPU 0000:81:00.0: RmInitAdapter failed! (0x25:0x40:1470)"): no process can use it.
+        ("the driver cannot initialise the GPU (RmInitAdapter failed)", bus_after("NVRM: GPU "))
     } else if lower.contains("surprise down") {
         ("a PCIe Surprise Down: the device's link dropped", bus_after("received:").or_else(|| bus_after("pcieport")))
     } else {
@@ -44,6 +48,38 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         fact = fact.attr("bus_id", bus);
     }
     Some(fact)
+}
+
+/// A NIC whose firmware stopped answering or reported a fatal error: mlx5_core's health poller
+/// (drivers/net/ethernet/mellanox/mlx5/core/health.c: "device's health compromised - reached miss
+/// count", the assert syndrome "synd 0x7: irisc not responding", "Fatal error detected", and the
+/// firmware-reset path "Health issue observed"), or a device that stopped answering PCI reads
+/// ("device lost" / "PCI channel offline"). Every queue pair on it is dead until it is reset.
+fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
+    if !(lower.contains("mlx5_core")
+        || lower.contains("mlx4_core")
+        || lower.contains("bnxt")
+        || lower.contains("irdma"))
+    {
+        return None;
+    }
+    let how = if lower.contains("health compromised") {
+        "the NIC's firmware stopped answering the health poller"
+    } else if lower.contains("synd 0x") && lower.contains(':') && !lower.contains("ext_synd") {
+        "the NIC's firmware raised an assert"
+    } else if lower.contains("fatal error detected") || lower.contains("internal error detected") {
+        "the NIC reported a fatal internal error"
+    } else if lower.contains("pci channel offline") || lower.contains("device lost") {
+        "the NIC stopped answering on PCIe"
+    } else {
+        return None;
+    };
+    let device = raw
+        .split_whitespace()
+        .find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
+        .map(|t| t.trim_end_matches(':').to_string())
+        .unwrap_or_default();
+    Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
 }
 
 pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
@@ -101,9 +137,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             .windows(2)
             .any(|w| w[1] == "AER:" && w[0].ends_with(':') && w[0].matches(':').count() >= 2 && w[0].contains('.'));
         if aer_line || raw.contains("PCIe Bus Error:") {
-            let severity = if lower.contains("uncorrected") || lower.contains("fatal") {
+            // aer.c prints "Corrected"/"Uncorrected (Fatal)"; distribution kernels and older
+            // releases print "Correctable"/"Uncorrectable": both spellings are the same severity.
+            let severity = if lower.contains("uncorrect") || lower.contains("fatal") {
                 "uncorrected"
-            } else if lower.contains("corrected") {
+            } else if lower.contains("correct") {
                 "corrected"
             } else {
                 "unknown"
@@ -125,6 +163,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                     .host(&host)
                     .evidence(evidence()),
             );
+            continue;
+        }
+        if let Some(fact) = nic_health_line(raw, &lower, &host) {
+            facts.push(fact.evidence(evidence()));
             continue;
         }
         // Intel VT-d (DMAR), AMD-Vi (IO_PAGE_FAULT) and Arm SMMU fault reports.
@@ -340,6 +382,32 @@ mod tests {
         assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.xid", Some("GPU-7540a9b3")));
         let facts = parse_kernel("f", "Aug 17 06:18:01 vm-0 systemd-networkd[5398]: ib6: lost carrier\nAug 17 06:18:06 vm-0 systemd-networkd[5398]: ib6: gained carrier\n");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("link.flap", Some("ib6")));
+    }
+
+    /// Lines from the corpus's kernel logs that earlier readings missed (cases named).
+    #[test]
+    fn nic_health_gpu_init_masked_bus_and_correctable_spelling() {
+        // charm#2635: a ConnectX-6 whose firmware stopped answering.
+        let facts = parse_kernel(
+            "f",
+            "[198542.853543] mlx5_core 0000:5e:00.0: device's health compromised - reached miss count\n[198542.918249] mlx5_core 0000:5e:00.0: synd 0x7: irisc not responding\n[198542.924637] mlx5_core 0000:5e:00.0: ext_synd 0x40d0\n",
+        );
+        assert_eq!(facts.len(), 2, "{facts:?}");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("nic.hw_fault", Some("0000:5e:00.0")));
+        // illinois-scicomp machine-shop#76: a GPU the driver cannot bring up.
+        let facts = parse_kernel(
+            "f",
+            "[Sun Apr 14 12:48:42 2024] NVRM: GPU 0000:81:00.0: RmInitAdapter failed! (0x25:0x40:1470)",
+        );
+        assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.lost", Some("0000:81:00.0")));
+        // nccl#2241: the poster masked the bus; the Xid is still the GPU's.
+        let facts = parse_kernel("f", "kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("xid")), ("gpu.xid", Some("145")));
+        // pop-os#3363: "severity=Correctable" is the corrected severity.
+        let facts = parse_kernel("f", "Sep 19 16:18:02 bubz kernel: [68183.615810] pcieport 0000:00:03.1: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("severity")), ("pcie.aer_event", Some("corrected")));
+        let facts = parse_kernel("f", "pcieport 0000:00:01.0: AER: Uncorrectable (Fatal) error received: 0000:01:00.0");
+        assert_eq!(facts[0].get("severity"), Some("uncorrected"));
     }
 
     #[test]

@@ -69,6 +69,8 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     let mut texts: Vec<(String, String)> = Vec::new();
     // Inputs whose lines had prefixes, with the host each pdsh/clush label named.
     let mut relabelled: Vec<prefix::Relabelled> = Vec::new();
+    // Whether an nccl-tests header listed the job's ranks.
+    let mut nccl_tests_header = false;
     for input in inputs {
         let mut kinds = Vec::new();
         if pickle::looks_like_pickle(&input.bytes) {
@@ -151,6 +153,7 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
         }
         analysis.facts.extend(kernel_events);
         let ranks_header = join::parse_nccl_tests_ranks(name, &text, &mut analysis.ranks);
+        nccl_tests_header |= ranks_header;
         if ranks_header || nccl_tests::has_rows(&text) {
             kinds.push("nccl-tests");
             analysis.facts.extend(nccl_tests::parse(name, &text));
@@ -171,6 +174,9 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
         });
         texts.push((name.to_string(), text.into_owned()));
     }
+    if nccl_tests_header {
+        single_host(&mut analysis);
+    }
     nccl::analyze(&nccl_logs, &mut analysis);
     pytorch::analyze(&pytorch_records, &mut analysis);
     rdma::analyze(&rdma_records, &nccl_logs, &mut analysis);
@@ -180,6 +186,23 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     unexplained::record(&mut analysis, &texts);
     prefix::restore_evidence(&mut analysis, &relabelled);
     analysis
+}
+
+/// nccl-tests lists every rank of the job with its host ("#  Rank  0 Group  0 Pid ... on node7
+/// device  0"): when all are on one host, the job never used the network, so an RDMA device that
+/// could not be opened did not matter to it.
+fn single_host(analysis: &mut Analysis) {
+    let hosts: std::collections::BTreeSet<&str> =
+        analysis.ranks.ranks.values().filter_map(|entry| entry.host.as_deref()).collect();
+    if let [host] = hosts.into_iter().collect::<Vec<_>>()[..] {
+        let evidence: Vec<Evidence> =
+            analysis.ranks.ranks.values().flat_map(|entry| entry.evidence.iter().take(1).cloned()).take(4).collect();
+        let mut fact = Fact::new("nccl.single_host").host(host).attr("ranks", analysis.ranks.ranks.len());
+        for evidence in evidence {
+            fact = fact.evidence(evidence);
+        }
+        analysis.push(fact);
+    }
 }
 
 /// Each GPU fault in one phrase (`what`), whichever tool reported it, so the gpu-fault diagnosis

@@ -316,6 +316,12 @@ struct Observations {
     channels: Vec<NetChannel>,
     /// Host -> its NET/IB devices, in NCCL's index order.
     host_nics: BTreeMap<String, Vec<String>>,
+    /// Every host that printed a line.
+    hosts: BTreeSet<String>,
+    /// Ranks that printed a channel connection line (the sending rank of "Channel 00 : 1[1] -> 0[0]").
+    channel_sources: BTreeSet<u64>,
+    /// Where NCCL said "NET/IB : No device found".
+    ib_not_used: Vec<(String, Evidence)>,
 }
 
 /// Facts from the NCCL logs of all inputs, joined across them.
@@ -334,8 +340,34 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     mismatch_fact(analysis, "nccl.driver_mismatch", "CUDA driver", &seen.drivers);
     env_mismatch(&seen.settings, analysis);
     rank_nics(&seen.channels, &seen.host_nics, analysis);
-    missing_ranks(&seen.comms, analysis);
+    missing_ranks(&seen.comms, &seen.channel_sources, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
+    ib_expected_but_missing(&seen, analysis);
+}
+
+/// "NET/IB : No device found" is normal on one host, but a job that spans hosts, or that asked for
+/// InfiniBand (NCCL_IB_DISABLE=0, NCCL_IB_HCA), has lost its RDMA devices and runs over TCP sockets.
+fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
+    let Some((host, evidence)) = seen.ib_not_used.first() else { return };
+    let hosts = seen.hosts.iter().filter(|h| h.as_str() != crate::fact::UNKNOWN_HOST).count();
+    let asked = |name: &str, value: Option<&str>| {
+        seen.settings.get(name).is_some_and(|values| value.is_none_or(|v| values.contains_key(v)))
+    };
+    let why = if hosts >= 2 {
+        format!("the job spans {hosts} hosts")
+    } else if asked("NCCL_IB_DISABLE", Some("0")) {
+        "NCCL_IB_DISABLE=0 asks for InfiniBand".to_string()
+    } else if asked("NCCL_IB_HCA", None) {
+        "NCCL_IB_HCA names the devices to use".to_string()
+    } else {
+        return;
+    };
+    analysis.push(
+        Fact::new("rdma.device_missing")
+            .host(host)
+            .attr("text", format!("NET/IB : No device found, although {why}"))
+            .evidence(evidence.clone()),
+    );
 }
 
 /// Every `NCCL_*` setting is a fact of its own, and is kept to compare across hosts.
@@ -385,9 +417,27 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // the fallback to sockets.
     if message.starts_with("NET/IB : No device found") {
         analysis.push(Fact::new("nccl.ib_not_used").host(&host).evidence(evidence.clone()));
+        seen.ib_not_used.push((host.clone(), evidence.clone()));
+    }
+    seen.hosts.insert(host.clone());
+    // net_ib.cc prints, per HCA, whether GPUDirect RDMA can be used ("GPU Direct RDMA Disabled for
+    // HCA 0 'mlx5_0'"): disabled means no peer-memory support was found on this host.
+    if let Some(rest) = message.split("GPU Direct RDMA Disabled for HCA").nth(1) {
+        let nic = rest.split('\'').nth(1).unwrap_or(rest.trim()).to_string();
+        analysis.push(Fact::new("nccl.gdr_disabled").host(&host).attr("nic", nic).evidence(evidence.clone()));
     }
     if let Some(channel) = net_channel(log, line) {
         seen.channels.push(channel);
+    }
+    // "Channel 00 : 1[1] -> 0[0] via SHM/direct/direct": rank 1 printed it while connecting, so
+    // it was there whether or not its "Init COMPLETE" line was kept in the paste.
+    if let Some(source) = message
+        .strip_prefix("Channel ")
+        .and_then(|r| r.split_once(" : "))
+        .and_then(|(_, r)| r.split('[').next())
+        .and_then(|r| r.trim().parse::<u64>().ok())
+    {
+        seen.channel_sources.insert(source);
     }
     if line.level == Level::Warn {
         let fact = warning_fact(line, &host).evidence(evidence.clone());
@@ -395,7 +445,12 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         // address of an interface no other host can reach (RFC 3927 169.254/16, RFC 4291 fe80::/10).
         if fact.name == "nccl.socket_connect_failed" {
             let lower = line.message.to_ascii_lowercase();
-            if lower.contains("no route to host") || lower.contains("network is unreachable") {
+            // A refused connection (RST): the address answers but nothing listens on the port, a
+            // firewall rejects it, or the address is a host that is not the peer at all.
+            if lower.contains("no route to host")
+                || lower.contains("network is unreachable")
+                || lower.contains("connection refused")
+            {
                 analysis.push(Fact::new("nccl.network_unreachable").host(&host).evidence(evidence.clone()));
             }
             if let Some(address) = unreachable_address(&line.message) {
@@ -550,6 +605,39 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || lower.contains("no usable listening interface")
     {
         Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", "none").attr("text", message)
+    } else if lower.contains("marked as failed") && lower.contains("device") {
+        // NCCL's IB resiliency (transport/net_ib/p2p_resiliency.cc, 2.29+) takes a device out of
+        // service after an IBV_EVENT_PORT_ERR or a fatal device event: the port went down.
+        let device = message
+            .split("Device ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .map(|index| format!("NCCL's IB device {index}"))
+            .unwrap_or_else(|| "an IB device".to_string());
+        Fact::new("nccl.device_failed")
+            .host(host)
+            .attr("nic", device)
+            .attr("port", "(its port)")
+            .attr("state", "failed (NCCL took it out of service after a port or device error)")
+            .attr("text", message)
+    } else if lower.contains("connection closed by remote peer") || lower.contains("broken pipe") {
+        // The socket's other end went away mid-run (misc/socket.cc): the process there exited or
+        // crashed, which is why this rank's transfer failed.
+        let peer = message
+            .split("remote peer")
+            .nth(1)
+            .or_else(|| message.split(" from ").nth(1))
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or("unknown");
+        // The host whose process went away is the one to look at: it is the fact's host; the
+        // rank that noticed is kept as `seen_by`.
+        let peer_host = peer.split('<').next().unwrap_or(peer).trim_end_matches([',', '.', ':']);
+        Fact::new("nccl.remote_closed")
+            .host(peer_host)
+            .attr("peer", peer)
+            .attr("seen_by", host)
+            .attr("rank", "unknown (the process at the other end of the socket)")
+            .attr("text", message)
     } else if (lower.contains("connect to") && lower.contains("failed"))
         || lower.contains("socketstartconnect")
         || lower.contains("socketpollconnect")
@@ -661,7 +749,10 @@ fn mismatch_fact(analysis: &mut Analysis, name: &str, what: &str, values: &BTree
 /// Ranks that never reached Init COMPLETE while most of their communicator did. Only judged when the
 /// log plainly covers the communicator (at least half its ranks completed): an excerpt with a few
 /// ranks says nothing about the others.
-fn missing_ranks(comms: &Communicators, analysis: &mut Analysis) {
+fn missing_ranks(comms: &Communicators, channel_sources: &BTreeSet<u64>, analysis: &mut Analysis) {
+    // Channel lines do not name their communicator: they vouch for a rank only when one
+    // communicator is in the log.
+    let connected = |rank: u64| comms.len() == 1 && channel_sources.contains(&rank);
     for (key, (nranks, ranks)) in comms {
         let nranks = *nranks;
         if !(2..=1 << 16).contains(&nranks) {
@@ -671,7 +762,7 @@ fn missing_ranks(comms: &Communicators, analysis: &mut Analysis) {
         if completed.is_empty() || (completed.len() as u64) * 2 < nranks || completed.len() as u64 >= nranks {
             continue;
         }
-        for rank in (0..nranks).filter(|r| !completed.contains(r)) {
+        for rank in (0..nranks).filter(|r| !completed.contains(r) && !connected(*r)) {
             let started = ranks.get(&rank).is_some_and(|s| s.0);
             let mut fact =
                 Fact::new("nccl.rank_missing").attr("rank", rank).attr("nranks", nranks).attr("comm", key).attr(
@@ -731,6 +822,39 @@ fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// INFO lines and socket failures that decide a diagnosis (corpus cases named).
+    #[test]
+    fn gdr_disabled_remote_exit_refused_connection_and_missing_ib() {
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis.facts
+        };
+        let has = |facts: &[Fact], name: &str| facts.iter().any(|f| f.name == name);
+        // nccl#1676
+        let found =
+            facts("learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n");
+        let gdr = found.iter().find(|f| f.name == "nccl.gdr_disabled").expect("gdr fact");
+        assert_eq!(gdr.get("nic"), Some("mlx5_0"));
+        // nccl#795: the peer's process is gone; its host is the one to look at.
+        let found = facts("a100-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer a100-23.cluster<47861>\n");
+        let closed = found.iter().find(|f| f.name == "nccl.remote_closed").expect("remote closed");
+        assert_eq!((closed.get("host"), closed.get("seen_by")), (Some("a100-23.cluster"), Some("a100-22")));
+        // ml-engineering, SLURM chapter: a refused connection is a network failure, not a hang.
+        let found = facts("r11i6n2:486514:486651 [1] include/socket.h:403 NCCL WARN Connect to 10.148.3.247<56821> failed : Connection refused\n");
+        assert!(has(&found, "nccl.network_unreachable"));
+        // A reset connection says nothing about who is at fault (nccl#2076): no accusation.
+        let found = facts("n1:1:2 [0] misc/socket.cc:50 NCCL WARN socketProgressOpt: Call to recv from 172.1.1.1<33759> failed : Connection reset by peer\n");
+        assert!(!has(&found, "nccl.remote_closed"));
+        // pytorch#111424: no IB device although the job asked for it; alone, the line is normal.
+        let asked = "node013:37715:38896 [0] NCCL INFO NET/IB : No device found.\nnode013:37715:38896 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.\n";
+        assert!(has(&facts(asked), "rdma.device_missing"));
+        assert!(!has(&facts("node013:37715:38896 [0] NCCL INFO NET/IB : No device found.\n"), "rdma.device_missing"));
+        // nccl#2157
+        let found = facts("[2026-05-04 19:55:27] GPU-606:534134:535429 [1] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. Initiating recovery? Yes (send comm=0x7f03e8086000, outstandingRecovery=0)\n");
+        assert!(has(&found, "nccl.device_failed"), "{found:?}");
+    }
 
     /// Each family of NCCL WARN a rule needs, from lines operators posted (the corpus case named).
     #[test]

@@ -152,7 +152,7 @@ pub fn recognised(text: &str) -> bool {
             return true;
         }
         // `nvlink -s`/`-e`: a GPU line with its UUID, then its links.
-        if nvlink_gpu && line.starts_with("Link ") {
+        if nvlink_gpu && (line.starts_with("Link ") || line.contains("NVLink information as all links are inactive")) {
             return true;
         }
         nvlink_gpu |= nvlink_header(line).is_some();
@@ -169,6 +169,17 @@ fn nvlink_header(line: &str) -> Option<(String, String)> {
     }
     let uuid = rest.split_once("(UUID: ")?.1.trim_end().strip_suffix(')')?;
     Some((index.to_string(), uuid.to_string()))
+}
+
+/// A GPU name of a part built with NVLink: SXM modules (HGX/DGX baseboards, A100-SXM4, H100 SXM5)
+/// and NVL boards (H100 NVL, bridged in pairs). PCIe cards may or may not have a bridge fitted.
+pub fn is_nvlink_part(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.contains("SXM")
+        || upper.contains(" NVL")
+        || upper.contains("-NVL")
+        || upper.contains("HGX")
+        || upper.contains("DGX")
 }
 
 /// The state of one link line of `nvidia-smi nvlink -s`: `Link 3: 25 GB/s` is up, `Link 3:
@@ -415,8 +426,12 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
     struct NvlinkGpu {
         index: String,
         uuid: String,
+        /// An SXM module or an NVL board: built with NVLink, so links down are a fault.
+        nvlink_part: bool,
         header: Evidence,
         inactive: Vec<(u32, Evidence)>,
+        /// NVML's "Unable to retrieve NVLink information as all links are inactive".
+        all_inactive: bool,
     }
     let mut gpus: Vec<NvlinkGpu> = Vec::new();
     let mut any_up = false;
@@ -424,11 +439,25 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
     for (line_no, raw) in numbered_lines(text) {
         let line = raw.trim();
         if let Some((index, uuid)) = nvlink_header(line) {
-            gpus.push(NvlinkGpu { index, uuid, header: Evidence::new(file, line_no, raw), inactive: Vec::new() });
+            gpus.push(NvlinkGpu {
+                index,
+                uuid,
+                nvlink_part: is_nvlink_part(line),
+                header: Evidence::new(file, line_no, raw),
+                inactive: Vec::new(),
+                all_inactive: false,
+            });
             open = true;
             continue;
         }
         if !open {
+            continue;
+        }
+        if line.contains("all links are inactive") {
+            if let Some(gpu) = gpus.last_mut() {
+                gpu.all_inactive = true;
+                gpu.inactive.push((u32::MAX, Evidence::new(file, line_no, raw)));
+            }
             continue;
         }
         match (nvlink_link(line), gpus.last_mut()) {
@@ -437,11 +466,14 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
             _ => {}
         }
     }
-    if !any_up {
-        return;
-    }
-    for gpu in gpus.into_iter().filter(|g| !g.inactive.is_empty()) {
-        let links: Vec<String> = gpu.inactive.iter().map(|(link, _)| link.to_string()).collect();
+    // A GPU without NVLink shows its links inactive (or none): a fault only where links are up
+    // elsewhere in the paste, or where the part is built with NVLink.
+    for gpu in gpus.into_iter().filter(|g| !g.inactive.is_empty() && (any_up || g.nvlink_part)) {
+        let links: Vec<String> = if gpu.all_inactive {
+            vec!["all".to_string()]
+        } else {
+            gpu.inactive.iter().map(|(link, _)| link.to_string()).collect()
+        };
         // The header and the first inactive links: enough to find the rest by line number.
         let mut fact = Fact::new("gpu.nvlink_inactive")
             .attr("gpu", &gpu.index)
@@ -536,6 +568,16 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Azure/azurehpc-health-checks test data: an SXM GPU whose NVLinks are all inactive.
+    #[test]
+    fn an_sxm_gpu_with_all_links_inactive_is_a_fault_a_pcie_card_is_not() {
+        let text = "GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)\nNVML: Unable to retrieve NVLink information as all links are inactive\n";
+        assert!(recognised(text));
+        assert_eq!(names(&parse("f", text)), vec!["gpu.nvlink_inactive"]);
+        let pcie = text.replace("A100-SXM4-80GB", "A100 80GB PCIe");
+        assert!(parse("f", &pcie).is_empty());
+    }
 
     fn names(facts: &[Fact]) -> Vec<&str> {
         facts.iter().map(|f| f.name.as_str()).collect()

@@ -293,6 +293,42 @@ pub fn analyze(all: &[PytorchRecords], analysis: &mut Analysis) {
     dump_facts(&dumps, analysis);
 }
 
+/// Ranks that timed out together on one collective, all of the same sequence number, name the ranks
+/// that did not: when ranks 1, 2 and 3 report the watchdog timeout on SeqNum 2 and rank 0 does not,
+/// rank 0 never entered that collective (it was busy elsewhere or had died). Only ranks below the
+/// highest reporting one are named, and only when fewer are absent than reported, so a log cut to
+/// a few ranks does not accuse the rest.
+fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence)>, analysis: &mut Analysis) {
+    if analysis.facts.iter().any(|f| f.name == "pytorch.rank_behind") {
+        return;
+    }
+    let timed_out: BTreeMap<u64, &WatchdogRecord> =
+        records.iter().filter_map(|r| Some((r.rank?, *r))).filter(|(_, r)| r.seq.is_some()).collect();
+    let sequences: std::collections::BTreeSet<u64> = timed_out.values().filter_map(|r| r.seq).collect();
+    let (Some(&max_rank), Some(&seq)) = (timed_out.keys().max(), sequences.first()) else { return };
+    if sequences.len() != 1 {
+        return;
+    }
+    let absent: Vec<u64> = (0..max_rank).filter(|r| !timed_out.contains_key(r) && !last.contains_key(r)).collect();
+    if timed_out.len() < 2 || absent.is_empty() || absent.len() >= timed_out.len() {
+        return;
+    }
+    for rank in absent {
+        let mut fact = Fact::new("pytorch.rank_behind").attr("rank", rank).attr("max_seq", seq).attr(
+            "last_seq",
+            format!("unknown (it reported no timeout on SeqNum {seq}, ranks {} did)", join_ranks(&timed_out)),
+        );
+        for record in timed_out.values().take(3) {
+            fact = fact.evidence(record.evidence.clone());
+        }
+        analysis.push(fact);
+    }
+}
+
+fn join_ranks(ranks: &BTreeMap<u64, &WatchdogRecord>) -> String {
+    ranks.keys().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
 fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
     for record in records {
         let mut fact = Fact::new("pytorch.watchdog_timeout");
@@ -336,6 +372,7 @@ fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
             }
         }
     }
+    absent_ranks(records, &last, analysis);
     // Same sequence number, different operation or size: ranks are in different collectives.
     let mut by_seq: BTreeMap<u64, Vec<&WatchdogRecord>> = BTreeMap::new();
     for record in records {
@@ -442,6 +479,24 @@ fn dump_facts(dumps: &[&FlightDump], analysis: &mut Analysis) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// LlamaFactory#2424: ranks 1-3 time out on SeqNum 2; rank 0, still tokenizing, never came.
+    #[test]
+    fn ranks_that_did_not_time_out_with_the_others_are_named() {
+        let line = |rank: u32| {
+            format!("[E ProcessGroupNCCL.cpp:475] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800572 milliseconds before timing out.\n")
+        };
+        let text: String = [1, 2, 3].map(line).concat();
+        let mut analysis = Analysis::default();
+        analyze(&[parse_text("log", &text)], &mut analysis);
+        let behind: Vec<_> = analysis.facts.iter().filter(|f| f.name == "pytorch.rank_behind").collect();
+        assert_eq!(behind.iter().map(|f| f.get("rank")).collect::<Vec<_>>(), vec![Some("0")]);
+        // Two of eight ranks in a cut log accuse nobody.
+        let text: String = [6, 7].map(line).concat();
+        let mut analysis = Analysis::default();
+        analyze(&[parse_text("log", &text)], &mut analysis);
+        assert!(!analysis.has("pytorch.rank_behind"));
+    }
 
     /// c10d's own verdicts, as posted (pytorch#152623 desync report, ms-swift#9443 fingerprint check).
     #[test]

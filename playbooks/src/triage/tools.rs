@@ -11,6 +11,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
     let mut perftest_device: Option<String> = None;
+    let mut roce_gid_seen = false;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -31,8 +32,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // libibverbs (rdma-core libibverbs/init.c): the user-space provider does not match the
         // kernel's uverbs ABI, or no provider loads, so no device can be opened.
         if raw.contains("libibverbs: Warning:")
-            && (raw.contains("does not support the kernel ABI") || raw.contains("couldn't load driver"))
+            && (raw.contains("does not support the kernel ABI")
+                || raw.contains("couldn't load driver")
+                || raw.contains("no userspace device-specific driver found"))
             || trimmed == "No IB devices found"
+            || trimmed.starts_with("0 HCAs found")
             || trimmed.starts_with("Failed to get IB devices list")
         {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
@@ -41,6 +45,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // perftest's connection header: "Device : mlx5_0" then "Link type : Ethernet" (RoCE).
         if let Some(device) = trimmed.strip_prefix("Device").and_then(|r| r.trim_start().strip_prefix(':')) {
             perftest_device = Some(device.trim().to_string());
+            continue;
+        }
+        // ibv_devinfo -v lists each GID with its type ("GID[  3]:  ::ffff:10.0.0.6, RoCE v2"): a
+        // GID table of RoCE types is an Ethernet link layer.
+        if !roce_gid_seen
+            && trimmed.starts_with("GID[")
+            && (trimmed.ends_with("RoCE v2") || trimmed.ends_with("RoCE v1"))
+        {
+            roce_gid_seen = true;
+            let nic = perftest_device.clone().unwrap_or_else(|| "unknown".into());
+            facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
             continue;
         }
         if trimmed.starts_with("Link type") && trimmed.ends_with("Ethernet") {
@@ -52,6 +67,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // manager has not finished initialising the fabric.
         if raw.contains("system not yet initialized") {
             facts.push(Fact::new("gpu.fabric_not_ready").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // CUDA runtime errors that only the hardware raises (CUDA runtime API, cudaError_t):
+        // cudaErrorECCUncorrectable (214) and cudaErrorNvlinkUncorrectable (220). The program that
+        // prints them did nothing wrong; the GPU it ran on did.
+        if let Some(what) = [
+            ("uncorrectable ECC error encountered", "uncorrectable ECC error (cudaErrorECCUncorrectable)"),
+            ("uncorrectable NVLink error was detected", "uncorrectable NVLink error (cudaErrorNvlinkUncorrectable)"),
+        ]
+        .iter()
+        .find(|(message, _)| raw.contains(message))
+        .map(|(_, what)| *what)
+        {
+            facts.push(Fact::new("gpu.cuda_hardware_error").attr("what", what).evidence(evidence()));
         }
     }
     facts
@@ -60,6 +89,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// nvcaffe#590 (a container without the verbs provider), nccl#769 (ibv_devinfo -v GID types),
+    /// jade-hpc-gpu#194 (a CUDA error only the hardware raises).
+    #[test]
+    fn provider_missing_roce_gid_types_and_hardware_cuda_errors() {
+        let text = "libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs4\n0 HCAs found:\n";
+        assert!(parse("f", text).iter().all(|f| f.name == "rdma.device_missing"));
+        let text = "\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0ac0:ebff:feda:1cfb, RoCE v1\n\t\t\tGID[  3]:\t\t::ffff:200.0.209.6, RoCE v2\n";
+        let facts = parse("f", text);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), vec!["rdma.roce"]);
+        let facts = parse("f", "RuntimeError: CUDA error: uncorrectable ECC error encountered\n");
+        assert_eq!(facts[0].name, "gpu.cuda_hardware_error");
+        assert!(parse("f", "RuntimeError: CUDA error: an illegal memory access was encountered\n").is_empty());
+    }
 
     #[test]
     fn signatures_from_real_outputs() {

@@ -84,9 +84,14 @@ pub fn parse_xid_line(line: &str) -> Option<XidEvent> {
     let (pci, rest) = rest.split_once("):")?;
     // Drivers before r470 printed "(0000:3b:00)"; later ones "(PCI:0000:3b:00)".
     let pci = pci.strip_prefix("PCI:").unwrap_or(pci).trim().to_ascii_lowercase();
-    if pci.split(':').count() != 3 || !pci.chars().all(|c| c.is_ascii_hexdigit() || c == ':') {
+    let bus_shaped = pci.split(':').count() == 3 && pci.chars().all(|c| c.is_ascii_hexdigit() || c == ':');
+    // Posters often mask the bus ("(PCI:...)", "(PCI:xxxx:xx:xx)"): the event is still the GPU's,
+    // on a bus the line no longer says.
+    let masked = !pci.is_empty() && pci.chars().all(|c| matches!(c, '.' | 'x' | '*' | ':' | '#'));
+    if !bus_shaped && !masked {
         return None;
     }
+    let pci = if bus_shaped { pci } else { String::new() };
     let rest = rest.trim_start();
     let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
     let code: u32 = rest[..digits].parse().ok()?;
@@ -180,6 +185,7 @@ pub fn xid_meaning(code: u32) -> Option<(&'static str, XidSeverity)> {
         119 => ("GSP RPC timeout (GPU System Processor did not answer)", Hardware),
         120 => ("GSP error", Hardware),
         121 => ("C2C link corrected error", Attention),
+        137 => ("NVLink FLA privilege error (an access through NVLink was refused)", Attention),
         140 => ("unrecovered ECC error", Hardware),
         143 => ("GPU initialization failure", Hardware),
         // NVLink unit errors (NVIDIA Xid catalog, Hopper and later): the link's traffic is lost.
