@@ -5,6 +5,7 @@ pub mod counters;
 pub mod finding;
 pub mod gpu;
 pub mod host;
+pub mod optics;
 pub mod pcie;
 pub mod policy;
 pub mod rdma;

@@ -97,6 +97,26 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nic port state text host",
         "NCCL WARN 'ncclIbResiliencyHandleDeviceFailure: Device N marked as failed' (port error or fatal device event)",
     ),
+    (
+        "optics.out_of_range",
+        "level quantity what nic",
+        "ethtool -m / mlxlink -m reading beyond the module's own warning or alarm threshold",
+    ),
+    ("optics.no_light", "lane what nic", "ethtool -m / mlxlink -m receive power at or below -30 dBm (no light)"),
+    ("optics.alarm_flag", "flag what nic", "ethtool -m latched alarm flag 'On'"),
+    ("optics.hot", "value what nic", "module temperature at or above 70 C (the burn-in protocol's ceiling)"),
+    ("mlxlink.recommendation", "text what nic", "mlxlink troubleshooting 'Recommendation' other than 'No issue was observed'"),
+    ("mlxlink.effective_errors", "count what nic", "mlxlink 'Effective Physical Errors' above 0 (errors left after FEC)"),
+    (
+        "pytorch.error",
+        "family source kind text",
+        "a failure string of PyTorch's c10d/flight recorder (playbooks/catalogue/pytorch-messages.tsv) no other fact explains",
+    ),
+    (
+        "pytorch.store_unreachable",
+        "family source kind text",
+        "c10d TCPStore/socket failing to connect or timing out (the rendezvous address or port is not reachable)",
+    ),
     ("nccl.ib_not_used", "host", "NCCL INFO 'NET/IB : No device found.' (normal on single-host or TCP-only jobs)"),
     ("rdma.qp_rtr_failed", "gid", "perftest 'Failed to modify QP to RTR' (gid=zero after an all-zero GID)"),
     (

@@ -97,6 +97,93 @@ fn literal_match(message: &str, runs: &[&str]) -> usize {
     matched
 }
 
+const PYTORCH_MESSAGES: &str = include_str!("../../catalogue/pytorch-messages.tsv");
+
+/// One error or warning string of PyTorch's distributed stack (c10d's ProcessGroupNCCL, NCCLUtils,
+/// TCPStore and socket, and the flight recorder's analyser), from `pytorch-messages.tsv`.
+#[derive(Debug)]
+pub struct TorchEntry {
+    /// Path in the pytorch tree ("torch/csrc/distributed/c10d/TCPStore.cpp").
+    pub file: &'static str,
+    /// How the source raises or prints it ("TORCH_CHECK", "LOG(ERROR)", "MatchInfo:...").
+    pub kind: &'static str,
+    /// The message with `{}` where values go.
+    pub message: &'static str,
+    prefix: &'static str,
+    runs: Vec<&'static str>,
+}
+
+/// Kinds that raise or report a failure; INFO/DEBUG logging and constants are not failures.
+fn is_failure_kind(kind: &str) -> bool {
+    kind.contains("THROW")
+        || kind.contains("ERROR")
+        || kind.contains("WARN")
+        || kind.starts_with("TORCH_CHECK")
+        || kind.starts_with("TORCH_INTERNAL_ASSERT")
+        || kind.starts_with("MatchInfo")
+        || kind.starts_with("exception")
+        || matches!(
+            kind,
+            "recordError"
+                | "invalidArgument"
+                | "logger.error"
+                | "logger.warning"
+                | "assert"
+                | "c10::str"
+                | "fmt::format"
+                | "stringstream"
+                | "message-variable"
+        )
+}
+
+fn torch_entries() -> &'static [TorchEntry] {
+    static ENTRIES: OnceLock<Vec<TorchEntry>> = OnceLock::new();
+    ENTRIES.get_or_init(|| {
+        PYTORCH_MESSAGES
+            .lines()
+            .skip(1)
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split('\t').collect();
+                let (file, kind, message) = (*fields.get(1)?, *fields.get(2)?, *fields.get(3)?);
+                if !is_failure_kind(kind) {
+                    return None;
+                }
+                let runs: Vec<&str> = message.split("{}").map(str::trim).filter(|r| !r.is_empty()).collect();
+                let prefix = runs.first().copied().filter(|_| !message.starts_with("{}")).unwrap_or("");
+                Some(TorchEntry { file, kind, message, prefix, runs })
+            })
+            .collect()
+    })
+}
+
+/// The PyTorch catalogue entry a line holds: the message whose literal text the line contains most
+/// of, in order (at least 16 characters, so that common words make no match). The line may carry
+/// anything before the message (an exception type, a log prefix).
+pub fn lookup_torch(line: &str) -> Option<&'static TorchEntry> {
+    torch_entries()
+        .iter()
+        .filter_map(|entry| {
+            let start = if entry.prefix.is_empty() { 0 } else { line.find(entry.prefix)? };
+            let score = literal_match(&line[start..], &entry.runs);
+            (score >= 16).then_some((score, entry))
+        })
+        .max_by_key(|(score, _)| *score)
+        .map(|(_, entry)| entry)
+}
+
+/// The part of PyTorch's distributed stack a file belongs to.
+pub fn torch_family(file: &str) -> &'static str {
+    if file.contains("flight_recorder") {
+        "flight-recorder"
+    } else if file.ends_with("TCPStore.cpp") {
+        "store"
+    } else if file.ends_with("socket.cpp") {
+        "socket"
+    } else {
+        "process-group-nccl"
+    }
+}
+
 /// The part of NCCL a source file belongs to, as an operator reads it.
 pub fn family(file: &str) -> &'static str {
     let file = file.split(',').next().unwrap_or(file);
@@ -193,6 +280,26 @@ mod tests {
         let total = entries().len();
         assert!(total > 800, "{total} WARN formats");
         assert!(unmatched.is_empty(), "{} of {total} not matched:\n{}", unmatched.len(), unmatched.join("\n"));
+    }
+
+    /// Every failure string of the PyTorch catalogue with enough literal text is found again, in
+    /// its own family, when printed with values in place of its `{}`.
+    #[test]
+    fn every_catalogued_pytorch_failure_is_found() {
+        let mut unmatched = Vec::new();
+        for entry in torch_entries() {
+            let line = format!("RuntimeError: {}", entry.message.replace("{}", "7"));
+            let literal: usize = entry.runs.iter().map(|r| r.len()).sum();
+            match lookup_torch(&line) {
+                Some(found) if torch_family(found.file) == torch_family(entry.file) => {}
+                None if literal < 16 => {}
+                other => unmatched.push(format!("{} | {} -> {:?}", entry.file, entry.message, other.map(|e| e.file))),
+            }
+        }
+        assert!(torch_entries().len() > 150, "{} entries", torch_entries().len());
+        assert!(unmatched.is_empty(), "{} not matched:\n{}", unmatched.len(), unmatched.join("\n"));
+        let found = lookup_torch("[rank3]: RuntimeError: The client socket has timed out after 600s while trying to connect to (10.0.0.1, 29500).");
+        assert_eq!(found.map(|e| torch_family(e.file)), Some("socket"));
     }
 
     #[test]

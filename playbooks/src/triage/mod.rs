@@ -17,6 +17,7 @@ pub mod lspci;
 pub mod nccl;
 pub mod nccl_tests;
 pub mod nvidia_smi;
+pub mod optics;
 pub mod pickle;
 pub mod prefix;
 pub mod pytorch;
@@ -136,6 +137,7 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             ("ibstat", ibstat::recognised(&text), ibstat::parse(name, &text)),
             ("nvidia-smi", nvidia_smi::recognised(&text), nvidia_smi::parse(name, &text)),
             ("dcgm-diag", dcgm::recognised(&text), dcgm::parse(name, &text)),
+            ("optics", optics::recognised(&text), optics::parse(name, &text)),
         ] {
             if recognised {
                 kinds.push(kind);

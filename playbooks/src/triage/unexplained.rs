@@ -59,9 +59,18 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)]) {
         if !is_log(&summary.kinds) {
             continue;
         }
-        let lines: Vec<(usize, &str)> = numbered_lines(text)
+        let mut lines: Vec<(usize, &str)> = numbered_lines(text)
             .filter(|(number, line)| !cited.contains(&(name.as_str(), *number)) && looks_like_error(line))
             .collect();
+        // A failure PyTorch's distributed stack is known to print is named with the part that
+        // printed it (its message catalogue), not left as an unknown error line.
+        lines.retain(|(number, line)| match super::catalogue::lookup_torch(line) {
+            Some(entry) => {
+                facts.push(torch_fact(entry, Evidence::new(name, *number, line)));
+                false
+            }
+            None => true,
+        });
         let Some((_, first)) = lines.first() else { continue };
         let mut fact =
             Fact::new("input.error_lines").attr("file", name).attr("count", lines.len()).attr("first", first.trim());
@@ -85,6 +94,22 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)]) {
     }
     analysis.facts.extend(facts);
     analysis.observations.extend(observations);
+}
+
+/// A catalogued PyTorch failure: `pytorch.error` with its family; a store or socket that could not
+/// reach its peer is also `pytorch.store_unreachable` (the rendezvous host or port is not reachable).
+fn torch_fact(entry: &super::catalogue::TorchEntry, evidence: Evidence) -> Fact {
+    let family = super::catalogue::torch_family(entry.file);
+    let lower = entry.message.to_ascii_lowercase();
+    let unreachable = matches!(family, "store" | "socket")
+        && (lower.contains("connect") || lower.contains("timed out") || lower.contains("timeout"));
+    let name = if unreachable { "pytorch.store_unreachable" } else { "pytorch.error" };
+    Fact::new(name)
+        .attr("family", family)
+        .attr("source", entry.file)
+        .attr("kind", entry.kind)
+        .attr("text", evidence.text.trim())
+        .evidence(evidence)
 }
 
 #[cfg(test)]
