@@ -117,6 +117,16 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "family source kind text",
         "c10d TCPStore/socket failing to connect or timing out (the rendezvous address or port is not reachable)",
     ),
+    (
+        "perftest.connect_failed",
+        "text",
+        "perftest client 'Couldn't connect to HOST:18515' (its out-of-band TCP connection to the server)",
+    ),
+    (
+        "rdma.memlock",
+        "text",
+        "ibv_create_cq/ibv_reg_mr/ibv_create_qp failing with 'Cannot allocate memory' (UCX, MPI, perftest)",
+    ),
     ("nccl.ib_not_used", "host", "NCCL INFO 'NET/IB : No device found.' (normal on single-host or TCP-only jobs)"),
     ("rdma.qp_rtr_failed", "gid", "perftest 'Failed to modify QP to RTR' (gid=zero after an all-zero GID)"),
     (

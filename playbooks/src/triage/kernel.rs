@@ -216,9 +216,23 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
-        if lower.contains("link down") || lower.contains("link is down") || lower.contains("lost carrier") {
-            let interface =
-                raw.split(':').rev().nth(1).and_then(|s| s.split_whitespace().last()).unwrap_or("unknown").to_string();
+        // The bonding driver's "bond0: link status definitely down for interface eno50" (after its
+        // miimon downdelay): a member link lost carrier.
+        if lower.contains("link down")
+            || lower.contains("link is down")
+            || lower.contains("lost carrier")
+            || lower.contains("link status definitely down for interface")
+        {
+            let interface = match raw.split("down for interface ").nth(1) {
+                Some(rest) => rest.split([',', ' ']).next().unwrap_or("unknown").to_string(),
+                None => raw
+                    .split(':')
+                    .rev()
+                    .nth(1)
+                    .and_then(|s| s.split_whitespace().last())
+                    .unwrap_or("unknown")
+                    .to_string(),
+            };
             link_downs.entry(format!("{host} {interface}")).or_default().push(evidence());
         }
     }
@@ -406,6 +420,10 @@ mod tests {
         // pop-os#3363: "severity=Correctable" is the corrected severity.
         let facts = parse_kernel("f", "Sep 19 16:18:02 bubz kernel: [68183.615810] pcieport 0000:00:03.1: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)");
         assert_eq!((facts[0].name.as_str(), facts[0].get("severity")), ("pcie.aer_event", Some("corrected")));
+        // flatcar/coreos#2515: bond members losing their links.
+        let facts =
+            parse_kernel("f", "[ 1202.718785] bond0: link status definitely down for interface eno50, disabling it\n");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("link.flap", Some("eno50")));
         let facts = parse_kernel("f", "pcieport 0000:00:01.0: AER: Uncorrectable (Fatal) error received: 0000:01:00.0");
         assert_eq!(facts[0].get("severity"), Some("uncorrected"));
     }

@@ -320,6 +320,12 @@ struct Observations {
     hosts: BTreeSet<String>,
     /// Ranks that printed a channel connection line (the sending rank of "Channel 00 : 1[1] -> 0[0]").
     channel_sources: BTreeSet<u64>,
+    /// Host -> its NET/Socket interfaces, in NCCL's index order.
+    socket_interfaces: BTreeMap<String, Vec<String>>,
+    /// Hosts already reported for a channel over a suspect socket interface.
+    suspect_channel: BTreeSet<String>,
+    /// An RDMA net plugin was loaded.
+    rdma_plugin: bool,
     /// Where NCCL said "NET/IB : No device found".
     ib_not_used: Vec<(String, Evidence)>,
 }
@@ -359,6 +365,8 @@ fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
         "NCCL_IB_DISABLE=0 asks for InfiniBand".to_string()
     } else if asked("NCCL_IB_HCA", None) {
         "NCCL_IB_HCA names the devices to use".to_string()
+    } else if seen.rdma_plugin {
+        "an RDMA net plugin is installed and loaded".to_string()
     } else {
         return;
     };
@@ -405,6 +413,45 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
         record_ib_nics(message, &host, &evidence, &mut seen.host_nics, analysis);
+    }
+    if message.starts_with("NET/Socket : Using") {
+        seen.socket_interfaces.insert(host.clone(), using_list(message));
+    }
+    // "Channel 00 : 1[18000] -> 0[18000] [send] via NET/Socket/1": a channel over interface 1 of
+    // the NET/Socket list; a container's veth or a link-local address there reaches no other host.
+    if let Some(index) = message
+        .split("via NET/Socket/")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse::<usize>().ok())
+    {
+        if let Some(interface) = seen.socket_interfaces.get(&host).and_then(|list| list.get(index)) {
+            let name = interface.split(':').next().unwrap_or(interface);
+            if index > 0
+                && (is_suspect_interface(name) || unreachable_address(interface).is_some())
+                && seen.suspect_channel.insert(host.clone())
+            {
+                analysis.push(
+                    Fact::new("nccl.socket_iface_suspect").host(&host).attr("iface", name).evidence(evidence.clone()),
+                );
+            }
+        }
+    }
+    // INFO lines of the socket layer's retries (misc/socket.cc): each attempt that fails the same
+    // way; after the last one NCCL gives up with a WARN that the paste often lacks.
+    if line.level != Level::Warn && message.contains("retrying") {
+        let lower = message.to_ascii_lowercase();
+        if lower.contains("no route to host") || lower.contains("network is unreachable") {
+            analysis.push(Fact::new("nccl.network_unreachable").host(&host).evidence(evidence.clone()));
+        } else if lower.contains("connect returned") {
+            analysis.push(
+                Fact::new("nccl.socket_connect_failed").host(&host).attr("error", message).evidence(evidence.clone()),
+            );
+        }
+    }
+    // A net plugin for RDMA (HPC-X's "NCCL RDMA Plugin", the IBext transport) is installed to use
+    // InfiniBand or RoCE: the job expects RDMA devices.
+    if message.contains("Loaded net plugin NCCL RDMA Plugin") || message.starts_with("P2P plugin IBext") {
+        seen.rdma_plugin = true;
     }
     if message.starts_with("Bootstrap : Using")
         || message.starts_with("NET/Socket : Using")
@@ -520,7 +567,9 @@ fn record_ib_nics(
 fn suspect_socket_interface(message: &str, host: &str, evidence: &Evidence, analysis: &mut Analysis) {
     if let Some(first) = using_list(message).first() {
         let interface = first.split(':').next().unwrap_or(first);
-        if is_suspect_interface(interface) {
+        // "eno1:avahi:169.254.x.x": avahi-autoipd's link-local alias of an interface, which no
+        // other host routes to (RFC 3927); "veth1:fe80::...%veth1": an IPv6 link-local address.
+        if is_suspect_interface(interface) || first.contains(":avahi") || unreachable_address(first).is_some() {
             analysis.push(
                 Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", interface).evidence(evidence.clone()),
             );
@@ -851,6 +900,16 @@ mod tests {
         let asked = "node013:37715:38896 [0] NCCL INFO NET/IB : No device found.\nnode013:37715:38896 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.\n";
         assert!(has(&facts(asked), "rdma.device_missing"));
         assert!(!has(&facts("node013:37715:38896 [0] NCCL INFO NET/IB : No device found.\n"), "rdma.device_missing"));
+        // LlamaFactory#8045: the decisive lines are INFO retries, no WARN was pasted.
+        let found = facts("zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (26/34) after sleep for 2600 msec\n");
+        assert!(has(&found, "nccl.network_unreachable"));
+        // oneflow#3586: channel 00 over NET/Socket/1, a container veth with only a link-local address.
+        let found = facts("worker:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:172.18.40.41<0> [1]veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>\nworker:1:2 [0] NCCL INFO Channel 00 : 1[18000] -> 0[18000] [send] via NET/Socket/1\nworker:1:2 [0] NCCL INFO Call to connect returned Connection timed out, retrying\n");
+        assert!(found.iter().any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface") == Some("veth25f2e72")));
+        assert!(has(&found, "nccl.socket_connect_failed"));
+        // nccl#941: HPC-X's RDMA plugin loaded, and no IB device: RDMA was expected.
+        let found = facts("h:7839:7839 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin (v5)\nh:7839:7911 [0] NCCL INFO NET/IB : No device found.\n");
+        assert!(has(&found, "rdma.device_missing"));
         // nccl#2157
         let found = facts("[2026-05-04 19:55:27] GPU-606:534134:535429 [1] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. Initiating recovery? Yes (send comm=0x7f03e8086000, outstandingRecovery=0)\n");
         assert!(has(&found, "nccl.device_failed"), "{found:?}");

@@ -15,7 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use fabricdoctor_checks::optics::{judge, milliwatts_to_dbm, Level, Quantity, Thresholds, MAX_TEMPERATURE_C, NO_LIGHT_DBM};
+use fabricdoctor_checks::optics::{
+    judge, milliwatts_to_dbm, Level, Quantity, Thresholds, MAX_TEMPERATURE_C, NO_LIGHT_DBM,
+};
 
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
@@ -29,7 +31,10 @@ fn quantity_of(label: &str) -> Option<Quantity> {
         Some(Quantity::Voltage)
     } else if label.contains("bias") {
         Some(Quantity::TxBias)
-    } else if label.contains("laser output power") || label.contains("transmit avg optical power") || label.contains("tx power") {
+    } else if label.contains("laser output power")
+        || label.contains("transmit avg optical power")
+        || label.contains("tx power")
+    {
         Some(Quantity::TxPower)
     } else if label.contains("receiver signal") || label.contains("rcvr signal") || label.contains("rx power") {
         Some(Quantity::RxPower)
@@ -235,7 +240,13 @@ fn judge_reading(reading: &Reading, thresholds: Option<&Thresholds>) -> Vec<Fact
             Fact::new("optics.out_of_range")
                 .attr("level", level_word)
                 .attr("quantity", name)
-                .attr("what", format!("{name}{lane} {} {unit} beyond the module's {level_word} limit {limit} {unit}", reading.value))
+                .attr(
+                    "what",
+                    format!(
+                        "{name}{lane} {} {unit} beyond the module's {level_word} limit {limit} {unit}",
+                        reading.value
+                    ),
+                )
                 .evidence(reading.evidence.clone()),
         );
     }

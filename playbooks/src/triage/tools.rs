@@ -69,6 +69,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("gpu.fabric_not_ready").attr("text", trimmed).evidence(evidence()));
             continue;
         }
+        // perftest's out-of-band TCP connection to the server (port 18515 by default) failed: the
+        // server is not listening there, or the address is not reachable.
+        if trimmed.starts_with("Couldn't connect to ") || trimmed.contains("Unable to init the socket connection") {
+            facts.push(Fact::new("perftest.connect_failed").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // Verbs resources that pin memory failing with ENOMEM, from any library (UCX's
+        // "ibv_create_cq(cqe=4096) failed: Cannot allocate memory", libfabric, MPI): the
+        // locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`) is too low to pin queues and buffers.
+        if ["ibv_create_cq", "ibv_reg_mr", "ibv_create_qp", "ibv_create_srq"].iter().any(|call| raw.contains(call))
+            && raw.contains("Cannot allocate memory")
+        {
+            facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
         // CUDA runtime errors that only the hardware raises (CUDA runtime API, cudaError_t):
         // cudaErrorECCUncorrectable (214) and cudaErrorNvlinkUncorrectable (220). The program that
         // prints them did nothing wrong; the GPU it ran on did.
@@ -102,6 +117,10 @@ mod tests {
         let facts = parse("f", "RuntimeError: CUDA error: uncorrectable ECC error encountered\n");
         assert_eq!(facts[0].name, "gpu.cuda_hardware_error");
         assert!(parse("f", "RuntimeError: CUDA error: an illegal memory access was encountered\n").is_empty());
+        // linux-rdma/perftest#228 and openucx/ucx#8229.
+        assert_eq!(parse("f", "Couldn't connect to 192.168.125.211:18515\n")[0].name, "perftest.connect_failed");
+        let ucx = "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory\n";
+        assert_eq!(parse("f", ucx)[0].name, "rdma.memlock");
     }
 
     #[test]
