@@ -286,7 +286,7 @@ mod tests {
         let bad = healthy.replace("54 [-5..75]", "77 [-5..75]").replace("1.886,1.989", "1.886,-12.5");
         let facts = parse("f", &bad);
         assert_eq!(names(&facts), vec!["optics.hot", "optics.out_of_range", "optics.out_of_range"]);
-        assert!(facts[2].get("what").unwrap().contains("lane 2"), "{facts:?}");
+        assert!(facts[2].get("what").is_some_and(|w| w.contains("lane 2")), "{facts:?}");
         let advice = "Troubleshooting Info\n--------------------\nStatus Opcode                      : 49\nRecommendation                     : Check cable/module; replace if the issue persists\nEffective Physical Errors          : 1372\n";
         assert_eq!(names(&parse("f", advice)), vec!["mlxlink.recommendation", "mlxlink.effective_errors"]);
     }
