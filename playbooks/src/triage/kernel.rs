@@ -50,6 +50,14 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
     Some(fact)
 }
 
+/// The first word of a kernel line shaped like a PCI address with its domain, as the driver core
+/// prefixes its messages ("mlx5_core 0000:5e:00.0: ..."), without the colon that follows it.
+fn pci_address_token(line: &str) -> Option<&str> {
+    line.split_whitespace()
+        .find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
+        .map(|t| t.trim_end_matches(':'))
+}
+
 /// A NIC whose firmware stopped answering or reported a fatal error: mlx5_core's health poller
 /// (drivers/net/ethernet/mellanox/mlx5/core/health.c: "device's health compromised - reached miss
 /// count", the assert syndrome "synd 0x7: irisc not responding", "Fatal error detected", and the
@@ -74,11 +82,7 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     } else {
         return None;
     };
-    let device = raw
-        .split_whitespace()
-        .find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
-        .map(|t| t.trim_end_matches(':').to_string())
-        .unwrap_or_default();
+    let device = pci_address_token(raw).unwrap_or("");
     Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
 }
 
@@ -152,9 +156,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                 .split("received:")
                 .nth(1)
                 .and_then(|r| r.split_whitespace().next())
-                .or_else(|| {
-                    raw.split_whitespace().find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
-                })
+                .or_else(|| pci_address_token(raw))
                 .unwrap_or("");
             facts.push(
                 Fact::new("pcie.aer_event")
@@ -182,11 +184,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // what the device can do.
         if let Some((_, after)) = raw.split_once("limited by ") {
             if raw.contains("available PCIe bandwidth") {
-                let device = raw
-                    .split_whitespace()
-                    .find(|t| t.matches(':').count() >= 2 && t.contains('.'))
-                    .unwrap_or("")
-                    .trim_end_matches(':');
+                let device = pci_address_token(raw).unwrap_or("");
                 let what = after.split(" (capable").next().unwrap_or(after);
                 facts.push(
                     Fact::new("pcie.link_degraded")

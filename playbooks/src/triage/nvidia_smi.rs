@@ -430,8 +430,8 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
         nvlink_part: bool,
         header: Evidence,
         inactive: Vec<(u32, Evidence)>,
-        /// NVML's "Unable to retrieve NVLink information as all links are inactive".
-        all_inactive: bool,
+        /// NVML's "Unable to retrieve NVLink information as all links are inactive", where it said so.
+        all_inactive: Option<Evidence>,
     }
     let mut gpus: Vec<NvlinkGpu> = Vec::new();
     let mut any_up = false;
@@ -445,7 +445,7 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
                 nvlink_part: is_nvlink_part(line),
                 header: Evidence::new(file, line_no, raw),
                 inactive: Vec::new(),
-                all_inactive: false,
+                all_inactive: None,
             });
             open = true;
             continue;
@@ -455,8 +455,7 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
         }
         if line.contains("all links are inactive") {
             if let Some(gpu) = gpus.last_mut() {
-                gpu.all_inactive = true;
-                gpu.inactive.push((u32::MAX, Evidence::new(file, line_no, raw)));
+                gpu.all_inactive = Some(Evidence::new(file, line_no, raw));
             }
             continue;
         }
@@ -468,11 +467,15 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
     }
     // A GPU without NVLink shows its links inactive (or none): a fault only where links are up
     // elsewhere in the paste, or where the part is built with NVLink.
-    for gpu in gpus.into_iter().filter(|g| !g.inactive.is_empty() && (any_up || g.nvlink_part)) {
-        let links: Vec<String> = if gpu.all_inactive {
-            vec!["all".to_string()]
-        } else {
-            gpu.inactive.iter().map(|(link, _)| link.to_string()).collect()
+    for mut gpu in
+        gpus.into_iter().filter(|g| (!g.inactive.is_empty() || g.all_inactive.is_some()) && (any_up || g.nvlink_part))
+    {
+        let links: Vec<String> = match gpu.all_inactive.take() {
+            Some(evidence) => {
+                gpu.inactive.push((0, evidence));
+                vec!["all".to_string()]
+            }
+            None => gpu.inactive.iter().map(|(link, _)| link.to_string()).collect(),
         };
         // The header and the first inactive links: enough to find the rest by line number.
         let mut fact = Fact::new("gpu.nvlink_inactive")
