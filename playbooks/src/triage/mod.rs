@@ -252,6 +252,21 @@ mod tests {
         assert!(warn.evidence[0].text.starts_with("[1,3]<stdout>:2024-05-01T10:00:01.123Z"), "{:?}", warn.evidence);
     }
 
+    /// nccl#257: nccl-tests with every rank on one host never touches the network, so libibverbs
+    /// failing to load there is not the diagnosis; the same line in a job across hosts is.
+    #[test]
+    fn an_rdma_device_missing_on_a_single_host_job_is_not_the_diagnosis() {
+        let header = "# Using devices\n#   Rank  0 Pid  15833 on jupyter device  0 [0x02] GeForce GTX 1080 Ti\n#   Rank  1 Pid  15833 on jupyter device  1 [0x03] GeForce GTX 1080 Ti\n";
+        let warn = "jupyter:15833:15833 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n";
+        let top = |text: String| {
+            let report = triage(&[Input::new("log", text.into_bytes())], &crate::playbook::Playbook::embedded());
+            report.diagnoses.first().map(|d| d.id.clone())
+        };
+        assert_ne!(top(format!("{header}{warn}")).as_deref(), Some("rdma-device-missing"));
+        let two_hosts = header.replace("Rank  1 Pid  15833 on jupyter", "Rank  1 Pid  15833 on other");
+        assert_eq!(top(format!("{two_hosts}{warn}")).as_deref(), Some("rdma-device-missing"));
+    }
+
     /// pdsh/clush name the host in their label; a kernel line that names none takes it.
     #[test]
     fn a_host_label_names_the_host_of_a_kernel_line() {
