@@ -1,5 +1,6 @@
 //! `fabricdoctor topo`.
 
+use fabricdoctor_checks::topology::pci_locality;
 use fabricdoctor_checks::{run_checks, Policy, Topology};
 use fabricdoctor_probes::NodeSnapshot;
 use fabricdoctor_report::html::{topology_page, TopologyPicture};
@@ -39,7 +40,7 @@ pub fn run(args: TopoArgs) -> anyhow::Result<i32> {
         write_atomically(path, topology_page(&host, &picture).as_bytes())?;
     }
     if args.json {
-        let report = TopologyReport::new(source.host_info(&node.host), topology);
+        let report = TopologyReport::new(source.host_info(&node.host), topology, pci_locality(&node));
         emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
         emit(&matrix_text(&topology))?;

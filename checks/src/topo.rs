@@ -23,6 +23,13 @@ fn preconditions(id: &str, inputs: &Inputs<'_>) -> Option<Vec<Finding>> {
 
 /// The verdict on a GPU's closest NIC relation under the policy thresholds.
 fn affinity_verdict(best: Relation, warn_at: Relation, fail_at: Relation) -> Verdict {
+    // `?` is NODE or SYS: it gets what NODE would get, the least it can be, unless that is a pass
+    // that SYS would not get (then it was not seen well enough to pass).
+    if best == Relation::Unknown {
+        let near = affinity_verdict(Relation::Node, warn_at, fail_at);
+        let far = affinity_verdict(Relation::Sys, warn_at, fail_at);
+        return if near == Verdict::Pass && far != Verdict::Pass { Verdict::Skip } else { near };
+    }
     if best >= fail_at {
         Verdict::Fail
     } else if best >= warn_at {
@@ -37,6 +44,12 @@ fn affinity_verdict(best: Relation, warn_at: Relation, fail_at: Relation) -> Ver
 pub fn affinity_judgement(best: Relation, names: &[&str], warn_at: Relation, fail_at: Relation) -> (Verdict, String) {
     let verdict = affinity_verdict(best, warn_at, fail_at);
     let message = match verdict {
+        _ if best == Relation::Unknown => format!(
+            "closest NIC {} is across the CPU's host bridges, and a NUMA node is unknown, so NODE or SYS \
+             cannot be told (numa_node -1 and no local_cpulist/local_cpus inside one node): GPUDirect \
+             RDMA traffic crosses at least the host bridges",
+            names.join(", ")
+        ),
         Verdict::Pass => format!("closest NIC {} ({best})", names.join(", ")),
         _ => format!(
             "closest NIC is {best} ({}): GPUDirect RDMA traffic must cross {}",
@@ -62,8 +75,9 @@ impl Check for GpuNicAffinity {
          (PIX, PXB, PHB, NODE, SYS) and judges the closest. NCCL uses GPUDirect RDMA only up to \
          NCCL_NET_GDR_LEVEL (default PXB on most systems); farther, traffic is staged through host \
          memory and crosses the CPU interconnect. Policy: warn at topology.affinity_warn_at (default \
-         NODE), fail at topology.affinity_fail_at (default SYS). A NIC whose NUMA node is unknown \
-         (numa_node -1 and local_cpulist spanning nodes) counts as SYS to devices on other host bridges."
+         NODE), fail at topology.affinity_fail_at (default SYS). A device whose NUMA node is unknown \
+         (numa_node -1 and local_cpulist spanning nodes) is `?` (NODE or SYS) to devices on other host \
+         bridges: it gets NODE's verdict (the least it can be), or a skip where NODE would pass and SYS not."
     }
     fn evaluate(&self, inputs: &Inputs<'_>, policy: &Policy) -> Vec<Finding> {
         if let Some(findings) = preconditions(self.id(), inputs) {
@@ -176,4 +190,21 @@ pub fn rails_judgement(
         .evidence(format!("rail map: {}", map.join(", ")))
         .expected(format!("{gpu_count} rails within a PCIe switch"))
         .observed(format!("{} rails within a PCIe switch", close.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `?` (NUMA node unknown across host bridges) gets NODE's verdict, never a pass that SYS would fail.
+    #[test]
+    fn an_unknown_relation_is_judged_by_what_it_must_be_at_least() {
+        let judge = |warn_at, fail_at| affinity_judgement(Relation::Unknown, &["mlx5_0"], warn_at, fail_at);
+        let (verdict, message) = judge(Relation::Node, Relation::Sys);
+        assert_eq!(verdict, Verdict::Warn);
+        assert!(message.contains("NODE or SYS cannot be told"), "{message}");
+        assert_eq!(judge(Relation::Node, Relation::Node).0, Verdict::Fail);
+        assert_eq!(judge(Relation::Sys, Relation::Sys).0, Verdict::Skip);
+        assert_eq!(affinity_judgement(Relation::Sys, &["mlx5_0"], Relation::Node, Relation::Sys).0, Verdict::Fail);
+    }
 }

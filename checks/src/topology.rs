@@ -3,7 +3,8 @@
 //!
 //! The PCIe path between two functions is read from the nesting of their sysfs directories: functions
 //! under different host bridges (`pciDDDD:BB`) meet in the CPU (NODE when both are local to one NUMA
-//! node, SYS otherwise or when either's node is unknown); under one host bridge with no common bridge
+//! node, SYS when they are local to different ones, and `?` when either's node is unknown: NODE or
+//! SYS cannot be told, and guessing SYS would fail a GPU on a single-socket host); under one host bridge with no common bridge
 //! they meet in the host bridge (PHB); otherwise the bridges of the path are counted, a PCIe switch
 //! being an upstream port plus its downstream ports: three bridges or fewer is one switch (PIX), more is
 //! several (PXB). NVLink (NV#) needs the NVIDIA driver and is not shown: GPU pairs get their PCIe relation.
@@ -28,6 +29,10 @@ pub enum Relation {
     Phb,
     #[serde(rename = "NODE")]
     Node,
+    /// Across host bridges with a NUMA node unknown: NODE or SYS. Ordered between them, as the
+    /// closest it can be is NODE and the farthest SYS.
+    #[serde(rename = "?")]
+    Unknown,
     #[serde(rename = "SYS")]
     Sys,
 }
@@ -40,6 +45,7 @@ impl Relation {
             Relation::Pxb => "PXB",
             Relation::Phb => "PHB",
             Relation::Node => "NODE",
+            Relation::Unknown => "?",
             Relation::Sys => "SYS",
         }
     }
@@ -57,6 +63,7 @@ impl Relation {
             Relation::Phb => "Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)",
             Relation::Pxb => "Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)",
             Relation::Pix => "Connection traversing at most a single PCIe bridge",
+            Relation::Unknown => "Connection across PCIe Host Bridges whose NUMA node is unknown: NODE or SYS",
         }
     }
 
@@ -89,6 +96,31 @@ pub struct TopologyDevice {
     /// Bridges from the root port down to the device's parent (the sysfs nesting), for drawing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub upstream: Vec<PciAddress>,
+}
+
+/// Where one PCI function sits: its NUMA node and how that was learnt. `topo --json` lists every
+/// function (NVMe drives and other NICs matter for GPUDirect Storage and for pinning, too).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionLocality {
+    pub address: PciAddress,
+    /// 24-bit class code as lspci prints it ("0x030200" is a 3D controller).
+    pub class: String,
+    pub numa_node: Option<u32>,
+    pub numa_source: NumaSource,
+}
+
+/// The locality of every PCI function of `node`, in address order (empty when the PCI tree is unknown).
+pub fn pci_locality(node: &NodeSnapshot) -> Vec<FunctionLocality> {
+    let Ok(functions) = &node.pci else { return Vec::new() };
+    let mut out: Vec<FunctionLocality> = functions
+        .iter()
+        .map(|function| {
+            let (numa_node, numa_source) = node.numa_of(function);
+            FunctionLocality { address: function.address, class: format!("{:#08x}", function.class), numa_node, numa_source }
+        })
+        .collect();
+    out.sort_by_key(|f| f.address);
+    out
 }
 
 /// One GPU's rail: the NIC it should use and how close that NIC is.
@@ -243,7 +275,7 @@ pub fn relation_between(
         return Relation::Same;
     }
     let (Some(fa), Some(fb)) = (node.function(a), node.function(b)) else {
-        return Relation::Sys;
+        return Relation::Unknown;
     };
     // Devices local to different NUMA nodes talk across the SMP interconnect whatever their bus
     // numbering says (nvidia-smi topo -m: SYS); older kernels and captures can show both under one
@@ -256,7 +288,7 @@ pub fn relation_between(
     if fa.host_bridge != fb.host_bridge {
         return match (a_numa, b_numa) {
             (Some(x), Some(y)) if x == y => Relation::Node,
-            _ => Relation::Sys,
+            _ => Relation::Unknown,
         };
     }
     match path_bridges(fa, fb) {
@@ -308,6 +340,8 @@ mod tests {
     fn relations_order_from_closest_to_farthest() {
         assert!(Relation::Pix < Relation::Pxb && Relation::Pxb < Relation::Phb);
         assert!(Relation::Phb < Relation::Node && Relation::Node < Relation::Sys);
+        // `?` is NODE or SYS: a NIC known to be NODE is preferred, one known to be SYS is not.
+        assert!(Relation::Node < Relation::Unknown && Relation::Unknown < Relation::Sys);
     }
 
     #[test]

@@ -274,8 +274,12 @@ pub fn parse_modules(text: &str) -> Vec<String> {
 fn read_iommu(root: &SysRoot) -> Reading<Iommu> {
     // A kernel with IOMMU support always has both directories (drivers/iommu/iommu-sysfs.c registers
     // the class, iommu.c creates iommu_groups), empty when no IOMMU is active; live, their absence
-    // means no support. A capture without them did not look, so nothing can be concluded.
-    if !root.is_live() && !root.exists("sys/class/iommu") && !root.exists("sys/kernel/iommu_groups") {
+    // means no support. A capture without them did not look, so nothing can be concluded, unless
+    // the capturing run recorded them absent on the node (a fabricdoctor snapshot does).
+    let missing = ["sys/class/iommu", "sys/kernel/iommu_groups"].map(|dir| !root.exists(dir));
+    if missing == [true, true]
+        && !(root.known_absent("sys/class/iommu") && root.known_absent("sys/kernel/iommu_groups"))
+    {
         return Err(root.absent("sys/class/iommu"));
     }
     let units = match root.read_dir("sys/class/iommu") {
@@ -305,6 +309,36 @@ fn read_iommu(root: &SysRoot) -> Reading<Iommu> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// live == capture on a node without IOMMU support: live, the missing directories mean "no IOMMU";
+    /// a fabricdoctor snapshot of that node records them absent and reads the same; a capture by
+    /// another tool that lacks them cannot tell, and says so.
+    #[test]
+    fn a_snapshot_keeps_the_absence_of_iommu_directories() {
+        let node = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(node.path().join("sys/class/net")).expect("mkdir");
+        let live = SysRoot::live_at(node.path()).with_recording();
+        let seen_live = read_iommu(&live).expect("live: absence is a fact");
+        assert_eq!((seen_live.units.len(), seen_live.group_count), (0, 0));
+
+        let capture = tempfile::tempdir().expect("tempdir");
+        let out = capture.path().join("snap");
+        crate::snapshot::write_tree(&live, &live.recording(), &out).expect("snapshot");
+        let seen_captured = read_iommu(&SysRoot::captured(&out)).expect("capture: recorded absent");
+        assert_eq!(seen_captured, seen_live);
+
+        // A snapshot of that snapshot keeps the list.
+        let again = SysRoot::captured(&out).with_recording();
+        read_iommu(&again).expect("read");
+        let out2 = capture.path().join("snap2");
+        crate::snapshot::write_tree(&again, &again.recording(), &out2).expect("snapshot");
+        assert_eq!(read_iommu(&SysRoot::captured(&out2)).expect("recorded absent"), seen_live);
+
+        // Without the list (another tool's capture) the same tree is not looked at.
+        std::fs::remove_file(out.join(crate::root::ABSENT_PATHS)).expect("rm");
+        let error = read_iommu(&SysRoot::captured(&out)).expect_err("not in capture");
+        assert!(matches!(error.kind, crate::error::ProbeErrorKind::NotInCapture), "{error}");
+    }
 
     /// From a newcomer's run: a tree made by another tool held proc/mounts and no mountinfo, and
     /// host.devshm skipped although the size was right there.

@@ -24,6 +24,9 @@ pub struct SysRoot {
     proc: PathBuf,
     dev: PathBuf,
     live: bool,
+    /// In a capture: node paths the capturing run looked for on the live node and did not find
+    /// ([`ABSENT_PATHS`]), so their absence is a fact about the node, not a gap in the capture.
+    absent_on_node: BTreeSet<PathBuf>,
     /// Resolved real node paths of node paths already walked, so a link is read once per run.
     resolved: Mutex<HashMap<PathBuf, PathBuf>>,
     recorder: Option<Mutex<Recording>>,
@@ -41,7 +44,13 @@ pub struct Recording {
     /// Readings with no file behind them on the live node (ethtool and DCB netlink replies), stored
     /// as files at these node paths (outside sys/proc/dev) so that a capture reads them back.
     pub synthesized: BTreeMap<PathBuf, Vec<u8>>,
+    /// Node paths looked for and not found (live, or recorded absent in the capture being read),
+    /// written to [`ABSENT_PATHS`] so that a capture tells "the node has none" from "not copied".
+    pub absent: BTreeSet<PathBuf>,
 }
+
+/// Where a snapshot lists, one node path per line, what the probes looked for and the node lacked.
+pub const ABSENT_PATHS: &str = "snapshot/absent-paths";
 
 impl SysRoot {
     /// The running node. The only place the real mount points are named.
@@ -52,11 +61,35 @@ impl SysRoot {
     /// A captured tree (snapshot or fixture) holding `sys/`, `proc/` and `dev/` below `dir`.
     pub fn captured(dir: impl AsRef<Path>) -> Self {
         let dir = dir.as_ref();
-        Self::from_parts(dir.join("sys"), dir.join("proc"), dir.join("dev"), false)
+        let mut root = Self::from_parts(dir.join("sys"), dir.join("proc"), dir.join("dev"), false);
+        // Captures made by other tools have no list: every missing path is then "not in capture".
+        if let Ok(list) = std::fs::read_to_string(dir.join(ABSENT_PATHS)) {
+            root.absent_on_node = list
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .map(|line| normalize(Path::new(line)).into_iter().collect())
+                .collect();
+        }
+        root
+    }
+
+    /// A tree read as if it were the running node (tests of what a live run records).
+    #[cfg(test)]
+    pub(crate) fn live_at(dir: &Path) -> Self {
+        Self::from_parts(dir.join("sys"), dir.join("proc"), dir.join("dev"), true)
     }
 
     fn from_parts(sys: PathBuf, proc: PathBuf, dev: PathBuf, live: bool) -> Self {
-        SysRoot { sys, proc, dev, live, resolved: Mutex::new(HashMap::new()), recorder: None }
+        SysRoot {
+            sys,
+            proc,
+            dev,
+            live,
+            absent_on_node: BTreeSet::new(),
+            resolved: Mutex::new(HashMap::new()),
+            recorder: None,
+        }
     }
 
     /// Start remembering every path read, for `snapshot`.
@@ -71,8 +104,31 @@ impl SysRoot {
     fn io_error(&self, node_path: impl Into<PathBuf>, error: std::io::Error) -> ProbeError {
         let error = ProbeError::io(node_path, error);
         match error.kind {
+            ProbeErrorKind::NotFound if self.known_absent(&error.path) => error,
             ProbeErrorKind::NotFound if !self.live => ProbeError { kind: ProbeErrorKind::NotInCapture, ..error },
             _ => error,
+        }
+    }
+
+    /// Whether the node itself lacks `node_path`: live, that it does not exist; in a capture, that the
+    /// capturing run recorded it as absent. A capture that merely does not hold it answers false.
+    pub fn known_absent(&self, node_path: impl AsRef<Path>) -> bool {
+        let node_path = node_path.as_ref();
+        let absent = if self.live {
+            self.resolve(node_path).map(|real| !self.host_path(&real).exists()).unwrap_or(true)
+        } else {
+            let normalized: PathBuf = normalize(node_path).into_iter().collect();
+            self.absent_on_node.contains(&normalized)
+        };
+        if absent {
+            self.record_absent(node_path);
+        }
+        absent
+    }
+
+    fn record_absent(&self, node_path: &Path) {
+        if let Some(recorder) = &self.recorder {
+            lock(recorder).absent.insert(normalize(node_path).into_iter().collect());
         }
     }
 
@@ -273,7 +329,14 @@ impl SysRoot {
 
     /// Whether a node path exists (after resolving links).
     pub fn exists(&self, node_path: impl AsRef<Path>) -> bool {
-        self.resolve(node_path.as_ref()).map(|real| self.host_path(&real).exists()).unwrap_or(false)
+        let node_path = node_path.as_ref();
+        let exists = self.resolve(node_path).map(|real| self.host_path(&real).exists()).unwrap_or(false);
+        if !exists
+            && (self.live || self.absent_on_node.contains(&normalize(node_path).into_iter().collect::<PathBuf>()))
+        {
+            self.record_absent(node_path);
+        }
+        exists
     }
 }
 

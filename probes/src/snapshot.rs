@@ -5,7 +5,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::root::{Recording, SysRoot};
+use crate::root::{Recording, SysRoot, ABSENT_PATHS};
 
 /// Why a snapshot could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +59,18 @@ pub fn write_tree(root: &SysRoot, recording: &Recording, out: &Path) -> Result<u
         }
         std::fs::write(&at, content).map_err(write_error(&at))?;
         copied += 1;
+    }
+    if !recording.absent.is_empty() {
+        let at = out.join(ABSENT_PATHS);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+        }
+        let mut list = String::new();
+        for path in &recording.absent {
+            list.push_str(&path.to_string_lossy());
+            list.push('\n');
+        }
+        std::fs::write(&at, list).map_err(write_error(&at))?;
     }
     for tree in ["sys", "proc", "dev"] {
         let dir = out.join(tree);

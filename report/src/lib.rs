@@ -9,6 +9,7 @@ pub mod perf;
 pub mod render;
 pub mod topo;
 
+use fabricdoctor_checks::topology::FunctionLocality;
 use fabricdoctor_checks::{Finding, Topology, Verdict};
 use serde::{Deserialize, Serialize};
 
@@ -96,16 +97,19 @@ pub struct TopologyReport {
     pub host: HostInfo,
     pub topology: Topology,
     pub legend: Vec<(String, String)>,
+    /// Every PCI function's NUMA node (not only GPUs and NICs).
+    pub pci_locality: Vec<FunctionLocality>,
 }
 
 impl TopologyReport {
-    pub fn new(host: HostInfo, topology: Topology) -> TopologyReport {
+    pub fn new(host: HostInfo, topology: Topology, pci_locality: Vec<FunctionLocality>) -> TopologyReport {
         TopologyReport {
             schema_version: SCHEMA_VERSION,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             host,
             topology,
             legend: topo::LEGEND_ORDER.iter().map(|r| (r.as_str().to_string(), r.legend().to_string())).collect(),
+            pci_locality,
         }
     }
 }

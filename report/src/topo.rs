@@ -47,6 +47,9 @@ pub fn matrix_text(topology: &Topology) -> String {
     for relation in LEGEND_ORDER {
         let _ = writeln!(out, "  {:<4} = {}", relation.as_str(), relation.legend());
     }
+    if topology.matrix.iter().flatten().any(|relation| *relation == Relation::Unknown) {
+        let _ = writeln!(out, "  {:<4} = {}", Relation::Unknown.as_str(), Relation::Unknown.legend());
+    }
     out.push_str("  (NVLink is not shown: it needs the NVIDIA driver; GPU pairs show their PCIe relation.)\n");
     if !topology.nics.is_empty() {
         out.push_str("\nNIC Legend:\n\n");

@@ -370,16 +370,18 @@ impl TopologyPicture {
             let _ = write!(out, "<tr><th>{}</th>", escape(label));
             for relation in row {
                 let text = if *relation == Relation::Same { "X" } else { relation.as_str() };
-                let _ = write!(out, "<td class=\"rel-{}\">{text}</td>", relation.as_str().to_lowercase());
+                let _ = write!(out, "<td class=\"rel-{}\">{text}</td>", css_name(*relation));
             }
             out.push_str("</tr>");
         }
         out.push_str("</table><dl class=\"legend\">");
-        for relation in LEGEND_ORDER {
+        let unknown_shown = self.matrix.iter().flatten().any(|relation| *relation == Relation::Unknown);
+        let shown = LEGEND_ORDER.into_iter().chain(unknown_shown.then_some(Relation::Unknown));
+        for relation in shown {
             let _ = write!(
                 out,
                 "<dt class=\"rel-{}\">{}</dt><dd>{}</dd>",
-                relation.as_str().to_lowercase(),
+                css_name(relation),
                 relation.as_str(),
                 relation.legend()
             );
@@ -540,6 +542,14 @@ fn truncate(text: &str, max: usize) -> String {
         let mut cut: String = text.chars().take(max - 1).collect();
         cut.push('…');
         cut
+    }
+}
+
+/// The class suffix of a relation's cell (`?` is not a class name).
+fn css_name(relation: Relation) -> String {
+    match relation {
+        Relation::Unknown => "unknown".to_string(),
+        known => known.as_str().to_lowercase(),
     }
 }
 
