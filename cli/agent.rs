@@ -47,7 +47,7 @@ fn rails(args: &AgentArgs) -> anyhow::Result<Vec<RailAddress>> {
             if let Some(device) = device {
                 validate_device(device).map_err(|e| anyhow::anyhow!("--rail {text}: {e}"))?;
             }
-            Ok(RailAddress { name: name.to_string(), address, device: device.map(str::to_string) })
+            Ok(RailAddress { name: name.to_string(), address, device: device.map(str::to_string), link: None })
         })
         .collect()
 }

@@ -570,6 +570,14 @@ pub struct BurninArgs {
     /// (agents' --rail NAME=IP@DEVICE, or the device whose GID table holds IP). --resume keeps the run's.
     #[arg(long, value_enum, default_value_t = PerfTransport::Tcp, help_heading = "Protocol")]
     pub transport: PerfTransport,
+    /// Bandwidth every pair should reach in each direction, Gb/s, on every rail: overrides the
+    /// playbook's [expectations] and the link rate x efficiency. A pair below it fails
+    /// burnin.pair.below_expected; more than half a rail's pairs below, burnin.fabric.below_expected.
+    #[arg(long, value_name = "GBPS", value_parser = parse_expectation, allow_negative_numbers = true, conflicts_with = "resume", help_heading = "Protocol")]
+    pub expect_pair_gbps: Option<f64>,
+    /// Median one-way latency every pair should stay under, microseconds (perftest's t_typical / 2).
+    #[arg(long, value_name = "US", value_parser = parse_expectation, allow_negative_numbers = true, conflicts_with = "resume", help_heading = "Protocol")]
+    pub expect_latency_us: Option<f64>,
 
     /// Where events.jsonl, report.json, summary.md and junit.xml go.
     #[arg(long, value_name = "DIR", required_unless_present_any = ["resume", "print_playbook"], help_heading = "Output")]
@@ -600,4 +608,10 @@ pub struct AgentArgs {
     /// Simultaneous coordinator connections.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub max_connections: u32,
+}
+
+/// An expectation on the command line: a positive, finite number.
+fn parse_expectation(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number"))?;
+    fabricdoctor_burnin::expectations::positive("the expectation", value)
 }

@@ -12,6 +12,7 @@ use fabricdoctor_burnin::auth::Token;
 use fabricdoctor_burnin::coordinator::{
     load_run, Coordinator, HostSpec, LiveView, Progress, RunEnd, RunOptions, Silent,
 };
+use fabricdoctor_burnin::expectations::Overrides;
 use fabricdoctor_burnin::launch::{self, Agents};
 use fabricdoctor_burnin::playbook::{Playbook, DEFAULT_PLAYBOOK};
 use fabricdoctor_burnin::protocol::DataTransport;
@@ -223,6 +224,7 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
             PerfTransport::Tcp => DataTransport::Tcp,
             PerfTransport::Verbs => DataTransport::Verbs,
         },
+        expect: Overrides { pair_gbps: args.expect_pair_gbps, pair_latency_us: args.expect_latency_us },
     };
     let mut coordinator = Coordinator::new(options, progress)?;
     let end = coordinator.run()?;

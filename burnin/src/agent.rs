@@ -27,8 +27,8 @@ use crate::auth::{random_bytes, AgentHandshake, Session, Token};
 use crate::counters::Sampler;
 use crate::protocol::{
     read_frame, read_sealed, write_frame, write_sealed, Auth, CollectiveKind, CollectiveSummary, DataTransport,
-    MeasureSpec, Measured, RailAddress, Request, Response, TrafficSpec, MAGIC, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME,
-    PROTOCOL_VERSION,
+    MeasureSpec, Measured, RailAddress, RailLink, Request, Response, TrafficSpec, MAGIC, MAX_FRAME,
+    MAX_UNAUTHENTICATED_FRAME, PROTOCOL_VERSION,
 };
 use crate::BurninError;
 
@@ -196,7 +196,65 @@ impl Place<'_> {
 /// agent listening on every address (0.0.0.0) announces, per coordinator, the local address that
 /// coordinator reached it on.
 pub fn default_rails(listen: SocketAddr) -> Vec<RailAddress> {
-    vec![RailAddress { name: "default".into(), address: listen.ip(), device: None }]
+    vec![RailAddress { name: "default".into(), address: listen.ip(), device: None, link: None }]
+}
+
+/// The physical link rate behind a rail, read from `root`: the RDMA port carrying it (its sysfs
+/// `rate`, Documentation/ABI/stable/sysfs-class-infiniband) when a hardware device holds the address,
+/// else the speed of the network interface `interface` that holds it (sysfs `speed` in Mb/s,
+/// Documentation/ABI/testing/sysfs-class-net). Software RDMA devices (rxe, siw) and interfaces
+/// without a `device` link (veth, bridges, bonds' slaves aside, lo) have no physical rate of their
+/// own: a veth reports 10000 Mb/s whatever it carries, so that figure is not an expectation.
+pub fn rail_link(root: &SysRoot, rail: &RailAddress, interface: Option<&str>) -> RailLink {
+    let mut unreadable = Vec::new();
+    let devices = read_rdma_devices(root, &mut unreadable).unwrap_or_default();
+    if let Ok(port) = rail_port(&devices, rail.address, rail.device.as_deref()) {
+        let device = devices.iter().find(|d| d.name == port.device);
+        let rate = device
+            .filter(|d| !d.software)
+            .and_then(|d| d.ports.iter().find(|p| p.number == u32::from(port.port)))
+            .and_then(|p| p.rate.as_ref().ok());
+        if let Some(rate) = rate {
+            return RailLink {
+                gbps: Some(rate.gbps),
+                detail: format!("{} port {} rate {}", port.device, port.port, rate.text.trim()),
+            };
+        }
+    }
+    let Some(interface) = interface else {
+        return RailLink { gbps: None, detail: format!("no interface holds {}", rail.address) };
+    };
+    if !root.exists(format!("sys/class/net/{interface}/device")) {
+        return RailLink {
+            gbps: None,
+            detail: format!("{interface} is a virtual interface (no physical device, so no line rate)"),
+        };
+    }
+    match fabricdoctor_probes::netdev::read_net_device(root, interface) {
+        Ok(netdev) => match netdev.speed_mbps.filter(|&mbps| mbps > 0 && mbps != u32::MAX) {
+            Some(mbps) => {
+                RailLink { gbps: Some(f64::from(mbps) / 1000.0), detail: format!("{interface} speed {mbps} Mb/s") }
+            }
+            None => RailLink { gbps: None, detail: format!("{interface} link speed unknown (link down?)") },
+        },
+        Err(error) => RailLink { gbps: None, detail: format!("{interface}: {error}") },
+    }
+}
+
+/// The interface holding `address` on this host (getifaddrs(3)).
+pub fn interface_of(address: IpAddr) -> Option<String> {
+    let addresses = nix::ifaddrs::getifaddrs().ok()?;
+    for entry in addresses {
+        let held = entry.address.as_ref().and_then(|a| {
+            a.as_sockaddr_in()
+                .map(|v4| IpAddr::V4(v4.ip()))
+                .or_else(|| a.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip())))
+        });
+        if held == Some(address) {
+            return Some(entry.interface_name);
+        }
+    }
+    None
 }
 
 /// Accept coordinators until `stop` is set.
@@ -292,7 +350,15 @@ fn connection(
     let mut session =
         authenticate(&mut stream, config).map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
     *authenticated = true;
-    let rails = config.rails_seen_from(stream.local_addr().ok().map(|a| a.ip()));
+    let live = SysRoot::live();
+    let rails: Vec<RailAddress> = config
+        .rails_seen_from(stream.local_addr().ok().map(|a| a.ip()))
+        .into_iter()
+        .map(|rail| {
+            let link = rail_link(&live, &rail, interface_of(rail.address).as_deref());
+            RailAddress { link: Some(link), ..rail }
+        })
+        .collect();
     let hostname =
         SysRoot::live().read_string("proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
     write_sealed(
@@ -760,6 +826,44 @@ fn run_collective(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rail(address: &str) -> RailAddress {
+        RailAddress { name: "rail0".into(), address: address.parse().expect("ip"), device: None, link: None }
+    }
+
+    /// The link rate behind a rail: a software RDMA device (rxe) has no rate of its own, so its
+    /// netdev is read (virtio reports -1: unknown); a physical interface gives its speed; a veth has
+    /// no physical device and so no rate, whatever its `speed` says.
+    #[test]
+    fn a_rail_link_is_a_physical_rate_or_says_why_not() {
+        let guest = SysRoot::captured(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/qemu-q35-rxe"));
+        let soft = rail_link(&guest, &rail("10.77.0.2"), Some("eth2"));
+        assert_eq!(soft.gbps, None, "{soft:?}");
+        assert!(soft.detail.contains("eth2 link speed unknown"), "{}", soft.detail);
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |path: &str, text: &str| {
+            let at = dir.path().join(path);
+            std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
+            std::fs::write(at, text).expect("write");
+        };
+        write("sys/devices/pci0000:00/0000:00:02.0/0000:17:00.0/vendor", "0x15b3\n");
+        std::fs::create_dir_all(dir.path().join("sys/class/net/ens1np0")).expect("mkdir");
+        std::os::unix::fs::symlink(
+            "../../../devices/pci0000:00/0000:00:02.0/0000:17:00.0",
+            dir.path().join("sys/class/net/ens1np0/device"),
+        )
+        .expect("link");
+        write("sys/class/net/ens1np0/speed", "100000\n");
+        write("sys/class/net/veth3/speed", "10000\n");
+        let root = SysRoot::captured(dir.path());
+        let physical = rail_link(&root, &rail("10.0.0.1"), Some("ens1np0"));
+        assert_eq!(physical.gbps, Some(100.0), "{physical:?}");
+        let virtual_link = rail_link(&root, &rail("10.0.0.2"), Some("veth3"));
+        assert_eq!(virtual_link.gbps, None);
+        assert!(virtual_link.detail.contains("virtual interface"), "{}", virtual_link.detail);
+        assert!(rail_link(&root, &rail("10.0.0.3"), None).detail.contains("no interface holds 10.0.0.3"));
+    }
 
     /// The devices of the QEMU q35 guest with rxe0 on 10.77.0.2 (GID 1, RoCE v2).
     fn guest_devices() -> Vec<RdmaDevice> {

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod client;
 pub mod coordinator;
 pub mod counters;
+pub mod expectations;
 pub mod isolation;
 pub mod launch;
 pub mod lossless;

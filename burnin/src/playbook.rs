@@ -6,6 +6,7 @@ use std::time::Duration;
 use fabricdoctor_checks::Verdict;
 use serde::{Deserialize, Serialize};
 
+use crate::expectations::ExpectationsSection;
 use crate::protocol::{DataTransport, MeasureSpec, TrafficSpec};
 use crate::BurninError;
 
@@ -31,6 +32,9 @@ pub struct Playbook {
     /// NCCL_IB_GID_INDEX in the coordinator's environment ([`Playbook::with_nccl_environment`]).
     #[serde(default)]
     pub traffic: TrafficSpec,
+    /// What each rail should measure (absolute); absent: derived from the link rates.
+    #[serde(default)]
+    pub expectations: ExpectationsSection,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,6 +167,7 @@ impl Playbook {
                 return bad(format!("{name}: bytes and iterations must be positive"));
             }
         }
+        p.expectations.validate().map_err(|e| BurninError::Playbook(format!("{source}: {e}")))?;
         let spec = playbook.measure_spec(Duration::from_secs(60));
         spec.validate().map_err(|e| BurninError::Playbook(format!("{source}: pairwise: {e}")))?;
         Ok(playbook)

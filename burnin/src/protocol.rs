@@ -107,13 +107,30 @@ pub enum Auth {
 
 /// An agent's rail: a name, the address its data listeners bind and, for measurements over verbs,
 /// the RDMA device that carries it (`None`: the device whose GID table holds the address).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RailAddress {
     pub name: String,
     pub address: std::net::IpAddr,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// The rail's physical link rate as the agent read it when the coordinator connected, so the
+    /// coordinator can expect an absolute figure (`None` from agents of an earlier version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<RailLink>,
+}
+
+/// A rail's link rate, or why it has none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RailLink {
+    /// 10^9 bits per second; `None` when the rail has no physical rate (a virtual interface, a link
+    /// whose speed the driver does not know).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<f64>,
+    /// Where the rate was read ("mlx5_0 port 1 rate 400 Gb/sec (4X NDR)", "eth2 speed 100000 Mb/s"),
+    /// or why there is none.
+    pub detail: String,
 }
 
 /// The data path of a burn-in's measurements: TCP sockets, or RDMA verbs on the rail's device. The

@@ -116,7 +116,12 @@ pub fn pci_locality(node: &NodeSnapshot) -> Vec<FunctionLocality> {
         .iter()
         .map(|function| {
             let (numa_node, numa_source) = node.numa_of(function);
-            FunctionLocality { address: function.address, class: format!("{:#08x}", function.class), numa_node, numa_source }
+            FunctionLocality {
+                address: function.address,
+                class: format!("{:#08x}", function.class),
+                numa_node,
+                numa_source,
+            }
         })
         .collect();
     out.sort_by_key(|f| f.address);

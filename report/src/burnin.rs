@@ -18,7 +18,17 @@ use crate::Report;
 /// Version of the burn-in report and event schema. Bump on any change of meaning; additions are
 /// compatible (readers must ignore unknown keys of a newer minor addition, so these types do not
 /// deny unknown fields).
-pub const BURNIN_SCHEMA_VERSION: u32 = 1;
+///
+/// Migration notes:
+/// - 2 (expectations): `expectations` (what each rail should measure, and where that came from) and,
+///   per pair, `expected_gbps` / `expected_fraction`. Sign-off now also fails on the findings
+///   `burnin.pair.below_expected`, `burnin.fabric.below_expected` and `burnin.loopback.below_expected`.
+///   A version 1 report reads as one without expectations (nothing else changed meaning), so
+///   `--baseline` accepts runs made before.
+pub const BURNIN_SCHEMA_VERSION: u32 = 2;
+
+/// The oldest `report.json` version [`BurninReport::from_json`] reads (see the migration notes).
+pub const BURNIN_SCHEMA_OLDEST: u32 = 1;
 
 /// `report.json` of a burn-in run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +68,35 @@ pub struct BurninReport {
     /// Phase (1): the `check` report of every host, and its topology for drawing.
     #[serde(default)]
     pub host_checks: Vec<HostCheck>,
+    /// What each rail should measure (absolute, from the link rate or set by the operator); pairs
+    /// and loopbacks are judged against it at sign-off. Empty in version 1 reports.
+    #[serde(default)]
+    pub expectations: Vec<RailExpectation>,
+}
+
+/// What one rail should measure, and where that came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RailExpectation {
+    pub rail: String,
+    /// Bandwidth one direction of a pair should reach, Gb/s; `None`: nothing to judge against
+    /// (`source` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair_gbps: Option<f64>,
+    /// Median one-way latency a pair should stay under, microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair_latency_us: Option<f64>,
+    /// Bandwidth of a host with itself on the rail, Gb/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loopback_gbps: Option<f64>,
+    /// Where `pair_gbps` came from ("--expect-pair-gbps", "playbook [expectations.rails.NAME]",
+    /// "link rate 400 Gb/s (...) x 0.90"), or why there is none.
+    pub source: String,
+    /// The link rate it was derived from, Gb/s, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_gbps: Option<f64>,
+    /// The efficiency applied to the link rate, when derived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<f64>,
 }
 
 /// What ran, when, under which protocol.
@@ -187,12 +226,18 @@ pub enum HostStatus {
 }
 
 /// One rail of a host: a NIC (or its IP address) that data runs over.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rail {
     /// "default", "mlx5_0", "rail0".
     pub name: String,
     /// Address the peer dials for this rail's data connections.
     pub address: String,
+    /// The rail's physical link rate as its agent read it, Gb/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_gbps: Option<f64>,
+    /// Where that rate was read, or why there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// One phase of the protocol.
@@ -287,6 +332,12 @@ pub struct PairStats {
     /// The last failure's message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The rail's expected bandwidth (see [`RailExpectation`]), Gb/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_gbps: Option<f64>,
+    /// `bw_mean_gbps / expected_gbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_fraction: Option<f64>,
 }
 
 fn is_zero(value: &u64) -> bool {
@@ -609,6 +660,7 @@ impl BurninReport {
             },
             baseline: None,
             host_checks: Vec::new(),
+            expectations: Vec::new(),
         }
     }
 
@@ -616,9 +668,11 @@ impl BurninReport {
     pub fn from_json(text: &str) -> Result<BurninReport, BurninSchemaError> {
         let probe: serde_json::Value = serde_json::from_str(text).map_err(BurninSchemaError::Json)?;
         let version = probe.get("schema_version").and_then(serde_json::Value::as_u64);
-        if version != Some(u64::from(BURNIN_SCHEMA_VERSION)) {
+        let readable = u64::from(BURNIN_SCHEMA_OLDEST)..=u64::from(BURNIN_SCHEMA_VERSION);
+        if !version.is_some_and(|v| readable.contains(&v)) {
             return Err(BurninSchemaError::Version { found: version });
         }
+        // Version 1 lacks only what version 2 added, all of it defaulted (see the migration notes).
         serde_json::from_value(probe).map_err(BurninSchemaError::Json)
     }
 
@@ -636,7 +690,7 @@ impl BurninReport {
 pub enum BurninSchemaError {
     #[error("not a burn-in report: {0}")]
     Json(serde_json::Error),
-    #[error("burn-in report schema version {found:?}, this fabricdoctor reads version {BURNIN_SCHEMA_VERSION}")]
+    #[error("burn-in report schema version {found:?}, this fabricdoctor reads versions {BURNIN_SCHEMA_OLDEST} to {BURNIN_SCHEMA_VERSION}")]
     Version { found: Option<u64> },
 }
 
@@ -673,7 +727,12 @@ fn example() -> BurninReport {
             status_at: (i == 3).then(|| at(70)),
             reason: (i == 3).then(|| "agent stopped answering: connection reset by peer".to_string()),
             last_step: Some(if i == 3 { "pairwise#1 round 1 node2<->node3".into() } else { "allreduce#1".into() }),
-            rails: vec![Rail { name: "default".into(), address: format!("10.0.0.{}", i + 1) }],
+            rails: vec![Rail {
+                name: "default".into(),
+                address: format!("10.0.0.{}", i + 1),
+                link_gbps: None,
+                link: None,
+            }],
             hostname: Some(name.clone()),
             agent_version: Some(env!("CARGO_PKG_VERSION").into()),
         })
@@ -737,6 +796,8 @@ fn example() -> BurninReport {
                     validation_errors: 0,
                     verified_bytes: 0,
                     last_error: lost.then(|| "node3: connection refused".to_string()),
+                    expected_gbps: None,
+                    expected_fraction: None,
                 });
             }
         }
@@ -1069,6 +1130,21 @@ pub fn summary_markdown(report: &BurninReport) -> String {
             );
         }
     }
+    if !report.expectations.is_empty() {
+        out.push_str("\n## Expectations\n\n| rail | pair Gb/s | pair latency us | loopback Gb/s | source |\n|---|---|---|---|---|\n");
+        let figure = |value: Option<f64>, digits: usize| value.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+        for expectation in &report.expectations {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                markdown_cell(&expectation.rail),
+                figure(expectation.pair_gbps, 2),
+                figure(expectation.pair_latency_us, 1),
+                figure(expectation.loopback_gbps, 2),
+                markdown_cell(&expectation.source)
+            );
+        }
+    }
     let mut pairs: Vec<&PairStats> =
         report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.bw_mean_gbps.is_some()).collect();
     pairs.sort_by(|a, b| a.bw_mean_gbps.unwrap_or(0.0).total_cmp(&b.bw_mean_gbps.unwrap_or(0.0)));
@@ -1077,15 +1153,16 @@ pub fn summary_markdown(report: &BurninReport) -> String {
         if let Some(line) = pair_figures(report) {
             let _ = writeln!(out, "{line}");
         }
-        out.push_str("\n| client -> server | rail | bw mean Gb/s | bw min Gb/s | lat mean us | samples |\n|---|---|---|---|---|---|\n");
+        out.push_str("\n| client -> server | rail | bw mean Gb/s | of expected | bw min Gb/s | lat mean us | samples |\n|---|---|---|---|---|---|---|\n");
         for pair in pairs.iter().take(10) {
             let _ = writeln!(
                 out,
-                "| {} -> {} | {} | {:.2} | {:.2} | {} | {} |",
+                "| {} -> {} | {} | {:.2} | {} | {:.2} | {} | {} |",
                 pair.client,
                 pair.server,
                 pair.rail,
                 pair.bw_mean_gbps.unwrap_or(0.0),
+                pair.expected_fraction.map_or("-".into(), |f| format!("{:.0} %", f * 100.0)),
                 pair.bw_min_gbps.unwrap_or(0.0),
                 pair.lat_mean_us.map_or("-".into(), |l| format!("{l:.1}")),
                 pair.samples

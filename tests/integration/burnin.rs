@@ -339,6 +339,19 @@ impl Cluster {
         assert!(shaped.success(), "tc tbf on host {} {device}", index + 1);
     }
 
+    /// Shape what host `index` sends on `device` to `rate` (tc-tbf(8)), with a bucket of 1 ms at that
+    /// rate (at least 32 kB) so the shaper, not the bucket, sets the figure: the links of a fabric
+    /// that run at R.
+    fn shape(&self, index: usize, device: &str, rate_mbit: u32) {
+        let burst = format!("{}kb", (rate_mbit / 8).max(32));
+        let shaped = Command::new("ip")
+            .args(["netns", "exec", &self.hosts[index], "tc", "qdisc", "add", "dev", device, "root"])
+            .args(["tbf", "rate", &format!("{rate_mbit}mbit"), "burst", &burst, "latency", "100ms"])
+            .status()
+            .expect("tc runs");
+        assert!(shaped.success(), "tc tbf {rate_mbit}mbit on host {} {device}", index + 1);
+    }
+
     fn with_rails(tag: &str, rails: usize) -> Cluster {
         let unique = format!("{tag}-{}", std::process::id());
         let mut cluster = Cluster { bridge: format!("fd-bi-br-{unique}"), hosts: Vec::new(), rails };
@@ -447,6 +460,16 @@ fn namespace_cluster_clean_run_signs_off() {
     assert_eq!(measured, 12, "every ordered pair of 4 hosts");
     let hosts: Vec<&str> = report.hosts.iter().map(|h| h.name.as_str()).collect();
     assert_eq!(hosts, ["10.215.0.1", "10.215.0.2", "10.215.0.3", "10.215.0.4"]);
+    // A veth has no line rate (it reports 10000 Mb/s whatever it carries): no expectation is made
+    // up, and the report says so instead of passing the rail unseen.
+    let unknown = report.findings.iter().find(|f| f.id == "burnin.expectation.unknown").expect("said so");
+    assert!(unknown.message.contains("virtual interface"), "{}", unknown.message);
+    assert_eq!(report.expectations[0].pair_gbps, None);
+    assert!(
+        report.hosts[0].rails[0].link.as_deref().is_some_and(|l| l.contains("eth0")),
+        "{:?}",
+        report.hosts[0].rails
+    );
 }
 
 #[test]
@@ -1020,4 +1043,145 @@ fn a_refusal_after_the_proof_is_reported_as_a_refusal() {
     let error = AgentConnection::connect(&address, &token, Duration::from_secs(5)).expect_err("refused");
     assert!(error.to_string().contains("refused: not today"), "{error}");
     agent.join().expect("agent thread");
+}
+
+/// Every link at R = 200 Mbit/s (tbf on each host's egress). Relative isolation sees nothing wrong
+/// with a fabric where every pair is equally slow; an absolute expectation does. 2R: every pair is
+/// below it and the rail gets one fabric-wide finding, and isolation names no suspect. 0.8R: the
+/// same fabric signs off.
+#[test]
+fn namespace_cluster_judges_pairs_against_an_absolute_expectation() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("expect");
+    for host in 0..4 {
+        cluster.shape(host, "eth0", 200);
+    }
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let run = |name: &str, expect: &str| {
+        let dir = parent.path().join(name);
+        let args = ["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", &playbook()];
+        let output = cluster
+            .coordinator(&[&args[..], &["--expect-pair-gbps", expect]].concat(), &dir)
+            .output()
+            .expect("coordinator runs");
+        (output, read_report(&dir), dir)
+    };
+    let (output, report, _) = run("twice", "0.4");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Fail);
+    let below: Vec<&str> =
+        report.findings.iter().filter(|f| f.id == "burnin.pair.below_expected").map(|f| f.subject.as_str()).collect();
+    assert_eq!(below.len(), 12, "every ordered pair: {below:?}");
+    let fabric: Vec<_> = report.findings.iter().filter(|f| f.id == "burnin.fabric.below_expected").collect();
+    assert_eq!(fabric.len(), 1, "{fabric:?}");
+    assert_eq!(fabric[0].subject, "rail default");
+    assert!(report.suspects.is_empty(), "relative isolation has nothing to blame: {:?}", report.suspects);
+    assert_eq!(report.expectations[0].source, "--expect-pair-gbps");
+    assert!(report.signoff.reasons.iter().any(|r| r.contains("fabric-wide")), "{:?}", report.signoff.reasons);
+    for pair in report.pairs[0].pairs.iter().filter(|p| p.samples > 0) {
+        let fraction = pair.expected_fraction.expect("fraction of the expectation");
+        // What limits the figure is the shaper: R is 0.2 Gb/s, the expectation 0.4.
+        assert!((0.3..0.55).contains(&fraction), "{} -> {}: {fraction}", pair.client, pair.server);
+    }
+
+    let (output, report, dir) = run("under", "0.16");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Pass);
+    assert!(!report.findings.iter().any(|f| f.id.ends_with("below_expected")), "{:?}", report.findings);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).expect("summary");
+    assert!(summary.contains("## Expectations") && summary.contains("--expect-pair-gbps"), "{summary}");
+}
+
+/// One host's link at 0.5R among links at R, the expectation 0.8R from the playbook: the host's
+/// pairs are below the expectation, relative isolation pins the same host, and the rail as a whole
+/// is not called fabric-wide.
+#[test]
+fn namespace_cluster_slow_host_is_below_expectation_and_the_suspect() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("halfr");
+    for host in 0..4 {
+        cluster.shape(host, "eth0", if host == 2 { 100 } else { 200 });
+    }
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(playbook()).expect("playbook");
+    // Shaped links vary by a few percent, not by the tens that CPU contention causes on this rig.
+    let text = text.replace("bandwidth_fraction = 0.15", "bandwidth_fraction = 0.7");
+    assert!(text.contains("bandwidth_fraction = 0.7"), "the playbook fixture changed");
+    let path = parent.path().join("expect.toml");
+    std::fs::write(&path, format!("{text}\n[expectations]\npair_gbps = 0.16\n")).expect("playbook");
+    let dir = parent.path().join("out");
+    let args = ["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", path.to_str().expect("utf-8")];
+    let output = cluster.coordinator(&args, &dir).output().expect("coordinator runs");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let report = read_report(&dir);
+    assert_eq!(report.expectations[0].source, "playbook [expectations]");
+    let below: Vec<&str> =
+        report.findings.iter().filter(|f| f.id == "burnin.pair.below_expected").map(|f| f.subject.as_str()).collect();
+    assert!(!below.is_empty(), "{}", describe(&output));
+    assert!(below.iter().all(|s| s.starts_with("10.215.0.3->")), "only the slow host's sending side: {below:?}");
+    assert!(!report.findings.iter().any(|f| f.id == "burnin.fabric.below_expected"), "{:?}", report.findings);
+    assert!(!report.suspects.is_empty(), "{}", describe(&output));
+    assert!(report.suspects.iter().all(|s| s.host == "10.215.0.3"), "{:?}", report.suspects);
+}
+
+/// Expectations that cannot be an expectation, and a rail the run does not have, are refused by name.
+#[test]
+fn bad_expectations_are_refused_by_name() {
+    let parent = tempfile::tempdir().expect("tempdir");
+    for value in ["0", "-5", "fast"] {
+        let output = crate::support::run(&[
+            "burnin",
+            "--local",
+            "2",
+            "--duration",
+            "1s",
+            "--report-dir",
+            parent.path().join(format!("cli{value}")).to_str().expect("utf-8"),
+            "--expect-pair-gbps",
+            value,
+        ]);
+        assert_eq!(output.status.code(), Some(2), "{value}: {}", describe(&output));
+        assert!(stderr(&output).contains("--expect-pair-gbps"), "{value}: {}", stderr(&output));
+    }
+    let text = std::fs::read_to_string(playbook()).expect("playbook");
+    let path = parent.path().join("bad.toml");
+    std::fs::write(&path, format!("{text}\n[expectations.rails.default]\npair_latency_us = -1\n")).expect("write");
+    let output = crate::support::run(&[
+        "burnin",
+        "--local",
+        "2",
+        "--duration",
+        "1s",
+        "--playbook",
+        path.to_str().expect("utf-8"),
+        "--report-dir",
+        parent.path().join("neg").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    assert!(stderr(&output).contains("expectations.rails.default.pair_latency_us"), "{}", stderr(&output));
+    std::fs::write(&path, format!("{text}\n[expectations.rails.rail9]\npair_gbps = 1\n")).expect("write");
+    let dir = parent.path().join("rail9");
+    let output = crate::support::run(&[
+        "burnin",
+        "--local",
+        "2",
+        "--duration",
+        "1s",
+        "--playbook",
+        path.to_str().expect("utf-8"),
+        "--report-dir",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert_ne!(output.status.code(), Some(0), "{}", describe(&output));
+    let report = read_report(&dir);
+    let stopped = report.run.stopped.clone().unwrap_or_default();
+    assert!(stopped.contains("[expectations.rails.rail9]") && stopped.contains("no rail"), "{stopped}");
 }

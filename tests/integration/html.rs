@@ -83,7 +83,12 @@ pub fn synthetic_report() -> BurninReport {
             last_step: Some("allreduce#2".into()),
             rails: RAILS
                 .iter()
-                .map(|r| Rail { name: (*r).into(), address: format!("10.{}.0.{}", r.len(), i + 1) })
+                .map(|r| Rail {
+                    name: (*r).into(),
+                    address: format!("10.{}.0.{}", r.len(), i + 1),
+                    link_gbps: None,
+                    link: None,
+                })
                 .collect(),
             hostname: Some(name.clone()),
             agent_version: Some("0.1.0".into()),

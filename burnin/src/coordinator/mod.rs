@@ -24,9 +24,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::{hex, random_bytes, Token};
 use crate::client::AgentConnection;
+use crate::expectations::{expect, judge_loopback, judge_pairs, Overrides};
 use crate::isolation::{isolate, judge, Isolation, PairSample, Pinned, References, Thresholds};
 use crate::playbook::Playbook;
-use crate::protocol::{CollectiveKind, DataTransport, MeasureSpec, Measured, Request, Response};
+use crate::protocol::{CollectiveKind, DataTransport, MeasureSpec, Measured, RailLink, Request, Response};
 use crate::schedule::circle_rounds;
 use crate::BurninError;
 pub use fabricdoctor_report::output::write_atomically;
@@ -98,6 +99,8 @@ pub struct RunOptions {
     pub concurrency: Option<usize>,
     /// The data path of every measurement (pairs, loopback, collectives).
     pub transport: DataTransport,
+    /// `--expect-pair-gbps` and `--expect-latency-us`.
+    pub expect: Overrides,
 }
 
 /// How the run ended.
@@ -131,6 +134,11 @@ struct Checkpoint {
     pass_samples: Vec<PassSample>,
     /// The soak iteration to run next.
     iteration: u32,
+    /// `--expect-pair-gbps` / `--expect-latency-us` of the run (a resumed run keeps them).
+    #[serde(default)]
+    expect_pair_gbps: Option<f64>,
+    #[serde(default)]
+    expect_latency_us: Option<f64>,
 }
 
 /// One pair of the pairwise pass (both directions folded), kept for isolation.
@@ -237,6 +245,8 @@ fn resume_run(options: &mut RunOptions) -> Result<(BurninReport, Checkpoint), Bu
         )));
     }
     report.run.resumed += 1;
+    options.expect =
+        Overrides { pair_gbps: checkpoint.expect_pair_gbps, pair_latency_us: checkpoint.expect_latency_us };
     options.transport =
         if report.run.transport == DataTransport::Verbs.name() { DataTransport::Verbs } else { DataTransport::Tcp };
     report.run.stopped = None;
@@ -309,6 +319,8 @@ fn new_checkpoint(options: &RunOptions, run_id: &str) -> Checkpoint {
         phase_hosts: BTreeMap::new(),
         pass_samples: Vec::new(),
         iteration: 0,
+        expect_pair_gbps: options.expect.pair_gbps,
+        expect_latency_us: options.expect.pair_latency_us,
     }
 }
 
@@ -534,7 +546,12 @@ impl Coordinator {
                     entry.rails = agent
                         .rails
                         .iter()
-                        .map(|r| Rail { name: r.name.clone(), address: r.address.to_string() })
+                        .map(|r| Rail {
+                            name: r.name.clone(),
+                            address: r.address.to_string(),
+                            link_gbps: r.link.as_ref().and_then(|l| l.gbps),
+                            link: r.link.as_ref().map(|l| l.detail.clone()),
+                        })
                         .collect();
                     self.agents[host] = Some(agent);
                 }
@@ -558,6 +575,40 @@ impl Coordinator {
 
     fn step_timeout(&self) -> Duration {
         Duration::from_secs(self.options.playbook.policy.step_timeout_s)
+    }
+
+    /// What each rail should measure, from the options, the playbook and the link rates the agents
+    /// announced. A playbook rail that is not a rail of this run is an error naming it.
+    fn set_expectations(&mut self) -> Result<(), BurninError> {
+        let rails = self.rails();
+        let section = &self.options.playbook.expectations;
+        if let Some(unknown) = section.rails.keys().find(|name| !rails.contains(name)) {
+            return Err(BurninError::Playbook(format!(
+                "{}: [expectations.rails.{unknown}]: no rail {unknown:?} in this run (rails: {})",
+                self.options.playbook_source,
+                rails.join(", ")
+            )));
+        }
+        self.report.expectations = rails
+            .iter()
+            .map(|rail| {
+                let links: Vec<(String, Option<RailLink>)> = self
+                    .active()
+                    .into_iter()
+                    .map(|host| {
+                        let entry = &self.report.hosts[host];
+                        let link = entry
+                            .rails
+                            .iter()
+                            .find(|r| &r.name == rail)
+                            .and_then(|r| r.link.clone().map(|detail| RailLink { gbps: r.link_gbps, detail }));
+                        (entry.name.clone(), link)
+                    })
+                    .collect();
+                expect(rail, &links, self.options.transport, section, self.options.expect)
+            })
+            .collect();
+        Ok(())
     }
 
     /// Rails every active host has, in the first host's order.
@@ -760,7 +811,7 @@ impl Coordinator {
             });
         }
         self.save()?;
-        if let Err(error) = self.connect() {
+        if let Err(error) = self.connect().and_then(|()| self.set_expectations()) {
             self.report.run.stopped = Some(error.to_string());
             self.signoff(false)?;
             return Ok(RunEnd::Incomplete);

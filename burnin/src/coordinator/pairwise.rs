@@ -198,6 +198,8 @@ impl Coordinator {
                     validation_errors: 0,
                     verified_bytes: 0,
                     last_error: None,
+                    expected_gbps: None,
+                    expected_fraction: None,
                 });
                 matrix.pairs.len() - 1
             }

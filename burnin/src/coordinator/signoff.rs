@@ -29,6 +29,7 @@ impl Coordinator {
         self.judge_data_errors(&mut reasons);
         self.judge_counter_growth(&mut reasons);
         self.judge_pairs(&mut reasons);
+        self.judge_expectations(&mut reasons);
         reasons.note(self.host_check_reason());
         self.judge_lossless(&mut reasons);
         self.judge_hosts_and_findings(&mut reasons);
@@ -104,6 +105,62 @@ impl Coordinator {
             let (host, rest) = line.split_once(' ').unwrap_or((line, ""));
             let finding =
                 Finding::new("burnin.counters.growth", Verdict::Fail, host, format!("counter growth: {rest}"));
+            self.add_finding(finding);
+        }
+    }
+
+    /// Every pair and loopback against its rail's expectation (absolute), which sees what relative
+    /// isolation cannot: a shortfall every pair shares. A rail without an expectation is said so.
+    fn judge_expectations(&mut self, reasons: &mut Reasons) {
+        self.rebuild_matrices();
+        let fabric_fraction = self.options.playbook.expectations.fabric_fraction;
+        let transport = self.options.transport;
+        let mut findings = Vec::new();
+        for expectation in self.report.expectations.clone() {
+            if expectation.pair_gbps.is_none() && expectation.pair_latency_us.is_none() {
+                reasons.note(format!("rail {}: {}", expectation.rail, expectation.source));
+                findings.push(Finding::new(
+                    "burnin.expectation.unknown",
+                    Verdict::Skip,
+                    format!("rail {}", expectation.rail),
+                    expectation.source.clone(),
+                ));
+                continue;
+            }
+            let mut rail_findings = Vec::new();
+            for matrix in self.report.pairs.iter_mut().filter(|m| m.rail == expectation.rail) {
+                rail_findings.extend(judge_pairs(matrix, &expectation, fabric_fraction));
+            }
+            for result in self.report.loopback.iter().filter(|l| l.rail == expectation.rail) {
+                rail_findings.extend(judge_loopback(result, &expectation, transport));
+            }
+            let count = |id: &str| rail_findings.iter().filter(|f| f.id == id).count();
+            let figure = match (expectation.pair_gbps, expectation.pair_latency_us) {
+                (Some(gbps), Some(us)) => format!("{gbps:.2} Gb/s and {us:.1} us"),
+                (Some(gbps), None) => format!("{gbps:.2} Gb/s"),
+                (None, Some(us)) => format!("{us:.1} us"),
+                (None, None) => String::new(),
+            };
+            let (pairs, loopbacks) = (count("burnin.pair.below_expected"), count("burnin.loopback.below_expected"));
+            if count("burnin.fabric.below_expected") > 0 {
+                reasons.fail(format!(
+                    "rail {}: {pairs} pairs below the expected {figure} ({}): fabric-wide",
+                    expectation.rail, expectation.source
+                ));
+            } else if pairs + loopbacks > 0 {
+                reasons.fail(format!(
+                    "rail {}: {pairs} pairs and {loopbacks} loopbacks below the expected {figure} ({})",
+                    expectation.rail, expectation.source
+                ));
+            } else {
+                reasons.note(format!(
+                    "rail {}: every pair at or above the expected {figure} ({}): ok",
+                    expectation.rail, expectation.source
+                ));
+            }
+            findings.extend(rail_findings);
+        }
+        for finding in findings {
             self.add_finding(finding);
         }
     }
