@@ -102,6 +102,9 @@ pub struct PairMatrix {
     pub suspect_hosts: Vec<usize>,
     /// Pairs (row, column) named as suspects or below tolerance: the cells are outlined.
     pub suspect_cells: Vec<(usize, usize)>,
+    /// The rail's expectation for this metric (Gb/s at least, or µs at most) and where it came
+    /// from: colours are then the fraction of the expectation, not of the best pair.
+    pub expected: Option<(f64, String)>,
 }
 
 /// The whole page.
@@ -173,9 +176,10 @@ fn heatmaps(out: &mut String, view: &BurninView) {
         out.push_str("<p class=\"note\">This report holds no pairwise measurements.</p>");
     } else {
         out.push_str(
-            "<p class=\"note\">Colour is relative to the best pair of each matrix: light is as good as the best, dark \
-             is far from it. Outlined cells are suspect pairs; marked rows and columns are suspect hosts. Point at a \
-             cell for its numbers.</p>",
+            "<p class=\"note\">Colour is relative to the rail's expectation where the run had one (the legend under \
+             the matrix says so and gives its source), else to the best pair of the matrix: light is as good as the \
+             reference, dark is far from it. Outlined cells are suspect pairs; marked rows and columns are suspect \
+             hosts. Point at a cell for its numbers.</p>",
         );
     }
     for (index, matrix) in view.matrices.iter().enumerate() {
@@ -193,6 +197,7 @@ fn heatmaps(out: &mut String, view: &BurninView) {
             values: &matrix.values,
             suspect_hosts: &matrix.suspect_hosts,
             suspect_cells: &matrix.suspect_cells,
+            expected: matrix.expected.as_ref().map(|(figure, source)| (*figure, source.as_str())),
         }));
     }
     out.push_str("</section>\n");
@@ -418,6 +423,14 @@ fn pair_matrices(report: &BurninReport, hosts: &[String]) -> Vec<PairMatrix> {
                 Metric::Latency => &pairs.lat_us,
             };
             let (suspect_hosts, suspect_cells) = suspects_on_rail(report, &pairs.rail, hosts, metric);
+            let expectation = report.expectations.iter().find(|e| e.rail == pairs.rail);
+            let expected = expectation.and_then(|e| {
+                let figure = match metric {
+                    Metric::Bandwidth => e.pair_gbps,
+                    Metric::Latency => e.pair_latency_us,
+                }?;
+                Some((figure, e.source.clone()))
+            });
             matrices.push(PairMatrix {
                 metric,
                 rail: (several_rails || pairs.rail != "default").then(|| pairs.rail.clone()),
@@ -429,6 +442,7 @@ fn pair_matrices(report: &BurninReport, hosts: &[String]) -> Vec<PairMatrix> {
                 axes: "rows: client (sender), columns: server; mean over the run".into(),
                 suspect_hosts,
                 suspect_cells,
+                expected,
             });
         }
     }

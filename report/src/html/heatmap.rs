@@ -31,16 +31,14 @@ impl ColourScale {
         Some(ColourScale { best, higher_is_better })
     }
 
-    /// 1.0 for the best pair, towards 0 for worse ones.
+    /// 1.0 for the reference (the best pair, or the expectation: better than it counts as 1.0),
+    /// towards 0 for worse ones.
     pub fn ratio(&self, value: f64) -> f64 {
         if !(value.is_finite() && value > 0.0) {
             return 0.0;
         }
-        if self.higher_is_better {
-            value / self.best
-        } else {
-            self.best / value
-        }
+        let ratio = if self.higher_is_better { value / self.best } else { self.best / value };
+        ratio.min(1.0)
     }
 
     pub fn step(&self, value: f64) -> usize {
@@ -98,11 +96,20 @@ pub struct HeatmapInput<'a> {
     pub suspect_hosts: &'a [usize],
     /// Pairs named as suspects (row, column): the cell is outlined.
     pub suspect_cells: &'a [(usize, usize)],
+    /// The expectation (a figure in `unit`) and its source: colours are the fraction of it, so a
+    /// matrix where every pair is equally far below it is dark, not light.
+    pub expected: Option<(f64, &'a str)>,
 }
 
 pub fn render(input: &HeatmapInput<'_>) -> String {
     let n = input.hosts.len();
-    let scale = ColourScale::of(input.values.iter().flatten().flatten(), input.higher_is_better);
+    let measured = ColourScale::of(input.values.iter().flatten().flatten(), input.higher_is_better);
+    let scale = match input.expected {
+        Some((figure, _)) if figure.is_finite() && figure > 0.0 && measured.is_some() => {
+            Some(ColourScale { best: figure, higher_is_better: input.higher_is_better })
+        }
+        _ => measured,
+    };
     let mut out = String::with_capacity(n * n * 24 + 4096);
     // Cells shrink as hosts grow so a 64-host matrix still fits a screen; small runs get big cells.
     let cell_pixels = (720 / n.max(1)).clamp(11, 32);
@@ -167,21 +174,30 @@ pub fn render(input: &HeatmapInput<'_>) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table>");
-    out.push_str(&legend(scale, input.unit));
+    out.push_str(&legend(scale, input.unit, input.expected.map(|(_, source)| source)));
     out.push_str("</figure>\n");
     out
 }
 
-fn legend(scale: Option<ColourScale>, unit: &str) -> String {
+fn legend(scale: Option<ColourScale>, unit: &str, expected: Option<&str>) -> String {
     let Some(scale) = scale else {
         return "<p class=\"note\">No pair was measured.</p>".to_string();
     };
-    let mut out = String::from("<ol class=\"scale\">");
+    let reference = if expected.is_some() { "expected" } else { "best" };
+    let mut out = match expected {
+        Some(source) => format!(
+            "<p class=\"note\">Colours are the fraction of the expected {} {} ({}).</p><ol class=\"scale\">",
+            number(scale.best),
+            escape(unit),
+            escape(source)
+        ),
+        None => String::from("<ol class=\"scale\">"),
+    };
     let relation = if scale.higher_is_better { "≥" } else { "≤" };
     for (step, floor) in STEP_FLOORS.iter().enumerate() {
         let _ = write!(
             out,
-            "<li class=\"q{step}\">{relation} {} {} ({:.0}% of best)</li>",
+            "<li class=\"q{step}\">{relation} {} {} ({:.0}% of {reference})</li>",
             number(scale.value_at(*floor)),
             escape(unit),
             floor * 100.0
@@ -231,11 +247,37 @@ mod tests {
             values: &values,
             suspect_hosts: &[],
             suspect_cells: &[(1, 0)],
+            expected: None,
         });
         assert_eq!(html.matches("<td").count(), 9);
         assert!(html.contains("<tr data-values=\"40.0 - 96.0\"><th title=\"b&lt;x&gt;\">b&lt;x&gt;</th><td class=\"q7 sl\"><td class=na><td class=q1>"));
         assert!(html
             .contains("<tr data-values=\"- 97.0 98.0\"><th title=\"a\">a</th><td class=na><td class=q1><td class=q0>"));
         assert!(html.contains("b&lt;x&gt;") && !html.contains("b<x>"));
+    }
+
+    /// Every pair at half the expectation: relative to the best pair the matrix would be all light;
+    /// relative to the expectation it is dark, and the legend says what the reference is.
+    #[test]
+    fn an_expectation_is_the_colour_reference() {
+        let hosts: Vec<String> = vec!["a".into(), "b".into()];
+        let values = vec![vec![None, Some(50.0)], vec![Some(51.0), None]];
+        let input = |expected| HeatmapInput {
+            id: "bw",
+            caption: "bandwidth",
+            unit: "Gb/s",
+            higher_is_better: true,
+            hosts: &hosts,
+            values: &values,
+            suspect_hosts: &[],
+            suspect_cells: &[],
+            expected,
+        };
+        let relative = render(&input(None));
+        assert!(relative.contains("<td class=q0>") && relative.contains("% of best"), "{relative}");
+        let absolute = render(&input(Some((100.0, "--expect-pair-gbps"))));
+        assert!(absolute.contains("<td class=q7>") && !absolute.contains("<td class=q0>"), "{absolute}");
+        assert!(absolute.contains("fraction of the expected 100.0 Gb/s (--expect-pair-gbps)"), "{absolute}");
+        assert!(absolute.contains("% of expected"));
     }
 }
