@@ -472,6 +472,20 @@ fn run_step(
                 Err(reason) => error(reason),
             }
         }
+        Request::MeasureRails { targets, spec, timeout_s } => {
+            let prepared: Result<Vec<_>, String> = targets
+                .iter()
+                .map(|target| {
+                    let place = place(&target.rail)?;
+                    let verbs = place.verbs_port(spec.transport, spec.traffic)?;
+                    Ok((target, place, verbs))
+                })
+                .collect();
+            match prepared {
+                Ok(prepared) => Response::MeasuredRails { results: measure_rails(&prepared, spec, *timeout_s) },
+                Err(reason) => error(reason),
+            }
+        }
         Request::ReservePort { rail: name } => match rail(rails, name) {
             // The port is free when we answer; the collective binds it right after (a narrow race
             // another program could lose us, reported as the collective's error).
@@ -613,6 +627,40 @@ fn latency_parameters(spec: &MeasureSpec) -> RunParameters {
         service_level: None,
         post_list: 1,
     }
+}
+
+/// Every target of a `MeasureRails` at once, one thread each, so the host's NICs carry load together
+/// (a shared PCIe root complex or a power/thermal limit only shows then).
+fn measure_rails(
+    prepared: &[(&crate::protocol::RailTarget, Place<'_>, Option<RailPort>)],
+    spec: &MeasureSpec,
+    timeout_s: u64,
+) -> Vec<Measured> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = prepared
+            .iter()
+            .map(|(target, place, verbs)| {
+                scope.spawn(move || {
+                    measure(
+                        target.server,
+                        target.port,
+                        spec,
+                        Duration::from_secs(timeout_s),
+                        verbs.as_ref().map(|v| (v, place.describe(Some(v)))),
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle.join().unwrap_or_else(|_| Measured {
+                    error: Some("the measurement thread panicked".into()),
+                    ..Measured::default()
+                })
+            })
+            .collect()
+    })
 }
 
 /// Bandwidth then latency against a serving peer, through the perf generator; over verbs on `verbs`'s

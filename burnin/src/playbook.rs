@@ -35,6 +35,26 @@ pub struct Playbook {
     /// What each rail should measure (absolute); absent: derived from the link rates.
     #[serde(default)]
     pub expectations: ExpectationsSection,
+    /// Every rail of both hosts of a pair loaded at once, after the pairwise phase.
+    #[serde(default)]
+    pub all_rails: AllRailsSection,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllRailsSection {
+    pub enabled: bool,
+    /// A rail whose bandwidth with every rail loaded falls more than this fraction below the same
+    /// rail alone is flagged (`burnin.rails.concurrent_drop`).
+    pub tolerance: f64,
+}
+
+impl Default for AllRailsSection {
+    fn default() -> Self {
+        // PCIe root-complex contention costs quad-rail load about 11 % (89 % efficiency); a drop
+        // beyond 15 % is more than sharing a healthy root complex explains.
+        AllRailsSection { enabled: true, tolerance: 0.15 }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,6 +186,9 @@ impl Playbook {
             if section.enabled && (section.bytes == 0 || section.iterations == 0) {
                 return bad(format!("{name}: bytes and iterations must be positive"));
             }
+        }
+        if !(p.all_rails.tolerance > 0.0 && p.all_rails.tolerance < 1.0) {
+            return bad(format!("all_rails.tolerance {} outside (0, 1)", p.all_rails.tolerance));
         }
         p.expectations.validate().map_err(|e| BurninError::Playbook(format!("{source}: {e}")))?;
         let spec = playbook.measure_spec(Duration::from_secs(60));

@@ -210,6 +210,8 @@ pub mod limits {
     pub const MAX_WORLD: usize = 4096;
     pub const MAX_TIMEOUT_S: u64 = 3600;
     pub const MAX_NAME: usize = 64;
+    /// Rails measured at once by one step (HGX nodes have 8 compute NICs; 16 leaves room).
+    pub const MAX_RAILS: usize = 16;
 }
 
 impl MeasureSpec {
@@ -260,6 +262,16 @@ impl CollectiveKind {
     }
 }
 
+/// One rail of a [`Request::MeasureRails`]: measure from this agent's `rail` to a peer serving at
+/// `server:port`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RailTarget {
+    pub rail: String,
+    pub server: std::net::IpAddr,
+    pub port: u16,
+}
+
 /// The steps an agent runs. Anything else does not parse.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
@@ -294,6 +306,9 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rail: Option<String>,
     },
+    /// Measure on several rails at once, one peer serving on each (every NIC of the host busy
+    /// together, as in training); the answer holds one result per target, in order.
+    MeasureRails { targets: Vec<RailTarget>, spec: MeasureSpec, timeout_s: u64 },
     /// A free port on a rail for a collective's rendezvous (rank 0).
     ReservePort { rail: String },
     /// Take part in one collective as `rank` of `world`, rank 0 at `master`.
@@ -355,6 +370,19 @@ impl Request {
                 timeout(*timeout_s)?;
                 spec.validate()
             }
+            Request::MeasureRails { targets, spec, timeout_s } => {
+                if targets.is_empty() || targets.len() > MAX_RAILS {
+                    return Err(format!("{} rails outside 1..={MAX_RAILS}", targets.len()));
+                }
+                for target in targets {
+                    rail(&target.rail)?;
+                    if target.port == 0 {
+                        return Err(format!("port 0 on rail {}", target.rail));
+                    }
+                }
+                timeout(*timeout_s)?;
+                spec.validate()
+            }
             Request::ReservePort { rail: r } => rail(r),
             Request::Collective { rank, world, master_port, bytes, iterations, timeout_s, rail: r, .. } => {
                 timeout(*timeout_s)?;
@@ -387,6 +415,7 @@ impl Request {
             Request::Loopback { .. } => "loopback",
             Request::Serve { .. } => "serve",
             Request::Measure { .. } => "measure",
+            Request::MeasureRails { .. } => "measure_rails",
             Request::ReservePort { .. } => "reserve_port",
             Request::Collective { .. } => "collective",
         }
@@ -450,6 +479,10 @@ pub enum Response {
         unreadable: usize,
     },
     Measured(Measured),
+    /// One result per target of a `MeasureRails`, in order.
+    MeasuredRails {
+        results: Vec<Measured>,
+    },
     Serving {
         port: u16,
     },

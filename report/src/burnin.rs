@@ -23,6 +23,8 @@ use crate::Report;
 /// - 2 (expectations): `expectations` (what each rail should measure, and where that came from) and,
 ///   per pair, `expected_gbps` / `expected_fraction`. Sign-off now also fails on the findings
 ///   `burnin.pair.below_expected`, `burnin.fabric.below_expected` and `burnin.loopback.below_expected`.
+///   Also `concurrent_rails`: each pair's bandwidth per rail with every rail loaded at once, against
+///   the same rail alone (finding `burnin.rails.concurrent_drop`).
 ///   A version 1 report reads as one without expectations (nothing else changed meaning), so
 ///   `--baseline` accepts runs made before.
 pub const BURNIN_SCHEMA_VERSION: u32 = 2;
@@ -72,6 +74,31 @@ pub struct BurninReport {
     /// and loopbacks are judged against it at sign-off. Empty in version 1 reports.
     #[serde(default)]
     pub expectations: Vec<RailExpectation>,
+    /// The all-rails phase: each ordered pair's bandwidth per rail while every rail of both hosts
+    /// carried load at once. Empty when the run had one rail or the phase was off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrent_rails: Vec<ConcurrentRail>,
+}
+
+/// One ordered pair on one rail under concurrent load on every rail, beside the same rail alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConcurrentRail {
+    pub client: String,
+    pub server: String,
+    pub rail: String,
+    /// Measurements averaged into `together_gbps`.
+    pub samples: u64,
+    /// Mean bandwidth with every rail loaded, Gb/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together_gbps: Option<f64>,
+    /// The pairwise phase's mean for the same pair and rail, measured alone, Gb/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone_gbps: Option<f64>,
+    /// `together_gbps / alone_gbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 /// What one rail should measure, and where that came from.
@@ -661,6 +688,7 @@ impl BurninReport {
             baseline: None,
             host_checks: Vec::new(),
             expectations: Vec::new(),
+            concurrent_rails: Vec::new(),
         }
     }
 

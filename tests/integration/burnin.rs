@@ -1185,3 +1185,73 @@ fn bad_expectations_are_refused_by_name() {
     let stopped = report.run.stopped.clone().unwrap_or_default();
     assert!(stopped.contains("[expectations.rails.rail9]") && stopped.contains("no rail"), "{stopped}");
 }
+
+/// Two rails per host, each link shaped to 100 Mbit/s; host 2 sends both rails through one 100 Mbit/s
+/// bucket (an ifb device both NICs' egress is redirected to), as two NICs behind one saturated PCIe
+/// root complex or uplink. Alone each of its rails reaches the link's rate; with every rail loaded
+/// they share it. The all-rails phase flags host 2's rails and no other.
+#[test]
+fn namespace_cluster_all_rails_phase_finds_a_shared_bottleneck() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::with_rails("allrails", 2);
+    for host in [0, 2, 3] {
+        cluster.shape(host, "eth0", 100);
+        cluster.shape(host, "eth1", 100);
+    }
+    let namespace = &cluster.hosts[1];
+    let _ = Command::new("modprobe").arg("ifb").status();
+    if !ip(&["-n", namespace, "link", "add", "fdshared", "type", "ifb"]) {
+        if std::env::var("FABRICDOCTOR_REQUIRE_NETNS").as_deref() == Ok("1") {
+            panic!("FABRICDOCTOR_REQUIRE_NETNS=1 but no ifb device can be created (modprobe ifb)");
+        }
+        crate::support::loud_eprintln!(
+            "SKIP: no ifb device can be created here (modprobe ifb), so no shared bottleneck"
+        );
+        return;
+    }
+    assert!(ip(&["-n", namespace, "link", "set", "fdshared", "up"]));
+    let tc = |args: &[&str]| {
+        let status = Command::new("ip").args(["netns", "exec", namespace, "tc"]).args(args).status().expect("tc runs");
+        assert!(status.success(), "tc {args:?}");
+    };
+    tc(&["qdisc", "add", "dev", "fdshared", "root", "tbf", "rate", "100mbit", "burst", "32kb", "latency", "100ms"]);
+    for device in ["eth0", "eth1"] {
+        // htb as the root only to hold the filter (sch_prio is not in every kernel); the filter takes
+        // every packet to the shared bucket before any class is chosen.
+        tc(&["qdisc", "add", "dev", device, "root", "handle", "1:", "htb", "default", "1"]);
+        tc(&[
+            "filter", "add", "dev", device, "parent", "1:", "protocol", "all", "u32", "match", "u32", "0", "0",
+            "action", "mirred", "egress", "redirect", "dev", "fdshared",
+        ]);
+    }
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(playbook()).expect("playbook");
+    let text = text
+        .replace("bandwidth_fraction = 0.15", "bandwidth_fraction = 0.7")
+        .replace("tolerance = 0.85", "tolerance = 0.3");
+    assert!(text.contains("tolerance = 0.3"), "the playbook fixture changed");
+    let path = parent.path().join("all-rails.toml");
+    std::fs::write(&path, text).expect("playbook");
+    let dir = parent.path().join("out");
+    let args = ["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", path.to_str().expect("utf-8")];
+    let output = cluster.coordinator(&args, &dir).output().expect("coordinator runs");
+    let report = read_report(&dir);
+    let drops: Vec<&str> =
+        report.findings.iter().filter(|f| f.id == "burnin.rails.concurrent_drop").map(|f| f.subject.as_str()).collect();
+    assert!(!drops.is_empty(), "{}", describe(&output));
+    assert!(
+        drops.iter().all(|s| s.starts_with("10.215.0.2->")),
+        "only host 2 sends through the shared bucket: {drops:?}"
+    );
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Fail, "{:?}", report.signoff.reasons);
+    // Every pair-rail was measured both ways under load, and the healthy ones kept their rate.
+    assert_eq!(report.concurrent_rails.len(), 24, "12 ordered pairs x 2 rails");
+    for entry in report.concurrent_rails.iter().filter(|c| c.client != "10.215.0.2") {
+        let fraction = entry.fraction.expect("judged");
+        assert!(fraction > 0.7, "{} -> {} {}: {fraction}", entry.client, entry.server, entry.rail);
+    }
+}

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use fabricdoctor_checks::{Finding, Verdict};
 use fabricdoctor_report::burnin::{
-    BaselineComparison, BurninHost, BurninReport, CollectiveResult, CounterInterval, Event, EventKind, HostCheck,
-    HostStatus, LoopbackResult, PairMatrix, PairMeasurement, PairStats, PairTestSettings, Phase, PhaseStatus, Rail,
-    Regression, RunInfo, SignOff, SignOffVerdict, Suspect, SuspectKind, TimelineMark,
+    BaselineComparison, BurninHost, BurninReport, CollectiveResult, ConcurrentRail, CounterInterval, Event, EventKind,
+    HostCheck, HostStatus, LoopbackResult, PairMatrix, PairMeasurement, PairStats, PairTestSettings, Phase,
+    PhaseStatus, Rail, Regression, RunInfo, SignOff, SignOffVerdict, Suspect, SuspectKind, TimelineMark,
 };
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +32,7 @@ use crate::schedule::circle_rounds;
 use crate::BurninError;
 pub use fabricdoctor_report::output::write_atomically;
 
+mod all_rails;
 mod check;
 mod collectives;
 mod loopback;
@@ -875,6 +876,14 @@ impl Coordinator {
             }
             if playbook.pairwise.enabled && !self.phase_done("isolation", iteration) {
                 self.isolation_phase(iteration)?;
+            }
+            if playbook.pairwise.enabled
+                && playbook.all_rails.enabled
+                && !self.phase_done("all-rails", iteration)
+                && !self.all_rails_phase(iteration)?
+            {
+                let reason = self.must_stop().unwrap_or_else(|| "stopped".into());
+                return self.stop(reason);
             }
             for (kind, enabled) in [
                 (CollectiveKind::Alltoall, playbook.alltoall.enabled),

@@ -10,6 +10,9 @@ pub(super) struct Direction {
     pub(super) measured: Measured,
 }
 
+/// Hosts a step lost, with why.
+pub(super) type LostHosts = Vec<(usize, String)>;
+
 pub(super) struct PairOutcome {
     pub(super) directions: Vec<Direction>,
     pub(super) lost: Vec<(usize, String)>,
@@ -241,6 +244,19 @@ impl Coordinator {
         spec: &MeasureSpec,
     ) -> Vec<((usize, usize), Vec<Direction>)> {
         let timeout = self.step_timeout();
+        self.measure_round_by(pairs, |agents| {
+            let outcome = measure_pair(agents, rail, spec, timeout);
+            (outcome.directions, outcome.lost)
+        })
+    }
+
+    /// Run `run` on each of `pairs` (disjoint), `concurrency` pairs at a time, each pair's two agents
+    /// lent to one thread; hosts `run` reports lost are marked lost. Returns each pair's result.
+    pub(super) fn measure_round_by<T: Send + Default>(
+        &mut self,
+        pairs: &[(usize, usize)],
+        run: impl Fn(&mut [(usize, &mut AgentConnection)]) -> (T, LostHosts) + Sync,
+    ) -> Vec<((usize, usize), T)> {
         let chunk = self.options.concurrency.unwrap_or(usize::MAX).max(1);
         let mut results = Vec::new();
         for group in pairs.chunks(chunk) {
@@ -254,7 +270,8 @@ impl Coordinator {
                     }
                 }
             }
-            let outcomes: Vec<((usize, usize), PairOutcome)> = std::thread::scope(|scope| {
+            let run = &run;
+            let outcomes: Vec<((usize, usize), (T, LostHosts))> = std::thread::scope(|scope| {
                 let handles: Vec<_> = taken
                     .iter_mut()
                     .map(|((a, b), x, y)| {
@@ -263,7 +280,7 @@ impl Coordinator {
                             (a, b),
                             scope.spawn(move || {
                                 let mut agents = [(a, x), (b, y)];
-                                measure_pair(&mut agents, rail, spec, timeout)
+                                run(&mut agents)
                             }),
                         )
                     })
@@ -271,10 +288,9 @@ impl Coordinator {
                 handles
                     .into_iter()
                     .map(|(pair, h)| {
-                        let outcome = h.join().unwrap_or_else(|_| PairOutcome {
-                            directions: Vec::new(),
-                            lost: vec![(pair.0, "measurement thread panicked".into())],
-                        });
+                        let outcome = h
+                            .join()
+                            .unwrap_or_else(|_| (T::default(), vec![(pair.0, "measurement thread panicked".into())]));
                         (pair, outcome)
                     })
                     .collect()
@@ -283,9 +299,9 @@ impl Coordinator {
                 self.agents[a] = Some(x);
                 self.agents[b] = Some(y);
             }
-            for (pair, outcome) in outcomes {
-                self.lose(outcome.lost);
-                results.push((pair, outcome.directions));
+            for (pair, (result, lost)) in outcomes {
+                self.lose(lost);
+                results.push((pair, result));
             }
         }
         results

@@ -30,6 +30,7 @@ impl Coordinator {
         self.judge_counter_growth(&mut reasons);
         self.judge_pairs(&mut reasons);
         self.judge_expectations(&mut reasons);
+        self.judge_concurrent_rails(&mut reasons);
         reasons.note(self.host_check_reason());
         self.judge_lossless(&mut reasons);
         self.judge_hosts_and_findings(&mut reasons);
@@ -159,6 +160,37 @@ impl Coordinator {
                 ));
             }
             findings.extend(rail_findings);
+        }
+        for finding in findings {
+            self.add_finding(finding);
+        }
+    }
+
+    /// Every rail under all-rails load against the same rail alone.
+    fn judge_concurrent_rails(&mut self, reasons: &mut Reasons) {
+        if self.report.concurrent_rails.is_empty() {
+            return;
+        }
+        self.rebuild_matrices();
+        let tolerance = self.options.playbook.all_rails.tolerance;
+        let findings =
+            super::all_rails::judge_concurrent(&mut self.report.concurrent_rails, &self.report.pairs, tolerance);
+        let judged = self.report.concurrent_rails.iter().filter(|c| c.fraction.is_some()).count();
+        if findings.is_empty() {
+            reasons.note(format!(
+                "every rail with all rails loaded within {:.0} % of itself alone ({judged} pair-rails): ok",
+                tolerance * 100.0
+            ));
+        } else {
+            let mut hosts: Vec<&str> = findings.iter().filter_map(|f| f.subject.split("->").next()).collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            reasons.fail(format!(
+                "{} of {judged} pair-rails drop more than {:.0} % with every rail loaded (senders: {})",
+                findings.len(),
+                tolerance * 100.0,
+                hosts.join(", ")
+            ));
         }
         for finding in findings {
             self.add_finding(finding);
