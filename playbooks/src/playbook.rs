@@ -63,6 +63,17 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "NCCL WARN ibv_reg_dmabuf_mr/register memory refused (not supported, invalid argument)",
     ),
     ("nccl.internal", "text host", "NCCL WARN on NCCL's own protocol ('Message truncated')"),
+    ("nccl.crashed", "text host", "kernel: a process killed inside libnccl (segfault, general protection, invalid opcode)"),
+    (
+        "nvswitch.error",
+        "what text",
+        "fabricmanager.log '[ERROR] ... detected NVSwitch fatal/non-fatal error N ... port P' (an SXid)",
+    ),
+    (
+        "fabricmanager.error",
+        "text",
+        "fabricmanager.log '[ERROR]' line other than a switch error (fabric or NVLS multicast team setup failed)",
+    ),
     (
         "nccl.ib_hca_mixed",
         "nics host",
@@ -228,7 +239,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nic counters count host",
         "link_downed/link_error_recovery/link_down_events_phy counters, or kernel 'Link down'",
     ),
-    ("pcie.acs_redirect", "device", "lspci ACSCtl with ReqRedir+ or CmpltRedir+"),
+    ("pcie.acs_redirect", "device", "lspci ACSCtl with ReqRedir+ or CmpltRedir+, or setpci ACS Control words with bit 2 or 3"),
     ("pcie.link_degraded", "device what", "lspci LnkSta below LnkCap on a NIC or bridge (not a GPU)"),
     ("pcie.aer_event", "severity device host", "kernel 'AER:' / 'PCIe Bus Error:' lines"),
     ("iommu.fault", "host", "kernel DMAR/AMD-Vi/SMMU fault lines"),

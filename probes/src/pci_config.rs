@@ -124,7 +124,8 @@ pub struct AcsBits {
 }
 
 impl AcsBits {
-    fn from_bits(bits: u16) -> Self {
+    /// The bits of an ACS Capability or Control register value (as `setpci ECAP_ACS+6.w` prints it).
+    pub fn from_bits(bits: u16) -> Self {
         AcsBits {
             source_validation: bits & 1 != 0,
             translation_blocking: bits & (1 << 1) != 0,

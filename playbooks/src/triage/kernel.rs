@@ -167,6 +167,21 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
+        // A process killed inside NCCL (arch/x86/mm/fault.c show_signal_msg: "comm[pid]: segfault at
+        // ADDR ip ... error N in libnccl.so.2[...]"): NCCL itself crashed, whatever its peers log next.
+        if (lower.contains("segfault at") || lower.contains("general protection") || lower.contains("trap invalid opcode"))
+            && lower.contains(" in libnccl")
+        {
+            let process = raw.split(": segfault").next().and_then(|p| p.split_whitespace().last()).unwrap_or("a process");
+            let library = raw.split(" in ").last().and_then(|r| r.split('[').next()).unwrap_or("libnccl");
+            facts.push(
+                Fact::new("nccl.crashed")
+                    .host(&host)
+                    .attr("text", format!("{process} crashed (SIGSEGV) inside {library}"))
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         if let Some(fact) = nic_health_line(raw, &lower, &host) {
             facts.push(fact.evidence(evidence()));
             continue;
@@ -424,6 +439,18 @@ mod tests {
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("link.flap", Some("eno50")));
         let facts = parse_kernel("f", "pcieport 0000:00:01.0: AER: Uncorrectable (Fatal) error received: 0000:01:00.0");
         assert_eq!(facts[0].get("severity"), Some("uncorrected"));
+    }
+
+    /// gpud's NCCL crash fixture (dmesg --decode, ISO time): a process killed inside libnccl.
+    #[test]
+    fn a_crash_inside_libnccl() {
+        let line = "kern  :warn  : 2025-01-21T04:41:44,285060+00:00 pt_main_thread[2536443]: segfault at 7f797fe00000 ip 00007f7c7ac69996 sp 00007f7c12fd7c30 error 4 in libnccl.so.2[7f7c7ac00000+d3d3000]\n";
+        let facts = parse_kernel("f", line);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].name, "nccl.crashed");
+        assert_eq!(facts[0].get("text"), Some("pt_main_thread[2536443] crashed (SIGSEGV) inside libnccl.so.2"));
+        let other = "python[1]: segfault at 0 ip 0 sp 0 error 4 in libc.so.6[7f+1]\n";
+        assert!(parse_kernel("f", other).is_empty(), "a crash elsewhere is not NCCL's");
     }
 
     #[test]

@@ -178,12 +178,37 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
                 }
             }
             log.lines.push(line);
+        } else if let Some(message) = bare_channel(raw) {
+            log.lines.push(NcclLine {
+                line: line_no,
+                host: None,
+                pid: None,
+                dev: None,
+                level: Level::Info,
+                message,
+                raw: raw.to_string(),
+                source: None,
+            });
         } else if let Some(version) = raw.trim().strip_prefix("NCCL version ") {
             let version = version.split_whitespace().next().unwrap_or("").to_string();
             log.versions.push((None, version, Evidence::new(file, line_no, raw)));
         }
     }
     log
+}
+
+/// A channel connection quoted without its prefix ("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA"):
+/// NCCL's own format (transport/net.cc), read as the INFO line it was, with an unknown channel.
+fn bare_channel(raw: &str) -> Option<String> {
+    let trimmed = raw.trim();
+    let (from, rest) = trimmed.split_once(" -> ")?;
+    let rank = from.split('[').next()?;
+    let well_formed = !rank.is_empty()
+        && rank.chars().all(|c| c.is_ascii_digit())
+        && from.ends_with(']')
+        && (rest.contains("[send]") || rest.contains("[receive]"))
+        && rest.contains(" via ");
+    well_formed.then(|| format!("Channel ? : {trimmed}"))
 }
 
 /// NCCL's last warning as a caller quotes it, without NCCL's own log: PyTorch's `DistBackendError`
@@ -256,8 +281,22 @@ pub struct NetChannel {
     pub to: u64,
     pub send: bool,
     pub nic_index: u32,
+    /// `.../GDRDMA`: the NIC reads or writes GPU memory directly (GPUDirect RDMA).
+    pub gdr: bool,
     pub host: Option<String>,
     pub evidence: Evidence,
+}
+
+impl NetChannel {
+    /// The rank that printed the line: the sender of a `[send]` connection, the receiver of a
+    /// `[receive]` one (transport/net.cc logs each side's own connection).
+    pub fn owner(&self) -> u64 {
+        if self.send {
+            self.from
+        } else {
+            self.to
+        }
+    }
 }
 
 fn net_channel(log: &NcclLog, line: &NcclLine) -> Option<NetChannel> {
@@ -276,6 +315,7 @@ fn net_channel(log: &NcclLog, line: &NcclLine) -> Option<NetChannel> {
         return None;
     };
     let via = rest.split_once("via NET/")?.1;
+    let gdr = via.split_whitespace().next().is_some_and(|path| path.split('/').any(|part| part == "GDRDMA"));
     let mut parts = via.split('/');
     let _transport = parts.next()?;
     let index_text = parts.next()?;
@@ -286,6 +326,7 @@ fn net_channel(log: &NcclLog, line: &NcclLine) -> Option<NetChannel> {
         to,
         send,
         nic_index,
+        gdr,
         host: line.host.clone(),
         evidence: log.evidence(line),
     })
@@ -328,6 +369,8 @@ struct Observations {
     rdma_plugin: bool,
     /// Where NCCL said "NET/IB : No device found".
     ib_not_used: Vec<(String, Evidence)>,
+    /// Host -> the net plugin it loaded ("internal" when it found none), with where it said so.
+    net_plugins: BTreeMap<String, (String, Evidence)>,
 }
 
 /// Facts from the NCCL logs of all inputs, joined across them.
@@ -349,6 +392,57 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     missing_ranks(&seen.comms, &seen.channel_sources, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
+    gdr_partial(&seen.channels, analysis);
+    plugin_mismatch(&seen.net_plugins, analysis);
+}
+
+/// Some ranks' InfiniBand/RoCE connections use GPUDirect RDMA (`via NET/IB/0/GDRDMA`) and others'
+/// do not (`via NET/IB/1`): NCCL enables it per rank when it finds peer-memory support on that
+/// host, so the ranks without it are on hosts whose nvidia_peermem (or DMA-BUF path) is missing.
+/// Their transfers are staged through host memory.
+fn gdr_partial(channels: &[NetChannel], analysis: &mut Analysis) {
+    let ib: Vec<&NetChannel> = channels.iter().filter(|c| c.evidence.text.contains("via NET/IB/")).collect();
+    if !ib.iter().any(|c| c.gdr) {
+        return;
+    }
+    let mut without: BTreeMap<String, Vec<&NetChannel>> = BTreeMap::new();
+    for channel in ib.iter().filter(|c| !c.gdr) {
+        let host = channel.host.clone().unwrap_or_else(|| format!("the host of rank {}", channel.owner()));
+        without.entry(host).or_default().push(channel);
+    }
+    for (host, channels) in without {
+        let mut ranks: Vec<u64> = channels.iter().map(|c| c.owner()).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let ranks = ranks.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        let mut fact = Fact::new("nccl.gdr_disabled")
+            .host(&host)
+            .attr("nic", format!("the NICs of rank {ranks} (other ranks' connections use GDRDMA)"));
+        for channel in channels.iter().take(3) {
+            fact = fact.evidence(channel.evidence.clone());
+        }
+        if let Some(with) = ib.iter().find(|c| c.gdr) {
+            fact = fact.evidence(with.evidence.clone());
+        }
+        analysis.push(fact);
+    }
+}
+
+/// Hosts that loaded different net plugins (one the HPC-X/SHARP plugin, another NCCL's internal
+/// transport): their NCCL network stacks differ, and connections between them can hang or fail.
+fn plugin_mismatch(plugins: &BTreeMap<String, (String, Evidence)>, analysis: &mut Analysis) {
+    // Internal against external only: one host logging the plugin's path and another its name is
+    // the same plugin.
+    let kinds: BTreeSet<bool> = plugins.values().map(|(kind, _)| kind == "internal").collect();
+    if kinds.len() < 2 {
+        return;
+    }
+    let values: Vec<String> = plugins.iter().map(|(host, (kind, _))| format!("{host}: {kind}")).collect();
+    let mut fact = Fact::new("nccl.env_mismatch").attr("values", format!("net plugin {}", values.join("; ")));
+    for (_, evidence) in plugins.values().take(4) {
+        fact = fact.evidence(evidence.clone());
+    }
+    analysis.push(fact);
 }
 
 /// "NET/IB : No device found" is normal on one host, but a job that spans hosts, or that asked for
@@ -452,6 +546,21 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // InfiniBand or RoCE: the job expects RDMA devices.
     if message.contains("Loaded net plugin NCCL RDMA Plugin") || message.starts_with("P2P plugin IBext") {
         seen.rdma_plugin = true;
+    }
+    // Which net plugin this host loaded (src/plugin/net.cc): "NET/Plugin: Could not find:
+    // libnccl-net.so. Using internal network plugin." / "NET/Plugin : No plugin found ..., using
+    // internal implementation", against "Loaded net plugin NAME" or "Plugin Path : PATH".
+    if line.host.is_some() {
+        let plugin = if message.starts_with("NET/Plugin") && message.to_ascii_lowercase().contains("internal") {
+            Some("internal".to_string())
+        } else if let Some(name) = message.split("Loaded net plugin ").nth(1) {
+            Some(name.split(" (").next().unwrap_or(name).trim().to_string())
+        } else {
+            message.strip_prefix("Plugin Path :").map(|path| path.trim().to_string())
+        };
+        if let Some(plugin) = plugin {
+            seen.net_plugins.entry(host.clone()).or_insert((plugin, evidence.clone()));
+        }
     }
     if message.starts_with("Bootstrap : Using")
         || message.starts_with("NET/Socket : Using")
@@ -839,8 +948,12 @@ fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
             .and_then(|nics| nics.get(c.nic_index as usize).cloned())
             .unwrap_or_else(|| format!("NIC index {}", c.nic_index))
     };
-    let receives: BTreeMap<(&str, u64, u64), &NetChannel> =
-        channels.iter().filter(|c| !c.send).map(|c| ((c.channel.as_str(), c.from, c.to), c)).collect();
+    // A channel quoted without its number ("?") cannot be paired with its other side.
+    let receives: BTreeMap<(&str, u64, u64), &NetChannel> = channels
+        .iter()
+        .filter(|c| !c.send && c.channel != "?")
+        .map(|c| ((c.channel.as_str(), c.from, c.to), c))
+        .collect();
     let mut reported = 0;
     for send in channels.iter().filter(|c| c.send) {
         let Some(receive) = receives.get(&(send.channel.as_str(), send.from, send.to)) else { continue };
@@ -873,6 +986,30 @@ mod tests {
     use super::*;
 
     /// INFO lines and socket failures that decide a diagnosis (corpus cases named).
+    #[test]
+    fn gdr_on_some_ranks_and_net_plugins_that_differ() {
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis.facts
+        };
+        // nccl#897: the two sides of one connection, quoted without their prefix: rank 9 sends with
+        // GPUDirect RDMA, rank 2 receives without it.
+        let found = facts("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA\n9[1a000] -> 2[6b000] [receive] via NET/IB/1\n");
+        let gdr: Vec<&Fact> = found.iter().filter(|f| f.name == "nccl.gdr_disabled").collect();
+        assert_eq!(gdr.len(), 1, "{found:?}");
+        assert_eq!(gdr[0].get("host"), Some("the host of rank 2"));
+        assert!(!found.iter().any(|f| f.name == "nccl.cross_nic"), "an unnumbered channel is not paired: {found:?}");
+        let all = facts("n1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\nn2:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\n");
+        assert!(!all.iter().any(|f| f.name == "nccl.gdr_disabled"), "{all:?}");
+        // nccl#1634: one host loads the HPC-X plugin, another NCCL's internal transport.
+        let plugins = facts("HGX-H100-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\nHGX-H100-04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so\n");
+        let mismatch = plugins.iter().find(|f| f.name == "nccl.env_mismatch").expect("plugin mismatch");
+        assert!(mismatch.get("values").is_some_and(|v| v.contains("HGX-H100-11: internal")), "{mismatch:?}");
+        let same = facts("a:1:1 [0] NCCL INFO Plugin Path : /opt/hpcx/x/libnccl-net.so\nb:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8\n");
+        assert!(!same.iter().any(|f| f.name == "nccl.env_mismatch"), "one plugin, named two ways: {same:?}");
+    }
+
     #[test]
     fn gdr_disabled_remote_exit_refused_connection_and_missing_ib() {
         let facts = |text: &str| {

@@ -2,6 +2,8 @@
 //! CUDA runtime error strings, perftest's connection failures. (CUDA and NVML driver mismatches are
 //! read by `nvidia_smi`.) Each says what it means on its own.
 
+use fabricdoctor_probes::pci_config::AcsBits;
+
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
 
@@ -12,9 +14,55 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut zero_gid: Option<Evidence> = None;
     let mut perftest_device: Option<String> = None;
     let mut roce_gid_seen = false;
+    // A `setpci ... ECAP_ACS+6.w` (or a switch's own ACS Control offset, PLX: f2a.w) read loop: the
+    // bare 4-digit words that follow are ACS Control registers.
+    let mut acs_read: Option<Evidence> = None;
+    let mut acs_redirecting: Vec<Evidence> = Vec::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
+        if raw.contains("setpci") {
+            let lower = raw.to_ascii_lowercase();
+            let reads_acs_control = (lower.contains("ecap_acs+6.w") || lower.contains("ecap_acs+0x6.w") || lower.contains("f2a.w"))
+                && !lower.contains(".w=");
+            acs_read = reads_acs_control.then(evidence);
+            continue;
+        }
+        if acs_read.is_some() && trimmed.len() == 4 && trimmed.chars().all(|c| c.is_ascii_hexdigit()) {
+            if let Ok(bits) = u16::from_str_radix(trimmed, 16) {
+                // PCIe Base Spec §7.7.11.3 ACS Control: bit 2 P2P Request Redirect, bit 3 P2P
+                // Completion Redirect; either sends peer traffic up to the root complex.
+                if fabricdoctor_checks::pcie::acs_redirects(&AcsBits::from_bits(bits)) {
+                    acs_redirecting.push(evidence());
+                }
+            }
+            continue;
+        }
+        // ibstatus (infiniband-diags, a script over sysfs) finds no device at all.
+        if trimmed.contains("sys files not found") && trimmed.contains("/sys/class/infiniband") {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // The NVSwitch fabric manager's log (/var/log/fabricmanager.log: "[date] [LEVEL] [tid N] ..."):
+        // a switch reporting an error is hardware of the NVLink fabric (SXid); any other ERROR line is
+        // the fabric manager failing to set up the fabric or a multicast (NVLS) team.
+        if trimmed.starts_with('[') && trimmed.contains("] [ERROR] [tid ") {
+            let message = trimmed.split("] [tid ").nth(1).and_then(|r| r.split_once("] ")).map_or(trimmed, |(_, m)| m);
+            if let Some(rest) = message.split("detected NVSwitch ").nth(1) {
+                let switch = rest.split("pci bus id ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("unknown");
+                let port = rest.split(" port ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("unknown");
+                let kind = rest.split(" on ").next().unwrap_or(rest);
+                facts.push(
+                    Fact::new("nvswitch.error")
+                        .attr("what", format!("NVSwitch {switch} port {port}: {kind}"))
+                        .attr("text", message)
+                        .evidence(evidence()),
+                );
+            } else {
+                facts.push(Fact::new("fabricmanager.error").attr("text", message).evidence(evidence()));
+            }
+            continue;
+        }
         if trimmed.starts_with("GID:")
             && trimmed.trim_start_matches("GID:").trim().split(':').all(|p| p == "00" || p == "0000")
         {
@@ -98,6 +146,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("gpu.cuda_hardware_error").attr("what", what).evidence(evidence()));
         }
     }
+    if let (Some(command), false) = (acs_read, acs_redirecting.is_empty()) {
+        let mut fact = Fact::new("pcie.acs_redirect")
+            .attr("device", format!("{} switch ports read by setpci", acs_redirecting.len()))
+            .evidence(command);
+        for evidence in acs_redirecting.into_iter().take(4) {
+            fact = fact.evidence(evidence);
+        }
+        facts.push(fact);
+    }
     facts
 }
 
@@ -142,5 +199,33 @@ mod tests {
             "node1:1:2 [0] NCCL INFO Channel 00/02 : 0 1\n#  Rank  0 Group  0 Pid 1 on n1 device  0 [0x1b] H100\n"
         )
         .is_empty());
+    }
+
+    /// pytorch#24081 (setpci reading a PLX switch's ACS Control: 001d has both redirect bits),
+    /// clustervision/trinity#219 (ibstatus without a device), gpud and sichek fabricmanager.log
+    /// fixtures (a switch error, and a multicast team the manager could not set up).
+    #[test]
+    fn setpci_acs_words_ibstatus_and_fabric_manager_errors() {
+        let setpci = "$ for plx in $(lspci | grep -i plx | awk '{print $1}'); do sudo setpci -s ${plx} f2a.w; done\n0000\n001d\n0000\n";
+        let facts = parse("f", setpci);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].name, "pcie.acs_redirect");
+        assert_eq!(facts[0].evidence.len(), 2, "the command and the redirecting word");
+        assert!(parse("f", "setpci -s 02:00.0 f2a.w\n0000\n0001\n").is_empty(), "source validation only");
+        assert!(parse("f", "setpci -s 02:00.0 ECAP_ACS+0x6.w=0000\n001d\n").is_empty(), "a write, not a read");
+        assert!(parse("f", "001d\n").is_empty(), "a word without the command is nothing");
+
+        let ibstatus = "Fatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)\n";
+        assert_eq!(parse("f", ibstatus)[0].name, "rdma.device_missing");
+
+        let switch = "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61\n";
+        let facts = parse("f", switch);
+        assert_eq!(facts[0].name, "nvswitch.error");
+        assert_eq!(facts[0].get("what"), Some("NVSwitch 00000000:86:00.0 port 61: non-fatal error 12028"));
+        let team = "[Sep 26 2025 19:32:39] [ERROR] [tid 1569349] failed to find the member GPU handle 29 in partition -1 in the multicast team setup request id 17.\n[Sep 26 2025 19:32:46] [INFO] [tid 1569303] Sending inband response message\n";
+        let facts = parse("f", team);
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].name, "fabricmanager.error");
+        assert!(facts[0].get("text").is_some_and(|t| t.starts_with("failed to find the member GPU handle")));
     }
 }
