@@ -169,10 +169,13 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
         // A process killed inside NCCL (arch/x86/mm/fault.c show_signal_msg: "comm[pid]: segfault at
         // ADDR ip ... error N in libnccl.so.2[...]"): NCCL itself crashed, whatever its peers log next.
-        if (lower.contains("segfault at") || lower.contains("general protection") || lower.contains("trap invalid opcode"))
+        if (lower.contains("segfault at")
+            || lower.contains("general protection")
+            || lower.contains("trap invalid opcode"))
             && lower.contains(" in libnccl")
         {
-            let process = raw.split(": segfault").next().and_then(|p| p.split_whitespace().last()).unwrap_or("a process");
+            let process =
+                raw.split(": segfault").next().and_then(|p| p.split_whitespace().last()).unwrap_or("a process");
             let library = raw.split(" in ").last().and_then(|r| r.split('[').next()).unwrap_or("libnccl");
             facts.push(
                 Fact::new("nccl.crashed")

@@ -995,7 +995,8 @@ mod tests {
         };
         // nccl#897: the two sides of one connection, quoted without their prefix: rank 9 sends with
         // GPUDirect RDMA, rank 2 receives without it.
-        let found = facts("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA\n9[1a000] -> 2[6b000] [receive] via NET/IB/1\n");
+        let found =
+            facts("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA\n9[1a000] -> 2[6b000] [receive] via NET/IB/1\n");
         let gdr: Vec<&Fact> = found.iter().filter(|f| f.name == "nccl.gdr_disabled").collect();
         assert_eq!(gdr.len(), 1, "{found:?}");
         assert_eq!(gdr[0].get("host"), Some("the host of rank 2"));

@@ -23,8 +23,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         let trimmed = raw.trim();
         if raw.contains("setpci") {
             let lower = raw.to_ascii_lowercase();
-            let reads_acs_control = (lower.contains("ecap_acs+6.w") || lower.contains("ecap_acs+0x6.w") || lower.contains("f2a.w"))
-                && !lower.contains(".w=");
+            let reads_acs_control =
+                (lower.contains("ecap_acs+6.w") || lower.contains("ecap_acs+0x6.w") || lower.contains("f2a.w"))
+                    && !lower.contains(".w=");
             acs_read = reads_acs_control.then(evidence);
             continue;
         }
@@ -49,7 +50,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if trimmed.starts_with('[') && trimmed.contains("] [ERROR] [tid ") {
             let message = trimmed.split("] [tid ").nth(1).and_then(|r| r.split_once("] ")).map_or(trimmed, |(_, m)| m);
             if let Some(rest) = message.split("detected NVSwitch ").nth(1) {
-                let switch = rest.split("pci bus id ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("unknown");
+                let switch =
+                    rest.split("pci bus id ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("unknown");
                 let port = rest.split(" port ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("unknown");
                 let kind = rest.split(" on ").next().unwrap_or(rest);
                 facts.push(
