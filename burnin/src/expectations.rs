@@ -434,8 +434,7 @@ mod tests {
         section.rails.insert("rail1".into(), Targets { pair_gbps: Some(0.0), ..Targets::default() });
         let error = section.validate().expect_err("zero");
         assert!(error.contains("expectations.rails.rail1.pair_gbps"), "{error}");
-        let mut section = ExpectationsSection::default();
-        section.pair_latency_us = Some(-3.0);
+        let mut section = ExpectationsSection { pair_latency_us: Some(-3.0), ..ExpectationsSection::default() };
         assert!(section.validate().expect_err("negative").contains("expectations.pair_latency_us"));
         section.pair_latency_us = None;
         section.verbs_efficiency = 1.5;
