@@ -15,7 +15,7 @@ struct Case {
     id: String,
     expected: String,
     /// "train", "heldout", "heldout2" (set aside as they were collected, tuned on since
-    /// 2026-11-24), "heldout3" or "heldout4" (each collected blind; its first run is a held-out
+    /// 2026-11-24), "heldout3", "heldout4" or "heldout5" (each collected blind; its first run is a held-out
     /// measure the README
     /// reports).
     split: String,
