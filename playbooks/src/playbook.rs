@@ -64,6 +64,18 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("nccl.internal", "text host", "NCCL WARN on NCCL's own protocol ('Message truncated')"),
     ("nccl.crashed", "text host", "kernel: a process killed inside libnccl (segfault, general protection, invalid opcode)"),
+    ("nccl.no_algorithm", "text host", "NCCL WARN 'no algorithm/protocol available' (NCCL_ALGO/NCCL_PROTO leave nothing usable)"),
+    (
+        "nccl.protocol_forced",
+        "text with",
+        "NCCL_PROTO set to LL128 or LL (with=wrong_results when the same inputs show wrong results)",
+    ),
+    (
+        "network.host_unreachable",
+        "text",
+        "ssh 'connect to host H port 22: Connection refused/No route to host', a host name that does not resolve",
+    ),
+    ("process.died", "text", "Ray raylet 'A worker died or was killed', 'The actor died unexpectedly'"),
     (
         "nvswitch.error",
         "what text",

@@ -371,6 +371,8 @@ struct Observations {
     ib_not_used: Vec<(String, Evidence)>,
     /// Host -> the net plugin it loaded ("internal" when it found none), with where it said so.
     net_plugins: BTreeMap<String, (String, Evidence)>,
+    /// (host, device) -> its port events in order: true for "port active", false for "port error".
+    port_events: BTreeMap<(String, String), Vec<(bool, Evidence)>>,
 }
 
 /// Facts from the NCCL logs of all inputs, joined across them.
@@ -394,6 +396,46 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     ib_expected_but_missing(&seen, analysis);
     gdr_partial(&seen.channels, analysis);
     plugin_mismatch(&seen.net_plugins, analysis);
+    port_flaps(&seen.port_events, analysis);
+    forced_protocol(&seen.settings, analysis);
+}
+
+/// A port that reported an error and then became active again (or the reverse, more than once)
+/// flapped: the same fact the kernel's carrier messages give.
+fn port_flaps(events: &BTreeMap<(String, String), Vec<(bool, Evidence)>>, analysis: &mut Analysis) {
+    for ((host, device), events) in events {
+        let changes = events.windows(2).filter(|pair| pair[0].0 != pair[1].0).count();
+        let downs = events.iter().filter(|(active, _)| !active).count();
+        if changes == 0 || downs == 0 {
+            continue;
+        }
+        let mut fact = Fact::new("link.flap").host(host).attr("nic", device).attr("count", downs);
+        for (_, evidence) in events.iter().take(6) {
+            fact = fact.evidence(evidence.clone());
+        }
+        analysis.push(fact);
+    }
+}
+
+/// NCCL_PROTO=LL128 (or LL) forced where NCCL would not pick it, with wrong results: NCCL's
+/// maintainers warn that LL128 is only correct where NCCL enables it itself (the platform must
+/// keep 128-byte stores ordered), so the setting, not the fabric, is the first suspect.
+fn forced_protocol(settings: &BTreeMap<String, BTreeMap<String, Vec<Evidence>>>, analysis: &mut Analysis) {
+    let corrupted = analysis.facts.iter().any(|f| f.name == "nccltests.wrong" || f.name == "nccltests.out_of_bounds");
+    let Some(values) = settings.get("NCCL_PROTO") else { return };
+    for (value, places) in values {
+        if !value.split(',').any(|p| p.trim().eq_ignore_ascii_case("ll128") || p.trim().eq_ignore_ascii_case("ll")) {
+            continue;
+        }
+        let mut fact = Fact::new("nccl.protocol_forced").attr("text", format!("NCCL_PROTO={value}"));
+        if corrupted {
+            fact = fact.attr("with", "wrong_results");
+        }
+        for evidence in places.iter().take(2) {
+            fact = fact.evidence(evidence.clone());
+        }
+        analysis.push(fact);
+    }
 }
 
 /// Some ranks' InfiniBand/RoCE connections use GPUDirect RDMA (`via NET/IB/0/GDRDMA`) and others'
@@ -595,6 +637,22 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     {
         seen.channel_sources.insert(source);
     }
+    // IBV_EVENT_PORT_ERR then IBV_EVENT_PORT_ACTIVE on one port (net_ib async events): the link
+    // went down and came back, a flap; again and again, a bad cable, optic or switch port.
+    let lower_message = message.to_ascii_lowercase();
+    if lower_message.contains("async") && lower_message.contains("event") {
+        let kind = if lower_message.contains("port error") {
+            Some(false)
+        } else if lower_message.contains("port active") {
+            Some(true)
+        } else {
+            None
+        };
+        if let Some(active) = kind {
+            let device = async_event_device(message);
+            seen.port_events.entry((host.clone(), device)).or_default().push((active, evidence.clone()));
+        }
+    }
     if line.level == Level::Warn {
         let fact = warning_fact(line, &host).evidence(evidence.clone());
         // A connection attempt to a link-local or loopback address means the peer announced the
@@ -693,6 +751,18 @@ fn unreachable_address(message: &str) -> Option<&str> {
         .find(|t| t.starts_with("169.254.") || t.starts_with("127.") || t.to_ascii_lowercase().starts_with("fe80:"))
 }
 
+/// The device of an `NET/IB : mlx5_32:1 Got async error event: port error` line ("mlx5_32:1").
+fn async_event_device(message: &str) -> String {
+    message
+        .split("NET/IB")
+        .nth(1)
+        .map(|r| r.trim_start_matches([' ', ':']))
+        .and_then(|r| r.split_whitespace().next())
+        .filter(|device| device.contains(':') || device.starts_with("mlx"))
+        .unwrap_or("unknown")
+        .to_string()
+}
+
 /// What a `NCCL WARN` line reports, most specific kind first; `nccl.error` for the rest.
 fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     let message = line.message.as_str();
@@ -704,15 +774,27 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if lower.contains("duplicate gpu detected") {
         // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it).
         Fact::new("nccl.duplicate_gpu").host(host).attr("text", message)
+    } else if lower.contains("async event") && lower.contains("local catastrophic error") {
+        // IBV_EVENT_DEVICE_FATAL (ibv_get_async_event(3): "local catastrophic error"): the adapter
+        // itself failed; every queue pair on it is gone until it is reset.
+        Fact::new("nic.hw_fault")
+            .host(host)
+            .attr("device", async_event_device(message))
+            .attr("how", "the adapter raised a fatal device event (local catastrophic error)")
     } else if lower.contains("async event") && lower.contains("port error") {
         // net_ib: IBV_EVENT_PORT_ERR, the port left the Active state (a link going down).
-        Fact::new("nccl.port_error").host(host)
+        Fact::new("nccl.port_error").host(host).attr("nic", async_event_device(message))
     } else if lower.contains("out of memory")
         || lower.contains("failed to cuda calloc")
         || lower.contains("failed to cuda malloc")
     {
         Fact::new("nccl.gpu_out_of_memory").host(host).attr("text", message)
+    } else if lower.contains("no algorithm/protocol available") {
+        // enqueue.cc getAlgoInfo: every algorithm/protocol pair is disabled for this collective,
+        // which happens when NCCL_ALGO / NCCL_PROTO force one that cannot run here.
+        Fact::new("nccl.no_algorithm").host(host).attr("text", message)
     } else if lower.contains("cannot be captured in a graph")
+        || lower.contains("not supported in the installed cuda driver")
         || lower.contains("driver version is insufficient")
         || lower.contains("insufficient driver")
         || lower.contains("cuda driver version")
@@ -1009,6 +1091,41 @@ mod tests {
         assert!(mismatch.get("values").is_some_and(|v| v.contains("HGX-H100-11: internal")), "{mismatch:?}");
         let same = facts("a:1:1 [0] NCCL INFO Plugin Path : /opt/hpcx/x/libnccl-net.so\nb:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8\n");
         assert!(!same.iter().any(|f| f.name == "nccl.env_mismatch"), "one plugin, named two ways: {same:?}");
+    }
+
+    /// llm-d#191 (port error, active, error on one port), nccl#653 (NCCL_ALGO leaving no algorithm),
+    /// nccl#831 (NCCL_PROTO=LL128 forced with wrong results), nccl#230 (a fatal device event).
+    #[test]
+    fn port_flaps_forced_algorithms_and_fatal_device_events() {
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis.facts
+        };
+        let flap = facts(
+            "p2:311:405 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_32:1 Got async error event: port error\n\
+             p2:311:405 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_32:1 Got async error event: port active\n\
+             p2:311:405 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_32:1 Got async error event: port error\n",
+        );
+        let fact = flap.iter().find(|f| f.name == "link.flap").expect("flap");
+        assert_eq!((fact.get("nic"), fact.get("count"), fact.get("host")), (Some("mlx5_32:1"), Some("2"), Some("p2")));
+        let once = facts("p2:311:405 [0] NCCL WARN NET/IB : mlx5_32:1 Got async error event: port error\n");
+        assert!(!once.iter().any(|f| f.name == "link.flap"), "one error is a port down, not a flap");
+
+        let algo = facts("h:1:1 [1] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available\n");
+        assert!(algo.iter().any(|f| f.name == "nccl.no_algorithm"), "{algo:?}");
+
+        let mut analysis = Analysis::default();
+        analysis.push(Fact::new("nccltests.out_of_bounds"));
+        let log = parse("cmd", "mpirun -np 2 -x NCCL_PROTO=LL128 -x NCCL_IB_DISABLE=1 all_reduce_perf -b 8M\n");
+        analyze(&[log], &mut analysis);
+        let forced = analysis.facts.iter().find(|f| f.name == "nccl.protocol_forced").expect("forced");
+        assert_eq!(forced.get("with"), Some("wrong_results"));
+
+        let fatal = facts(
+            "c1:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error\n",
+        );
+        assert!(fatal.iter().any(|f| f.name == "nic.hw_fault"), "{fatal:?}");
     }
 
     #[test]

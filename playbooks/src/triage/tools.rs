@@ -47,8 +47,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // The NVSwitch fabric manager's log (/var/log/fabricmanager.log: "[date] [LEVEL] [tid N] ..."):
         // a switch reporting an error is hardware of the NVLink fabric (SXid); any other ERROR line is
         // the fabric manager failing to set up the fabric or a multicast (NVLS) team.
-        if trimmed.starts_with('[') && trimmed.contains("] [ERROR] [tid ") {
-            let message = trimmed.split("] [tid ").nth(1).and_then(|r| r.split_once("] ")).map_or(trimmed, |(_, m)| m);
+        let lower = trimmed.to_ascii_lowercase();
+        let fabric_manager_line = trimmed.contains("[ERROR]")
+            && (trimmed.contains("] [tid ")
+                || lower.contains("fabric manager")
+                || lower.contains("nvswitch")
+                || lower.contains("multicast team"));
+        if fabric_manager_line {
+            let message = match trimmed.split("] [tid ").nth(1).and_then(|r| r.split_once("] ")) {
+                Some((_, message)) => message,
+                None => trimmed.split("[ERROR]").nth(1).map_or(trimmed, str::trim),
+            };
             if let Some(rest) = message.split("detected NVSwitch ").nth(1) {
                 let switch =
                     rest.split("pci bus id ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("unknown");
@@ -117,6 +126,42 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // manager has not finished initialising the fabric.
         if raw.contains("system not yet initialized") {
             facts.push(Fact::new("gpu.fabric_not_ready").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // The peer-memory module (nvidia_peermem, or the older nv_peer_mem) does not load: built
+        // against another ib_core than the running RDMA stack ("disagrees about version of symbol
+        // ib_register_peer_memory_client"), or missing. Without it NCCL runs without GPUDirect RDMA.
+        if (lower.contains("nvidia_peermem") || lower.contains("nvidia-peermem") || lower.contains("nv_peer_mem"))
+            && (lower.contains("unknown symbol")
+                || lower.contains("disagrees about version of symbol")
+                || lower.contains("could not insert")
+                || lower.contains("failed to load"))
+        {
+            facts.push(
+                Fact::new("nccl.gdr_disabled")
+                    .attr("nic", "every NIC (the peer-memory module does not load)")
+                    .attr("text", trimmed)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
+        // A launcher that cannot reach a host (OpenSSH "ssh: connect to host H port 22: Connection
+        // refused" / "No route to host"), or a host name that does not resolve (getaddrinfo(3)
+        // EAI_NONAME as glibc, musl and nslookup print it): the job never reaches that node.
+        if (lower.starts_with("ssh: connect to host")
+            && (lower.contains("connection refused")
+                || lower.contains("no route to host")
+                || lower.contains("timed out")))
+            || lower.contains("name or service not known")
+            || lower.contains("name does not resolve")
+            || lower.contains("temporary failure in name resolution")
+        {
+            facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // Ray's raylet: a worker process (a rank) died or was killed (OOM killer, crash).
+        if lower.contains("a worker died or was killed") || lower.contains("the actor died unexpectedly") {
+            facts.push(Fact::new("process.died").attr("text", trimmed).evidence(evidence()));
             continue;
         }
         // perftest's out-of-band TCP connection to the server (port 18515 by default) failed: the
@@ -229,5 +274,30 @@ mod tests {
         assert_eq!(facts.len(), 1);
         assert_eq!(facts[0].name, "fabricmanager.error");
         assert!(facts[0].get("text").is_some_and(|t| t.starts_with("failed to find the member GPU handle")));
+    }
+
+    /// gpu-operator#2868 (nvidia_peermem built for another ib_core), nccl-tests#299 (ssh refused),
+    /// ms-swift#6368 (a master name that does not resolve), OpenRLHF#621 (a Ray worker died), and a
+    /// fabric manager log without thread ids (pytorch/ci-infra#552).
+    #[test]
+    fn peermem_launcher_reachability_dead_workers_and_fabric_manager_errors() {
+        let peermem =
+            "[Tue Sep  8 17:16:02 2026] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)\n";
+        assert_eq!(parse("f", peermem)[0].name, "nccl.gdr_disabled");
+        assert!(parse("f", "nvidia_peermem loaded\n").is_empty());
+        let ssh = "ssh: connect to host (worker_ip) port 22: Connection refused\n";
+        assert_eq!(parse("f", ssh)[0].name, "network.host_unreachable");
+        let dns = "nslookup: can't resolve 'job-master-0': Name does not resolve\n";
+        assert_eq!(parse("f", dns)[0].name, "network.host_unreachable");
+        let ray = "(raylet) A worker died or was killed while executing a task by an unexpected system error.\n";
+        assert_eq!(parse("f", ray)[0].name, "process.died");
+        let fm = "[ERROR] not all local fabric manager instances finished their configuration\n";
+        let facts = parse("f", fm);
+        assert_eq!(facts[0].name, "fabricmanager.error");
+        assert_eq!(facts[0].get("text"), Some("not all local fabric manager instances finished their configuration"));
+        assert!(
+            parse("f", "[ERROR] something in an application\n").is_empty(),
+            "an ERROR tag alone is not the fabric manager"
+        );
     }
 }
