@@ -89,6 +89,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE", help_heading = "Selection")]
     pub policy: Option<PathBuf>,
 
+    /// Node model profile (TOML, e.g. playbooks/profiles/hgx-h100-8x400g.toml): expected GPUs, NICs,
+    /// port rate and PCIe links; runs profile.inventory and profile.pcie and sets the expected port rate.
+    #[arg(long, value_name = "FILE", help_heading = "Selection")]
+    pub profile: Option<PathBuf>,
+
     /// Print the versioned JSON report (same as --format json).
     #[arg(long, conflicts_with = "format", help_heading = "Output")]
     pub json: bool,
@@ -575,6 +580,11 @@ pub struct BurninArgs {
     /// burnin.pair.below_expected; more than half a rail's pairs below, burnin.fabric.below_expected.
     #[arg(long, value_name = "GBPS", value_parser = parse_expectation, allow_negative_numbers = true, conflicts_with = "resume", help_heading = "Protocol")]
     pub expect_pair_gbps: Option<f64>,
+    /// Node model profile (TOML, e.g. playbooks/profiles/hgx-h100-8x400g.toml): its NIC rate x the
+    /// transport's efficiency is each rail's expectation (below explicit figures), and its rails must
+    /// name the run's rails.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume", help_heading = "Protocol")]
+    pub profile: Option<PathBuf>,
     /// Median one-way latency every pair should stay under, microseconds (perftest's t_typical / 2).
     #[arg(long, value_name = "US", value_parser = parse_expectation, allow_negative_numbers = true, conflicts_with = "resume", help_heading = "Protocol")]
     pub expect_latency_us: Option<f64>,

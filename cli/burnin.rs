@@ -201,6 +201,7 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, Arc::clone(&stop)).context("failed to install a signal handler")?;
     }
+    let profile = args.profile.as_deref().map(crate::check::read_profile).transpose()?;
     let Some(resolved) = resolve(&args)? else {
         return Ok(exit::SUCCESS);
     };
@@ -224,7 +225,12 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
             PerfTransport::Tcp => DataTransport::Tcp,
             PerfTransport::Verbs => DataTransport::Verbs,
         },
-        expect: Overrides { pair_gbps: args.expect_pair_gbps, pair_latency_us: args.expect_latency_us },
+        expect: Overrides {
+            pair_gbps: args.expect_pair_gbps,
+            pair_latency_us: args.expect_latency_us,
+            profile_rate: profile.as_ref().map(|p| (p.nics.rate_gbps, p.name.clone())),
+        },
+        profile,
     };
     let mut coordinator = Coordinator::new(options, progress)?;
     let end = coordinator.run()?;

@@ -38,11 +38,32 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         }
         None => Policy::default(),
     };
+    let policy = match &args.profile {
+        Some(path) => policy.with_profile(read_profile(path)?),
+        None => policy,
+    };
     let source = Source::resolve(&args.source)?;
     if args.load && !source.root.is_live() {
         anyhow::bail!("--load loads this node's GPU links; it cannot run on a capture (--root)");
     }
     let node = NodeSnapshot::probe(&source.root);
+    if let Some(profile) = &policy.profile {
+        // A profile for another node model would judge every device against the wrong figures:
+        // refuse it by name rather than print a page of false fails.
+        let gpus: Vec<String> = node.gpus().iter().map(|g| g.model_name()).collect();
+        let model = profile.gpus.model.to_ascii_lowercase();
+        if !gpus.is_empty() && !gpus.iter().any(|name| name.to_ascii_lowercase().contains(&model)) {
+            let mut names = gpus.clone();
+            names.dedup();
+            anyhow::bail!(
+                "profile {} does not fit this node: gpus.model = {:?}, but its {} GPUs are {}",
+                profile.name,
+                profile.gpus.model,
+                gpus.len(),
+                names.join(", ")
+            );
+        }
+    }
     let mut gpu = selects(&args.only, "gpu.").then(|| GpuObservation::probe(&source.root));
     let window_started = Instant::now();
     let counters = if wants_counters(&args.only) {
@@ -208,4 +229,10 @@ fn textwrap(text: &str, width: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+/// A node model profile from a file; errors name the file and the key.
+pub fn read_profile(path: &std::path::Path) -> anyhow::Result<fabricdoctor_checks::profile::NodeProfile> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("failed to read profile {}", path.display()))?;
+    fabricdoctor_checks::profile::NodeProfile::from_toml(&text, &path.display().to_string()).map_err(anyhow::Error::msg)
 }

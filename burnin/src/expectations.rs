@@ -132,11 +132,13 @@ pub fn positive(key: &str, value: f64) -> Result<f64, String> {
     }
 }
 
-/// The command line's overrides (`--expect-pair-gbps`, `--expect-latency-us`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// The command line's overrides (`--expect-pair-gbps`, `--expect-latency-us`) and the node
+/// profile's port rate (`--profile`: `nics.rate_gbps`, with the profile's name).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     pub pair_gbps: Option<f64>,
     pub pair_latency_us: Option<f64>,
+    pub profile_rate: Option<(f64, String)>,
 }
 
 /// The expectation of `rail`, whose hosts announced `links` (one per host that has the rail).
@@ -145,7 +147,7 @@ pub fn expect(
     links: &[(String, Option<RailLink>)],
     transport: DataTransport,
     section: &ExpectationsSection,
-    overrides: Overrides,
+    overrides: &Overrides,
 ) -> RailExpectation {
     let own = section.rails.get(rail).copied().unwrap_or_default();
     let mut expectation = RailExpectation {
@@ -171,7 +173,11 @@ pub fn expect(
         DataTransport::Verbs => section.verbs_efficiency,
         DataTransport::Tcp => section.tcp_efficiency,
     };
-    match rail_rate(links) {
+    let rate = match &overrides.profile_rate {
+        Some((gbps, profile)) => Ok((*gbps, format!("profile {profile}, nics.rate_gbps"))),
+        None => rail_rate(links),
+    };
+    match rate {
         Ok((gbps, how)) => {
             expectation.pair_gbps = Some(gbps * efficiency);
             expectation.link_gbps = Some(gbps);
@@ -355,17 +361,21 @@ mod tests {
             ("c".to_string(), link(Some(200.0), "mlx5_0 port 1 rate 200 Gb/sec (4X HDR)")),
         ];
         let mut section = ExpectationsSection::default();
-        let derived = expect("rail0", &links, DataTransport::Verbs, &section, Overrides::default());
+        let derived = expect("rail0", &links, DataTransport::Verbs, &section, &Overrides::default());
         assert_eq!(derived.pair_gbps, Some(360.0), "the rate most hosts have, x 0.90: {derived:?}");
         assert!(derived.source.contains("2 of 3 hosts"), "{}", derived.source);
         section.pair_gbps = Some(300.0);
         section.rails.insert("rail0".into(), Targets { pair_gbps: Some(350.0), ..Targets::default() });
-        let own = expect("rail0", &links, DataTransport::Verbs, &section, Overrides::default());
+        let own = expect("rail0", &links, DataTransport::Verbs, &section, &Overrides::default());
         assert_eq!((own.pair_gbps, own.source.as_str()), (Some(350.0), "playbook [expectations.rails.rail0]"));
-        let other = expect("rail1", &links, DataTransport::Verbs, &section, Overrides::default());
+        let other = expect("rail1", &links, DataTransport::Verbs, &section, &Overrides::default());
         assert_eq!((other.pair_gbps, other.source.as_str()), (Some(300.0), "playbook [expectations]"));
-        let cli = Overrides { pair_gbps: Some(10.0), pair_latency_us: Some(5.0) };
-        let forced = expect("rail0", &links, DataTransport::Verbs, &section, cli);
+        let profile = Overrides { profile_rate: Some((200.0, "dgx-a100-8x200g".into())), ..Overrides::default() };
+        let from_profile = expect("rail2", &links, DataTransport::Verbs, &ExpectationsSection::default(), &profile);
+        assert_eq!(from_profile.pair_gbps, Some(180.0), "the profile's rate, not the links': {from_profile:?}");
+        assert!(from_profile.source.contains("profile dgx-a100-8x200g"), "{}", from_profile.source);
+        let cli = Overrides { pair_gbps: Some(10.0), pair_latency_us: Some(5.0), ..profile };
+        let forced = expect("rail0", &links, DataTransport::Verbs, &section, &cli);
         assert_eq!((forced.pair_gbps, forced.pair_latency_us), (Some(10.0), Some(5.0)));
         assert_eq!(forced.source, "--expect-pair-gbps");
     }
@@ -373,7 +383,8 @@ mod tests {
     #[test]
     fn a_virtual_link_gives_no_expectation_and_says_why() {
         let links = vec![("a".to_string(), link(None, "veth0 is a virtual interface")), ("b".to_string(), None)];
-        let none = expect("default", &links, DataTransport::Tcp, &ExpectationsSection::default(), Overrides::default());
+        let none =
+            expect("default", &links, DataTransport::Tcp, &ExpectationsSection::default(), &Overrides::default());
         assert_eq!(none.pair_gbps, None);
         assert!(
             none.source.contains("virtual interface") && none.source.contains("--expect-pair-gbps"),

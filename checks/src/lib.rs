@@ -8,6 +8,7 @@ pub mod host;
 pub mod optics;
 pub mod pcie;
 pub mod policy;
+pub mod profile;
 pub mod rdma;
 pub mod topo;
 pub mod topology;
@@ -151,6 +152,8 @@ pub fn registry() -> &'static [&'static dyn Check] {
         &gpu::PcieReplay,
         &gpu::Throttle,
         &gpu::Persistence,
+        &profile::Inventory,
+        &profile::Pcie,
     ]
 }
 

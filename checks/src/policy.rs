@@ -14,6 +14,9 @@ pub struct Policy {
     pub rdma: RdmaPolicy,
     pub host: HostPolicy,
     pub counters: CounterPolicy,
+    /// The node model's profile (`--profile`), not a policy key.
+    #[serde(skip)]
+    pub profile: Option<crate::profile::NodeProfile>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,6 +114,13 @@ impl Policy {
     /// Parse a policy TOML; `source_name` (the file path) names the input in errors.
     pub fn from_toml(text: &str, source_name: &str) -> Result<Policy, PolicyError> {
         toml::from_str(text).map_err(|e| PolicyError { source_name: source_name.to_string(), message: e.to_string() })
+    }
+
+    /// Judge against a node model's profile: its checks run, and its NIC rate becomes the expected
+    /// rate of the compute NICs' ports unless the policy sets one for every port.
+    pub fn with_profile(mut self, profile: crate::profile::NodeProfile) -> Policy {
+        self.profile = Some(profile);
+        self
     }
 }
 

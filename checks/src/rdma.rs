@@ -151,9 +151,19 @@ impl Check for PortRate {
                     Err(error) => return unreadable(self.id(), subject, error),
                 };
                 let model = model_key(inputs, device);
-                let expected = match (policy.rdma.expected_rate_gbps, group(device, port)) {
-                    (Some(expected), _) => expected,
-                    (None, Some(group)) => fastest.get(&group).copied().unwrap_or(rate.gbps),
+                // A node profile's rate applies to its compute NICs (those carrying a GPU's rail):
+                // storage and front-end NICs may run at another rate.
+                let from_profile = policy
+                    .profile
+                    .as_ref()
+                    .filter(|_| crate::profile::is_compute_nic(inputs, &device.name))
+                    .map(|profile| (profile.nics.rate_gbps, format!("profile {}", profile.name)));
+                let explicit = policy.rdma.expected_rate_gbps.map(|rate| (rate, "policy".to_string())).or(from_profile);
+                let (expected, source) = match (explicit, group(device, port)) {
+                    (Some(explicit), _) => explicit,
+                    (None, Some(group)) => {
+                        (fastest.get(&group).copied().unwrap_or(rate.gbps), "fastest port of this model".to_string())
+                    }
                     (None, None) => {
                         return Finding::new(
                             self.id(),
@@ -168,8 +178,6 @@ impl Check for PortRate {
                         .observed(format!("{} Gb/sec", rate.gbps))
                     }
                 };
-                let source =
-                    if policy.rdma.expected_rate_gbps.is_some() { "policy" } else { "fastest port of this model" };
                 let (verdict, message) = if rate.gbps + 1e-9 >= expected {
                     (Verdict::Pass, rate.text.clone())
                 } else {

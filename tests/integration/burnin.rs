@@ -1255,3 +1255,44 @@ fn namespace_cluster_all_rails_phase_finds_a_shared_bottleneck() {
         assert!(fraction > 0.7, "{} -> {} {}: {fraction}", entry.client, entry.server, entry.rail);
     }
 }
+
+/// `--profile`: its NIC rate x the transport's efficiency becomes each rail's expectation, and a
+/// profile whose rails do not name the run's rails is refused by the key.
+#[test]
+fn a_node_profile_sets_expectations_and_names_the_rails() {
+    let _serial = serial();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let shipped = crate::support::repository().join("playbooks/profiles/hgx-h100-8x400g.toml");
+    let run = |profile: &Path, name: &str| {
+        let dir = parent.path().join(name);
+        let output = crate::support::run(&[
+            "burnin",
+            "--local",
+            "2",
+            "--duration",
+            "1s",
+            "--playbook",
+            &playbook(),
+            "--profile",
+            profile.to_str().expect("utf-8"),
+            "--report-dir",
+            dir.to_str().expect("utf-8"),
+        ]);
+        (output, read_report(&dir))
+    };
+    let (output, report) = run(&shipped, "rails");
+    assert_ne!(output.status.code(), Some(0), "{}", describe(&output));
+    let stopped = report.run.stopped.clone().unwrap_or_default();
+    assert!(stopped.contains("rails = [rail0") && stopped.contains("\"default\""), "{stopped}");
+
+    let text = std::fs::read_to_string(&shipped).expect("profile");
+    let without_rails: String = text.lines().filter(|l| !l.starts_with("rails =")).map(|l| format!("{l}\n")).collect();
+    let path = parent.path().join("no-rails.toml");
+    std::fs::write(&path, without_rails).expect("write");
+    let (output, report) = run(&path, "rate");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let expectation = &report.expectations[0];
+    assert_eq!(expectation.pair_gbps, Some(320.0), "400 Gb/s x TCP efficiency 0.80: {expectation:?}");
+    assert!(expectation.source.contains("profile hgx-h100-8x400g"), "{}", expectation.source);
+    assert!(report.findings.iter().any(|f| f.id == "burnin.pair.below_expected"), "{:?}", report.findings);
+}

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::support::{assert_none, assert_verdict, check_json, fixture, run, stderr, verdicts};
+use crate::support::{assert_none, assert_verdict, check_json, fixture, repository, run, stderr, verdicts};
 
 #[test]
 fn healthy_hgx_h100_passes_every_check_it_can_see() {
@@ -158,4 +158,46 @@ fn the_build_host_capture_skips_what_it_cannot_see_and_fails_memlock() {
     for id in ["pcie.link.width", "topo.gpu_nic.affinity", "rdma.port.state"] {
         assert_verdict(&report, id, "skip", "node");
     }
+}
+
+/// A node model profile: the HGX H100 capture fits its profile; the six-NIC one is two NICs short;
+/// a DGX A100 judged by the H100 profile is refused by the key that does not fit; a profile that
+/// wants Gen5 fails the A100's Gen4 GPUs and compute NICs but not its storage NICs.
+#[test]
+fn node_profiles_judge_counts_links_and_refuse_another_model() {
+    let profile = |name: &str| repository().join("playbooks/profiles").join(name).display().to_string();
+    let h100 = profile("hgx-h100-8x400g.toml");
+    let (report, code) = check_json(&fixture("hgx-h100"), &["--profile", &h100]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_verdict(&report, "profile.inventory", "pass", "GPUs");
+    assert_verdict(&report, "profile.pcie", "pass", "mlx5_7");
+
+    let (report, _) = check_json(&fixture("hgx-h100-6nic"), &["--profile", &h100]);
+    assert_verdict(&report, "profile.inventory", "fail", "RDMA NICs");
+
+    let output = run(&["check", "--root", fixture("dgx-a100").to_str().expect("utf-8"), "--profile", &h100]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("gpus.model = \"H100\"") && stderr(&output).contains("A100"),
+        "{}",
+        stderr(&output)
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gen5 = dir.path().join("a100-gen5.toml");
+    let text = std::fs::read_to_string(profile("dgx-a100-8x200g.toml")).expect("profile");
+    std::fs::write(&gen5, text.replace("pcie_generation = 4", "pcie_generation = 5")).expect("write");
+    let (report, _) = check_json(&fixture("dgx-a100"), &["--profile", gen5.to_str().expect("utf-8")]);
+    let pcie: Vec<_> = verdicts(&report).into_iter().filter(|(id, ..)| id == "profile.pcie").collect();
+    assert_eq!(pcie.len(), 16, "8 GPUs and the 8 compute NICs, not the storage NICs: {pcie:?}");
+    assert!(pcie.iter().all(|(_, verdict, ..)| verdict == "fail"), "{pcie:?}");
+    // The profile's 200 Gb/s is the compute ports' expectation; storage ports are judged by model.
+    assert_verdict(&report, "rdma.port.rate", "pass", "mlx5_0 port 1");
+    let rate = verdicts(&report)
+        .into_iter()
+        .find(|(id, _, subject, _)| id == "rdma.port.rate" && subject.starts_with("mlx5_8"));
+    assert!(rate.is_some_and(|(_, verdict, ..)| verdict == "pass"), "storage NIC judged by the profile's rate");
+
+    let (report, _) = check_json(&fixture("hgx-h100"), &[]);
+    assert_verdict(&report, "profile.inventory", "skip", "node");
 }

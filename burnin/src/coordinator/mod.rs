@@ -100,8 +100,10 @@ pub struct RunOptions {
     pub concurrency: Option<usize>,
     /// The data path of every measurement (pairs, loopback, collectives).
     pub transport: DataTransport,
-    /// `--expect-pair-gbps` and `--expect-latency-us`.
+    /// `--expect-pair-gbps` and `--expect-latency-us`, and the profile's rate.
     pub expect: Overrides,
+    /// `--profile`: the node model the hosts should be.
+    pub profile: Option<fabricdoctor_checks::profile::NodeProfile>,
 }
 
 /// How the run ended.
@@ -140,6 +142,8 @@ struct Checkpoint {
     expect_pair_gbps: Option<f64>,
     #[serde(default)]
     expect_latency_us: Option<f64>,
+    #[serde(default)]
+    profile: Option<fabricdoctor_checks::profile::NodeProfile>,
 }
 
 /// One pair of the pairwise pass (both directions folded), kept for isolation.
@@ -246,8 +250,12 @@ fn resume_run(options: &mut RunOptions) -> Result<(BurninReport, Checkpoint), Bu
         )));
     }
     report.run.resumed += 1;
-    options.expect =
-        Overrides { pair_gbps: checkpoint.expect_pair_gbps, pair_latency_us: checkpoint.expect_latency_us };
+    options.profile = checkpoint.profile.clone();
+    options.expect = Overrides {
+        pair_gbps: checkpoint.expect_pair_gbps,
+        pair_latency_us: checkpoint.expect_latency_us,
+        profile_rate: options.profile.as_ref().map(|p| (p.nics.rate_gbps, p.name.clone())),
+    };
     options.transport =
         if report.run.transport == DataTransport::Verbs.name() { DataTransport::Verbs } else { DataTransport::Tcp };
     report.run.stopped = None;
@@ -322,6 +330,7 @@ fn new_checkpoint(options: &RunOptions, run_id: &str) -> Checkpoint {
         iteration: 0,
         expect_pair_gbps: options.expect.pair_gbps,
         expect_latency_us: options.expect.pair_latency_us,
+        profile: options.profile.clone(),
     }
 }
 
@@ -583,6 +592,17 @@ impl Coordinator {
     fn set_expectations(&mut self) -> Result<(), BurninError> {
         let rails = self.rails();
         let section = &self.options.playbook.expectations;
+        if let Some(profile) = &self.options.profile {
+            let outside: Vec<&String> = rails.iter().filter(|rail| !profile.rails.contains(rail)).collect();
+            if !profile.rails.is_empty() && !outside.is_empty() {
+                return Err(BurninError::Playbook(format!(
+                    "profile {}: rails = [{}] has no rail {} of this run",
+                    profile.name,
+                    profile.rails.join(", "),
+                    outside.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
         if let Some(unknown) = section.rails.keys().find(|name| !rails.contains(name)) {
             return Err(BurninError::Playbook(format!(
                 "{}: [expectations.rails.{unknown}]: no rail {unknown:?} in this run (rails: {})",
@@ -606,7 +626,7 @@ impl Coordinator {
                         (entry.name.clone(), link)
                     })
                     .collect();
-                expect(rail, &links, self.options.transport, section, self.options.expect)
+                expect(rail, &links, self.options.transport, section, &self.options.expect)
             })
             .collect();
         Ok(())
