@@ -441,6 +441,9 @@ fn run_step(
                 deltas: growth.deltas,
                 findings: growth.findings,
                 unreadable: growth.unreadable,
+                observable: growth.observable,
+                tcp_retransmits: growth.tcp_retransmits,
+                tcp_segments_sent: growth.tcp_segments_sent,
             }
         }
         Request::Loopback { rail: name, spec } => match place(name) {

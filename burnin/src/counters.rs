@@ -135,6 +135,46 @@ pub struct IntervalGrowth {
     pub deltas: Vec<CounterDelta>,
     pub findings: Vec<Finding>,
     pub unreadable: usize,
+    /// Which congestion signals this node has counters for at all (moving or not).
+    pub observable: Observable,
+    /// TCP segments retransmitted over the interval (`Tcp: RetransSegs` of proc/net/snmp, per
+    /// network namespace; RFC 4293 tcpRetransSegs); `None` when unreadable or on the first sample.
+    pub tcp_retransmits: Option<u64>,
+    /// TCP segments sent over the interval (`OutSegs`), the denominator of the retransmissions.
+    pub tcp_segments_sent: Option<u64>,
+}
+
+/// Whether PFC pause and ECN/CNP counters exist on a node (a node without them cannot show which
+/// mechanism acted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Observable {
+    pub pfc: bool,
+    pub ecn: bool,
+}
+
+/// The congestion signals an observation's counters can show.
+pub fn observable(observation: &CounterObservation) -> Observable {
+    let mut seen = Observable::default();
+    for change in observation.changes() {
+        match category(source_name(change.source), &change.name) {
+            Some("pfc_pause") => seen.pfc = true,
+            Some("ecn_cnp") => seen.ecn = true,
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// (`RetransSegs`, `OutSegs`) from the text of proc/net/snmp: the `Tcp:` header line names the
+/// columns, the next `Tcp:` line holds the values (proc(5), /proc/net/snmp; RFC 4293).
+pub fn tcp_segments(snmp: &str) -> Option<(u64, u64)> {
+    let mut tcp = snmp.lines().filter(|l| l.starts_with("Tcp:"));
+    let (header, values) = (tcp.next()?, tcp.next()?);
+    let column = |name: &str| -> Option<u64> {
+        let index = header.split_whitespace().position(|column| column == name)?;
+        values.split_whitespace().nth(index)?.parse().ok()
+    };
+    Some((column("RetransSegs")?, column("OutSegs")?))
 }
 
 /// Deltas of an observation (and AER totals before/after) grouped into categories. Counters that did
@@ -218,6 +258,7 @@ pub type AerTotals = BTreeMap<(String, &'static str), u64>;
 #[derive(Debug, Default)]
 pub struct Sampler {
     previous: Option<(fabricdoctor_probes::counters::CounterSample, AerTotals, Instant)>,
+    previous_tcp: Option<(u64, u64)>,
 }
 
 impl Sampler {
@@ -235,8 +276,24 @@ impl Sampler {
         let (totals, deltas) = growth(&observation, aer_before.as_ref(), &aer);
         let findings = if observation.before.is_some() { judge(&node, &observation) } else { Vec::new() };
         let interval_s = observation.interval_seconds.filter(|_| observation.before.is_some());
+        let observable = observable(&observation);
+        let tcp = root.read_string("proc/net/snmp").ok().and_then(|text| tcp_segments(&text));
+        let (tcp_retransmits, tcp_segments_sent) = match (self.previous_tcp, tcp) {
+            (Some(before), Some(now)) => (Some(now.0.saturating_sub(before.0)), Some(now.1.saturating_sub(before.1))),
+            _ => (None, None),
+        };
+        self.previous_tcp = tcp;
         self.previous = Some((observation.after, aer, now));
-        IntervalGrowth { interval_s, totals, deltas, findings, unreadable }
+        IntervalGrowth {
+            interval_s,
+            totals,
+            deltas,
+            findings,
+            unreadable,
+            observable,
+            tcp_retransmits,
+            tcp_segments_sent,
+        }
     }
 }
 
@@ -279,6 +336,14 @@ mod tests {
             seen_growth |= totals.total() > 0;
         }
         assert!(seen_growth, "no fixture pair had categorised counter growth");
+    }
+
+    #[test]
+    fn tcp_retransmissions_are_read_by_column_name() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\nTcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\nTcp: 1 200 120000 -1 10 5 0 0 2 1000 900 37 0 3 0\n";
+        assert_eq!(tcp_segments(snmp), Some((37, 900)));
+        assert_eq!(tcp_segments("Tcp: RetransSegs\n"), None, "no values line");
+        assert_eq!(tcp_segments("garbage"), None);
     }
 
     #[test]

@@ -38,6 +38,37 @@ pub struct Playbook {
     /// Every rail of both hosts of a pair loaded at once, after the pairwise phase.
     #[serde(default)]
     pub all_rails: AllRailsSection,
+    /// The congestion (PFC/ECN) pulse: incast into each host in turn.
+    #[serde(default)]
+    pub congestion: CongestionSection,
+}
+
+/// Which congestion signal a lossless RoCE fabric should raise first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FirstSignal {
+    Ecn,
+    Pfc,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CongestionSection {
+    pub enabled: bool,
+    /// How long every other host sends into the target, seconds.
+    pub seconds: f64,
+    /// Hosts taken as targets in turn (0: every host).
+    pub targets: usize,
+    /// How often the target's counters are read during a pulse, milliseconds.
+    pub sample_ms: u64,
+    /// NVIDIA's DCQCN guidance: ECN marks before PFC pauses (Kmin below the Xoff threshold).
+    pub expect_first: FirstSignal,
+}
+
+impl Default for CongestionSection {
+    fn default() -> Self {
+        CongestionSection { enabled: true, seconds: 2.0, targets: 0, sample_ms: 250, expect_first: FirstSignal::Ecn }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -186,6 +217,12 @@ impl Playbook {
             if section.enabled && (section.bytes == 0 || section.iterations == 0) {
                 return bad(format!("{name}: bytes and iterations must be positive"));
             }
+        }
+        if !(p.congestion.seconds > 0.0 && p.congestion.seconds <= 600.0) {
+            return bad(format!("congestion.seconds {} outside (0, 600]", p.congestion.seconds));
+        }
+        if !(50..=5000).contains(&p.congestion.sample_ms) {
+            return bad(format!("congestion.sample_ms {} outside 50..=5000", p.congestion.sample_ms));
         }
         if !(p.all_rails.tolerance > 0.0 && p.all_rails.tolerance < 1.0) {
             return bad(format!("all_rails.tolerance {} outside (0, 1)", p.all_rails.tolerance));

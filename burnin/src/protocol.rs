@@ -477,6 +477,14 @@ pub enum Response {
         findings: Vec<fabricdoctor_checks::Finding>,
         /// Counter files that could not be read.
         unreadable: usize,
+        /// Which congestion signals the node has counters for (absent from earlier agents).
+        #[serde(default)]
+        observable: crate::counters::Observable,
+        /// TCP segments retransmitted and sent since the previous sample (proc/net/snmp).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tcp_retransmits: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tcp_segments_sent: Option<u64>,
     },
     Measured(Measured),
     /// One result per target of a `MeasureRails`, in order.

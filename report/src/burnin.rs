@@ -24,7 +24,8 @@ use crate::Report;
 ///   per pair, `expected_gbps` / `expected_fraction`. Sign-off now also fails on the findings
 ///   `burnin.pair.below_expected`, `burnin.fabric.below_expected` and `burnin.loopback.below_expected`.
 ///   Also `concurrent_rails`: each pair's bandwidth per rail with every rail loaded at once, against
-///   the same rail alone (finding `burnin.rails.concurrent_drop`).
+///   the same rail alone (finding `burnin.rails.concurrent_drop`), and `congestion`: the incast
+///   pulses with the target's counters (findings `burnin.congestion.loss`, `.order`, `.unobservable`).
 ///   A version 1 report reads as one without expectations (nothing else changed meaning), so
 ///   `--baseline` accepts runs made before.
 pub const BURNIN_SCHEMA_VERSION: u32 = 2;
@@ -78,6 +79,53 @@ pub struct BurninReport {
     /// carried load at once. Empty when the run had one rail or the phase was off.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub concurrent_rails: Vec<ConcurrentRail>,
+    /// The congestion pulses: every other host sending into one, rotating the target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub congestion: Vec<CongestionPulse>,
+}
+
+/// One incast pulse: `senders` all sent to `target` on `rail` at once for the pulse's duration,
+/// while the target's counters were sampled at sub-second intervals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CongestionPulse {
+    pub target: String,
+    pub senders: Vec<String>,
+    pub rail: String,
+    /// The senders' bandwidths summed, Gb/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_gbps: Option<f64>,
+    /// The target's counter growth, cumulative from the pulse's start, one entry per sample.
+    pub samples: Vec<PulseSample>,
+    /// The senders' counter growth over the whole pulse, summed (their retransmissions, the pauses
+    /// and CNPs they received).
+    #[serde(default)]
+    pub senders_growth: PulseSample,
+    /// Whether the target or a sender has PFC pause / ECN-CNP counters at all.
+    pub pfc_observable: bool,
+    pub ecn_observable: bool,
+    /// Which signal moved first: "ecn", "pfc", "both" (in the same sample); absent when neither did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_signal: Option<String>,
+    /// Senders whose measurement failed, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// The target's counters during a pulse, cumulative since its start.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct PulseSample {
+    pub offset_s: f64,
+    pub pfc_pause: u64,
+    pub ecn_cnp: u64,
+    /// Discards, drops and port errors.
+    pub port_errors: u64,
+    /// RDMA transport retries.
+    pub retransmits: u64,
+    /// TCP segments retransmitted (the namespace's proc/net/snmp).
+    pub tcp_retransmits: u64,
+    /// TCP segments sent, the denominator of `tcp_retransmits`.
+    #[serde(default)]
+    pub tcp_segments_sent: u64,
 }
 
 /// One ordered pair on one rail under concurrent load on every rail, beside the same rail alone.
@@ -689,6 +737,7 @@ impl BurninReport {
             host_checks: Vec::new(),
             expectations: Vec::new(),
             concurrent_rails: Vec::new(),
+            congestion: Vec::new(),
         }
     }
 

@@ -462,6 +462,20 @@ fn namespace_cluster_clean_run_signs_off() {
     assert_eq!(hosts, ["10.215.0.1", "10.215.0.2", "10.215.0.3", "10.215.0.4"]);
     // A veth has no line rate (it reports 10000 Mb/s whatever it carries): no expectation is made
     // up, and the report says so instead of passing the rail unseen.
+    // The congestion pulse: each host in turn received from the other three, its counters read
+    // during the pulse; veths have no PFC/ECN counters, and the report says so.
+    assert_eq!(report.congestion.len(), 4, "{:?}", report.congestion);
+    for pulse in &report.congestion {
+        assert_eq!(pulse.senders.len(), 3, "{pulse:?}");
+        assert!(!pulse.samples.is_empty() && pulse.aggregate_gbps.is_some(), "{pulse:?}");
+        assert!(!pulse.pfc_observable && !pulse.ecn_observable, "{pulse:?}");
+    }
+    assert!(report.findings.iter().any(|f| f.id == "burnin.congestion.unobservable"), "{:?}", report.findings);
+    assert!(
+        report.signoff.reasons.iter().any(|r| r.contains("PFC/ECN not observable")),
+        "{:?}",
+        report.signoff.reasons
+    );
     let unknown = report.findings.iter().find(|f| f.id == "burnin.expectation.unknown").expect("said so");
     assert!(unknown.message.contains("virtual interface"), "{}", unknown.message);
     assert_eq!(report.expectations[0].pair_gbps, None);
@@ -1295,4 +1309,50 @@ fn a_node_profile_sets_expectations_and_names_the_rails() {
     assert_eq!(expectation.pair_gbps, Some(320.0), "400 Gb/s x TCP efficiency 0.80: {expectation:?}");
     assert!(expectation.source.contains("profile hgx-h100-8x400g"), "{}", expectation.source);
     assert!(report.findings.iter().any(|f| f.id == "burnin.pair.below_expected"), "{:?}", report.findings);
+}
+
+/// Loss during the congestion pulse: host 2's namespace drops 5 % of the TCP segments it receives
+/// (nftables `numgen random mod 100 < 5 drop`), so the senders retransmit into it while it is the
+/// incast target, and the pulse into it fails sign-off as `burnin.congestion.loss`.
+#[test]
+fn namespace_cluster_congestion_pulse_with_loss_fails() {
+    if !have_root() {
+        return;
+    }
+    if Command::new("nft").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
+        if std::env::var("FABRICDOCTOR_REQUIRE_NETNS").as_deref() == Ok("1") {
+            panic!("FABRICDOCTOR_REQUIRE_NETNS=1 but nft (nftables) is not installed");
+        }
+        crate::support::loud_eprintln!("SKIP: nft (nftables) is not installed, so no loss can be injected");
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::create("pulse");
+    let namespace = &cluster.hosts[1];
+    let rules = "table inet fdpulse {\n chain input {\n  type filter hook input priority 0; policy accept;\n  \
+                 tcp dport != 7207 numgen random mod 100 < 5 drop\n }\n}\n";
+    let mut nft = Command::new("ip")
+        .args(["netns", "exec", namespace, "nft", "-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("nft runs");
+    nft.stdin.take().expect("stdin").write_all(rules.as_bytes()).expect("rules");
+    let status = nft.wait().expect("nft ends");
+    assert!(status.success(), "nft rule in {namespace}");
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(playbook()).expect("playbook");
+    // Only the pulse is under test: no pairwise isolation noise from the lossy host.
+    let path = parent.path().join("pulse.toml");
+    std::fs::write(&path, format!("{text}\n[congestion]\nenabled = true\nseconds = 2.0\ntargets = 0\nsample_ms = 200\nexpect_first = \"ecn\"\n")).expect("playbook");
+    let dir = parent.path().join("out");
+    let args = ["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", path.to_str().expect("utf-8")];
+    let output = cluster.coordinator(&args, &dir).output().expect("coordinator runs");
+    let report = read_report(&dir);
+    let loss: Vec<&str> =
+        report.findings.iter().filter(|f| f.id == "burnin.congestion.loss").map(|f| f.subject.as_str()).collect();
+    assert!(loss.iter().any(|s| s.starts_with("10.215.0.2")), "{loss:?}\n{}", describe(&output));
+    let into_lossy = report.congestion.iter().find(|p| p.target == "10.215.0.2").expect("pulse into host 2");
+    assert!(into_lossy.senders_growth.tcp_retransmits > 0, "{into_lossy:?}");
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Fail);
 }

@@ -35,6 +35,7 @@ pub use fabricdoctor_report::output::write_atomically;
 mod all_rails;
 mod check;
 mod collectives;
+mod congestion;
 mod loopback;
 mod pairwise;
 mod signoff;
@@ -738,59 +739,71 @@ impl Coordinator {
         let mut lost = Vec::new();
         let now = self.elapsed_s();
         for (host, answer) in answers {
-            match answer {
-                Ok(Response::Counters { interval_s: Some(interval_s), totals, deltas, findings, .. }) => {
-                    let name = self.name(host);
-                    self.counter_totals.entry(name.clone()).or_default().add(&totals);
-                    let quiet = totals.total() == 0 && deltas.is_empty();
-                    let merged = quiet
-                        && self.quiet.get(&name).is_some_and(|&index| {
-                            index + 1 == self.report.counters.intervals.len()
-                                || self.report.counters.intervals[index + 1..].iter().all(|i| i.host != name)
-                        });
-                    let interval = CounterInterval {
-                        host: name.clone(),
-                        phase: self.current_phase.clone(),
-                        start_offset_s: (now - interval_s).max(0.0),
-                        end_offset_s: now,
-                        end_at: now_rfc3339(),
-                        totals,
-                        deltas,
-                        merged: 1,
-                    };
-                    // Every interval is an event; the report merges quiet ones.
-                    self.event(EventKind::CounterInterval { interval: Box::new(interval.clone()) });
-                    if merged {
-                        if let Some(&index) = self.quiet.get(&name) {
-                            let entry = &mut self.report.counters.intervals[index];
-                            entry.end_offset_s = now;
-                            entry.end_at = now_rfc3339();
-                            entry.merged += 1;
-                        }
-                    } else {
-                        self.report.counters.intervals.push(interval);
-                        if quiet {
-                            self.quiet.insert(name.clone(), self.report.counters.intervals.len() - 1);
-                        } else {
-                            self.quiet.remove(&name);
-                        }
-                    }
-                    for mut finding in findings {
-                        finding.subject = format!("{name}: {}", finding.subject);
-                        self.add_finding(finding);
-                    }
-                }
-                // The first sample of a connection is the baseline of the next interval.
-                Ok(Response::Counters { interval_s: None, .. }) => {}
-                Ok(Response::Error { reason }) => {
-                    let finding = Finding::new("burnin.counters.unreadable", Verdict::Warn, self.name(host), reason);
-                    self.add_finding(finding);
-                }
-                Ok(other) => lost.push((host, format!("unexpected answer {other:?}"))),
-                Err(Lost(reason)) => lost.push((host, reason)),
-            }
+            self.record_counters(host, answer, now, &mut lost);
         }
         self.lose(lost);
+    }
+
+    /// One host's counter sample into the timeline (merging quiet intervals), the run's totals and
+    /// the findings; `now` is when it was taken (seconds into the run).
+    fn record_counters(
+        &mut self,
+        host: usize,
+        answer: Result<Response, Lost>,
+        now: f64,
+        lost: &mut Vec<(usize, String)>,
+    ) {
+        match answer {
+            Ok(Response::Counters { interval_s: Some(interval_s), totals, deltas, findings, .. }) => {
+                let name = self.name(host);
+                self.counter_totals.entry(name.clone()).or_default().add(&totals);
+                let quiet = totals.total() == 0 && deltas.is_empty();
+                let merged = quiet
+                    && self.quiet.get(&name).is_some_and(|&index| {
+                        index + 1 == self.report.counters.intervals.len()
+                            || self.report.counters.intervals[index + 1..].iter().all(|i| i.host != name)
+                    });
+                let interval = CounterInterval {
+                    host: name.clone(),
+                    phase: self.current_phase.clone(),
+                    start_offset_s: (now - interval_s).max(0.0),
+                    end_offset_s: now,
+                    end_at: now_rfc3339(),
+                    totals,
+                    deltas,
+                    merged: 1,
+                };
+                // Every interval is an event; the report merges quiet ones.
+                self.event(EventKind::CounterInterval { interval: Box::new(interval.clone()) });
+                if merged {
+                    if let Some(&index) = self.quiet.get(&name) {
+                        let entry = &mut self.report.counters.intervals[index];
+                        entry.end_offset_s = now;
+                        entry.end_at = now_rfc3339();
+                        entry.merged += 1;
+                    }
+                } else {
+                    self.report.counters.intervals.push(interval);
+                    if quiet {
+                        self.quiet.insert(name.clone(), self.report.counters.intervals.len() - 1);
+                    } else {
+                        self.quiet.remove(&name);
+                    }
+                }
+                for mut finding in findings {
+                    finding.subject = format!("{name}: {}", finding.subject);
+                    self.add_finding(finding);
+                }
+            }
+            // The first sample of a connection is the baseline of the next interval.
+            Ok(Response::Counters { interval_s: None, .. }) => {}
+            Ok(Response::Error { reason }) => {
+                let finding = Finding::new("burnin.counters.unreadable", Verdict::Warn, self.name(host), reason);
+                self.add_finding(finding);
+            }
+            Ok(other) => lost.push((host, format!("unexpected answer {other:?}"))),
+            Err(Lost(reason)) => lost.push((host, reason)),
+        }
     }
 
     /// Run `work` on each of `hosts`' agents at once.
@@ -901,6 +914,16 @@ impl Coordinator {
                 && playbook.all_rails.enabled
                 && !self.phase_done("all-rails", iteration)
                 && !self.all_rails_phase(iteration)?
+            {
+                let reason = self.must_stop().unwrap_or_else(|| "stopped".into());
+                return self.stop(reason);
+            }
+            // The congestion pulse runs once, after the first pass has shown every link healthy on
+            // its own.
+            if iteration == 0
+                && playbook.congestion.enabled
+                && !self.phase_done("congestion", 0)
+                && !self.congestion_phase()?
             {
                 let reason = self.must_stop().unwrap_or_else(|| "stopped".into());
                 return self.stop(reason);

@@ -31,6 +31,7 @@ impl Coordinator {
         self.judge_pairs(&mut reasons);
         self.judge_expectations(&mut reasons);
         self.judge_concurrent_rails(&mut reasons);
+        self.judge_congestion(&mut reasons);
         reasons.note(self.host_check_reason());
         self.judge_lossless(&mut reasons);
         self.judge_hosts_and_findings(&mut reasons);
@@ -160,6 +161,40 @@ impl Coordinator {
                 ));
             }
             findings.extend(rail_findings);
+        }
+        for finding in findings {
+            self.add_finding(finding);
+        }
+    }
+
+    /// Every congestion pulse: loss fails, the other mechanism first warns, and a target without
+    /// PFC/ECN counters is said to be unobservable.
+    fn judge_congestion(&mut self, reasons: &mut Reasons) {
+        if self.report.congestion.is_empty() {
+            return;
+        }
+        let expect_first = self.options.playbook.congestion.expect_first;
+        let tcp_judged = self.report.run.launcher != "local";
+        let findings: Vec<Finding> = self
+            .report
+            .congestion
+            .iter()
+            .flat_map(|pulse| super::congestion::judge_pulse(pulse, expect_first, tcp_judged))
+            .collect();
+        let lossy: Vec<&str> =
+            findings.iter().filter(|f| f.id == "burnin.congestion.loss").map(|f| f.subject.as_str()).collect();
+        let blind = findings.iter().filter(|f| f.id == "burnin.congestion.unobservable").count();
+        let pulses = self.report.congestion.len();
+        if lossy.is_empty() {
+            reasons.note(format!("{pulses} congestion pulses absorbed without loss: ok"));
+        } else {
+            reasons.fail(format!("congestion pulses lost data into {}", lossy.join(", ")));
+        }
+        if blind > 0 {
+            reasons.note(format!(
+                "PFC/ECN not observable on {blind} of {pulses} pulse targets (no pause or ECN/CNP counters): only \
+                 drops and retransmits were judged"
+            ));
         }
         for finding in findings {
             self.add_finding(finding);

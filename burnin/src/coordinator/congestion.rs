@@ -1,0 +1,444 @@
+//! The congestion pulse (the protocol's PFC pulse test): every other host sends into one at full
+//! rate for a few seconds, rotating the target, while the target's counters are read at sub-second
+//! intervals. A lossless fabric must signal the congestion (ECN marks and CNPs, PFC pauses) and lose
+//! nothing; the order in which the two mechanisms acted says whether ECN's thresholds sit below
+//! PFC's.
+
+use std::sync::atomic::AtomicUsize;
+
+use fabricdoctor_report::burnin::{CongestionPulse, PulseSample};
+
+use super::*;
+use crate::playbook::FirstSignal;
+
+/// Which signal moved first in `samples` (cumulative): "ecn", "pfc", "both" when they first moved in
+/// the same sample, `None` when neither did.
+pub fn first_signal(samples: &[PulseSample]) -> Option<&'static str> {
+    let ecn = samples.iter().position(|s| s.ecn_cnp > 0);
+    let pfc = samples.iter().position(|s| s.pfc_pause > 0);
+    match (ecn, pfc) {
+        (None, None) => None,
+        (Some(_), None) => Some("ecn"),
+        (None, Some(_)) => Some("pfc"),
+        (Some(e), Some(p)) if e < p => Some("ecn"),
+        (Some(e), Some(p)) if p < e => Some("pfc"),
+        _ => Some("both"),
+    }
+}
+
+/// The findings of one pulse: loss (drops, discards, retransmits) fails, the other mechanism acting
+/// first warns, and a target without PFC/ECN counters is said to be unobservable. TCP
+/// retransmissions are counted per network namespace, so they are judged only where each host has
+/// its own (`tcp_judged`; agents of `--local` share this machine's with everything else on it).
+pub fn judge_pulse(pulse: &CongestionPulse, expect_first: FirstSignal, tcp_judged: bool) -> Vec<Finding> {
+    let subject = format!("{} {}", pulse.target, pulse.rail);
+    let target = pulse.samples.last().copied().unwrap_or_default();
+    let senders = pulse.senders_growth;
+    let mut last = PulseSample {
+        offset_s: target.offset_s,
+        pfc_pause: target.pfc_pause + senders.pfc_pause,
+        ecn_cnp: target.ecn_cnp + senders.ecn_cnp,
+        port_errors: target.port_errors + senders.port_errors,
+        retransmits: target.retransmits + senders.retransmits,
+        tcp_retransmits: target.tcp_retransmits + senders.tcp_retransmits,
+        tcp_segments_sent: target.tcp_segments_sent + senders.tcp_segments_sent,
+    };
+    let tcp_lossy = last.tcp_retransmits as f64 > TCP_LOSS_FRACTION * last.tcp_segments_sent as f64;
+    if !tcp_judged || !tcp_lossy {
+        last.tcp_retransmits = 0;
+    }
+    let mut findings = Vec::new();
+    let lost = last.port_errors + last.retransmits + last.tcp_retransmits;
+    if lost > 0 {
+        findings.push(
+            Finding::new(
+                "burnin.congestion.loss",
+                Verdict::Fail,
+                &subject,
+                format!(
+                    "incast from {} lost data: {} drops/discards, {} RDMA retransmits, {} TCP retransmissions \
+                     (of {} segments sent); congestion must be signalled (ECN, PFC), not dropped: check PFC on \
+                     the RDMA priority and the switch buffers",
+                    pulse.senders.join(", "),
+                    last.port_errors,
+                    last.retransmits,
+                    last.tcp_retransmits,
+                    last.tcp_segments_sent
+                ),
+            )
+            .expected("no drops and no retransmits")
+            .observed(lost.to_string()),
+        );
+    }
+    if !pulse.pfc_observable && !pulse.ecn_observable {
+        findings.push(Finding::new(
+            "burnin.congestion.unobservable",
+            Verdict::Skip,
+            &subject,
+            "PFC and ECN were not observable: the target has no pause or ECN/CNP counters (a TCP or \
+             virtual link), so only drops and retransmits were judged",
+        ));
+        return findings;
+    }
+    let expected = match expect_first {
+        FirstSignal::Ecn => "ecn",
+        FirstSignal::Pfc => "pfc",
+    };
+    if let Some(first) = first_signal(&pulse.samples) {
+        if first != expected && first != "both" {
+            let why = match expect_first {
+                FirstSignal::Ecn => {
+                    "pause frames came before ECN marks: ECN's marking threshold (Kmin) sits above the PFC \
+                     Xoff threshold, so PFC pauses the fabric before DCQCN slows the senders (NVIDIA DCQCN \
+                     guidance: ECN first)"
+                }
+                FirstSignal::Pfc => "ECN marks came before pause frames, against the playbook's expect_first = \"pfc\"",
+            };
+            findings.push(
+                Finding::new("burnin.congestion.order", Verdict::Warn, &subject, why)
+                    .expected(format!("{expected} first"))
+                    .observed(format!("{first} first")),
+            );
+        }
+    }
+    findings
+}
+
+/// TCP counts a tail-loss probe or a spurious timeout as a retransmission too, so a few happen at
+/// the end of every burst without any loss: only more than this share of the segments sent is loss.
+pub const TCP_LOSS_FRACTION: f64 = 0.01;
+
+fn add_growth(
+    sample: &mut PulseSample,
+    grown: &fabricdoctor_report::burnin::CounterCategories,
+    tcp: (Option<u64>, Option<u64>),
+) {
+    sample.pfc_pause += grown.pfc_pause;
+    sample.ecn_cnp += grown.ecn_cnp;
+    sample.port_errors += grown.port_errors;
+    sample.retransmits += grown.retransmits;
+    sample.tcp_retransmits += tcp.0.unwrap_or(0);
+    sample.tcp_segments_sent += tcp.1.unwrap_or(0);
+}
+
+impl Coordinator {
+    /// Each target in turn receives from every other host at once.
+    pub(super) fn congestion_phase(&mut self) -> Result<bool, BurninError> {
+        let key = "congestion#0".to_string();
+        let hosts = match self.checkpoint.phase_hosts.get(&key) {
+            Some(hosts) => hosts.clone(),
+            None => {
+                let hosts = self.active();
+                self.checkpoint.phase_hosts.insert(key.clone(), hosts.clone());
+                hosts
+            }
+        };
+        let section = self.options.playbook.congestion.clone();
+        let count = if section.targets == 0 { hosts.len() } else { section.targets.min(hosts.len()) };
+        self.begin_phase("congestion", 0, count as u64);
+        let Some(rail) = self.rails().into_iter().next() else {
+            self.end_phase("congestion", 0, PhaseStatus::Skipped)?;
+            return Ok(true);
+        };
+        if hosts.len() < 2 {
+            self.end_phase("congestion", 0, PhaseStatus::Skipped)?;
+            return Ok(true);
+        }
+        for &target in hosts.iter().take(count) {
+            let step = format!("{key}/{}", self.name(target));
+            if self.step_done(&step) || self.agents[target].is_none() {
+                continue;
+            }
+            if self.must_stop().is_some() {
+                self.end_phase("congestion", 0, PhaseStatus::Interrupted)?;
+                return Ok(false);
+            }
+            let started = Instant::now();
+            let senders: Vec<usize> =
+                hosts.iter().copied().filter(|&h| h != target && self.agents[h].is_some()).collect();
+            let label = format!("{key} incast into {}", self.name(target));
+            self.touch(&[target], &label);
+            let pulse = self.pulse(target, &senders, &rail, &section);
+            self.report.congestion.retain(|p| p.target != pulse.target);
+            self.report.congestion.push(pulse);
+            self.finish_step(step, "congestion", started, StepDetail::default())?;
+        }
+        self.end_phase("congestion", 0, PhaseStatus::Done)?;
+        Ok(true)
+    }
+
+    /// One pulse into `target`.
+    fn pulse(
+        &mut self,
+        target: usize,
+        senders: &[usize],
+        rail: &str,
+        section: &crate::playbook::CongestionSection,
+    ) -> CongestionPulse {
+        let timeout = self.step_timeout();
+        let spec = MeasureSpec {
+            bandwidth_ms: (section.seconds * 1000.0) as u64,
+            latency_iterations: 10,
+            ..self.measure_spec()
+        };
+        let mut pulse = CongestionPulse {
+            target: self.name(target),
+            senders: senders.iter().map(|&s| self.name(s)).collect(),
+            rail: rail.to_string(),
+            aggregate_gbps: None,
+            samples: Vec::new(),
+            senders_growth: PulseSample::default(),
+            pfc_observable: false,
+            ecn_observable: false,
+            first_signal: None,
+            errors: Vec::new(),
+        };
+        let Some(mut receiver) = self.agents[target].take() else { return pulse };
+        let Some(address) = receiver.rails.iter().find(|r| r.name == rail).map(|r| r.address) else {
+            pulse.errors.push(format!("no rail {rail} on {}", pulse.target));
+            self.agents[target] = Some(receiver);
+            return pulse;
+        };
+        // Baseline samples (into the timeline like any other), so the pulse's growth starts at zero.
+        let mut lost = Vec::new();
+        let now = self.elapsed_s();
+        let answer = call(&mut receiver, &Request::SampleCounters {}, timeout);
+        self.record_counters(target, answer, now, &mut lost);
+        for &sender in senders {
+            if let Some(agent) = self.agents[sender].as_mut() {
+                let answer = call(agent, &Request::SampleCounters {}, timeout);
+                self.record_counters(sender, answer, now, &mut lost);
+            }
+        }
+        let measure_s = spec.bandwidth_ms / 1000 + 1;
+        let mut ports = Vec::new();
+        for &sender in senders {
+            let serve = Request::Serve {
+                rail: rail.to_string(),
+                sessions: 2,
+                timeout_s: measure_s + timeout.as_secs(),
+                transport: spec.transport,
+                traffic: spec.traffic,
+            };
+            match call(&mut receiver, &serve, timeout) {
+                Ok(Response::Serving { port }) => ports.push((sender, port)),
+                Ok(other) => pulse.errors.push(format!("{}: serve: {other:?}", self.name(sender))),
+                Err(Lost(reason)) => {
+                    lost.push((target, reason));
+                    self.lose(lost);
+                    return pulse;
+                }
+            }
+        }
+        let mut taken: Vec<(usize, u16, AgentConnection)> = ports
+            .into_iter()
+            .filter_map(|(sender, port)| self.agents[sender].take().map(|agent| (sender, port, agent)))
+            .collect();
+        let finished = AtomicUsize::new(0);
+        let deadline = Instant::now() + Duration::from_secs(2 * measure_s) + timeout;
+        let mut totals = PulseSample::default();
+        let pulse_start = Instant::now();
+        let run_start = self.elapsed_s();
+        let mut target_answers: Vec<(f64, Result<Response, Lost>)> = Vec::new();
+        let outcomes: Vec<(usize, Result<Response, Lost>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = taken
+                .iter_mut()
+                .map(|(sender, port, agent)| {
+                    let finished = &finished;
+                    let request = Request::Measure {
+                        server: address,
+                        port: *port,
+                        spec,
+                        timeout_s: timeout.as_secs().max(1),
+                        rail: Some(rail.to_string()),
+                    };
+                    let sender = *sender;
+                    scope.spawn(move || {
+                        let answer = call(agent, &request, Duration::from_secs(2 * measure_s) + timeout);
+                        finished.fetch_add(1, Ordering::SeqCst);
+                        (sender, answer)
+                    })
+                })
+                .collect();
+            // The target's counters while the senders push: sub-second samples on its own connection.
+            while finished.load(Ordering::SeqCst) < handles.len() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(section.sample_ms));
+                let answer = call(&mut receiver, &Request::SampleCounters {}, timeout);
+                let offset = pulse_start.elapsed().as_secs_f64();
+                if let Ok(Response::Counters {
+                    totals: grown, observable, tcp_retransmits, tcp_segments_sent, ..
+                }) = &answer
+                {
+                    add_growth(&mut totals, grown, (*tcp_retransmits, *tcp_segments_sent));
+                    totals.offset_s = offset;
+                    pulse.pfc_observable |= observable.pfc;
+                    pulse.ecn_observable |= observable.ecn;
+                    pulse.samples.push(totals);
+                }
+                let failed = answer.is_err();
+                target_answers.push((run_start + offset, answer));
+                if failed {
+                    break;
+                }
+            }
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        self.agents[target] = Some(receiver);
+        for (sender, _, agent) in taken {
+            self.agents[sender] = Some(agent);
+        }
+        for (at, answer) in target_answers {
+            self.record_counters(target, answer, at, &mut lost);
+        }
+        // The senders' growth over the pulse: their retransmissions, and the pauses and CNPs the
+        // fabric sent back to them.
+        let now = self.elapsed_s();
+        for &sender in senders {
+            let Some(agent) = self.agents[sender].as_mut() else { continue };
+            let answer = call(agent, &Request::SampleCounters {}, timeout);
+            if let Ok(Response::Counters { totals: grown, observable, tcp_retransmits, tcp_segments_sent, .. }) =
+                &answer
+            {
+                add_growth(&mut pulse.senders_growth, grown, (*tcp_retransmits, *tcp_segments_sent));
+                pulse.pfc_observable |= observable.pfc;
+                pulse.ecn_observable |= observable.ecn;
+            }
+            self.record_counters(sender, answer, now, &mut lost);
+        }
+        let mut aggregate = 0.0;
+        for (sender, answer) in outcomes {
+            match answer {
+                Ok(Response::Measured(measured)) => {
+                    aggregate += measured.bw_gbps.unwrap_or(0.0);
+                    if let Some(error) = measured.error {
+                        pulse.errors.push(format!("{}: {error}", self.name(sender)));
+                    }
+                }
+                Ok(Response::Error { reason }) => pulse.errors.push(format!("{}: {reason}", self.name(sender))),
+                Ok(other) => lost.push((sender, format!("unexpected answer {other:?}"))),
+                Err(Lost(reason)) => lost.push((sender, reason)),
+            }
+        }
+        self.lose(lost);
+        pulse.aggregate_gbps = (aggregate > 0.0).then_some(aggregate);
+        pulse.first_signal = first_signal(&pulse.samples).map(str::to_string);
+        pulse
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabricdoctor_probes::counters::{read_sample, CounterObservation};
+    use fabricdoctor_probes::SysRoot;
+
+    /// A target's ethtool statistics at one moment, with mlx5's real counter names
+    /// (mlx5 ethtool documentation: np_ecn_marked_roce_packets, np_cnp_sent, rx_prio3_pause,
+    /// tx_prio3_pause, rx_discards_phy).
+    fn tree(dir: &std::path::Path, ecn: u64, pause: u64, discards: u64) -> std::path::PathBuf {
+        let root = dir.join(format!("{ecn}-{pause}-{discards}"));
+        let statistics = root.join("ethtool/ens1f0np0/statistics");
+        std::fs::create_dir_all(statistics.parent().expect("parent")).expect("mkdir");
+        std::fs::create_dir_all(root.join("sys/class/net/ens1f0np0")).expect("mkdir");
+        std::fs::write(root.join("sys/class/net/ens1f0np0/operstate"), "up\n").expect("write");
+        std::fs::create_dir_all(root.join("proc")).expect("mkdir");
+        std::fs::write(root.join("proc/uptime"), "100.0 10.0\n").expect("write");
+        let text = format!(
+            "NIC statistics:\n     np_ecn_marked_roce_packets: {ecn}\n     np_cnp_sent: {ecn}\n     rx_prio3_pause: {pause}\n     tx_prio3_pause: {pause}\n     rx_discards_phy: {discards}\n"
+        );
+        std::fs::write(&statistics, text).expect("write");
+        root
+    }
+
+    /// Cumulative pulse samples from a sequence of counter trees, as the agent's sampler computes
+    /// them (categories of the probes' deltas).
+    fn sampled(trees: &[std::path::PathBuf]) -> (Vec<PulseSample>, crate::counters::Observable) {
+        let mut previous = read_sample(&SysRoot::captured(&trees[0]));
+        let mut totals = PulseSample::default();
+        let mut out = Vec::new();
+        let mut seen = crate::counters::Observable::default();
+        for (index, tree) in trees.iter().enumerate().skip(1) {
+            let next = read_sample(&SysRoot::captured(tree));
+            let observation = CounterObservation::new(Some(previous), next, Some(0.25));
+            let (grown, _) = crate::counters::growth(&observation, None, &BTreeMap::new());
+            let observable = crate::counters::observable(&observation);
+            seen.pfc |= observable.pfc;
+            seen.ecn |= observable.ecn;
+            totals.pfc_pause += grown.pfc_pause;
+            totals.ecn_cnp += grown.ecn_cnp;
+            totals.port_errors += grown.port_errors;
+            totals.offset_s = index as f64 * 0.25;
+            out.push(totals);
+            previous = observation.after;
+        }
+        (out, seen)
+    }
+
+    fn pulse(samples: Vec<PulseSample>, seen: crate::counters::Observable) -> CongestionPulse {
+        CongestionPulse {
+            target: "node2".into(),
+            senders: vec!["node1".into(), "node3".into()],
+            rail: "rail0".into(),
+            aggregate_gbps: Some(390.0),
+            first_signal: first_signal(&samples).map(str::to_string),
+            samples,
+            senders_growth: PulseSample::default(),
+            pfc_observable: seen.pfc,
+            ecn_observable: seen.ecn,
+            errors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_first_mechanism_is_read_from_sub_second_counter_samples() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // ECN marks at the first sample, pauses only at the second: DCQCN acted first.
+        let ecn_first = [tree(dir.path(), 0, 0, 0), tree(dir.path(), 40, 0, 0), tree(dir.path(), 90, 12, 0)];
+        let (samples, seen) = sampled(&ecn_first);
+        assert!(seen.pfc && seen.ecn, "{seen:?}");
+        let good = pulse(samples, seen);
+        assert_eq!(good.first_signal.as_deref(), Some("ecn"));
+        assert!(
+            judge_pulse(&good, FirstSignal::Ecn, true).is_empty(),
+            "{:?}",
+            judge_pulse(&good, FirstSignal::Ecn, true)
+        );
+        let order = judge_pulse(&good, FirstSignal::Pfc, true);
+        assert_eq!(order.len(), 1);
+        assert_eq!(order[0].id, "burnin.congestion.order");
+
+        // Pauses first, then marks, then discards: PFC acted first and data was still lost.
+        let bad = [tree(dir.path(), 0, 0, 0), tree(dir.path(), 0, 30, 0), tree(dir.path(), 20, 60, 7)];
+        let (samples, seen) = sampled(&bad);
+        let bad = pulse(samples, seen);
+        assert_eq!(bad.first_signal.as_deref(), Some("pfc"));
+        let findings = judge_pulse(&bad, FirstSignal::Ecn, true);
+        let ids: Vec<&str> = findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["burnin.congestion.loss", "burnin.congestion.order"], "{findings:?}");
+        assert!(findings[0].message.contains("7 drops/discards"), "{}", findings[0].message);
+    }
+
+    #[test]
+    fn a_target_without_congestion_counters_is_unobservable_not_passed() {
+        // A few retransmissions of many segments: tail-loss probes, not loss.
+        let samples = vec![PulseSample {
+            offset_s: 0.25,
+            tcp_retransmits: 110,
+            tcp_segments_sent: 400_000,
+            ..PulseSample::default()
+        }];
+        let quiet = pulse(samples, crate::counters::Observable::default());
+        let findings = judge_pulse(&quiet, FirstSignal::Ecn, true);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].id, "burnin.congestion.unobservable");
+        let lossy = pulse(
+            vec![PulseSample { offset_s: 0.5, tcp_retransmits: 42, tcp_segments_sent: 200, ..PulseSample::default() }],
+            crate::counters::Observable::default(),
+        );
+        let findings = judge_pulse(&lossy, FirstSignal::Ecn, true);
+        assert_eq!(findings[0].id, "burnin.congestion.loss");
+        let shared = judge_pulse(&lossy, FirstSignal::Ecn, false);
+        assert!(!shared.iter().any(|f| f.id == "burnin.congestion.loss"), "{shared:?}");
+        assert!(findings[0].message.contains("42 TCP retransmissions"), "{}", findings[0].message);
+    }
+}
