@@ -18,6 +18,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v chromedriver >/dev/null || extra+=(chromium-driver)
   # The burn-in namespace cluster shapes a host's link with tc tbf.
   command -v tc >/dev/null || extra+=(iproute2)
+  # The congestion pulse test drops packets in a namespace with nftables (numgen).
+  command -v nft >/dev/null || extra+=(nftables)
   setup_build_tools "${extra[@]}"
   export FABRICDOCTOR_REQUIRE_PCIUTILS=1 FABRICDOCTOR_REQUIRE_NETNS=1
   export FABRICDOCTOR_REQUIRE_CHROMIUM=1
