@@ -1313,7 +1313,7 @@ fn a_node_profile_sets_expectations_and_names_the_rails() {
 
 /// Loss during the congestion pulse: host 2's namespace drops 5 % of the TCP segments it receives
 /// (nftables `numgen random mod 100 < 5 drop`), so the senders retransmit into it while it is the
-/// incast target, and the pulse into it fails sign-off as `burnin.congestion.loss`.
+/// incast target: `burnin.congestion.loss`, a warning on a fabric without PFC (a fail with PFC).
 #[test]
 fn namespace_cluster_congestion_pulse_with_loss_fails() {
     if !have_root() {
@@ -1349,10 +1349,11 @@ fn namespace_cluster_congestion_pulse_with_loss_fails() {
     let args = ["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", path.to_str().expect("utf-8")];
     let output = cluster.coordinator(&args, &dir).output().expect("coordinator runs");
     let report = read_report(&dir);
-    let loss: Vec<&str> =
-        report.findings.iter().filter(|f| f.id == "burnin.congestion.loss").map(|f| f.subject.as_str()).collect();
-    assert!(loss.iter().any(|s| s.starts_with("10.215.0.2")), "{loss:?}\n{}", describe(&output));
+    let loss: Vec<_> = report.findings.iter().filter(|f| f.id == "burnin.congestion.loss").collect();
+    assert!(loss.iter().any(|f| f.subject.starts_with("10.215.0.2")), "{loss:?}\n{}", describe(&output));
+    // Veths have no PFC: a lossy fabric, so the loss is reported (warn), not failed.
+    assert!(loss.iter().all(|f| f.verdict == fabricdoctor_checks::Verdict::Warn), "{loss:?}");
     let into_lossy = report.congestion.iter().find(|p| p.target == "10.215.0.2").expect("pulse into host 2");
     assert!(into_lossy.senders_growth.tcp_retransmits > 0, "{into_lossy:?}");
-    assert_eq!(report.signoff.verdict, SignOffVerdict::Fail);
+    assert!(report.signoff.reasons.iter().any(|r| r.contains("without PFC")), "{:?}", report.signoff.reasons);
 }

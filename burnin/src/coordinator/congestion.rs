@@ -50,15 +50,22 @@ pub fn judge_pulse(pulse: &CongestionPulse, expect_first: FirstSignal, tcp_judge
     let mut findings = Vec::new();
     let lost = last.port_errors + last.retransmits + last.tcp_retransmits;
     if lost > 0 {
+        // A fabric with PFC is meant to be lossless: loss there is a fault. Without PFC counters the
+        // fabric is lossy or unmonitored (TCP, RoCE without PFC), where incast beyond the buffers
+        // loses packets by design: reported, not failed.
+        let (verdict, consequence) = if pulse.pfc_observable {
+            (Verdict::Fail, "congestion must be signalled (ECN, PFC), not dropped: check PFC on the RDMA priority and the switch buffers")
+        } else {
+            (Verdict::Warn, "without PFC the fabric is lossy under incast: enable PFC on the RDMA priority (or expect the retransmissions)")
+        };
         findings.push(
             Finding::new(
                 "burnin.congestion.loss",
-                Verdict::Fail,
+                verdict,
                 &subject,
                 format!(
                     "incast from {} lost data: {} drops/discards, {} RDMA retransmits, {} TCP retransmissions \
-                     (of {} segments sent); congestion must be signalled (ECN, PFC), not dropped: check PFC on \
-                     the RDMA priority and the switch buffers",
+                     (of {} segments sent); {consequence}",
                     pulse.senders.join(", "),
                     last.port_errors,
                     last.retransmits,
@@ -437,6 +444,7 @@ mod tests {
         );
         let findings = judge_pulse(&lossy, FirstSignal::Ecn, true);
         assert_eq!(findings[0].id, "burnin.congestion.loss");
+        assert_eq!(findings[0].verdict, Verdict::Warn, "no PFC: a lossy fabric, reported");
         let shared = judge_pulse(&lossy, FirstSignal::Ecn, false);
         assert!(!shared.iter().any(|f| f.id == "burnin.congestion.loss"), "{shared:?}");
         assert!(findings[0].message.contains("42 TCP retransmissions"), "{}", findings[0].message);

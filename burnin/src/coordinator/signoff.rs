@@ -181,14 +181,25 @@ impl Coordinator {
             .iter()
             .flat_map(|pulse| super::congestion::judge_pulse(pulse, expect_first, tcp_judged))
             .collect();
-        let lossy: Vec<&str> =
-            findings.iter().filter(|f| f.id == "burnin.congestion.loss").map(|f| f.subject.as_str()).collect();
+        let lost = |verdict: Verdict| -> Vec<&str> {
+            findings
+                .iter()
+                .filter(|f| f.id == "burnin.congestion.loss" && f.verdict == verdict)
+                .map(|f| f.subject.as_str())
+                .collect()
+        };
+        let (failed, warned) = (lost(Verdict::Fail), lost(Verdict::Warn));
         let blind = findings.iter().filter(|f| f.id == "burnin.congestion.unobservable").count();
         let pulses = self.report.congestion.len();
-        if lossy.is_empty() {
-            reasons.note(format!("{pulses} congestion pulses absorbed without loss: ok"));
+        if !failed.is_empty() {
+            reasons.fail(format!("congestion pulses lost data on a fabric with PFC, into {}", failed.join(", ")));
+        } else if !warned.is_empty() {
+            reasons.note(format!(
+                "congestion pulses lost data into {} on a fabric without PFC (lossy under incast): reported",
+                warned.join(", ")
+            ));
         } else {
-            reasons.fail(format!("congestion pulses lost data into {}", lossy.join(", ")));
+            reasons.note(format!("{pulses} congestion pulses absorbed without loss: ok"));
         }
         if blind > 0 {
             reasons.note(format!(
