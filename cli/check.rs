@@ -49,18 +49,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let node = NodeSnapshot::probe(&source.root);
     if let Some(profile) = &policy.profile {
         // A profile for another node model would judge every device against the wrong figures:
-        // refuse it by name rather than print a page of false fails.
-        let gpus: Vec<String> = node.gpus().iter().map(|g| g.model_name()).collect();
-        let model = profile.gpus.model.to_ascii_lowercase();
-        if !gpus.is_empty() && !gpus.iter().any(|name| name.to_ascii_lowercase().contains(&model)) {
-            let mut names = gpus.clone();
-            names.dedup();
+        // refuse it by name rather than print a page of false fails. A node without GPUs (or with
+        // some of the model) is judged: profile.inventory reports what it finds.
+        let foreign = profile.foreign_gpus(&node);
+        let gpus = node.gpus().len();
+        if gpus > 0 && node.gpus().iter().all(|g| foreign.contains(&g.model_name())) {
             anyhow::bail!(
-                "profile {} does not fit this node: gpus.model = {:?}, but its {} GPUs are {}",
+                "profile {} does not fit this node: gpus.model = {:?}, but its {gpus} GPUs are {}",
                 profile.name,
                 profile.gpus.model,
-                gpus.len(),
-                names.join(", ")
+                foreign.join(", ")
             );
         }
     }

@@ -46,6 +46,21 @@ pub struct NicClass {
 }
 
 impl NodeProfile {
+    /// The distinct names of `node`'s GPUs that lack the profile's model word (sorted): non-empty
+    /// means the profile is for another node model.
+    pub fn foreign_gpus(&self, node: &fabricdoctor_probes::NodeSnapshot) -> Vec<String> {
+        let model = self.gpus.model.to_ascii_lowercase();
+        let mut foreign: Vec<String> = node
+            .gpus()
+            .iter()
+            .map(|g| g.model_name())
+            .filter(|name| !name.to_ascii_lowercase().contains(&model))
+            .collect();
+        foreign.sort();
+        foreign.dedup();
+        foreign
+    }
+
     /// Parse and check a profile; errors name `source` and the key.
     pub fn from_toml(text: &str, source: &str) -> Result<NodeProfile, String> {
         let profile: NodeProfile = toml::from_str(text).map_err(|e| format!("profile {source}: {}", e.message()))?;
@@ -109,11 +124,7 @@ impl Check for Inventory {
         let Some(profile) = &policy.profile else { return no_profile(self.id()) };
         let node = inputs.node;
         let gpus = node.gpus();
-        let model = profile.gpus.model.to_ascii_lowercase();
-        let mut foreign: Vec<String> =
-            gpus.iter().map(|g| g.model_name()).filter(|name| !name.to_ascii_lowercase().contains(&model)).collect();
-        foreign.sort();
-        foreign.dedup();
+        let foreign = profile.foreign_gpus(node);
         let mut findings = Vec::new();
         if !foreign.is_empty() {
             findings.push(
