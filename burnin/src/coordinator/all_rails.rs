@@ -3,7 +3,7 @@
 //! that load; the pairwise phase loads one rail at a time. Each rail's figure is set beside the same
 //! pair and rail alone, and a rail that drops more than the playbook's tolerance is flagged.
 
-use super::pairwise::LostHosts;
+use super::pairwise::{serve_request, LostHosts};
 use super::*;
 use crate::protocol::RailTarget;
 
@@ -32,14 +32,7 @@ fn measure_all_rails(
                 measured.push(failed(rail, format!("no rail {rail} on the server")));
                 continue;
             };
-            let serve = Request::Serve {
-                rail: rail.clone(),
-                sessions: 2,
-                timeout_s: measure_s + step_timeout.as_secs(),
-                transport: spec.transport,
-                traffic: spec.traffic,
-            };
-            match call(agents[server_slot].1, &serve, step_timeout) {
+            match call(agents[server_slot].1, &serve_request(rail, spec, step_timeout), step_timeout) {
                 Ok(Response::Serving { port }) => {
                     targets.push(RailTarget { rail: rail.clone(), server: address, port })
                 }
@@ -110,15 +103,7 @@ impl Coordinator {
                 return Ok(false);
             }
             let started = Instant::now();
-            let pairs: Vec<(usize, usize)> = round
-                .iter()
-                .map(|&(a, b)| (hosts[a], hosts[b]))
-                .filter(|&(a, b)| self.agents[a].is_some() && self.agents[b].is_some())
-                .collect();
-            for &(a, b) in &pairs {
-                let label = format!("{key} round {number} {}<->{} all rails", self.name(a), self.name(b));
-                self.touch(&[a, b], &label);
-            }
+            let pairs = self.round_pairs(round, &hosts, &format!("{key} round {number}"), "all rails");
             let results = self.measure_round_by(&pairs, |agents| measure_all_rails(agents, &rails, &spec, timeout));
             let mut measurements = Vec::new();
             for ((a, b), directions) in results {

@@ -220,14 +220,7 @@ impl Coordinator {
         let measure_s = spec.bandwidth_ms / 1000 + 1;
         let mut ports = Vec::new();
         for &sender in senders {
-            let serve = Request::Serve {
-                rail: rail.to_string(),
-                sessions: 2,
-                timeout_s: measure_s + timeout.as_secs(),
-                transport: spec.transport,
-                traffic: spec.traffic,
-            };
-            match call(&mut receiver, &serve, timeout) {
+            match call(&mut receiver, &super::pairwise::serve_request(rail, &spec, timeout), timeout) {
                 Ok(Response::Serving { port }) => ports.push((sender, port)),
                 Ok(other) => pulse.errors.push(format!("{}: serve: {other:?}", self.name(sender))),
                 Err(Lost(reason)) => {

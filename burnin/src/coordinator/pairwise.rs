@@ -38,13 +38,7 @@ pub(super) fn measure_pair(
             outcome.directions.push(Direction { client, server, measured });
             continue;
         };
-        let serve = Request::Serve {
-            rail: rail.into(),
-            sessions: 2,
-            timeout_s: measure_s + step_timeout.as_secs(),
-            transport: spec.transport,
-            traffic: spec.traffic,
-        };
+        let serve = serve_request(rail, spec, step_timeout);
         let port = match call(agents[server_slot].1, &serve, step_timeout) {
             Ok(Response::Serving { port }) => port,
             Ok(Response::Error { reason }) => {
@@ -80,6 +74,18 @@ pub(super) fn measure_pair(
         }
     }
     outcome
+}
+
+/// Serve one measurement (a bandwidth and a latency session) of `spec` on `rail`, listening for as
+/// long as it may take plus the step's slack.
+pub(super) fn serve_request(rail: &str, spec: &MeasureSpec, step_timeout: Duration) -> Request {
+    Request::Serve {
+        rail: rail.into(),
+        sessions: 2,
+        timeout_s: spec.bandwidth_ms / 1000 + 1 + step_timeout.as_secs(),
+        transport: spec.transport,
+        traffic: spec.traffic,
+    }
 }
 
 /// Fold both directions of a pair into the sample isolation judges: the worse of the two.
@@ -236,6 +242,27 @@ impl Coordinator {
         }
     }
 
+    /// A round's pairs (indices into `hosts`) as host numbers, leaving out pairs with a host no longer
+    /// connected; each host's last step is labelled "`label` A<->B `what`".
+    pub(super) fn round_pairs(
+        &mut self,
+        round: &[(usize, usize)],
+        hosts: &[usize],
+        label: &str,
+        what: &str,
+    ) -> Vec<(usize, usize)> {
+        let pairs: Vec<(usize, usize)> = round
+            .iter()
+            .map(|&(a, b)| (hosts[a], hosts[b]))
+            .filter(|&(a, b)| self.agents[a].is_some() && self.agents[b].is_some())
+            .collect();
+        for &(a, b) in &pairs {
+            let step = format!("{label} {}<->{} {what}", self.name(a), self.name(b));
+            self.touch(&[a, b], &step);
+        }
+        pairs
+    }
+
     /// Measure `pairs` (disjoint) on `rail`, `concurrency` at a time; returns each pair's directions.
     pub(super) fn measure_round(
         &mut self,
@@ -345,15 +372,7 @@ impl Coordinator {
                     return Ok(false);
                 }
                 let started = Instant::now();
-                let pairs: Vec<(usize, usize)> = round
-                    .iter()
-                    .map(|&(a, b)| (hosts[a], hosts[b]))
-                    .filter(|&(a, b)| self.agents[a].is_some() && self.agents[b].is_some())
-                    .collect();
-                for &(a, b) in &pairs {
-                    let label = format!("{key} round {number} {}<->{} {rail}", self.name(a), self.name(b));
-                    self.touch(&[a, b], &label);
-                }
+                let pairs = self.round_pairs(round, &hosts, &format!("{key} round {number}"), rail);
                 let results = self.measure_round(&pairs, rail, &spec);
                 let mut measurements = Vec::new();
                 for ((a, b), directions) in results {
