@@ -9,7 +9,8 @@ OUT=${OUT:-out}
 . scripts/setup.sh
 setup_build_tools
 cargo build --release -q
-fd=target/release/fabricdoctor
+# The binary where cargo put it (CARGO_TARGET_DIR moves it).
+fd="${CARGO_TARGET_DIR:-target}/release/fabricdoctor"
 mkdir -p "$OUT"
 
 # Runs a fabricdoctor command whose exit code is a verdict (0 no fail, 1 findings) and stops the job
