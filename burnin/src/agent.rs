@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use fabricdoctor_checks::profile::NodeProfile;
 use fabricdoctor_checks::{run_checks, Policy, Topology};
 use fabricdoctor_perf::collective::datatype::{DataType, ReduceOp};
 use fabricdoctor_perf::collective::sweep::{run_sweep, SweepSpec, TimeAverage};
@@ -432,7 +433,7 @@ fn run_step(
     let place = |name: &str| rail(rails, name).map(|rail| Place { hostname, rail });
     match request {
         Request::Ping {} => Response::Pong,
-        Request::Check {} => check(),
+        Request::Check { profile } => check(profile.as_deref()),
         Request::SampleCounters {} => {
             let growth = sampler.sample(&SysRoot::live());
             Response::Counters {
@@ -552,10 +553,14 @@ fn run_step(
 }
 
 /// `fabricdoctor check` of this node (no counter sampling: the burn-in samples around every step).
-fn check() -> Response {
+fn check(profile: Option<&NodeProfile>) -> Response {
     let root = SysRoot::live();
     let node = NodeSnapshot::probe(&root);
-    let findings = run_checks(&node, None, &Policy::default(), &[]);
+    let policy = match profile {
+        Some(profile) => Policy::default().with_profile(profile.clone()),
+        None => Policy::default(),
+    };
+    let findings = run_checks(&node, None, &policy, &[]);
     let host = HostInfo {
         hostname: node.host.hostname.clone().unwrap_or_else(|_| "unknown-host".into()),
         kernel_release: node.host.kernel_release.clone().ok(),

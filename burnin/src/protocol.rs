@@ -280,8 +280,13 @@ pub enum Request {
     // (and ignore) extra keys, and every unknown key must be refused.
     /// Liveness.
     Ping {},
-    /// `fabricdoctor check` on the agent's node, with its topology.
-    Check {},
+    /// `fabricdoctor check` on the agent's node, with its topology; with the run's `--profile`, the
+    /// node is judged against its model too (`profile.inventory`, `profile.pcie`, the compute ports'
+    /// rate), as `fabricdoctor check --profile` does on the node itself.
+    Check {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        profile: Option<Box<fabricdoctor_checks::profile::NodeProfile>>,
+    },
     /// Sample the counters; the answer holds the growth since this connection's previous sample.
     SampleCounters {},
     /// Bandwidth and latency from the host to itself on a rail.
@@ -350,7 +355,17 @@ impl Request {
             }
         };
         match self {
-            Request::Ping {} | Request::Check {} | Request::SampleCounters {} => Ok(()),
+            Request::Ping {} | Request::SampleCounters {} | Request::Check { profile: None } => Ok(()),
+            Request::Check { profile: Some(profile) } => {
+                if profile.name.len() > MAX_NAME || profile.rails.len() > MAX_RAILS {
+                    return Err(format!(
+                        "profile of {} name bytes and {} rails",
+                        profile.name.len(),
+                        profile.rails.len()
+                    ));
+                }
+                profile.validate("from the coordinator")
+            }
             Request::Loopback { rail: r, spec } => rail(r).and_then(|_| spec.validate()),
             Request::Serve { rail: r, sessions, timeout_s, .. } => {
                 rail(r)?;
@@ -410,7 +425,7 @@ impl Request {
     pub fn name(&self) -> &'static str {
         match self {
             Request::Ping {} => "ping",
-            Request::Check {} => "check",
+            Request::Check { .. } => "check",
             Request::SampleCounters {} => "sample_counters",
             Request::Loopback { .. } => "loopback",
             Request::Serve { .. } => "serve",
@@ -523,6 +538,27 @@ mod tests {
             validate: true,
             transport: DataTransport::Tcp,
         }
+    }
+
+    /// The run's `--profile` travels with the check step, and an agent validates it as a file would
+    /// be: a profile that cannot be a node model is refused by the key before anything runs.
+    #[test]
+    fn a_check_carries_the_profile_and_a_bad_one_is_refused_by_key() {
+        let text = "name = \"m\"\n[gpus]\ncount = 8\nmodel = \"H100\"\npcie_generation = 5\npcie_width = 16\n\
+                    [nics]\ncount = 8\nrate_gbps = 400.0\npcie_generation = 5\npcie_width = 16\n";
+        let profile = fabricdoctor_checks::profile::NodeProfile::from_toml(text, "test").expect("profile");
+        let request = Request::Check { profile: Some(Box::new(profile.clone())) };
+        let wire = serde_json::to_string(&request).expect("json");
+        let back: Request = serde_json::from_str(&wire).expect("parse");
+        assert_eq!(back, request);
+        assert_eq!(back.validate(), Ok(()));
+        // Without a profile the step is the bare check, as older coordinators send it.
+        let bare: Request = serde_json::from_str(r#"{"step":"check"}"#).expect("parse");
+        assert_eq!(bare, Request::Check { profile: None });
+        let mut zero = profile;
+        zero.nics.rate_gbps = 0.0;
+        let error = Request::Check { profile: Some(Box::new(zero)) }.validate().expect_err("rate 0");
+        assert!(error.contains("nics.rate_gbps"), "{error}");
     }
 
     #[test]

@@ -64,6 +64,14 @@ impl NodeProfile {
     /// Parse and check a profile; errors name `source` and the key.
     pub fn from_toml(text: &str, source: &str) -> Result<NodeProfile, String> {
         let profile: NodeProfile = toml::from_str(text).map_err(|e| format!("profile {source}: {}", e.message()))?;
+        profile.validate(source)?;
+        Ok(profile)
+    }
+
+    /// Check the values a profile must hold, whether it came from a file or over the wire (a burn-in
+    /// agent receives the coordinator's profile); errors name `source` and the key.
+    pub fn validate(&self, source: &str) -> Result<(), String> {
+        let profile = self;
         let bad = |key: &str, why: String| Err(format!("profile {source}: {key} {why}"));
         for (key, generation, width) in [
             ("gpus", profile.gpus.pcie_generation, profile.gpus.pcie_width),
@@ -85,7 +93,7 @@ impl NodeProfile {
         if !profile.rails.is_empty() && profile.rails.len() != profile.nics.count {
             return bad("rails", format!("names {} rails for {} NICs", profile.rails.len(), profile.nics.count));
         }
-        Ok(profile)
+        Ok(())
     }
 }
 

@@ -1309,6 +1309,17 @@ fn a_node_profile_sets_expectations_and_names_the_rails() {
     assert_eq!(expectation.pair_gbps, Some(320.0), "400 Gb/s x TCP efficiency 0.80: {expectation:?}");
     assert!(expectation.source.contains("profile hgx-h100-8x400g"), "{}", expectation.source);
     assert!(report.findings.iter().any(|f| f.id == "burnin.pair.below_expected"), "{:?}", report.findings);
+    // The agents' own check phase judged each node against the profile, as `check --profile` would.
+    assert_eq!(report.host_checks.len(), 2, "{:?}", report.host_checks);
+    for host_check in &report.host_checks {
+        let findings = &host_check.report.as_ref().expect("a check report").findings;
+        assert!(
+            findings.iter().any(|f| f.id == "profile.inventory"),
+            "{}: no profile.inventory among {:?}",
+            host_check.host,
+            findings.iter().map(|f| &f.id).collect::<Vec<_>>()
+        );
+    }
 }
 
 /// Loss during the congestion pulse: host 2's namespace drops 5 % of the TCP segments it receives

@@ -11,7 +11,8 @@ impl Coordinator {
         let todo: Vec<usize> =
             active.into_iter().filter(|&h| !self.step_done(&format!("check#0/{}", self.name(h)))).collect();
         let timeout = self.step_timeout() * 4;
-        let answers = self.on_each(&todo, |_, agent| call(agent, &Request::Check {}, timeout));
+        let request = Request::Check { profile: self.options.profile.clone().map(Box::new) };
+        let answers = self.on_each(&todo, |_, agent| call(agent, &request, timeout));
         let exclude_on = self.options.playbook.policy.exclude_on;
         let mut lost = Vec::new();
         for (host, answer) in answers {

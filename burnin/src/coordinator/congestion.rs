@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicUsize;
 
 use fabricdoctor_report::burnin::{CongestionPulse, PulseSample};
 
+use super::pairwise::LostHosts;
 use super::*;
 use crate::playbook::FirstSignal;
 
@@ -174,7 +175,9 @@ impl Coordinator {
         Ok(true)
     }
 
-    /// One pulse into `target`.
+    /// One pulse into `target`, in four phases: a baseline sample on every host, the target serving
+    /// one session per sender, the senders pushing while the target is sampled, and the senders'
+    /// own growth over the pulse.
     fn pulse(
         &mut self,
         target: usize,
@@ -182,7 +185,6 @@ impl Coordinator {
         rail: &str,
         section: &crate::playbook::CongestionSection,
     ) -> CongestionPulse {
-        let timeout = self.step_timeout();
         let spec = MeasureSpec {
             bandwidth_ms: (section.seconds * 1000.0) as u64,
             latency_iterations: 10,
@@ -206,36 +208,105 @@ impl Coordinator {
             self.agents[target] = Some(receiver);
             return pulse;
         };
-        // Baseline samples (into the timeline like any other), so the pulse's growth starts at zero.
         let mut lost = Vec::new();
+        self.baseline_samples(target, &mut receiver, senders, &mut lost);
+        let ports = match self.serve_senders(&mut receiver, senders, rail, &spec, &mut pulse.errors) {
+            Ok(ports) => ports,
+            Err(Lost(reason)) => {
+                self.agents[target] = Some(receiver);
+                lost.push((target, reason));
+                self.lose(lost);
+                return pulse;
+            }
+        };
+        let destination = PulseDestination { address, rail, spec, sample_ms: section.sample_ms };
+        let pushed = self.push_and_sample(&mut receiver, ports, &destination, &mut pulse);
+        self.agents[target] = Some(receiver);
+        for (at, answer) in pushed.target_answers {
+            self.record_counters(target, answer, at, &mut lost);
+        }
+        self.senders_growth(senders, &mut pulse, &mut lost);
+        let mut aggregate = 0.0;
+        for (sender, answer) in pushed.outcomes {
+            match answer {
+                Ok(Response::Measured(measured)) => {
+                    aggregate += measured.bw_gbps.unwrap_or(0.0);
+                    if let Some(error) = measured.error {
+                        pulse.errors.push(format!("{}: {error}", self.name(sender)));
+                    }
+                }
+                Ok(Response::Error { reason }) => pulse.errors.push(format!("{}: {reason}", self.name(sender))),
+                Ok(other) => lost.push((sender, format!("unexpected answer {other:?}"))),
+                Err(Lost(reason)) => lost.push((sender, reason)),
+            }
+        }
+        self.lose(lost);
+        pulse.aggregate_gbps = (aggregate > 0.0).then_some(aggregate);
+        pulse.first_signal = first_signal(&pulse.samples).map(str::to_string);
+        pulse
+    }
+
+    /// Baseline counter samples of the target and every sender (into the timeline like any other),
+    /// so each connection's next sample holds the pulse's growth alone.
+    fn baseline_samples(
+        &mut self,
+        target: usize,
+        receiver: &mut AgentConnection,
+        senders: &[usize],
+        lost: &mut LostHosts,
+    ) {
+        let timeout = self.step_timeout();
         let now = self.elapsed_s();
-        let answer = call(&mut receiver, &Request::SampleCounters {}, timeout);
-        self.record_counters(target, answer, now, &mut lost);
+        let answer = call(receiver, &Request::SampleCounters {}, timeout);
+        self.record_counters(target, answer, now, lost);
         for &sender in senders {
             if let Some(agent) = self.agents[sender].as_mut() {
                 let answer = call(agent, &Request::SampleCounters {}, timeout);
-                self.record_counters(sender, answer, now, &mut lost);
+                self.record_counters(sender, answer, now, lost);
             }
         }
-        let measure_s = spec.bandwidth_ms / 1000 + 1;
+    }
+
+    /// The target serves one session per sender on `rail`: each sender with its port. A sender the
+    /// target refused is an error of the pulse; a target that is gone ends it.
+    fn serve_senders(
+        &self,
+        receiver: &mut AgentConnection,
+        senders: &[usize],
+        rail: &str,
+        spec: &MeasureSpec,
+        errors: &mut Vec<String>,
+    ) -> Result<Vec<(usize, u16)>, Lost> {
+        let timeout = self.step_timeout();
         let mut ports = Vec::new();
         for &sender in senders {
-            match call(&mut receiver, &super::pairwise::serve_request(rail, &spec, timeout), timeout) {
-                Ok(Response::Serving { port }) => ports.push((sender, port)),
-                Ok(other) => pulse.errors.push(format!("{}: serve: {other:?}", self.name(sender))),
-                Err(Lost(reason)) => {
-                    lost.push((target, reason));
-                    self.lose(lost);
-                    return pulse;
-                }
+            match call(receiver, &super::pairwise::serve_request(rail, spec, timeout), timeout)? {
+                Response::Serving { port } => ports.push((sender, port)),
+                other => errors.push(format!("{}: serve: {other:?}", self.name(sender))),
             }
         }
+        Ok(ports)
+    }
+
+    /// Every sender measures into the target at once (a thread each, its agent lent to it) while
+    /// the target's counters are read every `sample_ms` on its own connection; the cumulative
+    /// samples go into `pulse`. Returns each sender's answer and the target's raw answers, timed.
+    fn push_and_sample(
+        &mut self,
+        receiver: &mut AgentConnection,
+        ports: Vec<(usize, u16)>,
+        destination: &PulseDestination<'_>,
+        pulse: &mut CongestionPulse,
+    ) -> Pushed {
+        let timeout = self.step_timeout();
+        let measure_s = destination.spec.bandwidth_ms / 1000 + 1;
+        let answer_within = Duration::from_secs(2 * measure_s) + timeout;
         let mut taken: Vec<(usize, u16, AgentConnection)> = ports
             .into_iter()
             .filter_map(|(sender, port)| self.agents[sender].take().map(|agent| (sender, port, agent)))
             .collect();
         let finished = AtomicUsize::new(0);
-        let deadline = Instant::now() + Duration::from_secs(2 * measure_s) + timeout;
+        let deadline = Instant::now() + answer_within;
         let mut totals = PulseSample::default();
         let pulse_start = Instant::now();
         let run_start = self.elapsed_s();
@@ -246,24 +317,23 @@ impl Coordinator {
                 .map(|(sender, port, agent)| {
                     let finished = &finished;
                     let request = Request::Measure {
-                        server: address,
+                        server: destination.address,
                         port: *port,
-                        spec,
+                        spec: destination.spec,
                         timeout_s: timeout.as_secs().max(1),
-                        rail: Some(rail.to_string()),
+                        rail: Some(destination.rail.to_string()),
                     };
                     let sender = *sender;
                     scope.spawn(move || {
-                        let answer = call(agent, &request, Duration::from_secs(2 * measure_s) + timeout);
+                        let answer = call(agent, &request, answer_within);
                         finished.fetch_add(1, Ordering::SeqCst);
                         (sender, answer)
                     })
                 })
                 .collect();
-            // The target's counters while the senders push: sub-second samples on its own connection.
             while finished.load(Ordering::SeqCst) < handles.len() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(section.sample_ms));
-                let answer = call(&mut receiver, &Request::SampleCounters {}, timeout);
+                std::thread::sleep(Duration::from_millis(destination.sample_ms));
+                let answer = call(receiver, &Request::SampleCounters {}, timeout);
                 let offset = pulse_start.elapsed().as_secs_f64();
                 if let Ok(Response::Counters {
                     totals: grown, observable, tcp_retransmits, tcp_segments_sent, ..
@@ -283,15 +353,16 @@ impl Coordinator {
             }
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        self.agents[target] = Some(receiver);
         for (sender, _, agent) in taken {
             self.agents[sender] = Some(agent);
         }
-        for (at, answer) in target_answers {
-            self.record_counters(target, answer, at, &mut lost);
-        }
-        // The senders' growth over the pulse: their retransmissions, and the pauses and CNPs the
-        // fabric sent back to them.
+        Pushed { outcomes, target_answers }
+    }
+
+    /// The senders' growth over the pulse: their retransmissions, and the pauses and CNPs the fabric
+    /// sent back to them.
+    fn senders_growth(&mut self, senders: &[usize], pulse: &mut CongestionPulse, lost: &mut LostHosts) {
+        let timeout = self.step_timeout();
         let now = self.elapsed_s();
         for &sender in senders {
             let Some(agent) = self.agents[sender].as_mut() else { continue };
@@ -303,27 +374,24 @@ impl Coordinator {
                 pulse.pfc_observable |= observable.pfc;
                 pulse.ecn_observable |= observable.ecn;
             }
-            self.record_counters(sender, answer, now, &mut lost);
+            self.record_counters(sender, answer, now, lost);
         }
-        let mut aggregate = 0.0;
-        for (sender, answer) in outcomes {
-            match answer {
-                Ok(Response::Measured(measured)) => {
-                    aggregate += measured.bw_gbps.unwrap_or(0.0);
-                    if let Some(error) = measured.error {
-                        pulse.errors.push(format!("{}: {error}", self.name(sender)));
-                    }
-                }
-                Ok(Response::Error { reason }) => pulse.errors.push(format!("{}: {reason}", self.name(sender))),
-                Ok(other) => lost.push((sender, format!("unexpected answer {other:?}"))),
-                Err(Lost(reason)) => lost.push((sender, reason)),
-            }
-        }
-        self.lose(lost);
-        pulse.aggregate_gbps = (aggregate > 0.0).then_some(aggregate);
-        pulse.first_signal = first_signal(&pulse.samples).map(str::to_string);
-        pulse
     }
+}
+
+/// Where a pulse's senders push: the target's address on the rail, and how.
+struct PulseDestination<'a> {
+    address: std::net::IpAddr,
+    rail: &'a str,
+    spec: MeasureSpec,
+    sample_ms: u64,
+}
+
+/// What the push phase brought back: each sender's answer, and the target's counter answers with
+/// the run time they were read at.
+struct Pushed {
+    outcomes: Vec<(usize, Result<Response, Lost>)>,
+    target_answers: Vec<(f64, Result<Response, Lost>)>,
 }
 
 #[cfg(test)]
