@@ -41,8 +41,11 @@ fn rails(args: &AgentArgs) -> anyhow::Result<Vec<RailAddress>> {
                 None => (rest, None),
             };
             let address: IpAddr = address.parse().with_context(|| format!("--rail {text}: {address} is not an IP"))?;
-            if name.is_empty() || name.len() > 64 {
-                bail!("--rail {text}: the name must be 1 to 64 characters");
+            // Letters, digits and `_.:-` only: a cross-rail link is named "RAIL->RAIL", so no rail's
+            // own name may hold a '>' (or anything a report, a path or a shell would read twice).
+            let allowed = |c: char| c.is_ascii_alphanumeric() || "_.:-".contains(c);
+            if name.is_empty() || name.len() > 64 || !name.chars().all(allowed) {
+                bail!("--rail {text}: the name must be 1 to 64 of letters, digits and _.:-");
             }
             if let Some(device) = device {
                 validate_device(device).map_err(|e| anyhow::anyhow!("--rail {text}: {e}"))?;
@@ -127,4 +130,32 @@ pub fn slurm_agent(token: Token, port: u16, exit_after_session: bool) -> anyhow:
         std::thread::spawn(move || serve(listener, config, flag));
     }
     Ok(stop)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn agent_args(rail: &str) -> AgentArgs {
+        let cli =
+            crate::args::Cli::try_parse_from(["fabricdoctor", "agent", "--listen", "127.0.0.1:0", "--rail", rail])
+                .expect("parse");
+        match cli.command {
+            crate::args::Command::Agent(args) => args,
+            _ => unreachable!("agent"),
+        }
+    }
+
+    /// A cross-rail link is labelled "RAIL->RAIL": a rail whose own name held '>' would read as one.
+    #[test]
+    fn a_rail_name_is_letters_digits_and_a_few_marks() {
+        let good = rails(&agent_args("mlx5_0:1=10.0.0.1")).expect("a plain name");
+        assert_eq!(good[0].name, "mlx5_0:1");
+        for bad in ["rail0->rail1=10.0.0.1", "a b=10.0.0.1", "=10.0.0.1", "r/1=10.0.0.1"] {
+            let error = rails(&agent_args(bad)).expect_err(bad).to_string();
+            assert!(error.contains("letters, digits and _.:-"), "{bad}: {error}");
+        }
+    }
 }

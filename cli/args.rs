@@ -585,6 +585,14 @@ pub struct BurninArgs {
     /// name the run's rails.
     #[arg(long, value_name = "FILE", conflicts_with = "resume", help_heading = "Protocol")]
     pub profile: Option<PathBuf>,
+    /// Besides each rail with itself (rail-aware pairing, the default), measure every pair on every
+    /// two different rails (rail k of one host with rail j of the other): in a rail-optimized fabric
+    /// that traffic crosses the spine. Each direction is a matrix "CLIENT_RAIL->SERVER_RAIL", judged
+    /// against the lower of the two rails' expectations x [expectations] cross_rail_fraction (1.0),
+    /// and kept out of isolation. Agents send from their rail's address: hosts that route by source
+    /// (a table per NIC) keep the traffic on that rail.
+    #[arg(long, conflicts_with = "resume", help_heading = "Protocol")]
+    pub cross_rail: bool,
     /// Median one-way latency every pair should stay under, microseconds (perftest's t_typical / 2).
     #[arg(long, value_name = "US", value_parser = parse_expectation, allow_negative_numbers = true, conflicts_with = "resume", help_heading = "Protocol")]
     pub expect_latency_us: Option<f64>,

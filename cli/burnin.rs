@@ -231,6 +231,7 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
             profile_rate: profile.as_ref().map(|p| (p.nics.rate_gbps, p.name.clone())),
         },
         profile,
+        cross_rail: args.cross_rail,
     };
     let mut coordinator = Coordinator::new(options, progress)?;
     let end = coordinator.run()?;

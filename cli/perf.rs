@@ -211,7 +211,8 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
         service_level: args.common.verbs.service_level,
         post_list: args.post_list,
     };
-    let options = ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout };
+    let options =
+        ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout, local: None };
     let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };
     let gpu = open_gpu(args.common.gpu)?;
     if gpu.is_some() && kind == TransportKind::Verbs {

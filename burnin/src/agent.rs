@@ -467,6 +467,7 @@ fn run_step(
             match place(name).and_then(|place| place.verbs_port(spec.transport, spec.traffic).map(|port| (place, port)))
             {
                 Ok((place, verbs)) => Response::Measured(measure(
+                    place.rail.address,
                     *server,
                     *port,
                     spec,
@@ -650,6 +651,7 @@ fn measure_rails(
             .map(|(target, place, verbs)| {
                 scope.spawn(move || {
                     measure(
+                        place.rail.address,
                         target.server,
                         target.port,
                         spec,
@@ -674,13 +676,17 @@ fn measure_rails(
 /// Bandwidth then latency against a serving peer, through the perf generator; over verbs on `verbs`'s
 /// device port (with where it runs, for the errors), else over TCP.
 pub fn measure(
+    from: IpAddr,
     server: IpAddr,
     port: u16,
     spec: &MeasureSpec,
     timeout: Duration,
     verbs: Option<(&RailPort, String)>,
 ) -> Measured {
-    let options = ClientOptions { server: server.to_string(), port, timeout };
+    // Sent from the rail's own address: where each NIC routes by source (multi-rail hosts), the
+    // traffic leaves by the rail being measured, also when the server is on another rail.
+    let local = (!from.is_unspecified()).then_some(from);
+    let options = ClientOptions { server: server.to_string(), port, timeout, local };
     let mut measured = Measured::default();
     let mut errors = Vec::new();
     let device = verbs.as_ref().map(|(port, _)| *port);
@@ -813,6 +819,7 @@ fn loopback(place: &Place<'_>, spec: &MeasureSpec, config: &AgentConfig) -> Resp
     };
     match start_server(place, verbs.clone(), 2, timeout, config) {
         Ok(port) => Response::Measured(measure(
+            place.rail.address,
             place.rail.address,
             port,
             spec,

@@ -24,6 +24,11 @@ pub const TCP_EFFICIENCY: f64 = 0.80;
 /// A rail is below expectation fabric-wide when more than this share of its measured pairs are.
 pub const FABRIC_FRACTION: f64 = 0.5;
 
+/// A cross-rail link (`--cross-rail`) is expected to reach this share of the lower of its two rails'
+/// expectations: 1.0 in a non-blocking fat tree, where the spine carries every leaf's full rate; an
+/// oversubscribed spine (2:1, say) sets `[expectations] cross_rail_fraction = 0.5`.
+pub const CROSS_RAIL_FRACTION: f64 = 1.0;
+
 /// The playbook's `[expectations]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,6 +39,8 @@ pub struct ExpectationsSection {
     pub tcp_efficiency: f64,
     #[serde(default = "fabric_fraction")]
     pub fabric_fraction: f64,
+    #[serde(default = "cross_rail_fraction")]
+    pub cross_rail_fraction: f64,
     /// For every rail (serde's `flatten` cannot be combined with `deny_unknown_fields`, so the three
     /// keys of [`Targets`] are spelled out here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,6 +60,7 @@ impl Default for ExpectationsSection {
             verbs_efficiency: VERBS_EFFICIENCY,
             tcp_efficiency: TCP_EFFICIENCY,
             fabric_fraction: FABRIC_FRACTION,
+            cross_rail_fraction: CROSS_RAIL_FRACTION,
             pair_gbps: None,
             pair_latency_us: None,
             loopback_gbps: None,
@@ -69,6 +77,9 @@ fn tcp_efficiency() -> f64 {
 }
 fn fabric_fraction() -> f64 {
     FABRIC_FRACTION
+}
+fn cross_rail_fraction() -> f64 {
+    CROSS_RAIL_FRACTION
 }
 
 /// Explicit figures, for every rail or one.
@@ -95,6 +106,7 @@ impl ExpectationsSection {
             ("verbs_efficiency", self.verbs_efficiency),
             ("tcp_efficiency", self.tcp_efficiency),
             ("fabric_fraction", self.fabric_fraction),
+            ("cross_rail_fraction", self.cross_rail_fraction),
         ] {
             if !(value > 0.0 && value <= 1.0) {
                 return Err(format!("expectations.{key} = {value}: must be in (0, 1]"));
@@ -191,6 +203,50 @@ pub fn expect(
         }
     }
     expectation
+}
+
+/// The label a cross-rail link's directions are recorded and judged under: the client's rail, then
+/// the server's ("rail0->rail1": rail0 of the client sends to rail1 of the server). Rail names hold
+/// no '>' (`--rail` refuses it), so the label cannot be a rail's own name.
+pub fn cross_rail_label(client_rail: &str, server_rail: &str) -> String {
+    format!("{client_rail}->{server_rail}")
+}
+
+/// The expectation of a cross-rail link from `client` to `server` rail (`--cross-rail`): such a
+/// link crosses the spine, so it may reach at most what the slower of the two rails reaches, times
+/// the spine's share (`cross_rail_fraction`); latency may be the higher of the two. Nothing to
+/// judge where either rail has no bandwidth expectation.
+pub fn expect_cross(client: &RailExpectation, server: &RailExpectation, fraction: f64) -> RailExpectation {
+    let label = cross_rail_label(&client.rail, &server.rail);
+    let pair_latency_us = match (client.pair_latency_us, server.pair_latency_us) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let (pair_gbps, source) = match (client.pair_gbps, server.pair_gbps) {
+        (Some(a), Some(b)) => {
+            let (gbps, lower) = if a <= b { (a, client) } else { (b, server) };
+            (
+                Some(gbps * fraction),
+                format!(
+                    "cross-rail: rail {} ({}, the lower of the two) x cross_rail_fraction {fraction}",
+                    lower.rail, lower.source
+                ),
+            )
+        }
+        _ => {
+            let without = if client.pair_gbps.is_none() { client } else { server };
+            (None, format!("no expectation: cross-rail over rail {} ({})", without.rail, without.source))
+        }
+    };
+    RailExpectation {
+        rail: label,
+        pair_gbps,
+        pair_latency_us,
+        loopback_gbps: None,
+        source,
+        link_gbps: None,
+        efficiency: None,
+    }
 }
 
 /// The rail's rate: the one most hosts report (ties to the higher), so one host negotiated down to a
@@ -451,5 +507,38 @@ mod tests {
         section.verbs_efficiency = 1.5;
         assert!(section.validate().expect_err("efficiency").contains("verbs_efficiency"));
         assert!(positive("--expect-pair-gbps", f64::NAN).is_err());
+        let section = ExpectationsSection { cross_rail_fraction: 0.0, ..ExpectationsSection::default() };
+        assert!(section.validate().expect_err("zero").contains("expectations.cross_rail_fraction"));
+    }
+
+    /// A cross-rail link is held to the slower of its two rails times the spine's share, named as
+    /// such; a rail without a figure leaves the link unjudged, saying which rail.
+    #[test]
+    fn a_cross_rail_link_expects_the_lower_rail_times_the_spine_share() {
+        let rail = |name: &str, gbps: Option<f64>, latency: Option<f64>| RailExpectation {
+            rail: name.into(),
+            pair_gbps: gbps,
+            pair_latency_us: latency,
+            loopback_gbps: Some(1.0),
+            source: format!("source of {name}"),
+            link_gbps: None,
+            efficiency: None,
+        };
+        let fast = rail("rail0", Some(360.0), Some(4.0));
+        let slow = rail("rail1", Some(180.0), None);
+        let cross = expect_cross(&fast, &slow, 0.5);
+        assert_eq!(cross.rail, "rail0->rail1");
+        assert_eq!(cross.pair_gbps, Some(90.0));
+        assert_eq!(cross.pair_latency_us, Some(4.0));
+        assert_eq!(cross.loopback_gbps, None, "a link between two hosts has no loopback");
+        assert!(
+            cross.source.contains("rail rail1 (source of rail1") && cross.source.contains("0.5"),
+            "{}",
+            cross.source
+        );
+        assert_eq!(expect_cross(&slow, &fast, 1.0).pair_gbps, Some(180.0));
+        let unknown = expect_cross(&fast, &rail("rail2", None, None), 1.0);
+        assert_eq!(unknown.pair_gbps, None);
+        assert!(unknown.source.contains("rail rail2"), "{}", unknown.source);
     }
 }

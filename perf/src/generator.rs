@@ -2,7 +2,7 @@
 //! a [`DataPath`] sets up, with the side channel carrying handshake, end-of-test and the server's
 //! counts. Pure orchestration: numbers go through [`crate::stats`], printing is the CLI's business.
 
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -130,8 +130,11 @@ impl DataPath for TcpDataPath {
                 cause: source,
             })?;
             address.set_port(port);
+            // Data connections leave from the control connection's address: a client bound to a
+            // rail's address keeps all its traffic on that rail.
+            let local = control.local_addr().ok().map(|a| a.ip());
             for _ in 0..connection_count(parameters) {
-                let stream = TcpStream::connect_timeout(&address, self.timeout)
+                let stream = connect_from(&address, local, self.timeout)
                     .map_err(|source| PerfError::Connect { peer: address.to_string(), cause: source })?;
                 connections.push(self.connection(stream, parameters)?);
             }
@@ -204,6 +207,21 @@ pub struct ClientOptions {
     pub server: String,
     pub port: u16,
     pub timeout: Duration,
+    /// The local address to send from (bound before connecting), so the traffic leaves by the
+    /// interface that holds it where the host routes by source (one routing table per NIC, as
+    /// multi-rail RoCE hosts are set up); `None`: whatever the routing table picks.
+    pub local: Option<IpAddr>,
+}
+
+/// Connect to `address` from `local` (when given), within `timeout`.
+pub fn connect_from(address: &SocketAddr, local: Option<IpAddr>, timeout: Duration) -> std::io::Result<TcpStream> {
+    let Some(local) = local else {
+        return TcpStream::connect_timeout(address, timeout);
+    };
+    let socket = socket2::Socket::new(socket2::Domain::for_address(*address), socket2::Type::STREAM, None)?;
+    socket.bind(&SocketAddr::new(local, 0).into())?;
+    socket.connect_timeout(&(*address).into(), timeout)?;
+    Ok(socket.into())
 }
 
 /// Resolve and dial the server's control port.
@@ -215,7 +233,7 @@ pub fn dial(options: &ClientOptions) -> Result<TcpStream, PerfError> {
         .collect();
     let mut last = None;
     for address in addresses {
-        match TcpStream::connect_timeout(&address, options.timeout) {
+        match connect_from(&address, options.local, options.timeout) {
             Ok(stream) => {
                 stream.set_read_timeout(Some(options.timeout)).ok();
                 stream.set_write_timeout(Some(options.timeout)).ok();

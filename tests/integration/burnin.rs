@@ -383,6 +383,53 @@ impl Cluster {
         cluster
     }
 
+    /// Make the bridge namespace the spine of a rail-optimized fabric: it routes between the rail
+    /// bridges (each rail's leaf), and each host routes by source, one table per NIC (as multi-rail
+    /// RoCE hosts are set up), so traffic sent from rail k's address leaves by rail k's NIC and
+    /// reaches another rail only through the spine. The spine's links are shaped to `rate_mbit`
+    /// (tbf on each bridge device: only routed traffic leaves by it; traffic within a leaf is
+    /// switched port to port and unshaped).
+    fn spine(&self, rate_mbit: u32) {
+        let bridge = &self.bridge;
+        let sysctl = Command::new("ip")
+            .args(["netns", "exec", bridge, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
+            .status()
+            .expect("sysctl runs");
+        assert!(sysctl.success(), "ip_forward in {bridge}");
+        for rail in 0..self.rails {
+            let burst = format!("{}kb", (rate_mbit / 8).max(32));
+            let shaped = Command::new("ip")
+                .args(["netns", "exec", bridge, "tc", "qdisc", "add", "dev", &format!("fdbr{rail}"), "root"])
+                .args(["tbf", "rate", &format!("{rate_mbit}mbit"), "burst", &burst, "latency", "100ms"])
+                .status()
+                .expect("tc runs");
+            assert!(shaped.success(), "tc tbf on the spine's rail {rail}");
+        }
+        for (host, namespace) in self.hosts.iter().enumerate() {
+            for rail in 0..self.rails {
+                let table = (100 + rail).to_string();
+                let (subnet, device) = (format!("10.{}.0", 215 + rail), format!("eth{rail}"));
+                let address = format!("{subnet}.{}", host + 1);
+                assert!(ip(&["-n", namespace, "rule", "add", "from", &address, "table", &table]));
+                assert!(ip(&[
+                    "-n",
+                    namespace,
+                    "route",
+                    "add",
+                    &format!("{subnet}.0/24"),
+                    "dev",
+                    &device,
+                    "table",
+                    &table
+                ]));
+                let via = format!("{subnet}.254");
+                assert!(ip(&[
+                    "-n", namespace, "route", "add", "default", "via", &via, "dev", &device, "table", &table
+                ]));
+            }
+        }
+    }
+
     fn agents(&self) -> Vec<Agent> {
         (0..4)
             .map(|host| {
@@ -798,6 +845,76 @@ fn namespace_cluster_with_two_rails_pins_the_slow_nic() {
     assert_eq!(format!("{:?}", suspect.kind), "Nic", "{suspect:?}");
     assert_eq!(suspect.subject, "10.215.0.2 rail1");
     assert!(suspect.action.contains("NIC"), "{suspect:?}");
+}
+
+/// `--cross-rail` on a rail-optimized fabric whose spine is slow (50 Mbit/s) and whose leaves are
+/// not: rail-aware pairs stay on their leaf and pass an expectation of 0.25 Gb/s; every cross-rail
+/// link crosses the spine, so each of the two directions' matrices falls below it with one
+/// fabric-wide line, while relative isolation (same-rail pairs only) names no suspect. Without the
+/// flag only same-rail pairs are formed (`namespace_cluster_with_two_rails_pins_the_slow_nic`).
+#[test]
+fn namespace_cluster_cross_rail_pairs_cross_the_spine() {
+    if !have_root() {
+        return;
+    }
+    let _serial = serial();
+    let cluster = Cluster::with_rails("cross", 2);
+    cluster.spine(50);
+    let _agents = cluster.agents();
+    let parent = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(playbook()).expect("playbook");
+    // Only the pairs are under test.
+    let text = text.replace("[all_rails]\nenabled = true", "[all_rails]\nenabled = false");
+    assert!(text.contains("[all_rails]\nenabled = false"), "the playbook fixture changed");
+    let path = parent.path().join("cross.toml");
+    std::fs::write(&path, text).expect("playbook");
+    let dir = parent.path().join("out");
+    let args = [
+        "--hosts",
+        &Cluster::host_list(),
+        "--duration",
+        "1s",
+        "--playbook",
+        path.to_str().expect("utf-8"),
+        "--cross-rail",
+        "--expect-pair-gbps",
+        "0.25",
+    ];
+    let output = cluster.coordinator(&args, &dir).output().expect("coordinator runs");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let report = read_report(&dir);
+    let mut rails: Vec<&str> = report.pairs.iter().map(|m| m.rail.as_str()).collect();
+    rails.sort();
+    assert_eq!(rails, ["rail0", "rail0->rail1", "rail1", "rail1->rail0"], "{}", describe(&output));
+    for matrix in &report.pairs {
+        assert_eq!(matrix.pairs.len(), 12, "{}: every ordered pair of 4 hosts", matrix.rail);
+        for pair in &matrix.pairs {
+            let bw = pair.bw_mean_gbps.unwrap_or_else(|| panic!("{pair:?}"));
+            if matrix.rail.contains("->") {
+                // The spine's shaper sets the figure: the traffic really left by the client's rail.
+                assert!(
+                    bw < 0.1,
+                    "{} {}->{}: {bw} Gb/s did not cross the 50 Mbit/s spine",
+                    matrix.rail,
+                    pair.client,
+                    pair.server
+                );
+            } else {
+                assert!(bw > 0.25, "{} {}->{}: {bw} Gb/s within a leaf", matrix.rail, pair.client, pair.server);
+            }
+        }
+    }
+    let cross = report.expectations.iter().find(|e| e.rail == "rail0->rail1").expect("a cross-rail expectation");
+    assert_eq!(cross.pair_gbps, Some(0.25), "{cross:?}");
+    assert!(cross.source.contains("cross_rail_fraction"), "{}", cross.source);
+    let below = |id: &str| -> Vec<String> {
+        report.findings.iter().filter(|f| f.id == id).map(|f| f.subject.clone()).collect()
+    };
+    let pairs = below("burnin.pair.below_expected");
+    assert_eq!(pairs.len(), 24, "every cross-rail direction and nothing else: {pairs:?}");
+    assert!(pairs.iter().all(|s| s.contains("->rail")), "{pairs:?}");
+    assert_eq!(below("burnin.fabric.below_expected"), ["rail rail0->rail1", "rail rail1->rail0"]);
+    assert!(report.suspects.is_empty(), "isolation judges same-rail pairs only: {:?}", report.suspects);
 }
 
 #[test]

@@ -23,7 +23,12 @@ fn measure_all_rails(
         let failed = |rail: &str, reason: String| {
             (
                 rail.to_string(),
-                Direction { client, server, measured: Measured { error: Some(reason), ..Measured::default() } },
+                Direction {
+                    client,
+                    server,
+                    rail: rail.to_string(),
+                    measured: Measured { error: Some(reason), ..Measured::default() },
+                },
             )
         };
         let mut targets = Vec::new();
@@ -53,7 +58,8 @@ fn measure_all_rails(
         match call(agents[client_slot].1, &request, wait) {
             Ok(Response::MeasuredRails { results }) if results.len() == targets.len() => {
                 for (target, result) in targets.into_iter().zip(results) {
-                    measured.push((target.rail, Direction { client, server, measured: result }));
+                    let direction = Direction { client, server, rail: target.rail.clone(), measured: result };
+                    measured.push((target.rail, direction));
                 }
             }
             Ok(Response::Error { reason }) => {

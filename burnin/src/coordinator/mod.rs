@@ -18,7 +18,8 @@ use fabricdoctor_checks::{Finding, Verdict};
 use fabricdoctor_report::burnin::{
     BaselineComparison, BurninHost, BurninReport, CollectiveResult, ConcurrentRail, CounterInterval, Event, EventKind,
     HostCheck, HostStatus, LoopbackResult, PairMatrix, PairMeasurement, PairStats, PairTestSettings, Phase,
-    PhaseStatus, Rail, Regression, RunInfo, SignOff, SignOffVerdict, Suspect, SuspectKind, TimelineMark,
+    PhaseStatus, Rail, RailExpectation, Regression, RunInfo, SignOff, SignOffVerdict, Suspect, SuspectKind,
+    TimelineMark,
 };
 use serde::{Deserialize, Serialize};
 
@@ -105,6 +106,9 @@ pub struct RunOptions {
     pub expect: Overrides,
     /// `--profile`: the node model the hosts should be.
     pub profile: Option<fabricdoctor_checks::profile::NodeProfile>,
+    /// `--cross-rail`: besides each rail with itself, every pair on every two different rails (rail k
+    /// of one host with rail j of the other), which crosses the spine of a rail-optimized fabric.
+    pub cross_rail: bool,
 }
 
 /// How the run ended.
@@ -145,6 +149,9 @@ struct Checkpoint {
     expect_latency_us: Option<f64>,
     #[serde(default)]
     profile: Option<fabricdoctor_checks::profile::NodeProfile>,
+    /// `--cross-rail` of the run.
+    #[serde(default)]
+    cross_rail: bool,
 }
 
 /// One pair of the pairwise pass (both directions folded), kept for isolation.
@@ -252,6 +259,7 @@ fn resume_run(options: &mut RunOptions) -> Result<(BurninReport, Checkpoint), Bu
     }
     report.run.resumed += 1;
     options.profile = checkpoint.profile.clone();
+    options.cross_rail = checkpoint.cross_rail;
     options.expect = Overrides {
         pair_gbps: checkpoint.expect_pair_gbps,
         pair_latency_us: checkpoint.expect_latency_us,
@@ -332,6 +340,7 @@ fn new_checkpoint(options: &RunOptions, run_id: &str) -> Checkpoint {
         expect_pair_gbps: options.expect.pair_gbps,
         expect_latency_us: options.expect.pair_latency_us,
         profile: options.profile.clone(),
+        cross_rail: options.cross_rail,
     }
 }
 
@@ -630,7 +639,33 @@ impl Coordinator {
                 expect(rail, &links, self.options.transport, section, &self.options.expect)
             })
             .collect();
+        // Cross-rail links are judged against their two rails' figures, in both directions.
+        let cross: Vec<RailExpectation> = self
+            .pair_rails()
+            .into_iter()
+            .filter(|(first, second)| first != second)
+            .filter_map(|(first, second)| {
+                let of = |rail: &str| self.report.expectations.iter().find(|e| e.rail == rail);
+                Some(crate::expectations::expect_cross(of(&first)?, of(&second)?, section.cross_rail_fraction))
+            })
+            .collect();
+        self.report.expectations.extend(cross);
         Ok(())
+    }
+
+    /// The rails of each pairing, (rail of a round's first host, rail of its second): every rail with
+    /// itself (rail-aware pairing: in a rail-optimized fabric rail k's NICs meet at rail k's leaf
+    /// switches), then with `--cross-rail` every ordered pair of two different rails, so each two
+    /// hosts meet on every combination of their rails.
+    fn pair_rails(&self) -> Vec<(String, String)> {
+        let rails = self.rails();
+        let mut pairings: Vec<(String, String)> = rails.iter().map(|r| (r.clone(), r.clone())).collect();
+        if self.options.cross_rail {
+            for first in &rails {
+                pairings.extend(rails.iter().filter(|second| *second != first).map(|s| (first.clone(), s.clone())));
+            }
+        }
+        pairings
     }
 
     /// Rails every active host has, in the first host's order.
@@ -989,6 +1024,7 @@ mod tests {
         Direction {
             client: 0,
             server: 1,
+            rail: "rail0".into(),
             measured: Measured {
                 bw_gbps: bw,
                 lat_us: lat,

@@ -2,12 +2,58 @@
 //! pair statistics and matrices of the report.
 
 use super::*;
+use crate::expectations::cross_rail_label;
 
 /// What one direction of a pair measured, or why its agent was lost.
 pub(super) struct Direction {
     pub(super) client: usize,
     pub(super) server: usize,
+    /// What it is recorded under: the rail, or the client's and server's rails of a cross-rail link
+    /// ([`cross_rail_label`]).
+    pub(super) rail: String,
     pub(super) measured: Measured,
+}
+
+/// The rails a pair's two hosts use: `first` on the round's first host, `second` on the other. One
+/// rail on both is rail-aware pairing; two different rails are a cross-rail link (`--cross-rail`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PairRails<'a> {
+    pub(super) first: &'a str,
+    pub(super) second: &'a str,
+}
+
+impl<'a> PairRails<'a> {
+    pub(super) fn same(rail: &'a str) -> PairRails<'a> {
+        PairRails { first: rail, second: rail }
+    }
+
+    /// The rail of the pair's host in `slot` (0: first, 1: second).
+    fn of(&self, slot: usize) -> &'a str {
+        if slot == 0 {
+            self.first
+        } else {
+            self.second
+        }
+    }
+
+    /// The label of a direction whose client is in `client_slot`.
+    pub(super) fn label(&self, client_slot: usize) -> String {
+        let (client, server) = (self.of(client_slot), self.of(1 - client_slot));
+        if client == server {
+            client.to_string()
+        } else {
+            cross_rail_label(client, server)
+        }
+    }
+
+    /// The label of the pairing in step keys and progress: the rail, or "first->second".
+    pub(super) fn name(&self) -> String {
+        self.label(0)
+    }
+
+    pub(super) fn is_cross(&self) -> bool {
+        self.first != self.second
+    }
 }
 
 /// Hosts a step lost, with why.
@@ -18,32 +64,40 @@ pub(super) struct PairOutcome {
     pub(super) lost: Vec<(usize, String)>,
 }
 
-/// One pair on one rail, both directions: `a` serves and `b` measures, then the reverse.
+/// One pair, both directions: `a` serves on its rail and `b` measures from its own, then the
+/// reverse. Each host sends from its rail's address, so a cross-rail link's traffic leaves by the
+/// client's rail and arrives on the server's.
 pub(super) fn measure_pair(
     agents: &mut [(usize, &mut AgentConnection)],
-    rail: &str,
+    rails: PairRails<'_>,
     spec: &MeasureSpec,
     step_timeout: Duration,
 ) -> PairOutcome {
     let mut outcome = PairOutcome { directions: Vec::new(), lost: Vec::new() };
-    let rail_ip = |agent: &AgentConnection| agent.rails.iter().find(|r| r.name == rail).map(|r| r.address);
+    let rail_ip = |agent: &AgentConnection, rail: &str| agent.rails.iter().find(|r| r.name == rail).map(|r| r.address);
     let measure_s = spec.bandwidth_ms / 1000 + 1;
     for (server_slot, client_slot) in [(0usize, 1usize), (1, 0)] {
         if !outcome.lost.is_empty() {
             break;
         }
         let (server, client) = (agents[server_slot].0, agents[client_slot].0);
-        let Some(server_ip) = rail_ip(agents[server_slot].1) else {
-            let measured = Measured { error: Some(format!("no rail {rail} on the server")), ..Measured::default() };
-            outcome.directions.push(Direction { client, server, measured });
+        let (server_rail, client_rail) = (rails.of(server_slot), rails.of(client_slot));
+        let rail = rails.label(client_slot);
+        let failed = |reason: String| Direction {
+            client,
+            server,
+            rail: rail.clone(),
+            measured: Measured { error: Some(reason), ..Measured::default() },
+        };
+        let Some(server_ip) = rail_ip(agents[server_slot].1, server_rail) else {
+            outcome.directions.push(failed(format!("no rail {server_rail} on the server")));
             continue;
         };
-        let serve = serve_request(rail, spec, step_timeout);
+        let serve = serve_request(server_rail, spec, step_timeout);
         let port = match call(agents[server_slot].1, &serve, step_timeout) {
             Ok(Response::Serving { port }) => port,
             Ok(Response::Error { reason }) => {
-                let measured = Measured { error: Some(format!("server: {reason}")), ..Measured::default() };
-                outcome.directions.push(Direction { client, server, measured });
+                outcome.directions.push(failed(format!("server: {reason}")));
                 continue;
             }
             Ok(other) => {
@@ -60,15 +114,12 @@ pub(super) fn measure_pair(
             port,
             spec: *spec,
             timeout_s: step_timeout.as_secs().max(1),
-            rail: Some(rail.into()),
+            rail: Some(client_rail.into()),
         };
         let wait = Duration::from_secs(2 * measure_s) + step_timeout;
         match call(agents[client_slot].1, &request, wait) {
-            Ok(Response::Measured(measured)) => outcome.directions.push(Direction { client, server, measured }),
-            Ok(Response::Error { reason }) => {
-                let measured = Measured { error: Some(reason), ..Measured::default() };
-                outcome.directions.push(Direction { client, server, measured });
-            }
+            Ok(Response::Measured(measured)) => outcome.directions.push(Direction { client, server, rail, measured }),
+            Ok(Response::Error { reason }) => outcome.directions.push(failed(reason)),
             Ok(other) => outcome.lost.push((client, format!("unexpected answer {other:?}"))),
             Err(Lost(reason)) => outcome.lost.push((client, reason)),
         }
@@ -109,8 +160,9 @@ pub(super) fn fold(directions: &[Direction]) -> PairSample {
 }
 
 impl Coordinator {
-    /// Record one measured direction.
-    pub(super) fn record(&mut self, direction: &Direction, rail: &str) -> PairMeasurement {
+    /// Record one measured direction under its rail (or cross-rail link).
+    pub(super) fn record(&mut self, direction: &Direction) -> PairMeasurement {
+        let rail = direction.rail.as_str();
         let m = &direction.measured;
         let entry = self.accumulators.entry((direction.client, direction.server, rail.to_string())).or_default();
         if let Some(bw) = m.bw_gbps {
@@ -263,16 +315,16 @@ impl Coordinator {
         pairs
     }
 
-    /// Measure `pairs` (disjoint) on `rail`, `concurrency` at a time; returns each pair's directions.
+    /// Measure `pairs` (disjoint) on `rails`, `concurrency` at a time; returns each pair's directions.
     pub(super) fn measure_round(
         &mut self,
         pairs: &[(usize, usize)],
-        rail: &str,
+        rails: PairRails<'_>,
         spec: &MeasureSpec,
     ) -> Vec<((usize, usize), Vec<Direction>)> {
         let timeout = self.step_timeout();
         self.measure_round_by(pairs, |agents| {
-            let outcome = measure_pair(agents, rail, spec, timeout);
+            let outcome = measure_pair(agents, rails, spec, timeout);
             (outcome.directions, outcome.lost)
         })
     }
@@ -334,7 +386,9 @@ impl Coordinator {
         results
     }
 
-    /// (3): every pair once, in circle-method rounds, on every rail. False when the run must stop.
+    /// (3): every pair once, in circle-method rounds, on every rail (and with `--cross-rail` on every
+    /// two different rails). Only same-rail pairs feed isolation: a cross-rail link crosses the spine
+    /// and is judged against its own expectation. False when the run must stop.
     pub(super) fn pairwise_phase(&mut self, iteration: u32) -> Result<bool, BurninError> {
         let key = format!("pairwise#{iteration}");
         let hosts = match self.checkpoint.phase_hosts.get(&key) {
@@ -346,9 +400,9 @@ impl Coordinator {
                 hosts
             }
         };
-        let rails = self.rails();
+        let pairings = self.pair_rails();
         let rounds = circle_rounds(hosts.len());
-        self.begin_phase("pairwise", iteration, (rounds.len() * rails.len()) as u64);
+        self.begin_phase("pairwise", iteration, (rounds.len() * pairings.len()) as u64);
         if hosts.len() < 2 {
             self.add_finding(Finding::new(
                 "burnin.pairwise.skipped",
@@ -360,7 +414,9 @@ impl Coordinator {
             return Ok(true);
         }
         let spec = self.measure_spec();
-        for rail in &rails {
+        for (first, second) in &pairings {
+            let rails = PairRails { first, second };
+            let rail = rails.name();
             for (number, round) in rounds.iter().enumerate() {
                 let step = format!("{key}/{rail}/r{number}");
                 if self.step_done(&step) {
@@ -372,8 +428,8 @@ impl Coordinator {
                     return Ok(false);
                 }
                 let started = Instant::now();
-                let pairs = self.round_pairs(round, &hosts, &format!("{key} round {number}"), rail);
-                let results = self.measure_round(&pairs, rail, &spec);
+                let pairs = self.round_pairs(round, &hosts, &format!("{key} round {number}"), &rail);
+                let results = self.measure_round(&pairs, rails, &spec);
                 let mut measurements = Vec::new();
                 for ((a, b), directions) in results {
                     // A pair whose host was lost is no measurement of the link.
@@ -381,9 +437,12 @@ impl Coordinator {
                         continue;
                     }
                     for direction in &directions {
-                        measurements.push(self.record(direction, rail));
+                        measurements.push(self.record(direction));
                     }
                     self.pairs_done += 1;
+                    if rails.is_cross() {
+                        continue;
+                    }
                     let sample = fold(&directions);
                     self.checkpoint.pass_samples.push(PassSample {
                         a,

@@ -51,14 +51,14 @@ impl Coordinator {
             let mut retest_log: Vec<PairMeasurement> = Vec::new();
             let isolation = {
                 let mut retest = |pairs: &[(usize, usize)]| -> Vec<PairSample> {
-                    let results = self.measure_round(pairs, rail, &spec);
+                    let results = self.measure_round(pairs, super::pairwise::PairRails::same(rail), &spec);
                     let by_pair: BTreeMap<(usize, usize), Vec<Direction>> = results.into_iter().collect();
                     pairs
                         .iter()
                         .map(|pair| match by_pair.get(pair) {
                             Some(directions) => {
                                 for direction in directions {
-                                    retest_log.push(self.record(direction, rail));
+                                    retest_log.push(self.record(direction));
                                 }
                                 fold(directions)
                             }
