@@ -41,10 +41,15 @@ pub struct AgentConfig {
     pub token: Token,
     /// Data addresses by rail; the first is the default.
     pub rails: Vec<RailAddress>,
-    /// Simultaneous coordinator connections; more are refused.
+    /// Simultaneous authenticated coordinator sessions; more are refused (after their handshake, so
+    /// only a peer holding the token can take a session's place).
     pub max_connections: usize,
-    /// How long an unauthenticated peer may take to finish the handshake.
+    /// How long an unauthenticated peer may take to finish the whole handshake.
     pub handshake_timeout: Duration,
+    /// Handshakes in progress at once (a pool apart from the sessions), and from one source address;
+    /// beyond either, the oldest pending handshake (of that source first) is cut off.
+    pub max_handshakes: usize,
+    pub max_handshakes_per_source: usize,
     /// How long an authenticated connection may stay silent between steps.
     pub idle_timeout: Duration,
     /// Stop serving when the first authenticated coordinator leaves (agents of a SLURM step end
@@ -68,7 +73,11 @@ impl AgentConfig {
             token,
             rails,
             max_connections: 8,
-            handshake_timeout: Duration::from_secs(10),
+            // A coordinator on the same fabric answers in milliseconds; a peer that has not
+            // finished in 2 s is not one, and must not hold a place longer.
+            handshake_timeout: Duration::from_secs(2),
+            max_handshakes: 16,
+            max_handshakes_per_source: 4,
             idle_timeout: Duration::from_secs(6 * 3600),
             exit_after_session: false,
             log,
@@ -258,36 +267,148 @@ pub fn interface_of(address: IpAddr) -> Option<String> {
     None
 }
 
+/// A taken place that is given back when its holder ends, also by a panic's unwinding (issue #19:
+/// a counter decremented by code after the work leaked a place per panic until the agent answered
+/// "agent busy" forever).
+struct SessionPlace {
+    taken: Arc<AtomicUsize>,
+}
+
+impl SessionPlace {
+    /// Take one of `limit` places, or `None` when all are taken.
+    fn take(taken: &Arc<AtomicUsize>, limit: usize) -> Option<SessionPlace> {
+        let mut now = taken.load(Ordering::SeqCst);
+        loop {
+            if now >= limit {
+                return None;
+            }
+            match taken.compare_exchange(now, now + 1, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return Some(SessionPlace { taken: Arc::clone(taken) }),
+                Err(actual) => now = actual,
+            }
+        }
+    }
+}
+
+impl Drop for SessionPlace {
+    fn drop(&mut self) {
+        self.taken.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Unauthenticated connections still in their handshake: each with its source, when it came, and
+/// a handle to cut it off. A small pool apart from the sessions, so connections that never prove
+/// anything cannot keep a coordinator out: past the pool's size (or a source's share of it) the
+/// oldest is cut off, and none lives past the handshake timeout.
+#[derive(Default)]
+struct Handshakes {
+    pending: std::sync::Mutex<Vec<Pending>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+struct Pending {
+    id: u64,
+    source: IpAddr,
+    since: Instant,
+    stream: TcpStream,
+}
+
+impl Handshakes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Pending>> {
+        self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Register a new handshake from `source`, cutting off the oldest of that source when it holds
+    /// `per_source`, else the oldest of all when the pool holds `limit`. Returns its id and the cut.
+    fn admit(&self, source: IpAddr, stream: TcpStream, limit: usize, per_source: usize) -> (u64, Vec<IpAddr>) {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let mut pending = self.lock();
+        let mut cut = Vec::new();
+        let mut evict = |pending: &mut Vec<Pending>, index: usize| {
+            let old = pending.remove(index);
+            let _ = old.stream.shutdown(std::net::Shutdown::Both);
+            cut.push(old.source);
+        };
+        // Oldest first: the vector is in arrival order.
+        if pending.iter().filter(|p| p.source == source).count() >= per_source {
+            if let Some(index) = pending.iter().position(|p| p.source == source) {
+                evict(&mut pending, index);
+            }
+        }
+        if pending.len() >= limit && !pending.is_empty() {
+            evict(&mut pending, 0);
+        }
+        pending.push(Pending { id, source, since: Instant::now(), stream });
+        (id, cut)
+    }
+
+    /// The handshake ended (either way): it no longer counts.
+    fn finish(&self, id: u64) {
+        self.lock().retain(|p| p.id != id);
+    }
+
+    /// Cut off every handshake older than `limit`; returns their sources.
+    fn expire(&self, limit: Duration) -> Vec<IpAddr> {
+        let mut pending = self.lock();
+        let (old, young): (Vec<Pending>, Vec<Pending>) = pending.drain(..).partition(|p| p.since.elapsed() >= limit);
+        *pending = young;
+        old.into_iter()
+            .map(|p| {
+                let _ = p.stream.shutdown(std::net::Shutdown::Both);
+                p.source
+            })
+            .collect()
+    }
+}
+
+/// Removes a handshake from the pool when its thread ends, also by a panic.
+struct HandshakeEntry<'a> {
+    pool: &'a Handshakes,
+    id: u64,
+}
+
+impl Drop for HandshakeEntry<'_> {
+    fn drop(&mut self) {
+        self.pool.finish(self.id);
+    }
+}
+
 /// Accept coordinators until `stop` is set.
 pub fn serve(listener: TcpListener, config: AgentConfig, stop: Arc<AtomicBool>) -> Result<(), BurninError> {
     listener.set_nonblocking(true).map_err(|e| BurninError::Io("agent listener".into(), e))?;
-    let active = Arc::new(AtomicUsize::new(0));
+    let sessions = Arc::new(AtomicUsize::new(0));
+    let handshakes = Arc::new(Handshakes::default());
     let config = Arc::new(config);
     while !stop.load(Ordering::Relaxed) {
+        for source in handshakes.expire(config.handshake_timeout) {
+            (config.log)(format!("{source}: cut off: no handshake within {:?}", config.handshake_timeout));
+        }
         match listener.accept() {
             Ok((stream, peer)) => {
                 let _ = stream.set_nonblocking(false);
-                if active.load(Ordering::SeqCst) >= config.max_connections {
-                    (config.log)(format!("{peer}: refused: {} connections already open", config.max_connections));
-                    let mut stream = stream;
-                    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-                    let _ = write_frame(&mut stream, &Auth::Refused { reason: "agent busy".into() });
+                let Ok(handle) = stream.try_clone() else {
+                    (config.log)(format!("{peer}: refused: cannot hold the connection"));
                     continue;
+                };
+                let (id, cut) =
+                    handshakes.admit(peer.ip(), handle, config.max_handshakes, config.max_handshakes_per_source);
+                for source in cut {
+                    (config.log)(format!("{source}: cut off an unfinished handshake to admit {peer}"));
                 }
-                active.fetch_add(1, Ordering::SeqCst);
-                let (shared, counter, stopper) = (Arc::clone(&config), Arc::clone(&active), Arc::clone(&stop));
+                let (shared, sessions, pool, stopper) =
+                    (Arc::clone(&config), Arc::clone(&sessions), Arc::clone(&handshakes), Arc::clone(&stop));
                 let spawned = std::thread::Builder::new().name(format!("agent {peer}")).spawn(move || {
+                    let entry = HandshakeEntry { pool: &pool, id };
                     let mut authenticated = false;
-                    if let Err(error) = connection(stream, peer, &shared, &mut authenticated) {
+                    if let Err(error) = connection(stream, peer, &shared, &sessions, entry, &mut authenticated) {
                         (shared.log)(format!("{peer}: {error}"));
                     }
                     if authenticated && shared.exit_after_session {
                         stopper.store(true, Ordering::Relaxed);
                     }
-                    counter.fetch_sub(1, Ordering::SeqCst);
                 });
                 if let Err(error) = spawned {
-                    active.fetch_sub(1, Ordering::SeqCst);
+                    handshakes.finish(id);
                     (config.log)(format!("{peer}: cannot start a thread: {error}"));
                 }
             }
@@ -324,11 +445,11 @@ fn authenticate(stream: &mut TcpStream, config: &AgentConfig) -> Result<Session,
         ));
     }
     let mut handshake = AgentHandshake::new(config.token.clone(), random_bytes()?);
-    let (agent_nonce, proof) = match handshake.challenge(&nonce) {
+    let agent_nonce = match handshake.challenge(&nonce) {
         Ok(answer) => answer,
         Err(error) => return Err(refuse(stream, error.to_string())),
     };
-    write_frame(stream, &Auth::Challenge { nonce: agent_nonce, proof })?;
+    write_frame(stream, &Auth::Challenge { nonce: agent_nonce })?;
     match read_frame::<Auth>(stream, MAX_UNAUTHENTICATED_FRAME) {
         Ok(Auth::Proof { proof }) => match handshake.verify(&proof) {
             Ok(session) => Ok(session),
@@ -345,11 +466,20 @@ fn connection(
     mut stream: TcpStream,
     peer: SocketAddr,
     config: &AgentConfig,
+    sessions: &Arc<AtomicUsize>,
+    handshake: HandshakeEntry<'_>,
     authenticated: &mut bool,
 ) -> Result<(), BurninError> {
     let _ = stream.set_nodelay(true);
-    let mut session =
-        authenticate(&mut stream, config).map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
+    let authenticated_session = authenticate(&mut stream, config);
+    drop(handshake);
+    let mut session = authenticated_session.map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
+    // Held until this function returns or unwinds.
+    let Some(_place) = SessionPlace::take(sessions, config.max_connections) else {
+        let reason = format!("agent busy: {} coordinator sessions already open", config.max_connections);
+        let _ = write_sealed(&mut stream, &mut session, &Auth::Refused { reason: reason.clone() });
+        return Err(BurninError::Auth(reason));
+    };
     *authenticated = true;
     let live = SysRoot::live();
     let rails: Vec<RailAddress> = config
@@ -889,6 +1019,57 @@ fn run_collective(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A step that panics gives its session's place back as it unwinds (issue #19: eight panics
+    /// left the agent answering "agent busy" forever).
+    #[test]
+    fn a_panicking_session_gives_its_place_back() {
+        let taken = Arc::new(AtomicUsize::new(0));
+        for _ in 0..20 {
+            let held = Arc::clone(&taken);
+            let outcome = std::thread::spawn(move || {
+                let _place = SessionPlace::take(&held, 8).expect("a free place");
+                panic!("a hostile peer's input");
+            })
+            .join();
+            assert!(outcome.is_err());
+        }
+        assert_eq!(taken.load(Ordering::SeqCst), 0);
+        let places: Vec<SessionPlace> = (0..8).filter_map(|_| SessionPlace::take(&taken, 8)).collect();
+        assert_eq!(places.len(), 8);
+        assert!(SessionPlace::take(&taken, 8).is_none(), "a ninth session while eight are open");
+    }
+
+    /// The handshake pool: a source past its share gives way first (its oldest), then the oldest
+    /// of all; finished or expired handshakes leave it.
+    #[test]
+    fn the_handshake_pool_cuts_off_the_oldest() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let address = listener.local_addr().expect("address");
+        let mut held = Vec::new();
+        let mut stream = || {
+            let client = TcpStream::connect(address).expect("connect");
+            held.push(client);
+            listener.accept().expect("accept").0
+        };
+        let pool = Handshakes::default();
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().expect("ip"), "10.0.0.2".parse().expect("ip"));
+        let first = pool.admit(a, stream(), 3, 2);
+        assert!(first.1.is_empty());
+        assert!(pool.admit(a, stream(), 3, 2).1.is_empty());
+        // A third from `a` cuts `a`'s oldest, though the pool is not full.
+        assert_eq!(pool.admit(a, stream(), 3, 2).1, vec![a]);
+        assert!(pool.lock().iter().all(|p| p.id != first.0));
+        // The pool is full (3): `b`'s first cuts the oldest of all, one of `a`'s.
+        assert!(pool.admit(b, stream(), 3, 2).1.is_empty());
+        assert_eq!(pool.admit(b, stream(), 3, 2).1, vec![a]);
+        assert_eq!(pool.lock().len(), 3);
+        let (last, _) = pool.admit(b, stream(), 4, 4);
+        pool.finish(last);
+        assert_eq!(pool.lock().len(), 3);
+        assert_eq!(pool.expire(Duration::ZERO).len(), 3, "older than no time at all");
+        assert!(pool.lock().is_empty());
+    }
 
     fn rail(address: &str) -> RailAddress {
         RailAddress { name: "rail0".into(), address: address.parse().expect("ip"), device: None, link: None }

@@ -2,8 +2,12 @@
 //! 2104 / FIPS 198-1). Each side sends a fresh random nonce; each proves knowledge of the token by
 //! the HMAC of both nonces under its own role label, so the token never crosses the wire, an old
 //! proof does not answer a new challenge (replay), and an agent's proof is no coordinator's proof
-//! (reflection). The agent proves itself first, so a coordinator never talks to an impostor.
-//! Verification is constant-time (`hmac`'s `verify_slice`, built on `subtle`).
+//! (reflection). The coordinator proves itself first: an agent gives an unauthenticated peer only a
+//! random nonce, nothing computed from the token that could be attacked offline (issue #19). The
+//! agent proves itself with its first frame, the welcome, sealed under the session key that only a
+//! holder of the token can derive (key confirmation, as TLS 1.3's Finished); the coordinator sends no
+//! step before that seal has been checked. Verification is constant-time (`hmac`'s `verify_slice`,
+//! built on `subtle`).
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -15,7 +19,6 @@ pub const NONCE_BYTES: usize = 32;
 /// A shorter token is refused: it could be guessed offline from one recorded handshake.
 pub const MIN_TOKEN_BYTES: usize = 16;
 
-const AGENT_LABEL: &[u8] = b"fabricdoctor-burnin agent v1";
 const COORDINATOR_LABEL: &[u8] = b"fabricdoctor-burnin coordinator v1";
 /// The session key's label: HMAC-SHA256 keyed by the token over this label and both nonces is a
 /// PRF (RFC 2104 section 5; the KDF of RFC 5869 and NIST SP 800-108 is HMAC over a label and
@@ -113,12 +116,11 @@ impl AgentHandshake {
         AgentHandshake { token, agent_nonce, coordinator_nonce: None }
     }
 
-    /// Answer the coordinator's nonce: our nonce, and our proof over both.
-    pub fn challenge(&mut self, coordinator_nonce_hex: &str) -> Result<(String, String), BurninError> {
+    /// Answer the coordinator's nonce with ours, and nothing derived from the token.
+    pub fn challenge(&mut self, coordinator_nonce_hex: &str) -> Result<String, BurninError> {
         let coordinator_nonce = nonce_of(coordinator_nonce_hex, "the coordinator")?;
-        let proof = self.token.prove(AGENT_LABEL, &coordinator_nonce, &self.agent_nonce);
         self.coordinator_nonce = Some(coordinator_nonce);
-        Ok((hex(&self.agent_nonce), proof))
+        Ok(hex(&self.agent_nonce))
     }
 
     /// Check the coordinator's proof over our fresh nonce; the session's frames are then
@@ -150,17 +152,13 @@ impl CoordinatorHandshake {
         hex(&self.coordinator_nonce)
     }
 
-    /// Check the agent's proof, then prove ourselves over its nonce; with the session whose frames
-    /// are authenticated with the key both sides derive.
-    pub fn respond(&self, agent_nonce_hex: &str, agent_proof_hex: &str) -> Result<(String, Session), BurninError> {
+    /// Prove ourselves over the agent's nonce; with the session whose frames are authenticated with
+    /// the key both sides derive. The agent is not proven yet: its first sealed frame (the welcome)
+    /// proves it, and an impostor's fails [`Session::open`].
+    pub fn respond(&self, agent_nonce_hex: &str) -> Result<(String, Session), BurninError> {
         let agent_nonce = nonce_of(agent_nonce_hex, "the agent")?;
         if agent_nonce == self.coordinator_nonce {
             return Err(BurninError::Auth("the agent echoed our nonce (reflection)".into()));
-        }
-        if !self.token.verify(AGENT_LABEL, &self.coordinator_nonce, &agent_nonce, agent_proof_hex) {
-            return Err(BurninError::Auth(
-                "the agent's proof does not match our token (wrong token or not an agent)".into(),
-            ));
         }
         let session = Session::new(&self.token, &self.coordinator_nonce, &agent_nonce, Side::Coordinator);
         Ok((self.token.prove(COORDINATOR_LABEL, &agent_nonce, &self.coordinator_nonce), session))
@@ -272,30 +270,49 @@ mod tests {
     fn both_sides_with_the_token_agree() {
         let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
         let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
-        let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
-        let (answer, _) = coordinator.respond(&nonce, &proof).expect("agent proven");
-        agent.verify(&answer).expect("coordinator proven");
-        assert!(!answer.contains(GOOD) && !proof.contains(&hex(GOOD.as_bytes())), "the token never crosses the wire");
+        let nonce = agent.challenge(&coordinator.nonce()).expect("challenge");
+        let (answer, mut coordinator_session) = coordinator.respond(&nonce).expect("answer");
+        let mut agent_session = agent.verify(&answer).expect("coordinator proven");
+        assert!(!answer.contains(GOOD), "the token never crosses the wire");
+        // The agent proves itself with its sealed welcome.
+        let welcome = agent_session.seal(b"welcome");
+        coordinator_session.open(b"welcome", &welcome).expect("agent proven");
+    }
+
+    /// Issue #19: the agent answered every stranger with a proof over the token, material for an
+    /// offline guess. Now its answer is its nonce alone: the same whatever its token.
+    #[test]
+    fn an_unauthenticated_peer_gets_nothing_derived_from_the_token() {
+        let mut one = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
+        let mut other = AgentHandshake::new(token("a-different-token-123"), [2; NONCE_BYTES]);
+        let hello = hex(&[9; NONCE_BYTES]);
+        assert_eq!(one.challenge(&hello).expect("one"), other.challenge(&hello).expect("other"));
+        assert_eq!(one.challenge(&hello).expect("one"), hex(&[2; NONCE_BYTES]));
     }
 
     #[test]
     fn a_wrong_token_is_refused_on_either_side() {
+        // The agent refuses a coordinator proving a different token (before giving anything)...
         let coordinator = CoordinatorHandshake::new(token("a-different-token-123"), [1; NONCE_BYTES]);
         let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
-        let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
-        // The coordinator refuses an agent it cannot verify...
-        assert!(coordinator.respond(&nonce, &proof).is_err());
-        // ...and the agent refuses a coordinator proving a different token.
-        let forged = token("a-different-token-123").prove(COORDINATOR_LABEL, &[2; NONCE_BYTES], &[1; NONCE_BYTES]);
-        assert!(agent.verify(&forged).is_err());
+        let nonce = agent.challenge(&coordinator.nonce()).expect("challenge");
+        let (answer, _) = coordinator.respond(&nonce).expect("answer");
+        assert!(agent.verify(&answer).is_err());
+        // ...and the coordinator refuses an agent that cannot seal under the token's session key.
+        let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
+        let (_, mut coordinator_session) = coordinator.respond(&hex(&[2; NONCE_BYTES])).expect("answer");
+        let mut impostor =
+            Session::new(&token("a-different-token-123"), &[1; NONCE_BYTES], &[2; NONCE_BYTES], Side::Agent);
+        let welcome = impostor.seal(b"welcome");
+        assert!(coordinator_session.open(b"welcome", &welcome).is_err(), "an impostor's welcome accepted");
     }
 
     #[test]
     fn a_recorded_proof_does_not_answer_a_new_challenge() {
         let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
         let mut first = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
-        let (nonce, proof) = first.challenge(&coordinator.nonce()).expect("challenge");
-        let (recorded, _) = coordinator.respond(&nonce, &proof).expect("proof");
+        let nonce = first.challenge(&coordinator.nonce()).expect("challenge");
+        let (recorded, _) = coordinator.respond(&nonce).expect("proof");
         first.verify(&recorded).expect("genuine session");
         // An eavesdropper replays the same hello and proof to a new session (fresh agent nonce).
         let mut second = AgentHandshake::new(token(GOOD), [3; NONCE_BYTES]);
@@ -304,14 +321,10 @@ mod tests {
     }
 
     #[test]
-    fn an_agent_proof_is_not_a_coordinator_proof() {
-        // Reflection: an attacker sends the agent's own nonce back hoping for a proof to reuse.
-        let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
-        let (agent_nonce, agent_proof) = agent.challenge(&hex(&[2; NONCE_BYTES])).expect("challenge");
-        assert_eq!(agent_nonce, hex(&[2; NONCE_BYTES]));
-        assert!(agent.verify(&agent_proof).is_err());
+    fn an_echoed_nonce_is_refused() {
+        // Reflection: a peer sends the coordinator its own nonce back hoping for a proof to reuse.
         let coordinator = CoordinatorHandshake::new(token(GOOD), [5; NONCE_BYTES]);
-        assert!(coordinator.respond(&coordinator.nonce(), "00").is_err());
+        assert!(coordinator.respond(&coordinator.nonce()).is_err());
     }
 
     #[test]
@@ -325,6 +338,10 @@ mod tests {
         for proof in ["", "0", "not hex at all", &"00".repeat(32), &"ff".repeat(4096)] {
             assert!(agent.verify(proof).is_err(), "{proof:?}");
         }
+        let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
+        for nonce in ["", "zz", "é", &"ab".repeat(31)] {
+            assert!(coordinator.respond(nonce).is_err(), "{nonce:?}");
+        }
         assert!(Token::from_text("short\n", "FABRICDOCTOR_TOKEN").is_err());
         assert_eq!(format!("{:?}", token(GOOD)), "Token(23 bytes)");
         assert_eq!(unhex("0aFf"), Some(vec![10, 255]));
@@ -334,8 +351,8 @@ mod tests {
     fn sessions() -> (Session, Session) {
         let coordinator = CoordinatorHandshake::new(token(GOOD), [1; NONCE_BYTES]);
         let mut agent = AgentHandshake::new(token(GOOD), [2; NONCE_BYTES]);
-        let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
-        let (answer, coordinator_session) = coordinator.respond(&nonce, &proof).expect("agent proven");
+        let nonce = agent.challenge(&coordinator.nonce()).expect("challenge");
+        let (answer, coordinator_session) = coordinator.respond(&nonce).expect("answer");
         (coordinator_session, agent.verify(&answer).expect("coordinator proven"))
     }
 
@@ -380,8 +397,8 @@ mod tests {
         let (mut other, _) = {
             let coordinator = CoordinatorHandshake::new(token(GOOD), [3; NONCE_BYTES]);
             let mut agent = AgentHandshake::new(token(GOOD), [4; NONCE_BYTES]);
-            let (nonce, proof) = agent.challenge(&coordinator.nonce()).expect("challenge");
-            let (answer, session) = coordinator.respond(&nonce, &proof).expect("proof");
+            let nonce = agent.challenge(&coordinator.nonce()).expect("challenge");
+            let (answer, session) = coordinator.respond(&nonce).expect("proof");
             (session, agent.verify(&answer).expect("verify"))
         };
         let (_, mut agent) = sessions();

@@ -1,5 +1,5 @@
-//! The coordinator's connection to one agent: dial, authenticate (the agent proves itself first),
-//! then one request at a time with a deadline per step.
+//! The coordinator's connection to one agent: dial, authenticate (we prove ourselves first; the
+//! agent proves itself with its sealed welcome), then one request at a time with a deadline per step.
 
 use std::io::Read as _;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -57,21 +57,28 @@ impl AgentConnection {
             &Auth::Hello { magic: MAGIC.into(), version: PROTOCOL_VERSION, nonce: handshake.nonce() },
         )
         .map_err(on)?;
-        let (nonce, proof) = match read_frame::<Auth>(&mut stream, MAX_FRAME).map_err(on)? {
-            Auth::Challenge { nonce, proof } => (nonce, proof),
+        let nonce = match read_frame::<Auth>(&mut stream, MAX_FRAME).map_err(on)? {
+            Auth::Challenge { nonce } => nonce,
             Auth::Refused { reason } => return Err(BurninError::Auth(format!("agent {address} refused: {reason}"))),
             other => return Err(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))),
         };
-        let (answer, mut session) = match handshake.respond(&nonce, &proof) {
+        let (answer, mut session) = match handshake.respond(&nonce) {
             Ok(answer) => answer,
             Err(error) => {
-                let _ = write_frame(&mut stream, &Auth::Refused { reason: "agent proof does not match".into() });
+                let _ = write_frame(&mut stream, &Auth::Refused { reason: "malformed challenge".into() });
                 return Err(on(error));
             }
         };
         write_frame(&mut stream, &Auth::Proof { proof: answer }).map_err(on)?;
-        // The welcome is the agent's first authenticated frame.
-        match read_welcome(&mut stream, &mut session).map_err(on)? {
+        // The welcome is the agent's first authenticated frame and its proof: sealed under the
+        // session key, which only a holder of the token derives.
+        let welcome = read_welcome(&mut stream, &mut session).map_err(|e| match e {
+            BurninError::Auth(reason) => BurninError::Auth(format!(
+                "agent {address}: its welcome does not carry our token's seal (wrong token, or not an agent): {reason}"
+            )),
+            other => on(other),
+        })?;
+        match welcome {
             Auth::Welcome { hostname, tool_version, rails } => {
                 Ok(AgentConnection { stream, session, address: address.to_string(), hostname, tool_version, rails })
             }

@@ -18,7 +18,7 @@ use crate::BurninError;
 
 pub const MAGIC: &str = "fabricdoctor-burnin";
 /// Bumped when a message's meaning changes; coordinator and agent must agree.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 /// Before authentication only the hello messages are valid; they are a few hundred bytes.
 pub const MAX_UNAUTHENTICATED_FRAME: u32 = 4 << 10;
 /// After: a check report with a topology is the largest message (tens of KiB on an 8-GPU node).
@@ -98,11 +98,26 @@ pub fn read_sealed<T: DeserializeOwned>(
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "message", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Auth {
-    Hello { magic: String, version: u32, nonce: String },
-    Challenge { nonce: String, proof: String },
-    Proof { proof: String },
-    Welcome { hostname: String, tool_version: String, rails: Vec<RailAddress> },
-    Refused { reason: String },
+    Hello {
+        magic: String,
+        version: u32,
+        nonce: String,
+    },
+    /// The agent's nonce, and nothing derived from the token: the coordinator proves first.
+    Challenge {
+        nonce: String,
+    },
+    Proof {
+        proof: String,
+    },
+    Welcome {
+        hostname: String,
+        tool_version: String,
+        rails: Vec<RailAddress>,
+    },
+    Refused {
+        reason: String,
+    },
 }
 
 /// An agent's rail: a name, the address its data listeners bind and, for measurements over verbs,

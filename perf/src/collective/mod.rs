@@ -272,6 +272,18 @@ impl Membership {
         write_message(&mut stream, &master, &join)?;
         match read_message::<Control>(&mut stream, &master, "rendezvous")? {
             Control::Table { hosts, ports } => {
+                // Every later index (neighbours, mesh peers) is a rank below `world`: a table of any
+                // other length is refused here rather than indexed out of bounds later.
+                if hosts.len() != world || ports.len() != world {
+                    return Err(PerfError::Handshake {
+                        peer: master,
+                        reason: format!(
+                            "a table of {} hosts and {} ports for a world of {world} ranks",
+                            hosts.len(),
+                            ports.len()
+                        ),
+                    });
+                }
                 let hosts = hosts.into_iter().map(|h| h.unwrap_or_else(|| rendezvous.master_host.clone())).collect();
                 Ok(Membership { hosts, ports, control: vec![stream] })
             }
@@ -280,9 +292,13 @@ impl Membership {
         }
     }
 
-    /// How messages name a rank's data endpoint.
+    /// How messages name a rank's data endpoint; a rank outside the table (a peer's claim, read
+    /// from the network) is named as such, never indexed.
     fn label(&self, rank: usize) -> String {
-        format!("rank {rank} ({}:{})", self.hosts[rank], self.ports[rank])
+        match (self.hosts.get(rank), self.ports.get(rank)) {
+            (Some(host), Some(port)) => format!("rank {rank} ({host}:{port})"),
+            _ => format!("rank {rank} (outside a world of {} ranks)", self.hosts.len()),
+        }
     }
 }
 
@@ -468,7 +484,10 @@ impl Communicator {
     }
 
     fn label(&self, rank: usize) -> String {
-        format!("rank {rank} ({})", self.hosts[rank])
+        match self.hosts.get(rank) {
+            Some(host) => format!("rank {rank} ({host})"),
+            None => format!("rank {rank} (outside a world of {} ranks)", self.world),
+        }
     }
 
     /// Every rank waits until all are ready (through rank 0).
@@ -935,6 +954,65 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A peer that joins properly and then claims rank 99 on its data connection (issue #19: the
+    /// claim reached `hosts[99]` and panicked, which inside an agent leaked a connection slot): rank
+    /// 0 answers with an error naming the claim, and nothing panics.
+    #[test]
+    fn a_data_hello_from_a_rank_outside_the_world_is_an_error_not_a_panic() {
+        let timeout = Duration::from_secs(5);
+        let control = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let master_port = control.local_addr().expect("address").port();
+        drop(control);
+        let rendezvous = Rendezvous {
+            rank: 0,
+            world: 2,
+            master_host: "127.0.0.1".into(),
+            master_port,
+            channels: 1,
+            timeout,
+            fingerprint: "same".into(),
+        };
+        let rank0 = std::thread::spawn(move || Communicator::connect(&rendezvous, false, &Transport::Tcp).map(|_| ()));
+        // The hostile rank 1: a real join, a data listener rank 0 dials, then a lie on its own dial.
+        let data = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let data_port = data.local_addr().expect("address").port();
+        let deadline = Instant::now() + timeout;
+        let mut join = dial_until("127.0.0.1", master_port, deadline, timeout).expect("rank 0 listens");
+        let hello = Control::Join { rank: 1, world: 2, data_port, fingerprint: "same".into() };
+        write_message(&mut join, "rank 0", &hello).expect("join");
+        let table: Control = read_message(&mut join, "rank 0", "table").expect("table");
+        let Control::Table { ports, .. } = table else { panic!("expected the table, got {table:?}") };
+        let (_from_rank0, _) = data.accept().expect("rank 0 dials its right neighbour");
+        let mut lie = dial_until("127.0.0.1", ports[0], deadline, timeout).expect("rank 0's data port");
+        write_message(&mut lie, "rank 0", &DataHello { rank: 99, channel: Some(0) }).expect("hello");
+        let outcome = rank0.join().expect("rank 0 does not panic");
+        let error = outcome.expect_err("a rank outside the world is refused").to_string();
+        assert!(error.contains("rank 99") && error.contains("outside a world of 2"), "{error}");
+    }
+
+    /// A rank 0 (or an impostor) whose table does not fit the world is refused at the join.
+    #[test]
+    fn a_table_that_does_not_fit_the_world_is_refused() {
+        let timeout = Duration::from_secs(5);
+        let control = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let master_port = control.local_addr().expect("address").port();
+        let rendezvous = Rendezvous {
+            rank: 1,
+            world: 3,
+            master_host: "127.0.0.1".into(),
+            master_port,
+            channels: 1,
+            timeout,
+            fingerprint: "same".into(),
+        };
+        let rank1 = std::thread::spawn(move || Membership::join(&rendezvous, 1, Instant::now() + timeout).map(|_| ()));
+        let (mut stream, _) = control.accept().expect("rank 1 joins");
+        let _: Control = read_message(&mut stream, "rank 1", "join").expect("join");
+        write_message(&mut stream, "rank 1", &Control::Table { hosts: vec![None], ports: vec![1] }).expect("table");
+        let error = rank1.join().expect("no panic").expect_err("refused").to_string();
+        assert!(error.contains("a table of 1 hosts and 1 ports for a world of 3"), "{error}");
     }
 
     #[test]
