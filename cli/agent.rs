@@ -2,6 +2,8 @@
 
 use std::io::Write as _;
 use std::net::{IpAddr, TcpListener};
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -17,9 +19,7 @@ use crate::exit;
 /// The shared token: --token-file, else $FABRICDOCTOR_TOKEN.
 pub fn token(args: &TokenArgs) -> anyhow::Result<Token> {
     if let Some(path) = &args.token_file {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("failed to read token file {}", path.display()))?;
-        return Ok(Token::from_text(&text, &path.display().to_string())?);
+        return Ok(read_token_file(path)?.0);
     }
     match std::env::var("FABRICDOCTOR_TOKEN") {
         Ok(text) => Ok(Token::from_text(&text, "FABRICDOCTOR_TOKEN")?),
@@ -27,9 +27,44 @@ pub fn token(args: &TokenArgs) -> anyhow::Result<Token> {
     }
 }
 
-fn rails(args: &AgentArgs) -> anyhow::Result<Vec<RailAddress>> {
+/// The token in `path`, and its text. A file that others can read or write is refused: whoever
+/// reads the token can run steps on every agent (ssh refuses private keys the same way).
+pub fn read_token_file(path: &Path) -> anyhow::Result<(Token, String)> {
+    let metadata = std::fs::metadata(path).with_context(|| format!("failed to read token file {}", path.display()))?;
+    let mode = metadata.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        bail!(
+            "token file {} is open to group or others (mode {mode:04o}): chmod 600 {}",
+            path.display(),
+            path.display()
+        );
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("failed to read token file {}", path.display()))?;
+    let token = Token::from_text(&text, &path.display().to_string())?;
+    Ok((token, text.trim().to_string()))
+}
+
+/// `--generate-token`: 256 random bits as hex, into a new file readable by its owner only (created
+/// with that mode, so the token is never readable by others, not even briefly), else on stdout.
+fn generate_token(path: Option<&Path>) -> anyhow::Result<i32> {
+    let (_, text) = Token::random()?;
+    let Some(path) = path else {
+        println!("{text}");
+        return Ok(exit::SUCCESS);
+    };
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).with_context(|| {
+            format!("failed to create token file {} (an existing one is not replaced)", path.display())
+        })?;
+    writeln!(file, "{text}").with_context(|| format!("failed to write token file {}", path.display()))?;
+    eprintln!("fabricdoctor agent: wrote a new token to {} (mode 0600); copy it to every host", path.display());
+    Ok(exit::SUCCESS)
+}
+
+fn rails(args: &AgentArgs, listen: std::net::SocketAddr) -> anyhow::Result<Vec<RailAddress>> {
     if args.rail.is_empty() {
-        return Ok(default_rails(args.listen));
+        return Ok(default_rails(listen));
     }
     args.rail
         .iter()
@@ -69,6 +104,10 @@ fn watch_lifeline(stop: Arc<AtomicBool>) {
 }
 
 pub fn run(args: AgentArgs) -> anyhow::Result<i32> {
+    if args.generate_token {
+        return generate_token(args.token.token_file.as_deref());
+    }
+    let listen = args.listen.context("--listen ADDR is required")?;
     let token = if args.token_stdin {
         let mut line = String::new();
         std::io::stdin().read_line(&mut line).context("failed to read the token from standard input")?;
@@ -76,8 +115,8 @@ pub fn run(args: AgentArgs) -> anyhow::Result<i32> {
     } else {
         token(&args.token)?
     };
-    let rails = rails(&args)?;
-    let listener = TcpListener::bind(args.listen).with_context(|| format!("failed to listen on {}", args.listen))?;
+    let rails = rails(&args, listen)?;
+    let listener = TcpListener::bind(listen).with_context(|| format!("failed to listen on {listen}"))?;
     let local = listener.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&stop))
@@ -151,10 +190,11 @@ mod tests {
     /// A cross-rail link is labelled "RAIL->RAIL": a rail whose own name held '>' would read as one.
     #[test]
     fn a_rail_name_is_letters_digits_and_a_few_marks() {
-        let good = rails(&agent_args("mlx5_0:1=10.0.0.1")).expect("a plain name");
+        let listen = "127.0.0.1:0".parse().expect("address");
+        let good = rails(&agent_args("mlx5_0:1=10.0.0.1"), listen).expect("a plain name");
         assert_eq!(good[0].name, "mlx5_0:1");
         for bad in ["rail0->rail1=10.0.0.1", "a b=10.0.0.1", "=10.0.0.1", "r/1=10.0.0.1"] {
-            let error = rails(&agent_args(bad)).expect_err(bad).to_string();
+            let error = rails(&agent_args(bad), listen).expect_err(bad).to_string();
             assert!(error.contains("letters, digits and _.:-"), "{bad}: {error}");
         }
     }

@@ -517,7 +517,8 @@ pub enum PlaybookCommand {
 
 #[derive(Debug, Args)]
 pub struct TokenArgs {
-    /// File holding the shared token (at least 16 characters). Default: $FABRICDOCTOR_TOKEN.
+    /// File holding the shared token (at least 16 characters; readable by its owner only, mode
+    /// 0600 or 0400). Default: $FABRICDOCTOR_TOKEN. `fabricdoctor agent --generate-token` makes one.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 }
@@ -608,10 +609,15 @@ pub struct BurninArgs {
 #[derive(Debug, Args)]
 pub struct AgentArgs {
     /// Address to listen on (only this one): 10.0.0.5:7207, 0.0.0.0:7207, 127.0.0.1:0.
-    #[arg(long, value_name = "ADDR")]
-    pub listen: std::net::SocketAddr,
+    #[arg(long, value_name = "ADDR", required_unless_present = "generate_token")]
+    pub listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub token: TokenArgs,
+    /// Make a token (256 random bits, 64 hex characters) and exit: written to --token-file FILE
+    /// (created, mode 0600; an existing file is not replaced), else printed. Copy the same file to
+    /// every host.
+    #[arg(long, conflicts_with_all = ["token_stdin", "rail", "lifeline"])]
+    pub generate_token: bool,
     /// Read the token from the first line of standard input (`--launcher ssh` sends it so).
     #[arg(long, conflicts_with = "token_file")]
     pub token_stdin: bool,

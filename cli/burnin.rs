@@ -80,10 +80,7 @@ fn start_local(count: usize, log_dir: &std::path::Path) -> anyhow::Result<(Vec<H
 fn start_ssh(args: &BurninArgs, hosts: &[HostSpec]) -> anyhow::Result<(Vec<HostSpec>, Token, Agents)> {
     // The remote agents get the token's text on stdin: the operator's, or a fresh random one.
     let text = match (&args.token.token_file, std::env::var("FABRICDOCTOR_TOKEN")) {
-        (Some(path), _) => std::fs::read_to_string(path)
-            .with_context(|| format!("failed to read token file {}", path.display()))?
-            .trim()
-            .to_string(),
+        (Some(path), _) => crate::agent::read_token_file(path)?.1,
         (None, Ok(text)) => text.trim().to_string(),
         (None, Err(_)) => Token::random()?.1,
     };

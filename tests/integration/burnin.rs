@@ -927,6 +927,7 @@ fn a_hostfile_names_pre_started_agents() {
     std::fs::write(&hostfile, format!("# burn-in hosts\n{}\n", lines.join("\n"))).expect("hostfile");
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).expect("token file");
+    std::fs::set_permissions(&token_file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).expect("chmod");
     let output = crate::support::binary()
         .args(["burnin", "--duration", "1s", "--playbook", &playbook()])
         .arg("--hostfile")
@@ -1172,6 +1173,39 @@ fn idle_connections_do_not_lock_the_coordinator_out() {
     drop(idle);
     let log = agent.finish();
     assert!(log.contains("cut off"), "the pool gave way, and said so: {log}");
+}
+
+/// `agent --generate-token FILE` makes 256 random bits as 64 hex characters in a new file only its
+/// owner can read, refuses to replace one, and a token file others can read is refused by name.
+#[test]
+fn generated_tokens_are_private_and_open_token_files_are_refused() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("token");
+    let made = crate::support::run(&["agent", "--generate-token", "--token-file", path.to_str().expect("utf-8")]);
+    assert_eq!(made.status.code(), Some(0), "{}", describe(&made));
+    let metadata = std::fs::metadata(&path).expect("written");
+    assert_eq!(metadata.permissions().mode() & 0o777, 0o600);
+    let text = std::fs::read_to_string(&path).expect("token");
+    let token = text.trim();
+    assert!(token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()), "{token:?}");
+    let again = crate::support::run(&["agent", "--generate-token", "--token-file", path.to_str().expect("utf-8")]);
+    assert_eq!(again.status.code(), Some(2), "an existing token is not replaced: {}", describe(&again));
+    assert_eq!(std::fs::read_to_string(&path).expect("token"), text);
+    // Two tokens made apart differ (printed when no file is named).
+    let printed = crate::support::run(&["agent", "--generate-token"]);
+    assert_ne!(stdout(&printed).trim(), token);
+    // A token file anyone can read is refused, naming the file and the fix.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let refused = crate::support::binary()
+        .args(["agent", "--listen", "127.0.0.1:0", "--token-file"])
+        .arg(&path)
+        .env_remove("FABRICDOCTOR_TOKEN")
+        .output()
+        .expect("agent runs");
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+    let message = stderr(&refused);
+    assert!(message.contains("mode 0644") && message.contains("chmod 600"), "{message}");
 }
 
 /// An agent that refuses the coordinator's proof has no session key: its refusal comes untagged and

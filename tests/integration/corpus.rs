@@ -15,9 +15,8 @@ struct Case {
     id: String,
     expected: String,
     /// "train", "heldout", "heldout2" (set aside as they were collected, tuned on since
-    /// 2026-11-24), "heldout3", "heldout4" or "heldout5" (each collected blind; its first run is a held-out
-    /// measure the README
-    /// reports).
+    /// 2026-11-24), "heldout3" to "heldout6" (each collected blind; its first run is a held-out
+    /// measure the README reports).
     split: String,
     text: String,
 }
