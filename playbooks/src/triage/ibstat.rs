@@ -50,6 +50,9 @@ enum Source {
     Ibstatus,
     IbvDevinfo,
     Perftest,
+    /// iproute2's `rdma link` (rdma-link(8)): one line per port, and pasted repeatedly, a port's
+    /// states over time.
+    RdmaLink,
 }
 
 /// One port as a tool printed it, each field with the line that showed it.
@@ -210,13 +213,27 @@ fn ibstat_command_device(line: &str) -> Option<&str> {
     words.next().filter(|device| !device.starts_with('-'))
 }
 
+/// An `rdma link` line (rdma-link(8)): `link mlx5_7/1 subnet_prefix ... state DOWN physical_state
+/// POLLING`: the device, the port, the state and the physical state.
+fn rdma_link(line: &str) -> Option<(&str, u32, &str, Option<&str>)> {
+    let mut words = line.split_whitespace();
+    if words.next()? != "link" {
+        return None;
+    }
+    let (device, port) = words.next()?.split_once('/')?;
+    let port = port.parse().ok()?;
+    let words: Vec<&str> = words.collect();
+    let after = |key: &str| words.windows(2).find(|pair| pair[0] == key).map(|pair| pair[1]);
+    Some((device, port, after("state")?, after("physical_state")))
+}
+
 /// Whether the text holds `ibstat` or `ibstatus` output (an ibstat port header followed by its
 /// state, or an ibstatus port header): the input's kind is then "ibstat".
 pub fn recognised(text: &str) -> bool {
     let mut port_header = false;
     for (_, raw) in numbered_lines(text) {
         let line = raw.trim();
-        if ibstatus_header(line).is_some() || (port_header && line.starts_with("State:")) {
+        if ibstatus_header(line).is_some() || (port_header && line.starts_with("State:")) || rdma_link(line).is_some() {
             return true;
         }
         port_header = ibstat_port(line).is_some();
@@ -258,6 +275,14 @@ fn ports(file: &str, text: &str) -> Vec<Port> {
         if let Some((name, port)) = ibstatus_header(line) {
             ports.push(Port::new(Source::Ibstatus, Some(name), port));
             open = true;
+            continue;
+        }
+        if let Some((device, port, state, physical)) = rdma_link(line) {
+            let mut link = Port::new(Source::RdmaLink, Some(device.to_string()), port);
+            link.state = Some((state.to_string(), PortState::from_label(state), evidence()));
+            link.physical_state = physical.map(|p| (p.to_string(), evidence()));
+            ports.push(link);
+            open = false;
             continue;
         }
         if let Some(name) = line.strip_prefix("hca_id:").map(str::trim) {
@@ -326,7 +351,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // can tell it from a fabric port.
     let infiniband_active = |other: &Port| other.is_infiniband() && other.is_active();
     let mut facts = Vec::new();
+    let flapped = link_flaps(&ports, &mut facts);
     for (index, port) in ports.iter().enumerate() {
+        if port.source == Source::RdmaLink && flapped.contains(&(port.nic.clone(), port.port)) {
+            continue;
+        }
         let Some((label, state, state_evidence)) = &port.state else { continue };
         if *state == PortState::Active {
             continue;
@@ -383,9 +412,55 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts
 }
 
+/// A port printed several times (repeated `rdma link` runs) that was Active in some and not in
+/// others went down and came back: `link.flap`, with every state line as evidence. Returns the
+/// ports so judged.
+fn link_flaps(ports: &[Port], facts: &mut Vec<Fact>) -> Vec<(Option<String>, u32)> {
+    let mut flapped = Vec::new();
+    for port in ports.iter().filter(|p| p.source == Source::RdmaLink) {
+        let key = (port.nic.clone(), port.port);
+        if flapped.contains(&key) {
+            continue;
+        }
+        let seen: Vec<&Port> =
+            ports.iter().filter(|p| p.source == Source::RdmaLink && (p.nic.clone(), p.port) == key).collect();
+        let active = seen.iter().filter(|p| p.is_active()).count();
+        let downs = seen.len() - active;
+        if active == 0 || downs == 0 {
+            continue;
+        }
+        let nic = format!("{}/{}", port.nic.as_deref().unwrap_or("unknown"), port.port);
+        let mut fact = Fact::new("link.flap").attr("nic", nic).attr("count", downs);
+        for state in seen.iter().filter_map(|p| p.state.as_ref()) {
+            fact = fact.evidence(state.2.clone());
+        }
+        facts.push(fact);
+        flapped.push(key);
+    }
+    flapped
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ROCm/rccl#1423: `rdma link` run again and again while a port trains: Down/Polling, then
+    /// Down/LinkUp, then Active. A port seen down once alone is a port down.
+    #[test]
+    fn rdma_link_states_over_time_are_a_flap_and_a_lone_down_is_a_port_down() {
+        let text = "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING\n\
+                    link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN physical_state LINK_UP\n\
+                    link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP\n\
+                    link mlx5_3/1 state DOWN physical_state DISABLED netdev ens3np0\n";
+        assert!(recognised(text));
+        let facts = parse("rdma.txt", text);
+        assert_eq!(names(&facts), ["link.flap", "rdma.port_down"], "{facts:?}");
+        assert_eq!(facts[0].get("nic"), Some("mlx5_7/1"));
+        assert_eq!(facts[0].get("count"), Some("2"));
+        assert_eq!(facts[1].get("nic"), Some("mlx5_3"));
+        assert_eq!(facts[1].get("physical_state"), Some("DISABLED"));
+        assert!(!recognised("link up and running\nlink mlx5_0 is fine\n"));
+    }
 
     /// Mellanox/network-operator#249: an SR-IOV VF's port, physically up, logically Down, no LID.
     #[test]

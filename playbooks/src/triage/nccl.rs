@@ -217,8 +217,14 @@ fn bare_channel(raw: &str) -> Option<String> {
 /// The message is read as the WARN line it was.
 fn quoted_warning(raw: &str, after_last_error: bool) -> Option<String> {
     let trimmed = raw.trim();
-    let message = if let Some((_, rest)) = raw.split_once("Last NCCL warning(error): ") {
-        rest.trim().trim_matches('\'').to_string()
+    let message = if let Some((_, rest)) = raw.split_once("Last NCCL warning(error)") {
+        // `Last NCCL warning(error): '...'`, or newer XLA's `Last NCCL warning(error) log entry
+        // (may be unrelated) '...'`: the quoted message.
+        let rest = rest.trim();
+        match (rest.find('\''), rest.rfind('\'')) {
+            (Some(open), Some(close)) if close > open => rest[open + 1..close].to_string(),
+            _ => rest.trim_start_matches(':').trim().to_string(),
+        }
     } else if let Some((_, rest)) = raw.split_once("Last error: ") {
         rest.trim().to_string()
     } else if after_last_error && !trimmed.is_empty() && !trimmed.contains(" NCCL ") {
@@ -809,8 +815,13 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // The verbs stack refuses the buffer type: DMA-BUF on an old driver, a libfabric that does
         // not know CUDA memory (EINVAL/EOPNOTSUPP): versions that do not go together.
         Fact::new("nccl.registration_unsupported").host(host).attr("text", message)
-    } else if lower.contains("message truncated") {
-        // bootstrap.cc: a bootstrap message of the wrong size, NCCL's own protocol broken.
+    } else if lower.contains("message truncated")
+        || lower.contains("socketfinalizeaccept")
+        || (lower.contains("sockettryaccept") && lower.contains("accept failed"))
+    {
+        // bootstrap.cc: a bootstrap message of the wrong size; misc/socket.cc: a connection that
+        // announced the wrong socket type, or an accept(2) on a broken listening socket: NCCL's
+        // own bootstrap protocol broken.
         Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.contains("xml import") || lower.contains("nccl_topo_file") || lower.contains("nccl_graph_file") {
         Fact::new("nccl.topology_file").host(host).attr("text", message)
@@ -1187,6 +1198,8 @@ mod tests {
             ("n1:1:2 [0] misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory", "nccl.memlock"),
             // nccl#1176
             ("compute-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "nccl.internal"),
+            // nccl-tests#188
+            ("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3", "nccl.internal"),
             // azurehpc#327
             ("vm:16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.", "nccl.topology_file"),
             // nccl#976
@@ -1219,6 +1232,18 @@ mod tests {
             .facts
             .iter()
             .any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface") == Some("the one with 169.254.0.1")));
+    }
+
+    /// jax#22747: newer XLA quotes NCCL's last warning as "log entry (may be unrelated) '...'".
+    #[test]
+    fn xla_quotes_the_last_warning_in_either_form() {
+        let long = "INTERNAL: nccl_utils.cc:305: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled system error (run with NCCL_DEBUG=INFO for details). Last NCCL warning(error) log entry (may be unrelated) 'socketTryAccept: Accept failed: Bad file descriptor'.";
+        assert_eq!(quoted_warning(long, false).as_deref(), Some("socketTryAccept: Accept failed: Bad file descriptor"));
+        let short = "failed: internal error. Last NCCL warning(error): 'NET/IB : Got completion with error 12'";
+        assert_eq!(quoted_warning(short, false).as_deref(), Some("NET/IB : Got completion with error 12"));
+        let mut analysis = Analysis::default();
+        analyze(&[parse("f", long)], &mut analysis);
+        assert!(analysis.has("nccl.internal"), "{:?}", analysis.facts);
     }
 
     #[test]

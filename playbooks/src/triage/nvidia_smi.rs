@@ -56,7 +56,7 @@ const SLOWDOWN_REASONS: &[&str] =
 
 /// Section titles only `nvidia-smi -q` prints on a line of their own.
 const QUERY_SECTIONS: &[&str] =
-    &["ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event Reasons", "Clocks Throttle Reasons"];
+    &["ECC Errors", "Retired Pages", "Remapped Rows", "Clocks Event Reasons", "Clocks Throttle Reasons", "Fabric"];
 
 /// A PCIe link attribute's maximum and current value, each with its line.
 #[derive(Debug, Clone, Default)]
@@ -304,6 +304,22 @@ fn query_report(file: &str, text: &str, facts: &mut Vec<Fact>) {
                 facts.push(fact.evidence(evidence()));
             } else if key == "Remapping Failure Occurred" && yes {
                 facts.push(block.fact("gpu.remap_failed").evidence(evidence()));
+            }
+            continue;
+        }
+        // The GPU's place in the NVLink fabric (nvidia-smi -q "Fabric", R535+: State Not Started / In
+        // Progress / Completed, Status Success or the error that ended the registration, as NVML's
+        // nvmlGpuFabricInfo_t). On an NVSwitch system a GPU whose registration has not completed
+        // with Success cannot join NVLink (and NVLS) traffic: the fabric manager's work.
+        if sections.within("Fabric") && !sections.within("Health") {
+            let unset = |v: &str| matches!(v, "N/A" | "Not Supported" | "");
+            let fault = match key {
+                "State" => (!unset(value) && value != "Completed").then(|| format!("Fabric State: {value}")),
+                "Status" => (!unset(value) && value != "Success").then(|| format!("Fabric Status: {value}")),
+                _ => None,
+            };
+            if let Some(text) = fault {
+                facts.push(block.fact("gpu.fabric_not_ready").attr("text", text).evidence(evidence()));
             }
             continue;
         }
@@ -765,6 +781,22 @@ mod tests {
     /// Other tools' lines produce nothing: an NCCL log (with a CUDA driver warning of its own, the
     /// NCCL parser's) and lspci of a GPU; and the nvidia-smi topo matrix of
     /// tests/corpus/cases/nvsmi-nccl667-topo-pxb-pix-hang-vtd.txt (train), topo.rs's.
+    /// Azure/azhpc-images#506 and NVIDIA/gpu-operator#2511: a GPU whose fabric registration
+    /// completed with an error, or never completed; Completed/Success and N/A are not faults.
+    #[test]
+    fn a_fabric_registration_not_completed_with_success_is_not_ready() {
+        let failed = "Fabric\n    State                             : Completed\n    Status                            : Insufficient Resources\n    CliqueId                          : 0\n";
+        assert!(recognised(failed));
+        let facts = parse("smi.txt", failed);
+        assert_eq!(names(&facts), ["gpu.fabric_not_ready"]);
+        assert_eq!(facts[0].get("text"), Some("Fabric Status: Insufficient Resources"));
+        let pending = "==============NVSMI LOG==============\n    Fabric\n        State : In Progress\n        Status : N/A\n        Health\n            Summary : N/A\n";
+        assert_eq!(parse("smi.txt", pending)[0].get("text"), Some("Fabric State: In Progress"));
+        let healthy = "Fabric\n    State : Completed\n    Status : Success\n    Health\n        Bandwidth : Full\n";
+        assert!(parse("smi.txt", healthy).is_empty());
+        assert!(parse("smi.txt", "Fabric\n    State : N/A\n    Status : N/A\n").is_empty());
+    }
+
     #[test]
     fn other_tools_produce_nothing() {
         let nccl = "node7:1234:1250 [0] NCCL INFO cudaDriverVersion 12020\nnode7:1234:1250 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>\nnode7:1234:1250 [0] init.cc:1234 NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'\nnode7:1234:1250 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n";

@@ -124,7 +124,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         // cudaErrorSystemNotReady (CUDA runtime API, error 802): on NVSwitch systems, the fabric
         // manager has not finished initialising the fabric.
-        if raw.contains("system not yet initialized") {
+        // The fabric manager's own start-up refusals (nvidia-fabricmanager's service log, e.g. on
+        // NVL5 systems without ib_umad loaded: 'fabric manager cannot be started').
+        if raw.contains("system not yet initialized")
+            || (lower.contains("fabric manager")
+                && (lower.contains("cannot be started") || lower.contains("failed to start")))
+        {
             facts.push(Fact::new("gpu.fabric_not_ready").attr("text", trimmed).evidence(evidence()));
             continue;
         }
@@ -208,6 +213,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// spectrocloud/CanvOS#700: the fabric manager's service refuses to start (NVL5 without ib_umad).
+    #[test]
+    fn a_fabric_manager_that_cannot_start_is_not_ready() {
+        let text = "Jul 20 16:15:36 edge-1:  Detected NVL5+ system\nJul 20 16:15:36 edge-1:  Kernel module \"ib_umad\" has not been loaded, fabric manager cannot be started\n";
+        let facts = parse("fm.log", text);
+        assert!(facts.iter().any(|f| f.name == "gpu.fabric_not_ready"), "{facts:?}");
+    }
 
     /// nvcaffe#590 (a container without the verbs provider), nccl#769 (ibv_devinfo -v GID types),
     /// jade-hpc-gpu#194 (a CUDA error only the hardware raises).
