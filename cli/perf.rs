@@ -119,6 +119,7 @@ fn server(args: PerfServerArgs) -> anyhow::Result<i32> {
         transport: args.common.transport.map(|_| kind),
         size: args.size,
         iterations: args.iters,
+        ..ServerConstraints::default()
     };
     let sessions = if args.once { Some(1) } else { args.sessions };
     let gpu = open_gpu(args.common.gpu)?;
@@ -211,8 +212,13 @@ fn client(args: PerfClientArgs) -> anyhow::Result<i32> {
         service_level: args.common.verbs.service_level,
         post_list: args.post_list,
     };
-    let options =
-        ClientOptions { server: args.host.clone(), port: args.common.port, timeout: args.common.timeout, local: None };
+    let options = ClientOptions {
+        server: args.host.clone(),
+        port: args.common.port,
+        timeout: args.common.timeout,
+        local: None,
+        ticket: None,
+    };
     let sizes = if args.all_sizes { all_sizes() } else { vec![args.size] };
     let gpu = open_gpu(args.common.gpu)?;
     if gpu.is_some() && kind == TransportKind::Verbs {

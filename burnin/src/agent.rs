@@ -539,7 +539,7 @@ fn connection(
                 (config.log)(format!("{peer}: refused {}: {reason}", request.name()));
                 Response::Error { reason }
             }
-            Ok(()) => run_step(&request, config, &rails, &hostname, &mut sampler),
+            Ok(()) => run_step(&request, config, &rails, &hostname, &mut sampler, &session),
         };
         if let Response::Error { reason } = &response {
             (config.log)(format!("{peer}: {} failed: {reason}", request.name()));
@@ -558,6 +558,7 @@ fn run_step(
     rails: &[RailAddress],
     hostname: &str,
     sampler: &mut Sampler,
+    session: &Session,
 ) -> Response {
     let error = |reason: String| Response::Error { reason };
     let place = |name: &str| rail(rails, name).map(|rail| Place { hostname, rail });
@@ -581,25 +582,24 @@ fn run_step(
             Ok(place) => loopback(&place, spec, config),
             Err(reason) => error(reason),
         },
-        Request::Serve { rail: name, sessions, timeout_s, transport, traffic } => {
+        Request::Serve { rail: name, sessions, timeout_s, transport, traffic, ticket_nonce } => {
+            let ticket = session.ticket(name, ticket_nonce);
             let started = place(name).and_then(|place| {
                 let port = place.verbs_port(*transport, *traffic)?;
-                start_server(&place, port, *sessions, Duration::from_secs(*timeout_s), config)
+                start_server(&place, port, *sessions, Duration::from_secs(*timeout_s), config, ticket)
             });
             match started {
                 Ok(port) => Response::Serving { port },
                 Err(reason) => error(reason),
             }
         }
-        Request::Measure { server, port, spec, timeout_s, rail: name } => {
+        Request::Measure { server, port, spec, timeout_s, rail: name, ticket } => {
             // A coordinator that names no rail measures from the first (the default).
             let name = name.as_deref().or(rails.first().map(|r| r.name.as_str())).unwrap_or("default");
             match place(name).and_then(|place| place.verbs_port(spec.transport, spec.traffic).map(|port| (place, port)))
             {
                 Ok((place, verbs)) => Response::Measured(measure(
-                    place.rail.address,
-                    *server,
-                    *port,
+                    Endpoint { from: place.rail.address, server: *server, port: *port, ticket: ticket.clone() },
                     spec,
                     Duration::from_secs(*timeout_s),
                     verbs.as_ref().map(|v| (v, place.describe(Some(v)))),
@@ -781,9 +781,12 @@ fn measure_rails(
             .map(|(target, place, verbs)| {
                 scope.spawn(move || {
                     measure(
-                        place.rail.address,
-                        target.server,
-                        target.port,
+                        Endpoint {
+                            from: place.rail.address,
+                            server: target.server,
+                            port: target.port,
+                            ticket: target.ticket.clone(),
+                        },
                         spec,
                         Duration::from_secs(timeout_s),
                         verbs.as_ref().map(|v| (v, place.describe(Some(v)))),
@@ -805,18 +808,26 @@ fn measure_rails(
 
 /// Bandwidth then latency against a serving peer, through the perf generator; over verbs on `verbs`'s
 /// device port (with where it runs, for the errors), else over TCP.
+/// Where a measurement goes: from this rail's address to a serving peer, with the peer's ticket.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub from: IpAddr,
+    pub server: IpAddr,
+    pub port: u16,
+    pub ticket: String,
+}
+
 pub fn measure(
-    from: IpAddr,
-    server: IpAddr,
-    port: u16,
+    endpoint: Endpoint,
     spec: &MeasureSpec,
     timeout: Duration,
     verbs: Option<(&RailPort, String)>,
 ) -> Measured {
+    let Endpoint { from, server, port, ticket } = endpoint;
     // Sent from the rail's own address: where each NIC routes by source (multi-rail hosts), the
     // traffic leaves by the rail being measured, also when the server is on another rail.
     let local = (!from.is_unspecified()).then_some(from);
-    let options = ClientOptions { server: server.to_string(), port, timeout, local };
+    let options = ClientOptions { server: server.to_string(), port, timeout, local, ticket: Some(ticket) };
     let mut measured = Measured::default();
     let mut errors = Vec::new();
     let device = verbs.as_ref().map(|(port, _)| *port);
@@ -871,6 +882,7 @@ fn start_server(
     sessions: u32,
     timeout: Duration,
     config: &AgentConfig,
+    ticket: String,
 ) -> Result<u16, String> {
     let address = place.rail.address;
     let listener = TcpListener::bind((address, 0)).map_err(|e| format!("cannot listen on {address}: {e}"))?;
@@ -879,11 +891,13 @@ fn start_server(
     let described = place.describe(verbs.as_ref());
     std::thread::Builder::new()
         .name(format!("perf server {port}"))
-        .spawn(move || serve_sessions(&listener, sessions, timeout, verbs.as_ref(), &described, &log))
+        .spawn(move || serve_sessions(&listener, sessions, timeout, verbs.as_ref(), &described, &log, ticket))
         .map_err(|e| format!("cannot start the perf server thread: {e}"))?;
     Ok(port)
 }
 
+/// Serve `sessions` sessions that present `ticket`; a connection without it is refused before
+/// anything is allocated and does not count, so a stranger who connects first takes nothing.
 fn serve_sessions(
     listener: &TcpListener,
     sessions: u32,
@@ -891,10 +905,18 @@ fn serve_sessions(
     verbs: Option<&RailPort>,
     described: &str,
     log: &Log,
+    ticket: String,
 ) {
     if listener.set_nonblocking(true).is_err() {
         return;
     }
+    let constraints = ServerConstraints {
+        ticket: Some(ticket),
+        // The coordinator's client sends its hello at once; a silent stranger holds the server no
+        // longer than this.
+        hello_timeout: Some(Duration::from_secs(2)),
+        ..ServerConstraints::default()
+    };
     let deadline = Instant::now() + timeout;
     let mut served = 0;
     while served < sessions {
@@ -922,8 +944,13 @@ fn serve_sessions(
                             ))),
                         }
                     };
-                if let Err(error) = serve_session(control, &ServerConstraints::default(), timeout, &mut path_for) {
-                    log(format!("perf session from {peer} ({described}): {error}"));
+                match serve_session(control, &constraints, timeout, &mut path_for) {
+                    Ok(_) => {}
+                    Err(error @ fabricdoctor_perf::PerfError::NoTicket { .. }) => {
+                        served -= 1;
+                        log(format!("perf session from {peer} ({described}): {error}"));
+                    }
+                    Err(error) => log(format!("perf session from {peer} ({described}): {error}")),
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -947,11 +974,14 @@ fn loopback(place: &Place<'_>, spec: &MeasureSpec, config: &AgentConfig) -> Resp
         Ok(verbs) => verbs,
         Err(reason) => return Response::Error { reason },
     };
-    match start_server(place, verbs.clone(), 2, timeout, config) {
+    // A ticket of the agent's own: nobody else may take the loopback's session either.
+    let ticket = match random_bytes::<32>() {
+        Ok(bytes) => crate::auth::hex(&bytes),
+        Err(error) => return Response::Error { reason: error.to_string() },
+    };
+    match start_server(place, verbs.clone(), 2, timeout, config, ticket.clone()) {
         Ok(port) => Response::Measured(measure(
-            place.rail.address,
-            place.rail.address,
-            port,
+            Endpoint { from: place.rail.address, server: place.rail.address, port, ticket },
             spec,
             timeout,
             verbs.as_ref().map(|v| (v, place.describe(Some(v)))),

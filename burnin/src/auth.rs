@@ -24,6 +24,8 @@ const COORDINATOR_LABEL: &[u8] = b"fabricdoctor-burnin coordinator v1";
 /// PRF (RFC 2104 section 5; the KDF of RFC 5869 and NIST SP 800-108 is HMAC over a label and
 /// context), so the key is fresh per session and says nothing of the token or of other sessions.
 const SESSION_LABEL: &[u8] = b"fabricdoctor-burnin session key v1";
+/// The label of a data session's ticket ([`Session::ticket`]).
+const TICKET_LABEL: &[u8] = b"fabricdoctor-burnin data ticket v1";
 /// Bytes of a frame's tag (the whole HMAC-SHA256 output).
 pub const TAG_BYTES: usize = 32;
 
@@ -232,6 +234,20 @@ impl Session {
         mac
     }
 
+    /// The ticket of one data session an agent serves (a burn-in step's perf server): HMAC under
+    /// this session's key of the rail and the step's nonce, which both ends of the session compute
+    /// alone. The coordinator hands it to the measuring agent; the serving agent refuses a data
+    /// connection without it before allocating anything, so a stranger who connects first cannot
+    /// take the step's session (issue #19).
+    pub fn ticket(&self, rail: &str, nonce: &str) -> String {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!());
+        mac.update(TICKET_LABEL);
+        mac.update(&(rail.len() as u32).to_be_bytes());
+        mac.update(rail.as_bytes());
+        mac.update(nonce.as_bytes());
+        hex(&mac.finalize().into_bytes())
+    }
+
     /// The tag of our next frame.
     pub fn seal(&mut self, body: &[u8]) -> [u8; TAG_BYTES] {
         let tag = self.tag(self.side, self.sent, body).finalize().into_bytes().into();
@@ -354,6 +370,23 @@ mod tests {
         let nonce = agent.challenge(&coordinator.nonce()).expect("challenge");
         let (answer, coordinator_session) = coordinator.respond(&nonce).expect("answer");
         (coordinator_session, agent.verify(&answer).expect("coordinator proven"))
+    }
+
+    /// Both ends of a session derive the same ticket for a rail and nonce; another nonce, rail or
+    /// session gives another.
+    #[test]
+    fn both_ends_derive_one_ticket_per_step() {
+        let (coordinator, agent) = sessions();
+        let ticket = coordinator.ticket("rail0", "00aa");
+        assert_eq!(ticket, agent.ticket("rail0", "00aa"));
+        assert_eq!(ticket.len(), 64);
+        assert_ne!(ticket, agent.ticket("rail0", "00ab"));
+        assert_ne!(ticket, agent.ticket("rail1", "00aa"));
+        let other = {
+            let coordinator = CoordinatorHandshake::new(token(GOOD), [3; NONCE_BYTES]);
+            coordinator.respond(&hex(&[4; NONCE_BYTES])).expect("answer").1
+        };
+        assert_ne!(ticket, other.ticket("rail0", "00aa"));
     }
 
     #[test]

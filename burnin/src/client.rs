@@ -87,6 +87,12 @@ impl AgentConnection {
         }
     }
 
+    /// The ticket this agent expects from clients of the session it serves on `rail` for `nonce`
+    /// (the agent derives the same from our shared session key).
+    pub fn ticket(&self, rail: &str, nonce: &str) -> String {
+        self.session.ticket(rail, nonce)
+    }
+
     /// Send one step and wait at most `timeout` for its answer. An `Error` answer is returned as
     /// `Ok(Response::Error)`: the agent is alive; transport failures are `Err` (the agent is lost).
     pub fn request(&mut self, request: &Request, timeout: Duration) -> Result<Response, BurninError> {

@@ -285,6 +285,8 @@ pub struct RailTarget {
     pub rail: String,
     pub server: std::net::IpAddr,
     pub port: u16,
+    /// The serving agent's ticket for this session ([`crate::auth::Session::ticket`]).
+    pub ticket: String,
 }
 
 /// The steps an agent runs. Anything else does not parse.
@@ -316,6 +318,9 @@ pub enum Request {
         transport: DataTransport,
         #[serde(default)]
         traffic: TrafficSpec,
+        /// The step's nonce: the agent serves only clients presenting the session's ticket over
+        /// it ([`crate::auth::Session::ticket`] of `rail` and this nonce).
+        ticket_nonce: String,
     },
     /// Measure against a peer agent that is serving; over verbs from this agent's `rail`.
     Measure {
@@ -325,6 +330,8 @@ pub enum Request {
         timeout_s: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rail: Option<String>,
+        /// The serving agent's ticket for the session.
+        ticket: String,
     },
     /// Measure on several rails at once, one peer serving on each (every NIC of the host busy
     /// together, as in training); the answer holds one result per target, in order.
@@ -382,17 +389,26 @@ impl Request {
                 profile.validate("from the coordinator")
             }
             Request::Loopback { rail: r, spec } => rail(r).and_then(|_| spec.validate()),
-            Request::Serve { rail: r, sessions, timeout_s, .. } => {
+            Request::Serve { rail: r, sessions, timeout_s, ticket_nonce, .. } => {
                 rail(r)?;
                 timeout(*timeout_s)?;
+                if !(16..=64).contains(&ticket_nonce.len()) || !ticket_nonce.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(format!(
+                        "ticket_nonce of {} characters: expected 16 to 64 hex digits",
+                        ticket_nonce.len()
+                    ));
+                }
                 if *sessions == 0 || *sessions > 4 {
                     return Err(format!("sessions {sessions} outside 1..=4"));
                 }
                 Ok(())
             }
-            Request::Measure { port, spec, timeout_s, rail: r, .. } => {
+            Request::Measure { port, spec, timeout_s, rail: r, ticket, .. } => {
                 if let Some(r) = r {
                     rail(r)?;
+                }
+                if ticket.len() > MAX_NAME {
+                    return Err(format!("ticket of {} bytes", ticket.len()));
                 }
                 if *port == 0 {
                     return Err("port 0".into());
@@ -408,6 +424,9 @@ impl Request {
                     rail(&target.rail)?;
                     if target.port == 0 {
                         return Err(format!("port 0 on rail {}", target.rail));
+                    }
+                    if target.ticket.len() > MAX_NAME {
+                        return Err(format!("ticket of {} bytes on rail {}", target.ticket.len(), target.rail));
                     }
                 }
                 timeout(*timeout_s)?;
@@ -627,7 +646,8 @@ mod tests {
             sessions: 2,
             timeout_s: 10,
             transport: DataTransport::Verbs,
-            traffic: TrafficSpec::default()
+            traffic: TrafficSpec::default(),
+            ticket_nonce: "00".repeat(16),
         }
         .validate()
         .is_err());
@@ -636,10 +656,24 @@ mod tests {
             sessions: 99,
             timeout_s: 10,
             transport: DataTransport::Tcp,
-            traffic: TrafficSpec::default()
+            traffic: TrafficSpec::default(),
+            ticket_nonce: "00".repeat(16),
         }
         .validate()
         .is_err());
+        // A step whose nonce is no nonce is refused by name.
+        let serve = |nonce: &str| Request::Serve {
+            rail: "default".into(),
+            sessions: 2,
+            timeout_s: 10,
+            transport: DataTransport::Tcp,
+            traffic: TrafficSpec::default(),
+            ticket_nonce: nonce.into(),
+        };
+        assert!(serve(&"ab".repeat(16)).validate().is_ok());
+        for bad in ["", "abc", "zz".repeat(16).as_str(), "a".repeat(65).as_str()] {
+            assert!(serve(bad).validate().expect_err(bad).contains("ticket_nonce"), "{bad}");
+        }
         let collective = |rank, world, bytes| Request::Collective {
             collective: CollectiveKind::Allreduce,
             rank,
@@ -672,7 +706,8 @@ mod tests {
     #[test]
     fn steps_that_name_no_transport_are_tcp() {
         let serve: Request =
-            serde_json::from_str(r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5}"#).expect("serve");
+            serde_json::from_str(r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5,"ticket_nonce":"0a0b"}"#)
+                .expect("serve");
         assert_eq!(
             serve,
             Request::Serve {
@@ -680,13 +715,14 @@ mod tests {
                 sessions: 1,
                 timeout_s: 5,
                 transport: DataTransport::Tcp,
-                traffic: TrafficSpec::default()
+                traffic: TrafficSpec::default(),
+                ticket_nonce: "0a0b".into(),
             }
         );
         let rail: RailAddress = serde_json::from_str(r#"{"name":"r","address":"10.0.0.1"}"#).expect("rail");
         assert_eq!(rail.device, None);
         assert!(serde_json::from_str::<Request>(
-            r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5,"transport":"ib"}"#
+            r#"{"step":"serve","rail":"r","sessions":1,"timeout_s":5,"ticket_nonce":"0a0b","transport":"ib"}"#
         )
         .is_err());
     }

@@ -16,6 +16,8 @@ pub enum PerfError {
     Io { peer: String, during: &'static str, cause: std::io::Error },
     #[error("handshake with {peer} failed: {reason}")]
     Handshake { peer: String, reason: String },
+    #[error("{peer} presented no valid ticket for this session: refused before anything was allocated")]
+    NoTicket { peer: String },
     #[error("client and server parameters differ: {field} is {client} on the client but {server} on the server")]
     Mismatch { field: &'static str, client: String, server: String },
     #[error("data validation failed: {0}")]

@@ -211,6 +211,8 @@ pub struct ClientOptions {
     /// interface that holds it where the host routes by source (one routing table per NIC, as
     /// multi-rail RoCE hosts are set up); `None`: whatever the routing table picks.
     pub local: Option<IpAddr>,
+    /// The ticket the server expects (a burn-in step's), sent in the hello.
+    pub ticket: Option<String>,
 }
 
 /// Connect to `address` from `local` (when given), within `timeout`.
@@ -316,7 +318,7 @@ impl ClientSession {
         let mut control = dial(options)?;
         let peer = peer_of(&control);
         let endpoints = path.prepare(parameters, &control)?;
-        write_frame(&mut control, &peer, &hello(parameters, endpoints))?;
+        write_frame(&mut control, &peer, &hello(parameters, endpoints, options.ticket.as_deref()))?;
         match read_frame(&mut control, &peer, "handshake")? {
             Frame::Accept { version, endpoints, tool_version } if version == PROTOCOL_VERSION => {
                 Ok(ClientSession { control, peer, server_endpoints: endpoints, server_tool_version: tool_version })
@@ -597,11 +599,12 @@ pub fn serve_session(
     timeout: Duration,
     path_for: &mut ServerPathFactory<'_>,
 ) -> Result<RunParameters, PerfError> {
-    control.set_read_timeout(Some(timeout)).ok();
+    control.set_read_timeout(Some(constraints.hello_timeout.unwrap_or(timeout))).ok();
     control.set_write_timeout(Some(timeout)).ok();
     control.set_nodelay(true).ok();
     let peer = peer_of(&control);
     let frame = read_frame(&mut control, &peer, "handshake")?;
+    control.set_read_timeout(Some(timeout)).ok();
     let parameters = match check_hello(&frame, constraints) {
         Ok(parameters) => parameters,
         Err(error) => {
@@ -704,5 +707,34 @@ fn serve_latency(connections: &mut [Box<dyn Connection>], parameters: &RunParame
             Err(PerfError::PeerClosed { .. }) if parameters.iterations.is_none() => return Ok(served),
             Err(error) => return Err(error),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handshake::{hello, write_frame};
+
+    /// Issue #19: a data connection without the step's ticket is refused before the server builds
+    /// any data path (where queue pairs are created and memory registered): the factory is never
+    /// called, whatever the stranger asked for.
+    #[test]
+    fn a_ticketless_client_makes_the_server_allocate_nothing() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let mut stranger = TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+        let (control, _) = listener.accept().expect("accept");
+        let greedy = RunParameters { queue_pairs: 64, size: 1 << 26, ..RunParameters::default() };
+        write_frame(&mut stranger, "server", &hello(&greedy, vec![], None)).expect("hello");
+        let constraints = ServerConstraints { ticket: Some("ab".repeat(32)), ..ServerConstraints::default() };
+        let mut built = 0;
+        let mut path_for = |_: &RunParameters| -> Result<Box<dyn DataPath>, PerfError> {
+            built += 1;
+            Err(PerfError::Unsupported("no data path in this test".into()))
+        };
+        let error = serve_session(control, &constraints, Duration::from_secs(5), &mut path_for).expect_err("refused");
+        assert!(matches!(error, PerfError::NoTicket { .. }), "{error}");
+        assert_eq!(built, 0, "a data path was built for a client without a ticket");
+        let answer = read_frame(&mut stranger, "server", "refusal").expect("the refusal is sent");
+        assert!(matches!(answer, Frame::Reject { ref reason } if reason.contains("no valid ticket")), "{answer:?}");
     }
 }

@@ -28,6 +28,11 @@ pub enum Frame {
         parameters: RunParameters,
         /// Transport connection parameters per queue pair (verbs: QPN, PSN, GID, rkey, ...).
         endpoints: Vec<serde_json::Value>,
+        /// The session's ticket, where the server was started for one measurement (a burn-in
+        /// step): proof that the client is the one the coordinator sent, checked before anything
+        /// is allocated.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ticket: Option<String>,
     },
     Accept {
         version: u32,
@@ -127,12 +132,24 @@ pub struct ServerConstraints {
     pub transport: Option<crate::TransportKind>,
     pub size: Option<u64>,
     pub iterations: Option<u64>,
+    /// The ticket a client must present (a server started for one burn-in step); `None`: any
+    /// client within the limits (a `perf server` an operator started by hand).
+    pub ticket: Option<String>,
+    /// How long the client may take to send its hello (a stranger that connects and says
+    /// nothing holds the server no longer); `None`: the session's timeout.
+    pub hello_timeout: Option<std::time::Duration>,
+}
+
+/// Equal, in time that does not depend on where two tickets first differ.
+fn same_ticket(presented: &str, expected: &str) -> bool {
+    let (a, b) = (presented.as_bytes(), expected.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Check a client's Hello against this server: magic, version, then every fixed parameter, naming
 /// the first that differs.
 pub fn check_hello(frame: &Frame, constraints: &ServerConstraints) -> Result<RunParameters, PerfError> {
-    let Frame::Hello { magic, version, parameters, .. } = frame else {
+    let Frame::Hello { magic, version, parameters, ticket, .. } = frame else {
         return Err(PerfError::Handshake { peer: "client".into(), reason: "expected a hello frame".into() });
     };
     if magic != MAGIC {
@@ -144,6 +161,11 @@ pub fn check_hello(frame: &Frame, constraints: &ServerConstraints) -> Result<Run
             client: version.to_string(),
             server: PROTOCOL_VERSION.to_string(),
         });
+    }
+    if let Some(expected) = &constraints.ticket {
+        if !ticket.as_deref().is_some_and(|presented| same_ticket(presented, expected)) {
+            return Err(PerfError::NoTicket { peer: "client".into() });
+        }
     }
     fn differ<T: PartialEq + std::fmt::Debug>(
         field: &'static str,
@@ -212,13 +234,14 @@ pub fn check_limits(parameters: &RunParameters) -> Result<(), PerfError> {
     Ok(())
 }
 
-pub fn hello(parameters: &RunParameters, endpoints: Vec<serde_json::Value>) -> Frame {
+pub fn hello(parameters: &RunParameters, endpoints: Vec<serde_json::Value>, ticket: Option<&str>) -> Frame {
     Frame::Hello {
         magic: MAGIC.to_string(),
         version: PROTOCOL_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         parameters: parameters.clone(),
         endpoints,
+        ticket: ticket.map(str::to_string),
     }
 }
 
@@ -229,7 +252,7 @@ mod tests {
 
     #[test]
     fn frames_round_trip_as_json() {
-        let frame = hello(&RunParameters::default(), vec![serde_json::json!({"qpn": 17})]);
+        let frame = hello(&RunParameters::default(), vec![serde_json::json!({"qpn": 17})], None);
         let text = serde_json::to_vec(&frame).expect("encode");
         assert_eq!(decode::<Frame>(&text, "peer").expect("decode"), frame);
         assert!(decode::<Frame>(b"{\"frame\":\"hello\"}", "peer").is_err());
@@ -246,17 +269,17 @@ mod tests {
             (RunParameters { size: 1 << 40, ..RunParameters::default() }, "1099511627776-byte messages"),
             (RunParameters { queue_pairs: 64, size: 1 << 30, ..RunParameters::default() }, "bytes of buffers"),
         ] {
-            let error = check_hello(&hello(&parameters, vec![]), &constraints).expect_err("refused").to_string();
+            let error = check_hello(&hello(&parameters, vec![], None), &constraints).expect_err("refused").to_string();
             assert!(error.contains(named), "{error}");
         }
-        assert!(check_hello(&hello(&RunParameters::default(), vec![]), &constraints).is_ok());
+        assert!(check_hello(&hello(&RunParameters::default(), vec![], None), &constraints).is_ok());
     }
 
     #[test]
     fn mismatches_name_the_field() {
         let mut client = RunParameters { size: 4096, ..RunParameters::default() };
         let constraints = ServerConstraints { size: Some(65536), ..ServerConstraints::default() };
-        let error = check_hello(&hello(&client, vec![]), &constraints).expect_err("size differs");
+        let error = check_hello(&hello(&client, vec![], None), &constraints).expect_err("size differs");
         assert_eq!(
             error.to_string(),
             "client and server parameters differ: message size is 4096 on the client but 65536 on the server"
@@ -268,13 +291,14 @@ mod tests {
             test: Some(TestKind::Bandwidth),
             ..ServerConstraints::default()
         };
-        let error = check_hello(&hello(&client, vec![]), &constraints).expect_err("op differs");
+        let error = check_hello(&hello(&client, vec![], None), &constraints).expect_err("op differs");
         assert!(error.to_string().contains("operation is Read on the client but Write on the server"), "{error}");
     }
 
     #[test]
     fn other_versions_and_protocols_are_refused() {
-        let Frame::Hello { parameters, endpoints, tool_version, .. } = hello(&RunParameters::default(), vec![]) else {
+        let Frame::Hello { parameters, endpoints, tool_version, .. } = hello(&RunParameters::default(), vec![], None)
+        else {
             unreachable!("hello builds a hello frame")
         };
         let old = Frame::Hello {
@@ -283,10 +307,29 @@ mod tests {
             tool_version: tool_version.clone(),
             parameters: parameters.clone(),
             endpoints: endpoints.clone(),
+            ticket: None,
         };
         let error = check_hello(&old, &ServerConstraints::default()).expect_err("version");
         assert!(error.to_string().contains("protocol version is 0 on the client but 1 on the server"), "{error}");
-        let stranger = Frame::Hello { magic: "iperf".into(), version: 1, tool_version, parameters, endpoints };
+        let stranger =
+            Frame::Hello { magic: "iperf".into(), version: 1, tool_version, parameters, endpoints, ticket: None };
         assert!(check_hello(&stranger, &ServerConstraints::default()).is_err());
+    }
+
+    /// A server started for one step serves only the holder of its ticket: none, another or a
+    /// prefix of it is refused, and the refusal comes before the parameters are even looked at.
+    #[test]
+    fn a_server_with_a_ticket_refuses_every_other_client() {
+        let ticket = "ab".repeat(32);
+        let constraints = ServerConstraints { ticket: Some(ticket.clone()), ..ServerConstraints::default() };
+        let oversized = RunParameters { queue_pairs: 100_000, ..RunParameters::default() };
+        for presented in [None, Some("cd".repeat(32)), Some(ticket[..62].to_string()), Some(format!("{ticket}00"))] {
+            let error =
+                check_hello(&hello(&oversized, vec![], presented.as_deref()), &constraints).expect_err("refused");
+            assert!(matches!(error, PerfError::NoTicket { .. }), "{presented:?}: {error}");
+        }
+        let accepted = check_hello(&hello(&RunParameters::default(), vec![], Some(&ticket)), &constraints);
+        assert!(accepted.is_ok(), "{accepted:?}");
+        assert!(same_ticket("abc", "abc") && !same_ticket("abc", "abd") && !same_ticket("abc", "ab"));
     }
 }

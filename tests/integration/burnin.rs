@@ -255,6 +255,7 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
         timeout_s: 1,
         transport: DataTransport::Tcp,
         traffic: Default::default(),
+        ticket_nonce: "ab".repeat(16),
     };
     match connection.request(&serve, Duration::from_secs(10)).expect("answer") {
         Response::Error { reason } => assert!(reason.contains("no rail"), "{reason}"),
@@ -269,6 +270,7 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
             timeout_s: 1,
             transport: DataTransport::Verbs,
             traffic: Default::default(),
+            ticket_nonce: "ab".repeat(16),
         };
         match connection.request(&serve, Duration::from_secs(10)).expect("answer") {
             Response::Error { reason } => {
@@ -283,6 +285,57 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
     for expected in ["exceeds", "malformed", "protocol", "refused collective", "serve failed"] {
         assert!(log.contains(expected), "no log line for {expected}: {log}");
     }
+}
+
+/// Issue #19: an agent's perf server served whoever connected first, so a stranger could take a
+/// step's session and the real measurement failed, blaming an innocent host. Now a client without
+/// the step's ticket (or with another step's) is refused before anything is allocated, and the
+/// client the coordinator sent, with the ticket, still measures.
+#[test]
+fn a_data_connection_without_the_steps_ticket_is_refused() {
+    use fabricdoctor_perf::generator::{run_client_size, ClientOptions, Side, TcpDataPath};
+    use fabricdoctor_perf::{Operation, RunParameters, TestKind, TransportKind};
+
+    let agent = Agent::start(&[], "127.0.0.1:0", TOKEN);
+    let token = Token::from_text(TOKEN, "test").expect("token");
+    let mut connection =
+        AgentConnection::connect(&agent.address, &token, Duration::from_secs(5)).expect("authenticated");
+    let nonce = "5e".repeat(16);
+    let serve = Request::Serve {
+        rail: "default".into(),
+        sessions: 1,
+        timeout_s: 20,
+        transport: DataTransport::Tcp,
+        traffic: Default::default(),
+        ticket_nonce: nonce.clone(),
+    };
+    let Response::Serving { port } = connection.request(&serve, Duration::from_secs(10)).expect("answer") else {
+        panic!("not serving")
+    };
+    let parameters = RunParameters {
+        operation: Operation::Write,
+        test: TestKind::Bandwidth,
+        transport: TransportKind::Tcp,
+        size: 65536,
+        iterations: Some(200),
+        ..RunParameters::default()
+    };
+    let client = |ticket: Option<String>| {
+        let options =
+            ClientOptions { server: "127.0.0.1".into(), port, timeout: Duration::from_secs(10), local: None, ticket };
+        let mut path = TcpDataPath::new(Side::Client, Duration::from_secs(10));
+        run_client_size(&options, &parameters, &mut path)
+    };
+    for stranger in [None, Some("00".repeat(32)), Some(connection.ticket("default", &"5f".repeat(16)))] {
+        let error = client(stranger.clone()).expect_err("a stranger is refused").to_string();
+        assert!(error.contains("no valid ticket"), "{stranger:?}: {error}");
+    }
+    // The strangers did not use up the one session: the coordinator's client still measures.
+    let run = client(Some(connection.ticket("default", &nonce))).expect("the step's client measures");
+    assert!(matches!(run.result, fabricdoctor_perf::generator::SizeResult::Bandwidth(_)));
+    drop(connection);
+    let log = agent.finish();
+    assert_eq!(log.matches("no valid ticket").count(), 3, "{log}");
 }
 
 // ---- the network-namespace cluster ----

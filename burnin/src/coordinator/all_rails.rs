@@ -3,7 +3,7 @@
 //! that load; the pairwise phase loads one rail at a time. Each rail's figure is set beside the same
 //! pair and rail alone, and a rail that drops more than the playbook's tolerance is flagged.
 
-use super::pairwise::{serve_request, LostHosts};
+use super::pairwise::{serve_on, LostHosts, Served};
 use super::*;
 use crate::protocol::RailTarget;
 
@@ -37,12 +37,11 @@ fn measure_all_rails(
                 measured.push(failed(rail, format!("no rail {rail} on the server")));
                 continue;
             };
-            match call(agents[server_slot].1, &serve_request(rail, spec, step_timeout), step_timeout) {
-                Ok(Response::Serving { port }) => {
-                    targets.push(RailTarget { rail: rail.clone(), server: address, port })
+            match serve_on(agents[server_slot].1, rail, spec, step_timeout) {
+                Ok(Served::Serving { port, ticket }) => {
+                    targets.push(RailTarget { rail: rail.clone(), server: address, port, ticket })
                 }
-                Ok(Response::Error { reason }) => measured.push(failed(rail, format!("server: {reason}"))),
-                Ok(other) => lost.push((server, format!("unexpected answer {other:?}"))),
+                Ok(Served::Refused(reason)) => measured.push(failed(rail, format!("server: {reason}"))),
                 Err(Lost(reason)) => lost.push((server, reason)),
             }
             if !lost.is_empty() {

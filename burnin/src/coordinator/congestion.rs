@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicUsize;
 
 use fabricdoctor_report::burnin::{CongestionPulse, PulseSample};
 
-use super::pairwise::LostHosts;
+use super::pairwise::{LostHosts, Served};
 use super::*;
 use crate::playbook::FirstSignal;
 
@@ -267,7 +267,7 @@ impl Coordinator {
         }
     }
 
-    /// The target serves one session per sender on `rail`: each sender with its port. A sender the
+    /// The target serves one session per sender on `rail`: each sender with its port and ticket. A sender the
     /// target refused is an error of the pulse; a target that is gone ends it.
     fn serve_senders(
         &self,
@@ -276,13 +276,13 @@ impl Coordinator {
         rail: &str,
         spec: &MeasureSpec,
         errors: &mut Vec<String>,
-    ) -> Result<Vec<(usize, u16)>, Lost> {
+    ) -> Result<Vec<(usize, u16, String)>, Lost> {
         let timeout = self.step_timeout();
         let mut ports = Vec::new();
         for &sender in senders {
-            match call(receiver, &super::pairwise::serve_request(rail, spec, timeout), timeout)? {
-                Response::Serving { port } => ports.push((sender, port)),
-                other => errors.push(format!("{}: serve: {other:?}", self.name(sender))),
+            match super::pairwise::serve_on(receiver, rail, spec, timeout)? {
+                Served::Serving { port, ticket } => ports.push((sender, port, ticket)),
+                Served::Refused(reason) => errors.push(format!("{}: serve: {reason}", self.name(sender))),
             }
         }
         Ok(ports)
@@ -294,16 +294,16 @@ impl Coordinator {
     fn push_and_sample(
         &mut self,
         receiver: &mut AgentConnection,
-        ports: Vec<(usize, u16)>,
+        ports: Vec<(usize, u16, String)>,
         destination: &PulseDestination<'_>,
         pulse: &mut CongestionPulse,
     ) -> Pushed {
         let timeout = self.step_timeout();
         let measure_s = destination.spec.bandwidth_ms / 1000 + 1;
         let answer_within = Duration::from_secs(2 * measure_s) + timeout;
-        let mut taken: Vec<(usize, u16, AgentConnection)> = ports
+        let mut taken: Vec<(usize, u16, String, AgentConnection)> = ports
             .into_iter()
-            .filter_map(|(sender, port)| self.agents[sender].take().map(|agent| (sender, port, agent)))
+            .filter_map(|(sender, port, ticket)| self.agents[sender].take().map(|agent| (sender, port, ticket, agent)))
             .collect();
         let finished = AtomicUsize::new(0);
         let deadline = Instant::now() + answer_within;
@@ -314,7 +314,7 @@ impl Coordinator {
         let outcomes: Vec<(usize, Result<Response, Lost>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = taken
                 .iter_mut()
-                .map(|(sender, port, agent)| {
+                .map(|(sender, port, ticket, agent)| {
                     let finished = &finished;
                     let request = Request::Measure {
                         server: destination.address,
@@ -322,6 +322,7 @@ impl Coordinator {
                         spec: destination.spec,
                         timeout_s: timeout.as_secs().max(1),
                         rail: Some(destination.rail.to_string()),
+                        ticket: ticket.clone(),
                     };
                     let sender = *sender;
                     scope.spawn(move || {
@@ -353,7 +354,7 @@ impl Coordinator {
             }
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        for (sender, _, agent) in taken {
+        for (sender, _, _, agent) in taken {
             self.agents[sender] = Some(agent);
         }
         Pushed { outcomes, target_answers }

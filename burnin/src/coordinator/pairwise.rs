@@ -93,16 +93,11 @@ pub(super) fn measure_pair(
             outcome.directions.push(failed(format!("no rail {server_rail} on the server")));
             continue;
         };
-        let serve = serve_request(server_rail, spec, step_timeout);
-        let port = match call(agents[server_slot].1, &serve, step_timeout) {
-            Ok(Response::Serving { port }) => port,
-            Ok(Response::Error { reason }) => {
+        let (port, ticket) = match serve_on(agents[server_slot].1, server_rail, spec, step_timeout) {
+            Ok(Served::Serving { port, ticket }) => (port, ticket),
+            Ok(Served::Refused(reason)) => {
                 outcome.directions.push(failed(format!("server: {reason}")));
                 continue;
-            }
-            Ok(other) => {
-                outcome.lost.push((server, format!("unexpected answer {other:?}")));
-                break;
             }
             Err(Lost(reason)) => {
                 outcome.lost.push((server, reason));
@@ -115,6 +110,7 @@ pub(super) fn measure_pair(
             spec: *spec,
             timeout_s: step_timeout.as_secs().max(1),
             rail: Some(client_rail.into()),
+            ticket,
         };
         let wait = Duration::from_secs(2 * measure_s) + step_timeout;
         match call(agents[client_slot].1, &request, wait) {
@@ -127,15 +123,39 @@ pub(super) fn measure_pair(
     outcome
 }
 
-/// Serve one measurement (a bandwidth and a latency session) of `spec` on `rail`, listening for as
-/// long as it may take plus the step's slack.
-pub(super) fn serve_request(rail: &str, spec: &MeasureSpec, step_timeout: Duration) -> Request {
-    Request::Serve {
+/// What a serving agent answered.
+pub(super) enum Served {
+    /// Listening on `port` for clients that present `ticket`.
+    Serving { port: u16, ticket: String },
+    /// It could not serve, and why.
+    Refused(String),
+}
+
+/// Have `agent` serve one measurement (a bandwidth and a latency session) of `spec` on `rail`,
+/// listening for as long as it may take plus the step's slack, for the holder of this step's ticket
+/// only: a fresh nonce goes with the step, and both ends of our session derive the ticket from it.
+pub(super) fn serve_on(
+    agent: &mut AgentConnection,
+    rail: &str,
+    spec: &MeasureSpec,
+    step_timeout: Duration,
+) -> Result<Served, Lost> {
+    let nonce = match random_bytes::<16>() {
+        Ok(bytes) => hex(&bytes),
+        Err(error) => return Ok(Served::Refused(error.to_string())),
+    };
+    let request = Request::Serve {
         rail: rail.into(),
         sessions: 2,
         timeout_s: spec.bandwidth_ms / 1000 + 1 + step_timeout.as_secs(),
         transport: spec.transport,
         traffic: spec.traffic,
+        ticket_nonce: nonce.clone(),
+    };
+    match call(agent, &request, step_timeout)? {
+        Response::Serving { port } => Ok(Served::Serving { port, ticket: agent.ticket(rail, &nonce) }),
+        Response::Error { reason } => Ok(Served::Refused(reason)),
+        other => Err(Lost(format!("unexpected answer {other:?}"))),
     }
 }
 
