@@ -148,6 +148,8 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                 channels: args.channels as usize,
                 timeout: args.timeout,
                 fingerprint: serde_json::to_string(&(&spec, args.channels, transport_name))?,
+                bind: None,
+                ticket: None,
             };
             let transport = match args.transport {
                 PerfTransport::Tcp => Transport::Tcp,

@@ -642,15 +642,16 @@ fn run_step(
             transport,
             traffic,
             rail: name,
+            ticket,
         } => {
             let name = name.as_deref().or(rails.first().map(|r| r.name.as_str())).unwrap_or("default");
             let timeout = Duration::from_secs(*timeout_s);
             let setup = place(name).and_then(|place| {
                 let verbs = place.verbs_port(*transport, *traffic)?;
                 let described = place.describe(verbs.as_ref());
-                Ok((verbs, described))
+                Ok((verbs, described, place.rail.address))
             });
-            let (verbs, described) = match setup {
+            let (verbs, described, bind) = match setup {
                 Ok(setup) => setup,
                 Err(reason) => return error(reason),
             };
@@ -673,6 +674,8 @@ fn run_step(
                 bytes: *bytes,
                 iterations: *iterations,
                 timeout,
+                bind,
+                ticket: ticket.clone(),
             };
             match run_collective(&collective, &data, transport.name()) {
                 Ok(summary) => Response::CollectiveDone { summary },
@@ -991,7 +994,7 @@ fn loopback(place: &Place<'_>, spec: &MeasureSpec, config: &AgentConfig) -> Resp
 }
 
 /// The fields of `Request::Collective` the agent runs.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct CollectiveStep {
     collective: CollectiveKind,
     rank: usize,
@@ -1001,6 +1004,9 @@ struct CollectiveStep {
     bytes: u64,
     iterations: u32,
     timeout: Duration,
+    /// The rail's address: rank 0's rendezvous and the data listeners bind it, nothing wider.
+    bind: IpAddr,
+    ticket: String,
 }
 
 fn run_collective(
@@ -1008,7 +1014,8 @@ fn run_collective(
     transport: &Transport,
     transport_name: &str,
 ) -> Result<Option<CollectiveSummary>, String> {
-    let CollectiveStep { collective, rank, world, master, master_port, bytes, iterations, timeout } = *step;
+    let CollectiveStep { collective, rank, world, master, master_port, bytes, iterations, timeout, bind, .. } =
+        step.clone();
     let collective = match collective {
         CollectiveKind::Alltoall => Collective::AlltoAll,
         CollectiveKind::Allreduce => Collective::AllReduce,
@@ -1027,8 +1034,18 @@ fn run_collective(
     };
     // Every rank must agree on the data path too (rank 0 refuses a mismatched fingerprint).
     let fingerprint = serde_json::to_string(&(&spec, transport_name)).map_err(|e| e.to_string())?;
-    let rendezvous =
-        Rendezvous { rank, world, master_host: master.to_string(), master_port, channels: 1, timeout, fingerprint };
+    let rendezvous = Rendezvous {
+        rank,
+        world,
+        master_host: master.to_string(),
+        master_port,
+        channels: 1,
+        timeout,
+        fingerprint,
+        // An unspecified rail address (an agent listening on 0.0.0.0 with no rails) binds all.
+        bind: (!bind.is_unspecified()).then_some(bind),
+        ticket: Some(step.ticket.clone()),
+    };
     let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll, transport)
         .map_err(|e| format!("rendezvous at {master}:{master_port}: {e}"))?;
     let rows = run_sweep(&mut communicator, &spec).map_err(|e| format!("{}: {e}", collective.name()))?;

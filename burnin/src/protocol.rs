@@ -355,6 +355,9 @@ pub enum Request {
         /// The rail whose device carries the collective over verbs.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rail: Option<String>,
+        /// The step's secret, the same for every rank: joins and data connections without it are
+        /// dropped, so no stranger can take a rank's place.
+        ticket: String,
     },
 }
 
@@ -433,8 +436,11 @@ impl Request {
                 spec.validate()
             }
             Request::ReservePort { rail: r } => rail(r),
-            Request::Collective { rank, world, master_port, bytes, iterations, timeout_s, rail: r, .. } => {
+            Request::Collective { rank, world, master_port, bytes, iterations, timeout_s, rail: r, ticket, .. } => {
                 timeout(*timeout_s)?;
+                if !(16..=MAX_NAME).contains(&ticket.len()) {
+                    return Err(format!("ticket of {} bytes outside 16..={MAX_NAME}", ticket.len()));
+                }
                 if let Some(r) = r {
                     rail(r)?;
                 }
@@ -686,6 +692,7 @@ mod tests {
             transport: DataTransport::Verbs,
             traffic: TrafficSpec::default(),
             rail: Some("default".into()),
+            ticket: "ab".repeat(16),
         };
         assert!(collective(1, 4, 1 << 20).validate().is_ok());
         assert!(collective(4, 4, 1 << 20).validate().is_err());

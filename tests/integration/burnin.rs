@@ -244,6 +244,7 @@ fn hostile_messages_get_an_error_and_the_agent_keeps_serving() {
         transport: DataTransport::Verbs,
         traffic: Default::default(),
         rail: None,
+        ticket: "ab".repeat(16),
     };
     match connection.request(&huge, Duration::from_secs(10)).expect("answer") {
         Response::Error { reason } => assert!(reason.contains("bytes"), "{reason}"),

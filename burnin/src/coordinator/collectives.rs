@@ -54,6 +54,15 @@ impl Coordinator {
                 let timeout_s = timeout.as_secs().max(1);
                 let transport = self.options.transport;
                 let traffic = self.measure_spec().traffic;
+                // One secret for every rank of this step, sent over each agent's authenticated
+                // session: ranks drop joins and data connections without it.
+                let ticket = match random_bytes::<32>() {
+                    Ok(bytes) => hex(&bytes),
+                    Err(error) => {
+                        result.error = Some(error.to_string());
+                        String::new()
+                    }
+                };
                 let answers = self.on_each(&hosts, |host, agent| {
                     let rank = ranks.get(&host).copied().unwrap_or(0);
                     let request = Request::Collective {
@@ -68,6 +77,7 @@ impl Coordinator {
                         transport,
                         traffic,
                         rail: Some(rail.clone()),
+                        ticket: ticket.clone(),
                     };
                     call(agent, &request, timeout * 3)
                 });

@@ -48,6 +48,9 @@ enum Control {
         world: usize,
         data_port: u16,
         fingerprint: String,
+        /// The job's ticket, where the ranks were given one ([`Rendezvous::ticket`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ticket: Option<String>,
     },
     /// Data address of every rank; `None` for rank 0 (reach it at the master address).
     Table {
@@ -81,7 +84,39 @@ pub struct Rendezvous {
     pub timeout: Duration,
     /// Everything the ranks must agree on (sizes, collective, type, ...): a differing rank is named.
     pub fingerprint: String,
+    /// The address to listen on (rank 0's rendezvous and every rank's data listener): a burn-in
+    /// rail's address, so nothing else on the host can be reached; `None`: every address.
+    pub bind: Option<std::net::IpAddr>,
+    /// A secret every rank of the job was given (a burn-in step's, over the coordinator's
+    /// authenticated channel): joins and data connections that do not present it are dropped
+    /// unanswered, before anything is read into the job, and the ranks go on waiting for their real
+    /// peers; `None`: anyone who speaks the protocol may join (`perf allreduce` by hand).
+    pub ticket: Option<String>,
 }
+
+impl Rendezvous {
+    /// The listening address of this rank's sockets.
+    fn listen_on(&self) -> std::net::IpAddr {
+        self.bind.unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))
+    }
+
+    /// Whether a peer's `presented` ticket admits it (compared in time independent of where it
+    /// differs).
+    fn admits(&self, presented: Option<&str>) -> bool {
+        match (&self.ticket, presented) {
+            (None, _) => true,
+            (Some(expected), Some(presented)) => {
+                let (a, b) = (expected.as_bytes(), presented.as_bytes());
+                a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+            }
+            (Some(_), None) => false,
+        }
+    }
+}
+
+/// How long a peer that connected may take to say who it is; a stranger that says nothing is
+/// dropped after this, not after the job's whole timeout.
+const INTRODUCTION_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How the data moves once the ranks are connected.
 #[derive(Debug, Clone)]
@@ -174,6 +209,25 @@ fn accept_until(
     }
 }
 
+/// The first message of an accepted connection. Where the job has a ticket, strangers are
+/// expected: one that says nothing within [`INTRODUCTION_TIMEOUT`], or garbage, is dropped
+/// (`Ok(None)`). Without a ticket every peer is a rank, and a bad first message is the job's error.
+fn introduction<T: serde::de::DeserializeOwned>(
+    stream: &mut TcpStream,
+    rendezvous: &Rendezvous,
+    peer: &str,
+    what: &'static str,
+    timeout: Duration,
+) -> Result<Option<T>, PerfError> {
+    if rendezvous.ticket.is_none() {
+        return read_message(stream, peer, what).map(Some);
+    }
+    let _ = stream.set_read_timeout(Some(INTRODUCTION_TIMEOUT));
+    let message = read_message(stream, peer, what).ok();
+    let _ = stream.set_read_timeout(Some(timeout));
+    Ok(message)
+}
+
 fn boxed_sender(link: TcpLink) -> Box<dyn Sender> {
     Box::new(link)
 }
@@ -187,6 +241,8 @@ fn boxed_receiver(link: TcpLink) -> Box<dyn Receiver> {
 struct DataHello {
     rank: usize,
     channel: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ticket: Option<String>,
 }
 
 /// Who is in the job: every rank's host and data port, and the control connections (rank 0: to
@@ -208,18 +264,24 @@ impl Membership {
     fn gather(rendezvous: &Rendezvous, data_port: u16, deadline: Instant) -> Result<Membership, PerfError> {
         let Rendezvous { world, timeout, .. } = *rendezvous;
         let master = Membership::master_label(rendezvous);
-        let listener = TcpListener::bind(("0.0.0.0", rendezvous.master_port))
+        let listener = TcpListener::bind((rendezvous.listen_on(), rendezvous.master_port))
             .map_err(|e| io_error(&master, "listening for ranks", e, timeout))?;
         let mut joined: Vec<Option<(TcpStream, String, u16)>> = (0..world).map(|_| None).collect();
-        for _ in 1..world {
+        while joined.iter().skip(1).any(Option::is_none) {
             let missing: Vec<String> = (1..world).filter(|r| joined[*r].is_none()).map(|r| r.to_string()).collect();
             let mut stream =
                 accept_until(&listener, deadline, timeout, &format!("ranks {} to join", missing.join(",")))?;
             let peer = stream.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default();
-            let message: Control = read_message(&mut stream, &peer, "join")?;
-            let Control::Join { rank: joiner, world: their_world, data_port, fingerprint } = message else {
+            let Some(message) = introduction::<Control>(&mut stream, rendezvous, &peer, "join", timeout)? else {
+                continue;
+            };
+            let Control::Join { rank: joiner, world: their_world, data_port, fingerprint, ticket } = message else {
                 return Err(PerfError::Handshake { peer, reason: "expected a join".into() });
             };
+            if !rendezvous.admits(ticket.as_deref()) {
+                // A stranger: dropped unanswered, and rank 0 goes on waiting for the real ranks.
+                continue;
+            }
             let refuse = |stream: &mut TcpStream, reason: String| {
                 let _ = write_message(stream, &peer, &Control::Reject { reason: reason.clone() });
                 PerfError::Handshake { peer: format!("rank {joiner} ({peer})"), reason }
@@ -268,7 +330,13 @@ impl Membership {
         let Rendezvous { rank, world, timeout, .. } = *rendezvous;
         let master = Membership::master_label(rendezvous);
         let mut stream = dial_until(&rendezvous.master_host, rendezvous.master_port, deadline, timeout)?;
-        let join = Control::Join { rank, world, data_port, fingerprint: rendezvous.fingerprint.clone() };
+        let join = Control::Join {
+            rank,
+            world,
+            data_port,
+            fingerprint: rendezvous.fingerprint.clone(),
+            ticket: rendezvous.ticket.clone(),
+        };
         write_message(&mut stream, &master, &join)?;
         match read_message::<Control>(&mut stream, &master, "rendezvous")? {
             Control::Table { hosts, ports } => {
@@ -332,22 +400,32 @@ impl DataStreams {
         let right = (rank + 1) % world;
         for channel in 0..channels {
             let mut stream = dial_until(&hosts[right], ports[right], deadline, timeout)?;
-            write_message(&mut stream, &label(right), &DataHello { rank, channel: Some(channel) })?;
+            let hello = DataHello { rank, channel: Some(channel), ticket: rendezvous.ticket.clone() };
+            write_message(&mut stream, &label(right), &hello)?;
             right_streams.push(stream);
         }
         if mesh {
             for peer in rank + 1..world {
                 let mut stream = dial_until(&hosts[peer], ports[peer], deadline, timeout)?;
-                write_message(&mut stream, &label(peer), &DataHello { rank, channel: None })?;
+                let hello = DataHello { rank, channel: None, ticket: rendezvous.ticket.clone() };
+                write_message(&mut stream, &label(peer), &hello)?;
                 mesh_streams[peer] = Some(stream);
             }
         }
         let expected = channels + if mesh { rank } else { 0 };
         let mut left: Vec<Option<TcpStream>> = (0..channels).map(|_| None).collect();
         let left_rank = (rank + world - 1) % world;
-        for _ in 0..expected {
+        let mut accepted = 0;
+        while accepted < expected {
             let mut stream = accept_until(data, deadline, timeout, &label(left_rank))?;
-            let hello: DataHello = read_message(&mut stream, "a peer", "data hello")?;
+            let Some(hello) = introduction::<DataHello>(&mut stream, rendezvous, "a peer", "data hello", timeout)?
+            else {
+                continue;
+            };
+            if !rendezvous.admits(hello.ticket.as_deref()) {
+                continue;
+            }
+            accepted += 1;
             match hello.channel {
                 Some(channel) if hello.rank == left_rank && channel < channels => left[channel] = Some(stream),
                 None if mesh && hello.rank < rank => mesh_streams[hello.rank] = Some(stream),
@@ -384,7 +462,8 @@ impl Communicator {
             return Err(PerfError::Unsupported(format!("rank {rank} is outside a world of {world} ranks")));
         }
         let deadline = Instant::now() + timeout;
-        let data = TcpListener::bind(("0.0.0.0", 0)).map_err(|e| io_error("data listener", "bind", e, timeout))?;
+        let data = TcpListener::bind((rendezvous.listen_on(), 0))
+            .map_err(|e| io_error("data listener", "bind", e, timeout))?;
         let data_port = data.local_addr().map_err(|e| io_error("data listener", "bind", e, timeout))?.port();
         let membership = if rank == 0 {
             Membership::gather(rendezvous, data_port, deadline)?
@@ -973,6 +1052,8 @@ mod tests {
             channels: 1,
             timeout,
             fingerprint: "same".into(),
+            bind: None,
+            ticket: None,
         };
         let rank0 = std::thread::spawn(move || Communicator::connect(&rendezvous, false, &Transport::Tcp).map(|_| ()));
         // The hostile rank 1: a real join, a data listener rank 0 dials, then a lie on its own dial.
@@ -980,13 +1061,13 @@ mod tests {
         let data_port = data.local_addr().expect("address").port();
         let deadline = Instant::now() + timeout;
         let mut join = dial_until("127.0.0.1", master_port, deadline, timeout).expect("rank 0 listens");
-        let hello = Control::Join { rank: 1, world: 2, data_port, fingerprint: "same".into() };
+        let hello = Control::Join { rank: 1, world: 2, data_port, fingerprint: "same".into(), ticket: None };
         write_message(&mut join, "rank 0", &hello).expect("join");
         let table: Control = read_message(&mut join, "rank 0", "table").expect("table");
         let Control::Table { ports, .. } = table else { panic!("expected the table, got {table:?}") };
         let (_from_rank0, _) = data.accept().expect("rank 0 dials its right neighbour");
         let mut lie = dial_until("127.0.0.1", ports[0], deadline, timeout).expect("rank 0's data port");
-        write_message(&mut lie, "rank 0", &DataHello { rank: 99, channel: Some(0) }).expect("hello");
+        write_message(&mut lie, "rank 0", &DataHello { rank: 99, channel: Some(0), ticket: None }).expect("hello");
         let outcome = rank0.join().expect("rank 0 does not panic");
         let error = outcome.expect_err("a rank outside the world is refused").to_string();
         assert!(error.contains("rank 99") && error.contains("outside a world of 2"), "{error}");
@@ -1006,6 +1087,8 @@ mod tests {
             channels: 1,
             timeout,
             fingerprint: "same".into(),
+            bind: None,
+            ticket: None,
         };
         let rank1 = std::thread::spawn(move || Membership::join(&rendezvous, 1, Instant::now() + timeout).map(|_| ()));
         let (mut stream, _) = control.accept().expect("rank 1 joins");
@@ -1013,6 +1096,41 @@ mod tests {
         write_message(&mut stream, "rank 1", &Control::Table { hosts: vec![None], ports: vec![1] }).expect("table");
         let error = rank1.join().expect("no panic").expect_err("refused").to_string();
         assert!(error.contains("a table of 1 hosts and 1 ports for a world of 3"), "{error}");
+    }
+
+    /// Issue #19: with the job's ticket, a stranger who joins first (with another ticket, or none,
+    /// or who says nothing) is dropped unanswered and the real ranks still meet, on the address
+    /// they were told to bind.
+    #[test]
+    fn strangers_without_the_jobs_ticket_are_dropped_and_the_ranks_still_meet() {
+        let timeout = Duration::from_secs(10);
+        let control = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let master_port = control.local_addr().expect("address").port();
+        drop(control);
+        let rank = |rank: usize| Rendezvous {
+            rank,
+            world: 2,
+            master_host: "127.0.0.1".into(),
+            master_port,
+            channels: 1,
+            timeout,
+            fingerprint: "same".into(),
+            bind: Some("127.0.0.1".parse().expect("ip")),
+            ticket: Some("7e".repeat(32)),
+        };
+        let first = rank(0);
+        let rank0 = std::thread::spawn(move || Communicator::connect(&first, false, &Transport::Tcp).map(|c| c.world));
+        let deadline = Instant::now() + timeout;
+        let _silent = dial_until("127.0.0.1", master_port, deadline, timeout).expect("rank 0 listens");
+        for ticket in [None, Some("00".repeat(32))] {
+            let mut stranger = dial_until("127.0.0.1", master_port, deadline, timeout).expect("connect");
+            let join = Control::Join { rank: 1, world: 2, data_port: 1, fingerprint: "same".into(), ticket };
+            write_message(&mut stranger, "rank 0", &join).expect("join");
+        }
+        let second = rank(1);
+        let rank1 = std::thread::spawn(move || Communicator::connect(&second, false, &Transport::Tcp).map(|c| c.world));
+        assert_eq!(rank0.join().expect("no panic").expect("rank 0 met rank 1"), 2);
+        assert_eq!(rank1.join().expect("no panic").expect("rank 1 met rank 0"), 2);
     }
 
     #[test]
