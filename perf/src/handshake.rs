@@ -108,6 +108,22 @@ pub fn read_message<T: DeserializeOwned>(
     decode(&body, peer)
 }
 
+/// Decode one whole frame as [`read_message`] reads it (length, bound, body), from bytes already
+/// received: the decoder alone, for the fuzz harness and for peers' bytes held in memory.
+pub fn decode_frame<T: DeserializeOwned>(bytes: &[u8], peer: &str) -> Result<T, PerfError> {
+    let closed = || PerfError::PeerClosed { peer: peer.into(), during: "decode" };
+    let (length, body) = bytes.split_first_chunk::<4>().ok_or_else(closed)?;
+    let length = u32::from_be_bytes(*length);
+    if length > MAX_FRAME_BYTES {
+        return Err(PerfError::Handshake {
+            peer: peer.into(),
+            reason: format!("frame length {length} is not a fabricdoctor perf peer (wrong port or another program?)"),
+        });
+    }
+    let body = body.get(..length as usize).ok_or_else(closed)?;
+    decode(body, peer)
+}
+
 fn decode<T: DeserializeOwned>(body: &[u8], peer: &str) -> Result<T, PerfError> {
     serde_json::from_slice(body)
         .map_err(|e| PerfError::Handshake { peer: peer.into(), reason: format!("malformed frame: {e}") })

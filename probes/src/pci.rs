@@ -178,7 +178,9 @@ pub fn parse_aer_counters(text: &str) -> Result<(BTreeMap<String, u64>, u64), Pa
             counters.insert(name.to_string(), count);
         }
     }
-    let total = total.unwrap_or_else(|| counters.values().sum());
+    // Saturating: two counters near u64::MAX in a capture overflowed a plain sum (found by
+    // fabricdoctor-fuzz, target sysfs-text); a saturated total still reads as "errors".
+    let total = total.unwrap_or_else(|| counters.values().fold(0u64, |sum, count| sum.saturating_add(*count)));
     Ok((counters, total))
 }
 
@@ -423,5 +425,12 @@ mod tests {
         assert_eq!((counters["BadTLP"], total), (12, 12));
         assert!(parse_aer_counters("RxErr many\n").is_err());
         assert!(parse_aer_counters("RxErr 1 2\n").is_err());
+    }
+
+    /// fabricdoctor-fuzz (sysfs-text): counters whose sum overflows u64, without a total line.
+    #[test]
+    fn aer_counters_near_the_limit_saturate_their_total() {
+        let text = "RxErr 18446744073709551615\nBadTLP 18446744073709551615\n";
+        assert_eq!(parse_aer_counters(text).expect("parse").1, u64::MAX);
     }
 }

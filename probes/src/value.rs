@@ -19,7 +19,9 @@ pub fn unknown_reason(text: &str) -> Option<&'static str> {
     let trimmed = trim(text);
     if trimmed.is_empty() {
         Some("empty (the read failed when the tree was captured)")
-    } else if trimmed.len() >= 3 && trimmed[..3].eq_ignore_ascii_case("n/a") {
+    } else if trimmed.as_bytes().get(..3).is_some_and(|head| head.eq_ignore_ascii_case(b"n/a")) {
+        // Bytes, not a str slice: a capture's file may hold anything, and the third byte need not
+        // end a character (found by fabricdoctor-fuzz, target sysfs-text).
         Some("not available (the device does not report it)")
     } else if trimmed == "(null)" {
         Some("(null): the driver never set it")
@@ -48,5 +50,14 @@ mod tests {
         assert_eq!(known("100000\n"), Some("100000"));
         assert_eq!(known("16.0 GT/s PCIe\n"), Some("16.0 GT/s PCIe"));
         assert_eq!(known("4096\0"), Some("4096"));
+    }
+
+    /// fabricdoctor-fuzz (sysfs-text) found a panic: a text whose third byte falls inside a
+    /// multi-byte character was sliced as a str.
+    #[test]
+    fn a_multi_byte_character_at_the_start_is_a_value_not_a_panic() {
+        assert_eq!(known("F\u{fffd}0x15b3"), Some("F\u{fffd}0x15b3"));
+        assert_eq!(known("é"), Some("é"));
+        assert!(unknown_reason("N/A é").is_some());
     }
 }

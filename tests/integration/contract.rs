@@ -104,6 +104,10 @@ fn workspace_crates_depend_only_downwards() {
             "fabricdoctor-burnin",
             &["fabricdoctor-probes", "fabricdoctor-checks", "fabricdoctor-report", "fabricdoctor-perf"],
         ),
+        (
+            "fabricdoctor-fuzz",
+            &["fabricdoctor-probes", "fabricdoctor-perf", "fabricdoctor-burnin", "fabricdoctor-playbooks"],
+        ),
     ];
     let output = std::process::Command::new(env!("CARGO"))
         .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path"])

@@ -209,6 +209,39 @@ fn accept_until(
     }
 }
 
+/// Decode what a peer of a collective sends first (a join, a table, a data hello: frames as
+/// [`write_message`] writes them) and judge it as rank 0 of a 4-rank job with a ticket would, naming
+/// the peer: the network-facing decoders of this module, for the fuzz harness. Never panics.
+pub fn judge_peer_message(bytes: &[u8]) -> Result<String, PerfError> {
+    let rendezvous = Rendezvous {
+        rank: 0,
+        world: 4,
+        master_host: "127.0.0.1".into(),
+        master_port: 1,
+        channels: 2,
+        timeout: Duration::from_secs(1),
+        fingerprint: "job".into(),
+        bind: None,
+        ticket: Some("ab".repeat(32)),
+    };
+    let membership = Membership {
+        hosts: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+        ports: vec![1, 2, 3, 4],
+        control: vec![],
+    };
+    if let Ok(hello) = crate::handshake::decode_frame::<DataHello>(bytes, "peer") {
+        let admitted = rendezvous.admits(hello.ticket.as_deref());
+        return Ok(format!("{} admitted {admitted} channel {:?}", membership.label(hello.rank), hello.channel));
+    }
+    match crate::handshake::decode_frame::<Control>(bytes, "peer")? {
+        Control::Join { rank, world, ticket, .. } => {
+            Ok(format!("join {} of {world}, admitted {}", membership.label(rank), rendezvous.admits(ticket.as_deref())))
+        }
+        Control::Table { hosts, ports } => Ok(format!("table of {} hosts, {} ports", hosts.len(), ports.len())),
+        other => Ok(format!("{other:?}")),
+    }
+}
+
 /// The first message of an accepted connection. Where the job has a ticket, strangers are
 /// expected: one that says nothing within [`INTRODUCTION_TIMEOUT`], or garbage, is dropped
 /// (`Ok(None)`). Without a ticket every peer is a rank, and a bad first message is the job's error.
