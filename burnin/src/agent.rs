@@ -27,8 +27,8 @@ use fabricdoctor_report::{HostInfo, Report};
 use crate::auth::{random_bytes, AgentHandshake, Session, Token};
 use crate::counters::Sampler;
 use crate::protocol::{
-    read_frame, read_sealed, write_frame, write_sealed, Auth, CollectiveKind, CollectiveSummary, DataTransport,
-    MeasureSpec, Measured, RailAddress, RailLink, Request, Response, TrafficSpec, MAGIC, MAX_FRAME,
+    read_frame, read_sealed, write_frame, write_sealed, AgentLimits, Auth, CollectiveKind, CollectiveSummary,
+    DataTransport, MeasureSpec, Measured, RailAddress, RailLink, Request, Response, TrafficSpec, MAGIC, MAX_FRAME,
     MAX_UNAUTHENTICATED_FRAME, PROTOCOL_VERSION,
 };
 use crate::BurninError;
@@ -499,6 +499,7 @@ fn connection(
             hostname: hostname.clone(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             rails: rails.clone(),
+            limits: AgentLimits::of_this_build(u32::try_from(config.max_connections).unwrap_or(u32::MAX)),
         },
     )?;
     (config.log)(format!("{peer}: coordinator authenticated"));

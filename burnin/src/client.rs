@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::auth::{random_bytes, CoordinatorHandshake, Session, Token, TAG_BYTES};
 use crate::protocol::{
-    read_frame, read_sealed, write_frame, write_sealed, Auth, RailAddress, Request, Response, MAGIC, MAX_FRAME,
-    PROTOCOL_VERSION,
+    read_frame, read_sealed, write_frame, write_sealed, AgentLimits, Auth, RailAddress, Request, Response, MAGIC,
+    MAX_FRAME, PROTOCOL_VERSION,
 };
 use crate::BurninError;
 
@@ -21,6 +21,8 @@ pub struct AgentConnection {
     pub hostname: String,
     pub tool_version: String,
     pub rails: Vec<RailAddress>,
+    /// What the agent announced it will do for one step.
+    pub limits: AgentLimits,
 }
 
 fn resolve(address: &str) -> Result<SocketAddr, BurninError> {
@@ -79,9 +81,15 @@ impl AgentConnection {
             other => on(other),
         })?;
         match welcome {
-            Auth::Welcome { hostname, tool_version, rails } => {
-                Ok(AgentConnection { stream, session, address: address.to_string(), hostname, tool_version, rails })
-            }
+            Auth::Welcome { hostname, tool_version, rails, limits } => Ok(AgentConnection {
+                stream,
+                session,
+                address: address.to_string(),
+                hostname,
+                tool_version,
+                rails,
+                limits,
+            }),
             Auth::Refused { reason } => Err(BurninError::Auth(format!("agent {address} refused: {reason}"))),
             other => Err(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))),
         }

@@ -114,6 +114,8 @@ pub enum Auth {
         hostname: String,
         tool_version: String,
         rails: Vec<RailAddress>,
+        /// What this agent will do for one step; it refuses more, by name, before allocating.
+        limits: AgentLimits,
     },
     Refused {
         reason: String,
@@ -229,31 +231,68 @@ pub mod limits {
     pub const MAX_RAILS: usize = 16;
 }
 
+/// What an agent will do for one step, announced in its welcome so a coordinator can see a run
+/// the agent would refuse before it starts; the agent enforces the same figures on every step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentLimits {
+    pub max_queue_pairs: u32,
+    pub max_message_bytes: u64,
+    pub max_tx_depth: u32,
+    /// Memory one side of a step may register (pin): message_bytes x tx_depth x queue_pairs.
+    pub max_buffer_bytes: u64,
+    pub max_collective_bytes: u64,
+    /// Coordinator sessions open at once (`agent --max-connections`).
+    pub max_sessions: u32,
+}
+
+impl AgentLimits {
+    /// This build's limits ([`limits`]), with the agent's session count.
+    pub fn of_this_build(max_sessions: u32) -> AgentLimits {
+        AgentLimits {
+            max_queue_pairs: limits::MAX_QUEUE_PAIRS,
+            max_message_bytes: limits::MAX_MESSAGE_BYTES,
+            max_tx_depth: limits::MAX_TX_DEPTH,
+            max_buffer_bytes: limits::MAX_BUFFER_BYTES,
+            max_collective_bytes: limits::MAX_COLLECTIVE_BYTES,
+            max_sessions,
+        }
+    }
+
+    /// Whether a measurement of `spec` fits; the error names the field, its value and the limit.
+    pub fn admit(&self, spec: &MeasureSpec) -> Result<(), String> {
+        let max_message = self.max_message_bytes;
+        if spec.message_bytes == 0 || spec.message_bytes > max_message {
+            return Err(format!("message_bytes {} outside 1..={max_message}", spec.message_bytes));
+        }
+        if spec.latency_bytes == 0 || spec.latency_bytes > max_message {
+            return Err(format!("latency_bytes {} outside 1..={max_message}", spec.latency_bytes));
+        }
+        if spec.queue_pairs == 0 || spec.queue_pairs > self.max_queue_pairs {
+            return Err(format!("queue_pairs {} outside 1..={}", spec.queue_pairs, self.max_queue_pairs));
+        }
+        if spec.tx_depth == 0 || spec.tx_depth > self.max_tx_depth {
+            return Err(format!("tx_depth {} outside 1..={}", spec.tx_depth, self.max_tx_depth));
+        }
+        let buffers =
+            spec.message_bytes.saturating_mul(u64::from(spec.tx_depth)).saturating_mul(u64::from(spec.queue_pairs));
+        if buffers > self.max_buffer_bytes {
+            return Err(format!(
+                "message_bytes x tx_depth x queue_pairs = {buffers} bytes of buffers exceeds {}",
+                self.max_buffer_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl MeasureSpec {
     pub fn validate(&self) -> Result<(), String> {
         use limits::*;
         if self.bandwidth_ms == 0 || self.bandwidth_ms > MAX_MEASURE_MS {
             return Err(format!("bandwidth_ms {} outside 1..={MAX_MEASURE_MS}", self.bandwidth_ms));
         }
-        if self.message_bytes == 0 || self.message_bytes > MAX_MESSAGE_BYTES {
-            return Err(format!("message_bytes {} outside 1..={MAX_MESSAGE_BYTES}", self.message_bytes));
-        }
-        if self.latency_bytes == 0 || self.latency_bytes > MAX_MESSAGE_BYTES {
-            return Err(format!("latency_bytes {} outside 1..={MAX_MESSAGE_BYTES}", self.latency_bytes));
-        }
-        if self.queue_pairs == 0 || self.queue_pairs > MAX_QUEUE_PAIRS {
-            return Err(format!("queue_pairs {} outside 1..={MAX_QUEUE_PAIRS}", self.queue_pairs));
-        }
-        if self.tx_depth == 0 || self.tx_depth > MAX_TX_DEPTH {
-            return Err(format!("tx_depth {} outside 1..={MAX_TX_DEPTH}", self.tx_depth));
-        }
-        let buffers =
-            self.message_bytes.saturating_mul(u64::from(self.tx_depth)).saturating_mul(u64::from(self.queue_pairs));
-        if buffers > MAX_BUFFER_BYTES {
-            return Err(format!(
-                "message_bytes x tx_depth x queue_pairs = {buffers} bytes of buffers exceeds {MAX_BUFFER_BYTES}"
-            ));
-        }
+        AgentLimits::of_this_build(0).admit(self)?;
         if self.latency_iterations == 0 || self.latency_iterations > MAX_LATENCY_ITERATIONS {
             return Err(format!("latency_iterations {} outside 1..={MAX_LATENCY_ITERATIONS}", self.latency_iterations));
         }
@@ -578,6 +617,22 @@ mod tests {
             validate: true,
             transport: DataTransport::Tcp,
         }
+    }
+
+    /// An agent's announced limits refuse an oversized run by the field, its value and the limit,
+    /// before anything is allocated; the same figures bound every step it is sent.
+    #[test]
+    fn oversized_queue_pairs_or_messages_are_refused_by_name() {
+        let limits = AgentLimits::of_this_build(8);
+        assert_eq!(limits.admit(&spec()), Ok(()));
+        let many = MeasureSpec { queue_pairs: 100, ..spec() };
+        assert_eq!(limits.admit(&many).expect_err("qps"), "queue_pairs 100 outside 1..=16");
+        let huge = MeasureSpec { message_bytes: 1 << 40, ..spec() };
+        assert!(limits.admit(&huge).expect_err("size").starts_with("message_bytes 1099511627776 outside"));
+        let pinned = MeasureSpec { message_bytes: 64 << 20, tx_depth: 1024, queue_pairs: 16, ..spec() };
+        assert!(limits.admit(&pinned).expect_err("memory").contains("bytes of buffers exceeds"));
+        let step = Request::Loopback { rail: "default".into(), spec: many };
+        assert_eq!(step.validate().expect_err("refused"), "queue_pairs 100 outside 1..=16");
     }
 
     /// The run's `--profile` travels with the check step, and an agent validates it as a file would

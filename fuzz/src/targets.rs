@@ -119,6 +119,7 @@ fn burnin_frame_seeds() -> Vec<Vec<u8>> {
             device: None,
             link: None,
         }],
+        limits: fabricdoctor_burnin::protocol::AgentLimits::of_this_build(8),
     }));
     seeds.push(frame_of(&Response::Serving { port: 40000 }));
     seeds.push(frame_of(&Response::Error { reason: "no rail".into() }));

@@ -1220,6 +1220,8 @@ fn idle_connections_do_not_lock_the_coordinator_out() {
     let started = Instant::now();
     let token = Token::from_text(TOKEN, "test").expect("token");
     let mut connection = AgentConnection::connect(&agent.address, &token, Duration::from_secs(5)).expect("admitted");
+    // The welcome announced what the agent will do for one step.
+    assert_eq!(connection.limits, fabricdoctor_burnin::protocol::AgentLimits::of_this_build(8));
     let answer = connection.request(&Request::Ping {}, Duration::from_secs(5)).expect("pong");
     assert_eq!(answer, Response::Pong);
     let waited = started.elapsed();

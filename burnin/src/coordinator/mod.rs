@@ -573,6 +573,13 @@ impl Coordinator {
                             link: r.link.as_ref().map(|l| l.detail.clone()),
                         })
                         .collect();
+                    // A run this agent announced it would refuse is said once, here, by the field
+                    // and the agent's limit, instead of as a failed measurement of every pair.
+                    if let Err(reason) = agent.limits.admit(&self.measure_spec()) {
+                        self.agents[host] = Some(agent);
+                        self.set_status(host, HostStatus::Excluded, format!("beyond the agent's limits: {reason}"));
+                        continue;
+                    }
                     self.agents[host] = Some(agent);
                 }
                 Err(error) => {
