@@ -51,6 +51,11 @@ enum Control {
         /// The job's ticket, where the ranks were given one ([`Rendezvous::ticket`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ticket: Option<String>,
+        /// The address this rank's data listener is bound to ([`Rendezvous::bind`]); without it,
+        /// the address rank 0 sees the join come from. A rank bound to one address of a host with
+        /// several (a rail) is reachable there only, whatever source its join left from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data_host: Option<std::net::IpAddr>,
     },
     /// Data address of every rank; `None` for rank 0 (reach it at the master address).
     Table {
@@ -308,7 +313,8 @@ impl Membership {
             let Some(message) = introduction::<Control>(&mut stream, rendezvous, &peer, "join", timeout)? else {
                 continue;
             };
-            let Control::Join { rank: joiner, world: their_world, data_port, fingerprint, ticket } = message else {
+            let Control::Join { rank: joiner, world: their_world, data_port, fingerprint, ticket, data_host } = message
+            else {
                 return Err(PerfError::Handshake { peer, reason: "expected a join".into() });
             };
             if !rendezvous.admits(ticket.as_deref()) {
@@ -337,7 +343,8 @@ impl Membership {
                     ),
                 ));
             }
-            joined[joiner] = Some((stream, peer, data_port));
+            let host = data_host.map_or(peer, |address| address.to_string());
+            joined[joiner] = Some((stream, host, data_port));
         }
         let mut hosts = vec![rendezvous.master_host.clone()];
         let mut ports = vec![data_port];
@@ -369,6 +376,7 @@ impl Membership {
             data_port,
             fingerprint: rendezvous.fingerprint.clone(),
             ticket: rendezvous.ticket.clone(),
+            data_host: rendezvous.bind,
         };
         write_message(&mut stream, &master, &join)?;
         match read_message::<Control>(&mut stream, &master, "rendezvous")? {
@@ -1094,7 +1102,8 @@ mod tests {
         let data_port = data.local_addr().expect("address").port();
         let deadline = Instant::now() + timeout;
         let mut join = dial_until("127.0.0.1", master_port, deadline, timeout).expect("rank 0 listens");
-        let hello = Control::Join { rank: 1, world: 2, data_port, fingerprint: "same".into(), ticket: None };
+        let hello =
+            Control::Join { rank: 1, world: 2, data_port, fingerprint: "same".into(), ticket: None, data_host: None };
         write_message(&mut join, "rank 0", &hello).expect("join");
         let table: Control = read_message(&mut join, "rank 0", "table").expect("table");
         let Control::Table { ports, .. } = table else { panic!("expected the table, got {table:?}") };
@@ -1132,32 +1141,34 @@ mod tests {
     }
 
     /// Issue #19: with the job's ticket, a stranger who joins first (with another ticket, or none,
-    /// or who says nothing) is dropped unanswered and the real ranks still meet, on the address
-    /// they were told to bind.
+    /// or who says nothing) is dropped unanswered and the real ranks still meet, each on the
+    /// address it was told to bind (127.0.0.2 and 127.0.0.3 here: rank 1's join leaves from
+    /// 127.0.0.1, so rank 0 must take its data address from the join, not from the connection).
     #[test]
     fn strangers_without_the_jobs_ticket_are_dropped_and_the_ranks_still_meet() {
         let timeout = Duration::from_secs(10);
-        let control = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let control = TcpListener::bind("127.0.0.2:0").expect("bind");
         let master_port = control.local_addr().expect("address").port();
         drop(control);
         let rank = |rank: usize| Rendezvous {
             rank,
             world: 2,
-            master_host: "127.0.0.1".into(),
+            master_host: "127.0.0.2".into(),
             master_port,
             channels: 1,
             timeout,
             fingerprint: "same".into(),
-            bind: Some("127.0.0.1".parse().expect("ip")),
+            bind: Some(format!("127.0.0.{}", 2 + rank).parse().expect("ip")),
             ticket: Some("7e".repeat(32)),
         };
         let first = rank(0);
         let rank0 = std::thread::spawn(move || Communicator::connect(&first, false, &Transport::Tcp).map(|c| c.world));
         let deadline = Instant::now() + timeout;
-        let _silent = dial_until("127.0.0.1", master_port, deadline, timeout).expect("rank 0 listens");
+        let _silent = dial_until("127.0.0.2", master_port, deadline, timeout).expect("rank 0 listens");
         for ticket in [None, Some("00".repeat(32))] {
-            let mut stranger = dial_until("127.0.0.1", master_port, deadline, timeout).expect("connect");
-            let join = Control::Join { rank: 1, world: 2, data_port: 1, fingerprint: "same".into(), ticket };
+            let mut stranger = dial_until("127.0.0.2", master_port, deadline, timeout).expect("connect");
+            let join =
+                Control::Join { rank: 1, world: 2, data_port: 1, fingerprint: "same".into(), ticket, data_host: None };
             write_message(&mut stranger, "rank 0", &join).expect("join");
         }
         let second = rank(1);
