@@ -211,7 +211,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
 /// rank fails the others notice within their timeout (their sockets close); the launcher reports every
 /// rank that failed.
 fn launch_local(name: &str, ranks: u32) -> anyhow::Result<i32> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = free_master_port()?;
     let executable = std::env::current_exe().context("cannot find this executable to start local ranks")?;
     let forwarded: Vec<String> = std::env::args().skip(1).collect();
     let mut children: Vec<(u32, Child)> = Vec::new();
@@ -258,10 +258,48 @@ fn launch_local(name: &str, ranks: u32) -> anyhow::Result<i32> {
     Ok(worst)
 }
 
+/// A port for rank 0's rendezvous that is free now and that the kernel will not hand out by
+/// itself meanwhile: below the ephemeral range (`net.ipv4.ip_local_port_range`, ip-sysctl.rst), from
+/// which every bind(0) and every outgoing connection takes its port. A port from bind(0) went back
+/// to that pool between our probe and rank 0's bind, and another program's connection could take
+/// it ("Address already in use", seen in CI with tests running side by side).
+fn free_master_port() -> anyhow::Result<u16> {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let ephemeral_low: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    const LOWEST: u16 = 10_000;
+    if ephemeral_low > LOWEST + 100 {
+        for _ in 0..64 {
+            // RandomState is seeded from the OS per process: another launcher picks elsewhere.
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u32(std::process::id());
+            let candidate = LOWEST + (hasher.finish() % u64::from(ephemeral_low - LOWEST)) as u16;
+            if std::net::TcpListener::bind(("127.0.0.1", candidate)).is_ok() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+
+    #[test]
+    fn the_local_master_port_is_free_and_outside_the_ephemeral_range() {
+        let port = free_master_port().expect("a port");
+        assert!(std::net::TcpListener::bind(("127.0.0.1", port)).is_ok());
+        let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+        if let Some(low) = range.split_whitespace().next().and_then(|l| l.parse::<u16>().ok()) {
+            if low > 10_100 {
+                assert!(port < low, "{port} is inside the ephemeral range from {low}");
+            }
+        }
+    }
 
     fn args(extra: &[&str]) -> CollectiveArgs {
         #[derive(Parser)]
