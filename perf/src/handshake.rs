@@ -157,7 +157,7 @@ pub struct ServerConstraints {
 }
 
 /// Equal, in time that does not depend on where two tickets first differ.
-fn same_ticket(presented: &str, expected: &str) -> bool {
+pub(crate) fn same_ticket(presented: &str, expected: &str) -> bool {
     let (a, b) = (presented.as_bytes(), expected.as_bytes());
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

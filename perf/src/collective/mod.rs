@@ -110,10 +110,7 @@ impl Rendezvous {
     fn admits(&self, presented: Option<&str>) -> bool {
         match (&self.ticket, presented) {
             (None, _) => true,
-            (Some(expected), Some(presented)) => {
-                let (a, b) = (expected.as_bytes(), presented.as_bytes());
-                a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-            }
+            (Some(expected), Some(presented)) => crate::handshake::same_ticket(presented, expected),
             (Some(_), None) => false,
         }
     }
@@ -1076,6 +1073,21 @@ mod tests {
         }
     }
 
+    /// Rank `rank` of a one-channel job with rank 0 on loopback, no bound address and no ticket.
+    fn plain_rendezvous(rank: usize, world: usize, master_port: u16, timeout: Duration) -> Rendezvous {
+        Rendezvous {
+            rank,
+            world,
+            master_host: "127.0.0.1".into(),
+            master_port,
+            channels: 1,
+            timeout,
+            fingerprint: "same".into(),
+            bind: None,
+            ticket: None,
+        }
+    }
+
     /// A peer that joins properly and then claims rank 99 on its data connection (issue #19: the
     /// claim reached `hosts[99]` and panicked, which inside an agent leaked a connection slot): rank
     /// 0 answers with an error naming the claim, and nothing panics.
@@ -1085,17 +1097,7 @@ mod tests {
         let control = TcpListener::bind("127.0.0.1:0").expect("bind");
         let master_port = control.local_addr().expect("address").port();
         drop(control);
-        let rendezvous = Rendezvous {
-            rank: 0,
-            world: 2,
-            master_host: "127.0.0.1".into(),
-            master_port,
-            channels: 1,
-            timeout,
-            fingerprint: "same".into(),
-            bind: None,
-            ticket: None,
-        };
+        let rendezvous = plain_rendezvous(0, 2, master_port, timeout);
         let rank0 = std::thread::spawn(move || Communicator::connect(&rendezvous, false, &Transport::Tcp).map(|_| ()));
         // The hostile rank 1: a real join, a data listener rank 0 dials, then a lie on its own dial.
         let data = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -1121,17 +1123,7 @@ mod tests {
         let timeout = Duration::from_secs(5);
         let control = TcpListener::bind("127.0.0.1:0").expect("bind");
         let master_port = control.local_addr().expect("address").port();
-        let rendezvous = Rendezvous {
-            rank: 1,
-            world: 3,
-            master_host: "127.0.0.1".into(),
-            master_port,
-            channels: 1,
-            timeout,
-            fingerprint: "same".into(),
-            bind: None,
-            ticket: None,
-        };
+        let rendezvous = plain_rendezvous(1, 3, master_port, timeout);
         let rank1 = std::thread::spawn(move || Membership::join(&rendezvous, 1, Instant::now() + timeout).map(|_| ()));
         let (mut stream, _) = control.accept().expect("rank 1 joins");
         let _: Control = read_message(&mut stream, "rank 1", "join").expect("join");
