@@ -2,6 +2,9 @@
 # Benchmark: `fabricdoctor perf allreduce` against OpenMPI's MPI_Allreduce on a 4-host rig of network
 # namespaces whose links are shaped to a rate R, in the same run, and prints busbw / R for each and their ratio.
 # Goals (issue #5): fabricdoctor busbw >= 0.90 R for sizes >= 64 MiB, and >= 1.2x OpenMPI.
+# Goals (issue #17): at every size from 4 B to 256 MiB, fabricdoctor `--algo auto` time <= OpenMPI's default
+# MPI_Allreduce time and busbw >= OpenMPI's forced ring; >= 0.93 R at 64-256 MiB. The script prints the
+# algorithm the cost model chose per size, its predicted busbw, and the crossover size.
 #
 #   bash bench/allreduce-rig.sh                     # R = 1 Gbit/s, 3 rounds, medians
 #   RATE=500mbit ROUNDS=1 bash bench/allreduce-rig.sh
@@ -24,7 +27,9 @@
 # (1mb+), which is 0.956 R at MTU 1500 because tbf counts whole frames. Rank I runs in host I.
 #
 # Each round runs, in order: OpenMPI default allreduce, OpenMPI forced ring, fabricdoctor; medians over rounds.
-# Sizes 1 MiB .. 256 MiB (x4), 2 warm-up + 5 timed iterations, float sum, out-of-place for both tools.
+# Two sweeps per tool and round: 4 B .. 64 KiB (x4) with 10 warm-up + 50 timed iterations (a small size's time
+# is tens of microseconds, so it needs many), and 256 KiB .. 256 MiB (x4) with 2 + 5; float sum, out-of-place
+# for both tools. SMALL_ONLY=1 or LARGE_ONLY=1 runs one of them.
 # Needs root (namespaces, tc). Installs openmpi-bin and libopenmpi-dev when missing (Debian packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +43,12 @@ read -r -a fd_args <<<"${FD_ARGS:-}"
 RAW_DIR=${RAW_DIR:-}
 NHOSTS=4
 SUBNET=10.213.0.0/24
-SWEEP=(-b 1M -e 256M -f 4 -n 5 -w 2)
+SMALL=(-b 4 -e 64K -f 4 -n 50 -w 10)
+LARGE=(-b 256K -e 256M -f 4 -n 5 -w 2)
+SWEEPS=()
+[[ -n ${LARGE_ONLY:-} ]] || SWEEPS+=(small)
+[[ -n ${SMALL_ONLY:-} ]] || SWEEPS+=(large)
+sweep_args() { if [[ $1 == small ]]; then echo "${SMALL[@]}"; else echo "${LARGE[@]}"; fi; }
 
 die() { echo "allreduce-rig: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || die "needs root (network namespaces and tc)"
@@ -122,9 +132,10 @@ AGENT
 chmod +x "$out/agent"
 printf '%s slots=1\n' "${addrs[@]}" >"$out/hostfile"
 
-run_mpi() { # NAME [MCA...]: one OpenMPI sweep into $out/NAME.txt
-  local name=$1
-  shift
+run_mpi() { # NAME SWEEP [MCA...]: one OpenMPI sweep into $out/NAME.txt
+  local name=$1 sweep
+  read -r -a sweep <<<"$(sweep_args "$2")"
+  shift 2
   # mpi_yield_when_idle: every namespace looks like its own node, so ranks would otherwise busy-poll on the 2
   # shared cores and results collapse 3-20x (bench-notes.md). In the background with `wait`, because bash runs
   # a trap only after a foreground child ends: INT or TERM then cleans up at once instead of after RUN_LIMIT_S.
@@ -133,19 +144,20 @@ run_mpi() { # NAME [MCA...]: one OpenMPI sweep into $out/NAME.txt
     timeout -k 10 "$RUN_LIMIT_S" mpirun --allow-run-as-root -np "$NHOSTS" --hostfile "$out/hostfile" \
     --mca plm_rsh_agent "$out/agent" --mca plm_rsh_no_tree_spawn 1 \
     --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET" --mca oob_tcp_if_include "$SUBNET" \
-    --mca mpi_yield_when_idle 1 "$@" "$out/mpi_allreduce" "${SWEEP[@]}" -a 3 >"$out/$name.txt" 2>"$out/$name.err" &
+    --mca mpi_yield_when_idle 1 "$@" "$out/mpi_allreduce" "${sweep[@]}" -a 3 >"$out/$name.txt" 2>"$out/$name.err" &
   if ! wait $!; then
     cat "$out/$name.txt" "$out/$name.err" >&2
     die "OpenMPI run $name failed"
   fi
 }
 
-run_fd() { # NAME: every rank in its own namespace, started together; rank 0's JSON into $out/NAME.json
-  local name=$1 port=$((20000 + RANDOM % 20000)) i failed=
+run_fd() { # NAME SWEEP: every rank in its own namespace, started together; rank 0's JSON into $out/NAME.json
+  local name=$1 port=$((20000 + RANDOM % 20000)) i failed= sweep
+  read -r -a sweep <<<"$(sweep_args "$2")"
   local pids=()
   for ((i = 0; i < NHOSTS; i++)); do
     ip netns exec "${hosts[i]}" timeout -k 10 "$RUN_LIMIT_S" "$FABRICDOCTOR" perf allreduce \
-      --hosts "$(IFS=,; echo "${addrs[*]}")" --rank "$i" --port "$port" "${SWEEP[@]}" -a 3 "${fd_args[@]}" --json \
+      --hosts "$(IFS=,; echo "${addrs[*]}")" --rank "$i" --port "$port" "${sweep[@]}" -a 3 "${fd_args[@]}" --json \
       >"$out/$name-$i.json" 2>"$out/$name-$i.err" &
     pids+=($!)
   done
@@ -158,57 +170,87 @@ run_fd() { # NAME: every rank in its own namespace, started together; rank 0's J
 }
 
 for ((round = 1; round <= ROUNDS; round++)); do
-  run_mpi "mpi-default-$round"
-  # Algorithm 4 of coll_tuned's allreduce is ring (ompi_info --param coll tuned --level 9).
-  run_mpi "mpi-ring-$round" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4
-  [[ -n $MPI_ONLY ]] || run_fd "fd-$round"
+  for sweep in "${SWEEPS[@]}"; do
+    run_mpi "mpi-default-$sweep-$round" "$sweep"
+    # Algorithm 4 of coll_tuned's allreduce is ring (ompi_info --param coll tuned --level 9).
+    run_mpi "mpi-ring-$sweep-$round" "$sweep" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4
+    [[ -n $MPI_ONLY ]] || run_fd "fd-$sweep-$round" "$sweep"
+  done
 done
 
-python3 - "$out" "$ROUNDS" "$rate_bps" "$RATE" "${MPI_ONLY:+mpi-only}" <<'PY'
+python3 - "$out" "$ROUNDS" "$rate_bps" "$RATE" "${MPI_ONLY:+mpi-only}" "${SWEEPS[@]}" <<'PY'
 import json, statistics, sys
 out, rounds, rate_bps, rate, mpi_only = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+sweeps = sys.argv[6:]
 rate_gBps = rate_bps / 8 / 1e9  # busbw is in GB/s (1e9 bytes/s), as in nccl-tests
 MIB = 1 << 20
 
 def mpi(name, r):
     rows = {}
-    for line in open(f"{out}/{name}-{r}.txt"):
-        if line.startswith("#") or not line.strip():
-            continue
-        f = line.split()
-        if int(f[7]) != 0:
-            sys.exit(f"allreduce-rig: {name}-{r}: {f[7]} wrong elements at size {f[0]}")
-        rows[int(f[0])] = float(f[6])
+    for sweep in sweeps:
+        for line in open(f"{out}/{name}-{sweep}-{r}.txt"):
+            if line.startswith("#") or not line.strip():
+                continue
+            f = line.split()
+            if int(f[7]) != 0:
+                sys.exit(f"allreduce-rig: {name}-{sweep}-{r}: {f[7]} wrong elements at size {f[0]}")
+            rows[int(f[0])] = (float(f[4]), float(f[6]))
     return rows
 
 def fd(r):
     rows = {}
-    for row in json.load(open(f"{out}/fd-{r}.json"))["rows"]:
-        m = row["out_of_place"]
-        if m["wrong"] != 0 or row["in_place"]["wrong"] != 0:
-            sys.exit(f"allreduce-rig: fd-{r}: wrong elements at size {row['bytes']}")
-        rows[row["bytes"]] = m["busbw_gbytes_per_second"]
+    for sweep in sweeps:
+        doc = json.load(open(f"{out}/fd-{sweep}-{r}.json"))
+        for row in doc["rows"]:
+            m = row["out_of_place"]
+            if m["wrong"] != 0 or row["in_place"]["wrong"] != 0:
+                sys.exit(f"allreduce-rig: fd-{sweep}-{r}: wrong elements at size {row['bytes']}")
+            rows[row["bytes"]] = (m["time_us"], m["busbw_gbytes_per_second"], row["algorithm"],
+                                  row.get("predicted_busbw_gbytes_per_second", 0.0))
     return rows
 
 def medians(runs):
-    return {s: statistics.median(run[s] for run in runs) for s in runs[0]}
+    out = {}
+    for size in runs[0]:
+        values = [run[size] for run in runs]
+        columns = []
+        for i in range(len(values[0])):
+            column = [v[i] for v in values]
+            columns.append(statistics.median(column) if isinstance(column[0], float) else max(set(column), key=column.count))
+        out[size] = tuple(columns)
+    return out
+
+def label(size):
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            return f"{size >> shift}{unit}"
+    return f"{size}B"
 
 default = medians([mpi("mpi-default", r) for r in range(1, rounds + 1)])
 ring = medians([mpi("mpi-ring", r) for r in range(1, rounds + 1)])
 ours = None if mpi_only else medians([fd(r) for r in range(1, rounds + 1)])
 print(f"allreduce, 4 ranks, float sum, out-of-place, slowest rank's time; R = {rate} ({rate_gBps:.4f} GB/s)")
 if ours is not None:
-    doc = json.load(open(f"{out}/fd-1.json"))
-    print(f"fabricdoctor {doc['tool_version']}: {doc['transport']}, {doc['channels']} channels")
-print(f"busbw / R, median of {rounds} rounds; ratios are fabricdoctor's busbw over OpenMPI's")
-head = f"{'size':>8} {'ompi-default':>12} {'ompi-ring':>10}"
-print(head if ours is None else head + f" {'fabricdoctor':>12} {'vs default':>10} {'vs ring':>8}")
+    doc = json.load(open(f"{out}/fd-{sweeps[-1]}-1.json"))
+    model = doc.get("model") or {}
+    print(f"fabricdoctor {doc['tool_version']}: {doc['transport']}, {doc['channels']} channels, --algo "
+          f"{doc['spec'].get('algorithm', 'ring')}; cost model of round 1: {model.get('latency_us', 0):.1f} us per hop, "
+          f"{model.get('bandwidth_gbytes_per_second', 0) / rate_gBps:.3f} R per link")
+print(f"median of {rounds} rounds; time in us; busbw / R; 'time x' is fabricdoctor's time over OpenMPI default's "
+      "(<= 1 is the goal), 'vs ring' its busbw over OpenMPI forced ring's (>= 1)")
+head = f"{'size':>8} {'ompi-def us':>11} {'ompi-ring':>9}"
+print(head if ours is None else head + f" {'fd us':>9} {'fd busbw':>8} {'algo':>5} {'predicted':>9} {'time x':>7} {'vs ring':>7}")
+crossover = None
 for size in sorted(default):
-    if size < MIB:
-        continue
-    line = f"{size // MIB:>5}MiB {default[size] / rate_gBps:>12.3f} {ring[size] / rate_gBps:>10.3f}"
+    line = f"{label(size):>8} {default[size][0]:>11.1f} {ring[size][1] / rate_gBps:>9.3f}"
     if ours is not None:
-        o = ours[size]
-        line += f" {o / rate_gBps:>12.3f} {o / default[size]:>9.2f}x {o / ring[size]:>7.2f}x"
+        time, busbw, algorithm, predicted = ours[size]
+        if algorithm == "ring" and crossover is None:
+            crossover = size
+        vs_ring = f"{busbw / ring[size][1]:>6.2f}x" if ring[size][1] > 0 else "      -"
+        line += (f" {time:>9.1f} {busbw / rate_gBps:>8.3f} {algorithm:>5} {predicted / rate_gBps:>9.3f}"
+                 f" {time / default[size][0]:>6.2f}x {vs_ring}")
     print(line)
+if ours is not None:
+    print(f"crossover chosen by the model: ring from {label(crossover) if crossover else 'no size of the sweep'}")
 PY

@@ -287,6 +287,10 @@ pub struct CollectiveArgs {
     /// Parallel rings over separate connections.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub channels: u32,
+    /// AllReduce algorithm (NCCL_ALGO's role): ring, tree (recursive doubling), or auto: per size,
+    /// whichever the α-β model measured on the live links at start-up predicts faster.
+    #[arg(long, value_enum, default_value_t = CollectiveAlgorithm::Auto)]
+    pub algo: CollectiveAlgorithm,
     /// Data path after the TCP rendezvous: tcp, or verbs (RDMA WRITE with immediate over RC queue pairs).
     #[arg(long, value_enum, default_value_t = PerfTransport::Tcp)]
     pub transport: PerfTransport,
@@ -330,6 +334,13 @@ pub struct CollectiveArgs {
     /// Internal: world size for a locally started rank.
     #[arg(long, hide = true, requires = "master")]
     pub world_size: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CollectiveAlgorithm {
+    Ring,
+    Tree,
+    Auto,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

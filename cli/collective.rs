@@ -8,11 +8,11 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use fabricdoctor_perf::collective::datatype::{DataType, ReduceOp};
 use fabricdoctor_perf::collective::sweep::{parse_size, render_rows, run_sweep_with, sizes, SweepSpec, TimeAverage};
-use fabricdoctor_perf::collective::{nodelist, Collective, Communicator, Rendezvous, Transport};
+use fabricdoctor_perf::collective::{nodelist, AlgorithmChoice, Collective, Communicator, Mesh, Rendezvous, Transport};
 use fabricdoctor_perf::verbs::stream::StreamOptions;
 use fabricdoctor_report::perf::CollectiveReport;
 
-use crate::args::{CollectiveArgs, CollectiveOp, CollectiveType, PerfTransport};
+use crate::args::{CollectiveAlgorithm, CollectiveArgs, CollectiveOp, CollectiveType, PerfTransport};
 use crate::exit;
 use crate::output::emit;
 
@@ -125,6 +125,14 @@ fn spec(collective: Collective, args: &CollectiveArgs) -> anyhow::Result<SweepSp
         root: args.root_rank,
         corrupt_rank: args.inject_corruption,
         average: TimeAverage::from_nccl_tests(args.average).context("-a/--average takes 0 to 3")?,
+        algorithm: match (args.algo, collective) {
+            (CollectiveAlgorithm::Auto, _) => AlgorithmChoice::Auto,
+            (CollectiveAlgorithm::Ring, _) => AlgorithmChoice::Ring,
+            (CollectiveAlgorithm::Tree, Collective::AllReduce) => AlgorithmChoice::Tree,
+            (CollectiveAlgorithm::Tree, other) => {
+                bail!("--algo tree is an AllReduce algorithm; {} runs ring steps only", other.name())
+            }
+        },
     })
 }
 
@@ -165,11 +173,12 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
             // waiting out their timeout. GPU buffers are staged through host memory around each
             // collective, above the transport, so both transports carry the same host buffers.
             let gpu = crate::gpu::open_gpu(args.gpu).with_context(|| format!("rank {rank}"))?;
-            let mut communicator =
-                Communicator::connect(&rendezvous, collective == Collective::AlltoAll, &transport)
-                    .with_context(|| format!("rank {rank}: rendezvous at {master_host}:{master_port} ({source})"))?;
-            let rows = run_sweep_with(&mut communicator, &spec, gpu.as_ref())
+            let mesh = Mesh::for_collective(collective, spec.algorithm);
+            let mut communicator = Communicator::connect(&rendezvous, mesh, &transport)
+                .with_context(|| format!("rank {rank}: rendezvous at {master_host}:{master_port} ({source})"))?;
+            let sweep = run_sweep_with(&mut communicator, &spec, gpu.as_ref())
                 .with_context(|| format!("rank {rank}: {name} failed"))?;
+            let (rows, model) = (sweep.rows, sweep.model);
             let report_wrong: u64 = rows.iter().map(|r| r.out_of_place.wrong + r.in_place.wrong).sum();
             if rank == 0 {
                 if args.json {
@@ -182,6 +191,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                         channels: args.channels,
                         transport: transport_name.into(),
                         spec: spec.clone(),
+                        model,
                         rows,
                         gpu: crate::gpu::gpu_buffers(&gpu, crate::gpu::STAGED_PINNED_HOST),
                     };
@@ -197,7 +207,7 @@ pub fn run(collective: Collective, name: &str, args: CollectiveArgs) -> anyhow::
                             buffers.gpu, buffers.name, buffers.pci_bus_id, buffers.memory_path
                         ));
                     }
-                    emit(&render_rows(&rows, collective, world, &description))?;
+                    emit(&render_rows(&rows, collective, world, &description, model.as_ref()))?;
                 }
                 let wrong: u64 = report_wrong;
                 return Ok(if wrong > 0 { exit::FINDINGS } else { exit::SUCCESS });

@@ -12,7 +12,7 @@ use fabricdoctor_checks::profile::NodeProfile;
 use fabricdoctor_checks::{run_checks, Policy, Topology};
 use fabricdoctor_perf::collective::datatype::{DataType, ReduceOp};
 use fabricdoctor_perf::collective::sweep::{run_sweep, SweepSpec, TimeAverage};
-use fabricdoctor_perf::collective::{Collective, Communicator, Rendezvous, Transport};
+use fabricdoctor_perf::collective::{AlgorithmChoice, Collective, Communicator, Mesh, Rendezvous, Transport};
 use fabricdoctor_perf::generator::{
     run_client_size, serve_session, ClientOptions, DataPath, Side, SizeResult, TcpDataPath,
 };
@@ -1032,6 +1032,7 @@ fn run_collective(
         root: 0,
         corrupt_rank: None,
         average: TimeAverage::Maximum,
+        algorithm: AlgorithmChoice::Auto,
     };
     // Every rank must agree on the data path too (rank 0 refuses a mismatched fingerprint).
     let fingerprint = serde_json::to_string(&(&spec, transport_name)).map_err(|e| e.to_string())?;
@@ -1047,10 +1048,11 @@ fn run_collective(
         bind: (!bind.is_unspecified()).then_some(bind),
         ticket: Some(step.ticket.clone()),
     };
-    let mut communicator = Communicator::connect(&rendezvous, collective == Collective::AlltoAll, transport)
+    let mesh = Mesh::for_collective(collective, spec.algorithm);
+    let mut communicator = Communicator::connect(&rendezvous, mesh, transport)
         .map_err(|e| format!("rendezvous at {master}:{master_port}: {e}"))?;
-    let rows = run_sweep(&mut communicator, &spec).map_err(|e| format!("{}: {e}", collective.name()))?;
-    Ok(rows.first().map(|row| {
+    let sweep = run_sweep(&mut communicator, &spec).map_err(|e| format!("{}: {e}", collective.name()))?;
+    Ok(sweep.rows.first().map(|row| {
         let m = &row.out_of_place;
         CollectiveSummary {
             time_us: m.time_us,
@@ -1060,6 +1062,7 @@ fn run_collective(
             wrong: row.out_of_place.wrong + row.in_place.wrong,
             slowest_rank: m.slowest_rank,
             rank_time_us: m.rank_time_us.clone(),
+            algorithm: Some(row.algorithm.name().to_string()),
         }
     }))
 }

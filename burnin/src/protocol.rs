@@ -550,6 +550,9 @@ pub struct CollectiveSummary {
     pub slowest_rank: usize,
     /// Every rank's time, microseconds.
     pub rank_time_us: Vec<f64>,
+    /// The algorithm the step ran with ("ring", "tree", "pairwise"); absent from older agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

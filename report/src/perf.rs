@@ -200,6 +200,10 @@ pub struct CollectiveReport {
     pub channels: u32,
     pub transport: String,
     pub spec: fabricdoctor_perf_schema::collective::SweepSpec,
+    /// The α-β model measured before the sweep, from which each row's prediction (and, with
+    /// `--algo auto`, its algorithm) comes; absent with one rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<fabricdoctor_perf_schema::collective::CostModel>,
     pub rows: Vec<fabricdoctor_perf_schema::collective::SizeRow>,
     /// `--gpu`: rank 0's GPU buffers and how they reached the wire.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -36,22 +36,62 @@ fn wrong(report: &serde_json::Value) -> u64 {
         .sum()
 }
 
+fn algorithms(report: &serde_json::Value) -> Vec<String> {
+    report["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| row["algorithm"].as_str().expect("algorithm").to_string())
+        .collect()
+}
+
 #[test]
 fn allreduce_is_exact_for_every_type_operator_and_rank_count() {
-    for ranks in [1, 2, 3, 5, 8] {
-        let (report, code) = local("allreduce", ranks, &[]);
-        assert_eq!((wrong(&report), code), (0, 0), "{ranks} ranks");
-        // Sizes 4..2916 bytes: 1, 3, 9, ... elements, fewer than the ranks at first, never divisible by 2.
-        let counts: Vec<u64> =
-            report["rows"].as_array().expect("rows").iter().map(|r| r["count"].as_u64().expect("count")).collect();
-        assert_eq!(counts, [1, 3, 9, 27, 81, 243, 729]);
-    }
-    for dtype in ["f32", "f64", "i32", "bf16"] {
-        for op in ["sum", "max", "min"] {
-            let (report, code) = local("allreduce", 3, &["--dtype", dtype, "--op", op]);
-            assert_eq!((wrong(&report), code), (0, 0), "{dtype} {op}");
+    for algo in ["ring", "tree"] {
+        // 3, 5 and 6 ranks are not powers of two: recursive doubling folds ranks in and out.
+        for ranks in [1, 2, 3, 5, 6, 8] {
+            let (report, code) = local("allreduce", ranks, &["--algo", algo]);
+            assert_eq!((wrong(&report), code), (0, 0), "{ranks} ranks, {algo}");
+            // Sizes 4..2916 bytes: 1, 3, 9, ... elements, fewer than the ranks at first, never divisible by 2.
+            let counts: Vec<u64> =
+                report["rows"].as_array().expect("rows").iter().map(|r| r["count"].as_u64().expect("count")).collect();
+            assert_eq!(counts, [1, 3, 9, 27, 81, 243, 729]);
+            assert!(algorithms(&report).iter().all(|a| a == algo), "{ranks} ranks, {algo}: {report}");
+        }
+        for dtype in ["f32", "f64", "i32", "bf16"] {
+            for op in ["sum", "max", "min"] {
+                let (report, code) = local("allreduce", 3, &["--dtype", dtype, "--op", op, "--algo", algo]);
+                assert_eq!((wrong(&report), code), (0, 0), "{dtype} {op} {algo}");
+            }
         }
     }
+}
+
+/// `--algo auto` (the default): the report carries the cost model measured at start-up, and every
+/// row ran the algorithm that model predicts faster for its size, with the prediction beside it.
+#[test]
+fn auto_follows_the_measured_cost_model_size_by_size() {
+    let (report, code) = local("allreduce", 4, &["-b", "8", "-e", "4M", "-f", "16"]);
+    assert_eq!((wrong(&report), code), (0, 0));
+    let model = &report["model"];
+    let latency = model["latency_us"].as_f64().expect("latency");
+    let bandwidth = model["bandwidth_gbytes_per_second"].as_f64().expect("bandwidth");
+    assert!(latency > 0.0 && bandwidth > 0.0, "{model}");
+    for row in report["rows"].as_array().expect("rows") {
+        let bytes = row["bytes"].as_f64().expect("bytes");
+        let transfer = |b: f64| b / (bandwidth * 1e3);
+        // 4 ranks: doubling is 2 exchanges of the whole buffer, ring 6 steps of a quarter each.
+        let tree = 2.0 * (latency + transfer(bytes));
+        let ring = 6.0 * latency + transfer(1.5 * bytes);
+        let expected = if tree < ring { "tree" } else { "ring" };
+        assert_eq!(row["algorithm"], expected, "{row}");
+        let predicted = row["predicted_time_us"].as_f64().expect("prediction");
+        assert!((predicted - tree.min(ring)).abs() < 1e-6 * predicted.max(1.0), "{row}");
+        assert!(row["predicted_busbw_gbytes_per_second"].as_f64().is_some(), "{row}");
+    }
+    let refused = binary().args(["perf", "allgather", "--np", "3", "--algo", "tree"]).output().expect("runs");
+    assert_eq!(refused.status.code(), Some(2), "tree is refused for AllGather: {}", stderr(&refused));
+    assert!(stderr(&refused).contains("--algo tree is an AllReduce algorithm"), "{}", stderr(&refused));
 }
 
 #[test]

@@ -16,6 +16,7 @@ pub mod datatype;
 pub mod link;
 pub mod nodelist;
 pub mod sweep;
+pub mod tree;
 
 use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -28,7 +29,7 @@ use crate::verbs::credit::Role;
 use crate::verbs::stream::{connect_links, StreamHalf, StreamOptions, StreamPort};
 use crate::PerfError;
 use datatype::{count_wrong, expected_value, fill, input_value, reduce_into, DataType, ReduceOp};
-pub use fabricdoctor_perf_schema::collective::Collective;
+pub use fabricdoctor_perf_schema::collective::{Algorithm, AlgorithmChoice, Collective, CostModel};
 use link::{io_error, Receiver, Sender, TcpLink};
 
 /// Elements of part `index` when `count` elements are split into `parts` (the first parts take the
@@ -70,6 +71,10 @@ enum Control {
     Result {
         time_us: f64,
         wrong: u64,
+    },
+    /// Rank 0's cost model for the sweep, so every rank picks the same algorithm per size.
+    Model {
+        model: CostModel,
     },
     Abort {
         rank: usize,
@@ -143,6 +148,8 @@ pub struct Communicator {
     /// AlltoAll: a link to and from every other rank.
     mesh_senders: Vec<Option<Box<dyn Sender>>>,
     mesh_receivers: Vec<Option<Box<dyn Receiver>>>,
+    /// Recursive doubling receives into this, kept between calls.
+    scratch: Vec<u8>,
     /// "tcp", or the verbs device, port and GID in use.
     pub transport: String,
 }
@@ -414,9 +421,39 @@ struct DataStreams {
     right: Vec<TcpStream>,
     /// Per channel, accepted from the left neighbour.
     left: Vec<TcpStream>,
-    /// AlltoAll: one per other rank (dialed to higher ranks, accepted from lower ones); none without
-    /// a mesh.
+    /// One per mesh peer (dialed to higher ranks, accepted from lower ones), by rank.
     mesh: Vec<Option<TcpStream>>,
+}
+
+/// Which links a communicator opens besides its ring channels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mesh {
+    /// Ring only.
+    None,
+    /// The partners of recursive doubling (log2(n) of them, [`tree::partners`]).
+    Doubling,
+    /// Every other rank (AlltoAll).
+    Full,
+}
+
+impl Mesh {
+    /// The links `collective` needs when `choice` says which AllReduce algorithms may run.
+    pub fn for_collective(collective: Collective, choice: AlgorithmChoice) -> Mesh {
+        match (collective, choice) {
+            (Collective::AlltoAll, _) => Mesh::Full,
+            (Collective::AllReduce, AlgorithmChoice::Tree | AlgorithmChoice::Auto) => Mesh::Doubling,
+            _ => Mesh::None,
+        }
+    }
+
+    /// The mesh peers of `rank`, ascending.
+    fn peers(self, rank: usize, world: usize) -> Vec<usize> {
+        match self {
+            Mesh::None => Vec::new(),
+            Mesh::Doubling => tree::partners(rank, world),
+            Mesh::Full => (0..world).filter(|&peer| peer != rank).collect(),
+        }
+    }
 }
 
 impl DataStreams {
@@ -426,7 +463,7 @@ impl DataStreams {
     fn open(
         data: &TcpListener,
         rendezvous: &Rendezvous,
-        mesh: bool,
+        mesh: Mesh,
         membership: &Membership,
         deadline: Instant,
     ) -> Result<DataStreams, PerfError> {
@@ -442,15 +479,14 @@ impl DataStreams {
             write_message(&mut stream, &label(right), &hello)?;
             right_streams.push(stream);
         }
-        if mesh {
-            for peer in rank + 1..world {
-                let mut stream = dial_until(&hosts[peer], ports[peer], deadline, timeout)?;
-                let hello = DataHello { rank, channel: None, ticket: rendezvous.ticket.clone() };
-                write_message(&mut stream, &label(peer), &hello)?;
-                mesh_streams[peer] = Some(stream);
-            }
+        let peers = mesh.peers(rank, world);
+        for &peer in peers.iter().filter(|&&peer| peer > rank) {
+            let mut stream = dial_until(&hosts[peer], ports[peer], deadline, timeout)?;
+            let hello = DataHello { rank, channel: None, ticket: rendezvous.ticket.clone() };
+            write_message(&mut stream, &label(peer), &hello)?;
+            mesh_streams[peer] = Some(stream);
         }
-        let expected = channels + if mesh { rank } else { 0 };
+        let expected = channels + peers.iter().filter(|&&peer| peer < rank).count();
         let mut left: Vec<Option<TcpStream>> = (0..channels).map(|_| None).collect();
         let left_rank = (rank + world - 1) % world;
         let mut accepted = 0;
@@ -466,7 +502,7 @@ impl DataStreams {
             accepted += 1;
             match hello.channel {
                 Some(channel) if hello.rank == left_rank && channel < channels => left[channel] = Some(stream),
-                None if mesh && hello.rank < rank => mesh_streams[hello.rank] = Some(stream),
+                None if hello.rank < rank && peers.contains(&hello.rank) => mesh_streams[hello.rank] = Some(stream),
                 _ => {
                     return Err(PerfError::Handshake {
                         peer: label(hello.rank),
@@ -494,7 +530,7 @@ enum LinkPlace {
 impl Communicator {
     /// Meet the other ranks and open every data connection; fails within `timeout` (plus connection
     /// setup) naming the rank that did not come.
-    pub fn connect(rendezvous: &Rendezvous, mesh: bool, transport: &Transport) -> Result<Communicator, PerfError> {
+    pub fn connect(rendezvous: &Rendezvous, mesh: Mesh, transport: &Transport) -> Result<Communicator, PerfError> {
         let Rendezvous { rank, world, timeout, .. } = *rendezvous;
         if world == 0 || rank >= world {
             return Err(PerfError::Unsupported(format!("rank {rank} is outside a world of {world} ranks")));
@@ -522,6 +558,7 @@ impl Communicator {
             left: Vec::new(),
             mesh_senders: (0..world).map(|_| None).collect(),
             mesh_receivers: (0..world).map(|_| None).collect(),
+            scratch: Vec::new(),
             transport: port.as_ref().map(|p| format!("verbs {}", p.describe())).unwrap_or_else(|| "tcp".into()),
         };
         if world == 1 {
@@ -662,11 +699,127 @@ impl Communicator {
         }
     }
 
+    /// Measure the cost model on the live links (every rank takes part; rank 0 decides and tells
+    /// the others, so all pick the same algorithm per size):
+    /// - α: an 8-byte token passed around the ring on channel 0, [`LATENCY_ROUNDS`] times after
+    ///   warm-up; the median round trip divided by the number of hops;
+    /// - β: every rank sends [`PROBE_BYTES`] to its right neighbour while receiving as much from its
+    ///   left, over all channels at once (a ring step's traffic pattern), [`PROBE_ROUNDS`] times;
+    ///   the slowest rank's time, less α, gives the bandwidth.
+    pub fn calibrate(&mut self) -> Result<Option<CostModel>, PerfError> {
+        if self.world == 1 {
+            return Ok(None);
+        }
+        self.barrier()?;
+        let hop_us = self.token_round_trips()?.map(|round_trip| round_trip / self.world as f64);
+        self.barrier()?;
+        let started = Instant::now();
+        for _ in 0..PROBE_ROUNDS {
+            self.ring_shift(PROBE_BYTES)?;
+        }
+        let probe_us = started.elapsed().as_secs_f64() * 1e6 / f64::from(PROBE_ROUNDS);
+        let times = self.gather_results(probe_us, 0)?;
+        if let (Some(hop_us), Some(times)) = (hop_us, times) {
+            let slowest = times.iter().map(|(t, _)| *t).fold(0.0, f64::max);
+            let transfer_us = (slowest - hop_us).max(slowest / 2.0);
+            let model = CostModel {
+                latency_us: hop_us,
+                bandwidth_gbytes_per_second: PROBE_BYTES as f64 / (transfer_us * 1e3),
+            };
+            for (index, stream) in self.control.iter_mut().enumerate() {
+                write_message(stream, &format!("rank {}", index + 1), &Control::Model { model })?;
+            }
+            return Ok(Some(model));
+        }
+        let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
+        match read_message::<Control>(stream, "rank 0", "cost model")? {
+            Control::Model { model } => Ok(Some(model)),
+            other => Err(PerfError::Handshake { peer: "rank 0".into(), reason: format!("expected model, got {other:?}") }),
+        }
+    }
+
+    /// Rank 0: the median time, in µs, of an 8-byte token's trip around the ring; others pass it on
+    /// and get `None`.
+    fn token_round_trips(&mut self) -> Result<Option<f64>, PerfError> {
+        let (Some(right), Some(left)) = (self.right.first_mut(), self.left.first_mut()) else {
+            return Err(PerfError::Transport("no ring channel to measure latency on".into()));
+        };
+        let mut token = [0u8; 8];
+        let mut trips = Vec::with_capacity(LATENCY_ROUNDS);
+        for round in 0..LATENCY_WARMUP + LATENCY_ROUNDS {
+            if self.rank == 0 {
+                let started = Instant::now();
+                right.send(&token)?;
+                right.flush()?;
+                left.receive(&mut token)?;
+                if round >= LATENCY_WARMUP {
+                    trips.push(started.elapsed().as_secs_f64() * 1e6);
+                }
+            } else {
+                left.receive(&mut token)?;
+                right.send(&token)?;
+                right.flush()?;
+            }
+        }
+        if self.rank != 0 {
+            return Ok(None);
+        }
+        trips.sort_by(f64::total_cmp);
+        Ok(trips.get(trips.len() / 2).copied())
+    }
+
+    /// Every rank sends `bytes` to its right neighbour and receives as many from its left, split
+    /// over the channels, all at once.
+    fn ring_shift(&mut self, bytes: usize) -> Result<(), PerfError> {
+        let per_channel = bytes.div_ceil(self.right.len().max(1));
+        let outgoing = vec![0x5au8; per_channel];
+        let outgoing = &outgoing;
+        let panicked = || PerfError::Transport("a bandwidth probe thread panicked".into());
+        std::thread::scope(|scope| {
+            let senders: Vec<_> = self
+                .right
+                .iter_mut()
+                .map(|right| {
+                    scope.spawn(move || {
+                        outgoing.chunks(SLICE_BYTES).try_for_each(|slice| right.send(slice))?;
+                        right.flush()
+                    })
+                })
+                .collect();
+            let receivers: Vec<_> = self
+                .left
+                .iter_mut()
+                .map(|left| {
+                    scope.spawn(move || {
+                        let mut incoming = vec![0u8; SLICE_BYTES.min(per_channel)];
+                        let mut remaining = per_channel;
+                        while remaining > 0 {
+                            let length = remaining.min(incoming.len());
+                            left.receive(&mut incoming[..length])?;
+                            remaining -= length;
+                        }
+                        Ok::<(), PerfError>(())
+                    })
+                })
+                .collect();
+            let mut outcome = Ok(());
+            for handle in senders.into_iter().chain(receivers) {
+                let result = handle.join().map_err(|_| panicked()).and_then(|r| r);
+                if outcome.is_ok() {
+                    outcome = result;
+                }
+            }
+            outcome
+        })
+    }
+
     /// Run `collective` once over `buffer` (the receive buffer, already holding this rank's input where
-    /// the collective works in place), splitting the data over the channels.
+    /// the collective works in place), splitting the data over the channels. `algorithm` chooses
+    /// AllReduce's; the other collectives have one each.
     pub fn run(
         &mut self,
         collective: Collective,
+        algorithm: Algorithm,
         buffer: &mut [u8],
         data_type: DataType,
         op: ReduceOp,
@@ -682,7 +835,16 @@ impl Communicator {
         if collective == Collective::AlltoAll {
             return alltoall(&mut self.mesh_senders, &mut self.mesh_receivers, buffer, element, rank, world, &labels);
         }
-        let channels = self.right.len();
+        if collective == Collective::AllReduce && algorithm == Algorithm::Tree {
+            let mut links =
+                tree::Links { senders: &mut self.mesh_senders, receivers: &mut self.mesh_receivers, labels: &labels };
+            let usable = count * element;
+            return tree::all_reduce(&mut links, rank, world, &mut buffer[..usable], &mut self.scratch, data_type, op);
+        }
+        // A message that one channel carries in a few slices gains nothing from more: every
+        // channel adds its own per-step latency and threads. All ranks see the same length, so
+        // all use the same channels.
+        let channels = if buffer.len() <= ONE_CHANNEL_BYTES { 1 } else { self.right.len() };
         // Each channel is an independent ring over its own slice of the data. Where the result layout
         // is per rank (AllGather, ReduceScatter), channel c takes the c-th piece of every rank's block
         // (staged contiguously); elsewhere it takes the c-th contiguous part of the buffer.
@@ -724,30 +886,37 @@ impl Communicator {
             }
         }
         let labels = &labels;
-        let result = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .right
-                .iter_mut()
-                .zip(self.left.iter_mut())
-                .zip(parts)
-                .map(|((right, left), (part, blocks))| {
-                    scope.spawn(move || {
-                        let mut ring = Ring { right: &mut **right, left: &mut **left, rank, world, blocks, labels };
-                        match collective {
-                            Collective::AllReduce => ring.all_reduce(part, data_type, op),
-                            Collective::ReduceScatter => ring.reduce_scatter(part, data_type, op),
-                            Collective::AllGather => ring.all_gather(part),
-                            Collective::Broadcast => ring.broadcast(part, root),
-                            Collective::AlltoAll => Ok(()),
-                        }
-                    })
-                })
-                .collect();
-            for handle in handles {
-                handle.join().map_err(|_| PerfError::Transport("a channel thread panicked".into()))??;
+        let run_channel = move |right: &mut Box<dyn Sender>, left: &mut Box<dyn Receiver>, part, blocks| {
+            let mut ring = Ring { right: &mut **right, left: &mut **left, rank, world, blocks, labels };
+            match collective {
+                Collective::AllReduce => ring.all_reduce(part, data_type, op),
+                Collective::ReduceScatter => ring.reduce_scatter(part, data_type, op),
+                Collective::AllGather => ring.all_gather(part),
+                Collective::Broadcast => ring.broadcast(part, root),
+                Collective::AlltoAll => Ok(()),
             }
-            Ok(())
-        });
+        };
+        let result = if channels == 1 {
+            // One channel runs on this thread: no thread to start on the latency-bound path.
+            match (self.right.first_mut(), self.left.first_mut(), parts.pop()) {
+                (Some(right), Some(left), Some((part, blocks))) => run_channel(right, left, part, blocks),
+                _ => Err(PerfError::Transport("no ring channel".into())),
+            }
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = self
+                    .right
+                    .iter_mut()
+                    .zip(self.left.iter_mut())
+                    .zip(parts)
+                    .map(|((right, left), (part, blocks))| scope.spawn(move || run_channel(right, left, part, blocks)))
+                    .collect();
+                for handle in handles {
+                    handle.join().map_err(|_| PerfError::Transport("a channel thread panicked".into()))??;
+                }
+                Ok(())
+            })
+        };
         for (staging, blocks, pieces) in &staged {
             for (block, piece) in blocks.iter().zip(pieces) {
                 buffer[piece.clone()].copy_from_slice(&staging[block.clone()]);
@@ -780,7 +949,23 @@ struct Ring<'a> {
 }
 
 /// Slices of this size flow through the pipeline, so reduction and forwarding overlap the transfer.
-const SLICE_BYTES: usize = 256 * 1024;
+pub(crate) const SLICE_BYTES: usize = 256 * 1024;
+
+/// Up to this size a collective runs on one channel (see [`Communicator::run`]).
+const ONE_CHANNEL_BYTES: usize = 64 * 1024;
+
+/// A pipeline whose whole part is at most this is sent on the receiving thread, without a writer:
+/// every slice of it fits what a link holds unread (see `tree::INLINE_BYTES`), so no rank can
+/// block its neighbour, and no thread is started on the latency-bound path.
+const INLINE_PART_BYTES: usize = 16 * 1024;
+
+/// Token trips around the ring before the latency is timed, and timed.
+const LATENCY_WARMUP: usize = 5;
+const LATENCY_ROUNDS: usize = 21;
+/// The bandwidth probe: bytes each rank sends per round (large enough that the per-hop latency is a
+/// small share even on a 400 Gb/s link: 4 MiB is 84 µs there), and rounds.
+const PROBE_BYTES: usize = 4 << 20;
+const PROBE_ROUNDS: u32 = 3;
 
 impl Ring<'_> {
     fn right_label(&self) -> &str {
@@ -796,6 +981,9 @@ impl Ring<'_> {
         let Some(&(first_send, _, _)) = steps.first() else {
             return Ok(());
         };
+        if part.len() <= INLINE_PART_BYTES {
+            return self.pipeline_inline(part, steps, first_send).map_err(|error| self.blame_left_if_closed(error));
+        }
         let right_label = self.right_label().to_string();
         let right = &mut *self.right;
         let left = &mut *self.left;
@@ -867,6 +1055,32 @@ impl Ring<'_> {
             }
         })
         .map_err(|error| self.blame_left_if_closed(error))
+    }
+
+    /// [`Ring::pipeline`] for a part small enough to send without a writer thread.
+    fn pipeline_inline(
+        &mut self,
+        part: &mut [u8],
+        steps: &[(usize, usize, Combine)],
+        first_send: usize,
+    ) -> Result<(), PerfError> {
+        let world = self.world;
+        self.right.send(&part[self.blocks[first_send % world].clone()])?;
+        let mut scratch = [0u8; INLINE_PART_BYTES];
+        for (index, &(_, receive, combine)) in steps.iter().enumerate() {
+            let target = self.blocks[receive % world].clone();
+            let incoming = &mut scratch[..target.len()];
+            self.left.receive(incoming)?;
+            let local = &mut part[target];
+            match combine {
+                Combine::Reduce(data_type, op) => reduce_into(local, incoming, data_type, op),
+                Combine::Copy => local.copy_from_slice(incoming),
+            }
+            if index + 1 < steps.len() {
+                self.right.send(local)?;
+            }
+        }
+        self.right.flush()
     }
 
     /// When a rank dies, its right neighbour's sends may fail first (the failure cascades around the
@@ -1098,7 +1312,7 @@ mod tests {
         let master_port = control.local_addr().expect("address").port();
         drop(control);
         let rendezvous = plain_rendezvous(0, 2, master_port, timeout);
-        let rank0 = std::thread::spawn(move || Communicator::connect(&rendezvous, false, &Transport::Tcp).map(|_| ()));
+        let rank0 = std::thread::spawn(move || Communicator::connect(&rendezvous, Mesh::None, &Transport::Tcp).map(|_| ()));
         // The hostile rank 1: a real join, a data listener rank 0 dials, then a lie on its own dial.
         let data = TcpListener::bind("127.0.0.1:0").expect("bind");
         let data_port = data.local_addr().expect("address").port();
@@ -1154,7 +1368,7 @@ mod tests {
             ticket: Some("7e".repeat(32)),
         };
         let first = rank(0);
-        let rank0 = std::thread::spawn(move || Communicator::connect(&first, false, &Transport::Tcp).map(|c| c.world));
+        let rank0 = std::thread::spawn(move || Communicator::connect(&first, Mesh::None, &Transport::Tcp).map(|c| c.world));
         let deadline = Instant::now() + timeout;
         let _silent = dial_until("127.0.0.2", master_port, deadline, timeout).expect("rank 0 listens");
         for ticket in [None, Some("00".repeat(32))] {
@@ -1164,7 +1378,7 @@ mod tests {
             write_message(&mut stranger, "rank 0", &join).expect("join");
         }
         let second = rank(1);
-        let rank1 = std::thread::spawn(move || Communicator::connect(&second, false, &Transport::Tcp).map(|c| c.world));
+        let rank1 = std::thread::spawn(move || Communicator::connect(&second, Mesh::None, &Transport::Tcp).map(|c| c.world));
         assert_eq!(rank0.join().expect("no panic").expect("rank 0 met rank 1"), 2);
         assert_eq!(rank1.join().expect("no panic").expect("rank 1 met rank 0"), 2);
     }

@@ -7,13 +7,34 @@ use std::time::Instant;
 
 pub use fabricdoctor_perf_schema::collective::{Measurement, SizeRow, SweepSpec, TimeAverage};
 
-use super::{check_buffer, prepare_buffer, Collective, Communicator};
+use super::{check_buffer, prepare_buffer, Algorithm, AlgorithmChoice, Collective, Communicator, CostModel};
 use crate::gpu::Gpu;
 use crate::PerfError;
 
+/// What a sweep found: rank 0's rows (empty on the others) and the cost model every rank used.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub rows: Vec<SizeRow>,
+    pub model: Option<CostModel>,
+}
+
 /// Run the sweep on this rank. Rank 0 returns the rows; the others return an empty list.
-pub fn run_sweep(communicator: &mut Communicator, spec: &SweepSpec) -> Result<Vec<SizeRow>, PerfError> {
+pub fn run_sweep(communicator: &mut Communicator, spec: &SweepSpec) -> Result<Sweep, PerfError> {
     run_sweep_with(communicator, spec, None)
+}
+
+/// The algorithm `spec` runs at `bytes`: the forced one, or the model's choice (ring without a
+/// model: a single rank). Only AllReduce has a choice.
+pub fn algorithm_for(spec: &SweepSpec, model: Option<&CostModel>, ranks: usize, bytes: u64) -> Algorithm {
+    match spec.collective {
+        Collective::AlltoAll => Algorithm::Pairwise,
+        Collective::AllReduce => match (spec.algorithm, model) {
+            (AlgorithmChoice::Ring, _) | (AlgorithmChoice::Auto, None) => Algorithm::Ring,
+            (AlgorithmChoice::Tree, _) => Algorithm::Tree,
+            (AlgorithmChoice::Auto, Some(model)) => model.choose(ranks, bytes),
+        },
+        _ => Algorithm::Ring,
+    }
 }
 
 /// [`run_sweep`] with this rank's send and receive buffers in `gpu`'s memory (`--gpu N`).
@@ -21,17 +42,20 @@ pub fn run_sweep_with(
     communicator: &mut Communicator,
     spec: &SweepSpec,
     gpu: Option<&Arc<Gpu>>,
-) -> Result<Vec<SizeRow>, PerfError> {
+) -> Result<Sweep, PerfError> {
     let mut rows = Vec::new();
     let element = spec.data_type.size() as u64;
+    let world = communicator.world;
+    let model = communicator.calibrate()?;
     for &size in &spec.sizes {
         let count = (size / element) as usize;
         let bytes = count * element as usize;
+        let algorithm = algorithm_for(spec, model.as_ref(), world, bytes as u64);
         let mut measurements = Vec::with_capacity(2);
         for in_place in [false, true] {
             let (time_us, wrong) = match gpu {
-                Some(gpu) => measure_on_gpu(communicator, spec, bytes, in_place, gpu)?,
-                None => measure(communicator, spec, bytes, in_place)?,
+                Some(gpu) => measure_on_gpu(communicator, spec, algorithm, bytes, in_place, gpu)?,
+                None => measure(communicator, spec, algorithm, bytes, in_place)?,
             };
             let gathered = communicator.gather_results(time_us, wrong)?;
             if let Some(all) = gathered {
@@ -52,12 +76,19 @@ pub fn run_sweep_with(
         }
         // Only rank 0 gathers; the others have nothing to report.
         if let Ok([out_of_place, in_place]) = <[Measurement; 2]>::try_from(measurements) {
+            let predicted_time_us = model.map(|m| m.predict_us(spec.collective, algorithm, world, bytes as u64));
+            let predicted_busbw_gbytes_per_second = predicted_time_us
+                .filter(|&t| t > 0.0)
+                .map(|t| bytes as f64 / (t * 1e-6) / 1e9 * spec.collective.bus_factor(world));
             rows.push(SizeRow {
                 bytes: bytes as u64,
                 count: count as u64,
                 data_type: spec.data_type,
                 op: spec.collective.reduces().then_some(spec.op),
                 root: if spec.collective == Collective::Broadcast { spec.root as i64 } else { -1 },
+                algorithm,
+                predicted_time_us,
+                predicted_busbw_gbytes_per_second,
                 out_of_place,
                 in_place,
             });
@@ -66,7 +97,7 @@ pub fn run_sweep_with(
     // Nobody leaves while another rank may still exchange data with it: over verbs a closed connection
     // during a collective means the peer died.
     communicator.barrier()?;
-    Ok(rows)
+    Ok(Sweep { rows, model })
 }
 
 /// Average time of one collective on this rank (warm-up excluded) and its wrong elements over the
@@ -74,6 +105,7 @@ pub fn run_sweep_with(
 fn measure(
     communicator: &mut Communicator,
     spec: &SweepSpec,
+    algorithm: Algorithm,
     bytes: usize,
     in_place: bool,
 ) -> Result<(f64, u64), PerfError> {
@@ -87,7 +119,7 @@ fn measure(
             // is copied there first; the copy is part of the measured time as in a real out-of-place call.
             output.copy_from_slice(&input);
         }
-        communicator.run(spec.collective, output, spec.data_type, spec.op, spec.root)
+        communicator.run(spec.collective, algorithm, output, spec.data_type, spec.op, spec.root)
     };
     for _ in 0..spec.warmup {
         once(communicator, &mut output)?;
@@ -102,7 +134,7 @@ fn measure(
     for _ in 0..spec.check_passes {
         prepare_buffer(spec.collective, &mut output, spec.data_type, rank, world, spec.root);
         input.copy_from_slice(&output);
-        communicator.run(spec.collective, &mut output, spec.data_type, spec.op, spec.root)?;
+        communicator.run(spec.collective, algorithm, &mut output, spec.data_type, spec.op, spec.root)?;
         if spec.corrupt_rank == Some(rank) {
             if let Some(byte) = output.last_mut() {
                 *byte ^= 0x5a;
@@ -120,6 +152,7 @@ fn measure(
 fn measure_on_gpu(
     communicator: &mut Communicator,
     spec: &SweepSpec,
+    algorithm: Algorithm,
     bytes: usize,
     in_place: bool,
     gpu: &Arc<Gpu>,
@@ -141,7 +174,7 @@ fn measure_on_gpu(
         } else {
             send.copy_to_host(staging.as_mut_slice())?;
         }
-        communicator.run(spec.collective, staging.as_mut_slice(), spec.data_type, spec.op, spec.root)?;
+        communicator.run(spec.collective, algorithm, staging.as_mut_slice(), spec.data_type, spec.op, spec.root)?;
         receive.copy_from_host(staging.as_slice())?;
         Ok(())
     };
@@ -174,14 +207,22 @@ fn measure_on_gpu(
 }
 
 /// nccl-tests' text: header, one row per size (out-of-place then in-place), footer.
-pub fn render_rows(rows: &[SizeRow], collective: Collective, world: usize, description: &str) -> String {
+/// Beside nccl-tests' columns: the algorithm of each size and the model's predicted busbw, so a row
+/// well below what the links allow stands out; the model itself is in the footer.
+pub fn render_rows(
+    rows: &[SizeRow],
+    collective: Collective,
+    world: usize,
+    description: &str,
+    model: Option<&CostModel>,
+) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "# fabricdoctor perf {}: {world} ranks, {description}", collective.name().to_lowercase());
     let _ = writeln!(out, "#");
-    let _ = writeln!(out, "#                                                              out-of-place                       in-place          ");
-    let _ = writeln!(out, "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong");
-    let _ = writeln!(out, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ");
+    let _ = writeln!(out, "#                                                              out-of-place                       in-place                   model");
+    let _ = writeln!(out, "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong   algo   busbw");
+    let _ = writeln!(out, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)                (GB/s)");
     let mut wrong = 0;
     let mut busbw_sum = 0.0;
     for row in rows {
@@ -203,12 +244,32 @@ pub fn render_rows(rows: &[SizeRow], collective: Collective, world: usize, descr
             );
             wrong += m.wrong;
         }
+        let predicted = row.predicted_busbw_gbytes_per_second.map(|b| format!("{b:.2}")).unwrap_or_else(|| "-".into());
+        let _ = write!(out, "  {:>5}  {:>6}", row.algorithm.name(), predicted);
         let _ = writeln!(out, "   slowest rank {}", row.out_of_place.slowest_rank);
         busbw_sum += (row.out_of_place.busbw_gbytes_per_second + row.in_place.busbw_gbytes_per_second) / 2.0;
     }
     let _ = writeln!(out, "# Out of bounds values : {wrong} {}", if wrong == 0 { "OK" } else { "FAILED" });
     let average = if rows.is_empty() { 0.0 } else { busbw_sum / rows.len() as f64 };
     let _ = writeln!(out, "# Avg bus bandwidth    : {average:.4} ");
+    if let Some(model) = model {
+        let _ = write!(
+            out,
+            "# Cost model           : {:.1} us per hop, {:.3} GB/s per link",
+            model.latency_us, model.bandwidth_gbytes_per_second
+        );
+        if collective == Collective::AllReduce {
+            match model.crossover_bytes(world) {
+                Some(bytes) => {
+                    let _ = write!(out, "; ring from {bytes} B, tree below");
+                }
+                None => {
+                    let _ = write!(out, "; tree at every size");
+                }
+            }
+        }
+        let _ = writeln!(out);
+    }
     out
 }
 
