@@ -209,6 +209,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nic gid_index configured",
         "NCCL_IB_GID_INDEX differs from the RoCE v2 IPv4 index in show_gids",
     ),
+    (
+        "rdma.gid_tables_differ",
+        "indices",
+        "pasted GID tables keep their IPv4 RoCE GID at different indexes",
+    ),
     ("roce", "", "the link layer is Ethernet (ibv_devinfo or NCCL's NET/IB list)"),
     (
         "pytorch.watchdog_timeout",

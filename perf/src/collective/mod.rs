@@ -722,10 +722,8 @@ impl Communicator {
         if let (Some(hop_us), Some(times)) = (hop_us, times) {
             let slowest = times.iter().map(|(t, _)| *t).fold(0.0, f64::max);
             let transfer_us = (slowest - hop_us).max(slowest / 2.0);
-            let model = CostModel {
-                latency_us: hop_us,
-                bandwidth_gbytes_per_second: PROBE_BYTES as f64 / (transfer_us * 1e3),
-            };
+            let model =
+                CostModel { latency_us: hop_us, bandwidth_gbytes_per_second: PROBE_BYTES as f64 / (transfer_us * 1e3) };
             for (index, stream) in self.control.iter_mut().enumerate() {
                 write_message(stream, &format!("rank {}", index + 1), &Control::Model { model })?;
             }
@@ -734,7 +732,9 @@ impl Communicator {
         let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
         match read_message::<Control>(stream, "rank 0", "cost model")? {
             Control::Model { model } => Ok(Some(model)),
-            other => Err(PerfError::Handshake { peer: "rank 0".into(), reason: format!("expected model, got {other:?}") }),
+            other => {
+                Err(PerfError::Handshake { peer: "rank 0".into(), reason: format!("expected model, got {other:?}") })
+            }
         }
     }
 
@@ -1312,7 +1312,8 @@ mod tests {
         let master_port = control.local_addr().expect("address").port();
         drop(control);
         let rendezvous = plain_rendezvous(0, 2, master_port, timeout);
-        let rank0 = std::thread::spawn(move || Communicator::connect(&rendezvous, Mesh::None, &Transport::Tcp).map(|_| ()));
+        let rank0 =
+            std::thread::spawn(move || Communicator::connect(&rendezvous, Mesh::None, &Transport::Tcp).map(|_| ()));
         // The hostile rank 1: a real join, a data listener rank 0 dials, then a lie on its own dial.
         let data = TcpListener::bind("127.0.0.1:0").expect("bind");
         let data_port = data.local_addr().expect("address").port();
@@ -1368,7 +1369,8 @@ mod tests {
             ticket: Some("7e".repeat(32)),
         };
         let first = rank(0);
-        let rank0 = std::thread::spawn(move || Communicator::connect(&first, Mesh::None, &Transport::Tcp).map(|c| c.world));
+        let rank0 =
+            std::thread::spawn(move || Communicator::connect(&first, Mesh::None, &Transport::Tcp).map(|c| c.world));
         let deadline = Instant::now() + timeout;
         let _silent = dial_until("127.0.0.2", master_port, deadline, timeout).expect("rank 0 listens");
         for ticket in [None, Some("00".repeat(32))] {
@@ -1378,7 +1380,8 @@ mod tests {
             write_message(&mut stranger, "rank 0", &join).expect("join");
         }
         let second = rank(1);
-        let rank1 = std::thread::spawn(move || Communicator::connect(&second, Mesh::None, &Transport::Tcp).map(|c| c.world));
+        let rank1 =
+            std::thread::spawn(move || Communicator::connect(&second, Mesh::None, &Transport::Tcp).map(|c| c.world));
         assert_eq!(rank0.join().expect("no panic").expect("rank 0 met rank 1"), 2);
         assert_eq!(rank1.join().expect("no panic").expect("rank 1 met rank 0"), 2);
     }

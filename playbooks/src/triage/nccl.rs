@@ -823,6 +823,16 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // announced the wrong socket type, or an accept(2) on a broken listening socket: NCCL's
         // own bootstrap protocol broken.
         Fact::new("nccl.internal").host(host).attr("text", message)
+    } else if lower.contains("does not loop back")
+        || line
+            .source
+            .as_deref()
+            .is_some_and(|f| ["graph/rings", "graph/trees", "graph/connect"].iter().any(|p| f.contains(p)))
+    {
+        // graph/rings.cc, trees.cc, connect.cc: the rings and trees every rank built from the
+        // exchanged topology do not fit together (a ring that does not close): NCCL's own graph
+        // construction failed, as when ranks read different PCI link speeds (NVIDIA/nccl#1020).
+        Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.contains("xml import") || lower.contains("nccl_topo_file") || lower.contains("nccl_graph_file") {
         Fact::new("nccl.topology_file").host(host).attr("text", message)
     } else if line.source.as_deref().is_some_and(|f| f.contains("nvls")) || lower.contains("nvls") {
@@ -1200,6 +1210,8 @@ mod tests {
             ("compute-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "nccl.internal"),
             // nccl-tests#188
             ("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3", "nccl.internal"),
+            // NVIDIA/nccl#1020: ranks built rings that do not close (uninitialised PCI speeds).
+            ("[7] graph/rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (13 != 15).", "nccl.internal"),
             // azurehpc#327
             ("vm:16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.", "nccl.topology_file"),
             // nccl#976

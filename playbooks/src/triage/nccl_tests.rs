@@ -36,9 +36,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts
 }
 
-/// True when the input holds at least one nccl-tests result row (for the input's kind).
+/// True when the input holds at least one nccl-tests result row, or the footer that totals them
+/// (for the input's kind): the footer alone identifies the table even in the layouts whose rows are
+/// not read (before 2.13, an `error` column of floating-point maximum errors).
 pub fn has_rows(text: &str) -> bool {
-    text.lines().any(|line| result_row(line).is_some())
+    text.lines().any(|line| result_row(line).is_some() || out_of_bounds(line).is_some())
 }
 
 struct ResultRow<'a> {
@@ -84,6 +86,17 @@ fn out_of_bounds(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// nccl-tests before 2.13 printed a maximum error instead of a count (nccl-tests#37): the rows
+    /// are not read, but the footer's total still names corrupted data, and identifies the table.
+    #[test]
+    fn the_footer_alone_reports_wrong_values_in_the_older_layout() {
+        let text = "       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error\n  4294967296     134217728   float    29122  129.05  129.05  1e+00    29169  128.84  128.84  1e+00\n Out of bounds values : 2 FAILED\n";
+        assert!(has_rows(text));
+        let facts = parse("all_gather.txt", text);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].name, "nccltests.out_of_bounds");
+    }
 
     const HEALTHY: &str = "\
 #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong

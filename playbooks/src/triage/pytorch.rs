@@ -111,6 +111,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     let mut records = PytorchRecords::default();
     let mut context: BTreeMap<&str, String> = BTreeMap::new();
     let mut context_evidence: Vec<Evidence> = Vec::new();
+    let mut running: BTreeMap<u64, (u64, String, Evidence)> = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = Evidence::new(file, line_no, raw);
         if raw.contains("Watchdog caught collective operation timeout") || raw.contains("Timeout at NCCL work:") {
@@ -127,6 +128,16 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             continue;
         }
         let trimmed = raw.trim();
+        // The same wrapper logs every collective a rank starts ("[Rank 1] Running collective:
+        // CollectiveFingerPrint(SequenceNumber=3, OpType=BROADCAST, ...)"); the last one of each
+        // rank is where it stands.
+        if trimmed.contains("Running collective: CollectiveFingerPrint(") {
+            if let (Some(rank), Some(seq)) = (rank_of(raw), keyed_number(raw, "SequenceNumber=")) {
+                let op = keyed_word(raw, "OpType=").unwrap_or_else(|| "unknown".into());
+                running.insert(rank, (seq, op, evidence));
+            }
+            continue;
+        }
         // c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): "Detected mismatch between
         // collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(...)".
         if trimmed.contains("Detected mismatch between collectives on ranks") {
@@ -222,6 +233,22 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
                 });
             }
         }
+    }
+    // The wrapper checks each collective's fingerprint across ranks before it runs, so ranks whose
+    // last fingerprints name different sequence numbers issued different numbers of collectives:
+    // the program took different paths on different ranks.
+    let sequences: std::collections::BTreeSet<u64> = running.values().map(|(seq, _, _)| *seq).collect();
+    if running.len() >= 2 && sequences.len() >= 2 {
+        let ops = running
+            .iter()
+            .map(|(rank, (seq, op, _))| format!("rank {rank} at #{seq} {op}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut fact = Fact::new("pytorch.op_mismatch").attr("seq", "differs").attr("ops", ops);
+        for (_, _, evidence) in running.into_values() {
+            fact = fact.evidence(evidence);
+        }
+        records.stated.push(fact);
     }
     records
 }
@@ -483,6 +510,25 @@ fn dump_facts(dumps: &[&FlightDump], analysis: &mut Analysis) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// TORCH_DISTRIBUTED_DEBUG=DETAIL's fingerprints: the last collective each rank started. Ranks
+    /// at different sequence numbers issued different numbers of collectives
+    /// (Lightning-AI/pytorch-lightning#19106); ranks at the same one say nothing.
+    #[test]
+    fn ranks_whose_last_fingerprints_differ_in_sequence_ran_different_collectives() {
+        let line = |rank: u32, seq: u32| {
+            format!("[I ProcessGroupWrapper.cpp:562] [Rank {rank}] Running collective: CollectiveFingerPrint(SequenceNumber={seq}, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long)\n")
+        };
+        let diverged = format!("{}{}{}", line(1, 3), line(0, 4), line(2, 4));
+        let records = parse_text("rank.log", &diverged);
+        let mismatch = records.stated.iter().find(|f| f.name == "pytorch.op_mismatch").expect("mismatch");
+        assert_eq!(
+            mismatch.attrs.get("ops").map(String::as_str),
+            Some("rank 0 at #4 BROADCAST, rank 1 at #3 BROADCAST, rank 2 at #4 BROADCAST")
+        );
+        let together = format!("{}{}{}{}", line(0, 3), line(1, 3), line(0, 4), line(1, 4));
+        assert!(parse_text("rank.log", &together).stated.is_empty());
+    }
 
     /// LlamaFactory#2424: ranks 1-3 time out on SeqNum 2; rank 0, still tokenizing, never came.
     #[test]

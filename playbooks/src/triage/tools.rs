@@ -18,9 +18,22 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // bare 4-digit words that follow are ACS Control registers.
     let mut acs_read: Option<Evidence> = None;
     let mut acs_redirecting: Vec<Evidence> = Vec::new();
+    // `ibv_devinfo -v` GID tables (or show_gids), one per device or host pasted: a table restarts
+    // at index 0. For each, where its first IPv4-mapped GID (a RoCE v2 address) sits.
+    let mut gid_tables: Vec<(Option<u32>, Evidence)> = Vec::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
+        if let Some((index, gid)) = gid_entry(trimmed) {
+            if index == 0 || gid_tables.is_empty() {
+                gid_tables.push((None, evidence()));
+            }
+            if let Some(table) = gid_tables.last_mut() {
+                if table.0.is_none() && ipv4_mapped(gid) {
+                    *table = (Some(index), evidence());
+                }
+            }
+        }
         if raw.contains("setpci") {
             let lower = raw.to_ascii_lowercase();
             let reads_acs_control =
@@ -126,9 +139,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // manager has not finished initialising the fabric.
         // The fabric manager's own start-up refusals (nvidia-fabricmanager's service log, e.g. on
         // NVL5 systems without ib_umad loaded: 'fabric manager cannot be started').
+        // Health tools that watch the service (gpud's fabric-manager component: "fabric manager
+        // found but not active") say the same of a manager that is installed but not running.
         if raw.contains("system not yet initialized")
             || (lower.contains("fabric manager")
-                && (lower.contains("cannot be started") || lower.contains("failed to start")))
+                && (lower.contains("cannot be started")
+                    || lower.contains("failed to start")
+                    || lower.contains("not active")
+                    || lower.contains("not running")))
         {
             facts.push(Fact::new("gpu.fabric_not_ready").attr("text", trimmed).evidence(evidence()));
             continue;
@@ -198,6 +216,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("gpu.cuda_hardware_error").attr("what", what).evidence(evidence()));
         }
     }
+    // RoCE peers must use GIDs of the same type and family: when two pasted tables keep their
+    // IPv4 RoCE GID at different indexes, one GID index (NCCL_IB_GID_INDEX, ucx, perftest -x) names
+    // a different address type, or none, on each side (openucx/ucx#7785).
+    let positions: std::collections::BTreeSet<Option<u32>> = gid_tables.iter().map(|(index, _)| *index).collect();
+    if gid_tables.len() >= 2 && positions.len() >= 2 && positions.iter().any(Option::is_some) {
+        let indices = gid_tables
+            .iter()
+            .map(|(index, _)| index.map_or_else(|| "none".to_string(), |i| i.to_string()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut fact = Fact::new("rdma.gid_tables_differ").attr("indices", indices);
+        for (_, evidence) in gid_tables.iter().take(4) {
+            fact = fact.evidence(evidence.clone());
+        }
+        facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(gid_tables[0].1.clone()));
+        facts.push(fact);
+    }
     if let (Some(command), false) = (acs_read, acs_redirecting.is_empty()) {
         let mut fact = Fact::new("pcie.acs_redirect")
             .attr("device", format!("{} switch ports read by setpci", acs_redirecting.len()))
@@ -210,9 +245,50 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts
 }
 
+/// `GID[  3]:		0000:...:0c0c:0c64` or `GID[  3]:  ::ffff:10.0.0.6, RoCE v2` -> (3, the GID).
+fn gid_entry(line: &str) -> Option<(u32, &str)> {
+    let rest = line.strip_prefix("GID[")?;
+    let (index, rest) = rest.split_once(']')?;
+    let gid = rest.strip_prefix(':')?.trim().split([',', ' ', '\t']).next()?;
+    Some((index.trim().parse().ok()?, gid))
+}
+
+/// An IPv4-mapped IPv6 GID (::ffff:a.b.c.d, RFC 4291 section 2.5.5.2), as RoCE v2 derives from an
+/// interface's IPv4 address.
+fn ipv4_mapped(gid: &str) -> bool {
+    let lower = gid.to_ascii_lowercase();
+    lower.starts_with("0000:0000:0000:0000:0000:ffff:") || lower.starts_with("::ffff:")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// gpud's fabric-manager component (leptonai/gpud#1151): installed but not running.
+    #[test]
+    fn a_health_tool_saying_the_fabric_manager_is_not_active_is_not_ready() {
+        let text =
+            r#"        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active","#;
+        let facts = parse("gpud.json", text);
+        assert!(facts.iter().any(|f| f.name == "gpu.fabric_not_ready"), "{facts:?}");
+    }
+
+    /// openucx/ucx#7785: two hosts' GID tables, the IPv4 RoCE GID at index 2 on one and 1 on the
+    /// other; one table alone, or two that agree, say nothing.
+    #[test]
+    fn gid_tables_that_keep_the_ipv4_gid_at_different_indexes_differ() {
+        let first = "GID[  0]:\t\tfe80:0000:0000:0000:ee0d:9aff:fe01:3671\nGID[  1]:\t\tfe80:0000:0000:0000:ee0d:9aff:fe01:3671\nGID[  2]:\t\t0000:0000:0000:0000:0000:ffff:0c0c:0c64\n";
+        let second = "GID[  0]:\t\tfe80:0000:0000:0000:ee0d:9aff:fe01:3431\nGID[  1]:\t\t0000:0000:0000:0000:0000:ffff:0c0c:0c01\n";
+        let facts = parse("gids.txt", &format!("{first}{second}"));
+        let differ = facts.iter().find(|f| f.name == "rdma.gid_tables_differ").expect("differ");
+        assert_eq!(differ.attrs.get("indices").map(String::as_str), Some("2, 1"));
+        assert!(facts.iter().any(|f| f.name == "rdma.roce"));
+        for same in [first.to_string(), format!("{first}{first}")] {
+            assert!(!parse("gids.txt", &same).iter().any(|f| f.name == "rdma.gid_tables_differ"));
+        }
+        assert_eq!(gid_entry("GID[  3]:  ::ffff:10.0.0.6, RoCE v2"), Some((3, "::ffff:10.0.0.6")));
+        assert_eq!(gid_entry("GID[x]: ::1"), None);
+    }
 
     /// spectrocloud/CanvOS#700: the fabric manager's service refuses to start (NVL5 without ib_umad).
     #[test]
