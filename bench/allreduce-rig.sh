@@ -13,7 +13,8 @@
 #
 # Environment: RATE (tc rate, kbit/mbit/gbit; default 1gbit), ROUNDS (3), FABRICDOCTOR (binary; default
 # target/release/fabricdoctor, rebuilt with cargo), FD_ARGS (extra `perf allreduce` arguments, split on
-# spaces), RUN_LIMIT_S (bound on each collective run; 600), MPI_ONLY, RAW_DIR (when set, every run's raw output
+# spaces), RUN_LIMIT_S (bound on each collective run; 600), MPI_ONLY, FD_ONLY (skip OpenMPI: for quick
+# comparisons of fabricdoctor's own settings, no ratios), RAW_DIR (when set, every run's raw output
 # is copied there, also when a run fails).
 #
 # Rig (one run's names all carry the PID, so concurrent runs and the host's own network are untouched):
@@ -32,6 +33,7 @@
 # for both tools. SMALL_ONLY=1 or LARGE_ONLY=1 runs one of them.
 # Needs root (namespaces, tc). Installs openmpi-bin and libopenmpi-dev when missing (Debian packages).
 set -euo pipefail
+shopt -s extglob
 cd "$(dirname "$0")/.."
 
 RATE=${RATE:-1gbit}
@@ -171,13 +173,24 @@ run_fd() { # NAME SWEEP: every rank in its own namespace, started together; rank
 
 for ((round = 1; round <= ROUNDS; round++)); do
   for sweep in "${SWEEPS[@]}"; do
-    run_mpi "mpi-default-$sweep-$round" "$sweep"
-    # Algorithm 4 of coll_tuned's allreduce is ring (ompi_info --param coll tuned --level 9).
-    run_mpi "mpi-ring-$sweep-$round" "$sweep" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4
+    if [[ -z ${FD_ONLY:-} ]]; then
+      run_mpi "mpi-default-$sweep-$round" "$sweep"
+      # Algorithm 4 of coll_tuned's allreduce is ring (ompi_info --param coll tuned --level 9).
+      run_mpi "mpi-ring-$sweep-$round" "$sweep" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4
+    fi
     [[ -n $MPI_ONLY ]] || run_fd "fd-$sweep-$round" "$sweep"
   done
 done
 
+if [[ -n ${FD_ONLY:-} ]]; then
+  for f in "$out"/fd-{small,large}-+([0-9]).json; do
+    [[ -e $f ]] || continue
+    python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for r in d["rows"]: print(r["bytes"], r["algorithm"], round(r["out_of_place"]["time_us"],1), round(r["out_of_place"]["busbw_gbytes_per_second"]/0.125,3), round((r.get("predicted_busbw_gbytes_per_second") or 0)/0.125,3))' "$f"
+  done
+  exit 0
+fi
 python3 - "$out" "$ROUNDS" "$rate_bps" "$RATE" "${MPI_ONLY:+mpi-only}" "${SWEEPS[@]}" <<'PY'
 import json, statistics, sys
 out, rounds, rate_bps, rate, mpi_only = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
@@ -234,8 +247,8 @@ if ours is not None:
     doc = json.load(open(f"{out}/fd-{sweeps[-1]}-1.json"))
     model = doc.get("model") or {}
     print(f"fabricdoctor {doc['tool_version']}: {doc['transport']}, {doc['channels']} channels, --algo "
-          f"{doc['spec'].get('algorithm', 'ring')}; cost model of round 1: {model.get('latency_us', 0):.1f} us per hop, "
-          f"{model.get('bandwidth_gbytes_per_second', 0) / rate_gBps:.3f} R per link")
+          f"{doc['spec'].get('algorithm', 'ring')}; cost model of round 1: ring {model.get('ring_step_us', 0):.1f} us per step, "
+          f"tree {model.get('tree_step_us') or 0:.1f} us per step, {model.get('bandwidth_gbytes_per_second', 0) / rate_gBps:.3f} R per link")
 print(f"median of {rounds} rounds; time in us; busbw / R; 'time x' is fabricdoctor's time over OpenMPI default's "
       "(<= 1 is the goal), 'vs ring' its busbw over OpenMPI forced ring's (>= 1)")
 head = f"{'size':>8} {'ompi-def us':>11} {'ompi-ring':>9}"

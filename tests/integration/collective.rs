@@ -74,15 +74,16 @@ fn auto_follows_the_measured_cost_model_size_by_size() {
     let (report, code) = local("allreduce", 4, &["-b", "8", "-e", "4M", "-f", "16"]);
     assert_eq!((wrong(&report), code), (0, 0));
     let model = &report["model"];
-    let latency = model["latency_us"].as_f64().expect("latency");
+    let ring_step = model["ring_step_us"].as_f64().expect("ring step");
+    let tree_step = model["tree_step_us"].as_f64().expect("tree step");
     let bandwidth = model["bandwidth_gbytes_per_second"].as_f64().expect("bandwidth");
-    assert!(latency > 0.0 && bandwidth > 0.0, "{model}");
+    assert!(ring_step > 0.0 && tree_step > 0.0 && bandwidth > 0.0, "{model}");
     for row in report["rows"].as_array().expect("rows") {
         let bytes = row["bytes"].as_f64().expect("bytes");
         let transfer = |b: f64| b / (bandwidth * 1e3);
         // 4 ranks: doubling is 2 exchanges of the whole buffer, ring 6 steps of a quarter each.
-        let tree = 2.0 * (latency + transfer(bytes));
-        let ring = 6.0 * latency + transfer(1.5 * bytes);
+        let tree = 2.0 * (tree_step + transfer(bytes));
+        let ring = 6.0 * ring_step + transfer(1.5 * bytes);
         let expected = if tree < ring { "tree" } else { "ring" };
         assert_eq!(row["algorithm"], expected, "{row}");
         let predicted = row["predicted_time_us"].as_f64().expect("prediction");

@@ -146,12 +146,16 @@ impl Algorithm {
 }
 
 /// The α-β cost model measured on the live communicator before the sweep (Hockney's model, as
-/// NCCL's tuning and MPI's algorithm selection use it: time = steps x latency + bytes on the
-/// busiest link / bandwidth).
+/// NCCL's tuning and MPI's algorithm selection use it: time = steps x α + bytes on the busiest
+/// link x β), with each algorithm's own α.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CostModel {
-    /// α: one hop's latency, a small message passed around the ring, per hop (median).
-    pub latency_us: f64,
+    /// α of ring: a ring AllReduce of one element per rank, per step (median).
+    pub ring_step_us: f64,
+    /// α of recursive doubling, measured the same way, per exchange; absent when the tree could
+    /// not run (`--algo ring`, or a collective other than AllReduce).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_step_us: Option<f64>,
     /// 1/β: bytes per second one rank moves to its neighbour while receiving as much from the
     /// other (every channel at once), the slowest rank's, GB/s (10^9 bytes).
     pub bandwidth_gbytes_per_second: f64,
@@ -173,12 +177,12 @@ impl CostModel {
         }
         let n = ranks as f64;
         let size = bytes as f64;
-        let alpha = self.latency_us;
+        let alpha = self.ring_step_us;
         match (collective, algorithm) {
             // Recursive doubling sends the whole buffer at each of its steps.
             (_, Algorithm::Tree) => {
                 let steps = doubling_steps(ranks) as f64;
-                steps * (alpha + self.link_time_us(size))
+                steps * (self.tree_step_us.unwrap_or(alpha) + self.link_time_us(size))
             }
             (Collective::AllReduce, _) => 2.0 * (n - 1.0) * alpha + self.link_time_us(2.0 * (n - 1.0) / n * size),
             (Collective::AllGather | Collective::ReduceScatter | Collective::AlltoAll, _) => {
@@ -290,7 +294,7 @@ mod tests {
     /// 8α + 1.6Sβ, crossing at 10,417 B.
     #[test]
     fn the_model_picks_tree_below_the_crossover_and_ring_above() {
-        let model = CostModel { latency_us: 50.0, bandwidth_gbytes_per_second: 0.125 };
+        let model = CostModel { ring_step_us: 50.0, tree_step_us: Some(50.0), bandwidth_gbytes_per_second: 0.125 };
         assert_eq!(model.choose(4, 8), Algorithm::Tree);
         assert_eq!(model.choose(4, 32 << 10), Algorithm::Tree);
         assert_eq!(model.choose(4, 64 << 10), Algorithm::Ring);
@@ -302,8 +306,13 @@ mod tests {
         // Two ranks: ring is 2α + Sβ, doubling α + Sβ: doubling at every size.
         assert_eq!(model.crossover_bytes(2), None);
         // No bandwidth measured: nothing finishes, ring is kept.
-        let broken = CostModel { latency_us: 50.0, bandwidth_gbytes_per_second: 0.0 };
+        let broken = CostModel { ring_step_us: 50.0, tree_step_us: None, bandwidth_gbytes_per_second: 0.0 };
         assert_eq!(broken.choose(4, 1 << 20), Algorithm::Ring);
+        // Exchanges that cost twice a ring hop move the crossover down: 2(100 + Sβ) against
+        // 300 + 1.5Sβ crosses at 400β⁻¹ = 25,000 B.
+        let slow_exchanges = CostModel { tree_step_us: Some(100.0), ..model };
+        assert_eq!(slow_exchanges.crossover_bytes(4), Some(32 << 10));
+        assert_eq!(slow_exchanges.choose(4, 16 << 10), Algorithm::Tree);
     }
 
     #[test]

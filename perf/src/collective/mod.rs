@@ -29,7 +29,7 @@ use crate::verbs::credit::Role;
 use crate::verbs::stream::{connect_links, StreamHalf, StreamOptions, StreamPort};
 use crate::PerfError;
 use datatype::{count_wrong, expected_value, fill, input_value, reduce_into, DataType, ReduceOp};
-pub use fabricdoctor_perf_schema::collective::{Algorithm, AlgorithmChoice, Collective, CostModel};
+pub use fabricdoctor_perf_schema::collective::{doubling_steps, Algorithm, AlgorithmChoice, Collective, CostModel};
 use link::{io_error, Receiver, Sender, TcpLink};
 
 /// Elements of part `index` when `count` elements are split into `parts` (the first parts take the
@@ -701,71 +701,65 @@ impl Communicator {
 
     /// Measure the cost model on the live links (every rank takes part; rank 0 decides and tells
     /// the others, so all pick the same algorithm per size):
-    /// - α: an 8-byte token passed around the ring on channel 0, [`LATENCY_ROUNDS`] times after
-    ///   warm-up; the median round trip divided by the number of hops;
+    /// - α per algorithm: the median time of a ring AllReduce of one element per rank, run
+    ///   [`LATENCY_ROUNDS`] times after warm-up, divided by its 2(n-1) steps; with `tree`, the same
+    ///   for recursive doubling, divided by its exchanges. A step's latency then holds everything a
+    ///   step costs on this communicator (the wire, the kernel, waking the receiver), as each
+    ///   algorithm meets it: exchanges run all pairs at once, a ring hop one link after another.
     /// - β: every rank sends [`PROBE_BYTES`] to its right neighbour while receiving as much from its
     ///   left, over all channels at once (a ring step's traffic pattern), [`PROBE_ROUNDS`] times;
-    ///   the slowest rank's time, less α, gives the bandwidth.
-    pub fn calibrate(&mut self) -> Result<Option<CostModel>, PerfError> {
+    ///   the slowest rank's time, less a ring step, gives the bandwidth.
+    pub fn calibrate(&mut self, tree: bool) -> Result<Option<CostModel>, PerfError> {
         if self.world == 1 {
             return Ok(None);
         }
+        let world = self.world;
         self.barrier()?;
-        let hop_us = self.token_round_trips()?.map(|round_trip| round_trip / self.world as f64);
+        let ring_call_us = self.median_tiny_all_reduce(Algorithm::Ring)?;
+        let tree_call_us = if tree { Some(self.median_tiny_all_reduce(Algorithm::Tree)?) } else { None };
         self.barrier()?;
         let started = Instant::now();
         for _ in 0..PROBE_ROUNDS {
             self.ring_shift(PROBE_BYTES)?;
         }
         let probe_us = started.elapsed().as_secs_f64() * 1e6 / f64::from(PROBE_ROUNDS);
-        let times = self.gather_results(probe_us, 0)?;
-        if let (Some(hop_us), Some(times)) = (hop_us, times) {
-            let slowest = times.iter().map(|(t, _)| *t).fold(0.0, f64::max);
-            let transfer_us = (slowest - hop_us).max(slowest / 2.0);
-            let model =
-                CostModel { latency_us: hop_us, bandwidth_gbytes_per_second: PROBE_BYTES as f64 / (transfer_us * 1e3) };
-            for (index, stream) in self.control.iter_mut().enumerate() {
-                write_message(stream, &format!("rank {}", index + 1), &Control::Model { model })?;
-            }
-            return Ok(Some(model));
+        let Some(times) = self.gather_results(probe_us, 0)? else {
+            let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
+            return match read_message::<Control>(stream, "rank 0", "cost model")? {
+                Control::Model { model } => Ok(Some(model)),
+                other => Err(PerfError::Handshake {
+                    peer: "rank 0".into(),
+                    reason: format!("expected model, got {other:?}"),
+                }),
+            };
+        };
+        let ring_step_us = ring_call_us / (2 * (world - 1)) as f64;
+        let slowest = times.iter().map(|(t, _)| *t).fold(0.0, f64::max);
+        let transfer_us = (slowest - ring_step_us).max(slowest / 2.0);
+        let model = CostModel {
+            ring_step_us,
+            tree_step_us: tree_call_us.map(|t| t / doubling_steps(world).max(1) as f64),
+            bandwidth_gbytes_per_second: PROBE_BYTES as f64 / (transfer_us * 1e3),
+        };
+        for (index, stream) in self.control.iter_mut().enumerate() {
+            write_message(stream, &format!("rank {}", index + 1), &Control::Model { model })?;
         }
-        let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
-        match read_message::<Control>(stream, "rank 0", "cost model")? {
-            Control::Model { model } => Ok(Some(model)),
-            other => {
-                Err(PerfError::Handshake { peer: "rank 0".into(), reason: format!("expected model, got {other:?}") })
-            }
-        }
+        Ok(Some(model))
     }
 
-    /// Rank 0: the median time, in µs, of an 8-byte token's trip around the ring; others pass it on
-    /// and get `None`.
-    fn token_round_trips(&mut self) -> Result<Option<f64>, PerfError> {
-        let (Some(right), Some(left)) = (self.right.first_mut(), self.left.first_mut()) else {
-            return Err(PerfError::Transport("no ring channel to measure latency on".into()));
-        };
-        let mut token = [0u8; 8];
-        let mut trips = Vec::with_capacity(LATENCY_ROUNDS);
+    /// This rank's median time, in µs, of an AllReduce of one f32 per rank with `algorithm`.
+    fn median_tiny_all_reduce(&mut self, algorithm: Algorithm) -> Result<f64, PerfError> {
+        let mut buffer = vec![0u8; self.world * DataType::F32.size()];
+        let mut calls = Vec::with_capacity(LATENCY_ROUNDS);
         for round in 0..LATENCY_WARMUP + LATENCY_ROUNDS {
-            if self.rank == 0 {
-                let started = Instant::now();
-                right.send(&token)?;
-                right.flush()?;
-                left.receive(&mut token)?;
-                if round >= LATENCY_WARMUP {
-                    trips.push(started.elapsed().as_secs_f64() * 1e6);
-                }
-            } else {
-                left.receive(&mut token)?;
-                right.send(&token)?;
-                right.flush()?;
+            let started = Instant::now();
+            self.run(Collective::AllReduce, algorithm, &mut buffer, DataType::F32, ReduceOp::Sum, 0)?;
+            if round >= LATENCY_WARMUP {
+                calls.push(started.elapsed().as_secs_f64() * 1e6);
             }
         }
-        if self.rank != 0 {
-            return Ok(None);
-        }
-        trips.sort_by(f64::total_cmp);
-        Ok(trips.get(trips.len() / 2).copied())
+        calls.sort_by(f64::total_cmp);
+        Ok(calls.get(calls.len() / 2).copied().unwrap_or(0.0))
     }
 
     /// Every rank sends `bytes` to its right neighbour and receives as many from its left, split
@@ -959,7 +953,7 @@ const ONE_CHANNEL_BYTES: usize = 64 * 1024;
 /// block its neighbour, and no thread is started on the latency-bound path.
 const INLINE_PART_BYTES: usize = 16 * 1024;
 
-/// Token trips around the ring before the latency is timed, and timed.
+/// Tiny collectives before the step latency is timed, and timed.
 const LATENCY_WARMUP: usize = 5;
 const LATENCY_ROUNDS: usize = 21;
 /// The bandwidth probe: bytes each rank sends per round (large enough that the per-hop latency is a

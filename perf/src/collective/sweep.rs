@@ -46,7 +46,8 @@ pub fn run_sweep_with(
     let mut rows = Vec::new();
     let element = spec.data_type.size() as u64;
     let world = communicator.world;
-    let model = communicator.calibrate()?;
+    let tree = spec.collective == Collective::AllReduce && spec.algorithm != AlgorithmChoice::Ring;
+    let model = communicator.calibrate(tree)?;
     for &size in &spec.sizes {
         let count = (size / element) as usize;
         let bytes = count * element as usize;
@@ -253,11 +254,11 @@ pub fn render_rows(
     let average = if rows.is_empty() { 0.0 } else { busbw_sum / rows.len() as f64 };
     let _ = writeln!(out, "# Avg bus bandwidth    : {average:.4} ");
     if let Some(model) = model {
-        let _ = write!(
-            out,
-            "# Cost model           : {:.1} us per hop, {:.3} GB/s per link",
-            model.latency_us, model.bandwidth_gbytes_per_second
-        );
+        let _ = write!(out, "# Cost model           : ring {:.1} us per step", model.ring_step_us);
+        if let Some(tree) = model.tree_step_us {
+            let _ = write!(out, ", tree {tree:.1} us per step");
+        }
+        let _ = write!(out, ", {:.3} GB/s per link", model.bandwidth_gbytes_per_second);
         if collective == Collective::AllReduce {
             match model.crossover_bytes(world) {
                 Some(bytes) => {
