@@ -451,6 +451,19 @@ fn verbs_collectives_across_three_soft_roce_guests() {
         busbw.push((name, largest_busbw(&report), runs[0][name].took_ms));
     }
     assert_eq!(report("verbs-allreduce")["rows"].as_array().map(Vec::len), Some(5), "4 KiB to 1 MiB by 4");
+    // Each algorithm forced over verbs: every row ran it, and every element is right.
+    for algo in ["tree", "ring"] {
+        let name = format!("verbs-allreduce-{algo}");
+        for (i, guest_runs) in runs.iter().enumerate() {
+            let run =
+                guest_runs.get(&name).unwrap_or_else(|| panic!("{name} did not run on guest {i}: {guest_runs:?}"));
+            assert_eq!(run.code, 0, "{name} failed on rank {i}: {}", err(i, &name));
+        }
+        let report = report(&name);
+        assert_eq!((report["transport"].as_str(), wrong(&report)), (Some("verbs"), 0), "{name}: {report}");
+        assert_eq!(algorithms(&report), vec![algo; 6], "{name}: 4 B to 128 KiB by 8");
+    }
+    assert!(report("verbs-allreduce")["model"]["tree_step_us"].as_f64().is_some(), "auto measured both algorithms");
     // Four local ranks on guest 0's rxe0: bf16, 1 to 1458 elements (fewer than the ranks, and odd).
     for name in ["local-allreduce", "local-allgather", "local-reducescatter"] {
         let run = runs[0].get(name).unwrap_or_else(|| panic!("{name} did not run on guest 0: {:?}", runs[0]));

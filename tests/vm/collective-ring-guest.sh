@@ -15,6 +15,8 @@
 #   verbs-alltoall     AlltoAll over verbs (the full mesh: two queue pairs per pair of ranks)
 #   verbs-broadcast    Broadcast from rank 1 over verbs
 #   tcp-allreduce      the same AllReduce over TCP, for comparison on the same guests
+#   verbs-allreduce-tree, verbs-allreduce-ring
+#                      AllReduce over verbs with each algorithm forced (--algo), 4 B to 256 KiB
 #   kill-allreduce     AllReduce over verbs with many iterations; rank 1 kills itself once the run
 #                      is under way; the others must stop on their own, naming rank 1
 #   stall-allreduce    the same with rank 1 stopped (SIGSTOP) instead: the others give up within
@@ -63,6 +65,13 @@ run verbs-alltoall 200 alltoall "${verbs[@]}" --port 18601 -b 3K -e 768K -f 16 -
 run verbs-broadcast 200 broadcast "${verbs[@]}" --port 18602 -b 4K -e 1M -f 16 -n 2 -w 1 -c 1 --root-rank 1 \
   --timeout 60s --json
 run tcp-allreduce 200 allreduce --transport tcp --port 18603 -b 4K -e 1M -f 4 -n 2 -w 1 -c 1 --timeout 60s --json
+# Each AllReduce algorithm forced over verbs, 4 B (fewer elements than ranks) to 256 KiB: recursive
+# doubling with 3 ranks folds rank 0 into rank 1 and back.
+for algo in tree ring; do
+  port=$([ "$algo" = tree ] && echo 18606 || echo 18607)
+  run "verbs-allreduce-$algo" 200 allreduce "${verbs[@]}" --port "$port" --algo "$algo" -b 4 -e 256K -f 8 -n 2 -w 1 \
+    -c 1 --timeout 60s --json
+done
 
 # disrupt NAME SIGNAL TIMEOUT: an AllReduce over verbs that rank 1 disrupts. Rank 1 starts like the
 # others, waits until the collective runs (its connection to rank 0 and two data connections per

@@ -707,22 +707,26 @@ impl Communicator {
     ///   step costs on this communicator (the wire, the kernel, waking the receiver), as each
     ///   algorithm meets it: exchanges run all pairs at once, a ring hop one link after another.
     /// - β: every rank sends [`PROBE_BYTES`] to its right neighbour while receiving as much from its
-    ///   left, over all channels at once (a ring step's traffic pattern), [`PROBE_ROUNDS`] times;
-    ///   the slowest rank's time, less a ring step, gives the bandwidth.
+    ///   left, over all channels at once (a ring step's traffic pattern), [`PROBE_ROUNDS`] times
+    ///   after a first; each rank's fastest round, the slowest rank's, less a ring step, gives the
+    ///   bandwidth.
     pub fn calibrate(&mut self, tree: bool) -> Result<Option<CostModel>, PerfError> {
         if self.world == 1 {
             return Ok(None);
         }
         let world = self.world;
         self.barrier()?;
-        let ring_call_us = self.median_tiny_all_reduce(Algorithm::Ring)?;
-        let tree_call_us = if tree { Some(self.median_tiny_all_reduce(Algorithm::Tree)?) } else { None };
+        let (ring_call_us, tree_call_us) = self.median_tiny_all_reduces(tree)?;
         self.barrier()?;
-        let started = Instant::now();
-        for _ in 0..PROBE_ROUNDS {
+        // The first round opens the links' windows; of the others, each rank keeps its fastest.
+        let mut probe_us = f64::INFINITY;
+        for round in 0..=PROBE_ROUNDS {
+            let started = Instant::now();
             self.ring_shift(PROBE_BYTES)?;
+            if round > 0 {
+                probe_us = probe_us.min(started.elapsed().as_secs_f64() * 1e6);
+            }
         }
-        let probe_us = started.elapsed().as_secs_f64() * 1e6 / f64::from(PROBE_ROUNDS);
         let Some(times) = self.gather_results(probe_us, 0)? else {
             let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
             return match read_message::<Control>(stream, "rank 0", "cost model")? {
@@ -747,19 +751,28 @@ impl Communicator {
         Ok(Some(model))
     }
 
-    /// This rank's median time, in µs, of an AllReduce of one f32 per rank with `algorithm`.
-    fn median_tiny_all_reduce(&mut self, algorithm: Algorithm) -> Result<f64, PerfError> {
+    /// This rank's median times, in µs, of an AllReduce of one f32 per rank: ring, and with `tree`
+    /// recursive doubling. The two alternate round by round, so a passing disturbance (another
+    /// process on the cores, a burst of traffic) weighs on both alike.
+    fn median_tiny_all_reduces(&mut self, tree: bool) -> Result<(f64, Option<f64>), PerfError> {
         let mut buffer = vec![0u8; self.world * DataType::F32.size()];
-        let mut calls = Vec::with_capacity(LATENCY_ROUNDS);
+        let mut calls = [Vec::with_capacity(LATENCY_ROUNDS), Vec::with_capacity(LATENCY_ROUNDS)];
+        let algorithms: &[Algorithm] = if tree { &[Algorithm::Ring, Algorithm::Tree] } else { &[Algorithm::Ring] };
         for round in 0..LATENCY_WARMUP + LATENCY_ROUNDS {
-            let started = Instant::now();
-            self.run(Collective::AllReduce, algorithm, &mut buffer, DataType::F32, ReduceOp::Sum, 0)?;
-            if round >= LATENCY_WARMUP {
-                calls.push(started.elapsed().as_secs_f64() * 1e6);
+            for (index, &algorithm) in algorithms.iter().enumerate() {
+                let started = Instant::now();
+                self.run(Collective::AllReduce, algorithm, &mut buffer, DataType::F32, ReduceOp::Sum, 0)?;
+                if round >= LATENCY_WARMUP {
+                    calls[index].push(started.elapsed().as_secs_f64() * 1e6);
+                }
             }
         }
-        calls.sort_by(f64::total_cmp);
-        Ok(calls.get(calls.len() / 2).copied().unwrap_or(0.0))
+        let median = |mut times: Vec<f64>| {
+            times.sort_by(f64::total_cmp);
+            times.get(times.len() / 2).copied()
+        };
+        let [ring, tree] = calls;
+        Ok((median(ring).unwrap_or(0.0), median(tree)))
     }
 
     /// Every rank sends `bytes` to its right neighbour and receives as many from its left, split
@@ -955,9 +968,9 @@ const INLINE_PART_BYTES: usize = 16 * 1024;
 
 /// Tiny collectives before the step latency is timed, and timed.
 const LATENCY_WARMUP: usize = 5;
-const LATENCY_ROUNDS: usize = 21;
+const LATENCY_ROUNDS: usize = 31;
 /// The bandwidth probe: bytes each rank sends per round (large enough that the per-hop latency is a
-/// small share even on a 400 Gb/s link: 4 MiB is 84 µs there), and rounds.
+/// small share even on a 400 Gb/s link: 4 MiB is 84 µs there), and timed rounds after one more.
 const PROBE_BYTES: usize = 4 << 20;
 const PROBE_ROUNDS: u32 = 3;
 
