@@ -85,16 +85,31 @@ pub fn lookup(message: &str) -> Option<&'static Entry> {
 fn literal_match(message: &str, runs: &[&str]) -> usize {
     let mut from = 0;
     let mut matched = 0;
-    for run in runs {
+    for (index, run) in runs.iter().enumerate() {
         match message[from..].find(run) {
             Some(at) => {
                 from += at + run.len();
                 matched += run.len();
             }
+            // A pasted line cut or wrapped at the terminal's width ends inside the message: the
+            // last run counts as far as the line goes, when that is at least a word's worth.
+            None if index + 1 == runs.len() => match cut_run(&message[from..], run) {
+                Some(length) => matched += length,
+                None => return 0,
+            },
             None => return 0,
         }
     }
     matched
+}
+
+/// How much of `run` the end of `text` holds, where `text` ends before `run` does: the longest
+/// start of `run`, at least [`CUT_RUN_MINIMUM`] bytes, that `text` ends with.
+fn cut_run(text: &str, run: &str) -> Option<usize> {
+    const CUT_RUN_MINIMUM: usize = 16;
+    let text = text.trim_end();
+    let head = run.get(..CUT_RUN_MINIMUM)?;
+    text.match_indices(head).map(|(at, _)| &text[at..]).find(|tail| run.starts_with(tail)).map(str::len)
 }
 
 const PYTORCH_MESSAGES: &str = include_str!("../../catalogue/pytorch-messages.tsv");
@@ -163,7 +178,9 @@ pub fn lookup_torch(line: &str) -> Option<&'static TorchEntry> {
     torch_entries()
         .iter()
         .filter_map(|entry| {
-            let start = if entry.prefix.is_empty() { 0 } else { line.find(entry.prefix)? };
+            // The start of the prefix is enough to place it: the line may end inside it.
+            let head = entry.prefix.get(..16).unwrap_or(entry.prefix);
+            let start = if head.is_empty() { 0 } else { line.find(head)? };
             let score = literal_match(&line[start..], &entry.runs);
             (score >= 16).then_some((score, entry))
         })
@@ -298,6 +315,10 @@ mod tests {
         }
         assert!(torch_entries().len() > 150, "{} entries", torch_entries().len());
         assert!(unmatched.is_empty(), "{} not matched:\n{}", unmatched.len(), unmatched.join("\n"));
+        // karpathy/nanoGPT#55: the line was wrapped where the terminal ended it.
+        let cut = lookup_torch("[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU opera");
+        assert!(cut.is_some_and(|entry| entry.message.starts_with("Some NCCL operations have failed")));
+        assert_eq!(cut_run("abc", "abcdefghijklmnopqrstuvwxyz"), None, "too little of it to tell");
         let found = lookup_torch("[rank3]: RuntimeError: The client socket has timed out after 600s while trying to connect to (10.0.0.1, 29500).");
         assert_eq!(found.map(|e| torch_family(e.file)), Some("socket"));
     }

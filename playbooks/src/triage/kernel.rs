@@ -79,6 +79,13 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         "the NIC reported a fatal internal error"
     } else if lower.contains("pci channel offline") || lower.contains("device lost") {
         "the NIC stopped answering on PCIe"
+    } else if lower.contains("no done completion") || (lower.contains("timeout") && lower.contains("leak of a command"))
+    {
+        // cmd.c wait_func: a firmware command that never completed ("CREATE_DCT(0x710) No done
+        // completion", "timeout. Will cause a leak of a command resource"). A command that
+        // completed with a bad status ("mlx5_cmd_out_err ... status bad parameter") is an answer
+        // to its caller, not a firmware that stopped working, and is not matched.
+        "the NIC's firmware stopped completing commands"
     } else {
         return None;
     };
@@ -424,6 +431,15 @@ mod tests {
         );
         assert_eq!(facts.len(), 2, "{facts:?}");
         assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("nic.hw_fault", Some("0000:5e:00.0")));
+        // openucx/ucx#7738: firmware commands that never complete are a NIC that stopped working;
+        // leptonai/gpud#1164: a command answered with a bad status is not.
+        let facts = parse_kernel(
+            "f",
+            "[14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource\n",
+        );
+        assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("nic.hw_fault", Some("0000:61:00.0")));
+        let answered = "mlx5_core 0000:61:00.0: mlx5_cmd_out_err:838:(pid 1): ACCESS_REG(0x805) op_mod(0x1) failed, status bad parameter(0x3), syndrome (0x6b6a5e), err(-22)";
+        assert!(parse_kernel("f", answered).iter().all(|f| f.name != "nic.hw_fault"));
         // illinois-scicomp machine-shop#76: a GPU the driver cannot bring up.
         let facts = parse_kernel(
             "f",

@@ -815,6 +815,11 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // The verbs stack refuses the buffer type: DMA-BUF on an old driver, a libfabric that does
         // not know CUDA memory (EINVAL/EOPNOTSUPP): versions that do not go together.
         Fact::new("nccl.registration_unsupported").host(host).attr("text", message)
+    } else if lower.contains("no interface found in the same subnet") {
+        // misc/socket.cc (include/socket.h before 2.12): NCCL_COMM_ID or the root's address lies
+        // on a subnet none of this host's interfaces is on, so NCCL bootstraps from an interface
+        // the peers cannot reach (a container's bridge address).
+        Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", "none").attr("text", message)
     } else if lower.contains("message truncated")
         || lower.contains("socketfinalizeaccept")
         || (lower.contains("sockettryaccept") && lower.contains("accept failed"))
@@ -1210,6 +1215,8 @@ mod tests {
             ("compute-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "nccl.internal"),
             // nccl-tests#188
             ("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3", "nccl.internal"),
+            // NVIDIA/nccl#331: the root's address is on no subnet of this container's interfaces.
+            ("e82c50601d13:213:213 [0] include/socket.h:197 NCCL WARN Net : No interface found in the same subnet as remote address 192.168.0.91<27030>", "nccl.socket_iface_suspect"),
             // NVIDIA/nccl#1020: ranks built rings that do not close (uninitialised PCI speeds).
             ("[7] graph/rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (13 != 15).", "nccl.internal"),
             // azurehpc#327

@@ -204,10 +204,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         // CUDA runtime errors that only the hardware raises (CUDA runtime API, cudaError_t):
         // cudaErrorECCUncorrectable (214) and cudaErrorNvlinkUncorrectable (220). The program that
-        // prints them did nothing wrong; the GPU it ran on did.
+        // prints them did nothing wrong; the GPU it ran on did. The driver's own
+        // NV_ERR_RESET_REQUIRED (NVRM, from the GSP firmware) says the same of the GPU's state:
+        // nothing runs on it until it is reset.
         if let Some(what) = [
             ("uncorrectable ECC error encountered", "uncorrectable ECC error (cudaErrorECCUncorrectable)"),
             ("uncorrectable NVLink error was detected", "uncorrectable NVLink error (cudaErrorNvlinkUncorrectable)"),
+            ("NV_ERR_RESET_REQUIRED", "the driver requires a GPU reset (NV_ERR_RESET_REQUIRED)"),
         ]
         .iter()
         .find(|(message, _)| raw.contains(message))
@@ -245,7 +248,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts
 }
 
-/// `GID[  3]:		0000:...:0c0c:0c64` or `GID[  3]:  ::ffff:10.0.0.6, RoCE v2` -> (3, the GID).
+/// `GID[  3]:  0000:...:0c0c:0c64` or `GID[  3]:  ::ffff:10.0.0.6, RoCE v2` -> (3, the GID).
 fn gid_entry(line: &str) -> Option<(u32, &str)> {
     let rest = line.strip_prefix("GID[")?;
     let (index, rest) = rest.split_once(']')?;
@@ -263,6 +266,14 @@ fn ipv4_mapped(gid: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// scitix/sichek#51: the driver says the GPU needs a reset before anything runs on it.
+    #[test]
+    fn a_gpu_the_driver_requires_to_reset_is_a_hardware_error() {
+        let text = "    [Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874";
+        let facts = parse("dmesg.txt", text);
+        assert!(facts.iter().any(|f| f.name == "gpu.cuda_hardware_error"), "{facts:?}");
+    }
 
     /// gpud's fabric-manager component (leptonai/gpud#1151): installed but not running.
     #[test]
