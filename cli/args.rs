@@ -65,6 +65,9 @@ pub enum OutputFormat {
     Json,
     Junit,
     Markdown,
+    /// node-problem-detector's custom plugin contract: one short line, exit 0 OK, 1 problem,
+    /// 2 unknown (the checks could not look).
+    Npd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -89,6 +89,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let findings = evaluate_selected(&inputs, &policy, &args.only);
     let report = Report::new("check", vec![source.host_info(&node.host)], findings);
 
+    if args.format == OutputFormat::Npd && !args.json {
+        let (code, line) = npd_status(&report, args.fail_on);
+        match &args.output {
+            Some(path) => write_atomically(path, format!("{line}\n").as_bytes())?,
+            None => emit(&format!("{line}\n"))?,
+        }
+        return Ok(code);
+    }
     let format = if args.json { Format::Json } else { format_of(args.format) };
     let color = args.output.is_none()
         && match args.color {
@@ -179,11 +187,42 @@ fn wants_counters(only: &[String]) -> bool {
 
 fn format_of(format: OutputFormat) -> Format {
     match format {
-        OutputFormat::Text => Format::Text,
+        OutputFormat::Text | OutputFormat::Npd => Format::Text,
         OutputFormat::Json => Format::Json,
         OutputFormat::Junit => Format::Junit,
         OutputFormat::Markdown => Format::Markdown,
     }
+}
+
+/// What node-problem-detector reads from a custom plugin (its custom plugin monitor: exit status 0
+/// OK, 1 NonOK, 2 Unknown; standard output, cut at the monitor's `max_output_length`, 80 by
+/// default, becomes the condition's message). A problem names the worst finding first, with its
+/// action, so the node condition says what to do; checks that could not look (error, or nothing
+/// but skips) are unknown, never OK.
+fn npd_status(report: &Report, fail_on: FailOn) -> (i32, String) {
+    const NPD_UNKNOWN: i32 = 2;
+    let threshold = match fail_on {
+        FailOn::Fail => Verdict::Fail,
+        FailOn::Warn => Verdict::Warn,
+    };
+    let mut problems: Vec<&fabricdoctor_checks::Finding> =
+        report.findings.iter().filter(|f| f.verdict >= threshold && f.verdict != Verdict::Error).collect();
+    problems.sort_by(|a, b| b.verdict.cmp(&a.verdict).then_with(|| a.id.cmp(&b.id)));
+    let line = |text: String| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(worst) = problems.first() {
+        let more = if problems.len() > 1 { format!(" (+{} more)", problems.len() - 1) } else { String::new() };
+        let text = format!("{}: {} {}{more}: {}", worst.action.name(), worst.id, worst.subject, worst.message);
+        return (exit::FINDINGS, line(text));
+    }
+    if let Some(error) = report.findings.iter().find(|f| f.verdict == Verdict::Error) {
+        return (NPD_UNKNOWN, line(format!("unknown: {} {}: {}", error.id, error.subject, error.message)));
+    }
+    let looked = report.findings.iter().filter(|f| f.verdict != Verdict::Skip).count();
+    if looked == 0 {
+        let reason = report.findings.first().map_or("no check ran".to_string(), |f| f.message.clone());
+        return (NPD_UNKNOWN, line(format!("unknown: nothing could be checked: {reason}")));
+    }
+    (exit::SUCCESS, format!("ok: {looked} findings passed"))
 }
 
 fn exit_code(report: &Report, fail_on: FailOn) -> i32 {

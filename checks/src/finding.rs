@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::advice::{advise, Action, Owner};
+
 /// A check's judgement. `Skip` and `Error` mean the check could not look; they are never a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -40,6 +42,12 @@ pub struct Finding {
     /// What the finding is about: "0000:17:00.0 (mlx5_0)", "GPU3", "mlx5_2 port 1", "node".
     pub subject: String,
     pub message: String,
+    /// What to do about it and whose it is ([`crate::advice`]; by id and verdict). Absent in
+    /// reports from before they existed: none, node.
+    #[serde(default)]
+    pub action: Action,
+    #[serde(default)]
+    pub owner: Owner,
     /// The readings that support the verdict, each naming its source.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
@@ -51,15 +59,24 @@ pub struct Finding {
 
 impl Finding {
     pub fn new(id: &str, verdict: Verdict, subject: impl Into<String>, message: impl Into<String>) -> Finding {
+        let (action, owner) = advise(id, verdict);
         Finding {
             id: id.to_string(),
             verdict,
             subject: subject.into(),
             message: message.into(),
+            action,
+            owner,
             evidence: Vec::new(),
             expected: None,
             observed: None,
         }
+    }
+
+    /// Change the verdict, and with it what to do.
+    pub fn set_verdict(&mut self, verdict: Verdict) {
+        self.verdict = verdict;
+        (self.action, self.owner) = advise(&self.id, verdict);
     }
 
     pub fn evidence(mut self, line: impl Into<String>) -> Finding {

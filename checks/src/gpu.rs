@@ -89,7 +89,7 @@ fn per_gpu<T>(
 }
 
 fn verdict(mut finding: Finding, verdict: Verdict, message: impl Into<String>) -> Finding {
-    finding.verdict = verdict;
+    finding.set_verdict(verdict);
     finding.message = message.into();
     finding
 }

@@ -1,6 +1,7 @@
 //! Node-health checks: pure functions from a probe snapshot and a policy to findings, in one registry.
 //! Ids are stable (CI gates allow-list them); `fabricdoctor check --list` prints this registry.
 
+pub mod advice;
 pub mod counters;
 pub mod finding;
 pub mod gpu;
@@ -20,6 +21,7 @@ use fabricdoctor_probes::gpu::GpuObservation;
 use fabricdoctor_probes::pci::{PciAddress, PciFunction};
 use fabricdoctor_probes::{NodeSnapshot, ProbeError, ProbeErrorKind};
 
+pub use advice::{Action, Owner};
 pub use finding::{Finding, Verdict};
 pub use policy::Policy;
 pub use topology::{Relation, Topology};

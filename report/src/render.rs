@@ -68,6 +68,13 @@ pub fn text(report: &Report, options: TextOptions) -> String {
             finding.message
         );
         if !matches!(finding.verdict, Verdict::Pass | Verdict::Skip) {
+            let _ = writeln!(
+                out,
+                "      {:<id_width$}  action: {} (owner: {})",
+                "",
+                finding.action.name(),
+                finding.owner.name()
+            );
             for line in &finding.evidence {
                 let _ = writeln!(out, "      {:<id_width$}  evidence: {line}", "");
             }
@@ -144,7 +151,11 @@ pub fn junit(report: &Report) -> String {
                 xml_escape(id),
                 xml_escape(&finding.subject)
             );
-            let detail = xml_escape(&finding.evidence.join("\n"));
+            // What to do leads the detail, where CI reporters show it under the failure.
+            let advice = format!("action: {}, owner: {}", finding.action.name(), finding.owner.name());
+            let detail = xml_escape(
+                &std::iter::once(advice).chain(finding.evidence.iter().cloned()).collect::<Vec<_>>().join("\n"),
+            );
             let message = xml_escape(&finding.message);
             match finding.verdict {
                 Verdict::Fail => {
@@ -188,8 +199,11 @@ pub fn markdown(report: &Report) -> String {
     if notable.is_empty() {
         out.push_str("All checks passed.\n");
     } else {
-        out.push_str("| verdict | check | subject | message | evidence |\n|---|---|---|---|---|\n");
+        out.push_str(
+            "| verdict | check | subject | message | action | owner | evidence |\n|---|---|---|---|---|---|---|\n",
+        );
         let mut rows: Vec<(Verdict, Vec<&str>, &str, &str, String)> = Vec::new();
+        let mut advice: Vec<(&str, &str)> = Vec::new();
         for finding in notable {
             let evidence = finding.evidence.join("; ");
             let same = rows.last_mut().filter(|(verdict, _, subject, message, text)| {
@@ -201,18 +215,23 @@ pub fn markdown(report: &Report) -> String {
             });
             match same {
                 Some(row) => row.1.push(&finding.id),
-                None => rows.push((finding.verdict, vec![&finding.id], &finding.subject, &finding.message, evidence)),
+                None => {
+                    rows.push((finding.verdict, vec![&finding.id], &finding.subject, &finding.message, evidence));
+                    advice.push((finding.action.name(), finding.owner.name()));
+                }
             }
         }
-        for (verdict, ids, subject, message, evidence) in rows {
+        for ((verdict, ids, subject, message, evidence), (action, owner)) in rows.into_iter().zip(advice) {
             let ids: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} |",
                 verdict,
                 ids.join(", "),
                 markdown_cell(subject),
                 markdown_cell(message),
+                action,
+                owner,
                 markdown_cell(&evidence)
             );
         }

@@ -35,6 +35,8 @@ struct Finding {
     verdict: String,
     subject: String,
     message: String,
+    action: String,
+    owner: String,
     #[serde(default)]
     evidence: Vec<String>,
     expected: Option<String>,
@@ -51,6 +53,20 @@ struct Summary {
     error: usize,
 }
 
+/// Issue #20's vocabulary of actions, as the JSON spells them.
+const ACTIONS: &[&str] = &[
+    "none",
+    "recheck",
+    "reset-gpu",
+    "reboot",
+    "reseat",
+    "replace-cable-or-optic",
+    "replace-nic",
+    "fix-config",
+    "escalate-fabric",
+    "check-application",
+];
+
 #[test]
 fn live_check_json_matches_the_schema() {
     let output = run(&["check", "--json"]);
@@ -61,6 +77,14 @@ fn live_check_json_matches_the_schema() {
     assert_eq!(s.pass + s.warn + s.fail + s.skip + s.error, report.findings.len());
     for finding in &report.findings {
         assert!(["pass", "warn", "fail", "skip", "error"].contains(&finding.verdict.as_str()));
+        assert!(ACTIONS.contains(&finding.action.as_str()), "{finding:?}");
+        assert!(["node", "fabric", "user"].contains(&finding.owner.as_str()), "{finding:?}");
+        // What passed or could not be looked at asks for nothing but, for an error, a recheck.
+        match finding.verdict.as_str() {
+            "pass" | "skip" => assert_eq!(finding.action, "none", "{finding:?}"),
+            "error" => assert_eq!(finding.action, "recheck", "{finding:?}"),
+            _ => assert_ne!(finding.action, "none", "{finding:?}"),
+        }
     }
     let expected_code = if s.fail + s.error > 0 { 1 } else { 0 };
     assert_eq!(output.status.code(), Some(expected_code));

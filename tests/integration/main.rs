@@ -11,6 +11,7 @@ mod corpus;
 mod counters;
 mod ethtool;
 mod fixtures;
+mod fleet;
 mod foreign;
 mod gpu;
 mod html;

@@ -44,7 +44,7 @@ pub fn table(findings: &[Finding]) -> String {
 
     out.push_str(
         "<table id=\"findings-table\" class=\"findings\"><thead><tr><th>verdict</th><th>check</th><th>subject</th>\
-         <th>message</th><th>evidence</th></tr></thead><tbody>\n",
+         <th>message</th><th>action</th><th>owner</th><th>evidence</th></tr></thead><tbody>\n",
     );
     let mut sorted: Vec<&Finding> = findings.iter().collect();
     sorted.sort_by(|a, b| b.verdict.cmp(&a.verdict).then_with(|| a.id.cmp(&b.id)));
@@ -62,7 +62,7 @@ pub fn table(findings: &[Finding]) -> String {
             let _ = writeln!(
                 out,
                 "<tr class=\"v-pass\" data-verdict=\"pass\" data-id=\"{id}\" hidden><td>pass</td><td><code>{id}</code></td>\
-                 <td colspan=\"3\">{count} subjects passed (listed in report.json)</td></tr>",
+                 <td colspan=\"5\">{count} subjects passed (listed in report.json)</td></tr>",
                 id = escape(id)
             );
         }
@@ -89,7 +89,7 @@ fn row(out: &mut String, finding: &Finding) {
     let _ = writeln!(
         out,
         "<tr class=\"{}\" data-verdict=\"{}\" data-id=\"{}\"{hidden}><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td>\
-         <td>{evidence}</td></tr>",
+         <td>{}</td><td>{}</td><td>{evidence}</td></tr>",
         verdict_class(finding.verdict),
         finding.verdict.as_str(),
         escape(&finding.id),
@@ -97,6 +97,8 @@ fn row(out: &mut String, finding: &Finding) {
         escape(&finding.id),
         escape(&finding.subject),
         escape(&finding.message),
+        finding.action.name(),
+        finding.owner.name(),
     );
 }
 
@@ -114,6 +116,7 @@ mod tests {
         assert!(html.contains("data-verdict=\"fail\" data-id=\"pcie.acs\"><td>fail</td>"));
         assert!(html.contains("data-verdict=\"pass\" data-id=\"host.memlock\" hidden>"));
         assert!(html.contains("redirect &lt;on&gt;"));
+        assert!(html.contains("<td>fix-config</td><td>node</td>"), "{html}");
         assert!(html.find("pcie.acs</code>") < html.find("host.memlock</code>"), "worst first");
     }
 
