@@ -236,6 +236,26 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(gid_tables[0].1.clone()));
         facts.push(fact);
     }
+    // The fabric manager exits when the NVSwitch driver has no switch to hand it
+    // ("NV_WARN_NOTHING_TO_DO"): what it does on PCIe GPUs and NVLink bridges, where there is no
+    // NVSwitch fabric to manage, so its failed service is not a fault (NVIDIA/gpu-operator#610,
+    // data-infra/cube-studio#29). Its lines are cited here so that they are not listed as errors
+    // nobody understood; on an NVSwitch baseboard the same words mean the switches are not seen,
+    // and NCCL's or CUDA's own errors (802, NVLS) still name that.
+    if text.contains("NV_WARN_NOTHING_TO_DO") {
+        let mut fact = Fact::new("fabricmanager.no_nvswitch")
+            .attr("text", "the fabric manager found no NVSwitch to manage (NV_WARN_NOTHING_TO_DO)");
+        for (line_no, raw) in numbered_lines(text).take(MAX_SCANNED_LINES) {
+            let lower = raw.to_ascii_lowercase();
+            if lower.contains("fabricmanager")
+                || lower.contains("fabric manager")
+                || raw.contains("NV_WARN_NOTHING_TO_DO")
+            {
+                fact = fact.evidence(Evidence::new(file, line_no, raw));
+            }
+        }
+        facts.push(fact);
+    }
     if let (Some(command), false) = (acs_read, acs_redirecting.is_empty()) {
         let mut fact = Fact::new("pcie.acs_redirect")
             .attr("device", format!("{} switch ports read by setpci", acs_redirecting.len()))
@@ -247,6 +267,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     }
     facts
 }
+
+/// Lines looked at for the fabric manager's own lines when it found nothing to manage.
+const MAX_SCANNED_LINES: usize = 1 << 16;
 
 /// `GID[  3]:  0000:...:0c0c:0c64` or `GID[  3]:  ::ffff:10.0.0.6, RoCE v2` -> (3, the GID).
 fn gid_entry(line: &str) -> Option<(u32, &str)> {
@@ -266,6 +289,19 @@ fn ipv4_mapped(gid: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NVIDIA/gpu-operator#610: on PCIe GPUs the fabric manager finds no NVSwitch and exits; its
+    /// lines are explained (cited), not a fault.
+    #[test]
+    fn a_fabric_manager_with_no_nvswitch_to_manage_is_explained_not_a_fault() {
+        let text = "Job for nvidia-fabricmanager.service failed because the control process exited with error code.\n\
+            nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n\
+            systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE\n";
+        let facts = parse("fm.log", text);
+        let idle = facts.iter().find(|f| f.name == "fabricmanager.no_nvswitch").expect("explained");
+        assert_eq!(idle.evidence.len(), 3);
+        assert!(facts.iter().all(|f| f.name != "gpu.fabric_not_ready" && f.name != "fabricmanager.error"));
+    }
 
     /// scitix/sichek#51: the driver says the GPU needs a reset before anything runs on it.
     #[test]
