@@ -38,10 +38,55 @@ pub enum Command {
     Burnin(BurninArgs),
     /// Run the burn-in agent on this host (steps come from an authenticated `burnin` coordinator).
     Agent(AgentArgs),
+    /// Slurm's machinery: the node health check that drains and resumes.
+    #[command(subcommand)]
+    Slurm(SlurmCommand),
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
     Manpage,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SlurmCommand {
+    /// HealthCheckProgram mode: run the fast node checks; on a fail, drain this node with
+    /// Reason="fabricdoctor: <id> <subject>"; resume it once it passes, when the drain was
+    /// fabricdoctor's own. Exit 0 healthy, 1 failing, 2 could not run (no scontrol, unknown node).
+    HealthCheck(HealthCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HealthCheckArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Run only checks whose id starts with this (repeatable). Default: every check that needs no
+    /// counter sample.
+    #[arg(long, value_name = "ID")]
+    pub only: Vec<String>,
+    /// Also sample counters for 2 s and run the counter checks (slower).
+    #[arg(long)]
+    pub sample: bool,
+    /// Site policy TOML (as `check --policy`).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Node profile TOML (as `check --profile`).
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// This node's Slurm name (default: SLURMD_NODENAME, else the short hostname).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// Refuse to drain when the drained share of this node's partitions would pass this.
+    #[arg(long, default_value_t = 0.1, value_name = "FRACTION")]
+    pub max_drained_fraction: f64,
+    /// Print the scontrol updates instead of running them.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The scontrol to run.
+    #[arg(long, default_value = "scontrol", value_name = "PATH")]
+    pub scontrol: String,
+    /// Also list every warn, error and fail finding with its action.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]

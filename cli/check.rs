@@ -24,6 +24,45 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         emit(&list_text())?;
         return Ok(exit::SUCCESS);
     }
+    let (report, node) = evaluate(&args)?;
+
+    if args.format == OutputFormat::Npd && !args.json {
+        let (code, line) = npd_status(&report, args.fail_on);
+        match &args.output {
+            Some(path) => write_atomically(path, format!("{line}\n").as_bytes())?,
+            None => emit(&format!("{line}\n"))?,
+        }
+        return Ok(code);
+    }
+    let format = if args.json { Format::Json } else { format_of(args.format) };
+    let color = args.output.is_none()
+        && match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+    let rendered = render(&report, format, TextOptions { color, hide_pass: args.hide_pass });
+    match &args.output {
+        Some(path) => write_atomically(path, rendered.as_bytes())?,
+        None => emit(&rendered)?,
+    }
+    if let Some(path) = &args.html {
+        // The picture needs the PCI tree; without it the page says so and still lists the findings.
+        let hostname = report.hosts.first().map(|h| h.hostname.as_str()).unwrap_or("node");
+        let picture = node
+            .pci
+            .is_ok()
+            .then(|| TopologyPicture::from_topology(hostname, &Topology::from_node(&node), &report.findings));
+        write_atomically(path, check_page(&report, picture.as_ref()).as_bytes())?;
+    }
+    Ok(exit_code(&report, args.fail_on))
+}
+
+/// Probe the node (or the capture) and run the selected checks: the report `check` prints, and the
+/// snapshot it came from. `slurm health-check` runs the same.
+pub(crate) fn evaluate(args: &CheckArgs) -> anyhow::Result<(Report, NodeSnapshot)> {
     let known: Vec<&str> = registry().iter().map(|c| c.id()).collect();
     for selected in &args.only {
         if !known.iter().any(|id| id.starts_with(selected.as_str())) {
@@ -87,40 +126,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     }
     let inputs = Inputs::new(&node).with_counters(counters.as_ref()).with_gpu(gpu.as_ref());
     let findings = evaluate_selected(&inputs, &policy, &args.only);
-    let report = Report::new("check", vec![source.host_info(&node.host)], findings);
-
-    if args.format == OutputFormat::Npd && !args.json {
-        let (code, line) = npd_status(&report, args.fail_on);
-        match &args.output {
-            Some(path) => write_atomically(path, format!("{line}\n").as_bytes())?,
-            None => emit(&format!("{line}\n"))?,
-        }
-        return Ok(code);
-    }
-    let format = if args.json { Format::Json } else { format_of(args.format) };
-    let color = args.output.is_none()
-        && match args.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        };
-    let rendered = render(&report, format, TextOptions { color, hide_pass: args.hide_pass });
-    match &args.output {
-        Some(path) => write_atomically(path, rendered.as_bytes())?,
-        None => emit(&rendered)?,
-    }
-    if let Some(path) = &args.html {
-        // The picture needs the PCI tree; without it the page says so and still lists the findings.
-        let hostname = report.hosts.first().map(|h| h.hostname.as_str()).unwrap_or("node");
-        let picture = node
-            .pci
-            .is_ok()
-            .then(|| TopologyPicture::from_topology(hostname, &Topology::from_node(&node), &report.findings));
-        write_atomically(path, check_page(&report, picture.as_ref()).as_bytes())?;
-    }
-    Ok(exit_code(&report, args.fail_on))
+    Ok((Report::new("check", vec![source.host_info(&node.host)], findings), node))
 }
 
 /// True when a check whose id starts with `prefix` runs (all run when `--only` is not given).

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what the build and the tests need (Rust with
 # rustup, cmake and libclang for the verbs binding; as root also pciutils for the lspci agreement
-# test, Chromium for the HTML report's browser test, iproute2 for the namespace clusters, and QEMU
-# with a guest kernel for the real-kernel test), then format, lint, unit and integration tests.
+# test, Chromium for the HTML report's browser test, iproute2 for the namespace clusters, Slurm's
+# daemons and munge for the health-check test, and QEMU with a guest kernel for the real-kernel test), then format, lint, unit and integration tests.
 # .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,8 +20,13 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v tc >/dev/null || extra+=(iproute2)
   # The congestion pulse test drops packets in a namespace with nftables (numgen).
   command -v nft >/dev/null || extra+=(nftables)
+  # `slurm health-check` is tested against a real one-node Slurm cluster the test starts itself.
+  command -v slurmctld >/dev/null || extra+=(slurmctld)
+  command -v slurmd >/dev/null || extra+=(slurmd)
+  command -v srun >/dev/null || extra+=(slurm-client)
+  command -v munged >/dev/null || extra+=(munge)
   setup_build_tools "${extra[@]}"
-  export FABRICDOCTOR_REQUIRE_PCIUTILS=1 FABRICDOCTOR_REQUIRE_NETNS=1
+  export FABRICDOCTOR_REQUIRE_PCIUTILS=1 FABRICDOCTOR_REQUIRE_NETNS=1 FABRICDOCTOR_REQUIRE_SLURM=1
   export FABRICDOCTOR_REQUIRE_CHROMIUM=1
   # The real-kernel guest (tests/vm): build it once (cached), then the VM test runs in the suite;
   # a failed build is not hidden: the VM test then fails and names the log.

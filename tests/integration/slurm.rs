@@ -1,0 +1,325 @@
+//! `fabricdoctor slurm health-check` against a real one-node Slurm cluster on this machine (Debian's
+//! munge, slurmctld and slurmd, started by the test on loopback with their own ports, key, socket
+//! and state directory; stopped and removed on drop). Needs root and the Slurm daemons; skips
+//! loudly without them, and FABRICDOCTOR_REQUIRE_SLURM=1 (CI) makes that a failure.
+//!
+//! Scenes: the fraction brake refuses to drain the only node; `--dry-run` prints the scontrol
+//! update and changes nothing; slurmd's own HealthCheckProgram run drains the node with the
+//! `fabricdoctor:` reason on a failing fixture, and resumes it once the fixture passes; a drain by
+//! someone else is left alone; `srun -n 4 fabricdoctor perf allreduce` meets through SLURM_*; no
+//! scontrol and an unknown node are errors (exit 2).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{binary, fixture, stderr, stdout};
+
+fn have_slurm() -> bool {
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let daemons = ["slurmctld", "slurmd", "munged", "mungekey", "scontrol", "srun"].iter().all(|d| {
+        Command::new("sh").args(["-c", &format!("command -v {d}")]).output().is_ok_and(|o| o.status.success())
+    });
+    if root && daemons {
+        return true;
+    }
+    if std::env::var("FABRICDOCTOR_REQUIRE_SLURM").as_deref() == Ok("1") {
+        panic!("FABRICDOCTOR_REQUIRE_SLURM=1 but no Slurm cluster can be started (root: {root}, daemons: {daemons})");
+    }
+    crate::support::loud_eprintln!(
+        "SKIP: the Slurm tests need root and slurmctld, slurmd, munge (apt-get install slurmctld slurmd munge; \
+         FABRICDOCTOR_REQUIRE_SLURM=1 fails instead)"
+    );
+    false
+}
+
+/// A free TCP port on loopback (the daemons bind it a moment later; the test owns the machine's
+/// loopback only for its run).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+/// A one-node cluster: munged, slurmctld and slurmd in the foreground, children of the test.
+struct Cluster {
+    dir: PathBuf,
+    conf: PathBuf,
+    node: String,
+    children: Vec<Child>,
+}
+
+/// Where this run's cluster keeps its configuration, keys, state and logs.
+fn cluster_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm-{}", std::process::id()))
+}
+
+impl Cluster {
+    fn start(health_check: &Path) -> Cluster {
+        let dir = cluster_dir();
+        let _ = std::fs::remove_dir_all(&dir);
+        for sub in ["state", "spool", "munge"] {
+            std::fs::create_dir_all(dir.join(sub)).expect("cluster dirs");
+        }
+        let mut children = Vec::new();
+        let key = dir.join("munge/munge.key");
+        let made = Command::new("mungekey").arg("--create").arg(format!("--keyfile={}", key.display())).output();
+        assert!(made.is_ok_and(|o| o.status.success()), "mungekey --create");
+        let socket = dir.join("munge/socket");
+        let munged = Command::new("munged")
+            .arg("--foreground")
+            .arg("--force")
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--key-file={}", key.display()))
+            .arg(format!("--log-file={}", dir.join("munge/log").display()))
+            .arg(format!("--pid-file={}", dir.join("munge/pid").display()))
+            .arg(format!("--seed-file={}", dir.join("munge/seed").display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("munged starts");
+        children.push(munged);
+        wait_for(Duration::from_secs(10), || socket.exists(), "munged's socket");
+        // The node as slurmd sees this hardware (`slurmd -C`), reached on loopback.
+        let probed = Command::new("slurmd").arg("-C").output().expect("slurmd -C");
+        let node_line = String::from_utf8_lossy(&probed.stdout)
+            .lines()
+            .find(|l| l.starts_with("NodeName="))
+            .expect("slurmd -C prints the node")
+            .to_string();
+        let node =
+            node_line.split_whitespace().next().and_then(|n| n.strip_prefix("NodeName=")).expect("name").to_string();
+        let d = dir.display();
+        let conf = dir.join("slurm.conf");
+        let text = format!(
+            "ClusterName=fdtest\nSlurmctldHost={node}(127.0.0.1)\nSlurmctldPort={}\nSlurmdPort={}\nSlurmUser=root\n\
+             SlurmdUser=root\nAuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket={}\n\
+             StateSaveLocation={d}/state\nSlurmdSpoolDir={d}/spool\nSlurmctldPidFile={d}/slurmctld.pid\n\
+             SlurmdPidFile={d}/slurmd.pid\nSlurmctldLogFile={d}/slurmctld.log\nSlurmdLogFile={d}/slurmd.log\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n\
+             SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nReturnToService=2\nMpiDefault=none\n\
+             SwitchType=switch/none\nHealthCheckProgram={}\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n\
+             {node_line} NodeAddr=127.0.0.1 State=UNKNOWN\n\
+             PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n",
+            free_port(),
+            free_port(),
+            socket.display(),
+            health_check.display(),
+        );
+        std::fs::write(&conf, text).expect("slurm.conf");
+        for daemon in ["slurmctld", "slurmd"] {
+            let child = Command::new(daemon)
+                .args(["-D", "-f"])
+                .arg(&conf)
+                .env("SLURM_CONF", &conf)
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(dir.join(format!("{daemon}.out"))).expect("log"))
+                .spawn()
+                .unwrap_or_else(|e| panic!("{daemon} starts: {e}"));
+            children.push(child);
+            if daemon == "slurmctld" {
+                std::thread::sleep(Duration::from_secs(2));
+            }
+        }
+        let cluster = Cluster { dir, conf, node, children };
+        wait_for(Duration::from_secs(60), || cluster.state().is_some_and(|s| s.starts_with("IDLE")), "the node idle");
+        cluster
+    }
+
+    fn scontrol(&self, args: &[&str]) -> Output {
+        Command::new("scontrol").args(args).env("SLURM_CONF", &self.conf).output().expect("scontrol runs")
+    }
+
+    /// The node's State (e.g. "IDLE", "IDLE+DRAIN") and Reason.
+    fn node(&self) -> Option<(String, String)> {
+        let output = self.scontrol(&["show", "node", &self.node, "--oneliner"]);
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let state = text.split_whitespace().find_map(|p| p.strip_prefix("State="))?.to_string();
+        let reason = text.split(" Reason=").nth(1).unwrap_or("").trim().to_string();
+        Some((state, reason))
+    }
+
+    fn state(&self) -> Option<String> {
+        self.node().map(|(state, _)| state)
+    }
+
+    fn health_check(&self, root: &Path, extra: &[&str]) -> Output {
+        binary()
+            .args(["slurm", "health-check", "--node", &self.node, "--root"])
+            .arg(root)
+            .args(extra)
+            .env("SLURM_CONF", &self.conf)
+            .output()
+            .expect("health-check runs")
+    }
+
+    fn logs(&self) -> String {
+        ["slurmctld.log", "slurmd.log", "health-check.log"]
+            .iter()
+            .map(|f| format!("--- {f}\n{}", std::fs::read_to_string(self.dir.join(f)).unwrap_or_default()))
+            .collect()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for child in self.children.iter_mut().rev() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn wait_for(limit: Duration, mut done: impl FnMut() -> bool, what: &str) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn health_check_drains_resumes_and_brakes_on_a_real_slurm_node() {
+    if !have_slurm() {
+        return;
+    }
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm-hc-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    // slurmd runs HealthCheckProgram without arguments: a script that judges whichever fixture the
+    // test names in `root`, and drains with the brake open (the cluster has one node).
+    let root_file = scratch.join("root");
+    std::fs::write(&root_file, fixture("hgx-h100").display().to_string()).expect("root file");
+    let script = scratch.join("health-check.sh");
+    // slurmd starts it with a bare environment: the cluster's configuration and scontrol's
+    // directory are named here, as a site's wrapper would where they are not the defaults.
+    let log = cluster_dir().join("health-check.log");
+    let scontrol_dir = Command::new("sh")
+        .args(["-c", "dirname \"$(command -v scontrol)\""])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .expect("scontrol's directory");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexport SLURM_CONF={} PATH={scontrol_dir}:/usr/sbin:/usr/bin:/sbin:/bin\n\
+             exec {} slurm health-check --max-drained-fraction 1 --root \"$(cat {})\" >> {} 2>&1\n",
+            cluster_dir().join("slurm.conf").display(),
+            env!("CARGO_BIN_EXE_fabricdoctor"),
+            root_file.display(),
+            log.display()
+        ),
+    )
+    .expect("script");
+    let made = Command::new("chmod").arg("755").arg(&script).status();
+    assert!(made.is_ok_and(|s| s.success()));
+    let cluster = Cluster::start(&script);
+    let faulty = fixture("faulty-node");
+
+    // The brake: draining the only node of its partition would drain 100 % (default limit 10 %).
+    let braked = cluster.health_check(&faulty, &[]);
+    assert_eq!(braked.status.code(), Some(1), "{}", stderr(&braked));
+    assert!(stderr(&braked).contains("NOT drained: 0 of 1 nodes"), "{}", stderr(&braked));
+    assert!(!cluster.state().unwrap_or_default().contains("DRAIN"), "the brake drained: {:?}", cluster.node());
+
+    // A dry run says what it would run and changes nothing.
+    let dry = cluster.health_check(&faulty, &["--dry-run", "--max-drained-fraction", "1"]);
+    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
+    let expected = format!("would run: scontrol update NodeName={} State=DRAIN 'Reason=fabricdoctor: ", cluster.node);
+    assert!(stdout(&dry).contains(&expected), "{}", stdout(&dry));
+    assert!(!cluster.state().unwrap_or_default().contains("DRAIN"));
+
+    // slurmd's own run of the HealthCheckProgram drains the node with our reason...
+    std::fs::write(&root_file, faulty.display().to_string()).expect("root file");
+    let drained = || {
+        cluster.node().is_some_and(|(state, reason)| state.contains("DRAIN") && reason.starts_with("fabricdoctor: "))
+    };
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !drained() {
+        assert!(Instant::now() < deadline, "not drained after 90 s: {:?}\n{}", cluster.node(), cluster.logs());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // ...and resumes it once the node passes again.
+    std::fs::write(&root_file, fixture("hgx-h100").display().to_string()).expect("root file");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while cluster.state().unwrap_or_default().contains("DRAIN") {
+        assert!(Instant::now() < deadline, "not resumed after 90 s: {:?}\n{}", cluster.node(), cluster.logs());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // A drain that is not ours stays, even on a passing node.
+    let update = cluster.scontrol(&["update", &format!("NodeName={}", cluster.node), "State=DRAIN", "Reason=bad dimm"]);
+    assert!(update.status.success(), "{}", String::from_utf8_lossy(&update.stderr));
+    let passing = cluster.health_check(&fixture("hgx-h100"), &[]);
+    assert_eq!(passing.status.code(), Some(0), "{}", stderr(&passing));
+    let (state, reason) = cluster.node().expect("node");
+    assert!(state.contains("DRAIN") && reason.starts_with("bad dimm"), "{state} {reason}");
+    let resumed = cluster.scontrol(&["update", &format!("NodeName={}", cluster.node), "State=RESUME"]);
+    assert!(resumed.status.success());
+
+    // srun's own environment is a rendezvous: four tasks of one job meet through SLURM_*.
+    std::fs::write(&root_file, fixture("hgx-h100").display().to_string()).expect("root file");
+    let port = free_port().to_string();
+    let srun = Command::new("timeout")
+        .args(["120", "srun", "-n", "4", "--overcommit"])
+        .arg(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args([
+            "perf",
+            "allreduce",
+            "-b",
+            "4",
+            "-e",
+            "64K",
+            "-f",
+            "16",
+            "-n",
+            "2",
+            "-w",
+            "1",
+            "--json",
+            "--port",
+            &port,
+        ])
+        .env("SLURM_CONF", &cluster.conf)
+        .output()
+        .expect("srun runs");
+    assert!(srun.status.success(), "srun: {}\n{}", stderr(&srun), cluster.logs());
+    // Rank 0 prints the report; the other tasks print nothing.
+    let report: serde_json::Value = serde_json::from_slice(&srun.stdout).expect("rank 0's JSON");
+    assert_eq!(report["ranks"], 4, "{report}");
+    assert!(report["rows"].as_array().is_some_and(|rows| rows.iter().all(|r| r["out_of_place"]["wrong"] == 0)));
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn health_check_without_slurm_or_for_an_unknown_node_is_an_error() {
+    let missing = binary()
+        .args(["slurm", "health-check", "--scontrol", "/nonexistent/scontrol", "--root"])
+        .arg(fixture("hgx-h100"))
+        .output()
+        .expect("runs");
+    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
+    assert!(stderr(&missing).contains("no Slurm client"), "{}", stderr(&missing));
+    // A scontrol that knows other nodes only.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fake-scontrol-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let fake = dir.join("scontrol");
+    std::fs::write(&fake, "#!/bin/sh\necho 'NodeName=other State=IDLE Partitions=debug'\n").expect("fake");
+    let made = Command::new("chmod").arg("755").arg(&fake).status();
+    assert!(made.is_ok_and(|s| s.success()));
+    let unknown = binary()
+        .args(["slurm", "health-check", "--node", "gpu07", "--scontrol"])
+        .arg(&fake)
+        .arg("--root")
+        .arg(fixture("hgx-h100"))
+        .output()
+        .expect("runs");
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("Slurm does not know node \"gpu07\""), "{}", stderr(&unknown));
+    // A bad brake is refused by name.
+    let bad = binary()
+        .args(["slurm", "health-check", "--max-drained-fraction", "0", "--scontrol"])
+        .arg(&fake)
+        .output()
+        .expect("runs");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("--max-drained-fraction"), "{}", stderr(&bad));
+    let _ = std::fs::remove_dir_all(&dir);
+}
