@@ -32,6 +32,27 @@ pub trait Receiver: Send {
     fn peer(&self) -> &str;
 }
 
+/// Send `outgoing` to one peer while receiving `incoming.len()` bytes from one (the same or
+/// another), in `slice`-sized pieces; the sending runs on its own thread, so two ranks that send
+/// to each other at once never wait on each other's buffers. Ends with the sender flushed.
+pub(crate) fn exchange(
+    sender: &mut dyn Sender,
+    receiver: &mut dyn Receiver,
+    outgoing: &[u8],
+    incoming: &mut [u8],
+    slice: usize,
+) -> Result<(), PerfError> {
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            outgoing.chunks(slice).try_for_each(|piece| sender.send(piece))?;
+            sender.flush()
+        });
+        let read = incoming.chunks_mut(slice).try_for_each(|piece| receiver.receive(piece));
+        let written = writer.join().map_err(|_| PerfError::Transport("a sending thread panicked".into()))?;
+        read.and(written)
+    })
+}
+
 /// `waited` is the socket timeout, which a silent peer has exceeded.
 pub(crate) fn io_error(peer: &str, during: &'static str, error: std::io::Error, waited: Duration) -> PerfError {
     match error.kind() {

@@ -150,6 +150,8 @@ pub struct Communicator {
     mesh_receivers: Vec<Option<Box<dyn Receiver>>>,
     /// Recursive doubling receives into this, kept between calls.
     scratch: Vec<u8>,
+    /// How messages name each rank ("rank 1 (10.0.0.2)"), made once at connect, not per call.
+    labels: Vec<String>,
     /// "tcp", or the verbs device, port and GID in use.
     pub transport: String,
 }
@@ -559,15 +561,17 @@ impl Communicator {
             mesh_senders: (0..world).map(|_| None).collect(),
             mesh_receivers: (0..world).map(|_| None).collect(),
             scratch: Vec::new(),
+            labels: Vec::new(),
             transport: port.as_ref().map(|p| format!("verbs {}", p.describe())).unwrap_or_else(|| "tcp".into()),
         };
+        communicator.labels = (0..world).map(|r| communicator.label(r)).collect();
         if world == 1 {
             communicator.control = membership.control;
             return Ok(communicator);
         }
         let streams = DataStreams::open(&data, rendezvous, mesh, &membership, deadline)?;
         communicator.control = membership.control;
-        let names: Vec<String> = (0..world).map(|r| communicator.label(r)).collect();
+        let names = communicator.labels.clone();
         match &port {
             None => communicator.wire_tcp(streams, &names, timeout)?,
             Some(port) => communicator.wire_verbs(port, streams, &names)?,
@@ -781,42 +785,22 @@ impl Communicator {
         let per_channel = bytes.div_ceil(self.right.len().max(1));
         let outgoing = vec![0x5au8; per_channel];
         let outgoing = &outgoing;
-        let panicked = || PerfError::Transport("a bandwidth probe thread panicked".into());
         std::thread::scope(|scope| {
-            let senders: Vec<_> = self
+            let handles: Vec<_> = self
                 .right
                 .iter_mut()
-                .map(|right| {
+                .zip(self.left.iter_mut())
+                .map(|(right, left)| {
                     scope.spawn(move || {
-                        outgoing.chunks(SLICE_BYTES).try_for_each(|slice| right.send(slice))?;
-                        right.flush()
+                        let mut incoming = vec![0u8; per_channel];
+                        link::exchange(&mut **right, &mut **left, outgoing, &mut incoming, SLICE_BYTES)
                     })
                 })
                 .collect();
-            let receivers: Vec<_> = self
-                .left
-                .iter_mut()
-                .map(|left| {
-                    scope.spawn(move || {
-                        let mut incoming = vec![0u8; SLICE_BYTES.min(per_channel)];
-                        let mut remaining = per_channel;
-                        while remaining > 0 {
-                            let length = remaining.min(incoming.len());
-                            left.receive(&mut incoming[..length])?;
-                            remaining -= length;
-                        }
-                        Ok::<(), PerfError>(())
-                    })
-                })
-                .collect();
-            let mut outcome = Ok(());
-            for handle in senders.into_iter().chain(receivers) {
-                let result = handle.join().map_err(|_| panicked()).and_then(|r| r);
-                if outcome.is_ok() {
-                    outcome = result;
-                }
+            for handle in handles {
+                handle.join().map_err(|_| PerfError::Transport("a bandwidth probe thread panicked".into()))??;
             }
-            outcome
+            Ok(())
         })
     }
 
@@ -838,15 +822,20 @@ impl Communicator {
         let element = data_type.size();
         let count = buffer.len() / element;
         let (rank, world) = (self.rank, self.world);
-        let labels: Vec<String> = (0..world).map(|r| self.label(r)).collect();
+        let labels = &self.labels;
         if collective == Collective::AlltoAll {
-            return alltoall(&mut self.mesh_senders, &mut self.mesh_receivers, buffer, element, rank, world, &labels);
+            return alltoall(&mut self.mesh_senders, &mut self.mesh_receivers, buffer, element, rank, world, labels);
         }
         if collective == Collective::AllReduce && algorithm == Algorithm::Tree {
-            let mut links =
-                tree::Links { senders: &mut self.mesh_senders, receivers: &mut self.mesh_receivers, labels: &labels };
+            let mut links = tree::Links {
+                senders: &mut self.mesh_senders,
+                receivers: &mut self.mesh_receivers,
+                labels,
+                rank,
+                world,
+            };
             let usable = count * element;
-            return tree::all_reduce(&mut links, rank, world, &mut buffer[..usable], &mut self.scratch, data_type, op);
+            return tree::all_reduce(&mut links, &mut buffer[..usable], &mut self.scratch, data_type, op);
         }
         // A message that one channel carries in a few slices gains nothing from more: every
         // channel adds its own per-step latency and threads. All ranks see the same length, so
@@ -892,7 +881,6 @@ impl Communicator {
                 rest = tail;
             }
         }
-        let labels = &labels;
         let run_channel = move |right: &mut Box<dyn Sender>, left: &mut Box<dyn Receiver>, part, blocks| {
             let mut ring = Ring { right: &mut **right, left: &mut **left, rank, world, blocks, labels };
             match collective {
@@ -1185,18 +1173,7 @@ fn alltoall(
         let outgoing = &original[block(to)];
         let sender = senders[to].as_deref_mut().ok_or_else(|| missing(to))?;
         let receiver = receivers[from].as_deref_mut().ok_or_else(|| missing(from))?;
-        let incoming = &mut buffer[block(from)];
-        std::thread::scope(|scope| {
-            let writer = scope.spawn(|| {
-                for slice in outgoing.chunks(SLICE_BYTES) {
-                    sender.send(slice)?;
-                }
-                sender.flush()
-            });
-            let read = incoming.chunks_mut(SLICE_BYTES).try_for_each(|slice| receiver.receive(slice));
-            let written = writer.join().map_err(|_| PerfError::Transport("alltoall writer panicked".into()))?;
-            read.and(written)
-        })?;
+        link::exchange(sender, receiver, outgoing, &mut buffer[block(from)], SLICE_BYTES)?;
     }
     let own = block(rank);
     buffer[own.clone()].copy_from_slice(&original[own]);

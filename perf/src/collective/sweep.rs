@@ -7,7 +7,7 @@ use std::time::Instant;
 
 pub use fabricdoctor_perf_schema::collective::{Measurement, SizeRow, SweepSpec, TimeAverage};
 
-use super::{check_buffer, prepare_buffer, Algorithm, AlgorithmChoice, Collective, Communicator, CostModel};
+use super::{check_buffer, prepare_buffer, Algorithm, AlgorithmChoice, Collective, Communicator, CostModel, Mesh};
 use crate::gpu::Gpu;
 use crate::PerfError;
 
@@ -46,7 +46,8 @@ pub fn run_sweep_with(
     let mut rows = Vec::new();
     let element = spec.data_type.size() as u64;
     let world = communicator.world;
-    let tree = spec.collective == Collective::AllReduce && spec.algorithm != AlgorithmChoice::Ring;
+    // The tree is measured where it may run, which is where its links were opened.
+    let tree = Mesh::for_collective(spec.collective, spec.algorithm) == Mesh::Doubling;
     let model = communicator.calibrate(tree)?;
     for &size in &spec.sizes {
         let count = (size / element) as usize;

@@ -11,7 +11,7 @@
 //! dominates and doubling wins ([`fabricdoctor_perf_schema::collective::CostModel::choose`]).
 
 use super::datatype::{reduce_into, DataType, ReduceOp};
-use super::link::{Receiver, Sender};
+use super::link::{exchange, Receiver, Sender};
 use super::SLICE_BYTES;
 use crate::PerfError;
 
@@ -78,29 +78,40 @@ pub fn partners(rank: usize, world: usize) -> Vec<usize> {
 /// slots), so neither can block the other, and no thread is started on the latency-bound path.
 const INLINE_BYTES: usize = 16 * 1024;
 
-/// The mesh links of one rank, by peer.
+/// One rank of the communicator, with its mesh links by peer.
 pub(crate) struct Links<'a> {
     pub(crate) senders: &'a mut [Option<Box<dyn Sender>>],
     pub(crate) receivers: &'a mut [Option<Box<dyn Receiver>>],
     pub(crate) labels: &'a [String],
+    pub(crate) rank: usize,
+    pub(crate) world: usize,
+}
+
+/// The error for a partner without a link (the communicator was opened without the doubling mesh).
+fn missing(labels: &[String], peer: usize) -> PerfError {
+    let name = labels.get(peer).cloned().unwrap_or_else(|| format!("rank {peer}"));
+    PerfError::Transport(format!("no link to {name} for recursive doubling"))
 }
 
 impl Links<'_> {
-    fn missing(&self, peer: usize) -> PerfError {
-        let name = self.labels.get(peer).cloned().unwrap_or_else(|| format!("rank {peer}"));
-        PerfError::Transport(format!("no link to {name} for recursive doubling"))
+    fn sender(&mut self, peer: usize) -> Result<&mut (dyn Sender + 'static), PerfError> {
+        let labels = self.labels;
+        self.senders.get_mut(peer).and_then(|s| s.as_deref_mut()).ok_or_else(|| missing(labels, peer))
+    }
+
+    fn receiver(&mut self, peer: usize) -> Result<&mut (dyn Receiver + 'static), PerfError> {
+        let labels = self.labels;
+        self.receivers.get_mut(peer).and_then(|r| r.as_deref_mut()).ok_or_else(|| missing(labels, peer))
     }
 
     fn send(&mut self, peer: usize, bytes: &[u8]) -> Result<(), PerfError> {
-        let missing = self.missing(peer);
-        let sender = self.senders.get_mut(peer).and_then(|s| s.as_deref_mut()).ok_or(missing)?;
+        let sender = self.sender(peer)?;
         bytes.chunks(SLICE_BYTES).try_for_each(|slice| sender.send(slice))?;
         sender.flush()
     }
 
     fn receive(&mut self, peer: usize, into: &mut [u8]) -> Result<(), PerfError> {
-        let missing = self.missing(peer);
-        let receiver = self.receivers.get_mut(peer).and_then(|r| r.as_deref_mut()).ok_or(missing)?;
+        let receiver = self.receiver(peer)?;
         into.chunks_mut(SLICE_BYTES).try_for_each(|slice| receiver.receive(slice))
     }
 
@@ -110,34 +121,24 @@ impl Links<'_> {
             self.send(peer, outgoing)?;
             return self.receive(peer, incoming);
         }
-        let (missing_sender, missing_receiver) = (self.missing(peer), self.missing(peer));
-        let sender = self.senders.get_mut(peer).and_then(|s| s.as_deref_mut()).ok_or(missing_sender)?;
-        let receiver = self.receivers.get_mut(peer).and_then(|r| r.as_deref_mut()).ok_or(missing_receiver)?;
-        std::thread::scope(|scope| {
-            let writer = scope.spawn(move || {
-                outgoing.chunks(SLICE_BYTES).try_for_each(|slice| sender.send(slice))?;
-                sender.flush()
-            });
-            let read = incoming.chunks_mut(SLICE_BYTES).try_for_each(|slice| receiver.receive(slice));
-            let written = writer.join().map_err(|_| PerfError::Transport("doubling writer panicked".into()))?;
-            read.and(written)
-        })
+        let labels = self.labels;
+        let sender = self.senders.get_mut(peer).and_then(|s| s.as_deref_mut()).ok_or_else(|| missing(labels, peer))?;
+        let receiver =
+            self.receivers.get_mut(peer).and_then(|r| r.as_deref_mut()).ok_or_else(|| missing(labels, peer))?;
+        exchange(sender, receiver, outgoing, incoming, SLICE_BYTES)
     }
 }
 
 /// Recursive-doubling AllReduce of `buffer` in place. `scratch` is reused between calls (resized
 /// to the buffer), so the data path allocates nothing once warm.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn all_reduce(
     links: &mut Links<'_>,
-    rank: usize,
-    world: usize,
     buffer: &mut [u8],
     scratch: &mut Vec<u8>,
     data_type: DataType,
     op: ReduceOp,
 ) -> Result<(), PerfError> {
-    let plan = schedule(rank, world);
+    let plan = schedule(links.rank, links.world);
     if let Some(odd) = plan.folds_into {
         links.send(odd, buffer)?;
         return links.receive(odd, buffer);
