@@ -41,6 +41,10 @@ pub enum Command {
     /// Slurm's machinery: the node health check that drains and resumes.
     #[command(subcommand)]
     Slurm(SlurmCommand),
+    /// Prometheus exporter: re-run the checks every --interval, hold link flap and drop state
+    /// across samples, and serve /metrics, /healthz and /report.json (a scrape never waits for a
+    /// check run). Exit 2 when it cannot start (a taken port, a bad policy).
+    Serve(ServeArgs),
     /// Print a shell completion script.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
@@ -87,6 +91,43 @@ pub struct HealthCheckArgs {
     /// Also list every warn, error and fail finding with its action.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Address to serve on (HOST:PORT). 0.0.0.0 or [::] to be scraped from other hosts.
+    #[arg(long, default_value = "127.0.0.1:9478", value_name = "ADDR")]
+    pub listen: String,
+    /// Time from the start of one check run to the start of the next; counters are diffed over it.
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: std::time::Duration,
+    /// Run only checks whose id starts with this (repeatable).
+    #[arg(long, value_name = "ID")]
+    pub only: Vec<String>,
+    /// Site policy TOML (as `check --policy`).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Node profile TOML (as `check --profile`).
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// Also write the metrics to FILE (atomically, after every run) for node_exporter's textfile
+    /// collector; the name must end in .prom.
+    #[arg(long, value_name = "FILE")]
+    pub textfile: Option<PathBuf>,
+    /// Flaps of a port are counted over this window.
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = parse_duration)]
+    pub flap_window: std::time::Duration,
+    /// This many flaps within the window fail link.flapping (fewer warn).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub flap_threshold: u32,
+    /// A port down this long fails link.dropped.
+    #[arg(long, default_value = "4m", value_name = "DURATION", value_parser = parse_duration)]
+    pub drop_after: std::time::Duration,
+    /// Connections served at once; more are answered 503 at once.
+    #[arg(long, default_value_t = 16, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub max_connections: u32,
 }
 
 #[derive(Debug, Args)]

@@ -63,44 +63,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
 /// Probe the node (or the capture) and run the selected checks: the report `check` prints, and the
 /// snapshot it came from. `slurm health-check` runs the same.
 pub(crate) fn evaluate(args: &CheckArgs) -> anyhow::Result<(Report, NodeSnapshot)> {
-    let known: Vec<&str> = registry().iter().map(|c| c.id()).collect();
-    for selected in &args.only {
-        if !known.iter().any(|id| id.starts_with(selected.as_str())) {
-            anyhow::bail!("--only {selected}: no check id starts with it (see `fabricdoctor check --list`)");
-        }
-    }
-    let policy = match &args.policy {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("failed to read policy {}", path.display()))?;
-            Policy::from_toml(&text, &path.display().to_string())?
-        }
-        None => Policy::default(),
-    };
-    let policy = match &args.profile {
-        Some(path) => policy.with_profile(read_profile(path)?),
-        None => policy,
-    };
+    let policy = load_policy(args)?;
     let source = Source::resolve(&args.source)?;
     if args.load && !source.root.is_live() {
         anyhow::bail!("--load loads this node's GPU links; it cannot run on a capture (--root)");
     }
     let node = NodeSnapshot::probe(&source.root);
-    if let Some(profile) = &policy.profile {
-        // A profile for another node model would judge every device against the wrong figures:
-        // refuse it by name rather than print a page of false fails. A node without GPUs (or with
-        // some of the model) is judged: profile.inventory reports what it finds.
-        let foreign = profile.foreign_gpus(&node);
-        let gpus = node.gpus().len();
-        if gpus > 0 && node.gpus().iter().all(|g| foreign.contains(&g.model_name())) {
-            anyhow::bail!(
-                "profile {} does not fit this node: gpus.model = {:?}, but its {gpus} GPUs are {}",
-                profile.name,
-                profile.gpus.model,
-                foreign.join(", ")
-            );
-        }
-    }
+    refuse_foreign_profile(&policy, &node)?;
     let mut gpu = selects(&args.only, "gpu.").then(|| GpuObservation::probe(&source.root));
     let window_started = Instant::now();
     let counters = if wants_counters(&args.only) {
@@ -129,8 +98,50 @@ pub(crate) fn evaluate(args: &CheckArgs) -> anyhow::Result<(Report, NodeSnapshot
     Ok((Report::new("check", vec![source.host_info(&node.host)], findings), node))
 }
 
+/// The policy (with its profile) a check run judges by, after `--only` is known to select
+/// something. Errors name the file and the key.
+pub(crate) fn load_policy(args: &CheckArgs) -> anyhow::Result<Policy> {
+    let known: Vec<&str> = registry().iter().map(|c| c.id()).collect();
+    for selected in &args.only {
+        if !known.iter().any(|id| id.starts_with(selected.as_str())) {
+            anyhow::bail!("--only {selected}: no check id starts with it (see `fabricdoctor check --list`)");
+        }
+    }
+    let policy = match &args.policy {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("failed to read policy {}", path.display()))?;
+            Policy::from_toml(&text, &path.display().to_string())?
+        }
+        None => Policy::default(),
+    };
+    Ok(match &args.profile {
+        Some(path) => policy.with_profile(read_profile(path)?),
+        None => policy,
+    })
+}
+
+/// A profile for another node model would judge every device against the wrong figures: refuse it
+/// by name rather than print a page of false fails. A node without GPUs (or with some of the
+/// model) is judged: profile.inventory reports what it finds.
+pub(crate) fn refuse_foreign_profile(policy: &Policy, node: &NodeSnapshot) -> anyhow::Result<()> {
+    if let Some(profile) = &policy.profile {
+        let foreign = profile.foreign_gpus(node);
+        let gpus = node.gpus().len();
+        if gpus > 0 && node.gpus().iter().all(|g| foreign.contains(&g.model_name())) {
+            anyhow::bail!(
+                "profile {} does not fit this node: gpus.model = {:?}, but its {gpus} GPUs are {}",
+                profile.name,
+                profile.gpus.model,
+                foreign.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
 /// True when a check whose id starts with `prefix` runs (all run when `--only` is not given).
-fn selects(only: &[String], prefix: &str) -> bool {
+pub(crate) fn selects(only: &[String], prefix: &str) -> bool {
     registry()
         .iter()
         .filter(|check| check.id().starts_with(prefix))

@@ -15,6 +15,7 @@ mod perf;
 mod playbook;
 mod report;
 mod sampling;
+mod serve;
 mod slurm;
 mod snapshot;
 mod source;
@@ -52,6 +53,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Burnin(args) => burnin::run(args),
         args::Command::Agent(args) => agent::run(args),
         args::Command::Slurm(args::SlurmCommand::HealthCheck(args)) => slurm::health_check(args),
+        args::Command::Serve(args) => serve::run(args),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut command, "fabricdoctor", &mut std::io::stdout());

@@ -25,8 +25,14 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   command -v slurmd >/dev/null || extra+=(slurmd)
   command -v srun >/dev/null || extra+=(slurm-client)
   command -v munged >/dev/null || extra+=(munge)
+  # `serve` is scraped by a real Prometheus, with node_exporter reading its textfile; its systemd
+  # unit is checked with systemd-analyze verify.
+  command -v prometheus >/dev/null || extra+=(prometheus)
+  command -v prometheus-node-exporter >/dev/null || extra+=(prometheus-node-exporter)
+  command -v systemd-analyze >/dev/null || extra+=(systemd)
   setup_build_tools "${extra[@]}"
   export FABRICDOCTOR_REQUIRE_PCIUTILS=1 FABRICDOCTOR_REQUIRE_NETNS=1 FABRICDOCTOR_REQUIRE_SLURM=1
+  export FABRICDOCTOR_REQUIRE_PROMETHEUS=1 FABRICDOCTOR_REQUIRE_SYSTEMD_ANALYZE=1
   export FABRICDOCTOR_REQUIRE_CHROMIUM=1
   # The real-kernel guest (tests/vm): build it once (cached), then the VM test runs in the suite;
   # a failed build is not hidden: the VM test then fails and names the log.

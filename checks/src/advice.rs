@@ -111,6 +111,9 @@ pub const TABLE: &[(&str, Action, Owner)] = &[
     ("ib.port.errors", ReplaceCableOrOptic, Fabric),
     ("ib.congestion", EscalateFabric, Fabric),
     ("link.flap", ReplaceCableOrOptic, Fabric),
+    // Held across samples by `serve` (link_history.rs).
+    ("link.flapping", ReplaceCableOrOptic, Fabric),
+    ("link.dropped", ReplaceCableOrOptic, Fabric),
     ("phy.ber", ReplaceCableOrOptic, Fabric),
     ("gpu.xid", ResetGpu, Node),
     ("gpu.ecc", ResetGpu, Node),

@@ -6,6 +6,7 @@ pub mod counters;
 pub mod finding;
 pub mod gpu;
 pub mod host;
+pub mod link_history;
 pub mod optics;
 pub mod pcie;
 pub mod policy;

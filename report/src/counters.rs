@@ -206,7 +206,7 @@ fn sanitize(name: &str) -> String {
 }
 
 /// Label values escape backslash, double quote and newline.
-fn escape_label(value: &str) -> String {
+pub(crate) fn escape_label(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 

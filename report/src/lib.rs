@@ -3,6 +3,7 @@
 
 pub mod burnin;
 pub mod counters;
+pub mod exporter;
 pub mod html;
 pub mod output;
 pub mod perf;

@@ -18,6 +18,7 @@ mod html;
 mod hwloc;
 mod pciutils;
 mod perf;
+mod serve;
 mod slurm;
 mod snapshot;
 mod support;
