@@ -57,10 +57,59 @@ pub enum SlurmCommand {
     /// Reason="fabricdoctor: <id> <subject>"; resume it once it passes, when the drain was
     /// fabricdoctor's own. Exit 0 healthy, 1 failing, 2 could not run (no scontrol, unknown node).
     HealthCheck(HealthCheckArgs),
+    /// Prolog mode, the job's gang preflight: run the fast node checks, then measure latency and
+    /// TCP bandwidth between every pair of the job's nodes (SLURM_JOB_NODELIST), share the figures
+    /// and judge them the same way on every node. Exit 1 on the node at fault only (Slurm drains
+    /// the node whose prolog fails and requeues the job), naming it; 0 elsewhere; 2 could not run.
+    Prolog(PrologArgs),
 }
 
 #[derive(Debug, Args)]
-pub struct HealthCheckArgs {
+pub struct PrologArgs {
+    #[command(flatten)]
+    pub checks: NodeCheckArgs,
+    /// The job's nodes, as a Slurm host list (default: SLURM_JOB_NODELIST, else SLURM_NODELIST).
+    #[arg(long, value_name = "HOSTLIST")]
+    pub nodes: Option<String>,
+    /// This node's Slurm name (default: SLURMD_NODENAME, else the short hostname).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// The job (default: SLURM_JOB_ID); peers of another job are refused.
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
+    /// TCP port every node of the job listens on for its peers.
+    #[arg(long, default_value_t = 18520, value_name = "PORT")]
+    pub port: u16,
+    /// Where a node is reached, NAME=IP (repeatable); default: its NodeAddr from scontrol, else DNS.
+    #[arg(long = "address", value_name = "NAME=IP")]
+    pub addresses: Vec<String>,
+    /// How long each direction of each pair streams.
+    #[arg(long, default_value = "500ms", value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: std::time::Duration,
+    /// How long a node waits for its partner of a round.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    pub round_timeout: std::time::Duration,
+    /// The whole preflight's limit (keep it below slurm.conf's PrologEpilogTimeout).
+    #[arg(long, default_value = "120s", value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+    /// A pair below this share of the job's healthy rate (the median of each node's best pair) is
+    /// slow. A single TCP stream is bound by a CPU core as much as by the link, so pairs of one
+    /// job spread by up to 2x on healthy nodes; the preflight is for gross faults (a port down, a
+    /// link trained far below its rate, traffic routed over a management network), and burn-in
+    /// for fine ones.
+    #[arg(long, default_value_t = 0.25, value_name = "FRACTION")]
+    pub min_ratio: f64,
+    /// A pair below this many Gbit/s is slow whatever the others do.
+    #[arg(long, value_name = "GBPS")]
+    pub min_gbps: Option<f64>,
+    /// The scontrol that looks up the nodes' addresses.
+    #[arg(long, default_value = "scontrol", value_name = "PATH")]
+    pub scontrol: String,
+}
+
+/// The node checks a Slurm hook runs: fast ones unless --sample.
+#[derive(Debug, Args)]
+pub struct NodeCheckArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Run only checks whose id starts with this (repeatable). Default: every check that needs no
@@ -76,6 +125,12 @@ pub struct HealthCheckArgs {
     /// Node profile TOML (as `check --profile`).
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HealthCheckArgs {
+    #[command(flatten)]
+    pub checks: NodeCheckArgs,
     /// This node's Slurm name (default: SLURMD_NODENAME, else the short hostname).
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,

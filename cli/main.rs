@@ -53,6 +53,7 @@ fn run(cli: args::Cli) -> anyhow::Result<i32> {
         args::Command::Burnin(args) => burnin::run(args),
         args::Command::Agent(args) => agent::run(args),
         args::Command::Slurm(args::SlurmCommand::HealthCheck(args)) => slurm::health_check(args),
+        args::Command::Slurm(args::SlurmCommand::Prolog(args)) => slurm::prolog(args),
         args::Command::Serve(args) => serve::run(args),
         args::Command::Completions { shell } => {
             let mut command = <args::Cli as clap::CommandFactory>::command();

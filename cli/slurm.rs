@@ -5,14 +5,24 @@
 //! starts with `fabricdoctor:` is ours; any other belongs to someone else and is left alone. A brake
 //! (`--max-drained-fraction`, as NVIDIA NVSentinel stops at half the fleet) refuses to drain past
 //! a share of the node's partitions, so one bad rule or fixture cannot empty the cluster.
+//!
+//! `fabricdoctor slurm prolog` is the job's gang preflight (slurm.conf(5) Prolog: run as root on
+//! every node of the job before it starts; a non-zero exit drains that node and requeues the job):
+//! the same fast checks, then all-pairs latency and bandwidth between the job's nodes
+//! (`fabricdoctor_burnin::preflight`), judged alike on every node so that only the node at fault
+//! exits non-zero.
 
+use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
 use std::process::Command;
+use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Parser;
+use fabricdoctor_burnin::preflight::{self, judge, Preflight, Rules};
 use fabricdoctor_checks::{registry, Finding, Verdict};
+use fabricdoctor_perf::collective::nodelist::expand;
 
-use crate::args::{CheckArgs, HealthCheckArgs};
+use crate::args::{CheckArgs, HealthCheckArgs, NodeCheckArgs, PrologArgs};
 use crate::exit;
 use crate::output::emit;
 
@@ -26,6 +36,8 @@ pub struct SlurmNode {
     /// "IDLE", "IDLE+DRAIN", "MIXED+DRAIN", "DOWN+DRAIN", ...
     pub state: String,
     pub partitions: Vec<String>,
+    /// NodeAddr: where the node is reached (its name when slurm.conf gives none).
+    pub address: Option<String>,
     /// The drain or down reason, without the "[user@time]" scontrol appends.
     pub reason: Option<String>,
 }
@@ -67,6 +79,7 @@ pub fn parse_nodes(text: &str) -> Vec<SlurmNode> {
                 partitions: value("Partitions")
                     .map(|p| p.split(',').filter(|p| !p.is_empty()).map(str::to_string).collect())
                     .unwrap_or_default(),
+                address: value("NodeAddr").map(str::to_string),
                 reason: reason.filter(|r| !r.is_empty() && r != "(null)"),
             })
         })
@@ -123,7 +136,7 @@ pub fn decide(findings: &[Finding], node: &SlurmNode, cluster: &[SlurmNode], max
 }
 
 /// The check run a health check makes: fast checks only (no counter sample) unless `--sample`.
-fn check_args(args: &HealthCheckArgs) -> anyhow::Result<CheckArgs> {
+fn check_args(args: &NodeCheckArgs) -> anyhow::Result<CheckArgs> {
     #[derive(Parser)]
     struct Wrapper {
         #[command(flatten)]
@@ -205,8 +218,8 @@ fn shell_quote(text: &str) -> String {
 }
 
 /// The Slurm name of this node: --node, slurmd's SLURMD_NODENAME, else the short hostname.
-fn node_name(args: &HealthCheckArgs) -> anyhow::Result<String> {
-    if let Some(name) = &args.node {
+fn node_name(given: Option<&String>) -> anyhow::Result<String> {
+    if let Some(name) = given {
         return Ok(name.clone());
     }
     if let Ok(name) = std::env::var("SLURMD_NODENAME") {
@@ -225,12 +238,12 @@ pub fn health_check(args: HealthCheckArgs) -> anyhow::Result<i32> {
     let scontrol = Scontrol { program: &args.scontrol, dry_run: args.dry_run };
     // Slurm first: on a host that is not a Slurm node there is nothing to drain, and saying so
     // beats running checks whose verdict goes nowhere.
-    let name = node_name(&args)?;
+    let name = node_name(args.node.as_ref())?;
     let cluster = parse_nodes(&scontrol.query(&["show", "nodes", "--oneliner"])?);
     let Some(node) = cluster.iter().find(|n| n.name == name) else {
         bail!("Slurm does not know node {name:?} (scontrol show nodes lists {}); give --node NAME", cluster.len());
     };
-    let (report, _) = crate::check::evaluate(&check_args(&args)?)?;
+    let (report, _) = crate::check::evaluate(&check_args(&args.checks)?)?;
     let decision = decide(&report.findings, node, &cluster, args.max_drained_fraction);
     let summary = &report.summary;
     let counts =
@@ -285,6 +298,135 @@ pub fn health_check(args: HealthCheckArgs) -> anyhow::Result<i32> {
         Decision::Healthy | Decision::Resume => exit::SUCCESS,
         _ => exit::FINDINGS,
     })
+}
+
+/// Where each of the job's nodes is reached: `--address NAME=IP`, else Slurm's NodeAddr, else DNS.
+fn node_addresses(args: &PrologArgs, nodes: &[String]) -> anyhow::Result<Vec<SocketAddr>> {
+    let mut given = std::collections::HashMap::new();
+    for pair in &args.addresses {
+        let (name, ip) = pair.split_once('=').with_context(|| format!("--address {pair}: expected NAME=IP"))?;
+        let ip: IpAddr = ip.parse().with_context(|| format!("--address {pair}: {ip:?} is not an IP address"))?;
+        given.insert(name.to_string(), ip);
+    }
+    // Slurm's own view, when every node is not given already and scontrol answers.
+    let known: Vec<SlurmNode> = if nodes.iter().all(|n| given.contains_key(n)) {
+        Vec::new()
+    } else {
+        let scontrol = Scontrol { program: &args.scontrol, dry_run: false };
+        scontrol.query(&["show", "nodes", "--oneliner"]).map(|text| parse_nodes(&text)).unwrap_or_default()
+    };
+    nodes
+        .iter()
+        .map(|name| {
+            if let Some(ip) = given.get(name) {
+                return Ok(SocketAddr::new(*ip, args.port));
+            }
+            let host = known.iter().find(|n| n.name == *name).and_then(|n| n.address.clone()).unwrap_or(name.clone());
+            (host.as_str(), args.port)
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut addresses| addresses.next())
+                .with_context(|| format!("cannot resolve node {name} ({host}); give --address {name}=IP"))
+        })
+        .collect()
+}
+
+pub fn prolog(args: PrologArgs) -> anyhow::Result<i32> {
+    if !(args.min_ratio > 0.0 && args.min_ratio <= 1.0) {
+        bail!("--min-ratio {} must be above 0 and at most 1", args.min_ratio);
+    }
+    let deadline = Instant::now() + args.timeout;
+    let list = match &args.nodes {
+        Some(list) => list.clone(),
+        // slurmd gives a Prolog SLURM_NODELIST (Slurm's prolog_epilog guide); job steps and
+        // newer releases also have SLURM_JOB_NODELIST. Slurm 22.05's slurmd sets only the former.
+        None => std::env::var("SLURM_JOB_NODELIST").or_else(|_| std::env::var("SLURM_NODELIST")).context(
+            "no --nodes, SLURM_JOB_NODELIST or SLURM_NODELIST: the prolog runs under slurmd, or give --nodes",
+        )?,
+    };
+    let nodes = expand(&list).map_err(|e| anyhow::anyhow!("node list {list:?}: {e}"))?;
+    let name = node_name(args.node.as_ref())?;
+    let Some(me) = nodes.iter().position(|n| *n == name) else {
+        bail!("this node ({name}) is not in the job's node list {list}; give --node NAME");
+    };
+    let job = match &args.job {
+        Some(job) => job.clone(),
+        None => std::env::var("SLURM_JOB_ID").context("no --job and no SLURM_JOB_ID")?,
+    };
+    // Listen before the checks, so peers that are quicker find this node at once.
+    let listener = (nodes.len() > 1)
+        .then(|| {
+            TcpListener::bind(("0.0.0.0", args.port))
+                .with_context(|| format!("cannot listen on port {} for the job's peers (--port)", args.port))
+        })
+        .transpose()?;
+    let addresses = if nodes.len() > 1 { node_addresses(&args, &nodes)? } else { Vec::new() };
+
+    let (report, _) = crate::check::evaluate(&check_args(&args.checks)?)?;
+    let mut failing: Vec<&Finding> = report.findings.iter().filter(|f| f.verdict == Verdict::Fail).collect();
+    failing.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.subject.cmp(&b.subject)));
+    let mut code = exit::SUCCESS;
+    if let Some(first) = failing.first() {
+        // This node is at fault whatever the pairs show; it still takes part, so its peers'
+        // rounds are not left waiting for it.
+        emit(&format!(
+            "fabricdoctor slurm prolog: {name} fails its checks: {} {}: {} (action: {}{})\n",
+            first.id,
+            first.subject,
+            first.message,
+            first.action.name(),
+            if failing.len() > 1 { format!("; +{} more", failing.len() - 1) } else { String::new() }
+        ))?;
+        code = exit::FINDINGS;
+    }
+    let Some(listener) = listener else {
+        if code == exit::SUCCESS {
+            emit(&format!("fabricdoctor slurm prolog: {name} passes its checks; one node, no pairs to test\n"))?;
+        }
+        return Ok(code);
+    };
+    let config = Preflight {
+        job,
+        nodes: nodes.clone(),
+        addresses,
+        me,
+        duration: args.duration,
+        round_timeout: args.round_timeout,
+        deadline,
+    };
+    let figures = preflight::run(config, listener)?;
+    let judgement = judge(&nodes, &figures, &Rules { ratio: args.min_ratio, min_gbps: args.min_gbps });
+    let rate = judgement.median_gbps.map_or("no pair measured".to_string(), |g| format!("{g:.2} Gb/s"));
+    for (node, evidence) in &judgement.bad_nodes {
+        let whose = if *node == me { "this node" } else { "its own prolog fails it" };
+        emit(&format!(
+            "fabricdoctor slurm prolog: {} is bad ({whose}): {evidence}; the job's healthy rate is {rate}\n",
+            nodes[*node]
+        ))?;
+    }
+    for (a, b, evidence) in &judgement.bad_links {
+        emit(&format!(
+            "fabricdoctor slurm prolog: the link {}-{} is slow or broken ({evidence}); both ends fail; the job's healthy rate is {rate}\n",
+            nodes[*a], nodes[*b]
+        ))?;
+    }
+    if judgement.unmeasured > 0 {
+        emit(&format!(
+            "fabricdoctor slurm prolog: {} pair(s) have no figure (results never arrived before --timeout)\n",
+            judgement.unmeasured
+        ))?;
+    }
+    if judgement.fails(me) {
+        code = exit::FINDINGS;
+    } else if judgement.bad_nodes.is_empty() && judgement.bad_links.is_empty() {
+        let pairs = nodes.len() * (nodes.len() - 1) / 2;
+        emit(&format!(
+            "fabricdoctor slurm prolog: {name}: all {pairs} pairs of the job's {} nodes reach {:.0} % of its healthy rate ({rate})\n",
+            nodes.len(),
+            args.min_ratio * 100.0
+        ))?;
+    }
+    Ok(code)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod isolation;
 pub mod launch;
 pub mod lossless;
 pub mod playbook;
+pub mod preflight;
 pub mod protocol;
 pub mod schedule;
 

@@ -341,7 +341,7 @@ fn a_data_connection_without_the_steps_ticket_is_refused() {
 
 // ---- the network-namespace cluster ----
 
-fn have_root() -> bool {
+pub(crate) fn have_root() -> bool {
     let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
     let netns = Command::new("ip").args(["netns", "list"]).output().map(|o| o.status.success()).unwrap_or(false);
     if root && netns {
@@ -359,9 +359,9 @@ fn have_root() -> bool {
 /// 4 hosts (10.215.0.1-4) on a bridge in its own namespace, where the coordinator runs
 /// (10.215.0.254); with two rails a second NIC per host (eth1, 10.216.0.1-4) on a second bridge.
 /// Names carry the test and the pid; every namespace is deleted on drop.
-struct Cluster {
+pub(crate) struct Cluster {
     bridge: String,
-    hosts: Vec<String>,
+    pub(crate) hosts: Vec<String>,
     rails: usize,
 }
 
@@ -378,13 +378,13 @@ fn ip(args: &[&str]) -> bool {
 }
 
 impl Cluster {
-    fn create(tag: &str) -> Cluster {
+    pub(crate) fn create(tag: &str) -> Cluster {
         Cluster::with_rails(tag, 1)
     }
 
     /// Send everything host `index` (0-based) puts on `device` through a 4 Mbit/s token bucket: a
     /// cable negotiated down, a flapping transceiver (tc-tbf(8)).
-    fn throttle(&self, index: usize, device: &str) {
+    pub(crate) fn throttle(&self, index: usize, device: &str) {
         let shaped = Command::new("ip")
             .args(["netns", "exec", &self.hosts[index], "tc", "qdisc", "add", "dev", device, "root"])
             .args(["tbf", "rate", "4mbit", "burst", "16kb", "latency", "400ms"])

@@ -53,7 +53,7 @@ fn cluster_dir() -> PathBuf {
 }
 
 impl Cluster {
-    fn start(health_check: &Path) -> Cluster {
+    fn start(health_check: &Path, prolog: &Path) -> Cluster {
         let dir = cluster_dir();
         let _ = std::fs::remove_dir_all(&dir);
         for sub in ["state", "spool", "munge"] {
@@ -97,12 +97,14 @@ impl Cluster {
              ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n\
              SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nReturnToService=2\nMpiDefault=none\n\
              SwitchType=switch/none\nHealthCheckProgram={}\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n\
+             Prolog={}\n\
              {node_line} NodeAddr=127.0.0.1 State=UNKNOWN\n\
              PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n",
             free_port(),
             free_port(),
             socket.display(),
             health_check.display(),
+            prolog.display(),
         );
         std::fs::write(&conf, text).expect("slurm.conf");
         for daemon in ["slurmctld", "slurmd"] {
@@ -152,7 +154,7 @@ impl Cluster {
     }
 
     fn logs(&self) -> String {
-        ["slurmctld.log", "slurmd.log", "health-check.log"]
+        ["slurmctld.log", "slurmd.log", "health-check.log", "prolog.log"]
             .iter()
             .map(|f| format!("--- {f}\n{}", std::fs::read_to_string(self.dir.join(f)).unwrap_or_default()))
             .collect()
@@ -211,7 +213,26 @@ fn health_check_drains_resumes_and_brakes_on_a_real_slurm_node() {
     .expect("script");
     let made = Command::new("chmod").arg("755").arg(&script).status();
     assert!(made.is_ok_and(|s| s.success()));
-    let cluster = Cluster::start(&script);
+    // The job's Prolog: the gang preflight over the job's nodes (here the one node), judging the
+    // fixture named in `prolog-root`.
+    let prolog_root = scratch.join("prolog-root");
+    std::fs::write(&prolog_root, fixture("hgx-h100").display().to_string()).expect("prolog root file");
+    let prolog = scratch.join("prolog.sh");
+    std::fs::write(
+        &prolog,
+        format!(
+            "#!/bin/sh\nexport SLURM_CONF={} PATH={scontrol_dir}:/usr/sbin:/usr/bin:/sbin:/bin\n\
+             exec {} slurm prolog --root \"$(cat {})\" >> {} 2>&1\n",
+            cluster_dir().join("slurm.conf").display(),
+            env!("CARGO_BIN_EXE_fabricdoctor"),
+            prolog_root.display(),
+            cluster_dir().join("prolog.log").display()
+        ),
+    )
+    .expect("prolog script");
+    let made = Command::new("chmod").arg("755").arg(&prolog).status();
+    assert!(made.is_ok_and(|s| s.success()));
+    let cluster = Cluster::start(&script, &prolog);
     let faulty = fixture("faulty-node");
 
     // The brake: draining the only node of its partition would drain 100 % (default limit 10 %).
@@ -285,6 +306,30 @@ fn health_check_drains_resumes_and_brakes_on_a_real_slurm_node() {
     let report: serde_json::Value = serde_json::from_slice(&srun.stdout).expect("rank 0's JSON");
     assert_eq!(report["ranks"], 4, "{report}");
     assert!(report["rows"].as_array().is_some_and(|rows| rows.iter().all(|r| r["out_of_place"]["wrong"] == 0)));
+    let log = std::fs::read_to_string(cluster_dir().join("prolog.log")).unwrap_or_default();
+    assert!(log.contains("passes its checks; one node"), "the job's prolog ran and passed:\n{}", cluster.logs());
+
+    // A prolog rejection: the node fails its checks, so its prolog exits 1; Slurm does not start
+    // the job, and drains the node with its own reason (slurm.conf(5) Prolog).
+    std::fs::write(&prolog_root, faulty.display().to_string()).expect("prolog root file");
+    let rejected = Command::new("timeout")
+        .args(["60", "srun", "-N", "1", "true"])
+        .env("SLURM_CONF", &cluster.conf)
+        .output()
+        .expect("srun runs");
+    assert!(!rejected.status.success(), "the job ran although its prolog failed:\n{}", cluster.logs());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !cluster.state().unwrap_or_default().contains("DRAIN") {
+        assert!(
+            Instant::now() < deadline,
+            "not drained after the prolog failed: {:?}\n{}",
+            cluster.node(),
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let log = std::fs::read_to_string(cluster_dir().join("prolog.log")).unwrap_or_default();
+    assert!(log.contains(&format!("{} fails its checks", cluster.node)), "{log}");
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
@@ -322,4 +367,119 @@ fn health_check_without_slurm_or_for_an_unknown_node_is_an_error() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("--max-drained-fraction"), "{}", stderr(&bad));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The gang preflight on four namespace hosts: host 3's link is shaped to 4 Mbit/s and host 1's
+/// node checks fail. Every node runs `slurm prolog` at once, as slurmd runs Prolog on each node of
+/// a job; only hosts 1 and 3 exit 1, and every node names host 3 as the bad one.
+#[test]
+fn prolog_fails_only_the_node_at_fault_and_every_node_names_it() {
+    if !crate::burnin::have_root() {
+        return;
+    }
+    let cluster = crate::burnin::Cluster::create("prolog");
+    cluster.throttle(2, "eth0");
+    let addresses: Vec<String> =
+        (1..=4).flat_map(|h| ["--address".to_string(), format!("node{h}=10.215.0.{h}")]).collect();
+    let children: Vec<Child> = (0..4)
+        .map(|host| {
+            let root = if host == 0 { fixture("faulty-node") } else { fixture("hgx-h100") };
+            Command::new("ip")
+                .args(["netns", "exec", &cluster.hosts[host], env!("CARGO_BIN_EXE_fabricdoctor"), "slurm", "prolog"])
+                .arg("--root")
+                .arg(root)
+                .args(["--nodes", "node[1-4]", "--node", &format!("node{}", host + 1), "--job", "4242"])
+                .args(["--duration", "300ms", "--round-timeout", "15s", "--timeout", "90s"])
+                .args(&addresses)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("prolog starts")
+        })
+        .collect();
+    let outputs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().expect("prolog ends")).collect();
+    let codes: Vec<Option<i32>> = outputs.iter().map(|o| o.status.code()).collect();
+    let describe = || {
+        outputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| format!("--- node{}: {:?}\n{}{}", i + 1, o.status.code(), stdout(o), stderr(o)))
+            .collect::<String>()
+    };
+    assert_eq!(codes, [Some(1), Some(0), Some(1), Some(0)], "{}", describe());
+    assert!(stdout(&outputs[0]).contains("node1 fails its checks"), "{}", describe());
+    for output in &outputs {
+        assert!(stdout(output).contains("node3 is bad"), "{}", describe());
+        assert!(!stdout(output).contains("node1 is bad") && !stdout(output).contains("the link"), "{}", describe());
+    }
+    assert!(stdout(&outputs[2]).contains("node3 is bad (this node)"), "{}", describe());
+}
+
+#[test]
+fn prolog_refuses_peers_of_other_jobs_and_bad_settings() {
+    // A lone node has no pairs: the checks decide.
+    let lone = binary()
+        .args(["slurm", "prolog", "--root"])
+        .arg(fixture("hgx-h100"))
+        .args(["--nodes", "gpu01", "--node", "gpu01", "--job", "7"])
+        .output()
+        .expect("run");
+    assert_eq!(lone.status.code(), Some(0), "{}", stderr(&lone));
+    assert!(stdout(&lone).contains("one node, no pairs"), "{}", stdout(&lone));
+    for (args, says) in [
+        (&["--nodes", "gpu[01-02", "--node", "gpu01", "--job", "7"][..], "node list"),
+        (&["--nodes", "gpu[01-02]", "--node", "gpu09", "--job", "7"], "not in the job's node list"),
+        (&["--nodes", "gpu[01-02]", "--node", "gpu01", "--job", "7", "--address", "gpu01=x"], "not an IP address"),
+        (&["--nodes", "gpu[01-02]", "--node", "gpu01", "--job", "7", "--min-ratio", "0"], "--min-ratio"),
+    ] {
+        let output =
+            binary().args(["slurm", "prolog"]).args(args).env_remove("SLURM_JOB_NODELIST").output().expect("run");
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(says), "{args:?}: {}", stderr(&output));
+    }
+    let output = binary()
+        .args(["slurm", "prolog", "--node", "gpu01", "--job", "7"])
+        .env_remove("SLURM_JOB_NODELIST")
+        .env_remove("SLURM_NODELIST")
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("SLURM_JOB_NODELIST"), "{}", stderr(&output));
+
+    // A peer of another job, and a stranger, are refused by a node waiting for its partner; the
+    // node then records its partner as missing and fails the pair.
+    let port = free_port();
+    let waiting = binary()
+        .args(["slurm", "prolog", "--root"])
+        .arg(fixture("hgx-h100"))
+        .args(["--nodes", "a,b", "--node", "b", "--job", "7", "--port", &port.to_string()])
+        .args(["--address", "a=127.0.0.1", "--address", "b=127.0.0.1"])
+        .args(["--round-timeout", "3s", "--timeout", "8s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let ask = |line: &str| -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                use std::io::{Read, Write};
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let _ = stream.write_all(line.as_bytes());
+                let mut answer = String::new();
+                let _ = stream.read_to_string(&mut answer);
+                return answer;
+            }
+            assert!(Instant::now() < deadline, "the prolog never listened");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    assert!(ask("{\"job\":\"8\",\"from\":\"a\",\"round\":0}\n").contains("job 8 is not job 7"));
+    assert!(ask("{\"job\":\"7\",\"from\":\"mallory\",\"round\":0}\n").contains("not a node of this job"));
+    assert!(ask(&"x".repeat(4000)).contains("longer than"));
+    assert!(ask("GET / HTTP/1.1\r\n\r\n").contains("not a hello"));
+    let output = waiting.wait_with_output().expect("ends");
+    // Two nodes and a broken pair: both are named, so this one fails too.
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("did not connect"), "{}", stdout(&output));
 }
