@@ -19,17 +19,17 @@ use fabricdoctor_report::burnin::{BurninReport, Event, EventKind, HostStatus, Si
 
 use crate::support::{fixture, stderr, stdout};
 
-const TOKEN: &str = "burnin-integration-token-0123456789";
+pub(crate) const TOKEN: &str = "burnin-integration-token-0123456789";
 
 /// Burn-ins measure: one at a time, so they do not measure each other (and namespace tests create
 /// links and queues on a shared machine).
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn playbook() -> String {
+pub(crate) fn playbook() -> String {
     fixture("burnin/shared-machine.toml").display().to_string()
 }
 
@@ -360,7 +360,7 @@ pub(crate) fn have_root() -> bool {
 /// (10.215.0.254); with two rails a second NIC per host (eth1, 10.216.0.1-4) on a second bridge.
 /// Names carry the test and the pid; every namespace is deleted on drop.
 pub(crate) struct Cluster {
-    bridge: String,
+    pub(crate) bridge: String,
     pub(crate) hosts: Vec<String>,
     rails: usize,
 }

@@ -7,7 +7,10 @@
 //! update and changes nothing; slurmd's own HealthCheckProgram run drains the node with the
 //! `fabricdoctor:` reason on a failing fixture, and resumes it once the fixture passes; a drain by
 //! someone else is left alone; `srun -n 4 fabricdoctor perf allreduce` meets through SLURM_*; no
-//! scontrol and an unknown node are errors (exit 2).
+//! scontrol and an unknown node are errors (exit 2); `slurm prolog` as the cluster's Prolog keeps a
+//! failing node's job from starting. On four namespace hosts the prolog's gang preflight fails
+//! only the slow node; and on four real Slurm nodes (a slurmd per namespace host) `srun -N 4
+//! fabricdoctor burnin` signs off and the Prolog drains only the node whose link is shaped.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -377,6 +380,7 @@ fn prolog_fails_only_the_node_at_fault_and_every_node_names_it() {
     if !crate::burnin::have_root() {
         return;
     }
+    let _serial = crate::burnin::serial();
     let cluster = crate::burnin::Cluster::create("prolog");
     cluster.throttle(2, "eth0");
     let addresses: Vec<String> =
@@ -482,4 +486,225 @@ fn prolog_refuses_peers_of_other_jobs_and_bad_settings() {
     // Two nodes and a broken pair: both are named, so this one fails too.
     assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
     assert!(stdout(&output).contains("did not connect"), "{}", stdout(&output));
+}
+
+/// Four Slurm nodes, one per namespace host of the burn-in rig (10.215.0.1-4), each a real slurmd
+/// (`slurmd -N nodeK` in its namespace, with a private /etc/hosts naming the nodes, as DNS would),
+/// and slurmctld in the bridge namespace (10.215.0.254). Killed and removed on drop, with the
+/// namespaces.
+struct MultiCluster {
+    dir: PathBuf,
+    conf: PathBuf,
+    rig: crate::burnin::Cluster,
+    children: Vec<Child>,
+}
+
+impl MultiCluster {
+    fn start(prolog: &Path) -> MultiCluster {
+        let rig = crate::burnin::Cluster::create("slurm4");
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm4-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("munge")).expect("dirs");
+        std::fs::create_dir_all(dir.join("state")).expect("dirs");
+        let mut children = Vec::new();
+        let key = dir.join("munge/munge.key");
+        let made = Command::new("mungekey").arg("--create").arg(format!("--keyfile={}", key.display())).output();
+        assert!(made.is_ok_and(|o| o.status.success()), "mungekey --create");
+        let socket = dir.join("munge/socket");
+        children.push(
+            Command::new("munged")
+                .args(["--foreground", "--force"])
+                .arg(format!("--socket={}", socket.display()))
+                .arg(format!("--key-file={}", key.display()))
+                .arg(format!("--log-file={}", dir.join("munge/log").display()))
+                .arg(format!("--pid-file={}", dir.join("munge/pid").display()))
+                .arg(format!("--seed-file={}", dir.join("munge/seed").display()))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("munged starts"),
+        );
+        wait_for(Duration::from_secs(10), || socket.exists(), "munged's socket");
+        let hosts = dir.join("hosts");
+        let mut names = String::from("127.0.0.1 localhost\n10.215.0.254 fdctl\n");
+        for node in 1..=4 {
+            names.push_str(&format!("10.215.0.{node} node{node}\n"));
+        }
+        std::fs::write(&hosts, names).expect("hosts");
+        // slurmctld runs on the host named by SlurmctldHost: this machine's short hostname.
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("hostname");
+        let hostname = hostname.trim().split('.').next().unwrap_or("localhost").to_string();
+        let d = dir.display();
+        let conf = dir.join("slurm.conf");
+        let text = format!(
+            "ClusterName=fdmulti\nSlurmctldHost={hostname}(10.215.0.254)\nSlurmctldPort={}\nSlurmdPort={}\n\
+             SlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket={}\n\
+             StateSaveLocation={d}/state\nSlurmdSpoolDir={d}/spool-%n\nSlurmctldPidFile={d}/slurmctld.pid\n\
+             SlurmdPidFile={d}/slurmd-%n.pid\nSlurmctldLogFile={d}/slurmctld.log\nSlurmdLogFile={d}/slurmd-%n.log\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n\
+             SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nReturnToService=2\nMpiDefault=none\n\
+             SwitchType=switch/none\nMessageTimeout=60\nProlog={}\nPrologFlags=Alloc\n\
+             NodeName=node[1-4] NodeAddr=10.215.0.[1-4] CPUs=2 State=UNKNOWN\n\
+             PartitionName=debug Nodes=node[1-4] Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n",
+            free_port(),
+            free_port(),
+            socket.display(),
+            prolog.display(),
+        );
+        std::fs::write(&conf, text).expect("slurm.conf");
+        let in_namespace = |namespace: &str, command: &str, log: &str| {
+            // nsenter, not `ip netns exec`: the latter remounts /sys for the namespace, and slurmd
+            // needs the cgroup filesystem under the original /sys.
+            Command::new("nsenter")
+                .arg(format!("--net=/run/netns/{namespace}"))
+                .args(["unshare", "--mount", "--propagation", "private", "sh", "-c"])
+                .arg(format!("mount --bind {} /etc/hosts && exec {command}", hosts.display()))
+                .env("SLURM_CONF", &conf)
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(dir.join(log)).expect("log"))
+                .spawn()
+                .expect("daemon starts")
+        };
+        children.push(in_namespace(&rig.bridge, &format!("slurmctld -D -f {}", conf.display()), "slurmctld.out"));
+        std::thread::sleep(Duration::from_secs(2));
+        for node in 1..=4 {
+            std::fs::create_dir_all(dir.join(format!("spool-node{node}"))).expect("spool");
+            let command = format!("slurmd -D -N node{node} -f {}", conf.display());
+            children.push(in_namespace(&rig.hosts[node - 1], &command, &format!("slurmd-node{node}.out")));
+        }
+        let cluster = MultiCluster { dir, conf, rig, children };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !(1..=4).all(|n| cluster.state(&format!("node{n}")).is_some_and(|s| s.starts_with("IDLE"))) {
+            let states: Vec<Option<String>> = (1..=4).map(|n| cluster.state(&format!("node{n}"))).collect();
+            assert!(Instant::now() < deadline, "four idle nodes after 60 s: {states:?}\n{}", cluster.logs());
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        cluster
+    }
+
+    /// A Slurm client command, run where the controller is reached (the bridge namespace).
+    fn client(&self, program: &str) -> Command {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", &self.rig.bridge, program]).env("SLURM_CONF", &self.conf);
+        command
+    }
+
+    fn state(&self, node: &str) -> Option<String> {
+        let output = self.client("scontrol").args(["show", "node", node, "--oneliner"]).output().ok()?;
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.split_whitespace().find_map(|p| p.strip_prefix("State=")).map(str::to_string)
+    }
+
+    fn logs(&self) -> String {
+        let mut names: Vec<String> = vec!["slurmctld.log".into(), "slurmctld.out".into()];
+        for node in 1..=4 {
+            names.push(format!("slurmd-node{node}.log"));
+            names.push(format!("slurmd-node{node}.out"));
+            names.push(format!("prolog-node{node}.log"));
+        }
+        names
+            .iter()
+            .map(|f| format!("--- {f}\n{}", std::fs::read_to_string(self.dir.join(f)).unwrap_or_default()))
+            .collect()
+    }
+}
+
+impl Drop for MultiCluster {
+    fn drop(&mut self) {
+        for child in self.children.iter_mut().rev() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        // `ip netns exec` and unshare are gone; the daemons they exec'd were the children.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// On four real Slurm nodes: `srun -N 4 fabricdoctor burnin` meets through SLURM_* (rank 0
+/// coordinates, the others are agents) and signs off, the job's multi-node Prolog passing first;
+/// then, with node3's link shaped to 4 Mbit/s, the Prolog of the next job fails on node3 only:
+/// Slurm drains node3, and no other node.
+#[test]
+fn four_slurm_nodes_run_a_burnin_and_their_prolog_drains_only_the_slow_node() {
+    if !have_slurm() || !crate::burnin::have_root() {
+        return;
+    }
+    let _serial = crate::burnin::serial();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm4-scripts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let logs = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm4-{}", std::process::id()));
+    let scontrol_dir = Command::new("sh")
+        .args(["-c", "dirname \"$(command -v scontrol)\""])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .expect("scontrol's directory");
+    let prolog = dir.join("prolog.sh");
+    std::fs::write(
+        &prolog,
+        format!(
+            "#!/bin/sh\nexport SLURM_CONF={}/slurm.conf PATH={scontrol_dir}:/usr/sbin:/usr/bin:/sbin:/bin\n\
+             exec {} slurm prolog --root {} --duration 300ms --round-timeout 15s --timeout 60s \
+             >> {}/prolog-$SLURMD_NODENAME.log 2>&1\n",
+            logs.display(),
+            env!("CARGO_BIN_EXE_fabricdoctor"),
+            fixture("hgx-h100").display(),
+            logs.display(),
+        ),
+    )
+    .expect("prolog");
+    assert!(Command::new("chmod").arg("755").arg(&prolog).status().is_ok_and(|s| s.success()));
+    let cluster = MultiCluster::start(&prolog);
+
+    let report_dir = dir.join("burnin");
+    let burnin = cluster
+        .client("timeout")
+        .args(["240", "srun", "-N", "4", "--ntasks-per-node", "1", env!("CARGO_BIN_EXE_fabricdoctor"), "burnin"])
+        .args(["--duration", "1s", "--playbook", &crate::burnin::playbook(), "--agent-port", "7311", "--report-dir"])
+        .arg(&report_dir)
+        .env("FABRICDOCTOR_TOKEN", crate::burnin::TOKEN)
+        .output()
+        .expect("srun runs");
+    assert!(
+        burnin.status.success(),
+        "srun burnin: {:?}\n{}{}\n{}",
+        burnin.status.code(),
+        stdout(&burnin),
+        stderr(&burnin),
+        cluster.logs()
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).expect("report.json"))
+            .expect("json");
+    let hosts: Vec<&str> =
+        report["hosts"].as_array().expect("hosts").iter().filter_map(|h| h["name"].as_str()).collect();
+    assert_eq!(hosts, ["node1", "node2", "node3", "node4"], "{report}");
+    assert_eq!(report["signoff"]["verdict"], "pass", "{}", report["signoff"]);
+    for node in 1..=4 {
+        let log = std::fs::read_to_string(logs.join(format!("prolog-node{node}.log"))).unwrap_or_default();
+        assert!(log.contains("all 6 pairs of the job's 4 nodes"), "node{node}'s prolog:\n{}", cluster.logs());
+    }
+
+    // node3's link slows to 4 Mbit/s: the next job's Prolog fails there only.
+    cluster.rig.throttle(2, "eth0");
+    let rejected = cluster
+        .client("timeout")
+        .args(["120", "srun", "-N", "4", "--ntasks-per-node", "1", "true"])
+        .output()
+        .expect("srun runs");
+    assert!(!rejected.status.success(), "the job ran although node3's prolog failed:\n{}", cluster.logs());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !cluster.state("node3").unwrap_or_default().contains("DRAIN") {
+        assert!(Instant::now() < deadline, "node3 not drained:\n{}", cluster.logs());
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    for node in ["node1", "node2", "node4"] {
+        let state = cluster.state(node).unwrap_or_default();
+        assert!(!state.contains("DRAIN"), "{node} drained ({state}) for node3's fault:\n{}", cluster.logs());
+        let log = std::fs::read_to_string(logs.join(format!("prolog-{node}.log"))).unwrap_or_default();
+        assert!(log.contains("node3 is bad (its own prolog fails it)"), "{node}:\n{log}");
+    }
+    let log = std::fs::read_to_string(logs.join("prolog-node3.log")).unwrap_or_default();
+    assert!(log.contains("node3 is bad (this node)"), "{log}");
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
 }
