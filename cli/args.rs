@@ -107,24 +107,61 @@ pub struct PrologArgs {
     pub scontrol: String,
 }
 
-/// The node checks a Slurm hook runs: fast ones unless --sample.
+/// What a long-running or scheduler-driven check run judges: the node (or a capture), which
+/// checks, and by what policy and profile. `slurm health-check`, `slurm prolog` and `serve` share
+/// it, and turn it into the `check` arguments they run ([`CheckSelection::check_args`]).
 #[derive(Debug, Args)]
-pub struct NodeCheckArgs {
+pub struct CheckSelection {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Run only checks whose id starts with this (repeatable). Default: every check that needs no
-    /// counter sample.
+    /// Run only checks whose id starts with this (repeatable).
     #[arg(long, value_name = "ID")]
     pub only: Vec<String>,
-    /// Also sample counters for 2 s and run the counter checks (slower).
-    #[arg(long)]
-    pub sample: bool,
     /// Site policy TOML (as `check --policy`).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Node profile TOML (as `check --profile`).
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+}
+
+impl CheckSelection {
+    /// The `check` arguments for this selection, with `only` in place of `--only` and counters
+    /// sampled for 2 s or not at all.
+    pub fn check_args(&self, only: &[String], sample: bool) -> Result<CheckArgs, clap::Error> {
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            check: CheckArgs,
+        }
+        let mut argv: Vec<std::ffi::OsString> = vec!["check".into()];
+        if let Some(root) = &self.source.root {
+            argv.extend(["--root".into(), root.clone().into_os_string()]);
+        }
+        for (flag, path) in [("--policy", &self.policy), ("--profile", &self.profile)] {
+            if let Some(path) = path {
+                argv.extend([flag.into(), path.clone().into_os_string()]);
+            }
+        }
+        if !sample {
+            argv.push("--no-sample".into());
+        }
+        for id in only {
+            argv.extend(["--only".into(), id.into()]);
+        }
+        Ok(Wrapper::try_parse_from(argv)?.check)
+    }
+}
+
+/// The node checks a Slurm hook runs: fast ones unless --sample.
+#[derive(Debug, Args)]
+pub struct NodeCheckArgs {
+    #[command(flatten)]
+    pub selection: CheckSelection,
+    /// Also sample counters for 2 s and run the counter checks (slower). Without it, `--only`
+    /// defaults to every check that needs no counter sample.
+    #[arg(long)]
+    pub sample: bool,
 }
 
 #[derive(Debug, Args)]
@@ -151,22 +188,13 @@ pub struct HealthCheckArgs {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
-    pub source: SourceArgs,
+    pub selection: CheckSelection,
     /// Address to serve on (HOST:PORT). 0.0.0.0 or [::] to be scraped from other hosts.
     #[arg(long, default_value = "127.0.0.1:9478", value_name = "ADDR")]
     pub listen: String,
     /// Time from the start of one check run to the start of the next; counters are diffed over it.
     #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
     pub interval: std::time::Duration,
-    /// Run only checks whose id starts with this (repeatable).
-    #[arg(long, value_name = "ID")]
-    pub only: Vec<String>,
-    /// Site policy TOML (as `check --policy`).
-    #[arg(long, value_name = "FILE")]
-    pub policy: Option<PathBuf>,
-    /// Node profile TOML (as `check --profile`).
-    #[arg(long, value_name = "FILE")]
-    pub profile: Option<PathBuf>,
     /// Also write the metrics to FILE (atomically, after every run) for node_exporter's textfile
     /// collector; the name must end in .prom.
     #[arg(long, value_name = "FILE")]

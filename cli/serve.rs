@@ -64,9 +64,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     // Bind first: a taken port is the commonest way to fail, and it must fail before anything else.
     let listener =
         TcpListener::bind(&args.listen).with_context(|| format!("cannot listen on {} (--listen)", args.listen))?;
-    let check_args = CheckArgs::for_serve(&args)?;
+    let check_args = serve_check_args(&args)?;
     let policy = load_policy(&check_args)?;
-    let source = Source::resolve(&args.source)?;
+    let source = Source::resolve(&args.selection.source)?;
     let interval = args.interval;
     let rules = LinkRules {
         window_seconds: args.flap_window.as_secs_f64(),
@@ -81,7 +81,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     );
     let runner = {
         let published = Arc::clone(&published);
-        let only = args.only.clone();
+        let only = args.selection.only.clone();
         let textfile = args.textfile.clone();
         std::thread::Builder::new()
             .name("check-runner".into())
@@ -119,31 +119,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     Ok(exit::SUCCESS)
 }
 
-impl CheckArgs {
-    /// The check run serve makes each interval: its selection, policy and profile; counters are
-    /// sampled by the runner across the interval, not by a 2 s wait inside the run.
-    fn for_serve(args: &ServeArgs) -> anyhow::Result<CheckArgs> {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Wrapper {
-            #[command(flatten)]
-            check: CheckArgs,
-        }
-        let mut argv: Vec<std::ffi::OsString> = vec!["serve".into(), "--no-sample".into()];
-        for (flag, path) in [("--policy", &args.policy), ("--profile", &args.profile)] {
-            if let Some(path) = path {
-                argv.extend([flag.into(), path.clone().into_os_string()]);
-            }
-        }
-        // The held link state (link.flapping, link.dropped) is serve's own, not a registered check.
-        for id in &args.only {
-            let held = [FLAPPING, DROPPED].iter().any(|held| held.starts_with(id.as_str()));
-            if !held {
-                argv.extend(["--only".into(), id.into()]);
-            }
-        }
-        Ok(Wrapper::try_parse_from(argv).context("serve arguments")?.check)
-    }
+/// The check run serve makes each interval: its selection, policy and profile; counters are
+/// sampled by the runner across the interval, not by a 2 s wait inside the run. The held link
+/// state (link.flapping, link.dropped) is serve's own, not a registered check, and is left out.
+fn serve_check_args(args: &ServeArgs) -> anyhow::Result<CheckArgs> {
+    let registered: Vec<String> = args
+        .selection
+        .only
+        .iter()
+        .filter(|id| ![FLAPPING, DROPPED].iter().any(|held| held.starts_with(id.as_str())))
+        .cloned()
+        .collect();
+    args.selection.check_args(&registered, false).context("serve arguments")
 }
 
 /// The check-running side: everything that persists between runs.

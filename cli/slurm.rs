@@ -17,7 +17,6 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use clap::Parser;
 use fabricdoctor_burnin::preflight::{self, judge, Preflight, Rules};
 use fabricdoctor_checks::{registry, Finding, Verdict};
 use fabricdoctor_perf::collective::nodelist::expand;
@@ -135,36 +134,15 @@ pub fn decide(findings: &[Finding], node: &SlurmNode, cluster: &[SlurmNode], max
     Decision::Drain { reason }
 }
 
-/// The check run a health check makes: fast checks only (no counter sample) unless `--sample`.
+/// The check run a health check or prolog makes: fast checks only (no counter sample) unless
+/// `--sample`.
 fn check_args(args: &NodeCheckArgs) -> anyhow::Result<CheckArgs> {
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        check: CheckArgs,
-    }
-    let mut argv: Vec<std::ffi::OsString> = vec!["check".into()];
-    if let Some(root) = &args.source.root {
-        argv.extend(["--root".into(), root.clone().into_os_string()]);
-    }
-    for (flag, path) in [("--policy", &args.policy), ("--profile", &args.profile)] {
-        if let Some(path) = path {
-            argv.extend([flag.into(), path.clone().into_os_string()]);
-        }
-    }
-    if !args.sample {
-        argv.push("--no-sample".into());
-    }
-    let only: Vec<String> = if !args.only.is_empty() {
-        args.only.clone()
-    } else if args.sample {
-        Vec::new()
+    let only: Vec<String> = if !args.selection.only.is_empty() || args.sample {
+        args.selection.only.clone()
     } else {
         registry().iter().filter(|c| !c.needs_counters()).map(|c| c.id().to_string()).collect()
     };
-    for id in only {
-        argv.extend(["--only".into(), id.into()]);
-    }
-    Ok(Wrapper::try_parse_from(argv).context("health-check arguments")?.check)
+    args.selection.check_args(&only, args.sample).context("the checks' arguments")
 }
 
 /// Runs scontrol, or prints what it would run.

@@ -42,27 +42,20 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
 }
 
-/// A one-node cluster: munged, slurmctld and slurmd in the foreground, children of the test.
-struct Cluster {
+/// Daemons a test started and the directory they keep their keys, state and logs in: killed in
+/// reverse order of starting, and the directory removed, on drop.
+struct Daemons {
     dir: PathBuf,
-    conf: PathBuf,
-    node: String,
     children: Vec<Child>,
 }
 
-/// Where this run's cluster keeps its configuration, keys, state and logs.
-fn cluster_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm-{}", std::process::id()))
-}
-
-impl Cluster {
-    fn start(health_check: &Path, prolog: &Path) -> Cluster {
-        let dir = cluster_dir();
+impl Daemons {
+    /// A fresh directory with munged running on a socket inside it; returns the socket.
+    fn with_munge(dir: PathBuf) -> (Daemons, PathBuf) {
         let _ = std::fs::remove_dir_all(&dir);
         for sub in ["state", "spool", "munge"] {
             std::fs::create_dir_all(dir.join(sub)).expect("cluster dirs");
         }
-        let mut children = Vec::new();
         let key = dir.join("munge/munge.key");
         let made = Command::new("mungekey").arg("--create").arg(format!("--keyfile={}", key.display())).output();
         assert!(made.is_ok_and(|o| o.status.success()), "mungekey --create");
@@ -79,8 +72,48 @@ impl Cluster {
             .stderr(Stdio::null())
             .spawn()
             .expect("munged starts");
-        children.push(munged);
         wait_for(Duration::from_secs(10), || socket.exists(), "munged's socket");
+        (Daemons { dir, children: vec![munged] }, socket)
+    }
+
+    /// The named logs of the directory, each under a header.
+    fn logs<S: AsRef<str>>(&self, names: &[S]) -> String {
+        names
+            .iter()
+            .map(|f| {
+                let f = f.as_ref();
+                format!("--- {f}\n{}", std::fs::read_to_string(self.dir.join(f)).unwrap_or_default())
+            })
+            .collect()
+    }
+}
+
+impl Drop for Daemons {
+    fn drop(&mut self) {
+        for child in self.children.iter_mut().rev() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A one-node cluster: munged, slurmctld and slurmd in the foreground, children of the test.
+struct Cluster {
+    daemons: Daemons,
+    conf: PathBuf,
+    node: String,
+}
+
+/// Where this run's cluster keeps its configuration, keys, state and logs.
+fn cluster_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm-{}", std::process::id()))
+}
+
+impl Cluster {
+    fn start(health_check: &Path, prolog: &Path) -> Cluster {
+        let (mut daemons, socket) = Daemons::with_munge(cluster_dir());
+        let dir = daemons.dir.clone();
         // The node as slurmd sees this hardware (`slurmd -C`), reached on loopback.
         let probed = Command::new("slurmd").arg("-C").output().expect("slurmd -C");
         let node_line = String::from_utf8_lossy(&probed.stdout)
@@ -119,12 +152,12 @@ impl Cluster {
                 .stderr(std::fs::File::create(dir.join(format!("{daemon}.out"))).expect("log"))
                 .spawn()
                 .unwrap_or_else(|e| panic!("{daemon} starts: {e}"));
-            children.push(child);
+            daemons.children.push(child);
             if daemon == "slurmctld" {
                 std::thread::sleep(Duration::from_secs(2));
             }
         }
-        let cluster = Cluster { dir, conf, node, children };
+        let cluster = Cluster { daemons, conf, node };
         wait_for(Duration::from_secs(60), || cluster.state().is_some_and(|s| s.starts_with("IDLE")), "the node idle");
         cluster
     }
@@ -157,20 +190,7 @@ impl Cluster {
     }
 
     fn logs(&self) -> String {
-        ["slurmctld.log", "slurmd.log", "health-check.log", "prolog.log"]
-            .iter()
-            .map(|f| format!("--- {f}\n{}", std::fs::read_to_string(self.dir.join(f)).unwrap_or_default()))
-            .collect()
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for child in self.children.iter_mut().rev() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.daemons.logs(&["slurmctld.log", "slurmd.log", "health-check.log", "prolog.log"])
     }
 }
 
@@ -493,38 +513,19 @@ fn prolog_refuses_peers_of_other_jobs_and_bad_settings() {
 /// and slurmctld in the bridge namespace (10.215.0.254). Killed and removed on drop, with the
 /// namespaces.
 struct MultiCluster {
-    dir: PathBuf,
+    // Dropped first: the daemons stop before their namespaces go.
+    daemons: Daemons,
     conf: PathBuf,
     rig: crate::burnin::Cluster,
-    children: Vec<Child>,
 }
 
 impl MultiCluster {
     fn start(prolog: &Path) -> MultiCluster {
         let rig = crate::burnin::Cluster::create("slurm4");
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm4-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("munge")).expect("dirs");
-        std::fs::create_dir_all(dir.join("state")).expect("dirs");
-        let mut children = Vec::new();
-        let key = dir.join("munge/munge.key");
-        let made = Command::new("mungekey").arg("--create").arg(format!("--keyfile={}", key.display())).output();
-        assert!(made.is_ok_and(|o| o.status.success()), "mungekey --create");
-        let socket = dir.join("munge/socket");
-        children.push(
-            Command::new("munged")
-                .args(["--foreground", "--force"])
-                .arg(format!("--socket={}", socket.display()))
-                .arg(format!("--key-file={}", key.display()))
-                .arg(format!("--log-file={}", dir.join("munge/log").display()))
-                .arg(format!("--pid-file={}", dir.join("munge/pid").display()))
-                .arg(format!("--seed-file={}", dir.join("munge/seed").display()))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("munged starts"),
+        let (mut daemons, socket) = Daemons::with_munge(
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("slurm4-{}", std::process::id())),
         );
-        wait_for(Duration::from_secs(10), || socket.exists(), "munged's socket");
+        let dir = daemons.dir.clone();
         let hosts = dir.join("hosts");
         let mut names = String::from("127.0.0.1 localhost\n10.215.0.254 fdctl\n");
         for node in 1..=4 {
@@ -565,14 +566,18 @@ impl MultiCluster {
                 .spawn()
                 .expect("daemon starts")
         };
-        children.push(in_namespace(&rig.bridge, &format!("slurmctld -D -f {}", conf.display()), "slurmctld.out"));
+        daemons.children.push(in_namespace(
+            &rig.bridge,
+            &format!("slurmctld -D -f {}", conf.display()),
+            "slurmctld.out",
+        ));
         std::thread::sleep(Duration::from_secs(2));
         for node in 1..=4 {
             std::fs::create_dir_all(dir.join(format!("spool-node{node}"))).expect("spool");
             let command = format!("slurmd -D -N node{node} -f {}", conf.display());
-            children.push(in_namespace(&rig.hosts[node - 1], &command, &format!("slurmd-node{node}.out")));
+            daemons.children.push(in_namespace(&rig.hosts[node - 1], &command, &format!("slurmd-node{node}.out")));
         }
-        let cluster = MultiCluster { dir, conf, rig, children };
+        let cluster = MultiCluster { daemons, conf, rig };
         let deadline = Instant::now() + Duration::from_secs(60);
         while !(1..=4).all(|n| cluster.state(&format!("node{n}")).is_some_and(|s| s.starts_with("IDLE"))) {
             let states: Vec<Option<String>> = (1..=4).map(|n| cluster.state(&format!("node{n}"))).collect();
@@ -602,21 +607,7 @@ impl MultiCluster {
             names.push(format!("slurmd-node{node}.out"));
             names.push(format!("prolog-node{node}.log"));
         }
-        names
-            .iter()
-            .map(|f| format!("--- {f}\n{}", std::fs::read_to_string(self.dir.join(f)).unwrap_or_default()))
-            .collect()
-    }
-}
-
-impl Drop for MultiCluster {
-    fn drop(&mut self) {
-        for child in self.children.iter_mut().rev() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        // `ip netns exec` and unshare are gone; the daemons they exec'd were the children.
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.daemons.logs(&names)
     }
 }
 
