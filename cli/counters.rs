@@ -4,6 +4,8 @@ use std::time::Instant;
 
 use fabricdoctor_probes::counters::{read_sample, CounterObservation};
 use fabricdoctor_probes::host::read_host_settings;
+use fabricdoctor_probes::rdma::read_rdma_devices;
+use fabricdoctor_probes::transceiver::read_fabric_modules;
 use fabricdoctor_report::counters::CountersReport;
 
 use crate::args::{CountersArgs, CountersFormat};
@@ -17,8 +19,12 @@ pub fn run(args: CountersArgs) -> anyhow::Result<i32> {
     let source = Source::resolve(&args.source)?;
     let host = source.host_info(&read_host_settings(&source.root));
     let format = if args.json { CountersFormat::Json } else { args.format };
+    // The fabric ports' modules, read once per run (each read is an I2C transfer through the NIC).
+    let mut unreadable = Vec::new();
+    let devices = read_rdma_devices(&source.root, &mut unreadable).unwrap_or_default();
+    let optics = read_fabric_modules(&source.root, &devices);
     let render = |observation: &CounterObservation| -> anyhow::Result<String> {
-        let report = CountersReport::new(host.clone(), observation);
+        let report = CountersReport::new(host.clone(), observation).with_optics(&optics);
         Ok(match format {
             CountersFormat::Text => report.text(args.all),
             CountersFormat::Json => serde_json::to_string_pretty(&report)? + "\n",

@@ -115,6 +115,11 @@ pub const TABLE: &[(&str, Action, Owner)] = &[
     ("link.flapping", ReplaceCableOrOptic, Fabric),
     ("link.dropped", ReplaceCableOrOptic, Fabric),
     ("phy.ber", ReplaceCableOrOptic, Fabric),
+    // A hot optic is the rack's airflow or the module; its owner is the node's.
+    ("optics.temperature", FixConfig, Node),
+    ("optics.power", ReplaceCableOrOptic, Fabric),
+    ("optics.alarms", ReplaceCableOrOptic, Fabric),
+    ("optics.inventory", None, Fabric),
     ("gpu.xid", ResetGpu, Node),
     ("gpu.ecc", ResetGpu, Node),
     ("gpu.remap", ResetGpu, Node),

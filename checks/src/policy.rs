@@ -14,6 +14,7 @@ pub struct Policy {
     pub rdma: RdmaPolicy,
     pub host: HostPolicy,
     pub counters: CounterPolicy,
+    pub optics: OpticsPolicy,
     /// The node model's profile (`--profile`), not a policy key.
     #[serde(skip)]
     pub profile: Option<crate::profile::NodeProfile>,
@@ -37,6 +38,21 @@ pub struct CounterPolicy {
 impl Default for CounterPolicy {
     fn default() -> Self {
         CounterPolicy { pause_share_warn: 0.10, roce_priority: 3, effective_ber_fail: 1e-12, corrected_ber_warn: 1e-5 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OpticsPolicy {
+    /// Module temperature at which optics.temperature fails whatever the module's own limits: the
+    /// burn-in protocol's rule that an optic at 70 C under load means the rack's airflow cannot
+    /// sustain line rate.
+    pub max_temperature_c: f64,
+}
+
+impl Default for OpticsPolicy {
+    fn default() -> Self {
+        OpticsPolicy { max_temperature_c: crate::optics::MAX_TEMPERATURE_C }
     }
 }
 

@@ -24,6 +24,7 @@ pub fn all() -> Vec<Target> {
         Target { name: "perf-hello", seeds: perf_hello_seeds, run: perf_hello },
         Target { name: "collective-hello", seeds: collective_seeds, run: collective_hello },
         Target { name: "pci-config", seeds: pci_config_seeds, run: pci_config },
+        Target { name: "module-eeprom", seeds: module_eeprom_seeds, run: module_eeprom },
         Target { name: "sysfs-text", seeds: sysfs_seeds, run: sysfs_text },
         Target { name: "triage", seeds: triage_seeds, run: triage },
         Target { name: "pickle", seeds: pickle_seeds, run: pickle_reader },
@@ -267,6 +268,60 @@ fn pci_config_seeds() -> Vec<Vec<u8>> {
 /// the capability walks must stay bounded whatever the pointers say.
 fn pci_config(bytes: &[u8]) {
     let _ = fabricdoctor_probes::pci_config::parse_config_space(bytes);
+}
+
+/// The half pages a module decode reads, in the order [`module_eeprom`] splits its input into.
+const MODULE_PAGES: [&str; 8] =
+    ["lower", "page-00h", "page-01h", "page-02h", "page-03h", "page-11h", "a2-lower", "a2-page-00h"];
+
+fn module_eeprom_seeds() -> Vec<Vec<u8>> {
+    // The fixtures' CMIS modules, and the real dumps of tests/optics in their canonical form.
+    let mut seeds = Vec::new();
+    let module = repository().join("tests/fixtures/hgx-h100/ethtool/ibp25s0/module-eeprom");
+    let mut fixture = Vec::new();
+    for name in MODULE_PAGES {
+        fixture.extend(std::fs::read(module.join(name)).unwrap_or_else(|_| vec![0; 128]));
+    }
+    seeds.push(fixture);
+    let Ok(entries) = std::fs::read_dir(repository().join("tests/optics")) else { return seeds };
+    for entry in entries.flatten() {
+        let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
+        let Some(pages) = text.split("\n--- pages\n").nth(1) else { continue };
+        let mut by_name = std::collections::BTreeMap::new();
+        let mut current = String::new();
+        for line in pages.lines() {
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                current = name.to_string();
+            } else {
+                let bytes = line.split_whitespace().filter_map(|b| u8::from_str_radix(b, 16).ok());
+                by_name.entry(current.clone()).or_insert_with(Vec::new).extend(bytes);
+            }
+        }
+        let mut seed = Vec::new();
+        for name in MODULE_PAGES {
+            seed.extend(by_name.get(name).cloned().unwrap_or_else(|| vec![0; 128]));
+        }
+        seeds.push(seed);
+    }
+    seeds
+}
+
+/// Module memory as the kernel or a capture hands it: 128-byte half pages in [`MODULE_PAGES`]
+/// order, the last possibly short or missing; and the same bytes as an ethtool netlink reply.
+/// Decoding must give a module or an error naming a page, whatever the identifier, the checksums
+/// or the lane counts say.
+fn module_eeprom(bytes: &[u8]) {
+    use fabricdoctor_probes::module_eeprom::HalfPage;
+    use fabricdoctor_probes::transceiver::{decode, pages_after, ModuleMemory};
+    let mut memory = ModuleMemory::default();
+    for (name, chunk) in MODULE_PAGES.iter().zip(bytes.chunks(128)) {
+        if let Some(half) = HalfPage::from_file_name(name) {
+            memory.pages.insert(half, chunk.to_vec());
+        }
+    }
+    let _ = decode(&memory);
+    let _ = pages_after(&bytes[..bytes.len().min(128)]);
+    let _ = fabricdoctor_probes::module_eeprom::parse_eeprom_reply(bytes);
 }
 
 fn sysfs_seeds() -> Vec<Vec<u8>> {

@@ -9,33 +9,17 @@
 //! checked against what was received); the socket calls are nix's safe wrappers, so this module needs no
 //! `unsafe`.
 
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use nix::errno::Errno;
-use nix::sys::socket::{
-    recv, recvfrom, sendto, setsockopt, socket, sockopt, AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol,
-    SockType,
-};
-use nix::sys::time::TimeVal;
+use nix::sys::socket::SockProtocol;
 use serde::Serialize;
 
 use crate::error::ParseError;
 use crate::ethtool::kernel_interface_name;
+use crate::netlink::{self, array_at, find, parse_attributes, Reply, Request, NLM_F_REQUEST};
 
-// include/uapi/linux/netlink.h
-const NLMSG_HEADER_LEN: usize = 16;
-const NLM_F_REQUEST: u16 = 0x01;
-const NLMSG_NOOP: u16 = 0x1;
-const NLMSG_ERROR: u16 = 0x2;
-const NLMSG_DONE: u16 = 0x3;
-const NLMSG_OVERRUN: u16 = 0x4;
-const NLA_HEADER_LEN: usize = 4;
-/// `NLA_TYPE_MASK`: the attribute type without the `NLA_F_NESTED`/`NLA_F_NET_BYTEORDER` flag bits.
-const NLA_TYPE_MASK: u16 = !(0x8000 | 0x4000);
-
-// include/uapi/linux/rtnetlink.h
+// include/uapi/linux/rtnetlink.h and dcbnl.h
 const RTM_GETDCB: u16 = 78;
 
 // include/uapi/linux/dcbnl.h
@@ -57,9 +41,6 @@ const IEEE_PFC_INDICATIONS_OFFSET: usize = 72;
 /// How long to wait for the kernel's answer; dcbnl answers synchronously, so this only bounds a wedged
 /// driver callback (they run under RTNL).
 const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Sequence numbers of requests from this process (netlink(7): the reply echoes it).
-static NEXT_SEQUENCE: AtomicU32 = AtomicU32::new(1);
 
 /// PFC as the driver reports it through `DCB_ATTR_IEEE_PFC` (`struct ieee_pfc`, include/uapi/linux/dcbnl.h).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -152,22 +133,16 @@ pub fn read_pfc(interface: &str) -> Result<PfcConfig, DcbError> {
     let name = kernel_interface_name(interface)
         .map_err(|reason| DcbError::InvalidInterfaceName { interface: interface.to_string(), reason })?;
     let failed = |step| move |errno| DcbError::from_errno(interface, step, errno);
-    let socket = socket(AddressFamily::Netlink, SockType::Raw, SockFlag::SOCK_CLOEXEC, SockProtocol::NetlinkRoute)
-        .map_err(failed(DcbStep::OpenSocket))?;
-    setsockopt(
-        &socket,
-        sockopt::ReceiveTimeout,
-        &TimeVal::from(libc::timeval { tv_sec: REPLY_TIMEOUT.as_secs() as libc::time_t, tv_usec: 0 }),
-    )
-    .map_err(failed(DcbStep::SetTimeout))?;
-
-    let sequence = NEXT_SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    let socket = netlink::open(SockProtocol::NetlinkRoute, REPLY_TIMEOUT).map_err(|(step, errno)| {
+        let step = if step.starts_with("open") { DcbStep::OpenSocket } else { DcbStep::SetTimeout };
+        DcbError::from_errno(interface, step, errno)
+    })?;
+    let sequence = netlink::next_sequence();
     let request = ieee_get_request(&name, sequence);
-    // Port id 0 addresses the kernel (netlink(7)).
-    sendto(socket.as_raw_fd(), &request, &NetlinkAddr::new(0, 0), MsgFlags::empty()).map_err(failed(DcbStep::Send))?;
+    netlink::send(&socket, &request).map_err(failed(DcbStep::Send))?;
 
     loop {
-        let datagram = receive(&socket).map_err(failed(DcbStep::Receive))?;
+        let datagram = netlink::receive(&socket).map_err(failed(DcbStep::Receive))?;
         let Some(datagram) = datagram else {
             // Sent by another process (only the kernel, port id 0, may answer); not ours to read.
             continue;
@@ -188,92 +163,33 @@ pub fn read_pfc(interface: &str) -> Result<PfcConfig, DcbError> {
     }
 }
 
-/// One whole datagram from the kernel; `None` when another sender wrote it. The size is learnt first with
-/// `MSG_PEEK | MSG_TRUNC` so a large reply is never cut (recv(2): MSG_TRUNC returns the real length).
-fn receive(socket: &OwnedFd) -> Result<Option<Vec<u8>>, Errno> {
-    let mut probe = [0u8; 0];
-    let length = recv(socket.as_raw_fd(), &mut probe, MsgFlags::MSG_PEEK | MsgFlags::MSG_TRUNC)?;
-    let mut buffer = vec![0u8; length.max(NLMSG_HEADER_LEN)];
-    let (received, sender) = recvfrom::<NetlinkAddr>(socket.as_raw_fd(), &mut buffer)?;
-    buffer.truncate(received);
-    Ok(sender.is_some_and(|address| address.pid() == 0).then_some(buffer))
-}
-
 /// `nlmsghdr` + `dcbmsg` + `DCB_ATTR_IFNAME` (a NUL-terminated string: dcbnl_rtnl_policy says
 /// `NLA_NUL_STRING`). No `NLM_F_ACK`: a successful get is answered by its reply alone, a failure by an
 /// `NLMSG_ERROR` (netlink_rcv_skb always acknowledges errors).
 fn ieee_get_request(name: &[u8; crate::ethtool::IFNAMSIZ], sequence: u32) -> Vec<u8> {
     let name_length = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-    let attribute_length = NLA_HEADER_LEN + name_length + 1;
-    let total = NLMSG_HEADER_LEN + DCBMSG_LEN + align4(attribute_length);
-    let mut message = Vec::with_capacity(total);
-    message.extend_from_slice(&(total as u32).to_ne_bytes());
-    message.extend_from_slice(&RTM_GETDCB.to_ne_bytes());
-    message.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
-    message.extend_from_slice(&sequence.to_ne_bytes());
-    message.extend_from_slice(&0u32.to_ne_bytes()); // port id: the kernel fills in ours
-    message.extend_from_slice(&[libc::AF_UNSPEC as u8, DCB_CMD_IEEE_GET, 0, 0]);
-    message.extend_from_slice(&(attribute_length as u16).to_ne_bytes());
-    message.extend_from_slice(&DCB_ATTR_IFNAME.to_ne_bytes());
-    message.extend_from_slice(&name[..name_length]);
-    message.resize(total, 0); // the terminating NUL and the padding to NLA_ALIGNTO
-    message
+    let mut with_nul = name[..name_length].to_vec();
+    with_nul.push(0);
+    let mut request =
+        Request::new(RTM_GETDCB, NLM_F_REQUEST, sequence, &[libc::AF_UNSPEC as u8, DCB_CMD_IEEE_GET, 0, 0]);
+    request.attribute(DCB_ATTR_IFNAME, &with_nul);
+    request.finish()
 }
 
-/// What a datagram holds for our request.
-#[derive(Debug, PartialEq, Eq)]
-enum Reply<'a> {
-    /// The `RTM_GETDCB` answer's attributes (after `dcbmsg`).
-    Answer(&'a [u8]),
-    KernelError(Errno),
-    /// Nothing for this sequence number (a stale or unrelated message).
-    NotOurs,
-}
-
-/// Walk the netlink messages of one datagram and find the answer to `sequence`.
+/// Find the `RTM_GETDCB` answer to `sequence` in one datagram: its attributes, after `dcbmsg`.
 fn parse_reply(datagram: &[u8], sequence: u32) -> Result<Reply<'_>, String> {
-    let mut offset = 0;
-    while offset < datagram.len() {
-        let rest = &datagram[offset..];
-        if rest.len() < NLMSG_HEADER_LEN {
-            return Err(format!("{} trailing bytes, less than a netlink header", rest.len()));
-        }
-        let length = u32::from_ne_bytes(array_at(rest, 0)) as usize;
-        let kind = u16::from_ne_bytes(array_at(rest, 4));
-        let message_sequence = u32::from_ne_bytes(array_at(rest, 8));
-        if length < NLMSG_HEADER_LEN || length > rest.len() {
-            return Err(format!("netlink message length {length} outside 16..={}", rest.len()));
-        }
-        let payload = &rest[NLMSG_HEADER_LEN..length];
-        if message_sequence == sequence {
-            match kind {
-                NLMSG_ERROR => {
-                    // struct nlmsgerr: int error (negative errno, 0 for an acknowledgement), then the request.
-                    if payload.len() < 4 {
-                        return Err(format!("NLMSG_ERROR payload of {} bytes", payload.len()));
-                    }
-                    let error = i32::from_ne_bytes(array_at(payload, 0));
-                    if error != 0 {
-                        return Ok(Reply::KernelError(Errno::from_raw(error.saturating_neg())));
-                    }
-                }
-                NLMSG_DONE | NLMSG_OVERRUN => return Err(format!("unexpected netlink message type {kind}")),
-                RTM_GETDCB => {
-                    if payload.len() < DCBMSG_LEN {
-                        return Err(format!("RTM_GETDCB payload of {} bytes, shorter than dcbmsg", payload.len()));
-                    }
-                    if payload[1] != DCB_CMD_IEEE_GET {
-                        return Err(format!("reply to DCB command {} instead of DCB_CMD_IEEE_GET", payload[1]));
-                    }
-                    return Ok(Reply::Answer(&payload[DCBMSG_LEN..]));
-                }
-                NLMSG_NOOP => {}
-                other => return Err(format!("unexpected netlink message type {other}")),
+    match netlink::parse_reply(datagram, sequence, RTM_GETDCB)? {
+        Reply::Answer(payload) => {
+            if payload.len() < DCBMSG_LEN {
+                return Err(format!("RTM_GETDCB payload of {} bytes, shorter than dcbmsg", payload.len()));
             }
+            if payload[1] != DCB_CMD_IEEE_GET {
+                return Err(format!("reply to DCB command {} instead of DCB_CMD_IEEE_GET", payload[1]));
+            }
+            Ok(Reply::Answer(&payload[DCBMSG_LEN..]))
         }
-        offset += align4(length);
+        other => Ok(other),
     }
-    Ok(Reply::NotOurs)
 }
 
 enum PayloadProblem {
@@ -345,41 +261,6 @@ const TRUST_NAMES: [&str; 6] = ["ethtype", "stream-port", "dgram-port", "port", 
 
 fn priorities_of(bitmap: u8) -> Vec<u8> {
     (0..8u8).filter(|priority| bitmap & (1 << priority) != 0).collect()
-}
-
-/// Split a run of netlink attributes into (type without flag bits, payload); every length is checked.
-fn parse_attributes(mut bytes: &[u8]) -> Result<Vec<(u16, &[u8])>, String> {
-    let mut attributes = Vec::new();
-    while !bytes.is_empty() {
-        if bytes.len() < NLA_HEADER_LEN {
-            return Err(format!("{} trailing bytes, less than an attribute header", bytes.len()));
-        }
-        let length = u16::from_ne_bytes(array_at(bytes, 0)) as usize;
-        let kind = u16::from_ne_bytes(array_at(bytes, 2)) & NLA_TYPE_MASK;
-        if length < NLA_HEADER_LEN || length > bytes.len() {
-            return Err(format!("attribute {kind} length {length} outside 4..={}", bytes.len()));
-        }
-        attributes.push((kind, &bytes[NLA_HEADER_LEN..length]));
-        // The last attribute's padding may be left out (nla_ok in include/net/netlink.h).
-        bytes = &bytes[align4(length).min(bytes.len())..];
-    }
-    Ok(attributes)
-}
-
-fn find<'a>(attributes: &[(u16, &'a [u8])], kind: u16) -> Option<&'a [u8]> {
-    attributes.iter().find(|(k, _)| *k == kind).map(|(_, payload)| *payload)
-}
-
-/// `NLMSG_ALIGN` and `NLA_ALIGN`: both round up to 4 bytes.
-fn align4(length: usize) -> usize {
-    (length + 3) & !3
-}
-
-/// `N` bytes at `offset`; callers have checked `offset + N <= bytes.len()`.
-fn array_at<const N: usize>(bytes: &[u8], offset: usize) -> [u8; N] {
-    let mut array = [0u8; N];
-    array.copy_from_slice(&bytes[offset..offset + N]);
-    array
 }
 
 /// Parse the snapshot form written by [`format_pfc_text`]:
@@ -531,6 +412,10 @@ pub fn format_pfc_text(interface: &str, config: &PfcConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::netlink::{align4, NLA_HEADER_LEN, NLMSG_HEADER_LEN};
+
+    /// `NLMSG_ERROR` (include/uapi/linux/netlink.h).
+    const NLMSG_ERROR: u16 = 0x2;
 
     fn config() -> PfcConfig {
         PfcConfig {

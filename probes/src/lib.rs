@@ -9,7 +9,9 @@ pub mod error;
 pub mod ethtool;
 pub mod gpu;
 pub mod host;
+pub mod module_eeprom;
 pub mod netdev;
+mod netlink;
 pub mod node;
 pub mod numa;
 pub mod pci;
@@ -17,6 +19,7 @@ pub mod pci_config;
 pub mod rdma;
 pub mod root;
 pub mod snapshot;
+pub mod transceiver;
 pub mod value;
 
 pub use error::{ParseError, ProbeError, ProbeErrorKind};

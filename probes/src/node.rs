@@ -8,6 +8,7 @@ use crate::numa::{node_of_cpus, parse_cpulist, read_numa_nodes, NumaNode};
 use crate::pci::{read_functions, PciAddress, PciFunction};
 use crate::rdma::{read_rdma_devices, RdmaDevice};
 use crate::root::SysRoot;
+use crate::transceiver::{read_fabric_modules, ModuleReading};
 use crate::{ProbeError, Reading};
 
 #[derive(Debug, Clone, Serialize)]
@@ -18,6 +19,9 @@ pub struct NodeSnapshot {
     pub rdma: Reading<Vec<RdmaDevice>>,
     pub net: Reading<Vec<NetDevice>>,
     pub host: HostSettings,
+    /// The transceiver modules of the fabric ports (the netdevs of hardware RDMA devices), read
+    /// through ethtool netlink or from a capture's `ethtool/<if>/module-eeprom/` files.
+    pub optics: Vec<ModuleReading>,
     /// Devices left out because one of their files could not be read or parsed.
     pub unreadable: Vec<ProbeError>,
 }
@@ -37,12 +41,15 @@ pub enum NumaSource {
 impl NodeSnapshot {
     pub fn probe(root: &SysRoot) -> NodeSnapshot {
         let mut unreadable = Vec::new();
+        let rdma = read_rdma_devices(root, &mut unreadable);
+        let optics = read_fabric_modules(root, rdma.as_deref().unwrap_or(&[]));
         let mut node = NodeSnapshot {
             pci: read_functions(root, &mut unreadable),
             numa: read_numa_nodes(root),
-            rdma: read_rdma_devices(root, &mut unreadable),
+            rdma,
             net: read_net_devices(root, &mut unreadable),
             host: read_host_settings(root),
+            optics,
             unreadable,
         };
         node.attach_software_rdma_to_netdevs();

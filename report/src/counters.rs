@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use fabricdoctor_checks::optics::milliwatts_to_dbm;
 use fabricdoctor_probes::counters::{Counter, CounterObservation, CounterSource, DeltaStatus};
+use fabricdoctor_probes::transceiver::ModuleReading;
 use serde::Serialize;
 
 use crate::{HostInfo, SCHEMA_VERSION};
@@ -19,6 +21,72 @@ pub struct CountersReport {
     /// Seconds between the two samples; absent for a single sample.
     pub interval_seconds: Option<f64>,
     pub counters: Vec<CounterRow>,
+    /// The fabric ports' transceiver readings (module temperature, supply, per-lane powers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub optics: Vec<OpticsRow>,
+}
+
+/// A gauge family of the optics export: name, help, and the value of one row.
+type Family<T> = (&'static str, &'static str, fn(&T) -> Option<f64>);
+
+/// One fabric port's module, as `counters` prints and exports it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpticsRow {
+    pub netdev: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supply_v: Option<f64>,
+    pub lanes: Vec<OpticsLane>,
+    /// Why there is no reading (no module, a bad page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OpticsLane {
+    pub lane: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_power_mw: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_power_mw: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_bias_ma: Option<f64>,
+}
+
+impl OpticsRow {
+    pub fn of(reading: &ModuleReading) -> OpticsRow {
+        match &reading.module {
+            Ok(module) => OpticsRow {
+                netdev: reading.netdev.clone(),
+                module: Some(format!("{} {} {}", module.identifier_name, module.vendor, module.part_number)),
+                temperature_c: module.temperature_c,
+                supply_v: module.supply_v,
+                lanes: module
+                    .lanes
+                    .iter()
+                    .filter(|l| l.in_use)
+                    .map(|l| OpticsLane {
+                        lane: l.number,
+                        rx_power_mw: l.rx_power_mw,
+                        tx_power_mw: l.tx_power_mw,
+                        tx_bias_ma: l.tx_bias_ma,
+                    })
+                    .collect(),
+                error: None,
+            },
+            Err(error) => OpticsRow {
+                netdev: reading.netdev.clone(),
+                module: None,
+                temperature_c: None,
+                supply_v: None,
+                lanes: Vec::new(),
+                error: Some(error.to_string()),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -84,6 +152,92 @@ impl CountersReport {
             host,
             interval_seconds: observation.interval_seconds,
             counters,
+            optics: Vec::new(),
+        }
+    }
+
+    /// The same report with the fabric ports' module readings.
+    pub fn with_optics(mut self, readings: &[ModuleReading]) -> CountersReport {
+        self.optics = readings.iter().map(OpticsRow::of).collect();
+        self
+    }
+
+    fn optics_text(&self, out: &mut String) {
+        for row in &self.optics {
+            match (&row.module, &row.error) {
+                (Some(module), _) => {
+                    let temperature = row.temperature_c.map(|t| format!(" {t:.1} C")).unwrap_or_default();
+                    let supply = row.supply_v.map(|v| format!(" {v:.2} V")).unwrap_or_default();
+                    let _ = writeln!(out, "{} optics: {module}{temperature}{supply}", row.netdev);
+                    for lane in &row.lanes {
+                        let dbm = |mw: Option<f64>| {
+                            mw.map_or("n/a".to_string(), |mw| format!("{:.2} dBm", milliwatts_to_dbm(mw)))
+                        };
+                        let bias = lane.tx_bias_ma.map_or("n/a".to_string(), |ma| format!("{ma:.2} mA"));
+                        let _ = writeln!(
+                            out,
+                            "  lane {}  RX {:>11}  TX {:>11}  bias {:>9}",
+                            lane.lane,
+                            dbm(lane.rx_power_mw),
+                            dbm(lane.tx_power_mw),
+                            bias
+                        );
+                    }
+                }
+                (None, Some(error)) => {
+                    let _ = writeln!(out, "{} optics: {error}", row.netdev);
+                }
+                (None, None) => {}
+            }
+        }
+    }
+
+    /// `fabricdoctor_optics_*` gauges: module temperature and supply, and per lane the optical
+    /// powers (dBm; no light is -Inf, which the exposition format allows) and the bias current.
+    fn optics_prometheus(&self, out: &mut String) {
+        let modules: Vec<&OpticsRow> = self.optics.iter().filter(|r| r.module.is_some()).collect();
+        if modules.is_empty() {
+            return;
+        }
+        let value = |v: f64| if v == f64::NEG_INFINITY { "-Inf".to_string() } else { format!("{v}") };
+        let module_families: [Family<OpticsRow>; 2] = [
+            ("fabricdoctor_optics_temperature_celsius", "Transceiver module temperature", |r| r.temperature_c),
+            ("fabricdoctor_optics_supply_volts", "Transceiver module supply voltage", |r| r.supply_v),
+        ];
+        for (name, help, get) in module_families {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            for row in &modules {
+                if let Some(v) = get(row) {
+                    let _ = writeln!(out, "{name}{{netdev=\"{}\"}} {}", escape_label(&row.netdev), value(v));
+                }
+            }
+        }
+        let lane_families: [Family<OpticsLane>; 3] = [
+            ("fabricdoctor_optics_rx_power_dbm", "Transceiver lane receive optical power", |l| {
+                l.rx_power_mw.map(milliwatts_to_dbm)
+            }),
+            ("fabricdoctor_optics_tx_power_dbm", "Transceiver lane transmit optical power", |l| {
+                l.tx_power_mw.map(milliwatts_to_dbm)
+            }),
+            ("fabricdoctor_optics_tx_bias_milliamperes", "Transceiver lane laser bias current", |l| l.tx_bias_ma),
+        ];
+        for (name, help, get) in lane_families {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            for row in &modules {
+                for lane in &row.lanes {
+                    if let Some(v) = get(lane) {
+                        let _ = writeln!(
+                            out,
+                            "{name}{{lane=\"{}\",netdev=\"{}\"}} {}",
+                            lane.lane,
+                            escape_label(&row.netdev),
+                            value(v)
+                        );
+                    }
+                }
+            }
         }
     }
 
@@ -130,6 +284,7 @@ impl CountersReport {
                 }
             }
         }
+        self.optics_text(&mut out);
         if out.is_empty() {
             out.push_str("no RDMA port or netdev counters found\n");
         }
@@ -188,6 +343,7 @@ impl CountersReport {
                 let _ = writeln!(out, "{sample}");
             }
         }
+        self.optics_prometheus(&mut out);
         out
     }
 }

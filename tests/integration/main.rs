@@ -16,6 +16,7 @@ mod foreign;
 mod gpu;
 mod html;
 mod hwloc;
+mod optics;
 mod pciutils;
 mod perf;
 mod serve;
