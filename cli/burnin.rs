@@ -244,6 +244,18 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
     if let Some(line) = fabricdoctor_report::burnin::pair_figures(report) {
         out.push_str(&format!("  {line}\n"));
     }
+    // The hottest optic under load: the protocol's 70 C rule is about this number.
+    if let Some(hottest) = report.optics.iter().max_by(|a, b| a.peak_temperature_c.total_cmp(&b.peak_temperature_c)) {
+        out.push_str(&format!(
+            "  hottest optic: {} {} ({}) {:.1} C during {}; {} modules watched\n",
+            hottest.host,
+            hottest.netdev,
+            hottest.module,
+            hottest.peak_temperature_c,
+            hottest.phase,
+            report.optics.len()
+        ));
+    }
     for suspect in &report.suspects {
         out.push_str(&format!(
             "  suspect {:?} {} ({:.0} %): {}\n",

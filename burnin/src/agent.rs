@@ -577,6 +577,7 @@ fn run_step(
                 observable: growth.observable,
                 tcp_retransmits: growth.tcp_retransmits,
                 tcp_segments_sent: growth.tcp_segments_sent,
+                optics: growth.optics,
             }
         }
         Request::Loopback { rail: name, spec } => match place(name) {

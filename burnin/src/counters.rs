@@ -12,8 +12,20 @@ use fabricdoctor_probes::{NodeSnapshot, SysRoot};
 use fabricdoctor_report::burnin::{CounterCategories, CounterDelta};
 
 /// Counter checks that judge growth over an interval (the configuration checks belong to `check`).
-pub const INTERVAL_CHECKS: [&str; 7] =
-    ["rdma.retransmit", "ib.port.errors", "link.flap", "ecn.cnp_ignored", "pfc.storm", "pfc.lossless_drops", "phy.ber"];
+/// The optics checks judge each interval's module readings (temperature under load, a lane going
+/// dark, a latched alarm).
+pub const INTERVAL_CHECKS: [&str; 10] = [
+    "rdma.retransmit",
+    "ib.port.errors",
+    "link.flap",
+    "ecn.cnp_ignored",
+    "pfc.storm",
+    "pfc.lossless_drops",
+    "phy.ber",
+    "optics.temperature",
+    "optics.power",
+    "optics.alarms",
+];
 
 /// Retransmission and transport retry counters (mlx5 hw_counters; the rdma.retransmit check's list).
 const RETRANSMITS: [&str; 12] = [
@@ -142,6 +154,31 @@ pub struct IntervalGrowth {
     pub tcp_retransmits: Option<u64>,
     /// TCP segments sent over the interval (`OutSegs`), the denominator of the retransmissions.
     pub tcp_segments_sent: Option<u64>,
+    /// The fabric ports' module temperatures at the end of the interval.
+    pub optics: Vec<ModuleTemperature>,
+}
+
+/// One module's temperature as an agent read it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModuleTemperature {
+    pub netdev: String,
+    pub module: String,
+    pub temperature_c: f64,
+}
+
+/// The temperatures of the modules `node` could read.
+pub fn module_temperatures(node: &NodeSnapshot) -> Vec<ModuleTemperature> {
+    node.optics
+        .iter()
+        .filter_map(|reading| {
+            let module = reading.module.as_ref().ok()?;
+            Some(ModuleTemperature {
+                netdev: reading.netdev.clone(),
+                module: format!("{} {} {}", module.identifier_name, module.vendor, module.part_number),
+                temperature_c: module.temperature_c?,
+            })
+        })
+        .collect()
 }
 
 /// Whether PFC pause and ECN/CNP counters exist on a node (a node without them cannot show which
@@ -293,6 +330,7 @@ impl Sampler {
             observable,
             tcp_retransmits,
             tcp_segments_sent,
+            optics: module_temperatures(&node),
         }
     }
 }
@@ -300,6 +338,21 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_interval_judges_the_optics_and_reports_their_temperatures() {
+        let root = SysRoot::captured(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/optics-hot"));
+        let mut sampler = Sampler::default();
+        let first = sampler.sample(&root);
+        assert!(first.findings.is_empty(), "the first sample is the baseline");
+        let second = sampler.sample(&root);
+        let hot: Vec<&Finding> = second.findings.iter().filter(|f| f.id == "optics.temperature").collect();
+        assert_eq!(hot.len(), 1, "{:?}", second.findings);
+        assert_eq!((hot[0].verdict, hot[0].subject.as_str()), (Verdict::Fail, "ibp93s0 (mlx5_3)"));
+        assert_eq!(second.optics.len(), 8);
+        let peak = second.optics.iter().find(|m| m.netdev == "ibp93s0").expect("mlx5_3's module");
+        assert_eq!((peak.temperature_c, peak.module.as_str()), (72.0, "OSFP NVIDIA MMA4Z00-NS400"));
+    }
 
     #[test]
     fn counters_fall_into_their_categories() {

@@ -582,6 +582,9 @@ pub enum Response {
         tcp_retransmits: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tcp_segments_sent: Option<u64>,
+        /// The fabric ports' module temperatures (absent from earlier agents).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        optics: Vec<crate::counters::ModuleTemperature>,
     },
     Measured(Measured),
     /// One result per target of a `MeasureRails`, in order.

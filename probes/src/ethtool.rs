@@ -25,6 +25,17 @@ const ETHTOOL_GSTRINGS: u32 = 0x0000_001b;
 const ETHTOOL_GSTATS: u32 = 0x0000_001d;
 /// `ETHTOOL_GSSET_INFO`: get the sizes of string sets.
 const ETHTOOL_GSSET_INFO: u32 = 0x0000_0037;
+/// `ETHTOOL_GMODULEINFO`: the plugged module's memory map type and size (`struct ethtool_modinfo`).
+const ETHTOOL_GMODULEINFO: u32 = 0x0000_0042;
+/// `ETHTOOL_GMODULEEEPROM`: the module's memory as one flat image (`struct ethtool_eeprom`).
+const ETHTOOL_GMODULEEEPROM: u32 = 0x0000_0043;
+/// `sizeof(struct ethtool_modinfo)`: `cmd`, `type`, `eeprom_len`, `reserved[8]` (u32 each).
+const MODINFO_LEN: usize = 44;
+/// `sizeof(struct ethtool_eeprom)`: `cmd`, `magic`, `offset`, `len` (u32 each); `data[]` follows.
+const EEPROM_HEADER_LEN: usize = 16;
+/// The largest flat image the module ioctls give: `ETH_MODULE_SFF_8636_MAX_LEN` (lower page and
+/// upper pages 00h-03h). A driver claiming more is refused rather than trusted with a buffer.
+pub const MAX_MODULE_IMAGE: usize = 640;
 /// `enum ethtool_stringset`: `ETH_SS_STATS` names the values `ETHTOOL_GSTATS` returns.
 const ETH_SS_STATS: u32 = 1;
 /// `ETH_GSTRING_LEN`: every string of a set is a fixed 32-byte field, NUL-padded (not always terminated).
@@ -60,6 +71,10 @@ pub enum EthtoolCommand {
     GetStrings,
     /// `ETHTOOL_GSTATS`: the statistics' values.
     GetStatistics,
+    /// `ETHTOOL_GMODULEINFO`: the module's memory map type and size.
+    GetModuleInfo,
+    /// `ETHTOOL_GMODULEEEPROM`: the module's memory.
+    GetModuleEeprom,
 }
 
 impl fmt::Display for EthtoolCommand {
@@ -69,6 +84,8 @@ impl fmt::Display for EthtoolCommand {
             EthtoolCommand::GetStringSetInfo => "ETHTOOL_GSSET_INFO",
             EthtoolCommand::GetStrings => "ETHTOOL_GSTRINGS",
             EthtoolCommand::GetStatistics => "ETHTOOL_GSTATS",
+            EthtoolCommand::GetModuleInfo => "ETHTOOL_GMODULEINFO",
+            EthtoolCommand::GetModuleEeprom => "ETHTOOL_GMODULEEEPROM",
         })
     }
 }
@@ -140,6 +157,37 @@ pub fn read_stats(interface: &str) -> Result<Vec<(String, u64)>, EthtoolError> {
     let socket = socket(AddressFamily::Inet, SockType::Datagram, SockFlag::SOCK_CLOEXEC, None)
         .map_err(|errno| EthtoolError::from_errno(interface, EthtoolCommand::OpenSocket, errno))?;
     read_stats_through(interface, &mut |command_buffer| ioctl_ethtool(&socket, &name, command_buffer))
+}
+
+/// The module's memory through the ioctl interface older kernels (before ethtool netlink's
+/// `MODULE_EEPROM_GET`, Linux 5.13) offer: `ETHTOOL_GMODULEINFO` for the map (`ETH_MODULE_SFF_8079`
+/// 256 bytes, `SFF_8472` 512: A0h then A2h, `SFF_8436`/`SFF_8636` 256 or 640: the lower page then
+/// upper pages 00h-03h), then `ETHTOOL_GMODULEEEPROM` for that many bytes. Returns the map type and
+/// the image. `EOPNOTSUPP` (no module, or a driver without module access) is
+/// [`EthtoolError::NoStatistics`]'s sibling here: [`EthtoolError::Failed`] with that errno.
+pub fn read_module_image(interface: &str) -> Result<(u32, Vec<u8>), EthtoolError> {
+    let name = kernel_interface_name(interface)
+        .map_err(|reason| EthtoolError::InvalidInterfaceName { interface: interface.to_string(), reason })?;
+    let socket = socket(AddressFamily::Inet, SockType::Datagram, SockFlag::SOCK_CLOEXEC, None)
+        .map_err(|errno| EthtoolError::from_errno(interface, EthtoolCommand::OpenSocket, errno))?;
+    let failed = |command| move |errno| EthtoolError::Failed { interface: interface.to_string(), command, errno };
+    let mut info = [0u8; MODINFO_LEN];
+    info[..4].copy_from_slice(&ETHTOOL_GMODULEINFO.to_ne_bytes());
+    ioctl_ethtool(&socket, &name, &mut info).map_err(failed(EthtoolCommand::GetModuleInfo))?;
+    let kind = u32::from_ne_bytes([info[4], info[5], info[6], info[7]]);
+    let length = u32::from_ne_bytes([info[8], info[9], info[10], info[11]]) as usize;
+    if length == 0 || length > MAX_MODULE_IMAGE {
+        return Err(EthtoolError::Failed {
+            interface: interface.to_string(),
+            command: EthtoolCommand::GetModuleInfo,
+            errno: Errno::ERANGE,
+        });
+    }
+    let mut eeprom = vec![0u8; EEPROM_HEADER_LEN + length];
+    eeprom[..4].copy_from_slice(&ETHTOOL_GMODULEEEPROM.to_ne_bytes());
+    eeprom[12..16].copy_from_slice(&(length as u32).to_ne_bytes());
+    ioctl_ethtool(&socket, &name, &mut eeprom).map_err(failed(EthtoolCommand::GetModuleEeprom))?;
+    Ok((kind, eeprom.split_off(EEPROM_HEADER_LEN)))
 }
 
 /// The three-request exchange and every check of the answers, over any `SIOCETHTOOL` (the kernel's, or a
@@ -306,6 +354,10 @@ fn ioctl_ethtool(socket: &OwnedFd, name: &[u8; IFNAMSIZ], command_buffer: &mut [
     // GSSET_INFO reported (already checked against that bound), so a driver that grows in between still
     // fits. Only a driver jumping past 65536 statistics between two calls could overrun it: the trust
     // ethtool(8) places in the kernel, with far more headroom than its exactly-sized buffers.
+    // GMODULEINFO writes exactly `struct ethtool_modinfo` (44 bytes, the buffer's size);
+    // GMODULEEEPROM writes the 16-byte header and `len` bytes after it, where `len` is the value we
+    // put in the header and sized the buffer for (the kernel refuses offset + len past the module's
+    // eeprom_len, net/ethtool/ioctl.c ethtool_get_any_eeprom).
     let result = unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCETHTOOL as _, &mut request) };
     if result < 0 {
         Err(Errno::last())

@@ -572,9 +572,25 @@ fn read_live(root: &SysRoot, netdev: &str, dir: &std::path::Path) -> Result<Modu
         ProbeError { path: dir.join(half.file_name()), kind }
     };
     let first = HalfPage::lower(A0);
-    let reader = ModuleReader::open(netdev).map_err(|e| error(first, e))?;
+    let reader = ModuleReader::open(netdev);
+    let lower = match &reader {
+        Ok(reader) => reader.read(first),
+        Err(error) => Err(error.clone()),
+    };
+    // A kernel without ethtool netlink, or without MODULE_EEPROM_GET (before 5.13: the unknown
+    // command is EOPNOTSUPP, as a driver without module access answers), may still give the module
+    // through the older ioctls; a driver without it refuses those too, and that is "no module".
+    let lower = match lower {
+        Err(
+            ModuleReadError::NoEthtoolNetlink(_)
+            | ModuleReadError::NoModule { errno: nix::errno::Errno::EOPNOTSUPP, .. },
+        ) => {
+            return read_ioctl_image(root, netdev, dir).map_err(|e| error(first, e));
+        }
+        other => other.map_err(|e| error(first, e))?,
+    };
+    let reader = reader.map_err(|e| error(first, e))?;
     let mut memory = ModuleMemory::default();
-    let lower = reader.read(first).map_err(|e| error(first, e))?;
     root.record_synthesized(dir.join(first.file_name()), lower.clone());
     let next = pages_after(&lower)
         .map_err(|e| ProbeError { path: dir.join(&e.page), kind: ProbeErrorKind::Io(format!("{netdev}: {e}")) })?;
@@ -587,6 +603,50 @@ fn read_live(root: &SysRoot, netdev: &str, dir: &std::path::Path) -> Result<Modu
         }
     }
     Ok(memory)
+}
+
+/// The ioctl path: one flat image, cut into the half pages the netlink path would have read
+/// (SFF-8472: A0h then A2h; SFF-8636: the lower page, then upper pages 00h-03h), recorded alike.
+fn read_ioctl_image(root: &SysRoot, netdev: &str, dir: &std::path::Path) -> Result<ModuleMemory, ModuleReadError> {
+    let (kind, image) = crate::ethtool::read_module_image(netdev).map_err(|error| match error {
+        crate::ethtool::EthtoolError::Failed { errno, .. }
+            if matches!(errno, nix::errno::Errno::EOPNOTSUPP | nix::errno::Errno::EIO | nix::errno::Errno::EINVAL) =>
+        {
+            ModuleReadError::NoModule { interface: netdev.to_string(), errno }
+        }
+        crate::ethtool::EthtoolError::InterfaceNotFound { .. } => {
+            ModuleReadError::NoModule { interface: netdev.to_string(), errno: nix::errno::Errno::ENODEV }
+        }
+        other => ModuleReadError::Malformed { interface: netdev.to_string(), reason: other.to_string() },
+    })?;
+    let memory = memory_from_image(kind, &image);
+    for (half, bytes) in &memory.pages {
+        root.record_synthesized(dir.join(half.file_name()), bytes.clone());
+    }
+    Ok(memory)
+}
+
+/// `ETH_MODULE_SFF_8472` (include/uapi/linux/ethtool.h): A0h and A2h, 256 bytes each.
+const ETH_MODULE_SFF_8472: u32 = 0x2;
+
+/// Half pages of a flat image as the module ioctls lay it out.
+pub fn memory_from_image(kind: u32, image: &[u8]) -> ModuleMemory {
+    let halves: &[HalfPage] = if kind == ETH_MODULE_SFF_8472 {
+        &[HalfPage::lower(A0), HalfPage::upper(A0, 0, 0), HalfPage::lower(A2), HalfPage::upper(A2, 0, 0)]
+    } else {
+        &[
+            HalfPage::lower(A0),
+            HalfPage::upper(A0, 0, 0),
+            HalfPage::upper(A0, 0, 1),
+            HalfPage::upper(A0, 0, 2),
+            HalfPage::upper(A0, 0, 3),
+        ]
+    };
+    let mut memory = ModuleMemory::default();
+    for (half, chunk) in halves.iter().zip(image.chunks(HALF_PAGE)) {
+        memory.pages.insert(*half, chunk.to_vec());
+    }
+    memory
 }
 
 fn read_captured(root: &SysRoot, dir: &std::path::Path) -> Result<ModuleMemory, ProbeError> {
@@ -791,6 +851,19 @@ mod tests {
             }
         }
         assert!(checked > 80, "{checked} values checked");
+    }
+
+    #[test]
+    fn a_flat_ioctl_image_is_cut_into_the_same_half_pages() {
+        for (name, kind) in
+            [("sff8472-fs-sfp28-25gsr-85.txt", ETH_MODULE_SFF_8472), ("sff8636-mellanox-mma1b00-ss1.txt", 0x4)]
+        {
+            let (_, memory, _) = corpus().into_iter().find(|(n, ..)| n == name).expect("case");
+            let image: Vec<u8> = memory.pages.values().flatten().copied().collect();
+            let cut = memory_from_image(kind, &image);
+            assert_eq!(cut, memory, "{name}");
+            assert!(decode(&cut).is_ok());
+        }
     }
 
     /// On this machine's kernel: `lo` has no module (EOPNOTSUPP from the driver), and a kernel

@@ -82,6 +82,36 @@ pub struct BurninReport {
     /// The congestion pulses: every other host sending into one, rotating the target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub congestion: Vec<CongestionPulse>,
+    /// Each transceiver's hottest reading over the run (sampled after every step, with the
+    /// counters), and the phase it was read in: the protocol watches optics under load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optics: Vec<OpticsPeak>,
+}
+
+/// A transceiver module's peak temperature over the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpticsPeak {
+    pub host: String,
+    pub netdev: String,
+    /// "OSFP NVIDIA MMA4Z00-NS400".
+    pub module: String,
+    pub peak_temperature_c: f64,
+    /// The phase during which the peak was read ("pairwise#1").
+    pub phase: String,
+    /// Seconds into the run.
+    pub offset_s: f64,
+}
+
+impl OpticsPeak {
+    /// Fold one reading into the peaks: a module seen for the first time is added; a hotter
+    /// reading replaces the peak and its phase.
+    pub fn record(peaks: &mut Vec<OpticsPeak>, reading: OpticsPeak) {
+        match peaks.iter_mut().find(|p| p.host == reading.host && p.netdev == reading.netdev) {
+            Some(peak) if reading.peak_temperature_c > peak.peak_temperature_c => *peak = reading,
+            Some(_) => {}
+            None => peaks.push(reading),
+        }
+    }
 }
 
 /// One incast pulse: `senders` all sent to `target` on `rail` at once for the pulse's duration,
@@ -738,6 +768,7 @@ impl BurninReport {
             expectations: Vec::new(),
             concurrent_rails: Vec::new(),
             congestion: Vec::new(),
+            optics: Vec::new(),
         }
     }
 
@@ -1283,6 +1314,25 @@ pub fn summary_markdown(report: &BurninReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn optics_peaks_keep_the_hottest_reading_and_its_phase() {
+        let reading = |host: &str, t: f64, phase: &str| OpticsPeak {
+            host: host.into(),
+            netdev: "eth2".into(),
+            module: "OSFP NVIDIA MMA4Z00-NS400".into(),
+            peak_temperature_c: t,
+            phase: phase.into(),
+            offset_s: 0.0,
+        };
+        let mut peaks = Vec::new();
+        OpticsPeak::record(&mut peaks, reading("h1", 48.0, "loopback"));
+        OpticsPeak::record(&mut peaks, reading("h1", 61.5, "alltoall"));
+        OpticsPeak::record(&mut peaks, reading("h1", 55.0, "soak#2"));
+        OpticsPeak::record(&mut peaks, reading("h2", 40.0, "loopback"));
+        assert_eq!(peaks.len(), 2);
+        assert_eq!((peaks[0].peak_temperature_c, peaks[0].phase.as_str()), (61.5, "alltoall"));
+    }
 
     const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/burnin/report-small.json");
 

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 use fabricdoctor_checks::{Finding, Verdict};
 use fabricdoctor_report::burnin::{
     BaselineComparison, BurninHost, BurninReport, CollectiveResult, ConcurrentRail, CounterInterval, Event, EventKind,
-    HostCheck, HostStatus, LoopbackResult, PairMatrix, PairMeasurement, PairStats, PairTestSettings, Phase,
+    HostCheck, HostStatus, LoopbackResult, OpticsPeak, PairMatrix, PairMeasurement, PairStats, PairTestSettings, Phase,
     PhaseStatus, Rail, RailExpectation, Regression, RunInfo, SignOff, SignOffVerdict, Suspect, SuspectKind,
     TimelineMark,
 };
@@ -796,8 +796,19 @@ impl Coordinator {
         lost: &mut Vec<(usize, String)>,
     ) {
         match answer {
-            Ok(Response::Counters { interval_s: Some(interval_s), totals, deltas, findings, .. }) => {
+            Ok(Response::Counters { interval_s: Some(interval_s), totals, deltas, findings, optics, .. }) => {
                 let name = self.name(host);
+                for module in optics {
+                    let reading = OpticsPeak {
+                        host: name.clone(),
+                        netdev: module.netdev,
+                        module: module.module,
+                        peak_temperature_c: module.temperature_c,
+                        phase: self.current_phase.clone(),
+                        offset_s: now,
+                    };
+                    OpticsPeak::record(&mut self.report.optics, reading);
+                }
                 self.counter_totals.entry(name.clone()).or_default().add(&totals);
                 let quiet = totals.total() == 0 && deltas.is_empty();
                 let merged = quiet
