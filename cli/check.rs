@@ -68,7 +68,10 @@ pub(crate) fn evaluate(args: &CheckArgs) -> anyhow::Result<(Report, NodeSnapshot
     if args.load && !source.root.is_live() {
         anyhow::bail!("--load loads this node's GPU links; it cannot run on a capture (--root)");
     }
-    let node = NodeSnapshot::probe(&source.root);
+    let mut node = NodeSnapshot::probe(&source.root);
+    if selects(&args.only, "optics.") {
+        node.read_optics(&source.root);
+    }
     refuse_foreign_profile(&policy, &node)?;
     let mut gpu = selects(&args.only, "gpu.").then(|| GpuObservation::probe(&source.root));
     let window_started = Instant::now();

@@ -138,6 +138,10 @@ struct Runner {
     source: Source,
     policy: Policy,
     only: Vec<String>,
+    /// The part of `only` that selects registered checks, and whether any run at all: `--only
+    /// link.flapping` selects none (an empty list to evaluate_selected would run them all).
+    registered: Vec<String>,
+    run_registered: bool,
     links: LinkHistory,
     previous: Option<(CounterSample, Instant)>,
     textfile: Option<std::path::PathBuf>,
@@ -154,10 +158,15 @@ impl Runner {
         rules: LinkRules,
         textfile: Option<std::path::PathBuf>,
     ) -> Runner {
+        let registered: Vec<String> =
+            only.iter().filter(|s| registry().iter().any(|c| c.id().starts_with(s.as_str()))).cloned().collect();
+        let run_registered = only.is_empty() || !registered.is_empty();
         Runner {
             source,
             policy,
             only,
+            registered,
+            run_registered,
             links: LinkHistory::new(rules),
             previous: None,
             textfile,
@@ -199,7 +208,10 @@ impl Runner {
     }
 
     fn run_once(&mut self, began: Instant) -> anyhow::Result<Published> {
-        let node = NodeSnapshot::probe(&self.source.root);
+        let mut node = NodeSnapshot::probe(&self.source.root);
+        if selects(&self.only, "optics.") {
+            node.read_optics(&self.source.root);
+        }
         refuse_foreign_profile(&self.policy, &node)?;
         let sample = read_sample(&self.source.root);
         let measured = self.previous.as_ref().map(|(_, at)| at.elapsed().as_secs_f64());
@@ -209,15 +221,8 @@ impl Runner {
         let gpu = selects(&self.only, "gpu.").then(|| GpuObservation::probe(&self.source.root));
         let inputs = Inputs::new(&node).with_counters(Some(&observation)).with_gpu(gpu.as_ref());
         let selected = |id: &str| self.only.is_empty() || self.only.iter().any(|s| id.starts_with(s.as_str()));
-        // `--only link.flapping` selects no registered check: then none runs (an empty list to
-        // evaluate_selected would run them all).
-        let registered: Vec<String> =
-            self.only.iter().filter(|s| registry().iter().any(|c| c.id().starts_with(s.as_str()))).cloned().collect();
-        let mut findings = if self.only.is_empty() || !registered.is_empty() {
-            evaluate_selected(&inputs, &self.policy, &registered)
-        } else {
-            Vec::new()
-        };
+        let mut findings =
+            if self.run_registered { evaluate_selected(&inputs, &self.policy, &self.registered) } else { Vec::new() };
         self.links.observe(self.started.elapsed().as_secs_f64(), &link_readings(&node, &observation));
         findings.extend(self.links.findings().into_iter().filter(|f| selected(&f.id)));
         let host = self.source.host_info(&node.host);

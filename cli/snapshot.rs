@@ -13,7 +13,9 @@ use crate::source::{is_archive, Source};
 pub fn run(args: SnapshotArgs) -> anyhow::Result<i32> {
     let source = Source::resolve(&args.source)?;
     let root = source.root.with_recording();
-    let node = NodeSnapshot::probe(&root);
+    let mut node = NodeSnapshot::probe(&root);
+    // The transceivers' pages, so the optics checks judge the copy.
+    node.read_optics(&root);
     // Counters and their configuration too, so `check --root` and `counters --root` work on the copy.
     let _ = fabricdoctor_probes::counters::read_sample(&root);
     // NVML's reading (or "no NVIDIA driver") and the driver's kernel-log lines, for the GPU checks.

@@ -691,7 +691,8 @@ fn run_step(
 /// `fabricdoctor check` of this node (no counter sampling: the burn-in samples around every step).
 fn check(profile: Option<&NodeProfile>) -> Response {
     let root = SysRoot::live();
-    let node = NodeSnapshot::probe(&root);
+    let mut node = NodeSnapshot::probe(&root);
+    node.read_optics(&root);
     let policy = match profile {
         Some(profile) => Policy::default().with_profile(profile.clone()),
         None => Policy::default(),

@@ -170,6 +170,7 @@ pub struct ModuleTemperature {
 pub fn module_temperatures(node: &NodeSnapshot) -> Vec<ModuleTemperature> {
     node.optics
         .iter()
+        .flatten()
         .filter_map(|reading| {
             let module = reading.module.as_ref().ok()?;
             Some(ModuleTemperature {
@@ -300,7 +301,9 @@ pub struct Sampler {
 
 impl Sampler {
     pub fn sample(&mut self, root: &SysRoot) -> IntervalGrowth {
-        let node = NodeSnapshot::probe(root);
+        let mut node = NodeSnapshot::probe(root);
+        // The optics are judged every interval, and their temperatures kept for the peaks.
+        node.read_optics(root);
         let sample = read_sample(root);
         let aer = aer_totals(&node);
         let now = Instant::now();

@@ -140,7 +140,13 @@ fn module_subject(inputs: &Inputs<'_>, netdev: &str) -> String {
 /// a skip with its reason, a bad page an error naming it. With no fabric port, or no module read
 /// at all for the same reason everywhere, one skip says why (nothing passes unseen).
 fn modules<'a>(id: &'static str, inputs: &'a Inputs<'_>) -> (Vec<(String, &'a Module)>, Vec<Finding>) {
-    let readings: &[ModuleReading] = &inputs.node.optics;
+    let Some(readings) = &inputs.node.optics else {
+        return (
+            Vec::new(),
+            vec![Finding::new(id, Verdict::Skip, "node", "transceiver modules were not read in this run")],
+        );
+    };
+    let readings: &[ModuleReading] = readings;
     if readings.is_empty() {
         return (
             Vec::new(),

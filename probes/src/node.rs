@@ -20,8 +20,10 @@ pub struct NodeSnapshot {
     pub net: Reading<Vec<NetDevice>>,
     pub host: HostSettings,
     /// The transceiver modules of the fabric ports (the netdevs of hardware RDMA devices), read
-    /// through ethtool netlink or from a capture's `ethtool/<if>/module-eeprom/` files.
-    pub optics: Vec<ModuleReading>,
+    /// through ethtool netlink or from a capture's `ethtool/<if>/module-eeprom/` files. `None`
+    /// until [`NodeSnapshot::read_optics`]: each module read is I2C traffic through the NIC's
+    /// firmware, which `topo` or `check --only pcie` have no use for.
+    pub optics: Option<Vec<ModuleReading>>,
     /// Devices left out because one of their files could not be read or parsed.
     pub unreadable: Vec<ProbeError>,
 }
@@ -41,19 +43,22 @@ pub enum NumaSource {
 impl NodeSnapshot {
     pub fn probe(root: &SysRoot) -> NodeSnapshot {
         let mut unreadable = Vec::new();
-        let rdma = read_rdma_devices(root, &mut unreadable);
-        let optics = read_fabric_modules(root, rdma.as_deref().unwrap_or(&[]));
         let mut node = NodeSnapshot {
             pci: read_functions(root, &mut unreadable),
             numa: read_numa_nodes(root),
-            rdma,
+            rdma: read_rdma_devices(root, &mut unreadable),
             net: read_net_devices(root, &mut unreadable),
             host: read_host_settings(root),
-            optics,
+            optics: None,
             unreadable,
         };
         node.attach_software_rdma_to_netdevs();
         node
+    }
+
+    /// Read the fabric ports' transceiver modules (once; a second call reads them again).
+    pub fn read_optics(&mut self, root: &SysRoot) {
+        self.optics = Some(read_fabric_modules(root, self.rdma_devices()));
     }
 
     /// Soft-RoCE (rxe) and siw devices have no PCI function of their own; their traffic leaves through

@@ -6,7 +6,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{binary, stderr};
+use crate::support::{binary, free_port, stderr};
 
 /// Run a collective with local ranks; returns rank 0's JSON report and the exit code.
 fn local(collective: &str, ranks: u32, extra: &[&str]) -> (serde_json::Value, i32) {
@@ -150,10 +150,6 @@ fn start_rank(rank: usize, ranks: usize, port: u16, extra: &[&str]) -> std::proc
         .stderr(Stdio::piped())
         .spawn()
         .expect("rank starts")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{binary, fixture, stderr};
+use crate::support::{binary, fixture, free_port, stderr};
 
 /// A running `fabricdoctor serve`, killed on drop.
 struct Serve {
@@ -302,10 +302,6 @@ impl Drop for Daemon {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
 }
 
 /// `query` against Prometheus' HTTP API: the result vector.

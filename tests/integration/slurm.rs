@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{binary, fixture, stderr, stdout};
+use crate::support::{binary, fixture, free_port, stderr, stdout};
 
 fn have_slurm() -> bool {
     let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
@@ -34,12 +34,6 @@ fn have_slurm() -> bool {
          FABRICDOCTOR_REQUIRE_SLURM=1 fails instead)"
     );
     false
-}
-
-/// A free TCP port on loopback (the daemons bind it a moment later; the test owns the machine's
-/// loopback only for its run).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
 }
 
 /// Daemons a test started and the directory they keep their keys, state and logs in: killed in

@@ -138,3 +138,9 @@ pub fn one_guest_run_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     // A test that panicked while holding it leaves it poisoned; the lock itself is still good.
     GUESTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// A free TCP port on loopback, for a server a test starts a moment later (the test owns the
+/// machine's loopback only for its run).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
