@@ -43,8 +43,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("nccl.socket_connect_failed", "error host", "NCCL WARN socket/bootstrap connect failures"),
     (
         "nccl.socket_iface_suspect",
-        "iface host",
-        "Bootstrap/NET/Socket 'Using' whose first interface is docker*, lo, veth*, tunl*, ...",
+        "iface host used_by",
+        "Bootstrap 'Using' whose first interface, or a NET/Socket list or channel with any interface, is docker*, lo, veth*, br-*, ... (used_by bootstrap|transport)",
     ),
     ("nccl.cuda_error", "error host", "NCCL WARN 'Cuda failure'"),
     (

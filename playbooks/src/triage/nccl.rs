@@ -97,14 +97,37 @@ fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
     Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string(), source })
 }
 
+/// One entry of an interface list wrapped onto its own line: `[3]br-dd40dc616638:172.30.0.1<0>`.
+fn wrapped_list_entry(raw: &str) -> Option<&str> {
+    let entry = raw.trim();
+    let (index, rest) = entry.strip_prefix('[')?.split_once(']')?;
+    (!index.is_empty()
+        && index.chars().all(|c| c.is_ascii_digit())
+        && rest.contains(':')
+        && rest.ends_with('>')
+        && !rest.contains(char::is_whitespace))
+    .then_some(entry)
+}
+
 /// A line that starts with the level, as posters quote a WARN without its prefix
 /// ("NCCL WARN NET/IB : Got async event : port error").
 fn bare_marker(raw: &str) -> Option<((usize, usize), Level)> {
     let start = raw.len() - raw.trim_start().len();
+    let line = &raw[start..];
     [("NCCL WARN ", Level::Warn), ("NCCL INFO ", Level::Info)]
         .into_iter()
-        .find(|(marker, _)| raw[start..].starts_with(marker))
+        .find(|(marker, _)| line.starts_with(marker))
         .map(|(marker, level)| ((start, marker.len()), level))
+        // "INFO NET/Socket : Using ...": a quote cut after NCCL's prefix; the subsystem names
+        // (NET/, Bootstrap) are NCCL's own.
+        .or_else(|| {
+            [("WARN ", Level::Warn), ("INFO ", Level::Info)]
+                .into_iter()
+                .find(|(marker, _)| {
+                    line.strip_prefix(marker).is_some_and(|m| m.starts_with("NET/") || m.starts_with("Bootstrap :"))
+                })
+                .map(|(marker, level)| ((start, marker.len()), level))
+        })
 }
 
 /// NCCL before 2.6 printed `host:pid:tid [dev] misc/ibvwrap.cu:61 WARN message`, without "NCCL":
@@ -146,10 +169,13 @@ fn command_line_settings(file: &str, line_no: usize, raw: &str) -> Vec<Setting> 
 pub fn parse(file: &str, text: &str) -> NcclLog {
     let mut log = NcclLog { file: file.to_string(), ..NcclLog::default() };
     let mut quote_next = false;
+    // The last NCCL line was an interface list's head ("NET/Socket : Using") with nothing after it.
+    let mut list_open = false;
     for (line_no, raw) in numbered_lines(text) {
         log.settings.extend(command_line_settings(file, line_no, raw));
         let quoted = quoted_warning(raw, std::mem::take(&mut quote_next));
         quote_next = raw.trim_end().ends_with("Last error:");
+        let list_was_open = std::mem::take(&mut list_open);
         if let Some(message) = quoted {
             log.lines.push(NcclLine {
                 line: line_no,
@@ -161,7 +187,21 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
                 raw: raw.to_string(),
                 source: None,
             });
+        } else if let Some(entry) = wrapped_list_entry(raw).filter(|_| list_was_open) {
+            // "NET/Socket : Using" with its interfaces one per line below it, as a poster wrapped
+            // the list: the entries belong to that line.
+            if let Some(last) = log.lines.last_mut() {
+                last.message.push(' ');
+                last.message.push_str(entry);
+            }
+            list_open = true;
+            continue;
         } else if let Some(line) = parse_line(line_no, raw) {
+            list_open = line.message.trim_end().ends_with("Using");
+            if list_open {
+                log.lines.push(line);
+                continue;
+            }
             if let Some(version) = line.message.strip_prefix("NCCL version ") {
                 let version = version.split_whitespace().next().unwrap_or("").to_string();
                 log.versions.push((line.host.clone(), version, Evidence::new(file, line_no, raw)));
@@ -573,7 +613,11 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
                 && seen.suspect_channel.insert(host.clone())
             {
                 analysis.push(
-                    Fact::new("nccl.socket_iface_suspect").host(&host).attr("iface", name).evidence(evidence.clone()),
+                    Fact::new("nccl.socket_iface_suspect")
+                        .host(&host)
+                        .attr("iface", name)
+                        .attr("used_by", "transport")
+                        .evidence(evidence.clone()),
                 );
             }
         }
@@ -738,15 +782,28 @@ fn record_ib_nics(
 /// A `Bootstrap : Using` or `NET/Socket : Using` line whose first interface is one ranks can rarely
 /// reach each other on.
 fn suspect_socket_interface(message: &str, host: &str, evidence: &Evidence, analysis: &mut Analysis) {
-    if let Some(first) = using_list(message).first() {
-        let interface = first.split(':').next().unwrap_or(first);
-        // "eno1:avahi:169.254.x.x": avahi-autoipd's link-local alias of an interface, which no
-        // other host routes to (RFC 3927); "veth1:fe80::...%veth1": an IPv6 link-local address.
-        if is_suspect_interface(interface) || first.contains(":avahi") || unreachable_address(first).is_some() {
-            analysis.push(
-                Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", interface).evidence(evidence.clone()),
-            );
-        }
+    let list = using_list(message);
+    // "eno1:avahi:169.254.x.x": avahi-autoipd's link-local alias of an interface, which no other
+    // host routes to (RFC 3927); "veth1:fe80::...%veth1": an IPv6 link-local address.
+    let suspect = |entry: &String| {
+        let interface = entry.split(':').next().unwrap_or(entry);
+        (is_suspect_interface(interface) || entry.contains(":avahi") || unreachable_address(entry).is_some())
+            .then(|| interface.to_string())
+    };
+    // Bootstrap uses the first interface only. The socket transport makes every listed interface
+    // a network device and spreads its channels over them (transport/net_socket.cc,
+    // ncclNetSocketInit), so a container bridge or veth anywhere in that list carries a share of
+    // the traffic towards addresses no other host has.
+    let (candidates, used_by) =
+        if message.starts_with("NET/Socket") { (list.len(), "transport") } else { (1, "bootstrap") };
+    if let Some(interface) = list.iter().take(candidates).find_map(suspect) {
+        analysis.push(
+            Fact::new("nccl.socket_iface_suspect")
+                .host(host)
+                .attr("iface", interface)
+                .attr("used_by", used_by)
+                .evidence(evidence.clone()),
+        );
     }
 }
 
@@ -1137,6 +1194,19 @@ mod tests {
         assert_eq!((fact.get("nic"), fact.get("count"), fact.get("host")), (Some("mlx5_32:1"), Some("2"), Some("p2")));
         let once = facts("p2:311:405 [0] NCCL WARN NET/IB : mlx5_32:1 Got async error event: port error\n");
         assert!(!once.iter().any(|f| f.name == "link.flap"), "one error is a port down, not a flap");
+
+        // NVIDIA/nccl#697's list as its poster wrapped it, cut after NCCL's prefix: the socket
+        // transport spreads channels over every listed interface, docker bridges included.
+        let wrapped = facts("INFO NET/Socket : Using\n[0]bond0:192.168.1.161<0>\n[1]br-05ab815fa14e:172.19.0.1<0>\n[2]veth6163fba:fe80::b878:6cff:fe52:abe2%veth6163fba<0> \n");
+        let suspect = wrapped.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("suspect interface");
+        assert_eq!(suspect.get("iface"), Some("br-05ab815fa14e"));
+        let healthy = facts("h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>\nh:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0> br-1:172.17.0.1<0>\n");
+        assert!(!healthy.iter().any(|f| f.name == "nccl.socket_iface_suspect"), "{healthy:?}");
+        let cut = facts("INFO NET/Socket : Using\nsomething else\n[1]br-05ab815fa14e:172.19.0.1<0>\n");
+        assert!(
+            !cut.iter().any(|f| f.name == "nccl.socket_iface_suspect"),
+            "an entry after another line is not the list's"
+        );
 
         let algo = facts("h:1:1 [1] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available\n");
         assert!(algo.iter().any(|f| f.name == "nccl.no_algorithm"), "{algo:?}");

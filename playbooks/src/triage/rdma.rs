@@ -280,10 +280,18 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
     // The GID index NCCL used: set explicitly, or its default.
     let gid_settings: Vec<&super::nccl::Setting> =
         logs.iter().flat_map(|l| l.settings.iter()).filter(|s| s.name == "NCCL_IB_GID_INDEX").collect();
+    // ibv_modify_qp failing with ENODEV ("No such device") says RoCE as plainly as a link-layer
+    // line: ib_core returns it when the source GID entry has no net device behind it
+    // (drivers/infiniband/core/verbs.c, ib_resolve_unicast_gid_dmac -> rdma_read_gid_attr_ndev_rcu),
+    // a path only RoCE address handles take; the GID index names an empty or vanished entry.
     let roce_evidence: Vec<Evidence> = analysis
         .facts
         .iter()
-        .filter(|f| f.name == "rdma.roce" || f.name == "nccl.roce")
+        .filter(|f| {
+            f.name == "rdma.roce"
+                || f.name == "nccl.roce"
+                || (f.name == "nccl.qp_connect_failed" && f.get("error").is_some_and(|e| e.ends_with("No such device")))
+        })
         .filter_map(|f| f.evidence.first().cloned())
         .collect();
     let roce = !roce_evidence.is_empty();

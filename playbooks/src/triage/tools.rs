@@ -21,6 +21,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // `ibv_devinfo -v` GID tables (or show_gids), one per device or host pasted: a table restarts
     // at index 0. For each, where its first IPv4-mapped GID (a RoCE v2 address) sits.
     let mut gid_tables: Vec<(Option<u32>, Evidence)> = Vec::new();
+    // perftest run with --use_cuda: the buffer it then registers is GPU memory.
+    let mut gpu_buffer: Option<Evidence> = None;
+    let mut gpu_registration_failed = false;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -50,6 +53,29 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     acs_redirecting.push(evidence());
                 }
             }
+            continue;
+        }
+        if trimmed.starts_with("allocated GPU buffer") || trimmed.starts_with("cuMemAlloc() of a") {
+            gpu_buffer = Some(evidence());
+            continue;
+        }
+        // Registering GPU memory with the NIC fails (perftest "Couldn't allocate MR" after a
+        // --use_cuda allocation, or ibv_reg_mr's EFAULT "Bad address"): the kernel has no
+        // peer-memory client for the GPU's pages (nvidia_peermem not loaded) and no DMA-BUF path,
+        // so GPUDirect RDMA cannot work on this host (ibv_reg_mr(3); NVIDIA GPUDirect RDMA docs).
+        let registration_failed = trimmed.starts_with("Couldn't allocate MR")
+            || trimmed == "failed to create mr"
+            || (raw.contains("ibv_reg_mr") && raw.contains("Bad address"));
+        if registration_failed && !gpu_registration_failed && (gpu_buffer.is_some() || raw.contains("Bad address")) {
+            gpu_registration_failed = true;
+            let mut fact = Fact::new("nccl.gdr_disabled")
+                .attr("nic", "the NIC this test used (GPU memory cannot be registered)")
+                .attr("text", trimmed)
+                .evidence(evidence());
+            if let Some(buffer) = gpu_buffer.clone() {
+                fact = fact.evidence(buffer);
+            }
+            facts.push(fact);
             continue;
         }
         // ibstatus (infiniband-diags, a script over sysfs) finds no device at all.
