@@ -96,6 +96,7 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
 pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     let mut link_downs: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    let mut link_ups: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
@@ -248,15 +249,21 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         {
             let interface = match raw.split("down for interface ").nth(1) {
                 Some(rest) => rest.split([',', ' ']).next().unwrap_or("unknown").to_string(),
-                None => raw
-                    .split(':')
-                    .rev()
-                    .nth(1)
-                    .and_then(|s| s.split_whitespace().last())
-                    .unwrap_or("unknown")
-                    .to_string(),
+                None => interface_before_colon(raw),
             };
             link_downs.entry(format!("{host} {interface}")).or_default().push(evidence());
+        } else if lower.ends_with("link up") || lower.contains("link is up") || lower.contains("gained carrier") {
+            let interface = interface_before_colon(raw);
+            link_ups.entry(format!("{host} {interface}")).or_default().push(evidence());
+        }
+    }
+    // A link that comes up again and again went down between, whether or not the driver said so
+    // (mlx5e prints "Link up" on each return but its "Link down" only at some log levels): the
+    // returns after the first are flaps, as `serve` counts a return to ACTIVE. Three ups, so that a
+    // driver announcing the link once at probe and once at open is not a flap.
+    for (key, ups) in link_ups {
+        if ups.len() >= 3 && !link_downs.contains_key(&key) {
+            link_downs.insert(key, ups.into_iter().skip(1).collect());
         }
     }
     for (key, events) in link_downs {
@@ -268,6 +275,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         facts.push(fact);
     }
     facts
+}
+
+/// The interface a driver message names before its last colon ("mlx5_core 0000:01:00.1 eth1: Link up").
+fn interface_before_colon(raw: &str) -> String {
+    raw.split(':').rev().nth(1).and_then(|s| s.split_whitespace().last()).unwrap_or("unknown").to_string()
 }
 
 /// NCCL RAS report facts (format: NCCL `src/ras/client_support.cc`).
@@ -452,6 +464,14 @@ mod tests {
         // pop-os#3363: "severity=Correctable" is the corrected severity.
         let facts = parse_kernel("f", "Sep 19 16:18:02 bubz kernel: [68183.615810] pcieport 0000:00:03.1: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)");
         assert_eq!((facts[0].name.as_str(), facts[0].get("severity")), ("pcie.aer_event", Some("corrected")));
+        // cubecos#733: mlx5e announcing the same link up again and again, its downs unprinted.
+        let ups = "Mar 27 15:37:34 cc1 kernel: mlx5_core 0000:01:00.1 eth1: Link up\n";
+        let facts = parse_kernel("f", &ups.repeat(3));
+        assert_eq!(
+            (facts[0].name.as_str(), facts[0].get("nic"), facts[0].get("count")),
+            ("link.flap", Some("eth1"), Some("2"))
+        );
+        assert!(parse_kernel("f", &ups.repeat(2)).iter().all(|f| f.name != "link.flap"), "probe and open: no flap");
         // flatcar/coreos#2515: bond members losing their links.
         let facts =
             parse_kernel("f", "[ 1202.718785] bond0: link status definitely down for interface eno50, disabling it\n");

@@ -134,6 +134,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || raw.contains("couldn't load driver")
                 || raw.contains("no userspace device-specific driver found"))
             || trimmed == "No IB devices found"
+            // perftest (perftest_parameters.c / perftest_resources.c) finds no verbs device.
+            || trimmed == "Did not detect devices"
+            || trimmed.starts_with("Unable to find the Infiniband/RoCE device")
             || trimmed.starts_with("0 HCAs found")
             || trimmed.starts_with("Failed to get IB devices list")
         {
@@ -167,7 +170,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // NVL5 systems without ib_umad loaded: 'fabric manager cannot be started').
         // Health tools that watch the service (gpud's fabric-manager component: "fabric manager
         // found but not active") say the same of a manager that is installed but not running.
-        if raw.contains("system not yet initialized")
+        // The fabric manager's start script (nvidia-fabricmanager-start.sh, NVLink5 systems)
+        // refusing the arguments it was given prints "Unknown option" and its usage, and exits
+        // without starting the fabric manager.
+        if (trimmed.starts_with("Unknown option") && text.contains("Fabric Manager Start Script"))
+            || raw.contains("system not yet initialized")
             || (lower.contains("fabric manager")
                 && (lower.contains("cannot be started")
                     || lower.contains("failed to start")
@@ -461,5 +468,19 @@ mod tests {
             parse("f", "[ERROR] something in an application\n").is_empty(),
             "an ERROR tag alone is not the fabric manager"
         );
+        // k8s-rdma-shared-dev-plugin#169: perftest in a pod without a verbs device.
+        let missing = parse("f", "ib_write_bw \n Did not detect devices \n If device exists, check if driver is up\n");
+        assert_eq!(missing[0].name, "rdma.device_missing");
+        // gpu-operator#1595: the NVLink5 start script refusing its arguments.
+        let refused = parse(
+            "f",
+            "Unknown option: /usr/share/nvidia/nvswitch/fabricmanager.cfg\nNVIDIA Fabric Manager Start Script\n",
+        );
+        assert_eq!(refused[0].name, "gpu.fabric_not_ready");
+        assert!(parse("f", "Unknown option: -q\n").is_empty(), "another program's usage error");
+        // perftest#126: GPU memory the NIC will not register.
+        let gdr = parse("f", "allocated GPU buffer address at 0000010013000000 pointer=0x10013000000\nCouldn't allocate MR\nfailed to create mr\n");
+        assert_eq!((gdr.len(), gdr[0].name.as_str()), (1, "nccl.gdr_disabled"));
+        assert!(parse("f", "Couldn't allocate MR\n").is_empty(), "host memory: not a GPUDirect failure");
     }
 }
