@@ -149,6 +149,10 @@ pub(crate) struct PortContext {
 }
 
 impl PortContext {
+    pub(in crate::verbs) fn device(&self) -> &device::Device {
+        &self.device
+    }
+
     /// Open the device (`None`: the first with an active port), check the port and choose the GID.
     pub(crate) fn open(name: Option<&str>, port_number: u8, gid_index: Option<u32>) -> Result<PortContext, PerfError> {
         let device = device::open_device(name, port_number)?;

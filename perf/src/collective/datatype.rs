@@ -20,35 +20,46 @@ pub fn f32_to_bf16(value: f32) -> u16 {
 /// `destination[i] = op(destination[i], source[i])` element-wise; both hold whole elements. The type
 /// and operator are chosen once per call so the element loop is a plain, vectorisable function.
 pub fn reduce_into(destination: &mut [u8], source: &[u8], data_type: DataType, op: ReduceOp) {
+    reduce(destination, None, source, data_type, op);
+}
+
+/// `destination = first op source`, element-wise, in one pass: an out-of-place collective reduces
+/// this rank's input and a peer's data straight into the output, without copying the input there
+/// first.
+pub fn reduce_from(destination: &mut [u8], first: &[u8], source: &[u8], data_type: DataType, op: ReduceOp) {
+    reduce(destination, Some(first), source, data_type, op);
+}
+
+fn reduce(destination: &mut [u8], first: Option<&[u8]>, source: &[u8], data_type: DataType, op: ReduceOp) {
     match (data_type, op) {
         (DataType::F32, ReduceOp::Sum) => {
-            apply::<4>(destination, source, |a, b| (f32::from_le_bytes(a) + f32::from_le_bytes(b)).to_le_bytes())
+            apply::<4>(destination, first, source, |a, b| (f32::from_le_bytes(a) + f32::from_le_bytes(b)).to_le_bytes())
         }
-        (DataType::F32, ReduceOp::Max) => {
-            apply::<4>(destination, source, |a, b| f32::from_le_bytes(a).max(f32::from_le_bytes(b)).to_le_bytes())
-        }
-        (DataType::F32, ReduceOp::Min) => {
-            apply::<4>(destination, source, |a, b| f32::from_le_bytes(a).min(f32::from_le_bytes(b)).to_le_bytes())
-        }
+        (DataType::F32, ReduceOp::Max) => apply::<4>(destination, first, source, |a, b| {
+            f32::from_le_bytes(a).max(f32::from_le_bytes(b)).to_le_bytes()
+        }),
+        (DataType::F32, ReduceOp::Min) => apply::<4>(destination, first, source, |a, b| {
+            f32::from_le_bytes(a).min(f32::from_le_bytes(b)).to_le_bytes()
+        }),
         (DataType::F64, ReduceOp::Sum) => {
-            apply::<8>(destination, source, |a, b| (f64::from_le_bytes(a) + f64::from_le_bytes(b)).to_le_bytes())
+            apply::<8>(destination, first, source, |a, b| (f64::from_le_bytes(a) + f64::from_le_bytes(b)).to_le_bytes())
         }
-        (DataType::F64, ReduceOp::Max) => {
-            apply::<8>(destination, source, |a, b| f64::from_le_bytes(a).max(f64::from_le_bytes(b)).to_le_bytes())
-        }
-        (DataType::F64, ReduceOp::Min) => {
-            apply::<8>(destination, source, |a, b| f64::from_le_bytes(a).min(f64::from_le_bytes(b)).to_le_bytes())
-        }
-        (DataType::I32, ReduceOp::Sum) => apply::<4>(destination, source, |a, b| {
+        (DataType::F64, ReduceOp::Max) => apply::<8>(destination, first, source, |a, b| {
+            f64::from_le_bytes(a).max(f64::from_le_bytes(b)).to_le_bytes()
+        }),
+        (DataType::F64, ReduceOp::Min) => apply::<8>(destination, first, source, |a, b| {
+            f64::from_le_bytes(a).min(f64::from_le_bytes(b)).to_le_bytes()
+        }),
+        (DataType::I32, ReduceOp::Sum) => apply::<4>(destination, first, source, |a, b| {
             i32::from_le_bytes(a).wrapping_add(i32::from_le_bytes(b)).to_le_bytes()
         }),
-        (DataType::I32, ReduceOp::Max) => {
-            apply::<4>(destination, source, |a, b| i32::from_le_bytes(a).max(i32::from_le_bytes(b)).to_le_bytes())
-        }
-        (DataType::I32, ReduceOp::Min) => {
-            apply::<4>(destination, source, |a, b| i32::from_le_bytes(a).min(i32::from_le_bytes(b)).to_le_bytes())
-        }
-        (DataType::Bf16, op) => apply::<2>(destination, source, |a, b| {
+        (DataType::I32, ReduceOp::Max) => apply::<4>(destination, first, source, |a, b| {
+            i32::from_le_bytes(a).max(i32::from_le_bytes(b)).to_le_bytes()
+        }),
+        (DataType::I32, ReduceOp::Min) => apply::<4>(destination, first, source, |a, b| {
+            i32::from_le_bytes(a).min(i32::from_le_bytes(b)).to_le_bytes()
+        }),
+        (DataType::Bf16, op) => apply::<2>(destination, first, source, |a, b| {
             let (x, y) = (bf16_to_f32(u16::from_le_bytes(a)), bf16_to_f32(u16::from_le_bytes(b)));
             let r = match op {
                 ReduceOp::Sum => x + y,
@@ -63,14 +74,28 @@ pub fn reduce_into(destination: &mut [u8], source: &[u8], data_type: DataType, o
 #[inline(always)]
 fn apply<const WIDTH: usize>(
     destination: &mut [u8],
+    first: Option<&[u8]>,
     source: &[u8],
     combine: impl Fn([u8; WIDTH], [u8; WIDTH]) -> [u8; WIDTH],
 ) {
-    for (d, s) in destination.chunks_exact_mut(WIDTH).zip(source.chunks_exact(WIDTH)) {
-        let (mut a, mut b) = ([0u8; WIDTH], [0u8; WIDTH]);
-        a.copy_from_slice(d);
-        b.copy_from_slice(s);
-        d.copy_from_slice(&combine(a, b));
+    let element = |x: &[u8]| {
+        let mut value = [0u8; WIDTH];
+        value.copy_from_slice(x);
+        value
+    };
+    match first {
+        None => {
+            for (d, s) in destination.chunks_exact_mut(WIDTH).zip(source.chunks_exact(WIDTH)) {
+                d.copy_from_slice(&combine(element(d), element(s)));
+            }
+        }
+        Some(first) => {
+            for ((d, f), s) in
+                destination.chunks_exact_mut(WIDTH).zip(first.chunks_exact(WIDTH)).zip(source.chunks_exact(WIDTH))
+            {
+                d.copy_from_slice(&combine(element(f), element(s)));
+            }
+        }
     }
 }
 
@@ -192,7 +217,11 @@ mod tests {
                 for rank in 1..8 {
                     let mut other = vec![0u8; count * data_type.size()];
                     fill(&mut other, data_type, 0, |i| input_value(rank, i));
+                    // Out of place gives what copying the base and reducing in place gives.
+                    let mut from = vec![0xeeu8; other.len()];
+                    reduce_from(&mut from, &accumulated, &other, data_type, op);
                     reduce_into(&mut accumulated, &other, data_type, op);
+                    assert_eq!(from, accumulated, "{data_type:?} {op:?}");
                 }
                 assert_eq!(
                     count_wrong(&accumulated, data_type, 0, |i| expected_value(8, i, op)),

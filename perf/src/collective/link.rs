@@ -16,12 +16,43 @@ pub trait Sender: Send {
     /// Wait until every byte handed over has left this process for good (verbs: the adapter reported
     /// the last write complete), so the rank may exit without the peer losing the tail.
     fn flush(&mut self) -> Result<(), PerfError>;
+    /// From now on, bytes handed to `send` that lie inside `region` may be written from where they are
+    /// instead of being copied into the link's own memory first (verbs: an RDMA WRITE straight from
+    /// the registered region); `None` ends that before the region goes away. Such a `send` returns
+    /// once the write is posted, so the caller leaves those bytes unchanged until `flush` returns, or
+    /// until it has received data that the peer could only produce after receiving them (the ring's
+    /// data dependency). Links that always copy ignore it.
+    fn send_in_place(&mut self, region: Option<SourceRegion>) {
+        let _ = region;
+    }
+}
+
+/// Memory registered with the adapter that links may send from without copying it: its address,
+/// length and local key. It stays where it is, registered, until every link was told `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceRegion {
+    pub address: u64,
+    pub length: usize,
+    pub key: u32,
+}
+
+impl SourceRegion {
+    /// Where `bytes` start inside the region, when all of them lie in it.
+    pub fn offset_of(&self, bytes: &[u8]) -> Option<u64> {
+        let start = bytes.as_ptr() as u64;
+        let end = start.checked_add(bytes.len() as u64)?;
+        (start >= self.address && end <= self.address + self.length as u64).then(|| start - self.address)
+    }
 }
 
 /// The receiving half of a link: bytes from one peer, in the order they were sent.
 pub trait Receiver: Send {
     /// Fill `into` with the next bytes from the peer.
     fn receive(&mut self, into: &mut [u8]) -> Result<(), PerfError>;
+    /// Hand the next `length` bytes from the peer to `consume`, in order, in pieces of at most a few
+    /// KiB, read from where they arrived (verbs: the receive slot the peer wrote) rather than copied
+    /// into a buffer first: a reduction combines them with local data as they come.
+    fn receive_with(&mut self, length: usize, consume: &mut dyn FnMut(&[u8])) -> Result<(), PerfError>;
     /// After an error elsewhere: did this peer exit while its end of the link hid it (an EOF behind
     /// data not yet read)? Looks for up to `patience`. When a rank dies, its right neighbour's sends
     /// may fail first (the failure cascades around the ring); asking the left link names the rank that
@@ -71,11 +102,18 @@ pub struct TcpLink {
     stream: TcpStream,
     peer: String,
     timeout: Duration,
+    /// What `receive_with` reads into: the socket's bytes have to land somewhere before they are
+    /// combined (allocated on first use, then reused).
+    pieces: Vec<u8>,
 }
+
+/// Bytes `TcpLink::receive_with` reads at a time: small enough to stay in the CPU's cache between
+/// the read and the reduction, large enough that a read is not a syscall per packet.
+const TCP_PIECE_BYTES: usize = 64 * 1024;
 
 impl TcpLink {
     pub fn new(stream: TcpStream, peer: String, timeout: Duration) -> TcpLink {
-        TcpLink { stream, peer, timeout }
+        TcpLink { stream, peer, timeout, pieces: Vec::new() }
     }
 }
 
@@ -93,6 +131,20 @@ impl Sender for TcpLink {
 impl Receiver for TcpLink {
     fn receive(&mut self, into: &mut [u8]) -> Result<(), PerfError> {
         self.stream.read_exact(into).map_err(|e| io_error(&self.peer, "receive", e, self.timeout))
+    }
+
+    fn receive_with(&mut self, length: usize, consume: &mut dyn FnMut(&[u8])) -> Result<(), PerfError> {
+        if self.pieces.len() < TCP_PIECE_BYTES.min(length) {
+            self.pieces.resize(TCP_PIECE_BYTES.min(length), 0);
+        }
+        let mut left = length;
+        while left > 0 {
+            let piece = &mut self.pieces[..TCP_PIECE_BYTES.min(left)];
+            self.stream.read_exact(piece).map_err(|e| io_error(&self.peer, "receive", e, self.timeout))?;
+            consume(piece);
+            left -= piece.len();
+        }
+        Ok(())
     }
 
     /// The peer's EOF may sit behind unread data: drain briefly and see whether the stream ends.

@@ -17,6 +17,7 @@ pub mod link;
 pub mod nodelist;
 pub mod sweep;
 pub mod tree;
+mod working;
 
 use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -28,7 +29,7 @@ use crate::handshake::{read_message, write_message};
 use crate::verbs::credit::Role;
 use crate::verbs::stream::{connect_links, StreamHalf, StreamOptions, StreamPort};
 use crate::PerfError;
-use datatype::{count_wrong, expected_value, fill, input_value, reduce_into, DataType, ReduceOp};
+use datatype::{count_wrong, expected_value, fill, input_value, reduce_from, reduce_into, DataType, ReduceOp};
 pub use fabricdoctor_perf_schema::collective::{doubling_steps, Algorithm, AlgorithmChoice, Collective, CostModel};
 use link::{io_error, Receiver, Sender, TcpLink};
 
@@ -154,6 +155,10 @@ pub struct Communicator {
     labels: Vec<String>,
     /// "tcp", or the verbs device, port and GID in use.
     pub transport: String,
+    /// The sweep's input and output buffers, registered over verbs (see `working.rs`).
+    working: working::WorkingMemory,
+    /// The verbs port the links are on (registers the working memory).
+    port: Option<StreamPort>,
 }
 
 impl std::fmt::Debug for Communicator {
@@ -563,6 +568,8 @@ impl Communicator {
             scratch: Vec::new(),
             labels: Vec::new(),
             transport: port.as_ref().map(|p| format!("verbs {}", p.describe())).unwrap_or_else(|| "tcp".into()),
+            working: working::WorkingMemory::default(),
+            port: None,
         };
         communicator.labels = (0..world).map(|r| communicator.label(r)).collect();
         if world == 1 {
@@ -576,6 +583,7 @@ impl Communicator {
             None => communicator.wire_tcp(streams, &names, timeout)?,
             Some(port) => communicator.wire_verbs(port, streams, &names)?,
         }
+        communicator.port = port;
         Ok(communicator)
     }
 
@@ -816,6 +824,84 @@ impl Communicator {
         op: ReduceOp,
         root: usize,
     ) -> Result<(), PerfError> {
+        self.run_from(collective, algorithm, None, buffer, data_type, op, root)
+    }
+
+    /// Make the working memory hold two buffers of at least `bytes` each (over verbs registered
+    /// with the adapter, and every link told to send from it in place). A sweep reserves its
+    /// largest size first, so the memory is allocated and registered once.
+    pub fn reserve_working(&mut self, bytes: usize) -> Result<(), PerfError> {
+        if self.working.capacity() >= bytes {
+            return Ok(());
+        }
+        // Links stop writing from the old memory before it goes.
+        self.tell_links(None);
+        self.working = working::WorkingMemory::default();
+        self.working = working::WorkingMemory::allocate(bytes, self.port.as_ref())?;
+        self.tell_links(self.working.region());
+        Ok(())
+    }
+
+    fn tell_links(&mut self, region: Option<link::SourceRegion>) {
+        for sender in self.right.iter_mut().chain(self.mesh_senders.iter_mut().flatten()) {
+            sender.send_in_place(region);
+        }
+    }
+
+    /// This rank's input and output buffers of `bytes` each, in the working memory (reserved here
+    /// when it is smaller): fill the input, run [`Communicator::run_working`], read the output.
+    pub fn working_buffers(&mut self, bytes: usize) -> Result<(&mut [u8], &mut [u8]), PerfError> {
+        self.reserve_working(bytes)?;
+        Ok(self.working.buffers(bytes))
+    }
+
+    /// Run `collective` on the working buffers of `bytes`: in place on the output, or out of place
+    /// from the input into the output, where AllReduce's ring and AlltoAll read the input where it
+    /// is (the others copy it to the output first). Over verbs the links write from the working
+    /// memory in place.
+    #[expect(clippy::too_many_arguments, reason = "the collective's parameters, as nccl-tests takes them")]
+    pub fn run_working(
+        &mut self,
+        collective: Collective,
+        algorithm: Algorithm,
+        bytes: usize,
+        in_place: bool,
+        data_type: DataType,
+        op: ReduceOp,
+        root: usize,
+    ) -> Result<(), PerfError> {
+        self.reserve_working(bytes)?;
+        // The memory is moved out and back, not its bytes: they stay where they were registered.
+        let mut memory = std::mem::take(&mut self.working);
+        let (input, output) = memory.buffers(bytes);
+        let source = if in_place { None } else { Some(&*input) };
+        let result = self.run_from(collective, algorithm, source, output, data_type, op, root);
+        self.working = memory;
+        result
+    }
+
+    /// [`Communicator::run`], out of place when `source` (this rank's input, as long as `buffer`)
+    /// is given.
+    #[expect(clippy::too_many_arguments, reason = "the collective's parameters, as nccl-tests takes them")]
+    fn run_from(
+        &mut self,
+        collective: Collective,
+        algorithm: Algorithm,
+        source: Option<&[u8]>,
+        buffer: &mut [u8],
+        data_type: DataType,
+        op: ReduceOp,
+        root: usize,
+    ) -> Result<(), PerfError> {
+        let direct =
+            collective == Collective::AlltoAll || (collective == Collective::AllReduce && algorithm == Algorithm::Ring);
+        let source = match source {
+            Some(input) if !direct || self.world == 1 => {
+                buffer.copy_from_slice(input);
+                None
+            }
+            other => other,
+        };
         if self.world == 1 {
             return Ok(());
         }
@@ -824,7 +910,8 @@ impl Communicator {
         let (rank, world) = (self.rank, self.world);
         let labels = &self.labels;
         if collective == Collective::AlltoAll {
-            return alltoall(&mut self.mesh_senders, &mut self.mesh_receivers, buffer, element, rank, world, labels);
+            let links = (&mut self.mesh_senders[..], &mut self.mesh_receivers[..]);
+            return alltoall(links, source, buffer, &mut self.scratch, element, rank, world, labels);
         }
         if collective == Collective::AllReduce && algorithm == Algorithm::Tree {
             let mut links = tree::Links {
@@ -846,7 +933,7 @@ impl Communicator {
         // (staged contiguously); elsewhere it takes the c-th contiguous part of the buffer.
         let per_rank_layout = matches!(collective, Collective::AllGather | Collective::ReduceScatter);
         let mut staged: Vec<StagedChannel> = Vec::new();
-        let mut parts: Vec<(&mut [u8], Vec<std::ops::Range<usize>>)> = Vec::with_capacity(channels);
+        let mut parts: Vec<ChannelPart<'_>> = Vec::with_capacity(channels);
         if per_rank_layout && channels > 1 {
             for channel in 0..channels {
                 let mut staging = Vec::new();
@@ -864,27 +951,31 @@ impl Communicator {
                 staged.push((staging, blocks, pieces));
             }
             for (staging, blocks, _) in staged.iter_mut() {
-                parts.push((staging.as_mut_slice(), blocks.clone()));
+                parts.push((staging.as_mut_slice(), None, blocks.clone()));
             }
         } else {
             let mut rest: &mut [u8] = buffer;
+            let mut source_rest = source;
             for channel in 0..channels {
                 let elements = part_range(count, channels, channel).len();
                 let (part, tail) = std::mem::take(&mut rest).split_at_mut(elements * element);
+                let input = source_rest.map(|s| s.split_at(elements * element));
+                source_rest = input.map(|(_, tail)| tail);
                 let blocks = (0..world)
                     .map(|b| {
                         let r = part_range(elements, world, b);
                         r.start * element..r.end * element
                     })
                     .collect();
-                parts.push((part, blocks));
+                parts.push((part, input.map(|(head, _)| head), blocks));
                 rest = tail;
             }
         }
-        let run_channel = move |right: &mut Box<dyn Sender>, left: &mut Box<dyn Receiver>, part, blocks| {
+        let run_channel = move |right: &mut Box<dyn Sender>, left: &mut Box<dyn Receiver>, channel: ChannelPart| {
+            let (part, input, blocks) = channel;
             let mut ring = Ring { right: &mut **right, left: &mut **left, rank, world, blocks, labels };
             match collective {
-                Collective::AllReduce => ring.all_reduce(part, data_type, op),
+                Collective::AllReduce => ring.all_reduce(part, input, data_type, op),
                 Collective::ReduceScatter => ring.reduce_scatter(part, data_type, op),
                 Collective::AllGather => ring.all_gather(part),
                 Collective::Broadcast => ring.broadcast(part, root),
@@ -894,7 +985,7 @@ impl Communicator {
         let result = if channels == 1 {
             // One channel runs on this thread: no thread to start on the latency-bound path.
             match (self.right.first_mut(), self.left.first_mut(), parts.pop()) {
-                (Some(right), Some(left), Some((part, blocks))) => run_channel(right, left, part, blocks),
+                (Some(right), Some(left), Some(channel)) => run_channel(right, left, channel),
                 _ => Err(PerfError::Transport("no ring channel".into())),
             }
         } else {
@@ -904,7 +995,7 @@ impl Communicator {
                     .iter_mut()
                     .zip(self.left.iter_mut())
                     .zip(parts)
-                    .map(|((right, left), (part, blocks))| scope.spawn(move || run_channel(right, left, part, blocks)))
+                    .map(|((right, left), channel)| scope.spawn(move || run_channel(right, left, channel)))
                     .collect();
                 for handle in handles {
                     handle.join().map_err(|_| PerfError::Transport("a channel thread panicked".into()))??;
@@ -920,6 +1011,23 @@ impl Communicator {
         result
     }
 }
+
+/// A slice of a ring's part: its offset in the part, and its bytes behind the lock that keeps the
+/// writer (sending it) and the receiving thread (combining into it) apart.
+type RingSlice<'a> = (usize, std::sync::Mutex<&'a mut [u8]>);
+
+/// A rank's mesh links: a sender to and a receiver from each peer (none for itself).
+type MeshLinks<'a> = (&'a mut [Option<Box<dyn Sender>>], &'a mut [Option<Box<dyn Receiver>>]);
+
+/// A ring slice for the one thread that reads or writes it now. A lock poisoned by the other
+/// thread's panic still guards plain bytes; that panic is reported when the thread is joined.
+fn lock_slice<'a, 'b>(slice: &'a std::sync::Mutex<&'b mut [u8]>) -> std::sync::MutexGuard<'a, &'b mut [u8]> {
+    slice.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One channel's ring: its part of the output, its part of the input when the collective runs out of
+/// place from it, and the range of each rank's block in the part.
+type ChannelPart<'a> = (&'a mut [u8], Option<&'a [u8]>, Vec<std::ops::Range<usize>>);
 
 /// A channel's pieces of every rank's block, copied together: (staging buffer, each block's range in
 /// it, each block's range in the real buffer).
@@ -971,31 +1079,83 @@ impl Ring<'_> {
     /// the left, reducing it into (or copying it over) the local block; in a ring the block received
     /// at step s is the one sent at step s+1, so every slice is forwarded as soon as it is combined
     /// instead of after the whole step: the links stay busy across steps (NCCL's slots do the same).
-    /// A writer thread drains the queue of outgoing slices while this thread receives and combines.
-    fn pipeline(&mut self, part: &mut [u8], steps: &[(usize, usize, Combine)]) -> Result<(), PerfError> {
+    /// A writer thread sends the queued slices while this thread receives and combines.
+    ///
+    /// Nothing is copied on the way: the writer sends each slice from where it lies in `part` (or in
+    /// `input`, this rank's own data of an out-of-place call: the first block sent and the base of
+    /// every reduction, `part = input op received`), and received bytes are reduced from where the
+    /// link holds them. `part` is cut into slices, each behind its own lock, so the writer reading a
+    /// slice and this thread writing one can never be the same bytes at once; in a correct ring the
+    /// locks never wait (a slice is written again only with data that the peers derived from what
+    /// was sent from it).
+    fn pipeline(
+        &mut self,
+        part: &mut [u8],
+        input: Option<&[u8]>,
+        steps: &[(usize, usize, Combine)],
+    ) -> Result<(), PerfError> {
         let Some(&(first_send, _, _)) = steps.first() else {
             return Ok(());
         };
         if part.len() <= INLINE_PART_BYTES {
-            return self.pipeline_inline(part, steps, first_send).map_err(|error| self.blame_left_if_closed(error));
+            return self
+                .pipeline_inline(part, input, steps, first_send)
+                .map_err(|error| self.blame_left_if_closed(error));
         }
         let right_label = self.right_label().to_string();
         let right = &mut *self.right;
         let left = &mut *self.left;
-        let blocks = &self.blocks;
         let world = self.world;
-        let (queue, outgoing) = std::sync::mpsc::channel::<Vec<u8>>();
+        // Each block's slices, in order: (offset in the part, the slice behind its lock).
+        let mut slices: Vec<Vec<RingSlice<'_>>> = Vec::with_capacity(world);
+        {
+            let mut rest: &mut [u8] = part;
+            let mut consumed = 0;
+            for block in &self.blocks {
+                let (_, tail) = std::mem::take(&mut rest).split_at_mut(block.start - consumed);
+                let (body, tail) = tail.split_at_mut(block.len());
+                rest = tail;
+                consumed = block.end;
+                let mut offset = block.start;
+                slices.push(
+                    body.chunks_mut(SLICE_BYTES)
+                        .map(|slice| {
+                            let at = offset;
+                            offset += slice.len();
+                            (at, std::sync::Mutex::new(slice))
+                        })
+                        .collect(),
+                );
+            }
+        }
+        let slices = &slices;
+        let first_block = self.blocks[first_send % world].clone();
+        // What the writer sends: a slice of the input's first block, or (block, slice) of the part.
+        enum Outgoing {
+            Input(std::ops::Range<usize>),
+            Part(usize, usize),
+        }
+        let (queue, outgoing) = std::sync::mpsc::channel::<Outgoing>();
         // Set when receiving failed: the writer drops what is queued instead of waiting for a peer.
         let stop = std::sync::atomic::AtomicBool::new(false);
         let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
         std::thread::scope(|scope| {
             let writer = scope.spawn(move || -> Result<(), (Instant, PerfError)> {
                 let failed = |error| (Instant::now(), error);
-                for slice in outgoing {
+                for item in outgoing {
                     if stopped() {
                         return Ok(());
                     }
-                    right.send(&slice).map_err(failed)?;
+                    match item {
+                        Outgoing::Input(range) => {
+                            let bytes = input.map(|i| &i[range]).unwrap_or_default();
+                            right.send(bytes).map_err(failed)?;
+                        }
+                        Outgoing::Part(block, index) => {
+                            let slice = lock_slice(&slices[block][index].1);
+                            right.send(&slice).map_err(failed)?;
+                        }
+                    }
                 }
                 if stopped() {
                     return Ok(());
@@ -1004,31 +1164,53 @@ impl Ring<'_> {
             });
             let received = (|| -> Result<(), PerfError> {
                 // A failed writer drops the queue's receiver; sends then fail and stop this side too.
-                let send = |slice: &[u8]| {
-                    queue
-                        .send(slice.to_vec())
-                        .map_err(|_| PerfError::Transport(format!("ring send to {right_label} stopped")))
+                let send = |item: Outgoing| {
+                    queue.send(item).map_err(|_| PerfError::Transport(format!("ring send to {right_label} stopped")))
                 };
-                for slice in part[blocks[first_send % world].clone()].chunks(SLICE_BYTES) {
-                    send(slice)?;
+                let first = first_send % world;
+                match input {
+                    Some(_) => {
+                        let mut offset = first_block.start;
+                        while offset < first_block.end {
+                            let end = (offset + SLICE_BYTES).min(first_block.end);
+                            send(Outgoing::Input(offset..end))?;
+                            offset = end;
+                        }
+                    }
+                    None => (0..slices[first].len()).try_for_each(|index| send(Outgoing::Part(first, index)))?,
                 }
-                let mut scratch = vec![0u8; SLICE_BYTES];
-                for (index, &(_, receive, combine)) in steps.iter().enumerate() {
-                    let forward = index + 1 < steps.len();
-                    let target = blocks[receive % world].clone();
-                    let mut offset = target.start;
-                    while offset < target.end {
-                        let length = SLICE_BYTES.min(target.end - offset);
-                        left.receive(&mut scratch[..length])?;
-                        let local = &mut part[offset..offset + length];
-                        match combine {
-                            Combine::Reduce(data_type, op) => reduce_into(local, &scratch[..length], data_type, op),
-                            Combine::Copy => local.copy_from_slice(&scratch[..length]),
-                        }
+                for (step, &(_, receive, combine)) in steps.iter().enumerate() {
+                    let forward = step + 1 < steps.len();
+                    let block = receive % world;
+                    for (index, (offset, slice)) in slices[block].iter().enumerate() {
+                        let length = lock_slice(slice).len();
+                        let mut at = 0;
+                        // The slice is locked only while a piece that arrived is combined, never
+                        // while waiting for one: the writer may still be sending this slice's
+                        // earlier contents, which the peers need before they can send these.
+                        left.receive_with(length, &mut |piece| {
+                            let end = at + piece.len();
+                            let mut local = lock_slice(slice);
+                            match (combine, input) {
+                                // The input is the base of the reduction where the call is out of
+                                // place: a block is reduced into once, before anything else writes it.
+                                (Combine::Reduce(data_type, op), Some(input)) => reduce_from(
+                                    &mut local[at..end],
+                                    &input[offset + at..offset + end],
+                                    piece,
+                                    data_type,
+                                    op,
+                                ),
+                                (Combine::Reduce(data_type, op), None) => {
+                                    reduce_into(&mut local[at..end], piece, data_type, op)
+                                }
+                                (Combine::Copy, _) => local[at..end].copy_from_slice(piece),
+                            }
+                            at = end;
+                        })?;
                         if forward {
-                            send(local)?;
+                            send(Outgoing::Part(block, index))?;
                         }
-                        offset += length;
                     }
                 }
                 Ok(())
@@ -1056,23 +1238,29 @@ impl Ring<'_> {
     fn pipeline_inline(
         &mut self,
         part: &mut [u8],
+        input: Option<&[u8]>,
         steps: &[(usize, usize, Combine)],
         first_send: usize,
     ) -> Result<(), PerfError> {
         let world = self.world;
-        self.right.send(&part[self.blocks[first_send % world].clone()])?;
-        let mut scratch = [0u8; INLINE_PART_BYTES];
+        let first = self.blocks[first_send % world].clone();
+        self.right.send(input.map_or(&part[first.clone()], |input| &input[first]))?;
         for (index, &(_, receive, combine)) in steps.iter().enumerate() {
             let target = self.blocks[receive % world].clone();
-            let incoming = &mut scratch[..target.len()];
-            self.left.receive(incoming)?;
-            let local = &mut part[target];
+            let mut at = target.start;
             match combine {
-                Combine::Reduce(data_type, op) => reduce_into(local, incoming, data_type, op),
-                Combine::Copy => local.copy_from_slice(incoming),
+                Combine::Reduce(data_type, op) => self.left.receive_with(target.len(), &mut |piece| {
+                    let end = at + piece.len();
+                    match input {
+                        Some(input) => reduce_from(&mut part[at..end], &input[at..end], piece, data_type, op),
+                        None => reduce_into(&mut part[at..end], piece, data_type, op),
+                    }
+                    at = end;
+                })?,
+                Combine::Copy => self.left.receive(&mut part[target.clone()])?,
             }
             if index + 1 < steps.len() {
-                self.right.send(local)?;
+                self.right.send(&part[target])?;
             }
         }
         self.right.flush()
@@ -1108,22 +1296,28 @@ impl Ring<'_> {
     /// After it, block `rank` of `part` holds the reduction of every rank's block `rank`.
     fn reduce_scatter(&mut self, part: &mut [u8], data_type: DataType, op: ReduceOp) -> Result<(), PerfError> {
         let steps = self.reduce_scatter_steps(Combine::Reduce(data_type, op));
-        self.pipeline(part, &steps)
+        self.pipeline(part, None, &steps)
     }
 
     /// Starting from block `rank` complete on every rank, make every block complete everywhere.
     fn all_gather(&mut self, part: &mut [u8]) -> Result<(), PerfError> {
         let steps = self.all_gather_steps();
-        self.pipeline(part, &steps)
+        self.pipeline(part, None, &steps)
     }
 
     /// AllReduce as one pipeline of 2(n-1) steps: the reduce-scatter's last received block (block
     /// `rank`, now complete) is the all-gather's first sent block, so its slices go out as they are
     /// reduced and the two phases chain without a pause.
-    fn all_reduce(&mut self, part: &mut [u8], data_type: DataType, op: ReduceOp) -> Result<(), PerfError> {
+    fn all_reduce(
+        &mut self,
+        part: &mut [u8],
+        input: Option<&[u8]>,
+        data_type: DataType,
+        op: ReduceOp,
+    ) -> Result<(), PerfError> {
         let mut steps = self.reduce_scatter_steps(Combine::Reduce(data_type, op));
         steps.extend(self.all_gather_steps());
-        self.pipeline(part, &steps)
+        self.pipeline(part, input, &steps)
     }
 
     /// A pipelined chain from `root` around the ring: receive a slice from the left, pass it right.
@@ -1153,11 +1347,15 @@ pub fn alltoall_block(count: usize, world: usize) -> usize {
 }
 
 /// Pairwise exchange over the mesh: at step k send block (rank+k) to that rank and receive block
-/// (rank-k) from that one; `buffer` holds the send blocks and receives in place block by block.
+/// (rank-k) from that one. Out of place (`input` given) the blocks are sent from the input where they
+/// are and received into `buffer`; in place, the blocks still to be sent are first saved in
+/// `scratch` (kept between calls), since a received block lands where an unsent one sits.
+#[expect(clippy::too_many_arguments, reason = "one rank's links, buffers and place in the world")]
 fn alltoall(
-    senders: &mut [Option<Box<dyn Sender>>],
-    receivers: &mut [Option<Box<dyn Receiver>>],
+    (senders, receivers): MeshLinks<'_>,
+    input: Option<&[u8]>,
     buffer: &mut [u8],
+    scratch: &mut Vec<u8>,
     element: usize,
     rank: usize,
     world: usize,
@@ -1165,7 +1363,14 @@ fn alltoall(
 ) -> Result<(), PerfError> {
     let per_block = alltoall_block(buffer.len() / element, world) * element;
     let block = |b: usize| b * per_block..(b + 1) * per_block;
-    let original = buffer.to_vec();
+    let original: &[u8] = match input {
+        Some(input) => input,
+        None => {
+            scratch.clear();
+            scratch.extend_from_slice(&buffer[..world * per_block]);
+            scratch
+        }
+    };
     let missing = |peer: usize| PerfError::Transport(format!("no mesh link to {}", labels[peer]));
     for step in 1..world {
         let to = (rank + step) % world;
@@ -1176,7 +1381,9 @@ fn alltoall(
         link::exchange(sender, receiver, outgoing, &mut buffer[block(from)], SLICE_BYTES)?;
     }
     let own = block(rank);
-    buffer[own.clone()].copy_from_slice(&original[own]);
+    if input.is_some() {
+        buffer[own.clone()].copy_from_slice(&original[own]);
+    }
     Ok(())
 }
 
@@ -1368,6 +1575,75 @@ mod tests {
             std::thread::spawn(move || Communicator::connect(&second, Mesh::None, &Transport::Tcp).map(|c| c.world));
         assert_eq!(rank0.join().expect("no panic").expect("rank 0 met rank 1"), 2);
         assert_eq!(rank1.join().expect("no panic").expect("rank 1 met rank 0"), 2);
+    }
+
+    /// Three ranks over loopback TCP, two channels, sizes on both sides of the inline limit: out of
+    /// place, AllReduce's ring and AlltoAll read the input where it is, write only the output, and
+    /// leave the input as it was after many calls; in place gives the same result.
+    #[test]
+    fn out_of_place_runs_read_the_input_in_place_and_never_write_it() {
+        let timeout = Duration::from_secs(20);
+        let control = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let master_port = control.local_addr().expect("address").port();
+        drop(control);
+        let world = 3;
+        let ranks: Vec<_> = (0..world)
+            .map(|rank| {
+                std::thread::spawn(move || -> Result<(), String> {
+                    let mut rendezvous = plain_rendezvous(rank, world, master_port, timeout);
+                    rendezvous.channels = 2;
+                    let mut communicator =
+                        Communicator::connect(&rendezvous, Mesh::Full, &Transport::Tcp).map_err(|e| e.to_string())?;
+                    for (collective, bytes) in [
+                        (Collective::AllReduce, 12 * 1024),
+                        (Collective::AllReduce, 3 * 1024 * 1024 + 12),
+                        (Collective::AlltoAll, 12 * 1024),
+                        (Collective::AlltoAll, 3 * 1024 * 1024),
+                    ] {
+                        let (input, output) = communicator.working_buffers(bytes).map_err(|e| e.to_string())?;
+                        prepare_buffer(collective, input, DataType::F32, rank, world, 0);
+                        output.fill(0xee);
+                        let original = input.to_vec();
+                        for _ in 0..3 {
+                            communicator
+                                .run_working(collective, Algorithm::Ring, bytes, false, DataType::F32, ReduceOp::Sum, 0)
+                                .map_err(|e| e.to_string())?;
+                        }
+                        let (input, output) = communicator.working_buffers(bytes).map_err(|e| e.to_string())?;
+                        if input != original.as_slice() {
+                            return Err(format!("{collective:?} {bytes}: the input changed"));
+                        }
+                        let wrong = check_buffer(collective, output, DataType::F32, ReduceOp::Sum, rank, world, 0);
+                        if wrong != 0 {
+                            return Err(format!("{collective:?} {bytes} out of place: {wrong} wrong"));
+                        }
+                        output.copy_from_slice(input);
+                        communicator
+                            .run_working(collective, Algorithm::Ring, bytes, true, DataType::F32, ReduceOp::Sum, 0)
+                            .map_err(|e| e.to_string())?;
+                        let (_, output) = communicator.working_buffers(bytes).map_err(|e| e.to_string())?;
+                        let wrong = check_buffer(collective, output, DataType::F32, ReduceOp::Sum, rank, world, 0);
+                        if wrong != 0 {
+                            return Err(format!("{collective:?} {bytes} in place: {wrong} wrong"));
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for (rank, handle) in ranks.into_iter().enumerate() {
+            assert_eq!(handle.join().expect("no panic"), Ok(()), "rank {rank}");
+        }
+    }
+
+    #[test]
+    fn a_source_region_holds_only_bytes_wholly_inside_it() {
+        let memory = [0u8; 64];
+        let region = link::SourceRegion { address: memory.as_ptr() as u64, length: 32, key: 7 };
+        assert_eq!(region.offset_of(&memory[8..16]), Some(8));
+        assert_eq!(region.offset_of(&memory[..32]), Some(0));
+        assert_eq!(region.offset_of(&memory[24..40]), None, "crosses the end");
+        assert_eq!(region.offset_of(&memory[40..48]), None, "outside");
     }
 
     #[test]

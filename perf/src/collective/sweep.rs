@@ -49,6 +49,11 @@ pub fn run_sweep_with(
     // The tree is measured where it may run, which is where its links were opened.
     let tree = Mesh::for_collective(spec.collective, spec.algorithm) == Mesh::Doubling;
     let model = communicator.calibrate(tree)?;
+    if gpu.is_none() {
+        // The working buffers are allocated (and over verbs registered) once, for the largest size.
+        let largest = spec.sizes.iter().map(|&size| (size / element * element) as usize).max().unwrap_or(0);
+        communicator.reserve_working(largest)?;
+    }
     for &size in &spec.sizes {
         let count = (size / element) as usize;
         let bytes = count * element as usize;
@@ -103,7 +108,12 @@ pub fn run_sweep_with(
 }
 
 /// Average time of one collective on this rank (warm-up excluded) and its wrong elements over the
-/// data-check passes.
+/// data-check passes, which run the same way (in or out of place) as the timed calls.
+///
+/// The buffers are the communicator's working memory (registered with the adapter over verbs). Out
+/// of place, the result goes to a separate buffer (nccl-tests' recvbuff): AllReduce's ring and
+/// AlltoAll read the input where it is; the other collectives copy it to the output inside the
+/// call, so the copy is part of the measured time as in a real out-of-place call.
 fn measure(
     communicator: &mut Communicator,
     spec: &SweepSpec,
@@ -112,37 +122,36 @@ fn measure(
     in_place: bool,
 ) -> Result<(f64, u64), PerfError> {
     let (rank, world) = (communicator.rank, communicator.world);
-    let mut input = vec![0u8; bytes];
-    prepare_buffer(spec.collective, &mut input, spec.data_type, rank, world, spec.root);
-    let mut output = input.clone();
-    let once = |communicator: &mut Communicator, output: &mut Vec<u8>| -> Result<(), PerfError> {
-        if !in_place {
-            // Out-of-place: the result goes to a separate buffer (nccl-tests' recvbuff), so the input
-            // is copied there first; the copy is part of the measured time as in a real out-of-place call.
-            output.copy_from_slice(&input);
-        }
-        communicator.run(spec.collective, algorithm, output, spec.data_type, spec.op, spec.root)
+    let prepare = |communicator: &mut Communicator| -> Result<(), PerfError> {
+        let (input, output) = communicator.working_buffers(bytes)?;
+        prepare_buffer(spec.collective, input, spec.data_type, rank, world, spec.root);
+        output.copy_from_slice(input);
+        Ok(())
     };
+    let once = |communicator: &mut Communicator| {
+        communicator.run_working(spec.collective, algorithm, bytes, in_place, spec.data_type, spec.op, spec.root)
+    };
+    prepare(communicator)?;
     for _ in 0..spec.warmup {
-        once(communicator, &mut output)?;
+        once(communicator)?;
     }
     communicator.barrier()?;
     let started = Instant::now();
     for _ in 0..spec.iterations {
-        once(communicator, &mut output)?;
+        once(communicator)?;
     }
     let time_us = started.elapsed().as_secs_f64() * 1e6 / spec.iterations.max(1) as f64;
     let mut wrong = 0;
     for _ in 0..spec.check_passes {
-        prepare_buffer(spec.collective, &mut output, spec.data_type, rank, world, spec.root);
-        input.copy_from_slice(&output);
-        communicator.run(spec.collective, algorithm, &mut output, spec.data_type, spec.op, spec.root)?;
+        prepare(communicator)?;
+        once(communicator)?;
+        let (_, output) = communicator.working_buffers(bytes)?;
         if spec.corrupt_rank == Some(rank) {
             if let Some(byte) = output.last_mut() {
                 *byte ^= 0x5a;
             }
         }
-        wrong += check_buffer(spec.collective, &output, spec.data_type, spec.op, rank, world, spec.root);
+        wrong += check_buffer(spec.collective, output, spec.data_type, spec.op, rank, world, spec.root);
     }
     Ok((time_us, wrong))
 }

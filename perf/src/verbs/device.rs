@@ -110,6 +110,39 @@ pub(super) fn open_device(name: Option<&str>, port: u8) -> Result<Device, PerfEr
 }
 
 impl Device {
+    fn protection_domain(&self) -> Result<Arc<ProtectionDomain>, PerfError> {
+        if let Some(pd) = self.protection_domain.get() {
+            return Ok(Arc::clone(pd));
+        }
+        let pd = self.context.alloc_pd().map_err(|e| {
+            PerfError::Transport(format!("cannot allocate a protection domain on {}: {}", self.name, io_error_text(&e)))
+        })?;
+        Ok(Arc::clone(self.protection_domain.get_or_init(|| pd)))
+    }
+
+    /// Register `length` bytes at `address` (ordinary memory the caller owns) as a source of RDMA
+    /// WRITEs on every queue pair of this device: the collectives' working memory, written from in
+    /// place. Local write access although the adapter only reads it: it makes the kernel pin private,
+    /// writable pages (ibv_reg_mr(3)), so a page still shared copy-on-write (a zeroed allocation not
+    /// yet written maps the zero page) is not the one the adapter keeps reading after the program
+    /// writes its own copy.
+    ///
+    /// # Safety
+    /// The memory stays allocated, and where it is, while the registration lives and while a work
+    /// request posted from it may be outstanding.
+    unsafe fn register_source(&self, address: usize, length: usize) -> Result<SourceRegistration, PerfError> {
+        let pd = self.protection_domain()?;
+        // SAFETY: the caller keeps the memory valid for the registration's life (see above).
+        let mr = unsafe { pd.reg_mr(address, length.max(1), AccessFlags::LocalWrite) }.map_err(|e| {
+            PerfError::Transport(format!(
+                "cannot register {length} bytes of memory on {}: {}",
+                self.name,
+                io_error_text(&e)
+            ))
+        })?;
+        Ok(SourceRegistration { mr, _pd: pd })
+    }
+
     pub fn port(&self, port: u8) -> Result<PortInfo, PerfError> {
         let attr = self.context.query_port(port).map_err(|e| {
             PerfError::Transport(format!("cannot query port {port} of {}: {}", self.name, io_error_text(&e)))
@@ -182,6 +215,44 @@ impl Device {
             ))
         })?;
         Ok(Ipv6Addr::from(gid.raw))
+    }
+}
+
+/// Memory registered as a source of RDMA WRITEs ([`Device::register_source`]).
+struct SourceRegistration {
+    mr: Arc<MemoryRegion>,
+    _pd: Arc<ProtectionDomain>,
+}
+
+/// Zeroed memory owned together with its registration as a source of RDMA WRITEs: what the
+/// collectives' working buffers live in, so links write from them in place. Field order is drop
+/// order: the registration goes before the memory; the memory never moves (a boxed slice that is
+/// never replaced while registered).
+pub(super) struct RegisteredMemory {
+    registration: SourceRegistration,
+    memory: Box<[u8]>,
+}
+
+impl RegisteredMemory {
+    pub fn new(device: &Device, length: usize) -> Result<RegisteredMemory, PerfError> {
+        let memory = vec![0u8; length.max(1)].into_boxed_slice();
+        // SAFETY: the memory is owned by the value the registration is part of, dropped after it, and
+        // never moved or replaced (no method hands out the box). Writes posted from it are completed
+        // before a collective returns (`Sender::flush`), so none outlives this value.
+        let registration = unsafe { device.register_source(memory.as_ptr() as usize, memory.len())? };
+        Ok(RegisteredMemory { registration, memory })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.memory
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.memory
+    }
+
+    pub fn local_key(&self) -> u32 {
+        self.registration.mr.lkey()
     }
 }
 
@@ -509,14 +580,7 @@ impl Resources {
     ) -> Result<Resources, PerfError> {
         let fail =
             |what: &str, detail: String| PerfError::Transport(format!("cannot {what} on {}: {detail}", device.name));
-        let pd = match device.protection_domain.get() {
-            Some(pd) => Arc::clone(pd),
-            None => {
-                let pd =
-                    device.context.alloc_pd().map_err(|e| fail("allocate a protection domain", io_error_text(&e)))?;
-                Arc::clone(device.protection_domain.get_or_init(|| pd))
-            }
-        };
+        let pd = device.protection_domain()?;
         let queues = match shared {
             Some(shared) => Queues::Shared { shared: Arc::clone(shared), slot: shared.register()? },
             None => Queues::Own {
@@ -746,6 +810,49 @@ impl Resources {
         match code {
             0 => Ok(()),
             // ibv_post_send returns an errno value (ENOMEM: the send queue is full).
+            errno => Err(io::Error::from_raw_os_error(errno.abs())),
+        }
+    }
+
+    /// Post one signaled RDMA WRITE with immediate of `length` bytes at `address`, memory outside this
+    /// queue pair's buffer registered under `local_key` ([`Device::register_source`]), to
+    /// `remote_address`: the collectives' zero-copy send.
+    pub fn post_write_from(
+        &mut self,
+        address: u64,
+        length: u32,
+        local_key: u32,
+        remote: (u64, u32),
+        immediate: u32,
+        wr_id: u64,
+    ) -> Result<(), io::Error> {
+        use rdma_mummy_sys::{ibv_send_flags, ibv_send_wr, ibv_sge, ibv_wr_opcode};
+        let mut bad: *mut ibv_send_wr = std::ptr::null_mut();
+        // SAFETY: all-zero ibv_send_wr/ibv_sge are valid values; the fields written are the ones of
+        // an RDMA WRITE with immediate (verbs.h: wr.rdma, imm_data in network byte order). `wr` and
+        // `sge` outlive the call; the memory the entry names is registered under `local_key` and
+        // stays valid while the write is outstanding (the caller's contract: `Sender::send_in_place`),
+        // and the queue pair pointer is valid while `self.qp` lives.
+        let code = unsafe {
+            let mut sge: ibv_sge = std::mem::zeroed();
+            sge.addr = address;
+            sge.length = length;
+            sge.lkey = local_key;
+            let mut wr: ibv_send_wr = std::mem::zeroed();
+            wr.wr_id = self.tagged(wr_id);
+            wr.send_flags = ibv_send_flags::IBV_SEND_SIGNALED.0;
+            wr.opcode = ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM;
+            wr.wr.rdma.remote_addr = remote.0;
+            wr.wr.rdma.rkey = remote.1;
+            wr.imm_data_invalidated_rkey_union.imm_data = immediate.to_be();
+            if length > 0 {
+                wr.sg_list = &mut sge;
+                wr.num_sge = 1;
+            }
+            rdma_mummy_sys::ibv_post_send(self.qp.qp().as_ptr(), &mut wr, &mut bad)
+        };
+        match code {
+            0 => Ok(()),
             errno => Err(io::Error::from_raw_os_error(errno.abs())),
         }
     }

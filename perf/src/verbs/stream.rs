@@ -81,6 +81,11 @@ impl StreamPort {
         self.context.describe()
     }
 
+    /// `length` zeroed bytes registered with this port's adapter, for the links to send from in place.
+    pub(crate) fn source_memory(&self, length: usize) -> Result<SourceMemory, PerfError> {
+        Ok(SourceMemory(super::device::RegisteredMemory::new(self.context.device(), length)?))
+    }
+
     /// A queue pair in INIT with its slots registered, for one direction of a link.
     pub(crate) fn endpoint(&self, role: Role) -> Result<StreamEndpoint, PerfError> {
         // Data writes, or credits, in flight: at most the slots, plus completions not yet reaped.
@@ -98,6 +103,31 @@ impl StreamPort {
         };
         let info = self.context.endpoint_info(&resources, psn, target);
         Ok(StreamEndpoint { role, resources, psn, info })
+    }
+}
+
+/// Memory registered with the adapter that the collectives run on ([`StreamPort::source_memory`]).
+pub struct SourceMemory(super::device::RegisteredMemory);
+
+impl std::fmt::Debug for SourceMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceMemory").field("length", &self.0.bytes().len()).finish()
+    }
+}
+
+impl SourceMemory {
+    pub fn bytes(&self) -> &[u8] {
+        self.0.bytes()
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.0.bytes_mut()
+    }
+
+    /// What links are told to send from in place (`Sender::send_in_place`).
+    pub fn region(&self) -> link::SourceRegion {
+        let bytes = self.0.bytes();
+        link::SourceRegion { address: bytes.as_ptr() as u64, length: bytes.len(), key: self.0.local_key() }
     }
 }
 
@@ -160,6 +190,7 @@ impl StreamEndpoint {
                 window: SenderWindow::new(SLOTS),
                 remote: (remote.address, remote.rkey),
                 in_flight: 0,
+                in_place: None,
             }),
             Role::Receive => StreamHalf::Receive(VerbsReceiver {
                 common,
@@ -312,6 +343,8 @@ pub(crate) struct VerbsSender {
     remote: (u64, u32),
     /// Data writes posted (all signaled) and not yet completed.
     in_flight: usize,
+    /// Registered memory that sends are written from in place (`Sender::send_in_place`).
+    in_place: Option<link::SourceRegion>,
 }
 
 const WRITE: &str = "RDMA WRITE with immediate";
@@ -335,18 +368,38 @@ impl VerbsSender {
         Ok(())
     }
 
-    /// Write one piece of at most a slot.
-    fn send_piece(&mut self, piece: &[u8]) -> Result<(), PerfError> {
-        let slot = Common::wait(
+    /// A free slot of the peer's, waiting for its credit (and for room in the send queue:
+    /// completions may trail the credits).
+    fn reserve_slot(&mut self) -> Result<u32, PerfError> {
+        Common::wait(
             self,
             |s| &mut s.common,
             "send",
             |s| {
                 s.progress()?;
-                // Room in the send queue too (completions may trail the credits).
                 Ok(if s.in_flight < 2 * SLOTS as usize { s.window.reserve() } else { None })
             },
-        )?;
+        )
+    }
+
+    /// Write `length` bytes at `address` of the registered source region (`key`) into the peer's
+    /// next free slot, from where they are: no staging copy.
+    fn write_in_place(&mut self, address: u64, length: usize, key: u32) -> Result<(), PerfError> {
+        let slot = self.reserve_slot()?;
+        let (remote, rkey) = self.remote;
+        let target = remote + slot_range(slot, SLOT_BYTES).start as u64;
+        let immediate = Immediate::Data { slot, length: length as u32 }.encode();
+        self.common
+            .resources
+            .post_write_from(address, length as u32, key, (target, rkey), immediate, u64::from(slot))
+            .map_err(|e| PerfError::Transport(format!("cannot post {WRITE} to {}: {e}", self.common.peer)))?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Write one piece of at most a slot.
+    fn send_piece(&mut self, piece: &[u8]) -> Result<(), PerfError> {
+        let slot = self.reserve_slot()?;
         let local = slot_range(slot, SLOT_BYTES);
         let local = local.start..local.start + piece.len();
         self.common.resources.buffer.copy_in(local.start, piece);
@@ -364,10 +417,22 @@ impl VerbsSender {
 
 impl link::Sender for VerbsSender {
     fn send(&mut self, bytes: &[u8]) -> Result<(), PerfError> {
+        if let Some((region, offset)) = self.in_place.and_then(|r| r.offset_of(bytes).map(|o| (r, o))) {
+            let mut sent = 0;
+            for piece in bytes.chunks(SLOT_BYTES as usize) {
+                self.write_in_place(region.address + offset + sent, piece.len(), region.key)?;
+                sent += piece.len() as u64;
+            }
+            return Ok(());
+        }
         for piece in bytes.chunks(SLOT_BYTES as usize) {
             self.send_piece(piece)?;
         }
         Ok(())
+    }
+
+    fn send_in_place(&mut self, region: Option<link::SourceRegion>) {
+        self.in_place = region;
     }
 
     fn flush(&mut self) -> Result<(), PerfError> {
@@ -445,6 +510,33 @@ impl VerbsReceiver {
 }
 
 impl link::Receiver for VerbsReceiver {
+    /// The slot's bytes go to `consume` straight from the registered receive area, in chunks read
+    /// with word loads ([`super::device::Buffer::read_chunks`]), and the slot is credited back after
+    /// the last of them: no copy into a receive buffer first.
+    fn receive_with(&mut self, length: usize, consume: &mut dyn FnMut(&[u8])) -> Result<(), PerfError> {
+        let mut left = length;
+        while left > 0 {
+            let (slot, message, consumed) = match self.current {
+                Some(current) => current,
+                None => {
+                    let (slot, message) = self.next_message()?;
+                    (slot, message, 0)
+                }
+            };
+            let take = (message - consumed).min(left);
+            let start = slot_range(slot, SLOT_BYTES).start + consumed;
+            self.common.resources.buffer.read_chunks(start..start + take, |chunk| consume(chunk));
+            left -= take;
+            if consumed + take == message {
+                self.current = None;
+                self.return_credit(slot)?;
+            } else {
+                self.current = Some((slot, message, consumed + take));
+            }
+        }
+        Ok(())
+    }
+
     fn receive(&mut self, into: &mut [u8]) -> Result<(), PerfError> {
         let mut filled = 0;
         while filled < into.len() {
