@@ -20,6 +20,11 @@
 # Under TCG (no KVM here) every variant runs in emulated CPUs, rxe's kernel threads included: the
 # figures are functional timing, ratios within one run, never a statement about RDMA hardware.
 #
+# RATE=24mbit shapes what every guest receives (run-ring-guests.sh --rate, a deep tc-tbf queue), so
+# that the shaped link, not the emulated CPUs, limits both tools; perftest then runs with fabricdoctor's
+# link settings (-t 4: as many writes in flight as a link has slots; -u 18: the same ACK timeout), so
+# neither tool's in-flight data outruns the queue into drops and retransmission timeouts.
+#
 # Environment: ROUNDS (3), SIZES (-b/-e/-f arguments; "-b 64K -e 4M -f 4"), ITERS (-n; 5), FD_ARGS (more
 # `perf allreduce` arguments for every variant, e.g. "--channels 1"), FABRICDOCTOR (binary; default
 # target/release/fabricdoctor, rebuilt with cargo), BASELINE (another binary, run as verbs-baseline),
@@ -39,6 +44,12 @@ mkdir -p "$OUT"
 
 VARIANTS="verbs tcp"
 COPIES=(--copy "$FABRICDOCTOR")
+SHAPE=()
+PERFTEST_ARGS=""
+if [ -n "${RATE:-}" ]; then
+  SHAPE=(--rate "$RATE")
+  PERFTEST_ARGS="-t 4 -u 18"
+fi
 if [ -n "${BASELINE:-}" ]; then
   cp "$BASELINE" "$OUT/fabricdoctor-baseline"
   COPIES+=(--copy "$OUT/fabricdoctor-baseline")
@@ -74,11 +85,11 @@ right=\${hosts[\$(( (FD_VM_RANK + 1) % guests ))]}
 # client HOST PORT SECONDS OUTPUT: ib_write_bw to HOST, retried until its server listens.
 client() {
   for _ in \$(seq 1 100); do
-    timeout 60 ib_write_bw -d rxe0 -x "\$FD_VM_RXE_GID_INDEX" -F -s 262144 -D "\$3" -p "\$2" "\$1" > "\$4" 2>&1 && return
+    timeout 60 ib_write_bw -d rxe0 -x "\$FD_VM_RXE_GID_INDEX" -F -s 262144 $PERFTEST_ARGS -D "\$3" -p "\$2" "\$1" > "\$4" 2>&1 && return
     sleep 0.5
   done
 }
-server() { timeout 120 ib_write_bw -d rxe0 -x "\$FD_VM_RXE_GID_INDEX" -F -s 262144 -D "\$2" -p "\$1" > "\$3" 2>&1; }
+server() { timeout 120 ib_write_bw -d rxe0 -x "\$FD_VM_RXE_GID_INDEX" -F -s 262144 $PERFTEST_ARGS -D "\$2" -p "\$1" > "\$3" 2>&1; }
 # pair: rank 0 writes to rank 1 while rank 2 idles.
 case \$FD_VM_RANK in
   1) server 18600 5 "\$FD_VM_OUT/ib_write_bw-pair-server.txt" ;;
@@ -94,7 +105,7 @@ client "\$right" 18601 10 "\$FD_VM_OUT/ib_write_bw-ring.txt"
 wait
 GUEST_EOF
 
-bash tests/vm/run-ring-guests.sh --guests 3 --timeout 3000 "${COPIES[@]}" "$GUEST" "$OUT/guests"
+bash tests/vm/run-ring-guests.sh --guests 3 --timeout 3000 "${SHAPE[@]}" "${COPIES[@]}" "$GUEST" "$OUT/guests"
 
 echo "rxe counters of rank 0 after the runs: $(cat "$OUT/guests/guest-0/rxe-counters.txt" | tr '\n' ' ')"
 python3 - "$OUT/guests" "$ROUNDS" "$VARIANTS" <<'PY'

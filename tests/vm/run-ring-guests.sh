@@ -15,6 +15,9 @@
 #   --guests N   number of guests (default 3).
 #   --copy FILE  copy FILE into every guest's /mnt/host/bin (first on PATH).
 #   --timeout SEC  wall-clock bound for the whole run (default $FD_VM_TIMEOUT or 600).
+#   --rate RATE    shape what every guest receives to RATE (tc units, e.g. 24mbit) with a token bucket
+#                  (tc-tbf(8)) on its tap device, deep enough (1 s of traffic) that a burst queues
+#                  instead of being dropped: the link, not the emulated CPUs, then limits a benchmark.
 #
 # Kernel command line: `no_timer_check` (Documentation/admin-guide/kernel-parameters.txt: "disables the
 # code which tests for broken timer IRQ sources"): with three TCG guests on a loaded 2-core host, one
@@ -34,6 +37,7 @@ die() { echo "run-ring-guests.sh: error: $*" >&2; exit 2; }
 log() { echo "run-ring-guests.sh: $*" >&2; }
 
 GUESTS=3
+RATE=
 COPY=()
 TIMEOUT=${FD_VM_TIMEOUT:-600}
 MEMORY=${FD_VM_MEMORY:-512M}
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
     --guests) [ $# -ge 2 ] || die "--guests needs N"; GUESTS=$2; shift 2;;
     --copy) [ $# -ge 2 ] || die "--copy needs a FILE"; COPY+=("$2"); shift 2;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs SEC"; TIMEOUT=$2; shift 2;;
+    --rate) [ $# -ge 2 ] || die "--rate needs a RATE"; RATE=$2; shift 2;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0;;
     -*) die "unknown option $1 (see --help)";;
     *) break;;
@@ -52,6 +57,7 @@ SCRIPT=$1 OUTDIR=$2
 [ -f "$SCRIPT" ] || die "SCRIPT $SCRIPT is not a file"
 [[ "$GUESTS" =~ ^[1-8]$ ]] || die "--guests must be 1 to 8"
 [[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
+[ -z "$RATE" ] || [[ "$RATE" =~ ^[1-9][0-9]*(kbit|mbit|gbit)$ ]] || die "--rate must be like 24mbit (kbit, mbit, gbit)"
 for f in "${COPY[@]}"; do [ -f "$f" ] || die "--copy $f: not a file"; done
 [ "$(id -u)" = 0 ] || die "needs root (network namespace, bridge and tap devices)"
 
@@ -110,6 +116,12 @@ EOF
   cat "$(dirname "${BASH_SOURCE[0]}")/rxe-harness.sh" >> "$SHARE/fd-harness.sh"
   ip -n "$NS" tuntap add dev "tap$i" mode tap
   ip -n "$NS" link set "tap$i" master br0 up
+  if [ -n "$RATE" ]; then
+    # The tap's egress is the guest's ingress. burst: 64 KiB (a few MTU-sized frames per token refill
+    # at these rates); latency: 1 s of queue before tbf drops (RC retransmits a dropped packet only
+    # after its ACK timeout, so drops would measure the timeout, not the link).
+    ip netns exec "$NS" tc qdisc add dev "tap$i" root tbf rate "$RATE" burst 64kb latency 1s
+  fi
 done
 
 {
