@@ -205,6 +205,18 @@ impl CostModel {
         }
     }
 
+    /// Whether `bytes` lies within `factor` of the model's crossover (either side): where a model of
+    /// latency plus bytes over bandwidth is least sure of its choice (a pipelined ring overlaps its
+    /// hops with the transfer, a token bucket passes small bursts above its rate), so the sweep
+    /// times both algorithms there instead of trusting it. Far from the crossover one algorithm
+    /// wins by its structure: tree's log2(n) steps at the smallest sizes, ring's bandwidth term at
+    /// the largest.
+    pub fn near_crossover(&self, ranks: usize, bytes: u64, factor: u64) -> bool {
+        self.crossover_bytes(ranks).is_some_and(|crossover| {
+            bytes.saturating_mul(factor) >= crossover && bytes <= crossover.saturating_mul(factor)
+        })
+    }
+
     /// The smallest power-of-two size from which the model picks ring (`None`: tree up to 1 TiB).
     pub fn crossover_bytes(&self, ranks: usize) -> Option<u64> {
         (0..=40).map(|shift| 1u64 << shift).find(|&bytes| self.choose(ranks, bytes) == Algorithm::Ring)
@@ -283,6 +295,18 @@ pub struct SizeRow {
     pub predicted_busbw_gbytes_per_second: Option<f64>,
     pub out_of_place: Measurement,
     pub in_place: Measurement,
+    /// Where the model was unsure (near its crossover), the short trial of both algorithms that
+    /// chose `algorithm` instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trial: Option<AlgorithmTrial>,
+}
+
+/// Both AllReduce algorithms timed on the live communicator for one size, the slowest rank's time
+/// of each: the faster one runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AlgorithmTrial {
+    pub ring_time_us: f64,
+    pub tree_time_us: f64,
 }
 
 #[cfg(test)]
@@ -298,6 +322,9 @@ mod tests {
         assert_eq!(model.choose(4, 8), Algorithm::Tree);
         assert_eq!(model.choose(4, 32 << 10), Algorithm::Tree);
         assert_eq!(model.choose(4, 64 << 10), Algorithm::Ring);
+        // Trials within a factor 4 of the crossover (64 KiB), none far from it.
+        assert!(model.near_crossover(4, 16 << 10, 4) && model.near_crossover(4, 256 << 10, 4));
+        assert!(!model.near_crossover(4, 8 << 10, 4) && !model.near_crossover(4, 64 << 20, 4));
         assert_eq!(model.choose(4, 256 << 20), Algorithm::Ring);
         assert_eq!(model.crossover_bytes(4), Some(64 << 10));
         assert_eq!(model.crossover_bytes(5), Some(16 << 10));

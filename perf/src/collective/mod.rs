@@ -73,6 +73,10 @@ enum Control {
         time_us: f64,
         wrong: u64,
     },
+    /// Rank 0's choice of algorithm after a trial of both (`CostModel::uncertain`).
+    Choice {
+        tree: bool,
+    },
     /// Rank 0's cost model for the sweep, so every rank picks the same algorithm per size.
     Model {
         model: CostModel,
@@ -709,6 +713,31 @@ impl Communicator {
             }
             Ok(None)
         }
+    }
+
+    /// Rank 0 decides from every rank's time of each algorithm (tree where its slowest rank was
+    /// faster than ring's) and every rank gets its answer: the same algorithm everywhere.
+    /// Returns the choice and, on rank 0, the slowest rank's time of each (elsewhere this rank's).
+    pub fn agree_on_tree(&mut self, ring_us: f64, tree_us: f64) -> Result<(bool, f64, f64), PerfError> {
+        let ring = self.gather_results(ring_us, 0)?;
+        let tree = self.gather_results(tree_us, 0)?;
+        let (Some(ring), Some(tree)) = (ring, tree) else {
+            let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
+            return match read_message::<Control>(stream, "rank 0", "algorithm choice")? {
+                Control::Choice { tree } => Ok((tree, ring_us, tree_us)),
+                other => Err(PerfError::Handshake {
+                    peer: "rank 0".into(),
+                    reason: format!("expected the algorithm choice, got {other:?}"),
+                }),
+            };
+        };
+        let slowest = |times: &[(f64, u64)]| times.iter().map(|(t, _)| *t).fold(0.0, f64::max);
+        let (ring, tree) = (slowest(&ring), slowest(&tree));
+        let choice = tree < ring;
+        for (index, stream) in self.control.iter_mut().enumerate() {
+            write_message(stream, &format!("rank {}", index + 1), &Control::Choice { tree: choice })?;
+        }
+        Ok((choice, ring, tree))
     }
 
     /// Measure the cost model on the live links (every rank takes part; rank 0 decides and tells
@@ -1479,6 +1508,12 @@ mod tests {
     }
 
     /// Rank `rank` of a one-channel job with rank 0 on loopback, no bound address and no ticket.
+    /// A loopback port nothing listens on now, for rank 0's rendezvous.
+    fn free_master_port() -> u16 {
+        let control = TcpListener::bind("127.0.0.1:0").expect("bind");
+        control.local_addr().expect("address").port()
+    }
+
     fn plain_rendezvous(rank: usize, world: usize, master_port: u16, timeout: Duration) -> Rendezvous {
         Rendezvous {
             rank,
@@ -1499,9 +1534,7 @@ mod tests {
     #[test]
     fn a_data_hello_from_a_rank_outside_the_world_is_an_error_not_a_panic() {
         let timeout = Duration::from_secs(5);
-        let control = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let master_port = control.local_addr().expect("address").port();
-        drop(control);
+        let master_port = free_master_port();
         let rendezvous = plain_rendezvous(0, 2, master_port, timeout);
         let rank0 =
             std::thread::spawn(move || Communicator::connect(&rendezvous, Mesh::None, &Transport::Tcp).map(|_| ()));
@@ -1583,9 +1616,7 @@ mod tests {
     #[test]
     fn out_of_place_runs_read_the_input_in_place_and_never_write_it() {
         let timeout = Duration::from_secs(20);
-        let control = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let master_port = control.local_addr().expect("address").port();
-        drop(control);
+        let master_port = free_master_port();
         let world = 3;
         let ranks: Vec<_> = (0..world)
             .map(|rank| {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use fabricdoctor_perf_schema::collective::{Measurement, SizeRow, SweepSpec, TimeAverage};
+pub use fabricdoctor_perf_schema::collective::{AlgorithmTrial, Measurement, SizeRow, SweepSpec, TimeAverage};
 
 use super::{check_buffer, prepare_buffer, Algorithm, AlgorithmChoice, Collective, Communicator, CostModel, Mesh};
 use crate::gpu::Gpu;
@@ -57,7 +57,17 @@ pub fn run_sweep_with(
     for &size in &spec.sizes {
         let count = (size / element) as usize;
         let bytes = count * element as usize;
-        let algorithm = algorithm_for(spec, model.as_ref(), world, bytes as u64);
+        let uncertain = spec.collective == Collective::AllReduce
+            && spec.algorithm == AlgorithmChoice::Auto
+            && tree
+            && gpu.is_none()
+            && model.is_some_and(|m| m.near_crossover(world, bytes as u64, TRIAL_FACTOR));
+        let (algorithm, trial) = if uncertain {
+            let (algorithm, trial) = trial_both(communicator, spec, bytes)?;
+            (algorithm, Some(trial))
+        } else {
+            (algorithm_for(spec, model.as_ref(), world, bytes as u64), None)
+        };
         let mut measurements = Vec::with_capacity(2);
         for in_place in [false, true] {
             let (time_us, wrong) = match gpu {
@@ -98,6 +108,7 @@ pub fn run_sweep_with(
                 predicted_busbw_gbytes_per_second,
                 out_of_place,
                 in_place,
+                trial,
             });
         }
     }
@@ -105,6 +116,53 @@ pub fn run_sweep_with(
     // during a collective means the peer died.
     communicator.barrier()?;
     Ok(Sweep { rows, model })
+}
+
+/// Sizes within this factor of the model's crossover are decided by timing both algorithms.
+const TRIAL_FACTOR: u64 = 4;
+/// A trial: warm-up calls of each algorithm, then rounds of back-to-back calls of each in turn, as
+/// many per round as the sweep times (at least `TRIAL_CALLS`): a handful of calls can ride a burst
+/// that the sustained loop never gets (a token bucket's, a switch buffer's), and the rig measured
+/// tree at 90 µs in 4 calls where 50 took 270 µs each. Each rank keeps its fastest round of each.
+const TRIAL_WARMUP: usize = 2;
+const TRIAL_ROUNDS: usize = 3;
+const TRIAL_CALLS: usize = 4;
+
+/// Time ring and tree AllReduce of `bytes` out of place on the live communicator and agree on the
+/// faster (by the slowest rank), as the sweep does where the model is unsure of its choice.
+fn trial_both(
+    communicator: &mut Communicator,
+    spec: &SweepSpec,
+    bytes: usize,
+) -> Result<(Algorithm, AlgorithmTrial), PerfError> {
+    let (rank, world) = (communicator.rank, communicator.world);
+    let (input, output) = communicator.working_buffers(bytes)?;
+    prepare_buffer(Collective::AllReduce, input, spec.data_type, rank, world, spec.root);
+    output.copy_from_slice(input);
+    let algorithms = [Algorithm::Ring, Algorithm::Tree];
+    let call = |communicator: &mut Communicator, algorithm| {
+        communicator.run_working(Collective::AllReduce, algorithm, bytes, false, spec.data_type, spec.op, spec.root)
+    };
+    for algorithm in algorithms {
+        for _ in 0..TRIAL_WARMUP {
+            call(communicator, algorithm)?;
+        }
+    }
+    communicator.barrier()?;
+    let calls = (spec.iterations as usize).max(TRIAL_CALLS);
+    let mut fastest = [f64::INFINITY; 2];
+    for _ in 0..TRIAL_ROUNDS {
+        for (index, algorithm) in algorithms.into_iter().enumerate() {
+            let started = Instant::now();
+            for _ in 0..calls {
+                call(communicator, algorithm)?;
+            }
+            fastest[index] = fastest[index].min(started.elapsed().as_secs_f64() * 1e6 / calls as f64);
+        }
+    }
+    let (tree, ring_time_us, tree_time_us) = communicator.agree_on_tree(fastest[0], fastest[1])?;
+    let algorithm = if tree { Algorithm::Tree } else { Algorithm::Ring };
+    Ok((algorithm, AlgorithmTrial { ring_time_us, tree_time_us }))
 }
 
 /// Average time of one collective on this rank (warm-up excluded) and its wrong elements over the
@@ -280,6 +338,18 @@ pub fn render_rows(
             }
         }
         let _ = writeln!(out);
+    }
+    for row in rows {
+        if let Some(trial) = row.trial {
+            let _ = writeln!(
+                out,
+                "# Trial (model unsure): {} B ring {:.1} us, tree {:.1} us: {}",
+                row.bytes,
+                trial.ring_time_us,
+                trial.tree_time_us,
+                row.algorithm.name()
+            );
+        }
     }
     out
 }

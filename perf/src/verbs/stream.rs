@@ -482,6 +482,37 @@ impl VerbsReceiver {
         Ok((slot, length as usize))
     }
 
+    /// Walk the next `length` bytes the peer wrote, slot by slot: `visit` gets the receive area,
+    /// each piece's range in it and how many bytes came before the piece; each slot is credited
+    /// back once its last byte was visited.
+    fn read_slots(
+        &mut self,
+        length: usize,
+        mut visit: impl FnMut(&super::device::Buffer, std::ops::Range<usize>, usize),
+    ) -> Result<(), PerfError> {
+        let mut done = 0;
+        while done < length {
+            let (slot, message, consumed) = match self.current {
+                Some(current) => current,
+                None => {
+                    let (slot, message) = self.next_message()?;
+                    (slot, message, 0)
+                }
+            };
+            let take = (message - consumed).min(length - done);
+            let start = slot_range(slot, SLOT_BYTES).start + consumed;
+            visit(&self.common.resources.buffer, start..start + take, done);
+            done += take;
+            if consumed + take == message {
+                self.current = None;
+                self.return_credit(slot)?;
+            } else {
+                self.current = Some((slot, message, consumed + take));
+            }
+        }
+        Ok(())
+    }
+
     fn reap_credits(&mut self) -> Result<(), PerfError> {
         let done = self.common.poll_send(CREDIT)?;
         self.credits_in_flight = self.credits_in_flight.saturating_sub(done);
@@ -514,51 +545,14 @@ impl link::Receiver for VerbsReceiver {
     /// with word loads ([`super::device::Buffer::read_chunks`]), and the slot is credited back after
     /// the last of them: no copy into a receive buffer first.
     fn receive_with(&mut self, length: usize, consume: &mut dyn FnMut(&[u8])) -> Result<(), PerfError> {
-        let mut left = length;
-        while left > 0 {
-            let (slot, message, consumed) = match self.current {
-                Some(current) => current,
-                None => {
-                    let (slot, message) = self.next_message()?;
-                    (slot, message, 0)
-                }
-            };
-            let take = (message - consumed).min(left);
-            let start = slot_range(slot, SLOT_BYTES).start + consumed;
-            self.common.resources.buffer.read_chunks(start..start + take, |chunk| consume(chunk));
-            left -= take;
-            if consumed + take == message {
-                self.current = None;
-                self.return_credit(slot)?;
-            } else {
-                self.current = Some((slot, message, consumed + take));
-            }
-        }
-        Ok(())
+        self.read_slots(length, |buffer, range, _| buffer.read_chunks(range, |chunk| consume(chunk)))
     }
 
     fn receive(&mut self, into: &mut [u8]) -> Result<(), PerfError> {
-        let mut filled = 0;
-        while filled < into.len() {
-            let (slot, length, consumed) = match self.current {
-                Some(current) => current,
-                None => {
-                    let (slot, length) = self.next_message()?;
-                    (slot, length, 0)
-                }
-            };
-            let take = (length - consumed).min(into.len() - filled);
-            let start = slot_range(slot, SLOT_BYTES).start + consumed;
-            self.common.resources.buffer.copy_out(start, &mut into[filled..filled + take]);
-            filled += take;
-            if consumed + take == length {
-                self.current = None;
-                self.return_credit(slot)?;
-            } else {
-                self.current = Some((slot, length, consumed + take));
-            }
-        }
-        Ok(())
+        let length = into.len();
+        self.read_slots(length, |buffer, range, done| {
+            buffer.copy_out(range.start, &mut into[done..done + range.len()]);
+        })
     }
 
     /// Every wait looks at the peers' setup connections (`watch.rs`): an exit is seen within
