@@ -675,9 +675,7 @@ impl Communicator {
                     }
                 }
             }
-            for (index, stream) in self.control.iter_mut().enumerate() {
-                write_message(stream, &format!("rank {}", index + 1), &Control::Go)?;
-            }
+            self.tell_ranks(&Control::Go)?;
         } else if let Some(stream) = self.control.first_mut() {
             write_message(stream, "rank 0", &Control::Ready)?;
             match read_message::<Control>(stream, "rank 0", "barrier")? {
@@ -715,6 +713,29 @@ impl Communicator {
         }
     }
 
+    /// Rank 0: send `message` to every other rank.
+    fn tell_ranks(&mut self, message: &Control) -> Result<(), PerfError> {
+        for (index, stream) in self.control.iter_mut().enumerate() {
+            write_message(stream, &format!("rank {}", index + 1), message)?;
+        }
+        Ok(())
+    }
+
+    /// Other ranks: read what rank 0 decided (`what`, for messages); `pick` takes the one message
+    /// that may come, anything else is a handshake error naming rank 0.
+    fn hear_from_rank_zero<T>(
+        &mut self,
+        what: &'static str,
+        pick: impl FnOnce(Control) -> Result<T, Control>,
+    ) -> Result<T, PerfError> {
+        let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
+        let message = read_message::<Control>(stream, "rank 0", what)?;
+        pick(message).map_err(|other| PerfError::Handshake {
+            peer: "rank 0".into(),
+            reason: format!("expected the {what}, got {other:?}"),
+        })
+    }
+
     /// Rank 0 decides from every rank's time of each algorithm (tree where its slowest rank was
     /// faster than ring's) and every rank gets its answer: the same algorithm everywhere.
     /// Returns the choice and, on rank 0, the slowest rank's time of each (elsewhere this rank's).
@@ -722,21 +743,16 @@ impl Communicator {
         let ring = self.gather_results(ring_us, 0)?;
         let tree = self.gather_results(tree_us, 0)?;
         let (Some(ring), Some(tree)) = (ring, tree) else {
-            let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
-            return match read_message::<Control>(stream, "rank 0", "algorithm choice")? {
-                Control::Choice { tree } => Ok((tree, ring_us, tree_us)),
-                other => Err(PerfError::Handshake {
-                    peer: "rank 0".into(),
-                    reason: format!("expected the algorithm choice, got {other:?}"),
-                }),
-            };
+            let tree = self.hear_from_rank_zero("algorithm choice", |message| match message {
+                Control::Choice { tree } => Ok(tree),
+                other => Err(other),
+            })?;
+            return Ok((tree, ring_us, tree_us));
         };
         let slowest = |times: &[(f64, u64)]| times.iter().map(|(t, _)| *t).fold(0.0, f64::max);
         let (ring, tree) = (slowest(&ring), slowest(&tree));
         let choice = tree < ring;
-        for (index, stream) in self.control.iter_mut().enumerate() {
-            write_message(stream, &format!("rank {}", index + 1), &Control::Choice { tree: choice })?;
-        }
+        self.tell_ranks(&Control::Choice { tree: choice })?;
         Ok((choice, ring, tree))
     }
 
@@ -769,14 +785,11 @@ impl Communicator {
             }
         }
         let Some(times) = self.gather_results(probe_us, 0)? else {
-            let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
-            return match read_message::<Control>(stream, "rank 0", "cost model")? {
-                Control::Model { model } => Ok(Some(model)),
-                other => Err(PerfError::Handshake {
-                    peer: "rank 0".into(),
-                    reason: format!("expected model, got {other:?}"),
-                }),
-            };
+            let model = self.hear_from_rank_zero("cost model", |message| match message {
+                Control::Model { model } => Ok(model),
+                other => Err(other),
+            })?;
+            return Ok(Some(model));
         };
         let ring_step_us = ring_call_us / (2 * (world - 1)) as f64;
         let slowest = times.iter().map(|(t, _)| *t).fold(0.0, f64::max);
@@ -786,9 +799,7 @@ impl Communicator {
             tree_step_us: tree_call_us.map(|t| t / doubling_steps(world).max(1) as f64),
             bandwidth_gbytes_per_second: PROBE_BYTES as f64 / (transfer_us * 1e3),
         };
-        for (index, stream) in self.control.iter_mut().enumerate() {
-            write_message(stream, &format!("rank {}", index + 1), &Control::Model { model })?;
-        }
+        self.tell_ranks(&Control::Model { model })?;
         Ok(Some(model))
     }
 
@@ -1041,9 +1052,9 @@ impl Communicator {
     }
 }
 
-/// A slice of a ring's part: its offset in the part, and its bytes behind the lock that keeps the
-/// writer (sending it) and the receiving thread (combining into it) apart.
-type RingSlice<'a> = (usize, std::sync::Mutex<&'a mut [u8]>);
+/// A slice of a ring's part: its offset in the part, its length, and its bytes behind the lock that
+/// keeps the writer (sending it) and the receiving thread (combining into it) apart.
+type RingSlice<'a> = (usize, usize, std::sync::Mutex<&'a mut [u8]>);
 
 /// A rank's mesh links: a sender to and a receiver from each peer (none for itself).
 type MeshLinks<'a> = (&'a mut [Option<Box<dyn Sender>>], &'a mut [Option<Box<dyn Receiver>>]);
@@ -1151,7 +1162,7 @@ impl Ring<'_> {
                         .map(|slice| {
                             let at = offset;
                             offset += slice.len();
-                            (at, std::sync::Mutex::new(slice))
+                            (at, slice.len(), std::sync::Mutex::new(slice))
                         })
                         .collect(),
                 );
@@ -1181,7 +1192,7 @@ impl Ring<'_> {
                             right.send(bytes).map_err(failed)?;
                         }
                         Outgoing::Part(block, index) => {
-                            let slice = lock_slice(&slices[block][index].1);
+                            let slice = lock_slice(&slices[block][index].2);
                             right.send(&slice).map_err(failed)?;
                         }
                     }
@@ -1211,8 +1222,8 @@ impl Ring<'_> {
                 for (step, &(_, receive, combine)) in steps.iter().enumerate() {
                     let forward = step + 1 < steps.len();
                     let block = receive % world;
-                    for (index, (offset, slice)) in slices[block].iter().enumerate() {
-                        let length = lock_slice(slice).len();
+                    for (index, (offset, length, slice)) in slices[block].iter().enumerate() {
+                        let length = *length;
                         let mut at = 0;
                         // The slice is locked only while a piece that arrived is combined, never
                         // while waiting for one: the writer may still be sending this slice's

@@ -57,12 +57,12 @@ pub fn run_sweep_with(
     for &size in &spec.sizes {
         let count = (size / element) as usize;
         let bytes = count * element as usize;
-        let uncertain = spec.collective == Collective::AllReduce
+        let near_crossover = spec.collective == Collective::AllReduce
             && spec.algorithm == AlgorithmChoice::Auto
             && tree
             && gpu.is_none()
             && model.is_some_and(|m| m.near_crossover(world, bytes as u64, TRIAL_FACTOR));
-        let (algorithm, trial) = if uncertain {
+        let (algorithm, trial) = if near_crossover {
             let (algorithm, trial) = trial_both(communicator, spec, bytes)?;
             (algorithm, Some(trial))
         } else {
