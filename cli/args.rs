@@ -725,6 +725,12 @@ pub struct BurninArgs {
     /// Run N agents on this machine over loopback (a random token) to see a burn-in work.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=64), conflicts_with = "resume", help_heading = "Hosts")]
     pub local: Option<u32>,
+    /// Run on a simulated fabric instead of agents (a TOML model: hosts, rails, leaves, noise and
+    /// injected faults; see bench/burnin-scale.sh): nothing is sent on the network, time is
+    /// simulated, and the report says "launcher": "simulated". For planning and for testing what a
+    /// burn-in pins at thousands of hosts. With --resume, give the run's model again.
+    #[arg(long, value_name = "MODEL", conflicts_with_all = ["hosts", "hostfile", "local"], help_heading = "Hosts")]
+    pub simulate: Option<PathBuf>,
     /// How agents are started on --hosts/--hostfile.
     #[arg(long, value_enum, default_value_t = Launcher::None, help_heading = "Hosts")]
     pub launcher: Launcher,

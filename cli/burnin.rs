@@ -16,6 +16,7 @@ use fabricdoctor_burnin::expectations::Overrides;
 use fabricdoctor_burnin::launch::{self, Agents};
 use fabricdoctor_burnin::playbook::{Playbook, DEFAULT_PLAYBOOK};
 use fabricdoctor_burnin::protocol::DataTransport;
+use fabricdoctor_burnin::simulation::{score, FabricModel, SimulatedFabric};
 use fabricdoctor_report::burnin::BurninReport;
 
 use crate::args::{BurninArgs, Launcher, PerfTransport};
@@ -54,8 +55,22 @@ struct Resolved {
     report_dir: PathBuf,
     resume: bool,
     concurrency: Option<usize>,
+    simulation: Option<Arc<SimulatedFabric>>,
     /// Agents this process started (killed when it ends).
     _agents: Option<Agents>,
+}
+
+/// `--simulate MODEL`: the fabric, and its hosts as the run's hosts.
+fn start_simulated(path: &std::path::Path) -> anyhow::Result<(Vec<HostSpec>, Token, Arc<SimulatedFabric>)> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("failed to read the fabric model {}", path.display()))?;
+    let model = FabricModel::from_toml(&text, &path.display().to_string())?;
+    let hosts = (0..model.hosts)
+        .map(|host| HostSpec { name: FabricModel::host_name(host), address: format!("simulated:{host}") })
+        .collect();
+    // Nothing authenticates to a simulated host; the run still needs a token to carry.
+    let token = Token::random()?.0;
+    Ok((hosts, token, Arc::new(SimulatedFabric::new(model))))
 }
 
 fn playbook_of(args: &BurninArgs) -> anyhow::Result<(Playbook, String)> {
@@ -93,7 +108,26 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
     if let Some(dir) = &args.resume {
         let (hosts, duration, text, source, launcher) = load_run(dir)?;
         let playbook = Playbook::parse(&text, &source)?;
+        let mut simulation = None;
         let (hosts, token, agents) = match launcher.as_str() {
+            "simulated" => {
+                let path = args.simulate.as_deref().context(format!(
+                    "{} is a simulated run: give its fabric model again with --simulate MODEL",
+                    dir.display()
+                ))?;
+                let (started, token, fabric) = start_simulated(path)?;
+                if started.len() != hosts.len() {
+                    bail!(
+                        "{} ran on {} simulated hosts; the model {} has {}",
+                        dir.display(),
+                        hosts.len(),
+                        path.display(),
+                        started.len()
+                    );
+                }
+                simulation = Some(fabric);
+                (hosts, token, None)
+            }
             "local" => {
                 let (started, token, agents) = start_local(hosts.len(), dir)?;
                 // Same names as before, new ports.
@@ -121,6 +155,7 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
             report_dir: dir.clone(),
             resume: true,
             concurrency,
+            simulation,
             _agents: agents,
         }));
     }
@@ -136,7 +171,12 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
         }
         (None, None) => None,
     };
-    let (hosts, token, launcher, agents, concurrency) = if let Some(count) = args.local {
+    let mut simulation = None;
+    let (hosts, token, launcher, agents, concurrency) = if let Some(path) = &args.simulate {
+        let (hosts, token, fabric) = start_simulated(path)?;
+        simulation = Some(fabric);
+        (hosts, token, "simulated", None, None)
+    } else if let Some(count) = args.local {
         let (hosts, token, agents) = start_local(count as usize, &report_dir)?;
         (hosts, token, "local", Some(agents), Some(1))
     } else if let Some(hosts) = listed {
@@ -176,8 +216,36 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
         report_dir,
         resume: false,
         concurrency,
+        simulation,
         _agents: agents,
     }))
+}
+
+/// What a simulated run found against what its fabric was given: printed, and kept beside the
+/// report as simulation.json (the model and the score) for bench/burnin-scale.sh.
+fn simulation_lines(fabric: &SimulatedFabric, report: &BurninReport, dir: &std::path::Path) -> anyhow::Result<String> {
+    let score = score(&fabric.model, &report.suspects);
+    let record = serde_json::json!({ "model": fabric.model, "score": score, "simulated_s": fabric.now() });
+    let path = dir.join("simulation.json");
+    fabricdoctor_burnin::coordinator::write_atomically(&path, serde_json::to_string_pretty(&record)?.as_bytes())
+        .with_context(|| format!("failed to write {}", path.display()))?;
+    let mut out = format!(
+        "  simulated fabric: {} faults to pin, {} pinned, {} missed, {} false suspects (precision {:.3}, recall {:.3}); {:.0} s simulated\n",
+        score.found + score.missed.len(),
+        score.found,
+        score.missed.len(),
+        score.false_suspects.len(),
+        score.precision,
+        score.recall,
+        fabric.now()
+    );
+    for missed in &score.missed {
+        out.push_str(&format!("  missed: {missed}\n"));
+    }
+    for false_suspect in &score.false_suspects {
+        out.push_str(&format!("  false suspect: {false_suspect}\n"));
+    }
+    Ok(out)
 }
 
 pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
@@ -229,6 +297,7 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
         },
         profile,
         cross_rail: args.cross_rail,
+        simulation: resolved.simulation.clone(),
     };
     let mut coordinator = Coordinator::new(options, progress)?;
     let end = coordinator.run()?;
@@ -264,6 +333,9 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
             suspect.confidence * 100.0,
             suspect.action
         ));
+    }
+    if let Some(fabric) = &resolved.simulation {
+        out.push_str(&simulation_lines(fabric, report, &report_dir)?);
     }
     out.push_str(&format!(
         "reports: {}/{{report.json,report.html,summary.md,junit.xml,events.jsonl}}\n",

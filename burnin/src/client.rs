@@ -1,8 +1,11 @@
 //! The coordinator's connection to one agent: dial, authenticate (we prove ourselves first; the
 //! agent proves itself with its sealed welcome), then one request at a time with a deadline per step.
+//! The same connection can lead to a host of a simulated fabric (crate::simulation), which answers
+//! the same steps from its model: the coordinator cannot tell the two apart.
 
 use std::io::Read as _;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::auth::{random_bytes, CoordinatorHandshake, Session, Token, TAG_BYTES};
@@ -10,19 +13,26 @@ use crate::protocol::{
     read_frame, read_sealed, write_frame, write_sealed, AgentLimits, Auth, RailAddress, Request, Response, MAGIC,
     MAX_FRAME, PROTOCOL_VERSION,
 };
+use crate::simulation::SimulatedFabric;
 use crate::BurninError;
 
 /// An authenticated connection to an agent.
 #[derive(Debug)]
 pub struct AgentConnection {
-    stream: TcpStream,
-    session: Session,
+    link: Link,
     pub address: String,
     pub hostname: String,
     pub tool_version: String,
     pub rails: Vec<RailAddress>,
     /// What the agent announced it will do for one step.
     pub limits: AgentLimits,
+}
+
+/// What carries the steps: an agent's authenticated session, or a host of a simulated fabric.
+#[derive(Debug)]
+enum Link {
+    Session { stream: TcpStream, session: Session },
+    Simulated { fabric: Arc<SimulatedFabric>, host: usize },
 }
 
 fn resolve(address: &str) -> Result<SocketAddr, BurninError> {
@@ -82,8 +92,7 @@ impl AgentConnection {
         })?;
         match welcome {
             Auth::Welcome { hostname, tool_version, rails, limits } => Ok(AgentConnection {
-                stream,
-                session,
+                link: Link::Session { stream, session },
                 address: address.to_string(),
                 hostname,
                 tool_version,
@@ -95,23 +104,43 @@ impl AgentConnection {
         }
     }
 
+    /// Host `host` of a simulated fabric, as if its agent had welcomed us.
+    pub fn simulated(fabric: Arc<SimulatedFabric>, host: usize) -> AgentConnection {
+        let (hostname, rails, limits) = fabric.welcome(host);
+        AgentConnection {
+            address: format!("simulated:{host}"),
+            hostname,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            rails,
+            limits,
+            link: Link::Simulated { fabric, host },
+        }
+    }
+
     /// The ticket this agent expects from clients of the session it serves on `rail` for `nonce`
-    /// (the agent derives the same from our shared session key).
+    /// (the agent derives the same from our shared session key; a simulated host takes any).
     pub fn ticket(&self, rail: &str, nonce: &str) -> String {
-        self.session.ticket(rail, nonce)
+        match &self.link {
+            Link::Session { session, .. } => session.ticket(rail, nonce),
+            Link::Simulated { .. } => format!("simulated-{nonce}"),
+        }
     }
 
     /// Send one step and wait at most `timeout` for its answer. An `Error` answer is returned as
     /// `Ok(Response::Error)`: the agent is alive; transport failures are `Err` (the agent is lost).
     pub fn request(&mut self, request: &Request, timeout: Duration) -> Result<Response, BurninError> {
-        self.stream.set_write_timeout(Some(timeout)).ok();
-        self.stream.set_read_timeout(Some(timeout)).ok();
-        write_sealed(&mut self.stream, &mut self.session, request)
+        let (stream, session) = match &mut self.link {
+            Link::Session { stream, session } => (stream, session),
+            Link::Simulated { fabric, host } => return fabric.answer(*host, request),
+        };
+        stream.set_write_timeout(Some(timeout)).ok();
+        stream.set_read_timeout(Some(timeout)).ok();
+        write_sealed(stream, session, request)
             .map_err(|e| BurninError::Run(format!("agent {}: {} not sent: {e}", self.address, request.name())))?;
-        read_sealed(&mut self.stream, &mut self.session, MAX_FRAME).map_err(|e| match e {
+        read_sealed(stream, session, MAX_FRAME).map_err(|e| match e {
             BurninError::Auth(reason) => {
                 // The session can no longer be trusted: close it (the agent is then lost to the run).
-                let _ = self.stream.shutdown(std::net::Shutdown::Both);
+                let _ = stream.shutdown(std::net::Shutdown::Both);
                 BurninError::Run(format!("agent {}: {}: {reason}", self.address, request.name()))
             }
             BurninError::Io(_, io)

@@ -210,7 +210,47 @@ pub fn isolate(
             isolation.retests.push(Retest { round: isolation.rounds, candidate: a, partner: b, sample, suspect });
         }
     }
+    merge_common_ends(&mut isolation);
     isolation
+}
+
+/// Paths pinned through one host at least this often are that host's own link.
+const COMMON_END_PATHS: usize = 3;
+
+/// Many pinned paths through one host are one fault at that host, not a fault per partner: a link
+/// that fails part of the time (a flapping port, a marginal cable) passes some tests, so its host
+/// is cleared by a good pair and each of its bad pairs is then retested, and confirmed, as a path.
+/// Independent path faults (a spine port on an ECMP route) share a host by chance far less often.
+fn merge_common_ends(isolation: &mut Isolation) {
+    loop {
+        let mut through: BTreeMap<usize, usize> = BTreeMap::new();
+        for pinned in &isolation.pinned {
+            if let Pinned::Link { a, b } = *pinned {
+                *through.entry(a).or_default() += 1;
+                *through.entry(b).or_default() += 1;
+            }
+        }
+        // The host with the most paths first; a tie goes to the lower number, so the outcome does not
+        // depend on the order of the pins.
+        let Some((host, paths)) = through.into_iter().max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(&x.0))) else {
+            return;
+        };
+        if paths < COMMON_END_PATHS {
+            return;
+        }
+        isolation.pinned.retain(|p| !matches!(*p, Pinned::Link { a, b } if a == host || b == host));
+        let good = isolation
+            .retests
+            .iter()
+            .filter(|r| (r.candidate == host || r.partner == host) && r.suspect.is_none())
+            .count();
+        isolation.pinned.push(Pinned::Host {
+            host,
+            bad: u32::try_from(paths).unwrap_or(u32::MAX),
+            good: u32::try_from(good).unwrap_or(u32::MAX),
+            confirmed: true,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -364,6 +404,27 @@ mod tests {
         let laggy = PairSample { lat_us: Some(4.3), ..ok };
         assert!(judge(&laggy, &references, &THRESHOLDS).is_some_and(|r| r.contains("latency")));
         assert!(judge(&PairSample { failed: true, ..ok }, &references, &THRESHOLDS).is_some());
+    }
+
+    /// A host whose link fails some tests and passes others (a flapping port): cleared by a good
+    /// pair, its bad pairs are each confirmed as a path; they are one fault, at the host.
+    #[test]
+    fn paths_pinned_through_one_host_are_that_hosts_link() {
+        let flaky = 5;
+        let bad_partners = [0usize, 2, 3, 7];
+        let sample = |a: usize, b: usize| {
+            let other = if a == flaky { b } else { a };
+            let bad = (a == flaky || b == flaky) && bad_partners.contains(&other);
+            PairSample { bw_gbps: Some(if bad { 9.4 } else { 94.0 }), lat_us: Some(3.0), failed: false }
+        };
+        let matrix: BTreeMap<(usize, usize), PairSample> =
+            (0..9).flat_map(|a| (a + 1..9).map(move |b| (a, b))).map(|(a, b)| ((a, b), sample(a, b))).collect();
+        let mut retest = |pairs: &[(usize, usize)]| pairs.iter().map(|&(a, b)| sample(a, b)).collect();
+        let isolation = isolate(&matrix, &THRESHOLDS, 4, 2, &mut retest);
+        assert_eq!(isolation.pinned, vec![Pinned::Host { host: flaky, bad: 4, good: 0, confirmed: true }]);
+        // Two independent slow paths that share no host stay two paths.
+        let two = Fabric { slow_links: vec![(1, 4), (2, 6)], ..fabric() }.isolate(8);
+        assert_eq!(two.pinned, vec![Pinned::Link { a: 1, b: 4 }, Pinned::Link { a: 2, b: 6 }], "{two:?}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod playbook;
 pub mod preflight;
 pub mod protocol;
 pub mod schedule;
+pub mod simulation;
 
 /// Errors of the burn-in layer; each names the input or peer.
 #[derive(Debug, thiserror::Error)]

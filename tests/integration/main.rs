@@ -20,6 +20,7 @@ mod optics;
 mod pciutils;
 mod perf;
 mod serve;
+mod simulation;
 mod slurm;
 mod snapshot;
 mod support;

@@ -109,6 +109,9 @@ pub struct RunOptions {
     /// `--cross-rail`: besides each rail with itself, every pair on every two different rails (rail k
     /// of one host with rail j of the other), which crosses the spine of a rail-optimized fabric.
     pub cross_rail: bool,
+    /// Run against this simulated fabric instead of agents (`burnin --simulate MODEL`): the hosts
+    /// are its hosts, and the run's clock is the fabric's simulated time.
+    pub simulation: Option<Arc<crate::simulation::SimulatedFabric>>,
 }
 
 /// How the run ended.
@@ -200,6 +203,8 @@ pub struct Coordinator {
     agents: Vec<Option<AgentConnection>>,
     events: File,
     started: Instant,
+    /// The simulated fabric's time when this session of the run began.
+    simulated_start: f64,
     accumulators: BTreeMap<(usize, usize, String), Accumulator>,
     /// Index in the timeline of each host's last quiet interval (to merge the next quiet one).
     quiet: BTreeMap<String, usize>,
@@ -401,12 +406,13 @@ impl Coordinator {
         }
         let agents = (0..report.hosts.len()).map(|_| None).collect();
         Ok(Coordinator {
-            options,
             report,
             checkpoint,
             agents,
             events,
             started: Instant::now(),
+            simulated_start: options.simulation.as_ref().map_or(0.0, |fabric| fabric.now()),
+            options,
             accumulators,
             quiet: BTreeMap::new(),
             current_phase: String::new(),
@@ -416,8 +422,13 @@ impl Coordinator {
         })
     }
 
+    /// Seconds the run has been active, across resumes: wall time, or the simulated fabric's time.
     fn elapsed_s(&self) -> f64 {
-        self.checkpoint.elapsed_s + self.started.elapsed().as_secs_f64()
+        let this_session = match &self.options.simulation {
+            Some(fabric) => fabric.now() - self.simulated_start,
+            None => self.started.elapsed().as_secs_f64(),
+        };
+        self.checkpoint.elapsed_s + this_session
     }
 
     fn event(&mut self, kind: EventKind) {
@@ -548,7 +559,14 @@ impl Coordinator {
                 .iter()
                 .map(|(i, address)| {
                     let token = &token;
-                    (*i, scope.spawn(move || AgentConnection::connect(address, token, wait)))
+                    let simulation = self.options.simulation.clone();
+                    (
+                        *i,
+                        scope.spawn(move || match simulation {
+                            Some(fabric) => Ok(AgentConnection::simulated(fabric, *i)),
+                            None => AgentConnection::connect(address, token, wait),
+                        }),
+                    )
                 })
                 .collect();
             handles
@@ -1012,9 +1030,14 @@ impl Coordinator {
 
     /// Wait between soak iterations, sampling counters each second-ish, until `seconds` pass or a stop.
     fn idle(&mut self, seconds: f64) {
-        let until = Instant::now() + Duration::from_secs_f64(seconds);
-        while Instant::now() < until && !self.stopping() {
-            std::thread::sleep(Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())));
+        match &self.options.simulation {
+            Some(fabric) => fabric.idle(seconds),
+            None => {
+                let until = Instant::now() + Duration::from_secs_f64(seconds);
+                while Instant::now() < until && !self.stopping() {
+                    std::thread::sleep(Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())));
+                }
+            }
         }
         if seconds > 0.0 {
             self.current_phase = format!("soak#{}", self.checkpoint.iteration);

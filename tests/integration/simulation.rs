@@ -1,0 +1,134 @@
+//! `fabricdoctor burnin --simulate MODEL`: the real coordinator (schedule, isolation, reports,
+//! resume) over a simulated fabric of 64 hosts with two rails, four leaves per rail and ±3 % noise.
+//! A fault-free fabric signs off with no suspect; each kind of fault is pinned on the host, NIC or
+//! path it was injected into and nothing else is blamed; a host that dies is reported lost; a
+//! fabric-wide shortfall is caught by the absolute expectation, not blamed on a host.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use fabricdoctor_report::burnin::{BurninReport, HostStatus, SignOffVerdict};
+
+use crate::support::{stderr, stdout};
+
+const FABRIC: &str = "hosts = 64\nrails = 2\nhosts_per_leaf = 16\nrail_gbps = 400.0\nnoise = 0.03\n";
+
+/// Run a simulated burn-in of `duration` on `model` (the fabric above plus `faults`, TOML) into
+/// a fresh report directory; returns the output, the report and simulation.json.
+fn simulate(faults: &str, seed: u64, duration: &str) -> (Output, BurninReport, serde_json::Value, tempfile::TempDir) {
+    let parent = tempfile::tempdir().expect("tempdir");
+    let model = parent.path().join("fabric.toml");
+    std::fs::write(&model, format!("{FABRIC}seed = {seed}\n{faults}")).expect("write the model");
+    let dir = parent.path().join("run");
+    let output = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--simulate"])
+        .arg(&model)
+        .args(["--duration", duration, "--report-dir"])
+        .arg(&dir)
+        .output()
+        .expect("fabricdoctor runs");
+    let report = read(&dir, &output);
+    let text = std::fs::read_to_string(dir.join("simulation.json"))
+        .unwrap_or_else(|e| panic!("simulation.json: {e}\n{}", describe(&output)));
+    let simulation: serde_json::Value = serde_json::from_str(&text).expect("simulation.json is JSON");
+    (output, report, simulation, parent)
+}
+
+fn read(dir: &Path, output: &Output) -> BurninReport {
+    let text = std::fs::read_to_string(dir.join("report.json"))
+        .unwrap_or_else(|e| panic!("report.json: {e}\n{}", describe(output)));
+    BurninReport::from_json(&text).expect("report.json follows the burn-in schema")
+}
+
+fn describe(output: &Output) -> String {
+    let err = stderr(output);
+    let lines: Vec<&str> = err.lines().collect();
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr (tail):\n{}",
+        output.status.code(),
+        stdout(output),
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    )
+}
+
+#[test]
+fn a_fault_free_simulated_fabric_of_64_hosts_signs_off() {
+    let (output, report, simulation, _dir) = simulate("", 7, "10m");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Pass, "{:?}", report.signoff.reasons);
+    assert!(report.suspects.is_empty(), "{:?}", report.suspects);
+    assert_eq!(report.run.launcher, "simulated");
+    assert_eq!(report.hosts.len(), 64);
+    assert!(report.hosts.iter().all(|h| h.status == HostStatus::Ok));
+    // Every pair of each rail was measured, each direction once per pass.
+    for matrix in &report.pairs {
+        assert_eq!(matrix.hosts.len(), 64, "{}", matrix.rail);
+        assert!(matrix.pairs.len() >= 64 * 63, "{}: {} directed pairs", matrix.rail, matrix.pairs.len());
+    }
+    // Ten minutes of protocol ran in simulated time, not in the test's time.
+    let simulated = simulation["simulated_s"].as_f64().expect("simulated_s");
+    assert!(simulated >= 600.0, "{simulated} s simulated");
+    assert_eq!(simulation["score"]["precision"], 1.0);
+}
+
+#[test]
+fn every_kind_of_fault_is_pinned_where_it_was_injected_and_nowhere_else() {
+    let faults = "\
+[[faults]]\nkind = \"slow_host\"\nhost = 3\nfraction = 0.5\n\
+[[faults]]\nkind = \"slow_nic\"\nhost = 10\nrail = 1\nfraction = 0.6\n\
+[[faults]]\nkind = \"bad_cable\"\nhost = 20\nrail = 0\nfraction = 0.7\n\
+[[faults]]\nkind = \"bad_leaf_port\"\nhost = 33\nrail = 1\nfraction = 0.4\n\
+[[faults]]\nkind = \"slow_path\"\na = 40\nb = 50\nrail = 0\nfraction = 0.5\n\
+[[faults]]\nkind = \"flapping\"\nhost = 57\nrail = 0\nperiod_s = 20.0\ndown_s = 12.0\n\
+[[faults]]\nkind = \"dies\"\nhost = 62\nat_s = 30.0\n";
+    let (output, report, simulation, _dir) = simulate(faults, 11, "10m");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert_eq!(report.signoff.verdict, SignOffVerdict::Fail);
+    let score = &simulation["score"];
+    assert_eq!(score["missed"], serde_json::json!([]), "{}", describe(&output));
+    assert_eq!(score["false_suspects"], serde_json::json!([]), "{}", describe(&output));
+    assert_eq!(score["found"], 6);
+    // The dead host is lost, not a suspect.
+    let dead = report.hosts.iter().find(|h| h.name == "sim0062").expect("sim0062");
+    assert_eq!(dead.status, HostStatus::Lost, "{dead:?}");
+    assert!(stdout(&output).contains("precision 1.000, recall 1.000"), "{}", describe(&output));
+}
+
+#[test]
+fn a_fabric_wide_shortfall_fails_the_expectation_and_blames_no_host() {
+    let faults = "[[faults]]\nkind = \"shortfall\"\nfraction = 0.5\n";
+    let (output, report, _simulation, _dir) = simulate(faults, 5, "5m");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert!(report.suspects.is_empty(), "{:?}", report.suspects);
+    assert!(
+        report.findings.iter().any(|f| f.id == "burnin.fabric.below_expected"),
+        "{:?}",
+        report.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_bad_model_is_refused_by_its_key_before_anything_runs() {
+    let parent = tempfile::tempdir().expect("tempdir");
+    for (text, expected) in [
+        ("hosts = 1\n", "hosts = 1 outside 2..=4096"),
+        ("hosts = 8\nnoise = 0.7\n", "noise = 0.7"),
+        ("hosts = 8\n[[faults]]\nkind = \"slow_host\"\nhost = 8\nfraction = 0.5\n", "faults[0]: host 8 of 8 hosts"),
+        ("hosts = 8\n[[faults]]\nkind = \"melted\"\nhost = 1\n", "unknown variant"),
+        ("hosts = 8\nspeed = 3\n", "unknown field"),
+    ] {
+        let model = parent.path().join("model.toml");
+        std::fs::write(&model, text).expect("write");
+        let output = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+            .args(["burnin", "--simulate"])
+            .arg(&model)
+            .arg("--report-dir")
+            .arg(parent.path().join("run"))
+            .output()
+            .expect("fabricdoctor runs");
+        assert_eq!(output.status.code(), Some(2), "{text}: {}", describe(&output));
+        let err = stderr(&output);
+        assert!(err.contains(expected) && err.contains("model.toml"), "{text}: {err}");
+        assert!(!parent.path().join("run").join("report.json").exists());
+    }
+}
