@@ -533,10 +533,18 @@ impl SimulatedFabric {
     }
 
     fn advance(&self, hosts: &[usize], seconds: f64) -> (f64, f64) {
+        self.advance_after(hosts, hosts, seconds)
+    }
+
+    /// A step of `seconds` that starts when every host of `waits_for` is free and keeps the hosts
+    /// of `busy` busy until it ends. A measurement keeps its client busy and only waits for its
+    /// server: a server serves many clients at once (a congestion pulse's incast), and a pair's
+    /// reverse direction, measured next, starts after the first from the other end's clock.
+    fn advance_after(&self, waits_for: &[usize], busy: &[usize], seconds: f64) -> (f64, f64) {
         let mut state = self.state();
-        let start = hosts.iter().map(|&h| state.clocks[h]).fold(0.0, f64::max);
+        let start = waits_for.iter().chain(busy).map(|&h| state.clocks[h]).fold(0.0, f64::max);
         let end = start + seconds;
-        for &h in hosts {
+        for &h in busy {
             state.clocks[h] = end;
         }
         (start, end)
@@ -587,7 +595,7 @@ impl SimulatedFabric {
         let lat_us = latency_us * lat_noise / fraction.max(0.05).sqrt();
         let seconds = spec.bandwidth_ms as f64 / 1000.0 + spec.latency_iterations as f64 * 2.0 * lat_us * 1e-6;
         let ends = if loopback { vec![client] } else { vec![client, server] };
-        let (start, end) = self.advance(&ends, seconds);
+        let (start, end) = self.advance_after(&ends, &[client], seconds);
         let mut flapped = Vec::new();
         for &end_host in &ends {
             if model.down_during(end_host, rail, start, end) {

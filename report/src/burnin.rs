@@ -721,6 +721,9 @@ pub enum EventKind {
         collective: Option<Box<CollectiveResult>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         loopback: Option<Box<LoopbackResult>>,
+        /// Retest rounds isolation ran for this step (an isolation step: one rail of one pass).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rounds: Option<u32>,
         seconds: f64,
     },
     CounterInterval {

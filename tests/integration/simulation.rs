@@ -132,3 +132,66 @@ fn a_bad_model_is_refused_by_its_key_before_anything_runs() {
         assert!(!parent.path().join("run").join("report.json").exists());
     }
 }
+
+/// A simulated run stopped by SIGINT in its pairwise phase resumes with its model and finishes
+/// without repeating a step; without the model, the resume is refused by name.
+#[test]
+fn a_stopped_simulated_run_resumes_with_its_model() {
+    let parent = tempfile::tempdir().expect("tempdir");
+    let model = parent.path().join("fabric.toml");
+    std::fs::write(
+        &model,
+        format!("{FABRIC}seed = 2\n[[faults]]\nkind = \"slow_nic\"\nhost = 9\nrail = 0\nfraction = 0.5\n"),
+    )
+    .expect("write the model");
+    let dir = parent.path().join("run");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--simulate"])
+        .arg(&model)
+        .args(["--duration", "10m", "--report-dir"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("fabricdoctor starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(dir.join("events.jsonl"))
+        .unwrap_or_default()
+        .contains("\"step\":\"pairwise#0/rail0/r3\"")
+    {
+        assert!(std::time::Instant::now() < deadline, "the pairwise phase never started");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().expect("kill").success());
+    let stopped = child.wait().expect("wait");
+    assert_eq!(stopped.code(), Some(2), "a stopped run is incomplete");
+    let without = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--resume"])
+        .arg(&dir)
+        .output()
+        .expect("fabricdoctor runs");
+    assert_eq!(without.status.code(), Some(2), "{}", describe(&without));
+    assert!(stderr(&without).contains("give its fabric model again with --simulate MODEL"), "{}", describe(&without));
+    let resumed = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--resume"])
+        .arg(&dir)
+        .arg("--simulate")
+        .arg(&model)
+        .output()
+        .expect("fabricdoctor runs");
+    assert_eq!(resumed.status.code(), Some(1), "{}", describe(&resumed));
+    let report = read(&dir, &resumed);
+    assert_eq!(report.run.resumed, 1);
+    assert!(report.run.complete);
+    assert!(stdout(&resumed).contains("precision 1.000, recall 1.000"), "{}", describe(&resumed));
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).expect("events");
+    let mut steps = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let event: serde_json::Value = serde_json::from_str(line).expect("event");
+        if event["event"] == "step" {
+            let step = event["step"].as_str().expect("step key").to_string();
+            assert!(steps.insert(step.clone()), "step {step} ran twice");
+        }
+    }
+}

@@ -170,6 +170,9 @@ struct PassSample {
 }
 
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
+/// A step's save is skipped while the time since the last save is under this many times what
+/// that save took: bookkeeping stays under about a tenth of the run at any size.
+const SAVE_COST_RATIO: u32 = 10;
 pub const REPORT_FILE: &str = "report.json";
 /// The self-contained HTML page of report.json, rewritten with it.
 pub const HTML_FILE: &str = "report.html";
@@ -205,6 +208,8 @@ pub struct Coordinator {
     started: Instant,
     /// The simulated fabric's time when this session of the run began.
     simulated_start: f64,
+    /// When the last save ended and how long it took.
+    last_save: Option<(Instant, Duration)>,
     accumulators: BTreeMap<(usize, usize, String), Accumulator>,
     /// Index in the timeline of each host's last quiet interval (to merge the next quiet one).
     quiet: BTreeMap<String, usize>,
@@ -412,6 +417,7 @@ impl Coordinator {
             events,
             started: Instant::now(),
             simulated_start: options.simulation.as_ref().map_or(0.0, |fabric| fabric.now()),
+            last_save: None,
             options,
             accumulators,
             quiet: BTreeMap::new(),
@@ -442,6 +448,13 @@ impl Coordinator {
 
     /// Rewrite report.json, then the checkpoint (a crash between the two repeats one step at most).
     fn save(&mut self) -> Result<(), BurninError> {
+        let began = Instant::now();
+        let saved = self.write_all();
+        self.last_save = Some((Instant::now(), began.elapsed()));
+        saved
+    }
+
+    fn write_all(&mut self) -> Result<(), BurninError> {
         self.report.generated_at = now_rfc3339();
         self.rebuild_matrices();
         let report = serde_json::to_vec_pretty(&self.report).map_err(|e| BurninError::Run(e.to_string()))?;
@@ -776,19 +789,35 @@ impl Coordinator {
             current.steps_done += 1;
         }
         // The checkpoint first: a crash after it and before the event loses an event line, never
-        // repeats a step (the report already holds its results).
-        self.save()?;
-        let StepDetail { measurements, collective, loopback } = detail;
+        // repeats a step (the report already holds its results). At thousands of hosts a save
+        // (report, page, checkpoint: all pairs) takes longer than a step; then it is skipped while
+        // saving would take more than a tenth of the run, and a crash repeats at most the steps
+        // since the last save (events.jsonl, append-only, still has every step).
+        let due = self.save_due();
+        if due {
+            self.save()?;
+        }
+        let StepDetail { measurements, collective, loopback, rounds } = detail;
         self.event(EventKind::Step {
             step: key,
             phase: phase.into(),
             measurements,
             collective: collective.map(Box::new),
             loopback: loopback.map(Box::new),
+            rounds,
             seconds: started.elapsed().as_secs_f64(),
         });
         self.sample_counters();
-        self.save()
+        if due {
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    /// Whether a step's save is due: always, unless the last save took more than a tenth of the
+    /// time since it ended.
+    fn save_due(&self) -> bool {
+        self.last_save.is_none_or(|(ended, took)| ended.elapsed() >= took * SAVE_COST_RATIO)
     }
 
     /// Sample every active host's counters; each answer is one interval of the timeline.
@@ -1055,6 +1084,8 @@ struct StepDetail {
     measurements: Vec<PairMeasurement>,
     collective: Option<CollectiveResult>,
     loopback: Option<LoopbackResult>,
+    /// Isolation's retest rounds.
+    rounds: Option<u32>,
 }
 
 #[cfg(test)]

@@ -68,13 +68,14 @@ impl Coordinator {
                 };
                 isolate(&results, &thresholds, max_rounds, confirmations, &mut retest)
             };
+            let rounds = Some(isolation.rounds);
             by_rail.insert(rail.clone(), isolation);
             let step = format!("isolation#{iteration}/{rail}");
             self.finish_step(
                 step,
                 "isolation",
                 started,
-                StepDetail { measurements: retest_log, ..StepDetail::default() },
+                StepDetail { measurements: retest_log, rounds, ..StepDetail::default() },
             )?;
         }
         self.suspects_from(iteration, &by_rail, &thresholds);
