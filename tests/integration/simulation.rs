@@ -73,14 +73,11 @@ fn a_fault_free_simulated_fabric_of_64_hosts_signs_off() {
 
 #[test]
 fn every_kind_of_fault_is_pinned_where_it_was_injected_and_nowhere_else() {
-    let faults = "\
-[[faults]]\nkind = \"slow_host\"\nhost = 3\nfraction = 0.5\n\
-[[faults]]\nkind = \"slow_nic\"\nhost = 10\nrail = 1\nfraction = 0.6\n\
-[[faults]]\nkind = \"bad_cable\"\nhost = 20\nrail = 0\nfraction = 0.7\n\
-[[faults]]\nkind = \"bad_leaf_port\"\nhost = 33\nrail = 1\nfraction = 0.4\n\
-[[faults]]\nkind = \"slow_path\"\na = 40\nb = 50\nrail = 0\nfraction = 0.5\n\
-[[faults]]\nkind = \"flapping\"\nhost = 57\nrail = 0\nperiod_s = 20.0\ndown_s = 12.0\n\
-[[faults]]\nkind = \"dies\"\nhost = 62\nat_s = 30.0\n";
+    // The example model users start from: one fault of each kind that isolation pins, and a
+    // host that dies.
+    let example = std::fs::read_to_string(crate::support::repository().join("playbooks/simulation/example.toml"))
+        .expect("playbooks/simulation/example.toml");
+    let faults = &example[example.find("[[faults]]").expect("the example injects faults")..];
     let (output, report, simulation, _dir) = simulate(faults, 11, "10m");
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     assert_eq!(report.signoff.verdict, SignOffVerdict::Fail);

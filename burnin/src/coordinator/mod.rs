@@ -210,6 +210,8 @@ pub struct Coordinator {
     simulated_start: f64,
     /// When the last save ended and how long it took.
     last_save: Option<(Instant, Duration)>,
+    /// Each rail matrix's pair slots by (client, server) name.
+    pair_slots: BTreeMap<String, std::collections::HashMap<(String, String), usize>>,
     accumulators: BTreeMap<(usize, usize, String), Accumulator>,
     /// Index in the timeline of each host's last quiet interval (to merge the next quiet one).
     quiet: BTreeMap<String, usize>,
@@ -354,12 +356,17 @@ fn new_checkpoint(options: &RunOptions, run_id: &str) -> Checkpoint {
     }
 }
 
+/// Each host's number by its name (a lookup per pair, at a million pairs, must not be a search).
+fn host_index(report: &BurninReport) -> std::collections::HashMap<String, usize> {
+    report.hosts.iter().enumerate().map(|(i, h)| (h.name.clone(), i)).collect()
+}
+
 /// The pair accumulators behind the report's matrices, rebuilt from the means and sample counts a
 /// resumed report holds (empty for a new run).
 fn accumulators_from(report: &BurninReport) -> BTreeMap<(usize, usize, String), Accumulator> {
     let mut accumulators = BTreeMap::new();
-    let names: Vec<String> = report.hosts.iter().map(|h| h.name.clone()).collect();
-    let index = |name: &str| names.iter().position(|n| n == name);
+    let names = host_index(report);
+    let index = |name: &str| names.get(name).copied();
     for matrix in &report.pairs {
         for pair in &matrix.pairs {
             if let (Some(c), Some(s)) = (index(&pair.client), index(&pair.server)) {
@@ -418,6 +425,7 @@ impl Coordinator {
             started: Instant::now(),
             simulated_start: options.simulation.as_ref().map_or(0.0, |fabric| fabric.now()),
             last_save: None,
+            pair_slots: BTreeMap::new(),
             options,
             accumulators,
             quiet: BTreeMap::new(),
@@ -873,8 +881,12 @@ impl Coordinator {
                     deltas,
                     merged: 1,
                 };
-                // Every interval is an event; the report merges quiet ones.
-                self.event(EventKind::CounterInterval { interval: Box::new(interval.clone()) });
+                // Every interval that grew, and the first of a quiet stretch, is an event; the
+                // report merges the rest of the stretch into that one (its end and count). An event
+                // per host per step would be millions of lines at a thousand hosts.
+                if !merged {
+                    self.event(EventKind::CounterInterval { interval: Box::new(interval.clone()) });
+                }
                 if merged {
                     if let Some(&index) = self.quiet.get(&name) {
                         let entry = &mut self.report.counters.intervals[index];

@@ -261,9 +261,16 @@ impl Coordinator {
             }
         };
         let matrix = &mut self.report.pairs[index];
-        let slot = match matrix.pairs.iter().position(|p| p.client == client && p.server == server) {
-            Some(slot) => slot,
+        // A thousand hosts make a million pairs per rail: find the pair's slot by its names in the
+        // matrix's index (built from the matrix on first use, e.g. after a resume) rather than by
+        // a search per measurement.
+        let slots = self.pair_slots.entry(rail.to_string()).or_insert_with(|| {
+            matrix.pairs.iter().enumerate().map(|(slot, p)| ((p.client.clone(), p.server.clone()), slot)).collect()
+        });
+        let slot = match slots.get(&(client.to_string(), server.to_string())) {
+            Some(&slot) => slot,
             None => {
+                slots.insert((client.to_string(), server.to_string()), matrix.pairs.len());
                 matrix.pairs.push(PairStats {
                     client: client.into(),
                     server: server.into(),
@@ -291,7 +298,8 @@ impl Coordinator {
     /// Means and matrices from the accumulators.
     pub(super) fn rebuild_matrices(&mut self) {
         let names: Vec<String> = self.report.hosts.iter().map(|h| h.name.clone()).collect();
-        let index = |name: &str| names.iter().position(|n| n == name);
+        let numbers = host_index(&self.report);
+        let index = |name: &str| numbers.get(name).copied();
         for matrix in &mut self.report.pairs {
             for pair in &mut matrix.pairs {
                 let (Some(c), Some(s)) = (index(&pair.client), index(&pair.server)) else { continue };

@@ -451,13 +451,16 @@ fn pair_matrices(report: &BurninReport, hosts: &[String]) -> Vec<PairMatrix> {
 
 /// A matrix over `pair_hosts` moved onto the page's host axis.
 fn values_by_host(pair_hosts: &[String], source: &[Vec<Option<f64>>], hosts: &[String]) -> Vec<Vec<Option<f64>>> {
-    let position = |name: &str| hosts.iter().position(|h| h == name);
-    // The report's own host order may differ from the run's; place each value by name.
+    // The report's own host order may differ from the run's; place each value by name. Each
+    // name is looked up once (a search per cell is hosts^3 work: minutes at a thousand hosts).
+    let index: std::collections::HashMap<&str, usize> =
+        hosts.iter().enumerate().map(|(i, h)| (h.as_str(), i)).collect();
+    let positions: Vec<Option<usize>> = pair_hosts.iter().map(|h| index.get(h.as_str()).copied()).collect();
     let mut values = vec![vec![None; hosts.len()]; hosts.len()];
-    for (r, row_host) in pair_hosts.iter().enumerate() {
-        for (c, column_host) in pair_hosts.iter().enumerate() {
-            if let (Some(i), Some(j)) = (position(row_host), position(column_host)) {
-                values[i][j] = source.get(r).and_then(|row| row.get(c)).copied().flatten();
+    for (r, row) in positions.iter().enumerate() {
+        for (c, column) in positions.iter().enumerate() {
+            if let (Some(i), Some(j)) = (row, column) {
+                values[*i][*j] = source.get(r).and_then(|cells| cells.get(c)).copied().flatten();
             }
         }
     }
