@@ -209,6 +209,18 @@ pub fn isolate(
             }
             isolation.retests.push(Retest { round: isolation.rounds, candidate: a, partner: b, sample, suspect });
         }
+        // A host with COMMON_END_PATHS paths pinned is its own link's fault (merge_common_ends):
+        // its other paths need no retest. Without this, a flapping port's hundreds of bad pairs
+        // were retested one per round (they share the host), rounds growing with the fabric.
+        let mut pinned_through: BTreeMap<usize, usize> = BTreeMap::new();
+        for pinned in &isolation.pinned {
+            if let Pinned::Link { a, b } = *pinned {
+                *pinned_through.entry(a).or_default() += 1;
+                *pinned_through.entry(b).or_default() += 1;
+            }
+        }
+        let common = |host: &usize| pinned_through.get(host).is_some_and(|&n| n >= COMMON_END_PATHS);
+        path_pairs.retain(|((a, b), _)| !common(a) && !common(b));
     }
     merge_common_ends(&mut isolation);
     isolation
@@ -421,7 +433,24 @@ mod tests {
             (0..9).flat_map(|a| (a + 1..9).map(move |b| (a, b))).map(|(a, b)| ((a, b), sample(a, b))).collect();
         let mut retest = |pairs: &[(usize, usize)]| pairs.iter().map(|&(a, b)| sample(a, b)).collect();
         let isolation = isolate(&matrix, &THRESHOLDS, 4, 2, &mut retest);
-        assert_eq!(isolation.pinned, vec![Pinned::Host { host: flaky, bad: 4, good: 0, confirmed: true }]);
+        assert_eq!(isolation.pinned, vec![Pinned::Host { host: flaky, bad: 3, good: 0, confirmed: true }]);
+        // Its fourth bad pair was not retested: three pinned paths already named the host.
+        assert_eq!(isolation.rounds, 6, "{isolation:?}");
+        // Bad with every partner but one: the retest rounds do not grow with the fabric.
+        for hosts in [9usize, 33, 129] {
+            let sample = |a: usize, b: usize| {
+                let bad = (a == flaky || b == flaky) && a != 1 && b != 1;
+                PairSample { bw_gbps: Some(if bad { 9.4 } else { 94.0 }), lat_us: Some(3.0), failed: false }
+            };
+            let matrix: BTreeMap<(usize, usize), PairSample> = (0..hosts)
+                .flat_map(|a| (a + 1..hosts).map(move |b| (a, b)))
+                .map(|(a, b)| ((a, b), sample(a, b)))
+                .collect();
+            let mut retest = |pairs: &[(usize, usize)]| pairs.iter().map(|&(a, b)| sample(a, b)).collect();
+            let isolation = isolate(&matrix, &THRESHOLDS, 4, 2, &mut retest);
+            assert_eq!(isolation.pinned, vec![Pinned::Host { host: flaky, bad: 3, good: 0, confirmed: true }]);
+            assert_eq!(isolation.rounds, 6, "{hosts} hosts");
+        }
         // Two independent slow paths that share no host stay two paths.
         let two = Fabric { slow_links: vec![(1, 4), (2, 6)], ..fabric() }.isolate(8);
         assert_eq!(two.pinned, vec![Pinned::Link { a: 1, b: 4 }, Pinned::Link { a: 2, b: 6 }], "{two:?}");
