@@ -268,7 +268,7 @@ impl Common {
             }
             if this.last_look.elapsed() >= LIVENESS_INTERVAL {
                 this.last_look = Instant::now();
-                if let Seen::Gone(gone) = this.watch.look() {
+                if let Seen::Gone(gone) = this.watch.look_preferring(Some(this.ranks.peer)) {
                     // What the peer sent before it exited may still be completing: look a little longer.
                     let grace = Instant::now() + PEER_GONE_GRACE;
                     while Instant::now() < grace {
