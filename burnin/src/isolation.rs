@@ -212,18 +212,24 @@ pub fn isolate(
         // A host with COMMON_END_PATHS paths pinned is its own link's fault (merge_common_ends):
         // its other paths need no retest. Without this, a flapping port's hundreds of bad pairs
         // were retested one per round (they share the host), rounds growing with the fabric.
-        let mut pinned_through: BTreeMap<usize, usize> = BTreeMap::new();
-        for pinned in &isolation.pinned {
-            if let Pinned::Link { a, b } = *pinned {
-                *pinned_through.entry(a).or_default() += 1;
-                *pinned_through.entry(b).or_default() += 1;
-            }
-        }
+        let pinned_through = paths_through(&isolation.pinned);
         let common = |host: &usize| pinned_through.get(host).is_some_and(|&n| n >= COMMON_END_PATHS);
         path_pairs.retain(|((a, b), _)| !common(a) && !common(b));
     }
     merge_common_ends(&mut isolation);
     isolation
+}
+
+/// How many pinned paths run through each host.
+fn paths_through(pinned: &[Pinned]) -> BTreeMap<usize, usize> {
+    let mut through: BTreeMap<usize, usize> = BTreeMap::new();
+    for pin in pinned {
+        if let Pinned::Link { a, b } = *pin {
+            *through.entry(a).or_default() += 1;
+            *through.entry(b).or_default() += 1;
+        }
+    }
+    through
 }
 
 /// Paths pinned through one host at least this often are that host's own link.
@@ -235,13 +241,7 @@ const COMMON_END_PATHS: usize = 3;
 /// Independent path faults (a spine port on an ECMP route) share a host by chance far less often.
 fn merge_common_ends(isolation: &mut Isolation) {
     loop {
-        let mut through: BTreeMap<usize, usize> = BTreeMap::new();
-        for pinned in &isolation.pinned {
-            if let Pinned::Link { a, b } = *pinned {
-                *through.entry(a).or_default() += 1;
-                *through.entry(b).or_default() += 1;
-            }
-        }
+        let through = paths_through(&isolation.pinned);
         // The host with the most paths first; a tie goes to the lower number, so the outcome does not
         // depend on the order of the pins.
         let Some((host, paths)) = through.into_iter().max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(&x.0))) else {

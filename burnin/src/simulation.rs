@@ -481,7 +481,7 @@ impl SimulatedFabric {
         Ok(match request {
             Request::Ping {} => Response::Pong,
             Request::Check { .. } => {
-                self.advance(&[host], 2.0);
+                self.advance_after(&[host], &[host], 2.0);
                 let info = HostInfo {
                     hostname: FabricModel::host_name(host),
                     kernel_release: None,
@@ -530,10 +530,6 @@ impl SimulatedFabric {
                 self.collective(host, *collective, *rank, *world, (*master, *master_port), *bytes, *iterations, rail)
             }
         })
-    }
-
-    fn advance(&self, hosts: &[usize], seconds: f64) -> (f64, f64) {
-        self.advance_after(hosts, hosts, seconds)
     }
 
     /// A step of `seconds` that starts when every host of `waits_for` is free and keeps the hosts

@@ -267,10 +267,11 @@ impl Coordinator {
         let slots = self.pair_slots.entry(rail.to_string()).or_insert_with(|| {
             matrix.pairs.iter().enumerate().map(|(slot, p)| ((p.client.clone(), p.server.clone()), slot)).collect()
         });
-        let slot = match slots.get(&(client.to_string(), server.to_string())) {
+        let key = (client.to_string(), server.to_string());
+        let slot = match slots.get(&key) {
             Some(&slot) => slot,
             None => {
-                slots.insert((client.to_string(), server.to_string()), matrix.pairs.len());
+                slots.insert(key, matrix.pairs.len());
                 matrix.pairs.push(PairStats {
                     client: client.into(),
                     server: server.into(),
