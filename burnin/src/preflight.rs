@@ -253,7 +253,7 @@ fn respond(
         let hello = read_unbuffered_line(&mut stream, MAX_LINE)
             .and_then(|line| serde_json::from_str::<Hello>(&line).map_err(|e| format!("not a hello: {e}")));
         let refuse = |stream: &mut TcpStream, why: String| {
-            let _ = writeln!(stream, "{}", serde_json::json!({ "refused": why }));
+            answer_and_close(stream, &serde_json::json!({ "refused": why }).to_string());
         };
         let hello = match hello {
             Ok(hello) => hello,
@@ -282,7 +282,7 @@ fn respond(
                 let results = published.lock().ok().and_then(|p| p.clone());
                 match results {
                     Some(text) => {
-                        let _ = writeln!(stream, "{text}");
+                        answer_and_close(&mut stream, &text);
                         if let Ok(mut served) = served.lock() {
                             served[from] = true;
                         }
@@ -290,6 +290,34 @@ fn respond(
                     None => refuse(&mut stream, "not ready".into()),
                 }
             }
+        }
+    }
+}
+
+/// Send one answer line and close so that the peer reads it. The line goes out in one write: a
+/// `writeln!` of a formatted value issues a write per token, and Nagle holds all but the first
+/// until it is acknowledged. The close is a half-close and a bounded drain: closing a socket that
+/// still holds unread input (a peer that sent an over-long line) makes Linux answer with RST
+/// instead of FIN (tcp_close(), net/ipv4/tcp.c), and an RST can overtake what was still queued.
+fn answer_and_close(stream: &mut TcpStream, line: &str) {
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    if stream.write_all(&bytes).is_err() {
+        return;
+    }
+    let _ = stream.shutdown(Shutdown::Write);
+    // The responder serves one peer at a time: a peer that trickles bytes holds it 500 ms at most.
+    let deadline = Instant::now() + Duration::from_millis(500);
+    let mut sink = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            break;
+        }
+        match stream.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
         }
     }
 }

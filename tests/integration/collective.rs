@@ -258,9 +258,12 @@ impl WaitOutput for std::process::Child {
 
 #[test]
 fn a_rank_that_never_comes_is_named_by_rank_zero() {
+    // Rank 1 starts first and keeps trying to connect, and the wait is long enough for a loaded
+    // machine to start it (CI, beside three QEMU guests, once took more than 2 s: rank 0 then
+    // waited for "ranks 1,2").
     let port = free_port();
-    let mut rank0 = start_rank(0, 3, port, &["-b", "8", "-e", "8", "--timeout", "2s"]);
-    let mut rank1 = start_rank(1, 3, port, &["-b", "8", "-e", "8", "--timeout", "2s"]);
+    let mut rank1 = start_rank(1, 3, port, &["-b", "8", "-e", "8", "--timeout", "6s"]);
+    let mut rank0 = start_rank(0, 3, port, &["-b", "8", "-e", "8", "--timeout", "6s"]);
     let (code, message) = rank0.wait_with_output_ref();
     let _ = rank1.wait_with_output_ref();
     assert_ne!(code, Some(0));
