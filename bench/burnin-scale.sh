@@ -5,7 +5,7 @@
 # faults (run s gets 1 + s mod 10) of the kinds below at random hosts, rails and severities, and
 # SEEDS fault-free runs; prints one line per size:
 #
-#   hosts N precision P recall R rounds K sim_time T coordinator_rss M false_positive_runs F runs U wall W
+#   hosts N precision P recall R rounds K sim_time T coordinator_rss M false_positive_runs F runs U report_mb J page_mb H wall W
 #
 #   precision, recall  over every pinned fault of the faulted runs (simulation.json's score: a
 #                      suspect naming the injected host, host and rail, or path)
@@ -13,6 +13,8 @@
 #   sim_time           simulated seconds from the start to the end of the first pass's isolation, mean
 #   coordinator_rss    the coordinator's peak resident set, MiB, largest of the size's runs
 #   false_positive_runs  fault-free runs that named any suspect
+#   report_mb, page_mb   the largest report.json and report.html of the size's runs, MB (above 128
+#                      hosts the pairs are summarised and every pair is in pairs.jsonl beside them)
 #   wall               the size's wall time, seconds
 #
 # Environment: SIZES ("64 256"), SEEDS (20), RAILS (1), NOISE (0.03), DURATION (the burn-in's
@@ -87,12 +89,15 @@ found = false = missed = injected = 0
 rounds = []
 times = []
 rss = []
+report_mb, page_mb = [], []
 false_runs = runs = 0
 for run in sorted(glob.glob(f"{work}/h{hosts}-s*-f*")):
     runs += 1
     faults = int(run.rsplit("-f", 1)[1])
     score = json.load(open(f"{run}/report/simulation.json"))["score"]
     rss.append(int(open(f"{run}/rss_kib").read().split()[-1]) / 1024)
+    report_mb.append(os.path.getsize(f"{run}/report/report.json") / 1e6)
+    page_mb.append(os.path.getsize(f"{run}/report/report.html") / 1e6)
     if faults == 0:
         false_runs += bool(score["false_suspects"])
         continue
@@ -112,7 +117,8 @@ precision = found / (found + false) if found + false else 1.0
 recall = found / injected if injected else 1.0
 mean = lambda values: sum(values) / len(values) if values else float("nan")
 print(f"hosts {hosts} precision {precision:.4f} recall {recall:.4f} rounds {mean(rounds):.2f} "
-      f"sim_time {mean(times):.0f} coordinator_rss {max(rss):.0f} false_positive_runs {false_runs} runs {runs} wall {wall}")
+      f"sim_time {mean(times):.0f} coordinator_rss {max(rss):.0f} false_positive_runs {false_runs} runs {runs} "
+      f"report_mb {max(report_mb):.1f} page_mb {max(page_mb):.1f} wall {wall}")
 EOF
   if [[ -n $RAW_DIR ]]; then mkdir -p "$RAW_DIR" && cp -r "$work"/h"$hosts"-* "$RAW_DIR"/; fi
 done

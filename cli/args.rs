@@ -758,6 +758,13 @@ pub struct BurninArgs {
     /// Print the built-in playbook and exit.
     #[arg(long, help_heading = "Protocol")]
     pub print_playbook: bool,
+    /// Print the rounds and the estimated duration of a burn-in of HOSTS hosts (with --rails,
+    /// --duration and --playbook) and exit, reaching no host.
+    #[arg(long, value_name = "HOSTS", value_parser = clap::value_parser!(u32).range(2..=65536), conflicts_with_all = ["hosts", "hostfile", "local", "simulate", "resume"], help_heading = "Protocol")]
+    pub plan: Option<u32>,
+    /// Rails per host for --plan.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64), requires = "plan", help_heading = "Protocol")]
+    pub rails: u32,
     /// Compare with an earlier run's report.json and flag regressions.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
     pub baseline: Option<PathBuf>,
@@ -788,7 +795,7 @@ pub struct BurninArgs {
     pub expect_latency_us: Option<f64>,
 
     /// Where events.jsonl, report.json, summary.md and junit.xml go.
-    #[arg(long, value_name = "DIR", required_unless_present_any = ["resume", "print_playbook"], help_heading = "Output")]
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["resume", "print_playbook", "plan"], help_heading = "Output")]
     pub report_dir: Option<PathBuf>,
     /// Continue the interrupted run in DIR without repeating finished steps.
     #[arg(long, value_name = "DIR", conflicts_with = "report_dir", help_heading = "Output")]

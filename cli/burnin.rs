@@ -66,7 +66,11 @@ fn start_simulated(path: &std::path::Path) -> anyhow::Result<(Vec<HostSpec>, Tok
         std::fs::read_to_string(path).with_context(|| format!("failed to read the fabric model {}", path.display()))?;
     let model = FabricModel::from_toml(&text, &path.display().to_string())?;
     let hosts = (0..model.hosts)
-        .map(|host| HostSpec { name: FabricModel::host_name(host), address: format!("simulated:{host}") })
+        .map(|host| HostSpec {
+            name: FabricModel::host_name(host),
+            address: format!("simulated:{host}"),
+            leaf: Some(model.leaf_name(host)),
+        })
         .collect();
     // Nothing authenticates to a simulated host; the run still needs a token to carry.
     let token = Token::random()?.0;
@@ -134,7 +138,7 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
                 let renamed = hosts
                     .iter()
                     .zip(started)
-                    .map(|(old, new)| HostSpec { name: old.name.clone(), address: new.address })
+                    .map(|(old, new)| HostSpec { address: new.address, ..old.clone() })
                     .collect();
                 (renamed, token, Some(agents))
             }
@@ -195,10 +199,8 @@ fn resolve(args: &BurninArgs) -> anyhow::Result<Option<Resolved>> {
             return Ok(None);
         }
         crate::agent::slurm_agent(token.clone(), args.agent_port, false)?;
-        let hosts = nodes
-            .iter()
-            .map(|node| HostSpec { name: node.clone(), address: format!("{node}:{}", args.agent_port) })
-            .collect();
+        let hosts =
+            nodes.iter().map(|node| HostSpec::new(node.clone(), format!("{node}:{}", args.agent_port))).collect();
         (hosts, token, "slurm", None, None)
     } else {
         bail!("no hosts: give --hosts, --hostfile, --local N, or run inside `srun ... fabricdoctor burnin`");
@@ -253,11 +255,21 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
         emit(DEFAULT_PLAYBOOK)?;
         return Ok(exit::SUCCESS);
     }
+    if let Some(hosts) = args.plan {
+        let (playbook, _) = playbook_of(&args)?;
+        let plan = fabricdoctor_burnin::plan::plan(hosts as usize, args.rails as usize, &playbook, args.duration);
+        emit(&plan.text())?;
+        return Ok(exit::SUCCESS);
+    }
     let baseline = match &args.baseline {
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("failed to read baseline {}", path.display()))?;
-            let report = BurninReport::from_json(&text).with_context(|| format!("baseline {}", path.display()))?;
+            let mut report = BurninReport::from_json(&text).with_context(|| format!("baseline {}", path.display()))?;
+            // A summarised baseline (over 128 hosts) is compared pair by pair from its pair table.
+            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            fabricdoctor_report::pair_summary::restore_beside(&mut report, dir)
+                .map_err(|e| anyhow::anyhow!("baseline {}: {e}", path.display()))?;
             Some((path.display().to_string(), report))
         }
         None => None,

@@ -406,7 +406,14 @@ mod tests {
     }
 
     fn matrix(pairs: Vec<PairStats>) -> PairMatrix {
-        PairMatrix { rail: "rail0".into(), hosts: Vec::new(), bw_gbps: Vec::new(), lat_us: Vec::new(), pairs }
+        PairMatrix {
+            rail: "rail0".into(),
+            hosts: Vec::new(),
+            bw_gbps: Vec::new(),
+            lat_us: Vec::new(),
+            pairs,
+            summary: None,
+        }
     }
 
     #[test]

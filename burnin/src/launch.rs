@@ -77,7 +77,7 @@ pub fn local(
         agents.children.push((child, stdin));
         let address = read_listening(stdout, Duration::from_secs(20))
             .map_err(|reason| BurninError::Run(format!("local agent {index}: {reason}")))?;
-        hosts.push(HostSpec { name: format!("local-{index}"), address });
+        hosts.push(HostSpec::new(format!("local-{index}"), address));
     }
     Ok((hosts, agents))
 }
@@ -140,7 +140,7 @@ pub fn ssh(
             .map_err(|reason| BurninError::Run(format!("agent on {target} over ssh: {reason}")))?;
         // The agent reports 0.0.0.0:PORT; the coordinator reaches it by the host's name.
         let port = address.rsplit_once(':').map(|(_, p)| p.to_string()).unwrap_or_else(|| port.to_string());
-        started.push(HostSpec { name: host.name.clone(), address: format!("{target}:{port}") });
+        started.push(HostSpec { address: format!("{target}:{port}"), ..host.clone() });
     }
     Ok((started, agents))
 }
@@ -151,6 +151,14 @@ pub fn parse_hosts(text: &str, port: u16, source: &str) -> Result<Vec<HostSpec>,
     let mut hosts: Vec<HostSpec> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
+        // `leaf=NAME` names the leaf switch (or rack) of the line's hosts; other attributes are ignored.
+        let mut leaf = None;
+        for attribute in line.split([',', ' ', '\t']).filter_map(|e| e.strip_prefix("leaf=")) {
+            if attribute.is_empty() || attribute.len() > 64 || attribute.chars().any(|c| c.is_control()) {
+                return Err(BurninError::Run(format!("{source}:{}: not a leaf name: {attribute:?}", number + 1)));
+            }
+            leaf = Some(attribute.to_string());
+        }
         for entry in line.split([',', ' ', '\t']).filter(|e| !e.is_empty()) {
             if entry.contains('=') {
                 continue;
@@ -169,7 +177,7 @@ pub fn parse_hosts(text: &str, port: u16, source: &str) -> Result<Vec<HostSpec>,
             if hosts.iter().any(|h| h.address == address) {
                 return Err(BurninError::Run(format!("{source}:{}: {entry} is listed twice", number + 1)));
             }
-            hosts.push(HostSpec { name, address });
+            hosts.push(HostSpec { name, address, leaf: leaf.clone() });
         }
     }
     // Names must be unique: several agents on one machine get their port appended.
@@ -215,6 +223,23 @@ mod tests {
         assert!(parse_hosts("a,a", 7207, "--hosts").is_err());
         assert!(parse_hosts("# nothing\n", 7207, "hostfile").is_err());
         assert_eq!(parse_hosts("fe80::1", 7207, "x").expect("v6")[0].address, "[fe80::1]:7207");
+    }
+
+    #[test]
+    fn a_hostfile_line_names_the_leaf_of_its_hosts() {
+        let hosts = parse_hosts(
+            "node1 node2 leaf=L1 slots=8
+node3 leaf=L2
+node4
+",
+            7207,
+            "hosts",
+        )
+        .expect("parse");
+        let leaves: Vec<Option<&str>> = hosts.iter().map(|h| h.leaf.as_deref()).collect();
+        assert_eq!(leaves, [Some("L1"), Some("L1"), Some("L2"), None]);
+        let error = parse_hosts("node1 leaf=\n", 7207, "hosts").expect_err("empty leaf").to_string();
+        assert!(error.contains("hosts:1: not a leaf name"), "{error}");
     }
 
     #[test]

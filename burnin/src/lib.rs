@@ -13,6 +13,7 @@ pub mod expectations;
 pub mod isolation;
 pub mod launch;
 pub mod lossless;
+pub mod plan;
 pub mod playbook;
 pub mod preflight;
 pub mod protocol;

@@ -201,6 +201,11 @@ impl FabricModel {
         format!("sim{index:04}")
     }
 
+    /// The leaf of `host` (the same on every rail: rail k's leaf of a group is switch k of it).
+    pub fn leaf_name(&self, host: usize) -> String {
+        format!("leaf{}", host / self.hosts_per_leaf)
+    }
+
     pub fn rail_name(index: usize) -> String {
         format!("rail{index}")
     }

@@ -20,6 +20,10 @@ use crate::Report;
 /// deny unknown fields).
 ///
 /// Migration notes:
+/// - 3 (fleet scale): above 128 hosts a rail's `pairs` holds only its outliers (worst first) and
+///   `summary` the rest (quantiles, histogram, group × group tiles); `hosts`, `bw_gbps` and `lat_us`
+///   are then absent, and every pair is in pairs.jsonl beside the report. Hosts may name their
+///   `leaf`. A version 2 report reads as one whose matrices are all in full.
 /// - 2 (expectations): `expectations` (what each rail should measure, and where that came from) and,
 ///   per pair, `expected_gbps` / `expected_fraction`. Sign-off now also fails on the findings
 ///   `burnin.pair.below_expected`, `burnin.fabric.below_expected` and `burnin.loopback.below_expected`.
@@ -28,7 +32,7 @@ use crate::Report;
 ///   pulses with the target's counters (findings `burnin.congestion.loss`, `.order`, `.unobservable`).
 ///   A version 1 report reads as one without expectations (nothing else changed meaning), so
 ///   `--baseline` accepts runs made before.
-pub const BURNIN_SCHEMA_VERSION: u32 = 2;
+pub const BURNIN_SCHEMA_VERSION: u32 = 3;
 
 /// The oldest `report.json` version [`BurninReport::from_json`] reads (see the migration notes).
 pub const BURNIN_SCHEMA_OLDEST: u32 = 1;
@@ -317,6 +321,10 @@ pub struct BurninHost {
     pub hostname: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_version: Option<String>,
+    /// The leaf switch (or rack) the host hangs off, as the hostfile's `leaf=` named it: the groups
+    /// of a summarised pair matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -396,13 +404,22 @@ pub struct LoopbackResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairMatrix {
     pub rail: String,
+    /// The matrices' host order; empty when summarised.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
-    /// Mean bandwidth client -> server, Gb/s.
+    /// Mean bandwidth client -> server, Gb/s; empty when summarised.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bw_gbps: Vec<Vec<Option<f64>>>,
     /// Mean over the pair's measurements of each one's median one-way latency (half the round trip,
-    /// perftest's t_typical), microseconds.
+    /// perftest's t_typical), microseconds; empty when summarised.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lat_us: Vec<Vec<Option<f64>>>,
+    /// Every pair, or, when `summary` is present, only its outliers (worst first).
     pub pairs: Vec<PairStats>,
+    /// Present above [`crate::pair_summary::PAIRS_IN_FULL_UP_TO`] hosts: the rail's pairs summarised
+    /// (the full table is [`crate::pair_summary::PAIR_TABLE_FILE`] beside report.json).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<crate::pair_summary::PairSummary>,
 }
 
 /// Every measurement of one ordered pair on one rail, summarised (the raw measurements are the
@@ -846,6 +863,7 @@ fn example() -> BurninReport {
             }],
             hostname: Some(name.clone()),
             agent_version: Some(env!("CARGO_PKG_VERSION").into()),
+            leaf: None,
         })
         .collect();
     let mut report = BurninReport::new(run, burnin_hosts);
@@ -922,6 +940,7 @@ fn example() -> BurninReport {
         bw_gbps: cell(&bw),
         lat_us: cell(&lat),
         pairs,
+        summary: None,
     }];
     report.collectives = vec![
         CollectiveResult {
@@ -1079,7 +1098,26 @@ pub fn as_findings_report(report: &BurninReport) -> Report {
     for host in report.hosts.iter().filter(|h| h.status == HostStatus::Ok) {
         findings.push(Finding::new("burnin.host", Verdict::Pass, host.name.clone(), "took part to the end"));
     }
-    for pair in report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.samples > 0 && p.failures == 0) {
+    // Above 128 hosts a testcase per pair would be a million per rail: one per rail says how many
+    // pairs passed (the failing ones are findings of their own either way).
+    if crate::pair_summary::summarised(report.hosts.len()) {
+        for matrix in &report.pairs {
+            let passed = match &matrix.summary {
+                Some(summary) => summary.pairs - summary.failed_pairs,
+                None => matrix.pairs.iter().filter(|p| p.samples > 0 && p.failures == 0).count() as u64,
+            };
+            findings.push(Finding::new(
+                "burnin.pairs",
+                Verdict::Pass,
+                format!("rail {}", matrix.rail),
+                format!("{passed} ordered pairs measured without a failure"),
+            ));
+        }
+    }
+    let per_pair = !crate::pair_summary::summarised(report.hosts.len());
+    for pair in
+        report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| per_pair && p.samples > 0 && p.failures == 0)
+    {
         let message = format!(
             "{} measurement(s): {} Gb/s, {} us",
             pair.samples,
@@ -1115,10 +1153,25 @@ pub fn junit(report: &BurninReport) -> String {
 /// measured: 3.11 to 3.19 Gb/s mean bandwidth, 2.6 to 4.8 us mean latency; over tcp, 64 KiB messages,
 /// 2 connections x 4 in flight, data validation on". `None` before any pair was measured.
 pub fn pair_figures(report: &BurninReport) -> Option<String> {
-    let pairs: Vec<&PairStats> =
-        report.pairs.iter().flat_map(|m| m.pairs.iter()).filter(|p| p.bw_mean_gbps.is_some()).collect();
-    let bandwidth: Vec<f64> = pairs.iter().filter_map(|p| p.bw_mean_gbps).collect();
-    let latency: Vec<f64> = pairs.iter().filter_map(|p| p.lat_mean_us).collect();
+    // A summarised rail (over 128 hosts) brings its count and range from its summary, the others
+    // from their pairs.
+    let mut measured = 0u64;
+    let mut bandwidth: Vec<f64> = Vec::new();
+    let mut latency: Vec<f64> = Vec::new();
+    for matrix in &report.pairs {
+        match &matrix.summary {
+            Some(summary) => {
+                measured += summary.bw_histogram.iter().map(|b| b.pairs).sum::<u64>();
+                bandwidth.extend(summary.bw_gbps.iter().flat_map(|q| [q.min, q.max]));
+                latency.extend(summary.lat_us.iter().flat_map(|q| [q.min, q.max]));
+            }
+            None => {
+                measured += matrix.pairs.iter().filter(|p| p.bw_mean_gbps.is_some()).count() as u64;
+                bandwidth.extend(matrix.pairs.iter().filter_map(|p| p.bw_mean_gbps));
+                latency.extend(matrix.pairs.iter().filter(|p| p.bw_mean_gbps.is_some()).filter_map(|p| p.lat_mean_us));
+            }
+        }
+    }
     let range = |values: &[f64]| {
         let low = values.iter().copied().fold(f64::INFINITY, f64::min);
         let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -1128,7 +1181,7 @@ pub fn pair_figures(report: &BurninReport) -> Option<String> {
         return None;
     }
     let (low, high) = range(&bandwidth);
-    let mut line = format!("{} pairs measured: {low:.2} to {high:.2} Gb/s mean bandwidth", pairs.len());
+    let mut line = format!("{measured} pairs measured: {low:.2} to {high:.2} Gb/s mean bandwidth");
     if !latency.is_empty() {
         let (low, high) = range(&latency);
         line.push_str(&format!(", {low:.1} to {high:.1} us mean latency"));

@@ -6,6 +6,7 @@ pub mod counters;
 pub mod exporter;
 pub mod html;
 pub mod output;
+pub mod pair_summary;
 pub mod perf;
 pub mod render;
 pub mod topo;

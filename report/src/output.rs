@@ -17,6 +17,15 @@ pub struct WriteError {
 
 /// Write `bytes` to `path` (mode 0644) through a temporary file in the same directory and a rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    write_atomically_with(path, |out| out.write_all(bytes))
+}
+
+/// As [`write_atomically`], with the content streamed by `write` through a buffer: a report of
+/// hundreds of megabytes is never held whole in memory.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), WriteError> {
     let fail = |step, source| WriteError { step, path: path.to_path_buf(), source };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut temporary = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail("create a temporary file beside", e))?;
@@ -27,7 +36,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         .as_file()
         .set_permissions(std::fs::Permissions::from_mode(0o644))
         .map_err(|e| fail("set the permissions of", e))?;
-    temporary.write_all(bytes).map_err(|e| fail("write", e))?;
+    {
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, temporary.as_file_mut());
+        write(&mut buffered).and_then(|()| buffered.flush()).map_err(|e| fail("write", e))?;
+    }
     temporary.as_file().sync_all().map_err(|e| fail("sync", e))?;
     temporary.persist(path).map_err(|e| fail("replace", e.error))?;
     Ok(())

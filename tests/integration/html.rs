@@ -92,6 +92,7 @@ pub fn synthetic_report() -> BurninReport {
                 .collect(),
             hostname: Some(name.clone()),
             agent_version: Some("0.1.0".into()),
+            leaf: None,
         })
         .collect();
     let mut report = BurninReport::new(run, hosts);
@@ -153,6 +154,7 @@ pub fn synthetic_report() -> BurninReport {
                 bw_gbps: matrix(97.0, 41.0, 12.5, true),
                 lat_us: matrix(2.1, 5.8, 9.0, false),
                 pairs: Vec::new(),
+                summary: None,
             }
         })
         .collect();

@@ -192,3 +192,80 @@ fn a_stopped_simulated_run_resumes_with_its_model() {
         }
     }
 }
+
+/// Above 128 hosts report.json summarises each rail: its outliers worst first, quantiles, a
+/// histogram and leaf × leaf tiles; every pair goes to pairs.jsonl, which `--resume` reads back.
+#[test]
+fn a_fleet_sized_report_keeps_the_outliers_and_a_summary_and_the_full_table_beside_it() {
+    let parent = tempfile::tempdir().expect("tempdir");
+    let model = parent.path().join("fabric.toml");
+    std::fs::write(
+        &model,
+        "hosts = 160\nrails = 1\nhosts_per_leaf = 32\nnoise = 0.03\nseed = 3\n\
+         [[faults]]\nkind = \"bad_cable\"\nhost = 70\nrail = 0\nfraction = 0.5\n",
+    )
+    .expect("write the model");
+    let dir = parent.path().join("run");
+    let output = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--simulate"])
+        .arg(&model)
+        .args(["--duration", "5m", "--report-dir"])
+        .arg(&dir)
+        .output()
+        .expect("fabricdoctor runs");
+    assert_eq!(output.status.code(), Some(1), "the cable is found: {}", describe(&output));
+    let report = read(&dir, &output);
+    assert_eq!(report.schema_version, 3);
+    let matrix = &report.pairs[0];
+    let summary = matrix.summary.as_ref().unwrap_or_else(|| panic!("rail {} is not summarised", matrix.rail));
+    assert!(matrix.bw_gbps.is_empty() && matrix.hosts.is_empty(), "no dense matrix above 128 hosts");
+    assert!(summary.pairs >= 160 * 159, "{} pairs", summary.pairs);
+    // The bad cable's pairs, and only pairs through sim0070, are the outliers, worst first.
+    assert!(!matrix.pairs.is_empty());
+    assert!(
+        matrix.pairs.iter().all(|p| p.client == "sim0070" || p.server == "sim0070"),
+        "{:?}",
+        matrix.pairs.iter().find(|p| p.client != "sim0070" && p.server != "sim0070")
+    );
+    let groups: Vec<&str> = summary.groups.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(groups, ["leaf0", "leaf1", "leaf2", "leaf3", "leaf4"], "grouped by the model's leaves");
+    let tile = summary.tiles[2][0].as_ref().expect("leaf2 -> leaf0 measured");
+    assert!(tile.worst_pair.as_deref().is_some_and(|p| p.starts_with("sim0070->")), "{tile:?}");
+    // Every pair is in the table, one per line.
+    let table = std::fs::read_to_string(dir.join("pairs.jsonl")).expect("pairs.jsonl");
+    assert_eq!(table.lines().count() as u64, summary.pairs);
+    // The page draws tiles and the histogram, not a 160 × 160 matrix.
+    let page = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(page.contains("Every pair of rail rail0") && page.contains("in 5 groups"), "summary on the page");
+    assert!(page.contains("Worst pairs of rail rail0"));
+
+    // A report whose table is gone cannot be resumed, and says which file is missing.
+    std::fs::remove_file(dir.join("pairs.jsonl")).expect("remove the table");
+    let resumed = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--resume"])
+        .arg(&dir)
+        .arg("--simulate")
+        .arg(&model)
+        .output()
+        .expect("fabricdoctor runs");
+    assert_ne!(resumed.status.code(), Some(0));
+    assert!(stderr(&resumed).contains("pairs.jsonl: cannot read the pair table"), "{}", describe(&resumed));
+}
+
+#[test]
+fn the_plan_of_a_fleet_says_how_long_one_pass_takes_without_reaching_a_host() {
+    let output = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--plan", "1024", "--rails", "8", "--duration", "72h"])
+        .output()
+        .expect("fabricdoctor runs");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let text = stdout(&output);
+    assert!(text.contains("burn-in plan: 1024 hosts, 8 rail(s)"), "{text}");
+    assert!(text.contains("1023 rounds of 512 pairs at once per rail"), "{text}");
+    assert!(text.contains("warning: the first pass alone takes about"), "{text}");
+    let refused = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--plan", "1"])
+        .output()
+        .expect("fabricdoctor runs");
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+}

@@ -31,7 +31,8 @@ use crate::playbook::Playbook;
 use crate::protocol::{CollectiveKind, DataTransport, MeasureSpec, Measured, RailLink, Request, Response};
 use crate::schedule::circle_rounds;
 use crate::BurninError;
-pub use fabricdoctor_report::output::write_atomically;
+pub use fabricdoctor_report::output::{write_atomically, write_atomically_with};
+use fabricdoctor_report::pair_summary;
 
 mod all_rails;
 mod check;
@@ -50,6 +51,16 @@ pub use signoff::compare;
 pub struct HostSpec {
     pub name: String,
     pub address: String,
+    /// The leaf switch or rack it hangs off (hostfile `leaf=`), for the report's grouping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<String>,
+}
+
+impl HostSpec {
+    /// A host with no leaf named.
+    pub fn new(name: String, address: String) -> HostSpec {
+        HostSpec { name, address, leaf: None }
+    }
 }
 
 /// What the live view shows.
@@ -261,6 +272,7 @@ fn resume_run(options: &mut RunOptions) -> Result<(BurninReport, Checkpoint), Bu
         std::fs::read_to_string(&path).map_err(|e| BurninError::Io(format!("cannot read {}", path.display()), e))?;
     let mut report =
         BurninReport::from_json(&text).map_err(|e| BurninError::Run(format!("{}: {e}", path.display())))?;
+    pair_summary::restore_beside(&mut report, dir).map_err(BurninError::Run)?;
     if report.run.run_id != checkpoint.run_id {
         return Err(BurninError::Run(format!(
             "{}: run {} but the checkpoint is of run {}",
@@ -330,6 +342,7 @@ fn new_report(options: &RunOptions) -> Result<BurninReport, BurninError> {
             rails: Vec::new(),
             hostname: None,
             agent_version: None,
+            leaf: h.leaf.clone(),
         })
         .collect();
     Ok(BurninReport::new(run, hosts))
@@ -465,11 +478,40 @@ impl Coordinator {
     fn write_all(&mut self) -> Result<(), BurninError> {
         self.report.generated_at = now_rfc3339();
         self.rebuild_matrices();
-        let report = serde_json::to_vec_pretty(&self.report).map_err(|e| BurninError::Run(e.to_string()))?;
-        write_atomically(&self.options.report_dir.join(REPORT_FILE), &report)?;
-        // The page renders the same data as report.json, so an operator can open either mid-run.
-        let page = fabricdoctor_report::html::burnin_report_page(&self.report);
-        write_atomically(&self.options.report_dir.join(HTML_FILE), page.as_bytes())?;
+        let dir = self.options.report_dir.clone();
+        // Above PAIRS_IN_FULL_UP_TO hosts report.json carries each rail's outliers and summary, and
+        // every pair goes to the table beside it; the run keeps every pair in memory for sign-off.
+        let full_pairs = if pair_summary::summarised(self.report.hosts.len()) {
+            write_atomically_with(&dir.join(pair_summary::PAIR_TABLE_FILE), |out| {
+                for pair in self.report.pairs.iter().flat_map(|m| m.pairs.iter()) {
+                    serde_json::to_writer(&mut *out, pair)?;
+                    out.write_all(b"\n")?;
+                }
+                Ok(())
+            })?;
+            let isolation = &self.options.playbook.isolation;
+            let rule = pair_summary::OutlierRule {
+                bandwidth_fraction: isolation.bandwidth_fraction,
+                latency_multiple: isolation.latency_multiple,
+            };
+            let summaries =
+                self.report.pairs.iter().map(|m| pair_summary::summarise(m, &self.report.hosts, rule)).collect();
+            Some(std::mem::replace(&mut self.report.pairs, summaries))
+        } else {
+            None
+        };
+        let written = write_atomically_with(&dir.join(REPORT_FILE), |out| {
+            serde_json::to_writer_pretty(out, &self.report).map_err(std::io::Error::from)
+        })
+        .and_then(|()| {
+            // The page renders the same data as report.json, so an operator can open either mid-run.
+            let page = fabricdoctor_report::html::burnin_report_page(&self.report);
+            write_atomically(&dir.join(HTML_FILE), page.as_bytes())
+        });
+        if let Some(full_pairs) = full_pairs {
+            self.report.pairs = full_pairs;
+        }
+        written?;
         let mut checkpoint = self.checkpoint.clone();
         checkpoint.elapsed_s = self.elapsed_s();
         let checkpoint = serde_json::to_vec(&checkpoint).map_err(|e| BurninError::Run(e.to_string()))?;

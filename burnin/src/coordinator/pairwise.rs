@@ -249,13 +249,16 @@ impl Coordinator {
         let index = match position {
             Some(index) => index,
             None => {
-                let empty = vec![vec![None; names.len()]; names.len()];
+                // Dense matrices only where they are drawn (a thousand hosts make a million cells).
+                let dense = !pair_summary::summarised(names.len());
+                let empty = if dense { vec![vec![None; names.len()]; names.len()] } else { Vec::new() };
                 self.report.pairs.push(PairMatrix {
                     rail: rail.into(),
                     hosts: names,
                     bw_gbps: empty.clone(),
                     lat_us: empty,
                     pairs: Vec::new(),
+                    summary: None,
                 });
                 self.report.pairs.len() - 1
             }
@@ -308,6 +311,9 @@ impl Coordinator {
                     pair.bw_mean_gbps = (acc.bw_n > 0).then(|| acc.bw_sum / acc.bw_n as f64);
                     pair.lat_mean_us = (acc.lat_n > 0).then(|| acc.lat_sum / acc.lat_n as f64);
                 }
+            }
+            if pair_summary::summarised(names.len()) {
+                continue;
             }
             let mut bw = vec![vec![None; names.len()]; names.len()];
             let mut lat = vec![vec![None; names.len()]; names.len()];

@@ -152,10 +152,14 @@ impl Coordinator {
             let mut confidence = f64::from(bad) / f64::from((bad + good).max(1)) * if confirmed { 0.9 } else { 0.6 };
             let mut evidence: Vec<String> = by_rail.values().flat_map(|i| self.retest_evidence(i, &[host])).collect();
             let loopback: Vec<&LoopbackResult> = self.report.loopback.iter().filter(|l| l.host == name).collect();
+            // A loopback that measured low is the host; one that failed outright is a port that was
+            // down when it ran (an RDMA loopback needs its port up; a flapping link fails it), which is
+            // the link's, not the host's.
             let loopback_bad = loopback.iter().any(|l| match (l.bw_gbps, best_loopback) {
                 (Some(bw), Some(best)) => bw < thresholds.bandwidth_fraction * best,
-                _ => l.error.is_some(),
+                _ => false,
             });
+            let loopback_failed = loopback.iter().any(|l| l.bw_gbps.is_none() && l.error.is_some());
             for l in &loopback {
                 evidence.push(format!(
                     "loopback {} {}: {}",
@@ -187,6 +191,17 @@ impl Coordinator {
                     SuspectKind::Host,
                     name.clone(),
                     format!("service host {name}: slow even to itself (CPU, memory, PCIe, NIC firmware)"),
+                )
+            } else if loopback_failed {
+                (
+                    SuspectKind::Link,
+                    format!("{name} {}", rail_names.join(",")),
+                    format!(
+                        "the port of {name} on {} went down during the run (its loopback failed too): read its \
+                         link_downed counter and the kernel log for link down/up, reseat, then replace the cable / \
+                         transceiver; if the port stays down, the NIC",
+                        rail_names.join(",")
+                    ),
                 )
             } else {
                 (

@@ -11,6 +11,7 @@ use super::heatmap::{self, HeatmapInput};
 pub use super::timeline::{CounterSeries, HostTimeline, PhaseSpan};
 use super::{escape, findings, page, timeline, verdict_class, TopologyPicture};
 use crate::burnin::{BurninReport, CounterCategories, CounterInterval, SignOffVerdict, SuspectKind};
+use crate::pair_summary::PairSummary;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BurninView {
@@ -23,6 +24,8 @@ pub struct BurninView {
     /// The axis of every matrix.
     pub hosts: Vec<String>,
     pub matrices: Vec<PairMatrix>,
+    /// Rails whose pairs are summarised (over 128 hosts).
+    pub rail_summaries: Vec<RailSummaryView>,
     /// How the pairs were measured and what bounds the figures (`crate::burnin::pair_figures`).
     pub pair_figures: Option<String>,
     pub phases: Vec<PhaseSpan>,
@@ -105,6 +108,23 @@ pub struct PairMatrix {
     /// The rail's expectation for this metric (Gb/s at least, or µs at most) and where it came
     /// from: colours are then the fraction of the expectation, not of the best pair.
     pub expected: Option<(f64, String)>,
+    /// The axis when it is not `BurninView::hosts`: the groups of a summarised rail (each cell a
+    /// tile of pairs, coloured by its worst pair).
+    pub groups: Option<Vec<String>>,
+}
+
+/// What a summarised rail (over 128 hosts) shows beside its tiles: the spread of every pair, the
+/// worst pairs, and which hosts each group holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RailSummaryView {
+    pub rail: String,
+    /// "40,000 pairs; mean bandwidth min 184, p1 ..., median 368 Gb/s; 1 failed".
+    pub spread: String,
+    /// (from Gb/s, to Gb/s, pairs) per bin.
+    pub histogram: Vec<(f64, f64, u64)>,
+    pub outliers: SimpleTable,
+    /// (group, its hosts).
+    pub groups: Vec<(String, String)>,
 }
 
 /// The whole page.
@@ -193,14 +213,46 @@ fn heatmaps(out: &mut String, view: &BurninView) {
             caption: &caption,
             unit: &matrix.unit,
             higher_is_better: matrix.metric.higher_is_better(),
-            hosts: &view.hosts,
+            hosts: matrix.groups.as_deref().unwrap_or(&view.hosts),
             values: &matrix.values,
             suspect_hosts: &matrix.suspect_hosts,
             suspect_cells: &matrix.suspect_cells,
             expected: matrix.expected.as_ref().map(|(figure, source)| (*figure, source.as_str())),
         }));
     }
+    for summary in &view.rail_summaries {
+        rail_summary(out, summary);
+    }
     out.push_str("</section>\n");
+}
+
+/// A summarised rail: the histogram as bars, the worst pairs, and the hosts of each group.
+fn rail_summary(out: &mut String, summary: &RailSummaryView) {
+    let _ = write!(
+        out,
+        "<div class=\"rail-summary\"><h3>Every pair of rail {}</h3><p class=\"measured\">{}</p>",
+        escape(&summary.rail),
+        escape(&summary.spread)
+    );
+    let most = summary.histogram.iter().map(|(_, _, n)| *n).max().unwrap_or(0).max(1);
+    out.push_str("<table class=\"histogram\"><thead><tr><th>Gb/s</th><th>pairs</th><th></th></tr></thead><tbody>");
+    for (from, to, pairs) in summary.histogram.iter().filter(|(_, _, n)| *n > 0) {
+        // A bar per bin; a few pairs in a bin far from the peak still show (at least one pixel).
+        let width = (*pairs as f64 / most as f64 * 300.0).max(1.0);
+        let _ = write!(
+            out,
+            "<tr><td>{}–{}</td><td>{pairs}</td><td><div class=\"bar\" style=\"width:{width:.0}px\"></div></td></tr>",
+            heatmap::number(*from),
+            heatmap::number(*to)
+        );
+    }
+    out.push_str("</tbody></table>");
+    simple_table(out, &summary.outliers);
+    out.push_str("<details><summary>Hosts of each group</summary><table class=\"groups\"><tbody>");
+    for (group, hosts) in &summary.groups {
+        let _ = write!(out, "<tr><th>{}</th><td>{}</td></tr>", escape(group), escape(hosts));
+    }
+    out.push_str("</tbody></table></details></div>");
 }
 
 fn timelines(out: &mut String, view: &BurninView) {
@@ -348,6 +400,7 @@ impl BurninView {
             suspects: suspect_views(report),
             hosts,
             matrices,
+            rail_summaries: rail_summaries(report),
             pair_figures: crate::burnin::pair_figures(report),
             phases: phase_spans(report),
             timelines,
@@ -431,6 +484,10 @@ fn pair_matrices(report: &BurninReport, hosts: &[String]) -> Vec<PairMatrix> {
                 }?;
                 Some((figure, e.source.clone()))
             });
+            if let Some(summary) = &pairs.summary {
+                matrices.push(tile_matrix(report, pairs, summary, hosts, metric, several_rails));
+                continue;
+            }
             matrices.push(PairMatrix {
                 metric,
                 rail: (several_rails || pairs.rail != "default").then(|| pairs.rail.clone()),
@@ -443,10 +500,149 @@ fn pair_matrices(report: &BurninReport, hosts: &[String]) -> Vec<PairMatrix> {
                 suspect_hosts,
                 suspect_cells,
                 expected,
+                groups: None,
             });
         }
     }
     matrices
+}
+
+/// A summarised rail's tiles as a matrix over its groups: each tile is its worst pair, and a tile
+/// holding a suspect's pair (or a suspect host's group) is marked as the cell would be.
+fn tile_matrix(
+    report: &BurninReport,
+    pairs: &crate::burnin::PairMatrix,
+    summary: &PairSummary,
+    hosts: &[String],
+    metric: Metric,
+    several_rails: bool,
+) -> PairMatrix {
+    let group_of: std::collections::HashMap<&str, usize> = summary
+        .groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, group)| group.hosts.iter().map(move |h| (h.as_str(), g)))
+        .collect();
+    let group = |host: usize| hosts.get(host).and_then(|name| group_of.get(name.as_str()).copied());
+    let (suspect_hosts, suspect_cells) = suspects_on_rail(report, &pairs.rail, hosts, metric);
+    let mut marked: Vec<usize> = suspect_hosts.into_iter().filter_map(group).collect();
+    marked.sort_unstable();
+    marked.dedup();
+    let mut cells: Vec<(usize, usize)> =
+        suspect_cells.into_iter().filter_map(|(a, b)| Some((group(a)?, group(b)?))).collect();
+    cells.sort_unstable();
+    cells.dedup();
+    let values = summary
+        .tiles
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|tile| {
+                    tile.as_ref().and_then(|t| match metric {
+                        Metric::Bandwidth => t.worst_gbps,
+                        Metric::Latency => t.worst_lat_us,
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let expected = report.expectations.iter().find(|e| e.rail == pairs.rail).and_then(|e| {
+        let figure = match metric {
+            Metric::Bandwidth => e.pair_gbps,
+            Metric::Latency => e.pair_latency_us,
+        }?;
+        Some((figure, e.source.clone()))
+    });
+    PairMatrix {
+        metric,
+        rail: (several_rails || pairs.rail != "default").then(|| pairs.rail.clone()),
+        unit: match metric {
+            Metric::Bandwidth => "Gb/s".into(),
+            Metric::Latency => "µs one-way".into(),
+        },
+        values,
+        axes: format!(
+            "{} hosts in {} groups; rows: the client's group, columns: the server's; each tile is its worst pair",
+            hosts.len(),
+            summary.groups.len()
+        ),
+        suspect_hosts: marked,
+        suspect_cells: cells,
+        expected,
+        groups: Some(summary.groups.iter().map(|g| g.name.clone()).collect()),
+    }
+}
+
+/// How many of a rail's worst pairs the page lists (report.json keeps more).
+const OUTLIERS_ON_PAGE: usize = 100;
+
+fn rail_summaries(report: &BurninReport) -> Vec<RailSummaryView> {
+    let text = |v: Option<f64>| v.map(heatmap::number).unwrap_or_else(|| "—".into());
+    report
+        .pairs
+        .iter()
+        .filter_map(|matrix| {
+            let summary = matrix.summary.as_ref()?;
+            let mut spread = format!("{} pairs", summary.pairs);
+            if let Some(q) = summary.bw_gbps {
+                spread.push_str(&format!(
+                    "; mean bandwidth min {}, p1 {}, p5 {}, median {}, p99 {}, max {} Gb/s",
+                    heatmap::number(q.min),
+                    heatmap::number(q.p1),
+                    heatmap::number(q.p5),
+                    heatmap::number(q.p50),
+                    heatmap::number(q.p99),
+                    heatmap::number(q.max)
+                ));
+            }
+            if let Some(q) = summary.lat_us {
+                spread.push_str(&format!(
+                    "; mean latency median {}, p99 {}, max {} µs",
+                    heatmap::number(q.p50),
+                    heatmap::number(q.p99),
+                    heatmap::number(q.max)
+                ));
+            }
+            spread
+                .push_str(&format!("; {} failed. Kept in report.json: {}", summary.failed_pairs, summary.outlier_rule));
+            let outliers = SimpleTable {
+                id: format!("outliers-{}", matrix.rail),
+                title: format!(
+                    "Worst pairs of rail {} ({} of {} outliers)",
+                    matrix.rail,
+                    matrix.pairs.len().min(OUTLIERS_ON_PAGE),
+                    matrix.pairs.len() as u64 + summary.outliers_left_out
+                ),
+                header: ["client", "server", "mean Gb/s", "of expected", "mean µs", "failures", "errors", "last error"]
+                    .map(String::from)
+                    .to_vec(),
+                rows: matrix
+                    .pairs
+                    .iter()
+                    .take(OUTLIERS_ON_PAGE)
+                    .map(|p| {
+                        vec![
+                            p.client.clone(),
+                            p.server.clone(),
+                            text(p.bw_mean_gbps),
+                            p.expected_fraction.map(|f| format!("{:.0}%", f * 100.0)).unwrap_or_else(|| "—".into()),
+                            text(p.lat_mean_us),
+                            p.failures.to_string(),
+                            p.validation_errors.to_string(),
+                            p.last_error.clone().unwrap_or_default(),
+                        ]
+                    })
+                    .collect(),
+            };
+            Some(RailSummaryView {
+                rail: matrix.rail.clone(),
+                spread,
+                histogram: summary.bw_histogram.iter().map(|b| (b.from_gbps, b.to_gbps, b.pairs)).collect(),
+                outliers,
+                groups: summary.groups.iter().map(|g| (g.name.clone(), g.hosts.join(" "))).collect(),
+            })
+        })
+        .collect()
 }
 
 /// A matrix over `pair_hosts` moved onto the page's host axis.
