@@ -44,7 +44,12 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "nccl.socket_iface_suspect",
         "iface host used_by",
-        "Bootstrap 'Using' whose first interface, or a NET/Socket list or channel with any interface, is docker*, lo, veth*, br-*, ... (used_by bootstrap|transport)",
+        "Bootstrap 'Using' whose first interface, or a NET/Socket list or channel with any interface, is docker*, lo, veth*, br-*, ..., or a failed bootstrap over an IPoIB OOB interface (used_by bootstrap|transport)",
+    ),
+    (
+        "nccl.bootstrap_failed",
+        "host",
+        "NCCL INFO return-code trace through bootstrap.cc ('bootstrap.cc:270 -> 2'): a bootstrap call failed",
     ),
     ("nccl.cuda_error", "error host", "NCCL WARN 'Cuda failure'"),
     (

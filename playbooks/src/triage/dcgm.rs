@@ -315,6 +315,42 @@ pub fn recognised(text: &str) -> bool {
     })
 }
 
+/// Whether the text holds a `dcgmi dmon` table that watches the last Xid (field 230, short name
+/// XIDER: "#Entity  XIDER ..." then "GPU 1  120").
+pub fn dmon_recognised(text: &str) -> bool {
+    numbered_lines(text).any(|(_, raw)| dmon_header(raw).is_some_and(|fields| fields.contains(&"XIDER")))
+}
+
+/// The field short names of a `dcgmi dmon` header ("#Entity   XIDER   POWER").
+fn dmon_header(line: &str) -> Option<Vec<&str>> {
+    let rest = line.trim().strip_prefix("#Entity")?;
+    Some(rest.split_whitespace().collect())
+}
+
+/// `dcgmi dmon` rows with a non-zero last Xid (DCGM_FI_DEV_XID_ERRORS, dcgm_fields.h: the last Xid
+/// the GPU raised): each is the same GPU fact as the kernel's NVRM line for that Xid.
+pub fn dmon(file: &str, text: &str) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    let mut column: Option<usize> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        if let Some(fields) = dmon_header(raw) {
+            column = fields.iter().position(|f| *f == "XIDER");
+            continue;
+        }
+        let Some(column) = column else { continue };
+        let words: Vec<&str> = raw.split_whitespace().collect();
+        // "GPU 1   120": the entity is two words.
+        let (Some(&"GPU"), Some(index)) = (words.first(), words.get(1)) else { continue };
+        let Some(code) = words.get(2 + column).and_then(|v| v.parse::<u32>().ok()) else { continue };
+        if code == 0 {
+            continue;
+        }
+        let evidence = Evidence::new(file, line_no, raw);
+        facts.extend(super::kernel::xid_facts(code, &format!("GPU {index}"), crate::fact::UNKNOWN_HOST, &evidence));
+    }
+    facts
+}
+
 /// `dcgm.fail` for each test that failed (per GPU where the output names it), with the messages
 /// that say why; `dcgm.warning` for warnings of tests that did not fail. Empty for other text.
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
@@ -654,6 +690,17 @@ mod tests {
 
     /// A paste cut to the failing rows (stas00/ml-engineering, NVIDIA debug chapter), and
     /// `dcgmi nvlink --link-status` with one GPU's links down beside another's up.
+    #[test]
+    fn dmon_last_xid_120_is_a_lost_gpu_and_zeros_are_nothing() {
+        // NVIDIA/DCGM#263 (tests/corpus): `dcgmi dmon -e 230` (the last Xid per GPU).
+        let text = "#Entity    XIDER        \nID                      \nGPU 0      0            \nGPU 1      120          \nGPU 2      0            \n";
+        assert!(dmon_recognised(text));
+        let facts = dmon("dmon.txt", text);
+        let names: Vec<(&str, Option<&str>)> = facts.iter().map(|f| (f.name.as_str(), f.get("bus_id"))).collect();
+        assert_eq!(names, [("gpu.xid", Some("GPU 1")), ("gpu.lost", Some("GPU 1"))], "{facts:?}");
+        assert!(!dmon_recognised("#Entity   POWER\nGPU 0   250\n"), "another field");
+    }
+
     #[test]
     fn cut_rows_and_nvlink_link_status() {
         let rows = "| GPU Memory                | Pass - GPUs: 1, 2, 3                           |\n|                           | Fail - GPU: 0                                  |\n";

@@ -93,6 +93,36 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
 }
 
+/// The facts of one Xid on one GPU, whichever tool reported it (the kernel's NVRM line, DCGM's
+/// last-Xid field): its severity from NVIDIA's Xid catalog, ECC for memory errors, and a lost GPU
+/// for 79/119/120.
+pub(super) fn xid_facts(code: u32, gpu: &str, host: &str, evidence: &Evidence) -> Vec<Fact> {
+    let (meaning, severity) = xid_meaning(code).unwrap_or(("see NVIDIA's Xid catalog", XidSeverity::Attention));
+    let fact = |name: &str| {
+        Fact::new(name)
+            .attr("xid", code)
+            .attr("meaning", meaning)
+            .attr("bus_id", gpu)
+            .host(host)
+            .evidence(evidence.clone())
+    };
+    let mut facts = vec![fact(match severity {
+        XidSeverity::Hardware => "gpu.xid",
+        XidSeverity::Attention => "gpu.xid_attention",
+        XidSeverity::Application => "gpu.xid_application",
+    })];
+    // Xids that report GPU memory errors are also ECC facts (NVIDIA Xid catalog).
+    if matches!(code, 48 | 63 | 64 | 92 | 94 | 95 | 140) {
+        facts.push(fact("gpu.ecc"));
+    }
+    // The GPU is gone from the bus or its firmware stopped answering: every rank on it is dead,
+    // whatever the network says afterwards.
+    if matches!(code, 79 | 119 | 120) {
+        facts.push(fact("gpu.lost").attr("how", format!("Xid {code}: {meaning}")));
+    }
+    facts
+}
+
 pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     let mut link_downs: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
@@ -110,30 +140,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                         event.code = code;
                     }
                 }
-                let (meaning, severity) =
-                    xid_meaning(event.code).unwrap_or(("see NVIDIA's Xid catalog", XidSeverity::Attention));
-                let fact = |name: &str| {
-                    Fact::new(name)
-                        .attr("xid", event.code)
-                        .attr("meaning", meaning)
-                        .attr("bus_id", &event.pci)
-                        .host(&host)
-                        .evidence(evidence())
-                };
-                facts.push(fact(match severity {
-                    XidSeverity::Hardware => "gpu.xid",
-                    XidSeverity::Attention => "gpu.xid_attention",
-                    XidSeverity::Application => "gpu.xid_application",
-                }));
-                // Xids that report GPU memory errors are also ECC facts (NVIDIA Xid catalog).
-                if matches!(event.code, 48 | 63 | 64 | 92 | 94 | 95 | 140) {
-                    facts.push(fact("gpu.ecc"));
-                }
-                // The GPU is gone from the bus or its firmware stopped answering: every rank on it is
-                // dead, whatever the network says afterwards.
-                if matches!(event.code, 79 | 119 | 120) {
-                    facts.push(fact("gpu.lost").attr("how", format!("Xid {}: {meaning}", event.code)));
-                }
+                facts.extend(xid_facts(event.code, &event.pci, &host, &evidence()));
             }
             continue;
         }

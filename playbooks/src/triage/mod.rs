@@ -137,6 +137,7 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             ("ibstat", ibstat::recognised(&text), ibstat::parse(name, &text)),
             ("nvidia-smi", nvidia_smi::recognised(&text), nvidia_smi::parse(name, &text)),
             ("dcgm-diag", dcgm::recognised(&text), dcgm::parse(name, &text)),
+            ("dcgm-dmon", dcgm::dmon_recognised(&text), dcgm::dmon(name, &text)),
             ("optics", optics::recognised(&text), optics::parse(name, &text)),
         ] {
             if recognised {

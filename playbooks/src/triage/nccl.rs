@@ -409,6 +409,10 @@ struct Observations {
     channel_sources: BTreeSet<u64>,
     /// Host -> its NET/Socket interfaces, in NCCL's index order.
     socket_interfaces: BTreeMap<String, Vec<String>>,
+    /// Host -> the out-of-band (bootstrap) interface its NET/IB line names ("OOB ibp75s0:...").
+    oob_interfaces: BTreeMap<String, (String, Evidence)>,
+    /// Host -> the first failed call in NCCL's bootstrap (an INFO trace "bootstrap.cc:270 -> 2").
+    bootstrap_failures: BTreeMap<String, Evidence>,
     /// Hosts already reported for a channel over a suspect socket interface.
     suspect_channel: BTreeSet<String>,
     /// An RDMA net plugin was loaded.
@@ -444,6 +448,39 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     plugin_mismatch(&seen.net_plugins, analysis);
     port_flaps(&seen.port_events, analysis);
     forced_protocol(&seen.settings, analysis);
+    bootstrap_over_ipoib(&seen, analysis);
+}
+
+/// NCCL's return-code trace: NCCLCHECK prints "file.cc:LINE -> CODE" at INFO for every call that
+/// failed (src/include/checks.h), CODE an ncclResult_t (2 system error, 3 internal, 5 invalid
+/// usage, 6 remote error). The file and the code, or `None` for any other message.
+fn failed_call(message: &str) -> Option<(&str, u32)> {
+    let (place, code) = message.trim().split_once(" -> ")?;
+    let code: u32 = code.trim().parse().ok()?;
+    let (file, line) = place.rsplit_once(':')?;
+    let source = [".cc", ".cu", ".h", ".cpp"].iter().any(|e| file.ends_with(e));
+    (source && code != 0 && line.chars().all(|c| c.is_ascii_digit())).then_some((file, code))
+}
+
+/// A bootstrap that failed on a host whose out-of-band interface is IPoIB: NCCL prefers `ib*`
+/// interfaces for its bootstrap sockets (NCCL docs, NCCL_SOCKET_IFNAME: "ib" interfaces first), so
+/// a host with IPoIB up but not routed to the other hosts (another subnet, or no IP on their side)
+/// fails the bootstrap there although its Ethernet would have worked.
+fn bootstrap_over_ipoib(seen: &Observations, analysis: &mut Analysis) {
+    for (host, failure) in &seen.bootstrap_failures {
+        analysis.push(Fact::new("nccl.bootstrap_failed").host(host).evidence(failure.clone()));
+        let Some((iface, named)) = seen.oob_interfaces.get(host) else { continue };
+        if iface.starts_with("ib") {
+            analysis.push(
+                Fact::new("nccl.socket_iface_suspect")
+                    .host(host)
+                    .attr("iface", iface)
+                    .attr("used_by", "bootstrap (NCCL prefers IPoIB interfaces for it)")
+                    .evidence(named.clone())
+                    .evidence(failure.clone()),
+            );
+        }
+    }
 }
 
 /// A port that reported an error and then became active again (or the reverse, more than once)
@@ -595,6 +632,14 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
         record_ib_nics(message, &host, &evidence, &mut seen.host_nics, analysis);
+        if let Some(oob) = message.split("OOB ").nth(1).and_then(|r| r.split(':').next()) {
+            seen.oob_interfaces.entry(host.clone()).or_insert_with(|| (oob.trim().to_string(), evidence.clone()));
+        }
+    }
+    if let Some((file, _)) = failed_call(message) {
+        if file.ends_with("bootstrap.cc") {
+            seen.bootstrap_failures.entry(host.clone()).or_insert_with(|| evidence.clone());
+        }
     }
     if message.starts_with("NET/Socket : Using") {
         seen.socket_interfaces.insert(host.clone(), using_list(message));
@@ -1151,6 +1196,26 @@ mod tests {
     use super::*;
 
     /// INFO lines and socket failures that decide a diagnosis (corpus cases named).
+    #[test]
+    fn a_bootstrap_that_fails_over_ipoib_suspects_that_interface() {
+        // NVIDIA/nccl#1000 (tests/corpus): NCCL's bootstrap picked the IPoIB interface and its
+        // calls failed with system errors (the INFO return-code trace).
+        let log = "n3:2331:2666 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/IB/SHARP; OOB ibp75s0:192.168.0.103<0>\n\
+                   n3:2331:2658 [3] NCCL INFO misc/socket.cc:567 -> 2\n\
+                   n3:2331:2658 [3] NCCL INFO bootstrap.cc:270 -> 2\n";
+        let mut analysis = Analysis::default();
+        analyze(&[parse("rank3.log", log)], &mut analysis);
+        let suspect = analysis.facts.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("suspect");
+        assert_eq!(suspect.get("iface"), Some("ibp75s0"));
+        assert!(analysis.facts.iter().any(|f| f.name == "nccl.bootstrap_failed"));
+        // The same trace over Ethernet is a failed bootstrap, not an interface to blame.
+        let mut ethernet = Analysis::default();
+        analyze(&[parse("rank3.log", &log.replace("ibp75s0", "eth0"))], &mut ethernet);
+        assert!(!ethernet.facts.iter().any(|f| f.name == "nccl.socket_iface_suspect"));
+        assert_eq!(failed_call("graph/search.cc:1049 -> 0"), None, "0 is success");
+        assert_eq!(failed_call("transport/net_ib.cc:1234 -> 6"), Some(("transport/net_ib.cc", 6)));
+    }
+
     #[test]
     fn gdr_on_some_ranks_and_net_plugins_that_differ() {
         let facts = |text: &str| {

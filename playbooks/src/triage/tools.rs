@@ -235,6 +235,37 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
             continue;
         }
+        // A failed work completion as other verbs users print it (UCX's mlx5 CQE syndromes,
+        // "Error on QP ...: Transport retry count exceeded (synd 0x15 vend 0x81)"; rdma-core's
+        // ibv_wc_status_str()): the same IB completion status NCCL reports as "error 12".
+        if let Some(status) = completion_status(&lower) {
+            let (name, meaning) = super::decode::wc_status(status);
+            let mut fact = Fact::new("nccl.wc_error")
+                .attr("status", status)
+                .attr("status_name", name)
+                .attr("meaning", meaning)
+                .attr(
+                    "vendor_err",
+                    hex_after(&lower, "vend ").map_or_else(|| "unknown".into(), |v| format!("{v} ({v:#x})")),
+                )
+                .evidence(evidence());
+            if let Some(host) = ucx_host(trimmed) {
+                fact = fact.host(host);
+            }
+            facts.push(fact);
+            continue;
+        }
+        // libnvidia-container (nvidia-container-cli, the container runtime's GPU hook) asks the
+        // driver through NVML which GPUs exist; "driver error: timed out" is NVML getting no answer
+        // from the kernel driver, which a GPU in a bad state holds up (NVML's NVML_ERROR_TIMEOUT).
+        if lower.contains("nvidia-container-cli") && lower.contains("driver error: timed out") {
+            facts.push(
+                Fact::new("gpu.cuda_hardware_error")
+                    .attr("what", "the NVIDIA driver stopped answering (NVML timed out)")
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         // CUDA runtime errors that only the hardware raises (CUDA runtime API, cudaError_t):
         // cudaErrorECCUncorrectable (214) and cudaErrorNvlinkUncorrectable (220). The program that
         // prints them did nothing wrong; the GPU it ran on did. The driver's own
@@ -305,6 +336,41 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 const MAX_SCANNED_LINES: usize = 1 << 16;
 
 /// `GID[  3]:  0000:...:0c0c:0c64` or `GID[  3]:  ::ffff:10.0.0.6, RoCE v2` -> (3, the GID).
+/// The IB completion status a lower-cased line names in words: rdma-core's ibv_wc_status_str()
+/// ("transport retry counter exceeded") or UCX's mlx5 syndrome text ("Transport retry count
+/// exceeded"); `None` for anything else.
+fn completion_status(lower: &str) -> Option<u32> {
+    [
+        ("transport retry count", 12),
+        ("rnr retry count", 13),
+        ("local protection error", 4),
+        ("remote access error", 10),
+        ("remote invalid request error", 9),
+        ("remote operation error", 11),
+    ]
+    .iter()
+    .find(|(words, _)| lower.contains(words))
+    .map(|(_, status)| *status)
+}
+
+/// The number after `key` as UCX prints it (`vend 0x81`).
+fn hex_after(lower: &str, key: &str) -> Option<u64> {
+    let word = lower.split(key).nth(1)?.split(|c: char| !c.is_ascii_alphanumeric()).next()?;
+    match word.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => word.parse().ok(),
+    }
+}
+
+/// The host of a UCX log line: `[1516700569.600192] [clx-orion-010:31714:0] ...`.
+fn ucx_host(line: &str) -> Option<&str> {
+    let second = line.split('[').nth(2)?.split(']').next()?;
+    let mut parts = second.split(':');
+    let host = parts.next()?;
+    let pid = parts.next()?;
+    (!host.is_empty() && pid.chars().all(|c| c.is_ascii_digit())).then_some(host)
+}
+
 fn gid_entry(line: &str) -> Option<(u32, &str)> {
     let rest = line.strip_prefix("GID[")?;
     let (index, rest) = rest.split_once(']')?;
@@ -322,6 +388,42 @@ fn ipv4_mapped(gid: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// openucx/ucx#1920 (tests/corpus): UCX prints the mlx5 CQE syndrome in words; it is the
+    /// completion status NCCL calls "error 12", on the host of the UCX prefix.
+    #[test]
+    fn a_ucx_completion_error_is_the_ib_status_it_names() {
+        let text = "[1516700569.600192] [clx-orion-010:31714:0]    ib_mlx5_log.c:113  UCX  ERROR Error on QP 0x61f5 wqe[0]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode SEND\n\
+                    [1516700569.601083] [clx-orion-010:31714:0]     ucp_worker.c:437  UCX  ERROR Error Endpoint timeout was not handled for ep 0x1d33870 - rc_mlx5/mlx5_2:1\n\
+                    ibv_poll_cq: status RNR retry counter exceeded\n";
+        let facts = parse("ucx.log", text);
+        let statuses: Vec<(Option<&str>, Option<&str>, Option<&str>)> = facts
+            .iter()
+            .filter(|f| f.name == "nccl.wc_error")
+            .map(|f| (f.get("status"), f.get("vendor_err"), f.get("host")))
+            .collect();
+        assert_eq!(
+            statuses,
+            [(Some("12"), Some("129 (0x81)"), Some("clx-orion-010")), (Some("13"), Some("unknown"), None)],
+            "{facts:?}"
+        );
+    }
+
+    /// NVIDIA/gpu-operator#523 (tests/corpus): NVML timing out under the container runtime is a GPU
+    /// that holds the driver up.
+    #[test]
+    fn nvml_timing_out_under_the_container_runtime_is_a_gpu_fault() {
+        let text = "May 05 14:13:15 ip-10-51-52-158 kubelet[33460]: nvidia-container-cli: detection error: driver error: timed out: unknown\n";
+        let facts = parse("kubelet.log", text);
+        assert!(
+            facts
+                .iter()
+                .any(|f| f.name == "gpu.cuda_hardware_error"
+                    && f.get("what").is_some_and(|w| w.contains("NVML timed out"))),
+            "{facts:?}"
+        );
+        assert!(parse("x", "nvidia-container-cli: initialization error: nvml error: driver not loaded\n").is_empty());
+    }
 
     /// NVIDIA/gpu-operator#610: on PCIe GPUs the fabric manager finds no NVSwitch and exits; its
     /// lines are explained (cited), not a fault.
