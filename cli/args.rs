@@ -765,6 +765,9 @@ pub struct BurninArgs {
     /// Rails per host for --plan.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64), requires = "plan", help_heading = "Protocol")]
     pub rails: u32,
+    /// Hosts under each leaf for --plan (a playbook that pairs by leaf).
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096), requires = "plan", help_heading = "Protocol")]
+    pub hosts_per_leaf: u32,
     /// Compare with an earlier run's report.json and flag regressions.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
     pub baseline: Option<PathBuf>,

@@ -257,7 +257,13 @@ pub fn run(args: BurninArgs) -> anyhow::Result<i32> {
     }
     if let Some(hosts) = args.plan {
         let (playbook, _) = playbook_of(&args)?;
-        let plan = fabricdoctor_burnin::plan::plan(hosts as usize, args.rails as usize, &playbook, args.duration);
+        let plan = fabricdoctor_burnin::plan::plan(
+            hosts as usize,
+            args.rails as usize,
+            args.hosts_per_leaf as usize,
+            &playbook,
+            args.duration,
+        );
         emit(&plan.text())?;
         return Ok(exit::SUCCESS);
     }

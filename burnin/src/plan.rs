@@ -10,8 +10,7 @@
 
 use std::time::Duration;
 
-use crate::playbook::Playbook;
-use crate::schedule::circle_rounds;
+use crate::playbook::{Pairing, Playbook};
 
 /// Seconds a step spends on more than its tests: the coordinator's requests, the server's listen,
 /// the data connection. On the namespace rig a pair direction's setup takes 20-60 ms; 0.2 s leaves
@@ -51,15 +50,58 @@ pub struct Plan {
     pub warnings: Vec<String>,
 }
 
-/// The plan of a run of `hosts` hosts with `rails` rails each.
-pub fn plan(hosts: usize, rails: usize, playbook: &Playbook, duration: Duration) -> Plan {
+/// Rounds of one pass and the unordered pairs they measure, as `circle_rounds` or `leaf_rounds`
+/// lay them out (closed forms: a fleet's schedule is not built to count it).
+fn schedule_size(hosts: usize, pairing: Pairing, hosts_per_leaf: usize) -> (u64, u64) {
+    let circle = |n: u64| {
+        if n < 2 {
+            0
+        } else if n % 2 == 0 {
+            n - 1
+        } else {
+            n
+        }
+    };
+    let n = hosts as u64;
+    match pairing {
+        Pairing::All => (circle(n), n * n.saturating_sub(1) / 2),
+        Pairing::Leaf => {
+            let size = hosts_per_leaf.clamp(1, hosts) as u64;
+            let full = n / size;
+            let last = n % size;
+            let leaves = full + u64::from(last > 0);
+            let within = full * size * (size - 1) / 2 + last * last.saturating_sub(1) / 2;
+            // Host k of one leaf meets host k of every other: min(size) per pair of leaves.
+            let cross = full * full.saturating_sub(1) / 2 * size + if last > 0 { full * last } else { 0 };
+            (circle(size) + circle(leaves), within + cross)
+        }
+    }
+}
+
+/// The plan of a run of `hosts` hosts with `rails` rails each (and, for pairing by leaf,
+/// `hosts_per_leaf` hosts under each leaf).
+pub fn plan(hosts: usize, rails: usize, hosts_per_leaf: usize, playbook: &Playbook, duration: Duration) -> Plan {
+    plan_with_setup(hosts, rails, hosts_per_leaf, playbook, duration, STEP_SETUP_S)
+}
+
+/// [`plan`] with `setup_s` seconds of setup per request (0 for a simulated fabric, whose steps
+/// cost only their tests).
+pub fn plan_with_setup(
+    hosts: usize,
+    rails: usize,
+    hosts_per_leaf: usize,
+    playbook: &Playbook,
+    duration: Duration,
+    setup_s: f64,
+) -> Plan {
     let spec = playbook.measure_spec(duration);
     let test_s = spec.bandwidth_ms as f64 / 1000.0;
     let latency_s = spec.latency_iterations as f64 * 2.0 * LATENCY_US * 1e-6;
     // One pair direction: the server's listen and the client's bandwidth and latency tests.
-    let direction_s = 2.0 * STEP_SETUP_S + test_s + latency_s;
-    let rounds = circle_rounds(hosts).len() as u64;
-    let pairs_per_round = (hosts / 2) as u64;
+    let direction_s = 2.0 * setup_s + test_s + latency_s;
+    let pairing = playbook.pairwise.pairing;
+    let (rounds, pairs) = schedule_size(hosts, pairing, hosts_per_leaf);
+    let pairs_per_round = pairs.div_ceil(rounds.max(1));
     let rails_u = rails.max(1) as u64;
     let mut phases = Vec::new();
     if playbook.check.enabled {
@@ -83,10 +125,14 @@ pub fn plan(hosts: usize, rails: usize, playbook: &Playbook, duration: Duration)
     let pairwise = PlannedPhase {
         name: "pairwise".into(),
         steps: rounds * rails_u,
-        measurements: 2 * rounds * pairs_per_round * rails_u,
+        measurements: 2 * pairs * rails_u,
         estimated_s: (rounds * rails_u) as f64 * 2.0 * direction_s,
         how: format!(
-            "{rounds} rounds of {pairs_per_round} pairs at once per rail, {rails_u} rail(s) in turn, both directions"
+            "{rounds} rounds of up to {pairs_per_round} pairs at once per rail{}, {rails_u} rail(s) in turn, both directions",
+            match pairing {
+                Pairing::All => String::new(),
+                Pairing::Leaf => format!(" (by leaf: {hosts_per_leaf} hosts per leaf)"),
+            }
         ),
     };
     let pairwise_s = pairwise.estimated_s;
@@ -95,8 +141,8 @@ pub fn plan(hosts: usize, rails: usize, playbook: &Playbook, duration: Duration)
         phases.push(PlannedPhase {
             name: "all-rails".into(),
             steps: rounds,
-            measurements: 2 * rounds * pairs_per_round * rails_u,
-            estimated_s: rounds as f64 * 2.0 * (rails as f64 * STEP_SETUP_S + test_s + latency_s),
+            measurements: 2 * pairs * rails_u,
+            estimated_s: rounds as f64 * 2.0 * (rails as f64 * setup_s + test_s + latency_s),
             how: format!("{rounds} rounds, every rail of both hosts at once"),
         });
     }
@@ -106,14 +152,16 @@ pub fn plan(hosts: usize, rails: usize, playbook: &Playbook, duration: Duration)
             name: "congestion".into(),
             steps: targets as u64,
             measurements: (targets * (hosts - 1)) as u64,
-            estimated_s: targets as f64 * (playbook.congestion.seconds + hosts as f64 * STEP_SETUP_S / 8.0),
+            estimated_s: targets as f64 * (playbook.congestion.seconds + 2.0 * setup_s),
             how: format!("{targets} pulses: every other host sends into one"),
         });
     }
+    // A collective of a few MiB takes well under a second on a healthy fabric; its rendezvous of
+    // every host is the setup.
     let collectives: f64 = [playbook.alltoall.enabled, playbook.allreduce.enabled]
         .iter()
         .filter(|on| **on)
-        .map(|_| STEP_SETUP_S * hosts as f64 / 8.0 + 1.0)
+        .map(|_| 2.0 * setup_s + 0.5)
         .sum();
     if collectives > 0.0 {
         phases.push(PlannedPhase {
@@ -142,12 +190,12 @@ pub fn plan(hosts: usize, rails: usize, playbook: &Playbook, duration: Duration)
             human(first_pass_s)
         ));
     }
-    if pairwise_s > 0.5 * first_pass_s && hosts > 256 {
+    if pairing == Pairing::All && hosts > 256 && first_pass_s > duration_s {
+        let (leaf_rounds, _) = schedule_size(hosts, Pairing::Leaf, hosts_per_leaf);
         warnings.push(format!(
-            "the pairwise matrix is {} of {} ordered pairs per rail; isolation only needs the pairs of a suspect's \
-             host again, so one pass is enough on this many hosts",
-            2 * rounds * pairs_per_round,
-            hosts * (hosts - 1)
+            "every pair meets in {rounds} rounds per rail; pairing by leaf (playbook pairwise.pairing = \"leaf\", \
+             hostfile leaf=) takes {leaf_rounds} rounds with {hosts_per_leaf} hosts per leaf and still loads every \
+             uplink and every leaf-to-leaf path"
         ));
     }
     Plan { hosts, rails: rails.max(1), duration_s, pair_test_s: test_s, phases, first_pass_s, soak_passes, warnings }
@@ -210,7 +258,7 @@ mod tests {
     #[test]
     fn the_plan_follows_the_schedule_of_the_run() {
         let playbook = default_playbook();
-        let plan = plan(64, 2, &playbook, Duration::from_secs(3600));
+        let plan = plan(64, 2, 32, &playbook, Duration::from_secs(3600));
         let pairwise = plan.phases.iter().find(|p| p.name == "pairwise").expect("pairwise");
         // 64 hosts: 63 rounds of 32 pairs, per rail, both directions.
         assert_eq!(pairwise.steps, 126);
@@ -220,17 +268,38 @@ mod tests {
         assert!(plan.phases.iter().any(|p| p.name == "all-rails"), "two rails");
         assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
         // An odd count sits one host out per round: 65 hosts take 65 rounds.
-        assert_eq!(super::plan(65, 1, &playbook, Duration::from_secs(600)).phases[2].steps, 65);
+        assert_eq!(super::plan(65, 1, 32, &playbook, Duration::from_secs(600)).phases[2].steps, 65);
     }
 
     #[test]
     fn a_first_pass_longer_than_the_duration_is_said() {
         let playbook = default_playbook();
-        let plan = plan(1024, 8, &playbook, Duration::from_secs(72 * 3600));
+        let plan = plan(1024, 8, 32, &playbook, Duration::from_secs(72 * 3600));
         assert_eq!(plan.pair_test_s, 30.0, "max_ms caps the tests");
         assert!(plan.first_pass_s > 72.0 * 3600.0, "{}", plan.first_pass_s);
         assert!(plan.warnings[0].contains("the first pass alone takes about"), "{:?}", plan.warnings);
         assert!(plan.text().contains("pairwise"), "{}", plan.text());
         assert_eq!(plan.soak_passes, 0);
+        assert!(plan.warnings[1].contains("takes 62 rounds with 32 hosts per leaf"), "{:?}", plan.warnings);
+    }
+
+    /// The closed forms count what the schedules lay out.
+    #[test]
+    fn the_counts_are_the_schedules_own() {
+        for (hosts, per_leaf) in [(2, 32), (7, 3), (64, 16), (100, 32), (129, 32)] {
+            let all = crate::schedule::circle_rounds(hosts);
+            assert_eq!(
+                schedule_size(hosts, Pairing::All, per_leaf),
+                (all.len() as u64, all.iter().map(Vec::len).sum::<usize>() as u64)
+            );
+            let names: Vec<String> = (0..hosts).map(|h| format!("leaf{}", h / per_leaf)).collect();
+            let leaves: Vec<&str> = names.iter().map(String::as_str).collect();
+            let by_leaf = crate::schedule::leaf_rounds(&leaves);
+            assert_eq!(
+                schedule_size(hosts, Pairing::Leaf, per_leaf),
+                (by_leaf.len() as u64, by_leaf.iter().map(Vec::len).sum::<usize>() as u64),
+                "{hosts} hosts, {per_leaf} per leaf"
+            );
+        }
     }
 }

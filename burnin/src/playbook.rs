@@ -141,6 +141,20 @@ pub struct PairwiseSection {
     pub latency_iterations: u64,
     pub latency_bytes: u64,
     pub validate: bool,
+    /// Which pairs meet: every pair ([`Pairing::All`], n-1 rounds), or by leaf
+    /// ([`Pairing::Leaf`]: all pairs within each leaf, then host i of every leaf with host i of every
+    /// other leaf; about hosts-per-leaf + leaves rounds, every host's uplink and every leaf-to-leaf
+    /// path loaded, at a fraction of the pairs).
+    #[serde(default)]
+    pub pairing: Pairing,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pairing {
+    #[default]
+    All,
+    Leaf,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -27,6 +27,48 @@ pub fn circle_rounds(hosts: usize) -> Vec<Vec<(usize, usize)>> {
     rounds
 }
 
+/// Rounds by leaf over hosts `0..leaves.len()` (`leaves[i]` the leaf of host i): first every pair
+/// within each leaf (the leaves' circle rounds side by side, so a round loads every leaf's
+/// downlinks at once), then, for each round of the circle method over the leaves, host k of one leaf
+/// with host k of its partner leaf (k in leaf order), which crosses the spine on every leaf-to-leaf
+/// path. Hosts beyond the smaller leaf's size sit those cross rounds out. Pairs are `(a, b)` with
+/// `a < b`, every host in at most one pair per round.
+pub fn leaf_rounds(leaves: &[&str]) -> Vec<Vec<(usize, usize)>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut position: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (host, leaf) in leaves.iter().enumerate() {
+        let index = *position.entry(leaf).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[index].push(host);
+    }
+    let ordered = |a: usize, b: usize| (a.min(b), a.max(b));
+    let mut rounds: Vec<Vec<(usize, usize)>> = Vec::new();
+    let within: Vec<Vec<Vec<(usize, usize)>>> = groups.iter().map(|g| circle_rounds(g.len())).collect();
+    let deepest = within.iter().map(Vec::len).max().unwrap_or(0);
+    for round in 0..deepest {
+        let pairs: Vec<(usize, usize)> = groups
+            .iter()
+            .zip(&within)
+            .flat_map(|(group, rounds)| {
+                rounds.get(round).into_iter().flatten().map(|&(a, b)| ordered(group[a], group[b]))
+            })
+            .collect();
+        rounds.push(pairs);
+    }
+    for leaf_round in circle_rounds(groups.len()) {
+        let pairs: Vec<(usize, usize)> = leaf_round
+            .iter()
+            .flat_map(|&(x, y)| groups[x].iter().zip(&groups[y]).map(|(&a, &b)| ordered(a, b)))
+            .collect();
+        if !pairs.is_empty() {
+            rounds.push(pairs);
+        }
+    }
+    rounds
+}
+
 /// Pair each of `candidates` with a partner from `partners` it has not met (`met(candidate,
 /// partner)`), each partner used once: one retest round in which every host is in one pair at most.
 /// Candidates with no fresh partner left are returned in the second list.
@@ -52,6 +94,39 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+
+    #[test]
+    fn leaf_rounds_meet_every_pair_of_a_leaf_and_every_leaf_pair_once_per_position() {
+        // Three leaves of 4, 4 and 3 hosts, interleaved in the host list.
+        let leaves = ["a", "b", "a", "c", "b", "a", "c", "b", "a", "c", "b"];
+        let rounds = leaf_rounds(&leaves);
+        let mut seen = BTreeSet::new();
+        for round in &rounds {
+            let mut busy = BTreeSet::new();
+            for &(a, b) in round {
+                assert!(a < b && busy.insert(a) && busy.insert(b), "host twice in {round:?}");
+                assert!(seen.insert((a, b)), "{a}-{b} met twice");
+            }
+        }
+        let within = |leaf: &str| {
+            let hosts: Vec<usize> = (0..leaves.len()).filter(|&h| leaves[h] == leaf).collect();
+            hosts.iter().flat_map(|&a| hosts.iter().filter(move |&&b| a < b).map(move |&b| (a, b))).collect::<Vec<_>>()
+        };
+        for leaf in ["a", "b", "c"] {
+            assert!(within(leaf).iter().all(|p| seen.contains(p)), "leaf {leaf} not all-pairs");
+        }
+        // Cross pairs: host k of a leaf with host k of each other leaf (a and b: 4 each; c: 3).
+        let cross = seen.iter().filter(|(a, b)| leaves[*a] != leaves[*b]).count();
+        assert_eq!(cross, 4 + 3 + 3);
+        // Rounds: 3 within (4 hosts), 3 across (3 leaves, odd: one sits out each round).
+        assert_eq!(rounds.len(), 6);
+        // 4,096 hosts in 128 leaves of 32: 31 + 127 rounds instead of 4,095.
+        let fleet: Vec<String> = (0..4096).map(|h| format!("leaf{}", h / 32)).collect();
+        let names: Vec<&str> = fleet.iter().map(String::as_str).collect();
+        let rounds = leaf_rounds(&names);
+        assert_eq!(rounds.len(), 31 + 127);
+        assert!(rounds.iter().all(|r| r.len() == 2048));
+    }
 
     fn assert_round_robin(hosts: usize) {
         let rounds = circle_rounds(hosts);

@@ -521,15 +521,26 @@ impl SimulatedFabric {
                 Ok((peer, rail)) => Response::Measured(self.measure(host, peer, rail, spec)),
                 Err(reason) => Response::Measured(Measured { error: Some(reason), ..Measured::default() }),
             },
-            Request::MeasureRails { targets, spec, .. } => Response::MeasuredRails {
-                results: targets
+            Request::MeasureRails { targets, spec, .. } => {
+                // Every rail at once, as the agent runs them: each rail's test starts from the
+                // client's clock at the request, and the client is busy until the slowest ends.
+                let start = self.state().clocks[host];
+                let mut end = start;
+                let results = targets
                     .iter()
-                    .map(|target| match self.served(target.server, target.port) {
-                        Ok((peer, rail)) => self.measure(host, peer, rail, spec),
-                        Err(reason) => Measured { error: Some(reason), ..Measured::default() },
+                    .map(|target| {
+                        self.state().clocks[host] = start;
+                        let result = match self.served(target.server, target.port) {
+                            Ok((peer, rail)) => self.measure(host, peer, rail, spec),
+                            Err(reason) => Measured { error: Some(reason), ..Measured::default() },
+                        };
+                        end = end.max(self.state().clocks[host]);
+                        result
                     })
-                    .collect(),
-            },
+                    .collect();
+                self.state().clocks[host] = end;
+                Response::MeasuredRails { results }
+            }
             Request::Collective { collective, rank, world, master, master_port, bytes, iterations, rail, .. } => {
                 let rail = rail.as_deref().and_then(|r| self.rail_index(r)).unwrap_or(0);
                 self.collective(host, *collective, *rank, *world, (*master, *master_port), *bytes, *iterations, rail)

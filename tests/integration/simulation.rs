@@ -6,7 +6,10 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
 
+use fabricdoctor_burnin::plan::plan_with_setup;
+use fabricdoctor_burnin::playbook::{Playbook, DEFAULT_PLAYBOOK};
 use fabricdoctor_report::burnin::{BurninReport, HostStatus, SignOffVerdict};
 
 use crate::support::{stderr, stdout};
@@ -69,6 +72,17 @@ fn a_fault_free_simulated_fabric_of_64_hosts_signs_off() {
     let simulated = simulation["simulated_s"].as_f64().expect("simulated_s");
     assert!(simulated >= 600.0, "{simulated} s simulated");
     assert_eq!(simulation["score"]["precision"], 1.0);
+    // `--plan` follows the coordinator's schedule: with the simulation's cost of a step (its tests,
+    // no setup) it predicts when the first pass ends, within its guess of the check phase (10 s).
+    let first_pass = report
+        .phases
+        .iter()
+        .find(|p| p.name == "allreduce" && p.iteration == 0)
+        .and_then(|p| p.end_offset_s)
+        .expect("the first pass ended");
+    let playbook = Playbook::parse(DEFAULT_PLAYBOOK, "default").expect("default playbook");
+    let planned = plan_with_setup(64, 2, 16, &playbook, Duration::from_secs(600), 0.0).first_pass_s;
+    assert!((planned - first_pass).abs() <= 0.03 * first_pass + 10.0, "planned {planned:.0} s, ran {first_pass:.0} s");
 }
 
 #[test]
@@ -261,11 +275,68 @@ fn the_plan_of_a_fleet_says_how_long_one_pass_takes_without_reaching_a_host() {
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let text = stdout(&output);
     assert!(text.contains("burn-in plan: 1024 hosts, 8 rail(s)"), "{text}");
-    assert!(text.contains("1023 rounds of 512 pairs at once per rail"), "{text}");
+    assert!(text.contains("1023 rounds of up to 512 pairs at once per rail"), "{text}");
+    assert!(text.contains("pairing by leaf") && text.contains("takes 62 rounds"), "{text}");
     assert!(text.contains("warning: the first pass alone takes about"), "{text}");
     let refused = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
         .args(["burnin", "--plan", "1"])
         .output()
         .expect("fabricdoctor runs");
     assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+}
+
+/// A playbook that pairs by leaf measures every pair within a leaf and host k of each leaf with
+/// host k of every other, a fraction of all pairs, and still pins a bad cable; hosts with no leaf
+/// are refused by name before anything runs.
+#[test]
+fn pairing_by_leaf_pins_a_bad_cable_with_a_fraction_of_the_pairs() {
+    let parent = tempfile::tempdir().expect("tempdir");
+    let playbook = parent.path().join("leaf.toml");
+    let default = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--print-playbook"])
+        .output()
+        .expect("fabricdoctor runs");
+    let text = stdout(&default).replace("pairing = \"all\"", "pairing = \"leaf\"");
+    assert!(text.contains("pairing = \"leaf\""), "the default playbook names its pairing");
+    std::fs::write(&playbook, text).expect("write the playbook");
+    let model = parent.path().join("fabric.toml");
+    std::fs::write(
+        &model,
+        "hosts = 160\nrails = 1\nhosts_per_leaf = 32\nnoise = 0.03\nseed = 5\n\
+         [[faults]]\nkind = \"bad_cable\"\nhost = 45\nrail = 0\nfraction = 0.5\n",
+    )
+    .expect("write the model");
+    let dir = parent.path().join("run");
+    let output = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--simulate"])
+        .arg(&model)
+        .arg("--playbook")
+        .arg(&playbook)
+        .args(["--duration", "5m", "--report-dir"])
+        .arg(&dir)
+        .output()
+        .expect("fabricdoctor runs");
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let report = read(&dir, &output);
+    let simulation: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("simulation.json")).expect("simulation.json"))
+            .expect("JSON");
+    assert_eq!(simulation["score"]["recall"], 1.0, "{}", simulation["score"]);
+    assert_eq!(simulation["score"]["precision"], 1.0, "{}", simulation["score"]);
+    // Five leaves of 32: 5 x 496 pairs within, 10 leaf pairs x 32 across, both directions, plus
+    // isolation's retests of the cable's host: far fewer than 160 x 159.
+    let summary = report.pairs[0].summary.as_ref().expect("summarised");
+    assert!(summary.pairs >= 2 * (5 * 496 + 10 * 32), "{} pairs", summary.pairs);
+    assert!(summary.pairs < 160 * 159 / 3, "{} pairs", summary.pairs);
+
+    let refused = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--hosts", "127.0.0.1:9,127.0.0.1:10", "--playbook"])
+        .arg(&playbook)
+        .args(["--duration", "10s", "--report-dir"])
+        .arg(parent.path().join("refused"))
+        .env("FABRICDOCTOR_TOKEN", "0123456789abcdef0123456789abcdef")
+        .output()
+        .expect("fabricdoctor runs");
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+    assert!(stderr(&refused).contains("no leaf is named for 127.0.0.1:9"), "{}", describe(&refused));
 }

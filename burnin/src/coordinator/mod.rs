@@ -424,6 +424,17 @@ impl Coordinator {
             .append(true)
             .open(&events_path)
             .map_err(|e| BurninError::Io(format!("cannot open {}", events_path.display()), e))?;
+        if options.playbook.pairwise.pairing == crate::playbook::Pairing::Leaf {
+            let unplaced: Vec<&str> =
+                report.hosts.iter().filter(|h| h.leaf.is_none()).map(|h| h.name.as_str()).take(5).collect();
+            if !unplaced.is_empty() {
+                return Err(BurninError::Run(format!(
+                    "the playbook pairs by leaf (pairwise.pairing = \"leaf\") but no leaf is named for {} (a hostfile \
+                     line names its hosts' leaf with leaf=NAME)",
+                    unplaced.join(", ")
+                )));
+            }
+        }
         let accumulators = accumulators_from(&report);
         let mut counter_totals: BTreeMap<String, fabricdoctor_report::burnin::CounterCategories> = BTreeMap::new();
         for interval in &report.counters.intervals {
@@ -545,6 +556,19 @@ impl Coordinator {
 
     fn stopping(&self) -> bool {
         self.options.stop.load(Ordering::Relaxed)
+    }
+
+    /// The rounds of a pass over `hosts` (host numbers): positions into `hosts`, by the playbook's
+    /// pairing.
+    fn pass_rounds(&self, hosts: &[usize]) -> Vec<Vec<(usize, usize)>> {
+        match self.options.playbook.pairwise.pairing {
+            crate::playbook::Pairing::All => circle_rounds(hosts.len()),
+            crate::playbook::Pairing::Leaf => {
+                let leaves: Vec<&str> =
+                    hosts.iter().map(|&h| self.report.hosts[h].leaf.as_deref().unwrap_or("")).collect();
+                crate::schedule::leaf_rounds(&leaves)
+            }
+        }
     }
 
     fn active(&self) -> Vec<usize> {

@@ -436,7 +436,7 @@ impl Coordinator {
             }
         };
         let pairings = self.pair_rails();
-        let rounds = circle_rounds(hosts.len());
+        let rounds = self.pass_rounds(&hosts);
         self.begin_phase("pairwise", iteration, (rounds.len() * pairings.len()) as u64);
         if hosts.len() < 2 {
             self.add_finding(Finding::new(
