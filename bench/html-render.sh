@@ -12,6 +12,9 @@
 # start-up included) is timed too. The eight-rail page is also measured with every heatmap laid out
 # at once (the page itself defers those below the screen).
 #
+# EXTRA_PAGES="DIR/report.html ..." measures further pages the same way, e.g. the summarised page of a
+# simulated fleet (`fabricdoctor burnin --simulate MODEL --report-dir DIR`, bench/burnin-scale.sh).
+#
 # Needs chromium, chromium-driver, curl, jq (scripts/test-all.sh installs chromium and its driver).
 # Usage: bash bench/html-render.sh [RUNS]   (default 7)
 set -euo pipefail
@@ -48,6 +51,13 @@ cp "$dir/report-64.html" "$work/report-64.html"
 sed 's/content-visibility: auto; contain-intrinsic-size: auto 900px; //' "$work/report-64-8rails.html" \
   > "$work/report-64-8rails-all-laid-out.html"
 
+pages=(report-64.html report-64-8rails.html report-64-8rails-all-laid-out.html)
+for extra in ${EXTRA_PAGES:-}; do
+  name="$(basename "$(dirname "$extra")")-$(basename "$extra")"
+  cp "$extra" "$work/$name"
+  pages+=("$name")
+done
+
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 chromedriver --port="$port" >/dev/null 2>&1 &
 driver_pid=$!
@@ -69,7 +79,7 @@ if (document.readyState === "complete") window.dispatchEvent(new Event("load"));
 
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f", m}'; }
 
-for page in report-64.html report-64-8rails.html report-64-8rails-all-laid-out.html; do
+for page in "${pages[@]}"; do
   url="file://$work/$page"
   : > "$work/times"
   for _ in $(seq "$runs"); do

@@ -386,34 +386,19 @@ mod tests {
 
     fn pair(client: &str, server: &str, bw: f64) -> PairStats {
         PairStats {
-            client: client.into(),
-            server: server.into(),
-            rail: "rail0".into(),
             samples: 1,
-            failures: 0,
             bw_min_gbps: Some(bw),
             bw_mean_gbps: Some(bw),
             bw_max_gbps: Some(bw),
             lat_min_us: Some(3.0),
             lat_mean_us: Some(3.0),
             lat_max_us: Some(3.0),
-            validation_errors: 0,
-            verified_bytes: 0,
-            last_error: None,
-            expected_gbps: None,
-            expected_fraction: None,
+            ..PairStats::new(client, server, "rail0")
         }
     }
 
     fn matrix(pairs: Vec<PairStats>) -> PairMatrix {
-        PairMatrix {
-            rail: "rail0".into(),
-            hosts: Vec::new(),
-            bw_gbps: Vec::new(),
-            lat_us: Vec::new(),
-            pairs,
-            summary: None,
-        }
+        PairMatrix::new("rail0", pairs)
     }
 
     #[test]

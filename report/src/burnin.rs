@@ -462,6 +462,62 @@ pub struct PairStats {
     pub expected_fraction: Option<f64>,
 }
 
+impl PairStats {
+    /// A pair not measured yet.
+    pub fn new(client: &str, server: &str, rail: &str) -> PairStats {
+        PairStats {
+            client: client.into(),
+            server: server.into(),
+            rail: rail.into(),
+            samples: 0,
+            failures: 0,
+            bw_min_gbps: None,
+            bw_mean_gbps: None,
+            bw_max_gbps: None,
+            lat_min_us: None,
+            lat_mean_us: None,
+            lat_max_us: None,
+            validation_errors: 0,
+            verified_bytes: 0,
+            last_error: None,
+            expected_gbps: None,
+            expected_fraction: None,
+        }
+    }
+}
+
+impl PairMatrix {
+    /// A rail's pairs without the dense matrices (built at save time where they are drawn).
+    pub fn new(rail: &str, pairs: Vec<PairStats>) -> PairMatrix {
+        PairMatrix {
+            rail: rail.into(),
+            hosts: Vec::new(),
+            bw_gbps: Vec::new(),
+            lat_us: Vec::new(),
+            pairs,
+            summary: None,
+        }
+    }
+}
+
+impl BurninHost {
+    /// A host as given, taking part, not reached yet.
+    pub fn new(name: &str, address: &str, leaf: Option<String>) -> BurninHost {
+        BurninHost {
+            name: name.into(),
+            address: address.into(),
+            status: HostStatus::Ok,
+            status_at: None,
+            reason: None,
+            last_step: None,
+            rails: Vec::new(),
+            hostname: None,
+            agent_version: None,
+            leaf,
+        }
+    }
+}
+
 fn is_zero(value: &u64) -> bool {
     *value == 0
 }

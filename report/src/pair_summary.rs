@@ -329,48 +329,25 @@ pub fn restore_beside(report: &mut crate::burnin::BurninReport, dir: &std::path:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::burnin::HostStatus;
-
-    fn host(name: String, leaf: Option<String>) -> BurninHost {
-        BurninHost {
-            name,
-            address: String::new(),
-            status: HostStatus::Ok,
-            status_at: None,
-            reason: None,
-            last_step: None,
-            rails: Vec::new(),
-            hostname: None,
-            agent_version: None,
-            leaf,
-        }
-    }
 
     fn pair(client: usize, server: usize, bw: f64) -> PairStats {
         PairStats {
-            client: format!("h{client}"),
-            server: format!("h{server}"),
-            rail: "rail0".into(),
             samples: 1,
-            failures: 0,
             bw_min_gbps: Some(bw),
             bw_mean_gbps: Some(bw),
             bw_max_gbps: Some(bw),
             lat_min_us: Some(3.0),
             lat_mean_us: Some(3.0),
             lat_max_us: Some(3.0),
-            validation_errors: 0,
-            verified_bytes: 0,
-            last_error: None,
-            expected_gbps: None,
-            expected_fraction: None,
+            ..PairStats::new(&format!("h{client}"), &format!("h{server}"), "rail0")
         }
     }
 
     /// 200 hosts, every ordered pair at 368 Gb/s but those from h7 (half) and one failed pair.
     fn fabric(leaves: bool) -> (Vec<BurninHost>, PairMatrix) {
-        let hosts: Vec<BurninHost> =
-            (0..200).map(|i| host(format!("h{i}"), leaves.then(|| format!("leaf{}", i / 50)))).collect();
+        let hosts: Vec<BurninHost> = (0..200)
+            .map(|i| BurninHost::new(&format!("h{i}"), "", leaves.then(|| format!("leaf{}", i / 50))))
+            .collect();
         let mut pairs = Vec::new();
         for a in 0..200 {
             for b in 0..200 {
@@ -380,15 +357,7 @@ mod tests {
             }
         }
         pairs[1000].failures = 1;
-        let matrix = PairMatrix {
-            rail: "rail0".into(),
-            hosts: Vec::new(),
-            bw_gbps: Vec::new(),
-            lat_us: Vec::new(),
-            pairs,
-            summary: None,
-        };
-        (hosts, matrix)
+        (hosts, PairMatrix::new("rail0", pairs))
     }
 
     const RULE: OutlierRule = OutlierRule { bandwidth_fraction: 0.93, latency_multiple: 2.1 };

@@ -620,21 +620,12 @@ fn namespace_cluster_pins_a_throttled_host_link_and_no_other() {
     // The same scene on a simulated fabric (a bad cable on the third host, same playbook and
     // duration) ends in the same verdict: the same suspects by kind and host, the same isolation
     // findings. The simulation replaces the agents only; judgement is the one code path.
-    let model = parent.path().join("twin.toml");
-    std::fs::write(
-        &model,
+    let (twin, twin_dir) = crate::simulation::run_simulated(
+        parent.path(),
         "hosts = 4\nrails = 1\nhosts_per_leaf = 4\nnoise = 0.03\nseed = 1\n\
          [[faults]]\nkind = \"bad_cable\"\nhost = 2\nrail = 0\nfraction = 0.05\n",
-    )
-    .expect("write the model");
-    let twin_dir = parent.path().join("twin");
-    let twin = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
-        .args(["burnin", "--simulate"])
-        .arg(&model)
-        .args(["--duration", "1s", "--playbook", &playbook(), "--report-dir"])
-        .arg(&twin_dir)
-        .output()
-        .expect("fabricdoctor runs");
+        &["--duration", "1s", "--playbook", &playbook()],
+    );
     assert_eq!(twin.status.code(), Some(1), "{}", describe(&twin));
     let verdicts = |report: &BurninReport| {
         let position = |name: &str| report.hosts.iter().position(|h| h.name == name);

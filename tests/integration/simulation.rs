@@ -4,7 +4,7 @@
 //! path it was injected into and nothing else is blamed; a host that dies is reported lost; a
 //! fabric-wide shortfall is caught by the absolute expectation, not blamed on a host.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -35,6 +35,23 @@ fn simulate(faults: &str, seed: u64, duration: &str) -> (Output, BurninReport, s
         .unwrap_or_else(|e| panic!("simulation.json: {e}\n{}", describe(&output)));
     let simulation: serde_json::Value = serde_json::from_str(&text).expect("simulation.json is JSON");
     (output, report, simulation, parent)
+}
+
+/// Write `model` under `parent` and run a simulated burn-in of it with `args` into `parent/run`;
+/// returns the output and the report directory.
+pub(crate) fn run_simulated(parent: &Path, model: &str, args: &[&str]) -> (Output, PathBuf) {
+    let path = parent.join("fabric.toml");
+    std::fs::write(&path, model).expect("write the model");
+    let dir = parent.join("run");
+    let output = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--simulate"])
+        .arg(&path)
+        .args(args)
+        .arg("--report-dir")
+        .arg(&dir)
+        .output()
+        .expect("fabricdoctor runs");
+    (output, dir)
 }
 
 fn read(dir: &Path, output: &Output) -> BurninReport {
@@ -212,21 +229,13 @@ fn a_stopped_simulated_run_resumes_with_its_model() {
 #[test]
 fn a_fleet_sized_report_keeps_the_outliers_and_a_summary_and_the_full_table_beside_it() {
     let parent = tempfile::tempdir().expect("tempdir");
-    let model = parent.path().join("fabric.toml");
-    std::fs::write(
-        &model,
+    let (output, dir) = run_simulated(
+        parent.path(),
         "hosts = 160\nrails = 1\nhosts_per_leaf = 32\nnoise = 0.03\nseed = 3\n\
          [[faults]]\nkind = \"bad_cable\"\nhost = 70\nrail = 0\nfraction = 0.5\n",
-    )
-    .expect("write the model");
-    let dir = parent.path().join("run");
-    let output = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
-        .args(["burnin", "--simulate"])
-        .arg(&model)
-        .args(["--duration", "5m", "--report-dir"])
-        .arg(&dir)
-        .output()
-        .expect("fabricdoctor runs");
+        &["--duration", "5m"],
+    );
+    let model = parent.path().join("fabric.toml");
     assert_eq!(output.status.code(), Some(1), "the cable is found: {}", describe(&output));
     let report = read(&dir, &output);
     assert_eq!(report.schema_version, 3);
@@ -299,23 +308,12 @@ fn pairing_by_leaf_pins_a_bad_cable_with_a_fraction_of_the_pairs() {
     let text = stdout(&default).replace("pairing = \"all\"", "pairing = \"leaf\"");
     assert!(text.contains("pairing = \"leaf\""), "the default playbook names its pairing");
     std::fs::write(&playbook, text).expect("write the playbook");
-    let model = parent.path().join("fabric.toml");
-    std::fs::write(
-        &model,
+    let (output, dir) = run_simulated(
+        parent.path(),
         "hosts = 160\nrails = 1\nhosts_per_leaf = 32\nnoise = 0.03\nseed = 5\n\
          [[faults]]\nkind = \"bad_cable\"\nhost = 45\nrail = 0\nfraction = 0.5\n",
-    )
-    .expect("write the model");
-    let dir = parent.path().join("run");
-    let output = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
-        .args(["burnin", "--simulate"])
-        .arg(&model)
-        .arg("--playbook")
-        .arg(&playbook)
-        .args(["--duration", "5m", "--report-dir"])
-        .arg(&dir)
-        .output()
-        .expect("fabricdoctor runs");
+        &["--playbook", &playbook.display().to_string(), "--duration", "5m"],
+    );
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let report = read(&dir, &output);
     let simulation: serde_json::Value =

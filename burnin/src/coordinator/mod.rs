@@ -329,22 +329,7 @@ fn new_report(options: &RunOptions) -> Result<BurninReport, BurninError> {
             gid_index: traffic.gid_index,
         }),
     };
-    let hosts = options
-        .hosts
-        .iter()
-        .map(|h| BurninHost {
-            name: h.name.clone(),
-            address: h.address.clone(),
-            status: HostStatus::Ok,
-            status_at: None,
-            reason: None,
-            last_step: None,
-            rails: Vec::new(),
-            hostname: None,
-            agent_version: None,
-            leaf: h.leaf.clone(),
-        })
-        .collect();
+    let hosts = options.hosts.iter().map(|h| BurninHost::new(&h.name, &h.address, h.leaf.clone())).collect();
     Ok(BurninReport::new(run, hosts))
 }
 

@@ -244,22 +244,12 @@ impl Coordinator {
     }
 
     pub(super) fn pair_stats(&mut self, client: &str, server: &str, rail: &str) -> &mut PairStats {
-        let names: Vec<String> = self.report.hosts.iter().map(|h| h.name.clone()).collect();
-        let position = self.report.pairs.iter().position(|m| m.rail == rail);
-        let index = match position {
+        // The hot path of recording a measurement: nothing here may cost per host (the dense
+        // matrices are built at save time, where they are drawn).
+        let index = match self.report.pairs.iter().position(|m| m.rail == rail) {
             Some(index) => index,
             None => {
-                // Dense matrices only where they are drawn (a thousand hosts make a million cells).
-                let dense = !pair_summary::summarised(names.len());
-                let empty = if dense { vec![vec![None; names.len()]; names.len()] } else { Vec::new() };
-                self.report.pairs.push(PairMatrix {
-                    rail: rail.into(),
-                    hosts: names,
-                    bw_gbps: empty.clone(),
-                    lat_us: empty,
-                    pairs: Vec::new(),
-                    summary: None,
-                });
+                self.report.pairs.push(PairMatrix::new(rail, Vec::new()));
                 self.report.pairs.len() - 1
             }
         };
@@ -275,24 +265,7 @@ impl Coordinator {
             Some(&slot) => slot,
             None => {
                 slots.insert(key, matrix.pairs.len());
-                matrix.pairs.push(PairStats {
-                    client: client.into(),
-                    server: server.into(),
-                    rail: rail.into(),
-                    samples: 0,
-                    failures: 0,
-                    bw_min_gbps: None,
-                    bw_mean_gbps: None,
-                    bw_max_gbps: None,
-                    lat_min_us: None,
-                    lat_mean_us: None,
-                    lat_max_us: None,
-                    validation_errors: 0,
-                    verified_bytes: 0,
-                    last_error: None,
-                    expected_gbps: None,
-                    expected_fraction: None,
-                });
+                matrix.pairs.push(PairStats::new(client, server, rail));
                 matrix.pairs.len() - 1
             }
         };
