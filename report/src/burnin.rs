@@ -23,7 +23,9 @@ use crate::Report;
 /// - 3 (fleet scale): above 128 hosts a rail's `pairs` holds only its outliers (worst first) and
 ///   `summary` the rest (quantiles, histogram, group × group tiles); `hosts`, `bw_gbps` and `lat_us`
 ///   are then absent, and every pair is in pairs.jsonl beside the report. Hosts may name their
-///   `leaf`. A version 2 report reads as one whose matrices are all in full.
+///   `leaf`. Above 128 hosts a congestion pulse lists its first senders only (`senders_count`
+///   counts them all), and at most 100 findings of one id are listed (one more finding of the id
+///   counts the rest). A version 2 report reads as one whose matrices are all in full.
 /// - 2 (expectations): `expectations` (what each rail should measure, and where that came from) and,
 ///   per pair, `expected_gbps` / `expected_fraction`. Sign-off now also fails on the findings
 ///   `burnin.pair.below_expected`, `burnin.fabric.below_expected` and `burnin.loopback.below_expected`.
@@ -123,7 +125,11 @@ impl OpticsPeak {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CongestionPulse {
     pub target: String,
+    /// Every sender, or above 128 hosts the first few (`senders_count` says how many there were).
     pub senders: Vec<String>,
+    /// How many hosts sent; 0 in reports before version 3 (count `senders`).
+    #[serde(default)]
+    pub senders_count: usize,
     pub rail: String,
     /// The senders' bandwidths summed, Gb/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 
+use fabricdoctor_checks::{Finding, Verdict};
 use serde::{Deserialize, Serialize};
 
 use crate::burnin::{BurninHost, PairMatrix, PairStats};
@@ -315,6 +316,57 @@ pub fn restore_pairs(matrices: &mut [PairMatrix], table: &str, source: &str) -> 
     Ok(())
 }
 
+/// At most this many findings of one id stay in a summarised report (report.json, the page,
+/// summary.md, junit.xml); one more finding of that id counts the rest. A slow host of a
+/// thousand-host run fails two thousand pairs, each its own `burnin.pair.*` finding in memory.
+pub const FINDINGS_PER_ID: usize = 100;
+
+/// The findings as a summarised report keeps them: per id the first [`FINDINGS_PER_ID`], then one
+/// finding of the same id, at the worst verdict of those left out, that says how many there were.
+pub fn trim_findings(findings: &[Finding]) -> Vec<Finding> {
+    let mut kept: Vec<Finding> = Vec::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut left_out: Vec<(&str, usize, Verdict)> = Vec::new();
+    for finding in findings {
+        let count = seen.entry(finding.id.as_str()).or_insert(0);
+        *count += 1;
+        if *count <= FINDINGS_PER_ID {
+            kept.push(finding.clone());
+            continue;
+        }
+        match left_out.iter_mut().find(|(id, _, _)| *id == finding.id) {
+            Some(entry) => {
+                entry.1 += 1;
+                entry.2 = entry.2.max(finding.verdict);
+            }
+            None => left_out.push((finding.id.as_str(), 1, finding.verdict)),
+        }
+    }
+    for (id, count, verdict) in left_out {
+        kept.push(Finding::new(
+            id,
+            verdict,
+            format!("{count} more"),
+            format!(
+                "{count} more findings of {id} are left out of this report (the first {FINDINGS_PER_ID} are above); \
+                 every pair's figures are in {PAIR_TABLE_FILE} and every step's in events.jsonl"
+            ),
+        ));
+    }
+    kept
+}
+
+/// Names as a sentence lists them: all of them up to `limit`, else the first `limit` and how many
+/// more ("a, b, c and 560 more"), so a reason about a thousand hosts stays one line.
+pub fn named_list<S: AsRef<str>>(names: &[S], limit: usize) -> String {
+    let shown: Vec<&str> = names.iter().take(limit).map(AsRef::as_ref).collect();
+    if names.len() > limit {
+        format!("{} and {} more", shown.join(", "), names.len() - limit)
+    } else {
+        shown.join(", ")
+    }
+}
+
 /// Give a report read from `dir` its full pair table back when its matrices are summarised.
 pub fn restore_beside(report: &mut crate::burnin::BurninReport, dir: &std::path::Path) -> Result<(), String> {
     if report.pairs.iter().all(|m| m.summary.is_none()) {
@@ -405,6 +457,25 @@ mod tests {
         assert_eq!(summary.pairs.len(), MAX_OUTLIERS);
         let s = summary.summary.expect("summary");
         assert_eq!(s.outliers_left_out, (200 * 199 - MAX_OUTLIERS) as u64);
+    }
+
+    #[test]
+    fn findings_beyond_a_hundred_of_one_id_are_counted_not_listed() {
+        let mut findings: Vec<Finding> = (0..250)
+            .map(|i| Finding::new("burnin.pair.tolerance", Verdict::Warn, format!("h{i}->h0 rail0"), "slow"))
+            .collect();
+        findings[200].verdict = Verdict::Fail;
+        findings.push(Finding::new("burnin.signoff", Verdict::Fail, "cluster", "not signed off"));
+        let trimmed = trim_findings(&findings);
+        assert_eq!(trimmed.len(), FINDINGS_PER_ID + 2);
+        assert_eq!(trimmed[FINDINGS_PER_ID].id, "burnin.signoff", "other ids keep their place");
+        let count = trimmed.last().expect("the count");
+        assert_eq!(
+            (count.id.as_str(), count.subject.as_str(), count.verdict),
+            ("burnin.pair.tolerance", "150 more", Verdict::Fail)
+        );
+        assert_eq!(named_list(&["a", "b", "c"], 2), "a, b and 1 more");
+        assert_eq!(named_list(&["a", "b"], 2), "a, b");
     }
 
     #[test]

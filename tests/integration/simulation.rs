@@ -254,6 +254,13 @@ fn a_fleet_sized_report_keeps_the_outliers_and_a_summary_and_the_full_table_besi
     assert_eq!(groups, ["leaf0", "leaf1", "leaf2", "leaf3", "leaf4"], "grouped by the model's leaves");
     let tile = summary.tiles[2][0].as_ref().expect("leaf2 -> leaf0 measured");
     assert!(tile.worst_pair.as_deref().is_some_and(|p| p.starts_with("sim0070->")), "{tile:?}");
+    // A pulse names its first senders and counts them all; no finding id is listed past 100.
+    assert!(!report.congestion.is_empty());
+    assert!(report.congestion.iter().all(|p| p.senders.len() <= 8 && p.senders_count == 159), "senders listed");
+    for finding in &report.findings {
+        let same = report.findings.iter().filter(|f| f.id == finding.id).count();
+        assert!(same <= 101, "{} findings of {}", same, finding.id);
+    }
     // Every pair is in the table, one per line.
     let table = std::fs::read_to_string(dir.join("pairs.jsonl")).expect("pairs.jsonl");
     assert_eq!(table.lines().count() as u64, summary.pairs);

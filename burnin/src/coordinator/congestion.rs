@@ -31,6 +31,18 @@ pub fn first_signal(samples: &[PulseSample]) -> Option<&'static str> {
 /// first warns, and a target without PFC/ECN counters is said to be unobservable. TCP
 /// retransmissions are counted per network namespace, so they are judged only where each host has
 /// its own (`tcp_judged`; agents of `--local` share this machine's with everything else on it).
+/// Senders a pulse names above 128 hosts.
+const LISTED_SENDERS: usize = 8;
+
+/// "node1, node2" or, when the pulse lists only its first senders, "1023 hosts (node1, node2, ...)".
+fn senders_phrase(pulse: &CongestionPulse) -> String {
+    if pulse.senders_count > pulse.senders.len() {
+        format!("{} hosts ({}, ...)", pulse.senders_count, pulse.senders.join(", "))
+    } else {
+        pulse.senders.join(", ")
+    }
+}
+
 pub fn judge_pulse(pulse: &CongestionPulse, expect_first: FirstSignal, tcp_judged: bool) -> Vec<Finding> {
     let subject = format!("{} {}", pulse.target, pulse.rail);
     let target = pulse.samples.last().copied().unwrap_or_default();
@@ -67,7 +79,7 @@ pub fn judge_pulse(pulse: &CongestionPulse, expect_first: FirstSignal, tcp_judge
                 format!(
                     "incast from {} lost data: {} drops/discards, {} RDMA retransmits, {} TCP retransmissions \
                      (of {} segments sent); {consequence}",
-                    pulse.senders.join(", "),
+                    senders_phrase(pulse),
                     last.port_errors,
                     last.retransmits,
                     last.tcp_retransmits,
@@ -190,9 +202,13 @@ impl Coordinator {
             latency_iterations: 10,
             ..self.measure_spec()
         };
+        let listed = if pair_summary::summarised(self.report.hosts.len()) { LISTED_SENDERS } else { senders.len() };
         let mut pulse = CongestionPulse {
             target: self.name(target),
-            senders: senders.iter().map(|&s| self.name(s)).collect(),
+            // Above 128 hosts a pulse names its first senders only (every other host is a
+            // thousand names per pulse, and a pulse per host): `senders_count` says how many.
+            senders: senders.iter().take(listed).map(|&s| self.name(s)).collect(),
+            senders_count: senders.len(),
             rail: rail.to_string(),
             aggregate_gbps: None,
             samples: Vec::new(),
@@ -451,6 +467,7 @@ mod tests {
         CongestionPulse {
             target: "node2".into(),
             senders: vec!["node1".into(), "node3".into()],
+            senders_count: 2,
             rail: "rail0".into(),
             aggregate_gbps: Some(390.0),
             first_signal: first_signal(&samples).map(str::to_string),

@@ -181,8 +181,8 @@ struct PassSample {
 }
 
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
-/// A step's save is skipped while the time since the last save is under this many times what
-/// that save took: bookkeeping stays under about a tenth of the run at any size.
+/// A step's save (or counter sweep) is skipped while the time since the last one is under this many
+/// times what it took: bookkeeping stays under about a tenth of the run at any size.
 const SAVE_COST_RATIO: u32 = 10;
 pub const REPORT_FILE: &str = "report.json";
 /// The self-contained HTML page of report.json, rewritten with it.
@@ -221,6 +221,8 @@ pub struct Coordinator {
     simulated_start: f64,
     /// When the last save ended and how long it took.
     last_save: Option<(Instant, Duration)>,
+    /// When the last counter sweep (every active host) ended, and what it took.
+    last_sweep: Option<(Instant, Duration)>,
     /// Each rail matrix's pair slots by (client, server) name.
     pair_slots: BTreeMap<String, std::collections::HashMap<(String, String), usize>>,
     accumulators: BTreeMap<(usize, usize, String), Accumulator>,
@@ -434,6 +436,7 @@ impl Coordinator {
             started: Instant::now(),
             simulated_start: options.simulation.as_ref().map_or(0.0, |fabric| fabric.now()),
             last_save: None,
+            last_sweep: None,
             pair_slots: BTreeMap::new(),
             options,
             accumulators,
@@ -496,6 +499,7 @@ impl Coordinator {
         } else {
             None
         };
+        let all_findings = self.trim_findings_for_writing();
         let written = write_atomically_with(&dir.join(REPORT_FILE), |out| {
             serde_json::to_writer_pretty(out, &self.report).map_err(std::io::Error::from)
         })
@@ -507,6 +511,9 @@ impl Coordinator {
         if let Some(full_pairs) = full_pairs {
             self.report.pairs = full_pairs;
         }
+        if let Some(all_findings) = all_findings {
+            self.report.findings = all_findings;
+        }
         written?;
         let mut checkpoint = self.checkpoint.clone();
         checkpoint.elapsed_s = self.elapsed_s();
@@ -514,6 +521,16 @@ impl Coordinator {
         write_atomically(&self.options.report_dir.join(CHECKPOINT_FILE), &checkpoint)?;
         self.show();
         Ok(())
+    }
+
+    /// Above 128 hosts, put the findings as the written reports keep them in place
+    /// ([`pair_summary::trim_findings`]) and return every finding to restore after writing.
+    fn trim_findings_for_writing(&mut self) -> Option<Vec<Finding>> {
+        if !pair_summary::summarised(self.report.hosts.len()) {
+            return None;
+        }
+        let trimmed = pair_summary::trim_findings(&self.report.findings);
+        Some(std::mem::replace(&mut self.report.findings, trimmed))
     }
 
     fn show(&mut self) {
@@ -822,6 +839,9 @@ impl Coordinator {
             self.checkpoint.done.insert(key.clone());
             self.checkpoint.phase_hosts.remove(&key);
         }
+        if status == PhaseStatus::Done {
+            self.sample_counters();
+        }
         self.event(EventKind::PhaseFinished { phase: name.into(), iteration, status });
         self.save()
     }
@@ -866,7 +886,13 @@ impl Coordinator {
             rounds,
             seconds: started.elapsed().as_secs_f64(),
         });
-        self.sample_counters();
+        // Counters after every step, unless a sweep of every host costs more than a tenth of the
+        // time since the last one: at 4,096 hosts a sweep per step of a per-host phase (check,
+        // congestion pulses) was 16 million requests. Phase ends always sweep, so growth is
+        // attributed to the phase it happened in.
+        if self.last_sweep.is_none_or(|(ended, took)| ended.elapsed() >= took * SAVE_COST_RATIO) {
+            self.sample_counters();
+        }
         if due {
             self.save()?;
         }
@@ -881,6 +907,12 @@ impl Coordinator {
 
     /// Sample every active host's counters; each answer is one interval of the timeline.
     fn sample_counters(&mut self) {
+        let began = Instant::now();
+        self.sweep_counters();
+        self.last_sweep = Some((Instant::now(), began.elapsed()));
+    }
+
+    fn sweep_counters(&mut self) {
         let active = self.active();
         let timeout = self.step_timeout();
         let answers = self.on_each(&active, |_, agent| call(agent, &Request::SampleCounters {}, timeout));

@@ -1,6 +1,10 @@
 //! Sign-off (the run's verdict and final reports) and the comparison with a baseline run.
 
 use super::*;
+use fabricdoctor_report::pair_summary::named_list;
+
+/// Names a sign-off reason lists before it counts the rest.
+const LISTED: usize = 10;
 
 /// The sign-off's reasons as they are judged, and whether any of them fails the run.
 #[derive(Default)]
@@ -102,7 +106,7 @@ impl Coordinator {
             reasons.note(format!("no error-counter growth ({}): ok", judged.join(", ")));
             return;
         }
-        reasons.fail(format!("error counters grew: {}", grew.join(", ")));
+        reasons.fail(format!("error counters grew: {}", named_list(&grew, LISTED)));
         for line in &grew {
             let (host, rest) = line.split_once(' ').unwrap_or((line, ""));
             let finding =
@@ -192,11 +196,14 @@ impl Coordinator {
         let blind = findings.iter().filter(|f| f.id == "burnin.congestion.unobservable").count();
         let pulses = self.report.congestion.len();
         if !failed.is_empty() {
-            reasons.fail(format!("congestion pulses lost data on a fabric with PFC, into {}", failed.join(", ")));
+            reasons.fail(format!(
+                "congestion pulses lost data on a fabric with PFC, into {}",
+                named_list(&failed, LISTED)
+            ));
         } else if !warned.is_empty() {
             reasons.note(format!(
                 "congestion pulses lost data into {} on a fabric without PFC (lossy under incast): reported",
-                warned.join(", ")
+                named_list(&warned, LISTED)
             ));
         } else {
             reasons.note(format!("{pulses} congestion pulses absorbed without loss: ok"));
@@ -235,7 +242,7 @@ impl Coordinator {
                 "{} of {judged} pair-rails drop more than {:.0} % with every rail loaded (senders: {})",
                 findings.len(),
                 tolerance * 100.0,
-                hosts.join(", ")
+                named_list(&hosts, LISTED)
             ));
         }
         for finding in findings {
@@ -258,7 +265,7 @@ impl Coordinator {
                 .iter()
                 .map(|s| format!("{:?} {} ({:.0} %)", s.kind, s.subject, s.confidence * 100.0))
                 .collect();
-            reasons.fail(format!("suspects: {}", subjects.join(", ").to_lowercase()));
+            reasons.fail(format!("suspects: {}", named_list(&subjects, LISTED).to_lowercase()));
         }
     }
 
@@ -284,7 +291,7 @@ impl Coordinator {
             let names: Vec<&str> =
                 self.report.hosts.iter().filter(|h| h.status == status).map(|h| h.name.as_str()).collect();
             if !names.is_empty() {
-                reasons.fail(format!("hosts {}: {}", format!("{status:?}").to_lowercase(), names.join(", ")));
+                reasons.fail(format!("hosts {}: {}", format!("{status:?}").to_lowercase(), named_list(&names, LISTED)));
             }
         }
         let errors: BTreeSet<&str> =
@@ -329,15 +336,23 @@ impl Coordinator {
         });
     }
 
-    /// The report (JSON), then the summary and JUnit written from it.
+    /// The report (JSON), then the summary and JUnit written from it (with its findings as
+    /// report.json keeps them).
     fn write_outputs(&mut self) -> Result<(), BurninError> {
         self.save()?;
         let dir = self.options.report_dir.clone();
-        write_atomically(
+        let all = self.trim_findings_for_writing();
+        let written = write_atomically(
             &dir.join("summary.md"),
             fabricdoctor_report::burnin::summary_markdown(&self.report).as_bytes(),
-        )?;
-        write_atomically(&dir.join("junit.xml"), fabricdoctor_report::burnin::junit(&self.report).as_bytes())?;
+        )
+        .and_then(|()| {
+            write_atomically(&dir.join("junit.xml"), fabricdoctor_report::burnin::junit(&self.report).as_bytes())
+        });
+        if let Some(all) = all {
+            self.report.findings = all;
+        }
+        written?;
         Ok(())
     }
 }
