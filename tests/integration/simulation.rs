@@ -54,6 +54,17 @@ pub(crate) fn run_simulated(parent: &Path, model: &str, args: &[&str]) -> (Outpu
     (output, dir)
 }
 
+/// `burnin --resume DIR --simulate MODEL`.
+fn resume_simulated(dir: &Path, model: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
+        .args(["burnin", "--resume"])
+        .arg(dir)
+        .arg("--simulate")
+        .arg(model)
+        .output()
+        .expect("fabricdoctor runs")
+}
+
 fn read(dir: &Path, output: &Output) -> BurninReport {
     let text = std::fs::read_to_string(dir.join("report.json"))
         .unwrap_or_else(|e| panic!("report.json: {e}\n{}", describe(output)));
@@ -201,13 +212,7 @@ fn a_stopped_simulated_run_resumes_with_its_model() {
         .expect("fabricdoctor runs");
     assert_eq!(without.status.code(), Some(2), "{}", describe(&without));
     assert!(stderr(&without).contains("give its fabric model again with --simulate MODEL"), "{}", describe(&without));
-    let resumed = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
-        .args(["burnin", "--resume"])
-        .arg(&dir)
-        .arg("--simulate")
-        .arg(&model)
-        .output()
-        .expect("fabricdoctor runs");
+    let resumed = resume_simulated(&dir, &model);
     assert_eq!(resumed.status.code(), Some(1), "{}", describe(&resumed));
     let report = read(&dir, &resumed);
     assert_eq!(report.run.resumed, 1);
@@ -271,13 +276,7 @@ fn a_fleet_sized_report_keeps_the_outliers_and_a_summary_and_the_full_table_besi
 
     // A report whose table is gone cannot be resumed, and says which file is missing.
     std::fs::remove_file(dir.join("pairs.jsonl")).expect("remove the table");
-    let resumed = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
-        .args(["burnin", "--resume"])
-        .arg(&dir)
-        .arg("--simulate")
-        .arg(&model)
-        .output()
-        .expect("fabricdoctor runs");
+    let resumed = resume_simulated(&dir, &model);
     assert_ne!(resumed.status.code(), Some(0));
     assert!(stderr(&resumed).contains("pairs.jsonl: cannot read the pair table"), "{}", describe(&resumed));
 }
