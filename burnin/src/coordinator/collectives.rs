@@ -63,7 +63,7 @@ impl Coordinator {
                         String::new()
                     }
                 };
-                let answers = self.on_each(&hosts, |host, agent| {
+                let answers = self.on_each_together(&hosts, |host, agent| {
                     let rank = ranks.get(&host).copied().unwrap_or(0);
                     let request = Request::Collective {
                         collective: kind,

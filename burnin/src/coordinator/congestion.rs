@@ -304,7 +304,7 @@ impl Coordinator {
         Ok(ports)
     }
 
-    /// Every sender measures into the target at once (a thread each, its agent lent to it) while
+    /// Every sender measures into the target at once (its agent lent to its call, see workers.rs) while
     /// the target's counters are read every `sample_ms` on its own connection; the cumulative
     /// samples go into `pulse`. Returns each sender's answer and the target's raw answers, timed.
     fn push_and_sample(
@@ -329,10 +329,13 @@ impl Coordinator {
         let simulated = self.options.simulation.is_some();
         let mut target_answers: Vec<(f64, Result<Response, Lost>)> = Vec::new();
         let outcomes: Vec<(usize, Result<Response, Lost>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = taken
-                .iter_mut()
-                .map(|(sender, port, ticket, agent)| {
-                    let finished = &finished;
+            let senders = taken.len();
+            let finished = &finished;
+            let taken = &mut taken;
+            // The senders' calls run beside this thread, which samples the target meanwhile.
+            let pushing = scope.spawn(move || {
+                let workers = workers_for(taken.len(), simulated);
+                let answers = on_workers(taken, workers, |(_, port, ticket, agent)| {
                     let request = Request::Measure {
                         server: destination.address,
                         port: *port,
@@ -341,18 +344,20 @@ impl Coordinator {
                         rail: Some(destination.rail.to_string()),
                         ticket: ticket.clone(),
                     };
-                    let sender = *sender;
-                    scope.spawn(move || {
-                        let answer = call(agent, &request, answer_within);
-                        finished.fetch_add(1, Ordering::SeqCst);
-                        (sender, answer)
-                    })
-                })
-                .collect();
+                    let answer = call(agent, &request, answer_within);
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    answer
+                });
+                taken
+                    .iter()
+                    .zip(answers)
+                    .filter_map(|((sender, ..), answer)| answer.map(|answer| (*sender, answer)))
+                    .collect::<Vec<_>>()
+            });
             // A simulated pulse takes no wall time: its senders answer at once, so only yield to them.
             let pause =
                 if simulated { Duration::from_micros(100) } else { Duration::from_millis(destination.sample_ms) };
-            while finished.load(Ordering::SeqCst) < handles.len() && Instant::now() < deadline {
+            while finished.load(Ordering::SeqCst) < senders && Instant::now() < deadline {
                 std::thread::sleep(pause);
                 let answer = call(receiver, &Request::SampleCounters {}, timeout);
                 let offset = pulse_start.elapsed().as_secs_f64();
@@ -372,7 +377,7 @@ impl Coordinator {
                     break;
                 }
             }
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+            pushing.join().unwrap_or_default()
         });
         for (sender, _, _, agent) in taken {
             self.agents[sender] = Some(agent);

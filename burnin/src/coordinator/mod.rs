@@ -42,9 +42,11 @@ mod loopback;
 mod pairwise;
 mod signoff;
 mod suspects;
+mod workers;
 
 use pairwise::{fold, Direction};
 pub use signoff::compare;
+use workers::{on_workers, workers_for};
 
 /// A host to burn in: its name and its agent's control address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -643,26 +645,20 @@ impl Coordinator {
             .filter(|&i| self.report.hosts[i].status == HostStatus::Ok)
             .map(|i| (i, self.report.hosts[i].address.clone()))
             .collect();
-        let results: Vec<(usize, Result<AgentConnection, BurninError>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = targets
-                .iter()
-                .map(|(i, address)| {
-                    let token = &token;
-                    let simulation = self.options.simulation.clone();
-                    (
-                        *i,
-                        scope.spawn(move || match simulation {
-                            Some(fabric) => Ok(AgentConnection::simulated(fabric, *i)),
-                            None => AgentConnection::connect(address, token, wait),
-                        }),
-                    )
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|(i, h)| (i, h.join().unwrap_or_else(|_| Err(BurninError::Run("connect thread panicked".into())))))
-                .collect()
+        let simulation = self.options.simulation.clone();
+        let mut targets = targets;
+        let workers = workers_for(targets.len(), simulation.is_some());
+        let connections = on_workers(&mut targets, workers, |(host, address)| match &simulation {
+            Some(fabric) => Ok(AgentConnection::simulated(Arc::clone(fabric), *host)),
+            None => AgentConnection::connect(address, &token, wait),
         });
+        let results: Vec<(usize, Result<AgentConnection, BurninError>)> = targets
+            .iter()
+            .zip(connections)
+            .map(|((host, _), connection)| {
+                (*host, connection.unwrap_or_else(|| Err(BurninError::Run("connect thread panicked".into()))))
+            })
+            .collect();
         let mut refused = Vec::new();
         for (host, result) in results {
             match result {
@@ -1001,25 +997,38 @@ impl Coordinator {
         }
     }
 
-    /// Run `work` on each of `hosts`' agents at once.
+    /// Run `work` on each of `hosts`' agents at once (see workers.rs for what carries the calls).
     fn on_each<T: Send>(
         &mut self,
         hosts: &[usize],
         work: impl Fn(usize, &mut AgentConnection) -> T + Sync,
     ) -> Vec<(usize, T)> {
+        let simulated = self.options.simulation.is_some();
+        self.on_each_with(hosts, simulated, work)
+    }
+
+    /// `on_each` for calls that wait for each other, the ranks of one collective: every call is in
+    /// flight together, simulated or not (a simulated rank waits for the others to join too).
+    fn on_each_together<T: Send>(
+        &mut self,
+        hosts: &[usize],
+        work: impl Fn(usize, &mut AgentConnection) -> T + Sync,
+    ) -> Vec<(usize, T)> {
+        self.on_each_with(hosts, false, work)
+    }
+
+    fn on_each_with<T: Send>(
+        &mut self,
+        hosts: &[usize],
+        share_the_cpus: bool,
+        work: impl Fn(usize, &mut AgentConnection) -> T + Sync,
+    ) -> Vec<(usize, T)> {
         let mut taken: Vec<(usize, AgentConnection)> =
             hosts.iter().filter_map(|&h| self.agents[h].take().map(|a| (h, a))).collect();
-        let results: Vec<(usize, T)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = taken
-                .iter_mut()
-                .map(|(h, agent)| {
-                    let work = &work;
-                    let host = *h;
-                    (host, scope.spawn(move || work(host, agent)))
-                })
-                .collect();
-            handles.into_iter().filter_map(|(h, handle)| handle.join().ok().map(|t| (h, t))).collect()
-        });
+        let workers = workers_for(taken.len(), share_the_cpus);
+        let answers = on_workers(&mut taken, workers, |(host, agent)| work(*host, agent));
+        let results: Vec<(usize, T)> =
+            taken.iter().zip(answers).filter_map(|((host, _), answer)| answer.map(|t| (*host, t))).collect();
         for (h, agent) in taken {
             self.agents[h] = Some(agent);
         }

@@ -338,7 +338,7 @@ impl Coordinator {
     }
 
     /// Run `run` on each of `pairs` (disjoint), `concurrency` pairs at a time, each pair's two agents
-    /// lent to one thread; hosts `run` reports lost are marked lost. Returns each pair's result.
+    /// lent to one call (on a thread of its own for real agents, see workers.rs); hosts `run` reports lost are marked lost. Returns each pair's result.
     pub(super) fn measure_round_by<T: Send + Default>(
         &mut self,
         pairs: &[(usize, usize)],
@@ -357,31 +357,20 @@ impl Coordinator {
                     }
                 }
             }
-            let run = &run;
-            let outcomes: Vec<((usize, usize), (T, LostHosts))> = std::thread::scope(|scope| {
-                let handles: Vec<_> = taken
-                    .iter_mut()
-                    .map(|((a, b), x, y)| {
-                        let (a, b) = (*a, *b);
-                        (
-                            (a, b),
-                            scope.spawn(move || {
-                                let mut agents = [(a, x), (b, y)];
-                                run(&mut agents)
-                            }),
-                        )
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|(pair, h)| {
-                        let outcome = h
-                            .join()
-                            .unwrap_or_else(|_| (T::default(), vec![(pair.0, "measurement thread panicked".into())]));
-                        (pair, outcome)
-                    })
-                    .collect()
+            let workers = workers_for(taken.len(), self.options.simulation.is_some());
+            let outcomes = on_workers(&mut taken, workers, |((a, b), x, y)| {
+                let mut agents = [(*a, x), (*b, y)];
+                run(&mut agents)
             });
+            let outcomes: Vec<((usize, usize), (T, LostHosts))> = taken
+                .iter()
+                .zip(outcomes)
+                .map(|((pair, _, _), outcome)| {
+                    let outcome =
+                        outcome.unwrap_or_else(|| (T::default(), vec![(pair.0, "measurement thread panicked".into())]));
+                    (*pair, outcome)
+                })
+                .collect();
             for ((a, b), x, y) in taken {
                 self.agents[a] = Some(x);
                 self.agents[b] = Some(y);
