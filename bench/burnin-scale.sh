@@ -5,7 +5,7 @@
 # faults (run s gets 1 + s mod 10) of the kinds below at random hosts, rails and severities, and
 # SEEDS fault-free runs; prints one line per size:
 #
-#   hosts N precision P recall R rounds K sim_time T coordinator_rss M false_positive_runs F runs U report_mb J page_mb H wall W
+#   hosts N precision P recall R rounds K sim_time T coordinator_rss M false_positive_runs F runs U report_mb J page_mb H cpu_per_round_ms C wall W
 #
 #   precision, recall  over every pinned fault of the faulted runs (simulation.json's score: a
 #                      suspect naming the injected host, host and rail, or path)
@@ -15,6 +15,9 @@
 #   false_positive_runs  fault-free runs that named any suspect
 #   report_mb, page_mb   the largest report.json and report.html of the size's runs, MB (above 128
 #                      hosts the pairs are summarised and every pair is in pairs.jsonl beside them)
+#   cpu_per_round_ms   the coordinator's CPU time (user + system) over a whole run divided by the
+#                      pair rounds of its first pass (every rail's), mean over the size's runs: an
+#                      upper bound on what one round costs the coordinator, the other phases included
 #   wall               the size's wall time, seconds
 #
 # Environment: SIZES ("64 256"), SEEDS (20), RAILS (1), NOISE (0.03), DURATION (the burn-in's
@@ -82,7 +85,7 @@ for hosts in $SIZES; do
       mkdir -p "$run"
       model "$hosts" "$seed" "$faults" >"$run/model.toml"
       # Exit 1 is a burn-in that found something: expected whenever faults were injected.
-      /usr/bin/time -f '%M' -o "$run/rss_kib" "$FABRICDOCTOR" burnin --simulate "$run/model.toml" \
+      /usr/bin/time -f '%M %U %S' -o "$run/time" "$FABRICDOCTOR" burnin --simulate "$run/model.toml" \
         "${playbook_args[@]}" --duration "$DURATION" --report-dir "$run/report" >"$run/out.txt" 2>"$run/err.txt" || true
       [[ -s $run/report/simulation.json ]] || die "run $run ended without simulation.json: $(tail -3 "$run/err.txt")"
     done
@@ -96,11 +99,22 @@ times = []
 rss = []
 report_mb, page_mb = [], []
 false_runs = runs = 0
+cpu_per_round = []
 for run in sorted(glob.glob(f"{work}/h{hosts}-s*-f*")):
     runs += 1
     faults = int(run.rsplit("-f", 1)[1])
     score = json.load(open(f"{run}/report/simulation.json"))["score"]
-    rss.append(int(open(f"{run}/rss_kib").read().split()[-1]) / 1024)
+    peak_kib, user_s, system_s = open(f"{run}/time").read().split()[-3:]
+    rss.append(int(peak_kib) / 1024)
+    pair_rounds = 0
+    for line in open(f"{run}/report/events.jsonl"):
+        if '"phase_started"' in line:
+            event = json.loads(line)
+            if event.get("phase") == "pairwise" and event.get("iteration") == 0:
+                pair_rounds = event.get("steps_total") or 0
+                break
+    if pair_rounds:
+        cpu_per_round.append(1000 * (float(user_s) + float(system_s)) / pair_rounds)
     report_mb.append(os.path.getsize(f"{run}/report/report.json") / 1e6)
     page_mb.append(os.path.getsize(f"{run}/report/report.html") / 1e6)
     if faults == 0:
@@ -123,7 +137,7 @@ recall = found / injected if injected else 1.0
 mean = lambda values: sum(values) / len(values) if values else float("nan")
 print(f"hosts {hosts} precision {precision:.4f} recall {recall:.4f} rounds {mean(rounds):.2f} "
       f"sim_time {mean(times):.0f} coordinator_rss {max(rss):.0f} false_positive_runs {false_runs} runs {runs} "
-      f"report_mb {max(report_mb):.1f} page_mb {max(page_mb):.1f} wall {wall}")
+      f"report_mb {max(report_mb):.1f} page_mb {max(page_mb):.1f} cpu_per_round_ms {mean(cpu_per_round):.1f} wall {wall}")
 EOF
   if [[ -n $RAW_DIR ]]; then mkdir -p "$RAW_DIR" && cp -r "$work"/h"$hosts"-* "$RAW_DIR"/; fi
 done
