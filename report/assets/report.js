@@ -1,6 +1,6 @@
-// fabricdoctor HTML report: filtering of the findings table and the heatmap tooltip. Everything the
-// page shows is computed by fabricdoctor and written into the document; this script only hides rows
-// and shows numbers that are already in the cells.
+// fabricdoctor HTML report: filtering of the findings table, the heatmap tooltip, and the hosts of a
+// clicked tile. Everything the page shows is computed by fabricdoctor and written into the document;
+// this script only hides rows and shows text that is already in it.
 "use strict";
 (function () {
   function applyFilter(form) {
@@ -46,6 +46,9 @@
     if (value === "-") value = "";
     var lines = [row + " \u2192 " + column + ": " + (value ? value + " " + unit : "not measured")];
     lines.push("best pair: " + table.getAttribute("data-best") + " " + unit);
+    var worst = (cell.parentElement.getAttribute("data-worst") || "").split(" ")[cell.cellIndex - 1];
+    if (worst && worst !== "-") lines.push("worst pair: " + worst);
+    if (table.hasAttribute("data-tiles")) lines.push("click for the hosts of both groups");
     if (cell.classList.contains("sl")) lines.push("suspect pair");
     if (cell.classList.contains("sh")) lines.push("suspect host in this row or column");
     return lines.join("\n");
@@ -55,6 +58,40 @@
     if (!cell || !tooltip) { if (tooltip) tooltip.hidden = true; return; }
     tooltip.textContent = describe(cell);
     tooltip.hidden = false;
+  });
+  // A tile of a summarised rail stands for two groups of hosts: a click lists both groups' hosts
+  // (from the page's "Hosts of each group" table) and the tile's worst pair under the figure.
+  function groupHosts(name) {
+    var rows = document.querySelectorAll("table.groups tr[data-group]");
+    for (var i = 0; i < rows.length; i++) {
+      if (rows[i].getAttribute("data-group") === name) return rows[i].cells[1].textContent.split(" ");
+    }
+    return [];
+  }
+  document.addEventListener("click", function (event) {
+    var cell = event.target.closest ? event.target.closest("table.heatmap[data-tiles] td") : null;
+    if (!cell) return;
+    var table = cell.closest("table.heatmap");
+    var rowHead = cell.parentElement.cells[0];
+    var rowGroup = rowHead.getAttribute("title") || rowHead.textContent;
+    var head = table.tHead.rows[0].cells[cell.cellIndex];
+    var columnGroup = head ? (head.getAttribute("title") || head.textContent) : "";
+    var figure = table.closest("figure") || table;
+    var panel = figure.nextElementSibling;
+    if (!panel || !panel.classList.contains("tile-hosts")) {
+      panel = document.createElement("div");
+      panel.className = "tile-hosts";
+      figure.parentNode.insertBefore(panel, figure.nextSibling);
+    }
+    var rowHosts = groupHosts(rowGroup);
+    var columnHosts = groupHosts(columnGroup);
+    var text = describe(cell).split("\n")[0];
+    var worst = (cell.parentElement.getAttribute("data-worst") || "").split(" ")[cell.cellIndex - 1];
+    if (worst && worst !== "-") text += "\nworst pair: " + worst;
+    text += "\nclients, " + rowGroup + " (" + rowHosts.length + " hosts): " + rowHosts.join(", ");
+    text += "\nservers, " + columnGroup + " (" + columnHosts.length + " hosts): " + columnHosts.join(", ");
+    panel.textContent = text;
+    panel.setAttribute("data-tile", rowGroup + " " + columnGroup);
   });
   document.addEventListener("mousemove", function (event) {
     if (tooltip && !tooltip.hidden) {

@@ -566,6 +566,60 @@ fn burnin_page_in_chromium() {
     assert!(requests.iter().any(|r| r == "http://127.0.0.1:9/fetched.png"), "the fetch is seen: {requests:?}");
 }
 
+/// Above 128 hosts a rail is drawn as tiles of leaf x leaf: clicking one lists the hosts of both
+/// leaves and names the tile's worst pair, here the bad cable's host.
+#[test]
+fn a_tile_of_a_fleet_sized_page_opens_its_hosts_in_chromium() {
+    let Some(browser) = webdriver::Browser::start("a_tile_of_a_fleet_sized_page_opens_its_hosts_in_chromium") else {
+        return;
+    };
+    let parent = tempfile::tempdir().expect("tempdir");
+    let (output, dir) = crate::simulation::run_simulated(
+        parent.path(),
+        "hosts = 160\nrails = 1\nhosts_per_leaf = 32\nnoise = 0.03\nseed = 3\n\
+         [[faults]]\nkind = \"bad_cable\"\nhost = 70\nrail = 0\nfraction = 0.5\n",
+        &["--duration", "5m"],
+    );
+    assert_eq!(output.status.code(), Some(1), "the cable is found: {}", support::stderr(&output));
+    let page = dir.join("report.html");
+    let html = std::fs::read_to_string(&page).expect("report.html");
+    // A leaf with itself is the tile of its own pairs: coloured like the others, not "not measured".
+    let rows = heatmap_rows(&html, "bandwidth-0");
+    assert_eq!(rows.len(), 5, "five leaves");
+    assert!((0..5).all(|g| rows[g][g] != "class=na"), "{rows:?}");
+    let url = format!("file://{}", page.canonicalize().expect("page path").display());
+    browser.navigate(&url);
+    let result = browser.execute(
+        r##"
+        const tiles = Array.from(document.querySelectorAll("table.heatmap[data-tiles]"));
+        const bandwidth = tiles[0];
+        const cell = bandwidth.tBodies[0].rows[2].cells[1];
+        cell.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+        const panel = bandwidth.closest("figure").nextElementSibling;
+        cell.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+        return {
+          tables: tiles.length,
+          latencyWorst: tiles[1].querySelectorAll("tr[data-worst]").length,
+          panel: panel && panel.classList.contains("tile-hosts") ? panel.textContent : "",
+          tooltip: document.getElementById("tooltip").textContent,
+        };
+        "##,
+    );
+    eprintln!("browser: {result}");
+    assert_eq!(result["tables"], 2, "bandwidth and latency tiles");
+    assert_eq!(result["latencyWorst"], 0, "the summary names a worst pair by bandwidth only");
+    let panel = result["panel"].as_str().unwrap_or_default();
+    let lines: Vec<&str> = panel.lines().collect();
+    assert!(lines.len() == 4 && lines[0].starts_with("leaf2 → leaf0: "), "{panel}");
+    assert!(lines[1].starts_with("worst pair: sim0070->sim00"), "{panel}");
+    let leaf2: Vec<String> = (64..96).map(|h| format!("sim{h:04}")).collect();
+    let leaf0: Vec<String> = (0..32).map(|h| format!("sim{h:04}")).collect();
+    assert_eq!(lines[2], format!("clients, leaf2 (32 hosts): {}", leaf2.join(", ")));
+    assert_eq!(lines[3], format!("servers, leaf0 (32 hosts): {}", leaf0.join(", ")));
+    let tooltip = result["tooltip"].as_str().unwrap_or_default();
+    assert!(tooltip.contains("worst pair: sim0070->") && tooltip.contains("click for the hosts"), "{tooltip}");
+}
+
 /// A minimal WebDriver (W3C) client for chromedriver on loopback: plain HTTP/1.1 with JSON bodies.
 mod webdriver {
     use std::io::{Read, Write};

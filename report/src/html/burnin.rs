@@ -111,6 +111,9 @@ pub struct PairMatrix {
     /// The axis when it is not `BurninView::hosts`: the groups of a summarised rail (each cell a
     /// tile of pairs, coloured by its worst pair).
     pub groups: Option<Vec<String>>,
+    /// With `groups`: each tile's worst pair ("client->server"), where the summary names it; a
+    /// click on the tile shows it with the hosts of both groups.
+    pub worst_pairs: Option<Vec<Vec<Option<String>>>>,
 }
 
 /// What a summarised rail (over 128 hosts) shows beside its tiles: the spread of every pair, the
@@ -218,6 +221,7 @@ fn heatmaps(out: &mut String, view: &BurninView) {
             suspect_hosts: &matrix.suspect_hosts,
             suspect_cells: &matrix.suspect_cells,
             expected: matrix.expected.as_ref().map(|(figure, source)| (*figure, source.as_str())),
+            tiles: matrix.groups.as_ref().map(|_| matrix.worst_pairs.as_deref().unwrap_or(&[])),
         }));
     }
     for summary in &view.rail_summaries {
@@ -250,7 +254,13 @@ fn rail_summary(out: &mut String, summary: &RailSummaryView) {
     simple_table(out, &summary.outliers);
     out.push_str("<details><summary>Hosts of each group</summary><table class=\"groups\"><tbody>");
     for (group, hosts) in &summary.groups {
-        let _ = write!(out, "<tr><th>{}</th><td>{}</td></tr>", escape(group), escape(hosts));
+        let _ = write!(
+            out,
+            "<tr data-group=\"{}\"><th>{}</th><td>{}</td></tr>",
+            escape(group),
+            escape(group),
+            escape(hosts)
+        );
     }
     out.push_str("</tbody></table></details></div>");
 }
@@ -501,6 +511,7 @@ fn pair_matrices(report: &BurninReport, hosts: &[String]) -> Vec<PairMatrix> {
                 suspect_cells,
                 expected,
                 groups: None,
+                worst_pairs: None,
             });
         }
     }
@@ -570,6 +581,14 @@ fn tile_matrix(
         suspect_cells: cells,
         expected,
         groups: Some(summary.groups.iter().map(|g| g.name.clone()).collect()),
+        // The summary keeps the worst pair by bandwidth only; a latency tile names none.
+        worst_pairs: (metric == Metric::Bandwidth).then(|| {
+            summary
+                .tiles
+                .iter()
+                .map(|row| row.iter().map(|t| t.as_ref().and_then(|t| t.worst_pair.clone())).collect())
+                .collect()
+        }),
     }
 }
 

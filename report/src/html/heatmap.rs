@@ -99,6 +99,9 @@ pub struct HeatmapInput<'a> {
     /// The expectation (a figure in `unit`) and its source: colours are the fraction of it, so a
     /// matrix where every pair is equally far below it is dark, not light.
     pub expected: Option<(f64, &'a str)>,
+    /// A matrix of tiles (the axes are groups of hosts): each tile's worst pair, `[row][column]`,
+    /// empty where none is named. The page's script shows it and the groups' hosts on a click.
+    pub tiles: Option<&'a [Vec<Option<String>>]>,
 }
 
 pub fn render(input: &HeatmapInput<'_>) -> String {
@@ -116,11 +119,12 @@ pub fn render(input: &HeatmapInput<'_>) -> String {
     let _ = write!(
         out,
         "<figure class=\"heatmap-figure\"><figcaption>{}</figcaption><table class=\"heatmap\" id=\"{}\" \
-         style=\"--cell:{cell_pixels}px\" data-unit=\"{}\" data-best=\"{}\"><thead><tr><th class=\"corner\">row → column</th>",
+         style=\"--cell:{cell_pixels}px\" data-unit=\"{}\" data-best=\"{}\"{}><thead><tr><th class=\"corner\">row → column</th>",
         escape(input.caption),
         escape(input.id),
         escape(input.unit),
         scale.map(|s| number(s.best)).unwrap_or_default(),
+        if input.tiles.is_some() { " data-tiles" } else { "" },
     );
     let suspect_host = |i: usize| input.suspect_hosts.contains(&i);
     for (j, host) in input.hosts.iter().enumerate() {
@@ -132,19 +136,36 @@ pub fn render(input: &HeatmapInput<'_>) -> String {
         let row_suspect = suspect_host(i);
         let row = input.values.get(i);
         let value = |j: usize| row.and_then(|r| r.get(j)).copied().flatten().filter(|v| v.is_finite());
+        // A host with itself is no pair; a group with itself is the tile of its own pairs.
+        let self_pair = |j: usize| i == j && input.tiles.is_none();
         // The row's numbers, one per column ("-" where not measured), for the tooltip: one attribute
         // per row instead of text in 64 cells keeps the page small and the browser's layout fast.
         let numbers: Vec<String> = (0..n)
             .map(|j| match value(j) {
-                Some(v) if i != j => number(v),
+                Some(v) if !self_pair(j) => number(v),
                 _ => "-".to_string(),
             })
             .collect();
         let class = if row_suspect { " class=\"suspect\"" } else { "" };
+        // A tile's worst pair, one per column like the numbers ("-" where none is named); a host
+        // name holds no space (RFC 1123), and one that does is cut there rather than misaligned.
+        let worst = input.tiles.filter(|tiles| !tiles.is_empty()).map(|tiles| {
+            let names: Vec<&str> = (0..n)
+                .map(|j| {
+                    tiles
+                        .get(i)
+                        .and_then(|r| r.get(j))
+                        .and_then(|w| w.as_deref())
+                        .map_or("-", |w| w.split_whitespace().next().unwrap_or("-"))
+                })
+                .collect();
+            format!(" data-worst=\"{}\"", escape(&names.join(" ")))
+        });
         let _ = write!(
             out,
-            "<tr data-values=\"{}\"><th{class} title=\"{}\">{}</th>",
+            "<tr data-values=\"{}\"{}><th{class} title=\"{}\">{}</th>",
             numbers.join(" "),
+            worst.unwrap_or_default(),
             escape(host),
             escape(&short_host(host))
         );
@@ -154,7 +175,7 @@ pub fn render(input: &HeatmapInput<'_>) -> String {
             // a 64-host page has tens of thousands of cells.
             let mut classes = String::new();
             match (value(j), scale) {
-                (Some(v), Some(s)) if i != j => {
+                (Some(v), Some(s)) if !self_pair(j) => {
                     let _ = write!(classes, "q{}", s.step(v));
                 }
                 _ => classes.push_str("na"),
@@ -248,6 +269,7 @@ mod tests {
             suspect_hosts: &[],
             suspect_cells: &[(1, 0)],
             expected: None,
+            tiles: None,
         });
         assert_eq!(html.matches("<td").count(), 9);
         assert!(html.contains("<tr data-values=\"40.0 - 96.0\"><th title=\"b&lt;x&gt;\">b&lt;x&gt;</th><td class=\"q7 sl\"><td class=na><td class=q1>"));
@@ -272,6 +294,7 @@ mod tests {
             suspect_hosts: &[],
             suspect_cells: &[],
             expected,
+            tiles: None,
         };
         let relative = render(&input(None));
         assert!(relative.contains("<td class=q0>") && relative.contains("% of best"), "{relative}");
@@ -279,5 +302,51 @@ mod tests {
         assert!(absolute.contains("<td class=q7>") && !absolute.contains("<td class=q0>"), "{absolute}");
         assert!(absolute.contains("fraction of the expected 100.0 Gb/s (--expect-pair-gbps)"), "{absolute}");
         assert!(absolute.contains("% of expected"));
+    }
+
+    /// A tile matrix says so on its table and names each tile's worst pair per row; a name with a
+    /// space or markup cannot shift the columns or escape the attribute.
+    #[test]
+    fn tiles_carry_their_worst_pairs_for_the_click() {
+        let groups: Vec<String> = vec!["leaf-a".into(), "leaf-b".into()];
+        let values = vec![vec![Some(40.0), Some(97.0)], vec![Some(98.0), None]];
+        let worst = vec![
+            vec![Some("a1->a7".to_string()), Some("a2 \"x\"->b3".to_string())],
+            vec![Some("b1-><b2>".to_string()), None],
+        ];
+        let html = render(&HeatmapInput {
+            id: "bw",
+            caption: "tiles",
+            unit: "Gb/s",
+            higher_is_better: true,
+            hosts: &groups,
+            values: &values,
+            suspect_hosts: &[],
+            suspect_cells: &[],
+            expected: None,
+            tiles: Some(&worst),
+        });
+        assert!(html.contains("data-best=\"98.0\" data-tiles>"), "{html}");
+        assert!(html.contains("<tr data-values=\"40.0 97.0\" data-worst=\"a1-&gt;a7 a2\"><th"), "{html}");
+        assert!(html.contains("<tr data-values=\"98.0 -\" data-worst=\"b1-&gt;&lt;b2&gt; -\"><th"), "{html}");
+        // The diagonal is a group's pairs among its own hosts: coloured, unlike a host with itself.
+        assert!(html.contains("data-worst=\"a1-&gt;a7 a2\"><th title=\"leaf-a\">leaf-a</th><td class=q7>"), "{html}");
+        let plain = render(&input_like(&groups, &values));
+        assert!(!plain.contains("data-tiles") && !plain.contains("data-worst"));
+    }
+
+    fn input_like<'a>(hosts: &'a [String], values: &'a [Vec<Option<f64>>]) -> HeatmapInput<'a> {
+        HeatmapInput {
+            id: "bw",
+            caption: "hosts",
+            unit: "Gb/s",
+            higher_is_better: true,
+            hosts,
+            values,
+            suspect_hosts: &[],
+            suspect_cells: &[],
+            expected: None,
+            tiles: None,
+        }
     }
 }
