@@ -294,7 +294,7 @@ mod tests {
             );
             let names: Vec<String> = (0..hosts).map(|h| format!("leaf{}", h / per_leaf)).collect();
             let leaves: Vec<&str> = names.iter().map(String::as_str).collect();
-            let by_leaf = crate::schedule::leaf_rounds(&leaves);
+            let by_leaf = crate::schedule::leaf_rounds(&leaves, 0);
             assert_eq!(
                 schedule_size(hosts, Pairing::Leaf, per_leaf),
                 (by_leaf.len() as u64, by_leaf.iter().map(Vec::len).sum::<usize>() as u64),

@@ -144,7 +144,8 @@ pub struct PairwiseSection {
     /// Which pairs meet: every pair ([`Pairing::All`], n-1 rounds), or by leaf
     /// ([`Pairing::Leaf`]: all pairs within each leaf, then host i of every leaf with host i of every
     /// other leaf; about hosts-per-leaf + leaves rounds, every host's uplink and every leaf-to-leaf
-    /// path loaded, at a fraction of the pairs).
+    /// path loaded, at a fraction of the pairs; each soak pass shifts the partner by one, so
+    /// hosts-per-leaf passes meet every pair).
     #[serde(default)]
     pub pairing: Pairing,
 }

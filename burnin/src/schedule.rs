@@ -30,10 +30,12 @@ pub fn circle_rounds(hosts: usize) -> Vec<Vec<(usize, usize)>> {
 /// Rounds by leaf over hosts `0..leaves.len()` (`leaves[i]` the leaf of host i): first every pair
 /// within each leaf (the leaves' circle rounds side by side, so a round loads every leaf's
 /// downlinks at once), then, for each round of the circle method over the leaves, host k of one leaf
-/// with host k of its partner leaf (k in leaf order), which crosses the spine on every leaf-to-leaf
-/// path. Hosts beyond the smaller leaf's size sit those cross rounds out. Pairs are `(a, b)` with
-/// `a < b`, every host in at most one pair per round.
-pub fn leaf_rounds(leaves: &[&str]) -> Vec<Vec<(usize, usize)>> {
+/// with host k + `shift` (modulo its size) of its partner leaf (k in leaf order), which crosses the
+/// spine on every leaf-to-leaf path. Hosts beyond the smaller leaf's size sit those cross rounds
+/// out. The coordinator shifts by the pass (soak passes), so over as many passes as a leaf has
+/// hosts every host meets every host of every other leaf. Pairs are `(a, b)` with `a < b`, every
+/// host in at most one pair per round.
+pub fn leaf_rounds(leaves: &[&str], shift: usize) -> Vec<Vec<(usize, usize)>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut position: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (host, leaf) in leaves.iter().enumerate() {
@@ -60,7 +62,11 @@ pub fn leaf_rounds(leaves: &[&str]) -> Vec<Vec<(usize, usize)>> {
     for leaf_round in circle_rounds(groups.len()) {
         let pairs: Vec<(usize, usize)> = leaf_round
             .iter()
-            .flat_map(|&(x, y)| groups[x].iter().zip(&groups[y]).map(|(&a, &b)| ordered(a, b)))
+            .flat_map(|&(x, y)| {
+                let (from, to) = (&groups[x], &groups[y]);
+                // k + shift modulo the partner's size is a different host for each k below it.
+                (0..from.len().min(to.len())).map(move |k| ordered(from[k], to[(k + shift) % to.len()]))
+            })
             .collect();
         if !pairs.is_empty() {
             rounds.push(pairs);
@@ -99,7 +105,7 @@ mod tests {
     fn leaf_rounds_meet_every_pair_of_a_leaf_and_every_leaf_pair_once_per_position() {
         // Three leaves of 4, 4 and 3 hosts, interleaved in the host list.
         let leaves = ["a", "b", "a", "c", "b", "a", "c", "b", "a", "c", "b"];
-        let rounds = leaf_rounds(&leaves);
+        let rounds = leaf_rounds(&leaves, 0);
         let mut seen = BTreeSet::new();
         for round in &rounds {
             let mut busy = BTreeSet::new();
@@ -123,9 +129,31 @@ mod tests {
         // 4,096 hosts in 128 leaves of 32: 31 + 127 rounds instead of 4,095.
         let fleet: Vec<String> = (0..4096).map(|h| format!("leaf{}", h / 32)).collect();
         let names: Vec<&str> = fleet.iter().map(String::as_str).collect();
-        let rounds = leaf_rounds(&names);
+        let rounds = leaf_rounds(&names, 0);
         assert_eq!(rounds.len(), 31 + 127);
         assert!(rounds.iter().all(|r| r.len() == 2048));
+    }
+
+    #[test]
+    fn shifted_passes_meet_every_cross_leaf_pair_once_over_a_leafs_size() {
+        // Leaves of 4, 4 and 3 hosts: four passes meet every pair across leaves a and b once, and
+        // each pass still has every host in one pair per round at most.
+        let leaves = ["a", "b", "a", "c", "b", "a", "c", "b", "a", "c", "b"];
+        let mut across = BTreeSet::new();
+        for shift in 0..4 {
+            let rounds = leaf_rounds(&leaves, shift);
+            for round in &rounds {
+                let mut busy = BTreeSet::new();
+                assert!(round.iter().all(|&(a, b)| busy.insert(a) && busy.insert(b)), "shift {shift}: {round:?}");
+            }
+            assert_eq!(rounds.len(), 6, "a shift changes who meets, not how many rounds");
+            for &(a, b) in rounds.iter().flatten() {
+                if [leaves[a], leaves[b]] == ["a", "b"] || [leaves[a], leaves[b]] == ["b", "a"] {
+                    assert!(across.insert((a, b)), "shift {shift}: {a}-{b} met in an earlier pass");
+                }
+            }
+        }
+        assert_eq!(across.len(), 16, "every host of leaf a with every host of leaf b");
     }
 
     fn assert_round_robin(hosts: usize) {

@@ -90,7 +90,7 @@ impl Coordinator {
                 hosts
             }
         };
-        let rounds = self.pass_rounds(&hosts);
+        let rounds = self.pass_rounds(&hosts, iteration);
         self.begin_phase("all-rails", iteration, rounds.len() as u64);
         if rails.len() < 2 || hosts.len() < 2 {
             self.end_phase("all-rails", iteration, PhaseStatus::Skipped)?;

@@ -562,15 +562,15 @@ impl Coordinator {
         self.options.stop.load(Ordering::Relaxed)
     }
 
-    /// The rounds of a pass over `hosts` (host numbers): positions into `hosts`, by the playbook's
-    /// pairing.
-    fn pass_rounds(&self, hosts: &[usize]) -> Vec<Vec<(usize, usize)>> {
+    /// The rounds of pass `iteration` over `hosts` (host numbers): positions into `hosts`, by the
+    /// playbook's pairing. By leaf, each pass shifts who meets whom across leaves.
+    fn pass_rounds(&self, hosts: &[usize], iteration: u32) -> Vec<Vec<(usize, usize)>> {
         match self.options.playbook.pairwise.pairing {
             crate::playbook::Pairing::All => circle_rounds(hosts.len()),
             crate::playbook::Pairing::Leaf => {
                 let leaves: Vec<&str> =
                     hosts.iter().map(|&h| self.report.hosts[h].leaf.as_deref().unwrap_or("")).collect();
-                crate::schedule::leaf_rounds(&leaves)
+                crate::schedule::leaf_rounds(&leaves, iteration as usize)
             }
         }
     }

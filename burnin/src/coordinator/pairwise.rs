@@ -398,7 +398,7 @@ impl Coordinator {
             }
         };
         let pairings = self.pair_rails();
-        let rounds = self.pass_rounds(&hosts);
+        let rounds = self.pass_rounds(&hosts, iteration);
         self.begin_phase("pairwise", iteration, (rounds.len() * pairings.len()) as u64);
         if hosts.len() < 2 {
             self.add_finding(Finding::new(
