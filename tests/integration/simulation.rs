@@ -180,7 +180,10 @@ fn a_stopped_simulated_run_resumes_with_its_model() {
     let model = parent.path().join("fabric.toml");
     std::fs::write(
         &model,
-        format!("{FABRIC}seed = 2\n[[faults]]\nkind = \"slow_nic\"\nhost = 9\nrail = 0\nfraction = 0.5\n"),
+        format!(
+            "{FABRIC}seed = 2\n[[faults]]\nkind = \"slow_nic\"\nhost = 9\nrail = 0\nfraction = 0.5\n\
+             [[faults]]\nkind = \"dies\"\nhost = 20\nat_s = 700.0\n"
+        ),
     )
     .expect("write the model");
     let dir = parent.path().join("run");
@@ -220,6 +223,16 @@ fn a_stopped_simulated_run_resumes_with_its_model() {
     assert!(stdout(&resumed).contains("precision 1.000, recall 1.000"), "{}", describe(&resumed));
     let text = std::fs::read_to_string(dir.join("events.jsonl")).expect("events");
     let mut steps = std::collections::BTreeSet::new();
+    // The run was stopped after 14 s of simulated time (round r3): the host that dies at 700 s of
+    // the run is lost at its next request after 700 s (a round is about 2.4 s here), not 700 s
+    // after the resume.
+    let lost_at: Vec<f64> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|e| e["event"] == "host_status" && e["host"] == "sim0020" && e["status"] == "lost")
+        .filter_map(|e| e["offset_s"].as_f64())
+        .collect();
+    assert!(lost_at.len() == 1 && (700.0..710.0).contains(&lost_at[0]), "sim0020 lost at {lost_at:?} s");
     for line in text.lines() {
         let event: serde_json::Value = serde_json::from_str(line).expect("event");
         if event["event"] == "step" {

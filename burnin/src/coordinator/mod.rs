@@ -429,6 +429,11 @@ impl Coordinator {
         for interval in &report.counters.intervals {
             counter_totals.entry(interval.host.clone()).or_default().add(&interval.totals);
         }
+        if let Some(fabric) = options.simulation.as_ref().filter(|_| options.resume) {
+            // The model's faults keep their times across a resume (a host that dies at 700 s of the
+            // run dies then, not 700 s after the resume): its clocks go on from the stopped run's.
+            fabric.idle(checkpoint.elapsed_s - fabric.now());
+        }
         let agents = (0..report.hosts.len()).map(|_| None).collect();
         Ok(Coordinator {
             report,
