@@ -379,9 +379,18 @@ struct State {
     errors: Vec<u64>,
     /// Each host's clock at its last counter sample.
     sampled_at: Vec<f64>,
-    /// Serving steps: port -> (host, rail).
-    serving: BTreeMap<u16, (usize, usize)>,
+    /// Serving steps: port -> (host, rail, incast).
+    serving: BTreeMap<u16, (usize, usize, u64)>,
     next_port: u16,
+    /// Incasts: the sessions a host serves on a rail before the first of them is measured form one
+    /// (a congestion pulse serves one per sender, a pair round one), and its senders share the
+    /// server's link. Incast -> (sessions, sessions not yet measured).
+    incasts: BTreeMap<u64, (usize, usize)>,
+    /// The incast a new session on (host, rail) joins, and the host's clock when it began: until
+    /// one of its sessions is measured, and only at that same time (a session whose sender never
+    /// came must not make a later pair an incast).
+    filling: BTreeMap<(usize, usize), (u64, f64)>,
+    next_incast: u64,
     /// Collectives being joined, by rendezvous (master address, port).
     gatherings: BTreeMap<(IpAddr, u16), Gathering>,
 }
@@ -419,6 +428,9 @@ impl SimulatedFabric {
                 errors: vec![0; hosts],
                 sampled_at: vec![0.0; hosts],
                 serving: BTreeMap::new(),
+                incasts: BTreeMap::new(),
+                filling: BTreeMap::new(),
+                next_incast: 0,
                 next_port: 1024,
                 gatherings: BTreeMap::new(),
             }),
@@ -506,19 +518,20 @@ impl SimulatedFabric {
             }
             Request::SampleCounters {} => self.sample(host),
             Request::Loopback { rail, spec } => match self.rail_index(rail) {
-                Some(rail) => Response::Measured(self.measure(host, host, rail, spec)),
+                Some(rail) => Response::Measured(self.measure(host, host, rail, spec, 1)),
                 None => Response::Error { reason: format!("no rail {rail}") },
             },
             Request::Serve { rail, .. } => match self.rail_index(rail) {
-                Some(rail) => Response::Serving { port: self.open_port(host, rail) },
+                Some(rail) => Response::Serving { port: self.open_port(host, rail, true) },
                 None => Response::Error { reason: format!("no rail {rail}") },
             },
             Request::ReservePort { rail } => match self.rail_index(rail) {
-                Some(rail) => Response::Port { port: self.open_port(host, rail) },
+                // A collective's rendezvous port: no sender measures into it.
+                Some(rail) => Response::Port { port: self.open_port(host, rail, false) },
                 None => Response::Error { reason: format!("no rail {rail}") },
             },
             Request::Measure { server, port, spec, .. } => match self.served(*server, *port) {
-                Ok((peer, rail)) => Response::Measured(self.measure(host, peer, rail, spec)),
+                Ok((peer, rail, senders)) => Response::Measured(self.measure(host, peer, rail, spec, senders)),
                 Err(reason) => Response::Measured(Measured { error: Some(reason), ..Measured::default() }),
             },
             Request::MeasureRails { targets, spec, .. } => {
@@ -531,7 +544,7 @@ impl SimulatedFabric {
                     .map(|target| {
                         self.state().clocks[host] = start;
                         let result = match self.served(target.server, target.port) {
-                            Ok((peer, rail)) => self.measure(host, peer, rail, spec),
+                            Ok((peer, rail, senders)) => self.measure(host, peer, rail, spec, senders),
                             Err(reason) => Measured { error: Some(reason), ..Measured::default() },
                         };
                         end = end.max(self.state().clocks[host]);
@@ -562,24 +575,54 @@ impl SimulatedFabric {
         (start, end)
     }
 
-    fn open_port(&self, host: usize, rail: usize) -> u16 {
+    /// A port `host` serves on `rail`; a session (`joins`) is one sender of the host's incast.
+    fn open_port(&self, host: usize, rail: usize, joins: bool) -> u16 {
         let mut state = self.state();
         let port = state.next_port;
         state.next_port = if port == u16::MAX { 1024 } else { port + 1 };
-        state.serving.insert(port, (host, rail));
+        let now = state.clocks[host];
+        let incast = match state.filling.get(&(host, rail)) {
+            Some(&(incast, since)) if joins && since == now => incast,
+            _ => {
+                let incast = state.next_incast;
+                state.next_incast += 1;
+                if joins {
+                    state.filling.insert((host, rail), (incast, now));
+                }
+                incast
+            }
+        };
+        let sessions = state.incasts.entry(incast).or_insert((0, 0));
+        sessions.0 += 1;
+        sessions.1 += 1;
+        state.serving.insert(port, (host, rail, incast));
         port
     }
 
-    /// The host and rail serving at `server:port` (the port is used once).
-    fn served(&self, server: IpAddr, port: u16) -> Result<(usize, usize), String> {
+    /// The host and rail serving at `server:port` (the port is used once), and how many senders
+    /// share that server's link (its incast's sessions).
+    fn served(&self, server: IpAddr, port: u16) -> Result<(usize, usize, usize), String> {
         let located = self.model.locate(server).ok_or_else(|| format!("no simulated host at {server}"))?;
         let mut state = self.state();
         match state.serving.remove(&port) {
-            Some(serving) if serving == located => {
-                let (peer, _) = located;
-                match self.model.death(peer) {
-                    Some(at) if state.clocks[peer] >= at => Err(format!("connection refused by {server}:{port}")),
-                    _ => Ok(located),
+            Some((host, rail, incast)) if (host, rail) == located => {
+                if state.filling.get(&located).is_some_and(|&(filling, _)| filling == incast) {
+                    state.filling.remove(&located);
+                }
+                let senders = match state.incasts.get_mut(&incast) {
+                    Some((sessions, left)) => {
+                        let senders = *sessions;
+                        *left = left.saturating_sub(1);
+                        if *left == 0 {
+                            state.incasts.remove(&incast);
+                        }
+                        senders
+                    }
+                    None => 1,
+                };
+                match self.model.death(host) {
+                    Some(at) if state.clocks[host] >= at => Err(format!("connection refused by {server}:{port}")),
+                    _ => Ok((host, rail, senders)),
                 }
             }
             _ => Err(format!("nothing serves at {server}:{port}")),
@@ -588,11 +631,13 @@ impl SimulatedFabric {
 
     /// One bandwidth test then one latency test from `client` to `server` on `rail` (a host with
     /// itself is its loopback).
-    fn measure(&self, client: usize, server: usize, rail: usize, spec: &MeasureSpec) -> Measured {
+    /// `senders` share the server's link (an incast): each gets at most its share of it.
+    fn measure(&self, client: usize, server: usize, rail: usize, spec: &MeasureSpec, senders: usize) -> Measured {
         let model = &self.model;
         let loopback = client == server;
         let fraction =
             if loopback { model.loopback_fraction(client, rail) } else { model.pair_fraction(client, server, rail) };
+        let fraction = fraction.min(1.0 / senders.max(1) as f64);
         let latency_us = if loopback { model.latency_us / 2.0 } else { model.one_way_latency_us(client, server) };
         let ordinal = {
             let mut state = self.state();
@@ -862,5 +907,55 @@ pub fn score(model: &FabricModel, suspects: &[fabricdoctor_report::burnin::Suspe
         recall: if expected.is_empty() { 1.0 } else { found as f64 / expected.len() as f64 },
         missed,
         false_suspects,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fabric() -> SimulatedFabric {
+        let model =
+            FabricModel::from_toml("hosts = 8\nrails = 1\nhosts_per_leaf = 8\nnoise = 0.0\n", "test").expect("model");
+        SimulatedFabric::new(model)
+    }
+
+    fn address(fabric: &SimulatedFabric, host: usize) -> IpAddr {
+        fabric.welcome(host).1[0].address
+    }
+
+    /// Senders served together share the server's link: four into one get a quarter each, and
+    /// the next single session has the link to itself again.
+    #[test]
+    fn an_incast_shares_the_servers_link_and_a_pair_has_it_whole() {
+        let fabric = fabric();
+        let spec = crate::playbook::Playbook::builtin().expect("playbook").measure_spec(Duration::from_secs(60));
+        let server = address(&fabric, 0);
+        let ports: Vec<u16> = (0..4).map(|_| fabric.open_port(0, 0, true)).collect();
+        let shares: Vec<f64> = ports
+            .iter()
+            .enumerate()
+            .map(|(sender, &port)| {
+                let (host, rail, senders) = fabric.served(server, port).expect("served");
+                assert_eq!((host, rail, senders), (0, 0, 4));
+                fabric.measure(sender + 1, host, rail, &spec, senders).bw_gbps.expect("bandwidth")
+            })
+            .collect();
+        let whole = fabric.model.rail_gbps * fabric.model.efficiency;
+        assert!(shares.iter().all(|&share| (share - whole / 4.0).abs() < 1e-9), "{shares:?} of {whole}");
+        let port = fabric.open_port(0, 0, true);
+        let (host, rail, senders) = fabric.served(server, port).expect("served");
+        assert_eq!(senders, 1, "a new session after the incast is measured alone");
+        // A session whose sender never came, then a pair later on: the pair is alone.
+        let _abandoned = fabric.open_port(0, 0, true);
+        fabric.idle(5.0);
+        let port = fabric.open_port(0, 0, true);
+        assert_eq!(fabric.served(server, port).expect("served").2, 1, "a stale session is no incast");
+        // A collective's rendezvous port is no session.
+        let _rendezvous = fabric.open_port(0, 0, false);
+        let port = fabric.open_port(0, 0, true);
+        assert_eq!(fabric.served(server, port).expect("served").2, 1, "a rendezvous port is no sender");
+        let alone = fabric.measure(5, host, rail, &spec, senders).bw_gbps.expect("bandwidth");
+        assert!((alone - whole).abs() < 1e-9, "{alone} of {whole}");
     }
 }

@@ -100,6 +100,13 @@ fn a_fault_free_simulated_fabric_of_64_hosts_signs_off() {
     let simulated = simulation["simulated_s"].as_f64().expect("simulated_s");
     assert!(simulated >= 600.0, "{simulated} s simulated");
     assert_eq!(simulation["score"]["precision"], 1.0);
+    // A congestion pulse's 63 senders share the target's 400 Gb/s link: together they get at most
+    // the link (and noise), not 63 links.
+    assert!(!report.congestion.is_empty());
+    for pulse in &report.congestion {
+        let aggregate = pulse.aggregate_gbps.expect("an aggregate");
+        assert!((300.0..400.0 * 1.03).contains(&aggregate), "{}: {aggregate} Gb/s", pulse.target);
+    }
     // `--plan` follows the coordinator's schedule: with the simulation's cost of a step (its tests,
     // no setup) it predicts when the first pass ends, within its guess of the check phase (10 s).
     let first_pass = report
