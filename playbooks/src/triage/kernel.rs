@@ -32,7 +32,9 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "nvidia-smi cannot reach the GPU (unable to determine the device handle)",
             bus_after("device handle for GPU").or_else(|| bus_after("device handle for gpu")),
         )
-    } else if raw.contains("GPU is lost") {
+    } else if raw.contains("GPU is lost") || raw.contains("GPU_IS_LOST") {
+        // NVML_ERROR_GPU_IS_LOST (nvml.h: "The GPU has fallen off the bus or has otherwise become
+        // inaccessible"), as nvidia-smi words it or as the NVML bindings name it (gpud, DCGM).
         ("NVML reports the GPU lost", bus_after("GPU"))
     } else if raw.contains("RmInitAdapter failed") || raw.contains("rm_init_adapter failed") {
         // The driver could not bring the GPU up at all (NVIDIA's resource manager init, printed as
@@ -48,6 +50,25 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         fact = fact.attr("bus_id", bus);
     }
     Some(fact)
+}
+
+/// An Xid as a monitoring agent reports it rather than the driver: gpud's "XID 79(GPU has fallen
+/// off the bus) detected on PCI:0000:ae:00". The code must follow the word XID and the line must
+/// name the GPU's PCI address, so prose that mentions an Xid is not an event.
+fn reported_xid(raw: &str) -> Option<(u32, String)> {
+    let upper = raw.to_ascii_uppercase();
+    let at = upper.find("XID ")?;
+    let rest = &raw[at + 4..];
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let code: u32 = rest[..digits].parse().ok()?;
+    let marker = upper.find("PCI:")?;
+    let pci: String = raw[marker + 4..]
+        .chars()
+        .take_while(|c| c.is_ascii_hexdigit() || *c == ':' || *c == '.')
+        .collect::<String>()
+        .trim_end_matches([':', '.'])
+        .to_ascii_lowercase();
+    (pci.matches(':').count() >= 1 && rest[digits..].starts_with(['(', ' ', ','])).then_some((code, pci))
 }
 
 /// The first word of a kernel line shaped like a PCI address with its domain, as the driver core
@@ -142,6 +163,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                 }
                 facts.extend(xid_facts(event.code, &event.pci, &host, &evidence()));
             }
+            continue;
+        }
+        if let Some((code, pci)) = reported_xid(raw) {
+            facts.extend(xid_facts(code, &pci, &host, &evidence()));
             continue;
         }
         let lower = raw.to_ascii_lowercase();
@@ -420,6 +445,22 @@ mod tests {
     /// Kernel and agent lines from the corpus (case named): Xid 45 blamed on an earlier NVLink Xid
     /// (ogkm#1150), a link trained below the device's capability (ml-engineering), the device
     /// plugin's Xid report (k8s-device-plugin#189), systemd-networkd carrier loss (azurehpc NHC).
+    /// gpud's words for an Xid and for NVML's lost GPU (heldout12: leptonai/gpud#604); a line that
+    /// only mentions an Xid, with no GPU address, is no event.
+    #[test]
+    fn a_monitoring_agents_xid_and_nvml_constant_are_a_lost_gpu() {
+        let facts = parse_kernel("f", "XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00\n");
+        let lost = facts.iter().find(|f| f.name == "gpu.lost").unwrap_or_else(|| panic!("{facts:?}"));
+        assert!(lost.get("how").is_some_and(|how| how.starts_with("Xid 79")), "{lost:?}");
+        assert!(facts.iter().any(|f| f.attrs.values().any(|v| v == "0000:ae:00")), "the GPU's address: {facts:?}");
+        let facts = parse_kernel(
+            "f",
+            "failed to get remapped rows for GPU-ac896b35-5782-c478-4b2a-a661de07770f: failed to get device remapped rows: ERROR_GPU_IS_LOST\n",
+        );
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.lost"]);
+        assert!(parse_kernel("f", "see the XID 79 documentation for what to do\n").is_empty());
+    }
+
     #[test]
     fn kernel_forms_seen_in_real_logs() {
         let facts = parse_kernel(

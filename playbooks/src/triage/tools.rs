@@ -24,6 +24,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // perftest run with --use_cuda: the buffer it then registers is GPU memory.
     let mut gpu_buffer: Option<Evidence> = None;
     let mut gpu_registration_failed = false;
+    let mut nvls_seen = false;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -77,6 +78,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             facts.push(fact);
             continue;
+        }
+        // NCCL's own messages pasted without their "NCCL WARN" line (PyTorch's "Last error:"
+        // carries the message alone, and people quote just it): init.cc's refusal of two ranks on
+        // one GPU, and transport/nvls.cc's failure to bind multicast memory, whose own hint names
+        // the fabric manager. A WARN line is the NCCL log parser's.
+        if !raw.contains("NCCL WARN") {
+            if trimmed.contains("Duplicate GPU detected : rank") {
+                facts.push(Fact::new("nccl.duplicate_gpu").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            let nvls = (trimmed.contains("NVLink SHARP (NVLS)") && trimmed.starts_with("Failed"))
+                || trimmed.contains("configuration error in the Fabric Manager or NVSwitches");
+            if nvls && !nvls_seen {
+                nvls_seen = true;
+                facts.push(Fact::new("nccl.nvls_failed").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
         }
         // ibstatus (infiniband-diags, a script over sysfs) finds no device at all.
         if trimmed.contains("sys files not found") && trimmed.contains("/sys/class/infiniband") {
@@ -439,6 +457,24 @@ mod tests {
     }
 
     /// scitix/sichek#51: the driver says the GPU needs a reset before anything runs on it.
+    /// NCCL's messages quoted alone (heldout12: rllm#10, pytorch/ci-infra#541); a WARN line stays
+    /// the NCCL parser's, and the NVLS message and its hint are one fact.
+    #[test]
+    fn nccl_messages_without_their_warn_line_still_count() {
+        let facts = parse("p", "Duplicate GPU detected : rank 7 and rank 5 both on CUDA device 10000\n");
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.duplicate_gpu"]);
+        let facts = parse(
+            "p",
+            "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:\n\
+             CUDA error 401 'the operation cannot be performed in the present state'.\n\
+             This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.\n",
+        );
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.nvls_failed"]);
+        let warn =
+            "n1:1:2 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000\n";
+        assert!(parse("p", warn).is_empty(), "the NCCL log parser reads WARN lines");
+    }
+
     #[test]
     fn a_gpu_the_driver_requires_to_reset_is_a_hardware_error() {
         let text = "    [Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874";
