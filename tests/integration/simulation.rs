@@ -320,26 +320,14 @@ fn the_plan_of_a_fleet_says_how_long_one_pass_takes_without_reaching_a_host() {
     assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
 }
 
-/// A playbook that pairs by leaf measures every pair within a leaf and host k of each leaf with
-/// host k of every other, a fraction of all pairs, and still pins a bad cable; hosts with no leaf
-/// are refused by name before anything runs.
 /// The issue's fleet-sized run for CI: 1,024 simulated hosts in 32 leaves, paired by leaf (62 rounds
 /// instead of 1,023), five kinds of fault pinned where they were put and nowhere else, a host that
-/// dies lost, the report
-/// within its budget; and the same fabric without faults signs off. (Every pair at 1,024 hosts is
+/// dies lost, the report within its budget; and the same fabric without faults signs off. (Every pair at 1,024 hosts is
 /// the bench's: bench/burnin-scale.sh.)
 #[test]
 fn a_fleet_of_1024_simulated_hosts_paired_by_leaf_pins_every_fault_and_signs_off_without() {
     let parent = tempfile::tempdir().expect("tempdir");
-    let playbook = parent.path().join("leaf.toml");
-    let default = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
-        .args(["burnin", "--print-playbook"])
-        .output()
-        .expect("fabricdoctor runs");
-    let text =
-        stdout(&default).replace("pairing = \"all\"", "pairing = \"leaf\"").replace("targets = 0", "targets = 32");
-    assert!(text.contains("pairing = \"leaf\"") && text.contains("targets = 32"), "the default playbook changed");
-    std::fs::write(&playbook, text).expect("write the playbook");
+    let playbook = leaf_playbook(parent.path(), &[("targets = 0", "targets = 32")]);
     let fabric = "hosts = 1024\nrails = 1\nhosts_per_leaf = 32\nnoise = 0.03\nseed = 11\n";
     let faults = "[[faults]]\nkind = \"slow_host\"\nhost = 17\nfraction = 0.6\n\
                   [[faults]]\nkind = \"slow_nic\"\nhost = 420\nrail = 0\nfraction = 0.5\n\
@@ -378,17 +366,30 @@ fn a_fleet_of_1024_simulated_hosts_paired_by_leaf_pins_every_fault_and_signs_off
     assert!(report.suspects.is_empty(), "{:?}", report.suspects);
 }
 
-#[test]
-fn pairing_by_leaf_pins_a_bad_cable_with_a_fraction_of_the_pairs() {
-    let parent = tempfile::tempdir().expect("tempdir");
-    let playbook = parent.path().join("leaf.toml");
+/// The default playbook paired by leaf, with `changes` (line text, replacement) made, written to
+/// `dir`/leaf.toml.
+fn leaf_playbook(dir: &Path, changes: &[(&str, &str)]) -> PathBuf {
     let default = Command::new(env!("CARGO_BIN_EXE_fabricdoctor"))
         .args(["burnin", "--print-playbook"])
         .output()
         .expect("fabricdoctor runs");
-    let text = stdout(&default).replace("pairing = \"all\"", "pairing = \"leaf\"");
-    assert!(text.contains("pairing = \"leaf\""), "the default playbook names its pairing");
-    std::fs::write(&playbook, text).expect("write the playbook");
+    let mut text = stdout(&default);
+    for (line, replacement) in [("pairing = \"all\"", "pairing = \"leaf\"")].iter().chain(changes) {
+        assert!(text.contains(line), "the default playbook has no `{line}`");
+        text = text.replace(line, replacement);
+    }
+    let path = dir.join("leaf.toml");
+    std::fs::write(&path, text).expect("write the playbook");
+    path
+}
+
+/// A playbook that pairs by leaf measures every pair within a leaf and host k of each leaf with
+/// host k of every other, a fraction of all pairs, and still pins a bad cable; hosts with no leaf
+/// are refused by name before anything runs.
+#[test]
+fn pairing_by_leaf_pins_a_bad_cable_with_a_fraction_of_the_pairs() {
+    let parent = tempfile::tempdir().expect("tempdir");
+    let playbook = leaf_playbook(parent.path(), &[]);
     let (output, dir) = run_simulated(
         parent.path(),
         "hosts = 160\nrails = 1\nhosts_per_leaf = 32\nnoise = 0.03\nseed = 5\n\
