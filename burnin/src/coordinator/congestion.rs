@@ -304,9 +304,9 @@ impl Coordinator {
         Ok(ports)
     }
 
-    /// Every sender measures into the target at once (its agent lent to its call, see workers.rs) while
-    /// the target's counters are read every `sample_ms` on its own connection; the cumulative
-    /// samples go into `pulse`. Returns each sender's answer and the target's raw answers, timed.
+    /// Every sender measures into the target at once (its agent lent to its call, see workers.rs)
+    /// while the target's counters are read every `sample_ms` on its own connection; the
+    /// cumulative samples go into `pulse`. Returns each sender's answer and the target's raw answers, timed.
     fn push_and_sample(
         &mut self,
         receiver: &mut AgentConnection,

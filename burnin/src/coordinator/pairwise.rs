@@ -338,7 +338,8 @@ impl Coordinator {
     }
 
     /// Run `run` on each of `pairs` (disjoint), `concurrency` pairs at a time, each pair's two agents
-    /// lent to one call (on a thread of its own for real agents, see workers.rs); hosts `run` reports lost are marked lost. Returns each pair's result.
+    /// lent to one call (on a thread of its own for real agents, see workers.rs); hosts `run`
+    /// reports lost are marked lost. Returns each pair's result.
     pub(super) fn measure_round_by<T: Send + Default>(
         &mut self,
         pairs: &[(usize, usize)],
