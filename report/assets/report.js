@@ -91,7 +91,6 @@
     text += "\nclients, " + rowGroup + " (" + rowHosts.length + " hosts): " + rowHosts.join(", ");
     text += "\nservers, " + columnGroup + " (" + columnHosts.length + " hosts): " + columnHosts.join(", ");
     panel.textContent = text;
-    panel.setAttribute("data-tile", rowGroup + " " + columnGroup);
   });
   document.addEventListener("mousemove", function (event) {
     if (tooltip && !tooltip.hidden) {
