@@ -592,9 +592,12 @@ impl SimulatedFabric {
                 incast
             }
         };
-        let sessions = state.incasts.entry(incast).or_insert((0, 0));
-        sessions.0 += 1;
-        sessions.1 += 1;
+        // A port no sender joins (a rendezvous) has no incast entry: it is measured alone.
+        if joins {
+            let sessions = state.incasts.entry(incast).or_insert((0, 0));
+            sessions.0 += 1;
+            sessions.1 += 1;
+        }
         state.serving.insert(port, (host, rail, incast));
         port
     }
