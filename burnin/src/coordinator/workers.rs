@@ -60,13 +60,13 @@ mod tests {
             let threads = Mutex::new(HashSet::new());
             let mut values: Vec<usize> = (0..items).collect();
             let results = on_workers(&mut values, workers, |value| {
-                threads.lock().unwrap().insert(std::thread::current().id());
+                threads.lock().expect("thread set").insert(std::thread::current().id());
                 *value += 1;
                 *value * 10
             });
             assert_eq!(results, (1..=items).map(|v| Some(v * 10)).collect::<Vec<_>>());
             assert_eq!(values, (1..=items).collect::<Vec<_>>(), "each item once");
-            let used = threads.lock().unwrap().len();
+            let used = threads.lock().expect("thread set").len();
             assert!(used <= workers.min(items), "{items} items on {used} threads, asked {workers}");
         }
     }
