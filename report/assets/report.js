@@ -33,6 +33,11 @@
   }
 
   var tooltip = document.getElementById("tooltip");
+  // A tile's worst pair, from its row's data-worst (one name per column, "-" for none).
+  function worstPair(cell) {
+    var worst = (cell.parentElement.getAttribute("data-worst") || "").split(" ")[cell.cellIndex - 1];
+    return worst && worst !== "-" ? worst : "";
+  }
   function describe(cell) {
     var table = cell.closest("table.heatmap");
     // Headers carry the full hostname in their title (their text may be shortened).
@@ -46,8 +51,8 @@
     if (value === "-") value = "";
     var lines = [row + " \u2192 " + column + ": " + (value ? value + " " + unit : "not measured")];
     lines.push("best pair: " + table.getAttribute("data-best") + " " + unit);
-    var worst = (cell.parentElement.getAttribute("data-worst") || "").split(" ")[cell.cellIndex - 1];
-    if (worst && worst !== "-") lines.push("worst pair: " + worst);
+    var worst = worstPair(cell);
+    if (worst) lines.push("worst pair: " + worst);
     if (table.hasAttribute("data-tiles")) lines.push("click for the hosts of both groups");
     if (cell.classList.contains("sl")) lines.push("suspect pair");
     if (cell.classList.contains("sh")) lines.push("suspect host in this row or column");
@@ -86,8 +91,8 @@
     var rowHosts = groupHosts(rowGroup);
     var columnHosts = groupHosts(columnGroup);
     var text = describe(cell).split("\n")[0];
-    var worst = (cell.parentElement.getAttribute("data-worst") || "").split(" ")[cell.cellIndex - 1];
-    if (worst && worst !== "-") text += "\nworst pair: " + worst;
+    var worst = worstPair(cell);
+    if (worst) text += "\nworst pair: " + worst;
     text += "\nclients, " + rowGroup + " (" + rowHosts.length + " hosts): " + rowHosts.join(", ");
     text += "\nservers, " + columnGroup + " (" + columnHosts.length + " hosts): " + columnHosts.join(", ");
     panel.textContent = text;

@@ -646,14 +646,13 @@ impl Coordinator {
     fn connect(&mut self) -> Result<(), BurninError> {
         let wait = self.options.connect_wait;
         let token = self.options.token.clone();
-        let targets: Vec<(usize, String)> = (0..self.report.hosts.len())
+        let mut targets: Vec<(usize, String)> = (0..self.report.hosts.len())
             .filter(|&i| self.report.hosts[i].status == HostStatus::Ok)
             .map(|i| (i, self.report.hosts[i].address.clone()))
             .collect();
-        let simulation = self.options.simulation.clone();
-        let mut targets = targets;
+        let simulation = self.options.simulation.as_ref();
         let workers = workers_for(targets.len(), simulation.is_some());
-        let connections = on_workers(&mut targets, workers, |(host, address)| match &simulation {
+        let connections = on_workers(&mut targets, workers, |(host, address)| match simulation {
             Some(fabric) => Ok(AgentConnection::simulated(Arc::clone(fabric), *host)),
             None => AgentConnection::connect(address, &token, wait),
         });
