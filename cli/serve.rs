@@ -99,24 +99,46 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             .lock()
             .map(|p| Arc::clone(&p))
             .map_err(|_| anyhow::anyhow!("the published results are poisoned"))?;
-        if busy.fetch_add(1, Ordering::SeqCst) >= limit {
-            busy.fetch_sub(1, Ordering::SeqCst);
+        let Some(slot) = ConnectionSlot::take(&busy, limit) else {
             let mut stream = stream;
             let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
             let _ = respond(&mut stream, "HEAD", 503, "text/plain", "too many connections\n", &[]);
             continue;
-        }
-        let held = Arc::clone(&busy);
-        let spawned = std::thread::Builder::new().name("scrape".into()).spawn(move || {
-            serve_connection(stream, &current, interval);
-            held.fetch_sub(1, Ordering::SeqCst);
+        };
+        // A failed spawn drops the closure, and with it the slot.
+        let _ = std::thread::Builder::new().name("scrape".into()).spawn(move || {
+            let mut stream = stream;
+            serve_connection(&mut stream, &current, interval);
+            // The slot is free before the peer sees its connection close: a peer that connects
+            // again at once (a scraper's next scrape) must not find it still held.
+            drop(slot);
+            drop(stream);
         });
-        if spawned.is_err() {
-            // The closure (and its decrement) was dropped with the failed spawn.
-            busy.fetch_sub(1, Ordering::SeqCst);
-        }
     }
     Ok(exit::SUCCESS)
+}
+
+/// One of `--max-connections` slots, given back when its holder ends, also by a panic's unwinding
+/// (a decrement written after the work would leak a slot per panic until serve answered 503 to
+/// every scrape).
+struct ConnectionSlot {
+    busy: Arc<AtomicUsize>,
+}
+
+impl ConnectionSlot {
+    fn take(busy: &Arc<AtomicUsize>, limit: usize) -> Option<ConnectionSlot> {
+        if busy.fetch_add(1, Ordering::SeqCst) >= limit {
+            busy.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(ConnectionSlot { busy: Arc::clone(busy) })
+    }
+}
+
+impl Drop for ConnectionSlot {
+    fn drop(&mut self) {
+        self.busy.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The check run serve makes each interval: its selection, policy and profile; counters are
@@ -335,34 +357,32 @@ fn read_head(stream: &mut TcpStream) -> Result<Vec<u8>, BadRequest> {
     }
 }
 
-fn serve_connection(mut stream: TcpStream, published: &Published, interval: Duration) {
+fn serve_connection(stream: &mut TcpStream, published: &Published, interval: Duration) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    let request = match read_head(&mut stream).and_then(|head| parse_request_line(&head)) {
+    let request = match read_head(stream).and_then(|head| parse_request_line(&head)) {
         Ok(request) => request,
         Err(bad) => {
-            let _ = respond(&mut stream, "GET", bad.status, "text/plain", &format!("{}\n", bad.reason), &[]);
+            let _ = respond(stream, "GET", bad.status, "text/plain", &format!("{}\n", bad.reason), &[]);
             return;
         }
     };
     if request.method != "GET" && request.method != "HEAD" {
-        let _ = respond(&mut stream, "GET", 405, "text/plain", "only GET and HEAD\n", &[("Allow", "GET, HEAD")]);
+        let _ = respond(stream, "GET", 405, "text/plain", "only GET and HEAD\n", &[("Allow", "GET, HEAD")]);
         return;
     }
     let method = request.method.as_str();
     let _ = match request.path.as_str() {
-        "/metrics" => {
-            respond(&mut stream, method, 200, "text/plain; version=0.0.4; charset=utf-8", &published.metrics, &[])
-        }
+        "/metrics" => respond(stream, method, 200, "text/plain; version=0.0.4; charset=utf-8", &published.metrics, &[]),
         "/report.json" if published.report_json.is_empty() => {
-            respond(&mut stream, method, 503, "text/plain", "no check run has finished yet\n", &[])
+            respond(stream, method, 503, "text/plain", "no check run has finished yet\n", &[])
         }
-        "/report.json" => respond(&mut stream, method, 200, "application/json", &published.report_json, &[]),
+        "/report.json" => respond(stream, method, 200, "application/json", &published.report_json, &[]),
         "/healthz" => {
             let (status, text) = health(published, interval);
-            respond(&mut stream, method, status, "text/plain", &text, &[])
+            respond(stream, method, status, "text/plain", &text, &[])
         }
         "/" => respond(
-            &mut stream,
+            stream,
             method,
             200,
             "text/html; charset=utf-8",
@@ -370,7 +390,7 @@ fn serve_connection(mut stream: TcpStream, published: &Published, interval: Dura
              <a href=\"/healthz\">/healthz</a> <a href=\"/report.json\">/report.json</a></body></html>\n",
             &[],
         ),
-        _ => respond(&mut stream, method, 404, "text/plain", "not found: /metrics, /healthz, /report.json\n", &[]),
+        _ => respond(stream, method, 404, "text/plain", "not found: /metrics, /healthz, /report.json\n", &[]),
     };
 }
 
