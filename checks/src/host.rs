@@ -40,15 +40,7 @@ impl Check for Memlock {
             .memlock_min_bytes
             .map(|m| format!(">= {}", human_bytes(m)))
             .unwrap_or_else(|| "unlimited".into());
-        let ok = match (limit.soft_bytes, policy.host.memlock_min_bytes) {
-            (None, _) => true,
-            // A limit beyond any node's memory cannot stop a registration: captures taken by other
-            // tools (or containers that map RLIM_INFINITY to 2^64-1) hold such numbers instead of
-            // the kernel's "unlimited".
-            (Some(soft), _) if soft >= EFFECTIVELY_UNLIMITED_BYTES => true,
-            (Some(soft), Some(minimum)) => soft >= minimum,
-            (Some(_), None) => false,
-        };
+        let ok = memlock_sufficient(limit.soft_bytes, policy);
         let finding = if ok {
             Finding::new(self.id(), Verdict::Pass, "node", format!("locked-memory limit {}", show(limit.soft_bytes)))
         } else {
@@ -250,5 +242,20 @@ impl Check for Iommu {
             Finding::new(self.id(), Verdict::Pass, "node", "IOMMU in passthrough (identity) mode")
         };
         vec![finding.evidence(evidence).expected("passthrough or off")]
+    }
+}
+
+/// Whether a locked-memory limit (`None`: unlimited) lets RDMA register what NCCL and MPI need,
+/// under `host.memlock_min_bytes` (unlimited required when unset). One judgement for `check`
+/// (proc/self/limits) and for limits that triage reads from pasted `ulimit` output.
+pub fn memlock_sufficient(soft_bytes: Option<u64>, policy: &Policy) -> bool {
+    match (soft_bytes, policy.host.memlock_min_bytes) {
+        (None, _) => true,
+        // A limit beyond any node's memory cannot stop a registration: captures taken by other
+        // tools (or containers that map RLIM_INFINITY to 2^64-1) hold such numbers instead of
+        // the kernel's "unlimited".
+        (Some(soft), _) if soft >= EFFECTIVELY_UNLIMITED_BYTES => true,
+        (Some(soft), Some(minimum)) => soft >= minimum,
+        (Some(_), None) => false,
     }
 }

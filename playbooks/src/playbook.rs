@@ -84,7 +84,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "nvswitch.error",
         "what text",
-        "fabricmanager.log '[ERROR] ... detected NVSwitch fatal/non-fatal error N ... port P' (an SXid)",
+        "fabricmanager.log '[ERROR] ... detected NVSwitch fatal/non-fatal error N ... port P', or the kernel's 'nvidia-nvswitchN: SXid (PCI:...): N' (an SXid)",
     ),
     (
         "fabricmanager.error",
@@ -102,7 +102,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "rdma.device_missing",
         "text host",
-        "no RDMA device usable: NCCL 'NET/IB : No device found', 'ibv_open_device failed', libibverbs ABI/driver warnings",
+        "no RDMA device usable: NCCL 'NET/IB : No device found', 'ibv_open_device failed', libibverbs ABI/driver warnings, no libfabric provider (NET/OFI, fi_getinfo, EFA)",
     ),
     (
         "nccl.gdr_disabled",
@@ -153,7 +153,17 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "rdma.memlock",
         "text",
-        "ibv_create_cq/ibv_reg_mr/ibv_create_qp failing with 'Cannot allocate memory' (UCX, MPI, perftest)",
+        "ibv_create_cq/ibv_reg_mr/ibv_create_qp, a libfabric provider or openib failing with 'Cannot allocate memory' (UCX, MPI, perftest, EFA)",
+    ),
+    (
+        "gpu.nvlink_p2p_missing",
+        "gpus pairs scope what text",
+        "nvidia-smi topo -p2p n with no GPU pair OK on GPUs the input says have NVLink (scope switch: eight or more GPUs)",
+    ),
+    (
+        "host.memlock_low",
+        "text",
+        "`ulimit -a` 'max locked memory' or /proc/PID/limits below what check's host.memlock requires (unlimited)",
     ),
     ("nccl.ib_not_used", "host", "NCCL INFO 'NET/IB : No device found.' (normal on single-host or TCP-only jobs)"),
     ("rdma.qp_rtr_failed", "gid", "perftest 'Failed to modify QP to RTR' (gid=zero after an all-zero GID)"),

@@ -71,6 +71,29 @@ fn reported_xid(raw: &str) -> Option<(u32, String)> {
     (pci.matches(':').count() >= 1 && rest[digits..].starts_with(['(', ' ', ','])).then_some((code, pci))
 }
 
+/// An NVSwitch error as its driver logs it: "nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028,
+/// Data {...}" or "...: 20034, Fatal, Link 48 LTSSM Fault Up" (NVIDIA Fabric Manager User Guide,
+/// "NVSwitch errors": SXids are the switch's counterpart of a GPU's Xids). NVLink traffic through
+/// the switch stalls on the fatal ones, and the GPUs behind it see Xid 45 or hang; non-fatal ones
+/// still name a faulty switch or link. The code must follow the PCI address, so a wrapped or
+/// quoted fragment is not an event.
+fn nvswitch_sxid(raw: &str) -> Option<Fact> {
+    let at = raw.find("SXid (PCI:")?;
+    let rest = &raw[at + "SXid (PCI:".len()..];
+    let (pci, after) = rest.split_once("):")?;
+    let after = after.trim_start();
+    let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
+    let code: u32 = after[..digits].parse().ok()?;
+    let switch = raw[..at].trim_end().trim_end_matches(':').rsplit(' ').next().unwrap_or("an NVSwitch");
+    let severity = after[digits..].trim_start_matches(',').trim_start();
+    let mut what = format!("NVSwitch {switch} (PCI {pci}) SXid {code}");
+    if severity.starts_with("Fatal") || severity.starts_with("Non-fatal") || severity.starts_with("Nonfatal") {
+        let words: String = severity.split(',').take(2).collect::<Vec<_>>().join(",");
+        what.push_str(&format!(": {}", words.trim()));
+    }
+    Some(Fact::new("nvswitch.error").attr("what", what).attr("sxid", code).attr("text", raw.trim()))
+}
+
 /// The first word of a kernel line shaped like a PCI address with its domain, as the driver core
 /// prefixes its messages ("mlx5_core 0000:5e:00.0: ..."), without the colon that follows it.
 fn pci_address_token(line: &str) -> Option<&str> {
@@ -167,6 +190,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
         if let Some((code, pci)) = reported_xid(raw) {
             facts.extend(xid_facts(code, &pci, &host, &evidence()));
+            continue;
+        }
+        if let Some(fact) = nvswitch_sxid(raw) {
+            facts.push(fact.host(&host).evidence(evidence()));
             continue;
         }
         let lower = raw.to_ascii_lowercase();
@@ -507,6 +534,22 @@ mod tests {
         );
         assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.lost", Some("0000:81:00.0")));
         // nccl#2241: the poster masked the bus; the Xid is still the GPU's.
+        let facts = parse_kernel(
+            "f",
+            "kern  :err   : 2025-01-25T10:34:54,859532+00:00 nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, Data {0x000001c0, 0x00bd5c8a}",
+        );
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].name, "nvswitch.error");
+        assert_eq!(facts[0].get("what"), Some("NVSwitch nvidia-nvswitch1 (PCI 0000:84:00.0) SXid 12028"));
+        let facts = parse_kernel(
+            "f",
+            "[6781753.400584] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",
+        );
+        assert_eq!(
+            facts[0].get("what"),
+            Some("NVSwitch nvidia-nvswitch1 (PCI 0000:06:00.0) SXid 20034: Fatal, Link 48 LTSSM Fault Up")
+        );
+        assert!(parse_kernel("f", "  line: 'kern :err : nvidia-nvswitch1: SXid (PCI:0000:84:00.0):\n").is_empty());
         let facts = parse_kernel("f", "kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)");
         assert_eq!((facts[0].name.as_str(), facts[0].get("xid")), ("gpu.xid", Some("145")));
         // pop-os#3363: "severity=Correctable" is the corrected severity.

@@ -133,6 +133,10 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("nvidia-smi-topo");
             topo::analyze(&matrix, &mut analysis);
         }
+        if let Some(matrix) = topo::parse_nvlink_peers(name, &text) {
+            kinds.push("nvidia-smi-topo-p2p");
+            topo::analyze_nvlink_peers(&matrix, topo::says_nvlink_present(&text), &mut analysis);
+        }
         for (kind, recognised, facts) in [
             ("ibstat", ibstat::recognised(&text), ibstat::parse(name, &text)),
             ("nvidia-smi", nvidia_smi::recognised(&text), nvidia_smi::parse(name, &text)),
@@ -223,6 +227,7 @@ fn name_gpu_faults(analysis: &mut Analysis) {
                 format!("{} uncorrectable ECC error(s) ({}) on GPU {}", get("count"), get("where"), get("gpu"))
             }
             "gpu.nvlink_inactive" => format!("NVLink link(s) {} inactive on GPU {}", get("links"), get("gpu")),
+            "nvswitch.error" => get("what"),
             "dcgm.fail" => format!("dcgmi diag test {} failed on GPU {}", get("test"), get("gpu")),
             _ => continue,
         };

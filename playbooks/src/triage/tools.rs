@@ -245,12 +245,35 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             continue;
         }
         // Verbs resources that pin memory failing with ENOMEM, from any library (UCX's
-        // "ibv_create_cq(cqe=4096) failed: Cannot allocate memory", libfabric, MPI): the
+        // "ibv_create_cq(cqe=4096) failed: Cannot allocate memory", libfabric providers such as
+        // EFA's "Libfabric error: (-12) Cannot allocate memory", Open MPI's openib): the
         // locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`) is too low to pin queues and buffers.
-        if ["ibv_create_cq", "ibv_reg_mr", "ibv_create_qp", "ibv_create_srq"].iter().any(|call| raw.contains(call))
-            && raw.contains("Cannot allocate memory")
-        {
+        let rdma_library =
+            ["ibv_create_cq", "ibv_reg_mr", "ibv_create_qp", "ibv_create_srq"].iter().any(|call| raw.contains(call))
+                || lower.contains("libfabric")
+                || lower.contains("openib");
+        if rdma_library && raw.contains("Cannot allocate memory") {
             facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // The locked-memory limit as a shell or proc(5) shows it: bash's `ulimit -a` ("max locked
+        // memory (kbytes, -l) 64") or /proc/PID/limits ("Max locked memory 65536 65536 bytes"),
+        // judged by check's host.memlock rule.
+        if let Some(soft) = memlock_limit(trimmed) {
+            if !fabricdoctor_checks::host::memlock_sufficient(soft, &fabricdoctor_checks::Policy::default()) {
+                facts.push(Fact::new("host.memlock_low").attr("text", trimmed).evidence(evidence()));
+            }
+            continue;
+        }
+        // libfabric finds no provider for the fabric (aws-ofi-nccl's "NET/OFI Couldn't find any
+        // optimal provider", fi_getinfo failing with -61 "No data available", the EFA installer's
+        // "EFA libfabric provider not detected"): NCCL's OFI plugin has no RDMA device to use.
+        let no_provider = (lower.contains("net/ofi")
+            && (lower.contains("couldn't find any optimal provider") || lower.contains("no eligible provider")))
+            || (lower.contains("fi_getinfo") && lower.contains("no data available"))
+            || lower.contains("efa libfabric provider not detected");
+        if no_provider {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
             continue;
         }
         // A failed work completion as other verbs users print it (UCX's mlx5 CQE syndromes,
@@ -271,6 +294,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 fact = fact.host(host);
             }
             facts.push(fact);
+            // UCX names the port and its link layer in the error ("on mlx5_0:1/RoCE").
+            if let Some(port) = trimmed.split_whitespace().find(|w| w.ends_with("/RoCE")) {
+                let nic = port.trim_end_matches("/RoCE").split(':').next().unwrap_or(port);
+                facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
+            }
             continue;
         }
         // libnvidia-container (nvidia-container-cli, the container runtime's GPU hook) asks the
@@ -369,6 +397,26 @@ fn completion_status(lower: &str) -> Option<u32> {
     .iter()
     .find(|(words, _)| lower.contains(words))
     .map(|(_, status)| *status)
+}
+
+/// The soft locked-memory limit of a `ulimit -a` or /proc/PID/limits line, in bytes (`None`:
+/// unlimited); `None` when the line is neither.
+fn memlock_limit(line: &str) -> Option<Option<u64>> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let value = |word: &str, unit: u64| -> Option<Option<u64>> {
+        if word == "unlimited" {
+            Some(None)
+        } else {
+            word.parse::<u64>().ok().map(|n| Some(n.saturating_mul(unit)))
+        }
+    };
+    if line.starts_with("max locked memory") && line.contains("(kbytes, -l)") {
+        return value(words.last()?, 1024);
+    }
+    if line.starts_with("Max locked memory") && words.last() == Some(&"bytes") && words.len() >= 6 {
+        return value(words[3], 1);
+    }
+    None
 }
 
 /// The number after `key` as UCX prints it (`vend 0x81`).
@@ -586,6 +634,37 @@ mod tests {
     /// gpu-operator#2868 (nvidia_peermem built for another ib_core), nccl-tests#299 (ssh refused),
     /// ms-swift#6368 (a master name that does not resolve), OpenRLHF#621 (a Ray worker died), and a
     /// fabric manager log without thread ids (pytorch/ci-infra#552).
+    /// awsome-distributed-ai#647 (EFA's ENOMEM), open-mpi/ompi#6468 (`ulimit -a` in a container),
+    /// aws-efa-nccl-baseami-pipeline#2 (no EFA provider), openucx/ucx#6000 (a RoCE port in UCX's
+    /// completion error).
+    #[test]
+    fn locked_memory_libfabric_providers_and_ucx_link_layers() {
+        let efa = "Libfabric error: (-12) Cannot allocate memory\nEFA internal error: (4112) Failure to post internal receive buffers\n";
+        assert_eq!(parse("f", efa)[0].name, "rdma.memlock");
+        assert!(parse("f", "malloc: Cannot allocate memory\n").is_empty(), "not an RDMA library");
+
+        let ulimit = "max locked memory       (kbytes, -l) 64\nopen files                      (-n) 65536\n";
+        assert_eq!(parse("f", ulimit)[0].name, "host.memlock_low");
+        assert!(parse("f", "max locked memory       (kbytes, -l) unlimited\n").is_empty());
+        let limits = "Max locked memory         65536                65536                bytes\n";
+        assert_eq!(parse("f", limits)[0].name, "host.memlock_low");
+        assert!(parse("f", "Max locked memory         unlimited            unlimited            bytes\n").is_empty());
+        assert_eq!(memlock_limit("max locked memory (kbytes, -l) 8192"), Some(Some(8 << 20)));
+        assert_eq!(memlock_limit("max locked memory (kbytes, -l) lots"), None, "not a number");
+
+        let ofi = "find_ofi_provider:543 NCCL WARN NET/OFI Couldn't find any optimal provider\nError: EFA libfabric provider not detected.\n";
+        let facts = parse("f", ofi);
+        assert_eq!(facts.len(), 2, "{facts:?}");
+        assert!(facts.iter().all(|f| f.name == "rdma.device_missing"));
+
+        let ucx = "[compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/RoCE (synd 0x15 vend 0x81 hw_synd 0/0)\n";
+        let facts = parse("f", ucx);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.wc_error", "rdma.roce"]);
+        assert_eq!(facts[1].get("nic"), Some("mlx5_0"));
+        let ib = ucx.replace("/RoCE", "/IB");
+        assert!(parse("f", &ib).iter().all(|f| f.name != "rdma.roce"));
+    }
+
     #[test]
     fn peermem_launcher_reachability_dead_workers_and_fabric_manager_errors() {
         let peermem =

@@ -9,7 +9,7 @@ use fabricdoctor_checks::{Finding, Policy, Relation, Verdict};
 
 use super::analysis::Analysis;
 use super::lines::numbered_lines;
-use crate::fact::Evidence;
+use crate::fact::{Evidence, Fact};
 
 #[derive(Debug, Clone)]
 pub struct TopoMatrix {
@@ -138,6 +138,110 @@ pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
     }
 }
 
+/// `nvidia-smi topo -p2p n`: whether CUDA can use NVLink between each pair of GPUs ("OK"), or why
+/// not ("NS" not supported, "CNS"/"GNS"/"TNS" chipset, GPU or topology not supported, "U" unknown;
+/// nvidia-smi(1)). The capability letter comes from the command line above the matrix; without it
+/// the matrix could be PCIe reads or writes, and is not judged.
+#[derive(Debug, Clone)]
+pub struct NvlinkPeerMatrix {
+    pub gpus: usize,
+    /// Pairs (either order counted once) that report OK.
+    pub ok_pairs: usize,
+    pub pairs: usize,
+    pub evidence: Vec<Evidence>,
+}
+
+pub fn parse_nvlink_peers(file: &str, text: &str) -> Option<NvlinkPeerMatrix> {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let command_at = lines.iter().position(|(_, l)| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        words.windows(2).any(|w| w[0] == "-p2p" && w[1] == "n") || l.contains("-p2p n")
+    })?;
+    let header_at = command_at
+        + 1
+        + lines[command_at + 1..].iter().position(|(_, l)| {
+            let tokens: Vec<&str> = l.split_whitespace().collect();
+            tokens.first() == Some(&"GPU0") && tokens.len() >= 2 && tokens.iter().all(|t| is_label(t))
+        })?;
+    let gpus = lines[header_at].1.split_whitespace().count();
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    let mut evidence = vec![Evidence::new(file, lines[command_at].0, lines[command_at].1)];
+    for (line_no, line) in &lines[header_at + 1..] {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        let Some(label) = tokens.first().filter(|t| t.starts_with("GPU") && is_label(t)) else { break };
+        let row = &tokens[1..];
+        if row.len() != gpus
+            || !row.iter().all(|c| ["X", "OK", "NS", "CNS", "GNS", "TNS", "U"].contains(c))
+            || *label != format!("GPU{}", cells.len())
+        {
+            return None;
+        }
+        cells.push(row.iter().map(|c| c.to_string()).collect());
+        if evidence.len() < 4 {
+            evidence.push(Evidence::new(file, *line_no, line));
+        }
+    }
+    if cells.len() != gpus || gpus < 2 {
+        return None;
+    }
+    let pairs = gpus * (gpus - 1) / 2;
+    let ok_pairs =
+        (0..gpus).flat_map(|a| (a + 1..gpus).map(move |b| (a, b))).filter(|&(a, b)| cells[a][b] == "OK").count();
+    Some(NvlinkPeerMatrix { gpus, ok_pairs, pairs, evidence })
+}
+
+/// Whether the input says these GPUs have NVLink: a health tool's table with an "NVLINK SUPPORTED"
+/// column of true, or SXM-module GPUs by their product names ("A100-SXM4-80GB", "H100 80GB HBM3":
+/// the SXM parts are the ones on NVLink baseboards).
+pub fn says_nvlink_present(text: &str) -> bool {
+    let mut supported_column: Option<usize> = None;
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if let Some(column) = cells.iter().position(|c| c.eq_ignore_ascii_case("NVLINK SUPPORTED")) {
+            supported_column = Some(column);
+            continue;
+        }
+        if supported_column.is_some_and(|column| cells.get(column) == Some(&"true")) {
+            return true;
+        }
+        let product = line.contains("NVIDIA") && (line.contains("SXM") || line.contains("HBM3"));
+        if product && line.trim_start().starts_with('|') {
+            return true;
+        }
+    }
+    false
+}
+
+/// No pair of NVLink GPUs can use NVLink for peer access: on an eight-GPU NVSwitch baseboard that is
+/// the switch fabric not set up (the fabric manager not running or failing), not eight bad GPUs;
+/// on smaller direct-NVLink boards it is the links themselves.
+pub fn analyze_nvlink_peers(matrix: &NvlinkPeerMatrix, nvlink_present: bool, analysis: &mut Analysis) {
+    if matrix.ok_pairs > 0 || !nvlink_present {
+        if matrix.ok_pairs == 0 {
+            analysis.observations.push(Finding::new(
+                "topo.nvlink_p2p",
+                Verdict::Skip,
+                "node",
+                "no GPU pair can use NVLink (topo -p2p n), and nothing in the input says these GPUs have NVLink: normal for PCIe GPUs without bridges",
+            ));
+        }
+        return;
+    }
+    let mut fact = Fact::new("gpu.nvlink_p2p_missing")
+        .attr("gpus", matrix.gpus)
+        .attr("pairs", matrix.pairs)
+        .attr("scope", if matrix.gpus >= 8 { "switch" } else { "links" })
+        .attr(
+            "what",
+            format!("none of the {} GPU pairs can use NVLink for peer access (nvidia-smi topo -p2p n)", matrix.pairs),
+        )
+        .attr("text", format!("topo -p2p n: 0 of {} GPU pairs OK", matrix.pairs));
+    for evidence in &matrix.evidence {
+        fact = fact.evidence(evidence.clone());
+    }
+    analysis.push(fact);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +261,38 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&matrix, &mut analysis);
         assert_eq!(analysis.ranks.rails.get(&0).map(String::as_str), Some("mlx5_0"));
+    }
+
+    /// gpud#1221: eight SXM H100s, every NVLink pair "NS"; the same matrix of PCIe GPUs says
+    /// nothing, and one OK pair is no fabric-wide failure.
+    #[test]
+    fn an_nvlink_peer_matrix_without_any_pair_is_judged_only_on_nvlink_gpus() {
+        let mut text = String::from(
+            "nvidia-smi topo -p2p n\n        GPU0    GPU1    GPU2    GPU3    GPU4    GPU5    GPU6    GPU7\n",
+        );
+        for row in 0..8 {
+            let cells: Vec<&str> = (0..8).map(|col| if col == row { "X" } else { "NS" }).collect();
+            text.push_str(&format!(" GPU{row}   {}\n", cells.join("      ")));
+        }
+        let matrix = parse_nvlink_peers("f", &text).expect("a matrix");
+        assert_eq!((matrix.gpus, matrix.pairs, matrix.ok_pairs), (8, 28, 0));
+        let sxm = "|   0  NVIDIA H100 80GB HBM3          On  |   00000000:04:00.0 Off |                    0 |";
+        assert!(says_nvlink_present(sxm));
+        assert!(!says_nvlink_present("|   0  NVIDIA H100 PCIe               On  |   00000000:04:00.0 Off |"));
+        let table = "| GPU UUID | GPU BUS ID | NVLINK ENABLED | NVLINK SUPPORTED | NVLINK P2P OK |\n| GPU-0 | 0000:85:00.0 | true | true | false |";
+        assert!(says_nvlink_present(table));
+        let mut analysis = Analysis::default();
+        analyze_nvlink_peers(&matrix, true, &mut analysis);
+        assert!(analysis.has("gpu.nvlink_p2p_missing"));
+        assert_eq!(analysis.facts[0].get("scope"), Some("switch"));
+        let mut analysis = Analysis::default();
+        analyze_nvlink_peers(&matrix, false, &mut analysis);
+        assert!(analysis.facts.is_empty(), "PCIe GPUs without bridges have no NVLink to miss");
+        let one_pair = text.replacen("NS", "OK", 1).replacen(" GPU1   NS", " GPU1   OK", 1);
+        let matrix = parse_nvlink_peers("f", &one_pair).expect("a matrix");
+        assert_eq!(matrix.ok_pairs, 1);
+        assert!(parse_nvlink_peers("f", &text.replace("-p2p n", "-p2p r")).is_none(), "reads, not NVLink");
+        assert!(parse_nvlink_peers("f", &text.replace(" GPU7 ", " GPU9 ")).is_none(), "rows out of order");
     }
 
     #[test]
