@@ -173,8 +173,11 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
     let mut list_open = false;
     for (line_no, raw) in numbered_lines(text) {
         log.settings.extend(command_line_settings(file, line_no, raw));
-        let quoted = quoted_warning(raw, std::mem::take(&mut quote_next));
-        quote_next = raw.trim_end().ends_with("Last error:");
+        let after_last_error = std::mem::take(&mut quote_next);
+        let quoted = quoted_warning(raw, after_last_error);
+        // A paste with a blank line between every two lines puts one between "Last error:" and
+        // the message it introduces.
+        quote_next = raw.trim_end().ends_with("Last error:") || (after_last_error && raw.trim().is_empty());
         let list_was_open = std::mem::take(&mut list_open);
         if let Some(message) = quoted {
             log.lines.push(NcclLine {
@@ -1386,6 +1389,13 @@ mod tests {
             .facts
             .iter()
             .any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface") == Some("the one with 169.254.0.1")));
+        // The same paste with a blank line between every two lines (NVIDIA-NeMo/Speech#15019).
+        let spaced = "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n\nLast error:\n\nBootstrap : no socket interface found\n\n";
+        let log = parse("f", spaced);
+        assert_eq!(log.lines.len(), 1, "{:?}", log.lines);
+        assert_eq!(log.lines[0].message, "Bootstrap : no socket interface found");
+        assert!(parse("f", "Last error:\n\n\nsome later line\n").lines.len() == 1, "blank lines only are skipped");
+        assert!(parse("f", "Last error:\nfirst\nsecond\n").lines.len() == 1, "only the line after it");
     }
 
     /// jax#22747: newer XLA quotes NCCL's last warning as "log entry (may be unrelated) '...'".
