@@ -73,3 +73,26 @@ peer = next(r for c, r in runs.items() if c.startswith("grep"))
 print(f"triage --json: mean {triage['mean']*1000:.0f} ms (max {triage['max']*1000:.0f} ms); "
       f"scan floor (grep): {peer['mean']*1000:.0f} ms; ratio {triage['mean']/peer['mean']:.1f}x")
 PY
+
+# Second input: a 100,000-line kernel log (10 MB) in which every line also names NCCL, so that
+# triage looks for NCCL's messages pasted without their prefix on every line (the catalogue match
+# of issue #16's untagged lines): the cost of that search against the same grep floor.
+kernel=target/bench-triage-kernel.log
+python3 - "$kernel" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(100_000):
+        f.write(f"[{i * 0.001:12.6f}] mlx5_core 0000:{i % 256:02x}:00.0: NCCL driver message {i} with text {i * 7919 % 1000003}\n")
+PY
+hyperfine --warmup 1 --runs 5 -N -i \
+  --export-json target/bench-triage-kernel.json \
+  "$bin triage --json $kernel" \
+  "grep -c NCCL.WARN $kernel"
+python3 - <<'PY'
+import json
+runs = {r["command"]: r for r in json.load(open("target/bench-triage-kernel.json"))["results"]}
+triage = next(r for c, r in runs.items() if "triage" in c)
+peer = next(r for c, r in runs.items() if c.startswith("grep"))
+print(f"kernel log, 100k lines: triage --json mean {triage['mean']*1000:.0f} ms; grep {peer['mean']*1000:.0f} ms; "
+      f"ratio {triage['mean']/peer['mean']:.1f}x")
+PY

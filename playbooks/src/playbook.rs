@@ -44,7 +44,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "nccl.socket_iface_suspect",
         "iface host used_by",
-        "Bootstrap 'Using' whose first interface, or a NET/Socket list or channel with any interface, is docker*, lo, veth*, br-*, ..., or a failed bootstrap over an IPoIB OOB interface (used_by bootstrap|transport)",
+        "Bootstrap 'Using' whose first interface, or a NET/Socket list or channel with any interface, is docker*, lo, veth*, br-*, ..., or a failed bootstrap over an IPoIB OOB interface (used_by bootstrap|transport), or Gloo's mesh on loopback (used_by gloo)",
     ),
     (
         "nccl.bootstrap_failed",
@@ -161,6 +161,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nvidia-smi topo -p2p n with no GPU pair OK on GPUs the input says have NVLink (scope switch: eight or more GPUs)",
     ),
     (
+        "rdma.address_failed",
+        "text",
+        "libfabric fi_av_insert inserting no address, or ibv_create_ah failing (the peer's address handle)",
+    ),
+    (
         "host.memlock_low",
         "text",
         "`ulimit -a` 'max locked memory' or /proc/PID/limits below what check's host.memlock requires (unlimited)",
@@ -200,8 +205,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("gpu.fabric_not_ready", "text", "CUDA 'system not yet initialized' (cudaErrorSystemNotReady: fabric manager)"),
     (
         "nccl.error",
-        "text host family source",
-        "any other NCCL WARN, with the part of NCCL that printed it (NCCL's message catalogue)",
+        "text host family source result",
+        "any other NCCL WARN, with the part of NCCL that printed it (NCCL's message catalogue); XLA's 'NCCL operation ... failed: RESULT' (family caller)",
     ),
     ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),
     ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),

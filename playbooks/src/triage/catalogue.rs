@@ -8,9 +8,11 @@ use std::sync::OnceLock;
 
 const NCCL_MESSAGES: &str = include_str!("../../catalogue/nccl-messages.tsv");
 
-/// One WARN format of NCCL's catalogue.
+/// One WARN or INFO format of NCCL's catalogue.
 #[derive(Debug)]
 pub struct Entry {
+    /// "WARN" or "INFO".
+    pub level: &'static str,
     /// Source file(s) that print it, relative to NCCL's src/ ("transport/net_ib.cc").
     pub file: &'static str,
     /// The format as written ("NET/IB : Got completion from peer %s with error %d, ...").
@@ -21,7 +23,8 @@ pub struct Entry {
     runs: Vec<&'static str>,
 }
 
-fn entries() -> &'static [Entry] {
+/// Every format of the catalogue, WARN and INFO.
+fn all_entries() -> &'static [Entry] {
     static ENTRIES: OnceLock<Vec<Entry>> = OnceLock::new();
     ENTRIES.get_or_init(|| {
         NCCL_MESSAGES
@@ -30,14 +33,67 @@ fn entries() -> &'static [Entry] {
             .filter_map(|line| {
                 let fields: Vec<&str> = line.split('\t').collect();
                 let (level, file, format) = (*fields.first()?, *fields.get(2)?, *fields.get(5)?);
-                (level == "WARN").then(|| {
-                    let runs: Vec<&str> = literal_runs(format).collect();
-                    let prefix = runs.first().copied().filter(|_| !format.starts_with('%')).unwrap_or("");
-                    Entry { file, format, prefix, runs }
-                })
+                let runs: Vec<&str> = literal_runs(format).collect();
+                let prefix = runs.first().copied().filter(|_| !format.starts_with('%')).unwrap_or("");
+                Some(Entry { level, file, format, prefix, runs })
             })
             .collect()
     })
+}
+
+fn entries() -> impl Iterator<Item = &'static Entry> {
+    all_entries().iter().filter(|e| e.level == "WARN")
+}
+
+/// The catalogue's formats for [`untagged`]: those with leading text by its first byte, and those
+/// that start with a value.
+struct UntaggedIndex {
+    by_first_byte: Vec<Vec<&'static Entry>>,
+    valued: Vec<&'static Entry>,
+}
+
+fn untagged_index() -> &'static UntaggedIndex {
+    static INDEX: OnceLock<UntaggedIndex> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut index = UntaggedIndex { by_first_byte: vec![Vec::new(); 256], valued: Vec::new() };
+        for entry in all_entries().iter().filter(|e| !e.runs.is_empty()) {
+            match entry.prefix.as_bytes().first() {
+                Some(byte) => index.by_first_byte[usize::from(*byte)].push(entry),
+                None => index.valued.push(entry),
+            }
+        }
+        index
+    })
+}
+
+/// The catalogue format a line holds when it was pasted without NCCL's own prefix and level
+/// ("NET/Socket : Using [0]eth0:10.0.0.1<0>" instead of "host:pid:tid [0] NCCL INFO NET/Socket ..."):
+/// the line must start with the format's leading text (or, for a format that starts with a value,
+/// hold at least two of its literal runs) and hold, in order, at least half of its literal text and
+/// 16 characters, so that prose quoting a few of NCCL's words is not taken for NCCL's output; a
+/// line cut short keeps the start of its format.
+pub fn untagged(line: &str) -> Option<&'static Entry> {
+    let line = line.trim();
+    // A format that starts with a value ("%s: connect to %s ...") prints one word there (a function
+    // or device name): its first literal run follows the line's first word.
+    let first_word_end = line.find(' ').unwrap_or(line.len());
+    let follows_first_word = |run: &str| {
+        let mut bound = (first_word_end + run.len() + 1).min(line.len());
+        while !line.is_char_boundary(bound) {
+            bound -= 1;
+        }
+        line[..bound].contains(run)
+    };
+    let index = untagged_index();
+    let by_prefix = line.as_bytes().first().map_or(&[][..], |b| &index.by_first_byte[usize::from(*b)][..]);
+    by_prefix
+        .iter()
+        .filter(|e| line.starts_with(e.prefix))
+        .chain(index.valued.iter().filter(|e| e.runs.len() >= 2 && follows_first_word(e.runs[0])))
+        .map(|e| (leading_match(line, &e.runs), *e))
+        .filter(|(score, e)| *score >= 16 && *score * 2 >= e.runs.iter().map(|r| r.len()).sum::<usize>())
+        .max_by_key(|(score, _)| *score)
+        .map(|(_, e)| e)
 }
 
 /// The literal text between printf conversions (`%s`, `%d`, `%lu`, `%.2f`, `%%` ...).
@@ -73,7 +129,6 @@ fn literal_runs(format: &str) -> impl Iterator<Item = &str> {
 pub fn lookup(message: &str) -> Option<&'static Entry> {
     let message = message.trim();
     entries()
-        .iter()
         .filter(|e| message.starts_with(e.prefix))
         .map(|e| (literal_match(message, &e.runs), e))
         .filter(|(score, _)| *score >= 12)
@@ -98,6 +153,23 @@ fn literal_match(message: &str, runs: &[&str]) -> usize {
                 None => return 0,
             },
             None => return 0,
+        }
+    }
+    matched
+}
+
+/// How many characters of a format's literal runs a line holds in order, up to the first run it
+/// lacks: a pasted line cut short keeps the start of its format.
+fn leading_match(line: &str, runs: &[&str]) -> usize {
+    let mut from = 0;
+    let mut matched = 0;
+    for run in runs {
+        match line[from..].find(run) {
+            Some(at) => {
+                from += at + run.len();
+                matched += run.len();
+            }
+            None => break,
         }
     }
     matched
@@ -294,7 +366,7 @@ mod tests {
                 other => unmatched.push(format!("{} | {} -> {:?}", entry.file, entry.format, other.map(|e| e.file))),
             }
         }
-        let total = entries().len();
+        let total = entries().count();
         assert!(total > 800, "{total} WARN formats");
         assert!(unmatched.is_empty(), "{} of {total} not matched:\n{}", unmatched.len(), unmatched.join("\n"));
     }

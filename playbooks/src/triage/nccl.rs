@@ -168,6 +168,9 @@ fn command_line_settings(file: &str, line_no: usize, raw: &str) -> Vec<Setting> 
 /// Parse an input's NCCL lines. Never fails: lines that are not NCCL's are skipped.
 pub fn parse(file: &str, text: &str) -> NcclLog {
     let mut log = NcclLog { file: file.to_string(), ..NcclLog::default() };
+    // NCCL's messages without their prefix are looked for only in a paste about NCCL: matching every
+    // line of a long kernel log against the whole catalogue would cost seconds for nothing.
+    let about_nccl = text.contains("NCCL") || text.contains("NET/");
     let mut quote_next = false;
     // The last NCCL line was an interface list's head ("NET/Socket : Using") with nothing after it.
     let mut list_open = false;
@@ -235,6 +238,20 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
         } else if let Some(version) = raw.trim().strip_prefix("NCCL version ") {
             let version = version.split_whitespace().next().unwrap_or("").to_string();
             log.versions.push((None, version, Evidence::new(file, line_no, raw)));
+        } else if let Some(entry) = about_nccl.then(|| super::catalogue::untagged(raw)).flatten() {
+            // NCCL's message pasted without its prefix and level: read as the line it was.
+            let message = raw.trim().to_string();
+            list_open = message.ends_with("Using");
+            log.lines.push(NcclLine {
+                line: line_no,
+                host: None,
+                pid: None,
+                dev: None,
+                level: if entry.level == "WARN" { Level::Warn } else { Level::Info },
+                message,
+                raw: raw.to_string(),
+                source: None,
+            });
         }
     }
     log
@@ -674,11 +691,25 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // way; after the last one NCCL gives up with a WARN that the paste often lacks.
     if line.level != Level::Warn && message.contains("retrying") {
         let lower = message.to_ascii_lowercase();
+        // "%s: connect returned %s, retrying" and, from NCCL 2.19, "%s: connect to %s returned %s,
+        // retrying" (misc/socket.cc, os/linux.cc).
+        let connect_retry =
+            lower.contains("connect returned") || (lower.contains("connect to ") && lower.contains(" returned "));
         if lower.contains("no route to host") || lower.contains("network is unreachable") {
             analysis.push(Fact::new("nccl.network_unreachable").host(&host).evidence(evidence.clone()));
-        } else if lower.contains("connect returned") {
+        } else if connect_retry {
             analysis.push(
                 Fact::new("nccl.socket_connect_failed").host(&host).attr("error", message).evidence(evidence.clone()),
+            );
+        }
+        // As for the WARN that follows the last retry: a link-local or loopback peer address is an
+        // interface no other host reaches.
+        if let Some(address) = unreachable_address(message).filter(|_| connect_retry) {
+            analysis.push(
+                Fact::new("nccl.socket_iface_suspect")
+                    .host(&host)
+                    .attr("iface", format!("the one with {address}"))
+                    .evidence(evidence.clone()),
             );
         }
     }
@@ -882,7 +913,7 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         wc_error_fact(line, host)
     } else if lower.contains("collective mismatch") || lower.contains("mismatched collective") {
         collective_mismatch_fact(message, host)
-    } else if lower.contains("duplicate gpu detected") {
+    } else if lower.contains("duplicate gpu detected") || lower.contains("multiple ranks detected using the same gpu") {
         // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it).
         Fact::new("nccl.duplicate_gpu").host(host).attr("text", message)
     } else if lower.contains("async event") && lower.contains("local catastrophic error") {
@@ -933,15 +964,12 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // announced the wrong socket type, or an accept(2) on a broken listening socket: NCCL's
         // own bootstrap protocol broken.
         Fact::new("nccl.internal").host(host).attr("text", message)
-    } else if lower.contains("does not loop back")
-        || line
-            .source
-            .as_deref()
-            .is_some_and(|f| ["graph/rings", "graph/trees", "graph/connect"].iter().any(|p| f.contains(p)))
-    {
+    } else if lower.contains("does not loop back") || topology_computation_failed(line) {
         // graph/rings.cc, trees.cc, connect.cc: the rings and trees every rank built from the
         // exchanged topology do not fit together (a ring that does not close): NCCL's own graph
         // construction failed, as when ranks read different PCI link speeds (NVIDIA/nccl#1020).
+        // graph/topo.cc, paths.cc, search.cc, xml.h: NCCL could not place a device in the PCI
+        // tree it detected or find a path it needs ("Attribute busid of node nic not found").
         Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.contains("xml import") || lower.contains("nccl_topo_file") || lower.contains("nccl_graph_file") {
         Fact::new("nccl.topology_file").host(host).attr("text", message)
@@ -1022,6 +1050,13 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // iommu=pt: advice that healthy jobs print too, not an error; it bears on peer-to-peer
         // DMA through an IOMMU.
         Fact::new("nccl.iommu_warning").host(host)
+    } else if (lower.contains("cuda failure") || lower.contains("cuda error"))
+        && (lower.contains("'invalid argument'") || lower.contains("'invalid device function'"))
+    {
+        // A CUDA call NCCL itself made was refused as malformed (cudaErrorInvalidValue) or has no
+        // code for this GPU (cudaErrorInvalidDeviceFunction): NCCL's own bug, or an NCCL built for
+        // another CUDA or architecture. NVLS setup failing so is read above, as the fabric's.
+        Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.contains("cuda failure") || lower.contains("cuda error") {
         Fact::new("nccl.cuda_error").host(host).attr("error", message)
     } else {
@@ -1035,6 +1070,34 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         }
         fact
     }
+}
+
+/// Whether a WARN comes from NCCL's topology detection and graph search (its own source location,
+/// or the catalogue's for a quoted message) and says that it failed, not that it falls back or
+/// that a setting is wrong.
+fn topology_computation_failed(line: &NcclLine) -> bool {
+    let file = line.source.as_deref().or_else(|| super::catalogue::lookup(&line.message).map(|e| e.file));
+    let graph = file.is_some_and(|f| {
+        ["graph/rings", "graph/trees", "graph/connect", "graph/topo", "graph/paths", "graph/search", "graph/xml.h"]
+            .iter()
+            .any(|p| f.contains(p))
+    });
+    let lower = line.message.to_ascii_lowercase();
+    // Advice and settings, and a graph or topology file the user gave (read below as such).
+    let advisory = [
+        "falling back",
+        "defaulting",
+        "ignoring",
+        "skipping",
+        "nccl_",
+        "user asked",
+        "please specify",
+        "xml import",
+        "xml export",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    graph && !advisory
 }
 
 /// A failed work completion (`Got completion ... with error 12, ... vendor err 129`), its status
@@ -1369,11 +1432,44 @@ mod tests {
             ("e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol", "nccl.socket_iface_suspect"),
             // sglang#3820
             ("node5:240:240 [6] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)", "nccl.network_unreachable"),
+            // TensorRT-LLM#4238: a CUDA call NCCL made itself, refused as malformed.
+            ("[1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'", "nccl.internal"),
+            // ray#44533: topology detection could not place a NIC (quoted, so no source location).
+            ("h:1:2 [0] NCCL WARN Attribute busid of node nic not found", "nccl.internal"),
+            // NCCL 2.23+ (graph/topo.cc) says a duplicate GPU in other words.
+            ("h:1:2 [0] graph/topo.cc:1 NCCL WARN Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "nccl.duplicate_gpu"),
         ];
         for (line, name) in cases {
             let mut analysis = Analysis::default();
             analyze(&[parse("f", line)], &mut analysis);
             assert!(analysis.has(name), "{line}: {:?}", analysis.facts.iter().map(|f| &f.name).collect::<Vec<_>>());
+        }
+        // Advice from the graph code is not a failure of it.
+        let advice =
+            "h:1:2 [0] graph/search.cc:1 NCCL WARN Could not find a path for pattern 4, falling back to simple order";
+        let mut analysis = Analysis::default();
+        analyze(&[parse("f", advice)], &mut analysis);
+        assert!(!analysis.has("nccl.internal"), "{:?}", analysis.facts);
+    }
+
+    /// aws-do-eks#54: NCCL's lines pasted without their prefix and level are read as NCCL's, and a
+    /// retry towards a link-local address (NCCL 2.19's "connect to %s returned") names the
+    /// interface; prose that quotes a few of NCCL's words is not NCCL's output.
+    #[test]
+    fn untagged_lines_and_retries_towards_link_local_addresses() {
+        let text = "NET/Socket : Using [0]enp73s0:10.1.216.156<0> [1]pod-id-link0:169.254.170.23<0>\nsocketPollConnect: connect to 169.254.170.23<...> returned Connection refused, retrying (13/34)\n";
+        let log = parse("f", text);
+        assert_eq!(log.lines.len(), 2, "{:?}", log.lines);
+        assert!(log.lines.iter().all(|l| l.level == Level::Info));
+        let mut analysis = Analysis::default();
+        analyze(&[log], &mut analysis);
+        assert!(analysis.has("nccl.socket_connect_failed"), "{:?}", analysis.facts);
+        assert!(analysis
+            .facts
+            .iter()
+            .any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface") == Some("the one with 169.254.170.23")));
+        for prose in ["I think the NET/Socket list is wrong", "we retried the connect", "Using NCCL 2.18"] {
+            assert!(parse("f", prose).lines.is_empty(), "{prose}");
         }
     }
 

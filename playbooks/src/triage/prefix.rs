@@ -9,7 +9,10 @@
 //!   `dmesg -T` (`[Wed May  1 10:00:01 2024]`) and syslog (`May  1 10:00:01`; the host and tag
 //!   that follow are left for the kernel-log reader, which takes the host from them);
 //! - launcher labels: Open MPI `--tag-output` (`[1,0]<stdout>:`), torchrun (`[rank3]:`,
-//!   `[default0]:`), `kubectl logs --prefix` (`[pod/name/container]`), stern (`pod container | `);
+//!   `[default0]:`), `kubectl logs --prefix` (`[pod/name/container]`), stern (`pod container | `),
+//!   Ray's worker labels (`(RayWorkerVllm pid=7500)`);
+//! - loggers' own heads: vLLM/SGLang (`ERROR 04-07 00:57:46 ray_utils.py:45]`,
+//!   `INFO 05-30 22:22:26 [pynccl.py:153]`) and glog/absl (`E0901 10:20:11.257981 12345 file.cc:275]`);
 //! - labels that are only prefixes when the whole input carries them: Slurm `srun -l` (`12: `) and
 //!   pdsh/clush (`node7: `, whose host is kept for facts that name none). A single `bond0: ...` or
 //!   `1: lo: ...` line is the tool's own text and is left alone.
@@ -72,6 +75,14 @@ fn patterns() -> &'static Patterns {
                 r"^\s*\[pod/[^\]\s]+\]\s",
                 // stern: pod and container names (RFC 1123 labels), then " | "
                 r"^[a-z0-9][a-z0-9.-]*(?: [a-z0-9][a-z0-9.-]*)? \| ",
+                // Ray's worker label: "(RayWorkerVllm pid=7500)", "(pid=12, ip=10.0.0.1)",
+                // "(VllmWorker rank=0 pid=123)"; a pid is required, so a shell's "(base)" stays
+                r"^\s*\((?:[A-Za-z_][\w.-]* )?(?:[a-z_]+=[\w.:-]+,? )*pid=\d+(?:,? [a-z_]+=[\w.:-]+)*\) ?",
+                // vLLM and SGLang's Python logger: "ERROR 04-07 00:57:46 ray_utils.py:45] " and the
+                // newer "INFO 05-30 22:22:26 [pynccl.py:153] "
+                r"^\s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? (?:\[[\w./-]+:\d+\]|[\w./-]+:\d+\]) ?",
+                // glog / absl (XLA, TensorFlow, gRPC): "E0901 10:20:11.257981   12345 nccl_utils.cc:275] "
+                r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] ?",
             ]
             .iter()
             .map(|p| compile(p))
@@ -231,6 +242,11 @@ mod tests {
             format!("pod-a | [rank1]: 2024-05-01T10:00:01Z {NCCL}"),
             format!("[Wed May  1 10:00:01 2024] {NCCL}"),
             format!("[ 1234.567890] {NCCL}"),
+            format!("(RayWorkerVllm pid=7500) {NCCL}"),
+            format!("(pid=12, ip=10.0.0.1) {NCCL}"),
+            format!("(VllmWorker rank=0 pid=123) ERROR 05-30 22:22:26 [pynccl.py:153] {NCCL}"),
+            format!("(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] {NCCL}"),
+            format!("E0901 10:20:11.257981   12345 nccl_utils.cc:275] {NCCL}"),
         ] {
             assert_eq!(strip(&prefixed), vec![NCCL.to_string()], "{prefixed:?}");
         }

@@ -25,6 +25,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut gpu_buffer: Option<Evidence> = None;
     let mut gpu_registration_failed = false;
     let mut nvls_seen = false;
+    // A Gloo mesh connection failed; its loopback addresses follow on the next lines.
+    let mut gloo_failed = false;
+    let mut gloo_loopback_seen = false;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -170,7 +173,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // GID table of RoCE types is an Ethernet link layer.
         if !roce_gid_seen
             && trimmed.starts_with("GID[")
-            && (trimmed.ends_with("RoCE v2") || trimmed.ends_with("RoCE v1"))
+            && (trimmed.contains(", RoCE v2") || trimmed.contains(", RoCE v1"))
         {
             roce_gid_seen = true;
             let nic = perftest_device.clone().unwrap_or_else(|| "unknown".into());
@@ -263,6 +266,49 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if !fabricdoctor_checks::host::memlock_sufficient(soft, &fabricdoctor_checks::Policy::default()) {
                 facts.push(Fact::new("host.memlock_low").attr("text", trimmed).evidence(evidence()));
             }
+            continue;
+        }
+        // The peer's address could not be turned into an address handle: libfabric's address
+        // vector took none of the addresses given (fi_av_insert(3) returns the count inserted), or
+        // verbs could not create the address handle (ibv_create_ah(3)). On RoCE the handle is built
+        // from the GID the local index names, so a GID that does not route fails here.
+        if (lower.contains("fi_av_insert") && (lower.contains("inserted = 0") || lower.contains("failed")))
+            || (lower.contains("ibv_create_ah") && (lower.contains("fail") || lower.contains("error")))
+        {
+            facts.push(Fact::new("rdma.address_failed").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // PyTorch's Gloo backend connecting its mesh over loopback ("Gloo connectFullMesh failed
+        // ... remote=[127.0.0.1]", "(rank=8, size=16, local=[127.0.0.1])"): the host name resolved
+        // to 127.0.0.1 and Gloo bound there, so peers on other hosts cannot reach it; the fix is
+        // GLOO_SOCKET_IFNAME, as NCCL_SOCKET_IFNAME is NCCL's.
+        if gloo_failed && (lower.contains("=[127.") || lower.contains("=[::1]")) && !gloo_loopback_seen {
+            gloo_loopback_seen = true;
+            facts.push(
+                Fact::new("nccl.socket_iface_suspect")
+                    .attr("iface", "lo (Gloo's address is loopback: set GLOO_SOCKET_IFNAME)")
+                    .attr("used_by", "gloo")
+                    .evidence(evidence()),
+            );
+            facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
+            continue;
+        }
+        if lower.contains("gloo") && (lower.contains("connectfullmesh failed") || lower.contains("gloo/transport/tcp"))
+        {
+            gloo_failed = true;
+        }
+        // XLA's report of an NCCL call's result ("NCCL operation ncclCommInitRank(&comm, nranks,
+        // id, rank) failed: unhandled cuda error"): NCCL's return code as its caller saw it, as
+        // PyTorch's "NCCL error in: ..." is.
+        if let Some(result) = raw.split_once("NCCL operation ").and_then(|(_, rest)| rest.split_once(" failed: ")) {
+            facts.push(
+                Fact::new("nccl.error")
+                    .attr("text", trimmed)
+                    .attr("family", "caller")
+                    .attr("source", "xla")
+                    .attr("result", result.1.trim())
+                    .evidence(evidence()),
+            );
             continue;
         }
         // libfabric finds no provider for the fabric (aws-ofi-nccl's "NET/OFI Couldn't find any
@@ -663,6 +709,28 @@ mod tests {
         assert_eq!(facts[1].get("nic"), Some("mlx5_0"));
         let ib = ucx.replace("/RoCE", "/IB");
         assert!(parse("f", &ib).iter().all(|f| f.name != "rdma.roce"));
+    }
+
+    /// ofiwg/libfabric#12673 (no address handle on a RoCE port), aws-do-eks#69 (Gloo on loopback),
+    /// jax#17399 (XLA's report of an NCCL result).
+    #[test]
+    fn address_handles_gloo_loopback_and_xla_results() {
+        let av = "GID[0]: fe80::4001:c0ff:fea8:4004, RoCE v2     <- link-local\n[error] util/pingpong.c:1580: fi_av_insert: number of addresses inserted = 0;\n";
+        let names: Vec<String> = parse("f", av).into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["rdma.roce", "rdma.address_failed"]);
+        assert!(parse("f", "fi_av_insert: number of addresses inserted = 1;\n").is_empty());
+
+        let gloo = "RuntimeError: Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:152]\n  timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:<port>\n  (rank=8, size=16, local=[127.0.0.1])\n";
+        let facts = parse("f", gloo);
+        assert_eq!(facts.len(), 2, "{facts:?}");
+        assert_eq!(facts[0].name, "nccl.socket_iface_suspect");
+        assert_eq!(facts[0].get("used_by"), Some("gloo"));
+        assert!(parse("f", "  (rank=8, size=16, local=[127.0.0.1])\n").is_empty(), "no Gloo failure before it");
+
+        let xla = "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error\n";
+        let facts = parse("f", xla);
+        assert_eq!(facts[0].name, "nccl.error");
+        assert_eq!(facts[0].get("result"), Some("unhandled cuda error"));
     }
 
     #[test]
