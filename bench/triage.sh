@@ -65,14 +65,18 @@ hyperfine --warmup 2 --runs 10 -N -i \
 # triage exits 1 when it has a diagnosis (this job has one): that is not a failure of the benchmark.
 rss_kib=$( { /usr/bin/time -f '%M' "$bin" triage --json "$dir" >/dev/null || true; } 2>&1 | tail -n1)
 echo "peak RSS of triage --json: ${rss_kib} KiB"
-python3 - <<'PY'
-import json
-runs = {r["command"]: r for r in json.load(open("target/bench-triage.json"))["results"]}
+# The mean of triage and of the grep floor in a hyperfine export, and their ratio.
+summarise() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+runs = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 triage = next(r for c, r in runs.items() if "triage" in c)
 peer = next(r for c, r in runs.items() if c.startswith("grep"))
-print(f"triage --json: mean {triage['mean']*1000:.0f} ms (max {triage['max']*1000:.0f} ms); "
+print(f"{sys.argv[2]}: triage --json mean {triage['mean']*1000:.0f} ms (max {triage['max']*1000:.0f} ms); "
       f"scan floor (grep): {peer['mean']*1000:.0f} ms; ratio {triage['mean']/peer['mean']:.1f}x")
 PY
+}
+summarise target/bench-triage.json "256-rank job"
 
 # Second input: a 100,000-line kernel log (10 MB) in which every line also names NCCL, so that
 # triage looks for NCCL's messages pasted without their prefix on every line (the catalogue match
@@ -88,11 +92,4 @@ hyperfine --warmup 1 --runs 5 -N -i \
   --export-json target/bench-triage-kernel.json \
   "$bin triage --json $kernel" \
   "grep -c NCCL.WARN $kernel"
-python3 - <<'PY'
-import json
-runs = {r["command"]: r for r in json.load(open("target/bench-triage-kernel.json"))["results"]}
-triage = next(r for c, r in runs.items() if "triage" in c)
-peer = next(r for c, r in runs.items() if c.startswith("grep"))
-print(f"kernel log, 100k lines: triage --json mean {triage['mean']*1000:.0f} ms; grep {peer['mean']*1000:.0f} ms; "
-      f"ratio {triage['mean']/peer['mean']:.1f}x")
-PY
+summarise target/bench-triage-kernel.json "kernel log, 100k lines"
