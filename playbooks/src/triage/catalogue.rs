@@ -371,6 +371,36 @@ mod tests {
         assert!(unmatched.is_empty(), "{} of {total} not matched:\n{}", unmatched.len(), unmatched.join("\n"));
     }
 
+    /// Every WARN and INFO format pasted without NCCL's prefix, with one-word values, is found again
+    /// by [`untagged`] in its own family, when it has 16 characters of literal text or more; the
+    /// shorter ones are not looked for at all.
+    #[test]
+    fn every_catalogued_format_is_found_without_its_prefix() {
+        let mut unmatched = Vec::new();
+        let mut looked = 0;
+        for entry in all_entries() {
+            let line = render(entry.format);
+            let literal: usize = entry.runs.iter().map(|r| r.len()).sum();
+            // Multi-line formats are not one pasted line; a format that starts with a value and has
+            // one literal run ("%s: communicator was revoked") is too loose to look for.
+            let single_valued = entry.prefix.is_empty() && entry.runs.len() < 2;
+            if literal < 16 || line.contains('\n') || entry.format.contains("%%") || single_valued {
+                assert!(untagged(&line).is_none_or(|e| e.format != entry.format), "{line}");
+                continue;
+            }
+            looked += 1;
+            match untagged(&line) {
+                Some(found) if family(found.file) == family(entry.file) => {}
+                // The same words printed from another file ("%s set by environment to %d"), or a
+                // format that holds as much of the line.
+                Some(found) if found.runs == entry.runs || leading_match(&line, &found.runs) >= literal => {}
+                other => unmatched.push(format!("{} | {} -> {:?}", entry.file, entry.format, other.map(|e| e.file))),
+            }
+        }
+        assert!(looked > 1000, "{looked} formats looked for");
+        assert!(unmatched.is_empty(), "{} of {looked} not found:\n{}", unmatched.len(), unmatched.join("\n"));
+    }
+
     /// Every failure string of the PyTorch catalogue with enough literal text is found again, in
     /// its own family, when printed with values in place of its `{}`.
     #[test]
