@@ -976,10 +976,14 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if line.source.as_deref().is_some_and(|f| f.contains("nvls")) || lower.contains("nvls") {
         // transport/nvls.cc: NVLink SHARP buffers need the fabric manager's multicast objects.
         Fact::new("nccl.nvls_failed").host(host).attr("text", message)
-    } else if lower.contains("posix_fallocate")
+    } else if (lower.contains("posix_fallocate")
         || lower.contains("shared memory segment")
         || lower.contains("/dev/shm")
-        || (lower.contains("shm") && lower.contains("no space left"))
+        || (lower.contains("shm") && lower.contains("no space left")))
+        // A segment that is not there to attach to (ENOENT) is not one that did not fit: the peer
+        // that made it is in another /dev/shm, or removed it; that is read as the shared-memory
+        // family's error below.
+        && !(lower.contains("attaching") && lower.contains("no such file"))
     {
         Fact::new("nccl.shm_failed").host(host)
     } else if lower.contains("ibv_modify_qp") || (lower.contains("no route to host") && lower.contains("net/ib")) {
@@ -1444,6 +1448,11 @@ mod tests {
             analyze(&[parse("f", line)], &mut analysis);
             assert!(analysis.has(name), "{line}: {:?}", analysis.facts.iter().map(|f| &f.name).collect::<Vec<_>>());
         }
+        // A segment missing when a peer attaches (nccl#1589) is not /dev/shm being too small.
+        let missing = "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment /dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)";
+        let mut analysis = Analysis::default();
+        analyze(&[parse("f", missing)], &mut analysis);
+        assert!(!analysis.has("nccl.shm_failed") && analysis.has("nccl.error"), "{:?}", analysis.facts);
         // Advice from the graph code is not a failure of it.
         let advice =
             "h:1:2 [0] graph/search.cc:1 NCCL WARN Could not find a path for pattern 4, falling back to simple order";

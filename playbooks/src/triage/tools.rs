@@ -87,7 +87,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // one GPU, and transport/nvls.cc's failure to bind multicast memory, whose own hint names
         // the fabric manager. A WARN line is the NCCL log parser's.
         if !raw.contains("NCCL WARN") {
-            if trimmed.contains("Duplicate GPU detected : rank") {
+            // PyTorch's own check before NCCL's (c10d ProcessGroupNCCL, pytorch#68666): "Duplicated
+            // GPU device is not allowed by NCCL. Rank [0] and rank [8] both attached to GPU device 0".
+            if trimmed.contains("Duplicate GPU detected : rank")
+                || trimmed.contains("Duplicated GPU device is not allowed")
+            {
                 facts.push(Fact::new("nccl.duplicate_gpu").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
@@ -557,6 +561,8 @@ mod tests {
     fn nccl_messages_without_their_warn_line_still_count() {
         let facts = parse("p", "Duplicate GPU detected : rank 7 and rank 5 both on CUDA device 10000\n");
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.duplicate_gpu"]);
+        let torch = "RuntimeError: Duplicated GPU device is not allowed by NCCL. Rank [0] and rank [8] both attached to GPU device 0 on the same host h1.\n";
+        assert_eq!(parse("f", torch)[0].name, "nccl.duplicate_gpu");
         let facts = parse(
             "p",
             "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:\n\
