@@ -160,6 +160,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "gpus pairs scope what text",
         "nvidia-smi topo -p2p n with no GPU pair OK on GPUs the input says have NVLink (scope switch: eight or more GPUs)",
     ),
+    ("gpu.inforom_corrupted", "gpu what", "nvidia-smi 'WARNING: infoROM is corrupted at gpu BUS'"),
     (
         "rdma.address_failed",
         "text",

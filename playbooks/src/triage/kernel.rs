@@ -171,6 +171,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     let mut link_downs: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     let mut link_ups: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    // PCI devices whose driver probe this log holds ("mlx5_core 0000:1b:00.1: firmware version:
+    // 22.38.1002"): the log covers their start.
+    let mut probed: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
@@ -299,6 +302,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
+        if lower.contains(": firmware version") {
+            if let Some(device) = pci_address_token(raw) {
+                probed.insert(device.to_string());
+            }
+        }
         // The bonding driver's "bond0: link status definitely down for interface eno50" (after its
         // miimon downdelay): a member link lost carrier.
         if lower.contains("link down")
@@ -320,12 +328,20 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // (mlx5e prints "Link up" on each return but its "Link down" only at some log levels): the
     // returns after the first are flaps, as `serve` counts a return to ACTIVE. Three ups, so that a
     // driver announcing the link once at probe and once at open is not a flap.
-    for (key, ups) in link_ups {
-        if ups.len() >= 3 && !link_downs.contains_key(&key) {
-            link_downs.insert(key, ups.into_iter().skip(1).collect());
+    for (key, ups) in &link_ups {
+        if ups.len() >= 3 && !link_downs.contains_key(key) {
+            link_downs.insert(key.clone(), ups.iter().skip(1).cloned().collect());
         }
     }
     for (key, events) in link_downs {
+        // A port whose driver start this log shows, that reports its link down once and never up:
+        // the state it started in (no cable, nothing at the far end), not a link that went away.
+        let initial_state = events.len() == 1
+            && !link_ups.contains_key(&key)
+            && pci_address_token(&events[0].text).is_some_and(|device| probed.contains(device));
+        if initial_state {
+            continue;
+        }
         let (host, interface) = key.split_once(' ').unwrap_or((crate::fact::UNKNOWN_HOST, key.as_str()));
         let mut fact = Fact::new("link.flap").host(host).attr("nic", interface).attr("count", events.len());
         for evidence in events.into_iter().take(8) {
@@ -567,6 +583,13 @@ mod tests {
         let facts =
             parse_kernel("f", "[ 1202.718785] bond0: link status definitely down for interface eno50, disabling it\n");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("link.flap", Some("eno50")));
+        // gpud's boot dmesg: a port probed in this log whose cable is unplugged reports "Link down"
+        // once; the same line without the probe, or twice, is a link that went down.
+        let probe = "mlx5_core 0000:9d:00.1: firmware version: 22.38.1002\n";
+        let down = "mlx5_core 0000:9d:00.1 enp157s0f1np1: Link down\n";
+        assert!(parse_kernel("f", &format!("{probe}{down}")).iter().all(|f| f.name != "link.flap"));
+        assert!(parse_kernel("f", down).iter().any(|f| f.name == "link.flap"));
+        assert!(parse_kernel("f", &format!("{probe}{down}{down}")).iter().any(|f| f.name == "link.flap"));
         let facts = parse_kernel("f", "pcieport 0000:00:01.0: AER: Uncorrectable (Fatal) error received: 0000:01:00.0");
         assert_eq!(facts[0].get("severity"), Some("uncorrected"));
     }

@@ -435,6 +435,8 @@ struct Observations {
     bootstrap_failures: BTreeMap<String, Evidence>,
     /// Hosts already reported for a channel over a suspect socket interface.
     suspect_channel: BTreeSet<String>,
+    /// Hosts already reported as RoCE from a GID NCCL printed.
+    roce_from_gid: BTreeSet<String>,
     /// An RDMA net plugin was loaded.
     rdma_plugin: bool,
     /// Where NCCL said "NET/IB : No device found".
@@ -782,6 +784,12 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
             seen.port_events.entry((host.clone(), device)).or_default().push((active, evidence.clone()));
         }
     }
+    // An IPv4-mapped GID (::ffff:a.b.c.d, RFC 4291 2.5.5.2) is a RoCE v2 address: InfiniBand GIDs
+    // carry the subnet prefix and port GUID, never an IPv4 address. NCCL prints the GIDs of a QP it
+    // could not connect ("local GID ::ffff:10.0.0.1, remote GID ...").
+    if line.message.contains("GID ::ffff:") && seen.roce_from_gid.insert(host.clone()) {
+        analysis.push(Fact::new("nccl.roce").host(&host).evidence(evidence.clone()));
+    }
     if line.level == Level::Warn {
         let fact = warning_fact(line, &host).evidence(evidence.clone());
         // A connection attempt to a link-local or loopback address means the peer announced the
@@ -1046,6 +1054,7 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || lower.contains("socketpollconnect")
         || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
         || lower.contains("call to connect returned")
+        || socket_peer_unreachable(line, &lower)
     {
         Fact::new("nccl.socket_connect_failed").host(host).attr("error", message)
     } else if lower.contains("\"iommu=pt\" from kernel command line") || lower.contains("\"amd_iommu=on\" from kernel")
@@ -1074,6 +1083,16 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         }
         fact
     }
+}
+
+/// A WARN of NCCL's socket layer (its own source location, or the catalogue's) that a peer refused
+/// the connection or could not be reached ("Net : Call to recv from 10.0.0.2<56843> failed :
+/// Connection refused"): the same failure as a refused connect, whichever call saw it.
+fn socket_peer_unreachable(line: &NcclLine, lower: &str) -> bool {
+    let file = line.source.as_deref().or_else(|| super::catalogue::lookup(&line.message).map(|e| e.file));
+    // Before 2.18 (include/socket.h) the socket layer's messages began with "Net : ".
+    (file.is_some_and(|f| super::catalogue::family(f) == "socket") || lower.starts_with("net : "))
+        && ["connection refused", "no route to host", "network is unreachable"].iter().any(|w| lower.contains(w))
 }
 
 /// Whether a WARN comes from NCCL's topology detection and graph search (its own source location,
@@ -1436,6 +1455,9 @@ mod tests {
             ("e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol", "nccl.socket_iface_suspect"),
             // sglang#3820
             ("node5:240:240 [6] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)", "nccl.network_unreachable"),
+            // gpt-neox#1147 (NCCL 2.14's socket prefix), and a GID that only RoCE has.
+            ("node2:1:2 [0] NCCL WARN Net : Call to recv from 10.0.0.2<56843> failed : Connection refused", "nccl.network_unreachable"),
+            ("h:1:2 [0] misc/ibvwrap.cc:291 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_bond_1:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:172.168.20.71, remote GID ::ffff:172.16.20.65", "nccl.roce"),
             // TensorRT-LLM#4238: a CUDA call NCCL made itself, refused as malformed.
             ("[1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'", "nccl.internal"),
             // ray#44533: topology detection could not place a NIC (quoted, so no source location).

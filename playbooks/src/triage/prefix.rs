@@ -6,7 +6,7 @@
 //! - ANSI colour and cursor sequences (ECMA-48 CSI), anywhere in the line;
 //! - timestamps: ISO-8601 / RFC 3339 (`2024-05-01T10:00:01.123Z`, journalctl `-o short-iso`),
 //!   bracketed (`[2024-05-01 10:00:01]`, `[2024-05-01 10:00:01,123]`), `dmesg` (`[ 1234.567890]`),
-//!   `dmesg -T` (`[Wed May  1 10:00:01 2024]`) and syslog (`May  1 10:00:01`; the host and tag
+//!   `dmesg -T` (`[Wed May  1 10:00:01 2024]`), `dmesg --decode` (`kern  :warn  : `) and syslog (`May  1 10:00:01`; the host and tag
 //!   that follow are left for the kernel-log reader, which takes the host from them);
 //! - launcher labels: Open MPI `--tag-output` (`[1,0]<stdout>:`), torchrun (`[rank3]:`,
 //!   `[default0]:`), `kubectl logs --prefix` (`[pod/name/container]`), stern (`pod container | `),
@@ -59,6 +59,8 @@ fn patterns() -> &'static Patterns {
                 // 2024-05-01T10:00:01.123456Z / 2024-05-01 10:00:01,123 / ...+0000, then a space (a
                 // '|' after it may be the first column of a table, so it stays)
                 r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})? +",
+                // dmesg --decode (-x): facility and level ("kern  :warn  : "), before its timestamp
+                r"^\s*(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])\s*:\s*(?:emerg|alert|crit|err|warn|notice|info|debug)\s*: ?",
                 // dmesg -T
                 r"^\s*\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}\] ?",
                 // dmesg
@@ -109,8 +111,12 @@ impl Prefixes {
         let (mut count, mut tasks, mut hosts) = (0usize, 0usize, 0usize);
         for (_, stripped) in lines.filter(|(raw, _)| !raw.trim().is_empty()) {
             count += 1;
-            tasks += usize::from(patterns.task_label.is_match(stripped.as_ref()));
-            hosts += usize::from(patterns.host_label.is_match(stripped.as_ref()));
+            let stripped = stripped.as_ref();
+            let task = patterns.task_label.find(stripped);
+            tasks += usize::from(task.is_some());
+            // Labels stack: `srun -l` over a pdsh-labelled log gives "3: node2: ...".
+            let after_task = task.map_or(stripped, |m| &stripped[m.end()..]);
+            hosts += usize::from(patterns.host_label.is_match(after_task));
         }
         Prefixes { task_labels: count > 0 && tasks * 2 >= count, host_labels: count > 0 && hosts * 2 >= count }
     }
@@ -247,6 +253,7 @@ mod tests {
             format!("(VllmWorker rank=0 pid=123) ERROR 05-30 22:22:26 [pynccl.py:153] {NCCL}"),
             format!("(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] {NCCL}"),
             format!("E0901 10:20:11.257981   12345 nccl_utils.cc:275] {NCCL}"),
+            format!("kern  :warn  : 2025-01-17T15:36:26,478631+00:00 {NCCL}"),
         ] {
             assert_eq!(strip(&prefixed), vec![NCCL.to_string()], "{prefixed:?}");
         }
@@ -274,6 +281,12 @@ mod tests {
         assert_eq!(strip(kernel)[1], "bond0: (slave ens1f0): link status down");
         let exceptions = "RuntimeError: NCCL error\nDistBackendError: x\n";
         assert_eq!(strip(exceptions), vec!["RuntimeError: NCCL error", "DistBackendError: x"]);
+    }
+
+    #[test]
+    fn stacked_task_and_host_labels_are_both_removed() {
+        let text = format!("3: node2: {NCCL}\n3: node2: {NCCL}\n");
+        assert_eq!(strip(&text), vec![NCCL.to_string(); 2]);
     }
 
     #[test]

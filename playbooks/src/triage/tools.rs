@@ -315,6 +315,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
+        // nvidia-smi's own warning that a GPU's infoROM (the on-board store of its ECC and
+        // configuration records) fails its checksum: "WARNING: infoROM is corrupted at gpu
+        // 0000:3b:00.0". NVIDIA's answer is a reflash or a replacement; ECC accounting on it is void.
+        if let Some(rest) = trimmed.split("infoROM is corrupted at gpu").nth(1) {
+            let gpu = rest.split_whitespace().next().unwrap_or("unknown");
+            facts.push(
+                Fact::new("gpu.inforom_corrupted")
+                    .attr("gpu", gpu)
+                    .attr("what", format!("infoROM corrupted on GPU {gpu}"))
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         // libfabric finds no provider for the fabric (aws-ofi-nccl's "NET/OFI Couldn't find any
         // optimal provider", fi_getinfo failing with -61 "No data available", the EFA installer's
         // "EFA libfabric provider not detected"): NCCL's OFI plugin has no RDMA device to use.
@@ -733,6 +746,8 @@ mod tests {
         assert_eq!(facts[0].get("used_by"), Some("gloo"));
         assert!(parse("f", "  (rank=8, size=16, local=[127.0.0.1])\n").is_empty(), "no Gloo failure before it");
 
+        let inforom = "WARNING: infoROM is corrupted at gpu 0008:00:00.0\n";
+        assert_eq!(parse("f", inforom)[0].get("gpu"), Some("0008:00:00.0"));
         let xla = "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error\n";
         let facts = parse("f", xla);
         assert_eq!(facts[0].name, "nccl.error");
