@@ -162,6 +162,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("gpu.inforom_corrupted", "gpu what", "nvidia-smi 'WARNING: infoROM is corrupted at gpu BUS'"),
     (
+        "gpu.fabric_unhealthy",
+        "gpu text what",
+        "nvidia-smi -q Fabric > Health: Summary Unhealthy or Limited Capacity, or Bandwidth Degraded",
+    ),
+    (
         "rdma.address_failed",
         "text",
         "libfabric fi_av_insert inserting no address, or ibv_create_ah failing (the peer's address handle)",

@@ -955,6 +955,13 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     {
         // Registration pins pages against RLIMIT_MEMLOCK (ibv_reg_mr(3): ENOMEM).
         Fact::new("nccl.memlock").host(host).attr("text", message)
+    } else if (lower.contains("call to ibv_create_qp failed") || lower.contains("call to ibv_create_cq failed"))
+        && !lower.contains(" with ")
+    {
+        // NCCL before 2.12 printed the failed verbs call without its errno; a queue pair or
+        // completion queue is pinned memory, and RLIMIT_MEMLOCK is what stops it first (a Slurm
+        // step or container that did not get `ulimit -l unlimited`).
+        Fact::new("nccl.memlock").host(host).attr("text", message)
     } else if lower.contains("reg_dmabuf_mr") || lower.contains("register memory") || lower.contains("ibv_reg_mr") {
         // The verbs stack refuses the buffer type: DMA-BUF on an old driver, a libfabric that does
         // not know CUDA memory (EINVAL/EOPNOTSUPP): versions that do not go together.
@@ -1458,6 +1465,8 @@ mod tests {
             // gpt-neox#1147 (NCCL 2.14's socket prefix), and a GID that only RoCE has.
             ("node2:1:2 [0] NCCL WARN Net : Call to recv from 10.0.0.2<56843> failed : Connection refused", "nccl.network_unreachable"),
             ("h:1:2 [0] misc/ibvwrap.cc:291 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_bond_1:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:172.168.20.71, remote GID ::ffff:172.16.20.65", "nccl.roce"),
+            // NVIDIA/pyxis#60: NCCL 2.8 names the failed call without an errno.
+            ("h:1:2 [4] ibvwrap.c:130 NCCL WARN Call to ibv_create_qp failed", "nccl.memlock"),
             // TensorRT-LLM#4238: a CUDA call NCCL made itself, refused as malformed.
             ("[1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'", "nccl.internal"),
             // ray#44533: topology detection could not place a NIC (quoted, so no source location).

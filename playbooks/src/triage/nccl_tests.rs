@@ -11,6 +11,19 @@ use crate::fact::{Evidence, Fact};
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+        // "ip-0AB85F07: Test NCCL failure common.cu:775 'internal error'" (common.h NCCLCHECK): an
+        // NCCL call of the test returned this result, as PyTorch's "NCCL error in: ..." reports one.
+        if let Some(result) = raw.split_once("Test NCCL failure ").and_then(|(_, r)| r.split('\'').nth(1)) {
+            facts.push(
+                Fact::new("nccl.error")
+                    .attr("text", raw.trim())
+                    .attr("family", "caller")
+                    .attr("source", "nccl-tests")
+                    .attr("result", result)
+                    .evidence(Evidence::new(file, line_no, raw)),
+            );
+            continue;
+        }
         if let Some(count) = out_of_bounds(raw) {
             if count > 0 {
                 facts.push(

@@ -311,6 +311,26 @@ fn query_report(file: &str, text: &str, facts: &mut Vec<Fact>) {
         // Progress / Completed, Status Success or the error that ended the registration, as NVML's
         // nvmlGpuFabricInfo_t). On an NVSwitch system a GPU whose registration has not completed
         // with Success cannot join NVLink (and NVLS) traffic: the fabric manager's work.
+        // The fabric's own health of this GPU's NVLink connections (nvidia-smi -q "Fabric" >
+        // "Health", R550+, NVML nvmlGpuFabricInfoV's health mask): a registration that completed
+        // can still report its links unhealthy or its bandwidth degraded (a failed NVLink or
+        // NVSwitch port, rerouted traffic).
+        if sections.within("Fabric") && sections.within("Health") {
+            let fault = match key {
+                "Summary" if value == "Unhealthy" || value == "Limited Capacity" => {
+                    Some(format!("Fabric Health Summary: {value}"))
+                }
+                "Bandwidth" if value == "Degraded" => Some("Fabric Health Bandwidth: Degraded".to_string()),
+                _ => None,
+            };
+            if let Some(text) = fault {
+                let what = format!("NVLink fabric health of GPU {}: {text}", block.gpu.as_deref().unwrap_or("?"));
+                facts.push(
+                    block.fact("gpu.fabric_unhealthy").attr("text", text).attr("what", what).evidence(evidence()),
+                );
+            }
+            continue;
+        }
         if sections.within("Fabric") && !sections.within("Health") {
             let unset = |v: &str| matches!(v, "N/A" | "Not Supported" | "");
             let fault = match key {
@@ -795,6 +815,9 @@ mod tests {
         let healthy = "Fabric\n    State : Completed\n    Status : Success\n    Health\n        Bandwidth : Full\n";
         assert!(parse("smi.txt", healthy).is_empty());
         assert!(parse("smi.txt", "Fabric\n    State : N/A\n    Status : N/A\n").is_empty());
+        // kubernetes-sigs/dra-driver-nvidia-gpu#626: registered, and unhealthy.
+        let unhealthy = "    Fabric\n        State : Completed\n        Status : Success\n        Health\n            Summary : Unhealthy\n            Bandwidth : Full\n";
+        assert_eq!(names(&parse("smi.txt", unhealthy)), ["gpu.fabric_unhealthy"]);
     }
 
     #[test]

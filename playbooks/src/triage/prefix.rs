@@ -56,9 +56,10 @@ fn patterns() -> &'static Patterns {
             always: [
                 // [2024-05-01 10:00:01] / [2024-05-01T10:00:01.123+00:00] / [2024-05-01 10:00:01,123 INFO]
                 r"^\s*\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[^\]]{0,40}\]:? ?",
-                // 2024-05-01T10:00:01.123456Z / 2024-05-01 10:00:01,123 / ...+0000, then a space (a
-                // '|' after it may be the first column of a table, so it stays)
-                r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})? +",
+                // 2024-05-01T10:00:01.123456Z / 2024-05-01 10:00:01,123 / ...+0000, then one space (a
+                // '|' after it may be the first column of a table, so it stays; the indentation of
+                // an indented tool output after it stays too: nvidia-smi -q nests sections by it)
+                r"^\s*\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})? ",
                 // dmesg --decode (-x): facility and level ("kern  :warn  : "), before its timestamp
                 r"^\s*(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])\s*:\s*(?:emerg|alert|crit|err|warn|notice|info|debug)\s*: ?",
                 // dmesg -T
@@ -293,5 +294,7 @@ mod tests {
     fn indentation_without_a_prefix_is_kept() {
         // lspci -vvv and ibv_devinfo attach indented lines to the device above them.
         assert_eq!(strip("\tLnkSta: Speed 8GT/s, Width x8\n"), vec!["\tLnkSta: Speed 8GT/s, Width x8"]);
+        // A timestamp takes one space with it, not the indentation that nests nvidia-smi -q's sections.
+        assert_eq!(strip("2026-05-01T10:00:01Z         Summary : Unhealthy\n"), vec!["        Summary : Unhealthy"]);
     }
 }

@@ -263,6 +263,32 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
             continue;
         }
+        // MPI's verbs layers saying the same without the errno: MVAPICH2's "cannot create cq" and
+        // Open MPI openib's "Failed to create a completion queue", whose own help text sends the
+        // reader to the locked-memory limit first: a completion queue is pinned memory.
+        if lower.contains("cannot create cq") || lower.contains("failed to create a completion queue") {
+            facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // Mellanox's ibdev2netdev: "mlx5_3 port 1 ==> net1 (Down)", the RDMA port with the state of
+        // its network device.
+        if let Some((device, rest)) = trimmed.split_once(" port ") {
+            if let Some((port, rest)) = rest.split_once(" ==> ") {
+                let state = rest.rsplit_once('(').map(|(_, s)| s.trim_end_matches(')'));
+                if !device.contains(' ') && port.chars().all(|c| c.is_ascii_digit()) && state == Some("Down") {
+                    let netdev = rest.split_whitespace().next().unwrap_or("?");
+                    facts.push(
+                        Fact::new("rdma.port_down")
+                            .attr("nic", device)
+                            .attr("port", port)
+                            .attr("state", format!("Down (its network device {netdev}, ibdev2netdev)"))
+                            .attr("physical_state", "unknown")
+                            .evidence(evidence()),
+                    );
+                }
+                continue;
+            }
+        }
         // The locked-memory limit as a shell or proc(5) shows it: bash's `ulimit -a` ("max locked
         // memory (kbytes, -l) 64") or /proc/PID/limits ("Max locked memory 65536 65536 bytes"),
         // judged by check's host.memlock rule.
@@ -746,6 +772,11 @@ mod tests {
         assert_eq!(facts[0].get("used_by"), Some("gloo"));
         assert!(parse("f", "  (rank=8, size=16, local=[127.0.0.1])\n").is_empty(), "no Gloo failure before it");
 
+        let ibdev2netdev = "mlx5_3 port 1 ==> net1 (Down)\nmlx5_4 port 1 ==> net2 (Up)\n";
+        let facts = parse("f", ibdev2netdev);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("rdma.port_down", Some("mlx5_3")));
+        assert_eq!(parse("f", "MPIDI_CH3I_RDMA_init(...): cannot create cq\n")[0].name, "rdma.memlock");
         let inforom = "WARNING: infoROM is corrupted at gpu 0008:00:00.0\n";
         assert_eq!(parse("f", inforom)[0].get("gpu"), Some("0008:00:00.0"));
         let xla = "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error\n";
