@@ -10,11 +10,12 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
+use fabricdoctor_burnin::agent::ConnectionPlace;
 use fabricdoctor_checks::link_history::{LinkHistory, LinkReading, LinkRules, DROPPED, FLAPPING};
 use fabricdoctor_checks::{evaluate_selected, registry, Inputs, Policy};
 use fabricdoctor_probes::counters::{read_sample, CounterObservation, CounterSample};
@@ -99,7 +100,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             .lock()
             .map(|p| Arc::clone(&p))
             .map_err(|_| anyhow::anyhow!("the published results are poisoned"))?;
-        let Some(slot) = ConnectionSlot::take(&busy, limit) else {
+        let Some(slot) = ConnectionPlace::take(&busy, limit) else {
             let mut stream = stream;
             let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
             let _ = respond(&mut stream, "HEAD", 503, "text/plain", "too many connections\n", &[]);
@@ -116,29 +117,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         });
     }
     Ok(exit::SUCCESS)
-}
-
-/// One of `--max-connections` slots, given back when its holder ends, also by a panic's unwinding
-/// (a decrement written after the work would leak a slot per panic until serve answered 503 to
-/// every scrape).
-struct ConnectionSlot {
-    busy: Arc<AtomicUsize>,
-}
-
-impl ConnectionSlot {
-    fn take(busy: &Arc<AtomicUsize>, limit: usize) -> Option<ConnectionSlot> {
-        if busy.fetch_add(1, Ordering::SeqCst) >= limit {
-            busy.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
-        Some(ConnectionSlot { busy: Arc::clone(busy) })
-    }
-}
-
-impl Drop for ConnectionSlot {
-    fn drop(&mut self) {
-        self.busy.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 /// The check run serve makes each interval: its selection, policy and profile; counters are

@@ -267,30 +267,31 @@ pub fn interface_of(address: IpAddr) -> Option<String> {
     None
 }
 
-/// A taken place that is given back when its holder ends, also by a panic's unwinding (issue #19:
-/// a counter decremented by code after the work leaked a place per panic until the agent answered
-/// "agent busy" forever).
-struct SessionPlace {
+/// One of a limited number of places (an agent's sessions, `serve`'s scrape connections), given
+/// back when its holder ends, also by a panic's unwinding (issue #19: a counter decremented by code
+/// after the work leaked a place per panic until the agent answered "agent busy" forever).
+#[derive(Debug)]
+pub struct ConnectionPlace {
     taken: Arc<AtomicUsize>,
 }
 
-impl SessionPlace {
+impl ConnectionPlace {
     /// Take one of `limit` places, or `None` when all are taken.
-    fn take(taken: &Arc<AtomicUsize>, limit: usize) -> Option<SessionPlace> {
+    pub fn take(taken: &Arc<AtomicUsize>, limit: usize) -> Option<ConnectionPlace> {
         let mut now = taken.load(Ordering::SeqCst);
         loop {
             if now >= limit {
                 return None;
             }
             match taken.compare_exchange(now, now + 1, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(_) => return Some(SessionPlace { taken: Arc::clone(taken) }),
+                Ok(_) => return Some(ConnectionPlace { taken: Arc::clone(taken) }),
                 Err(actual) => now = actual,
             }
         }
     }
 }
 
-impl Drop for SessionPlace {
+impl Drop for ConnectionPlace {
     fn drop(&mut self) {
         self.taken.fetch_sub(1, Ordering::SeqCst);
     }
@@ -475,7 +476,7 @@ fn connection(
     drop(handshake);
     let mut session = authenticated_session.map_err(|e| BurninError::Auth(format!("authentication failed: {e}")))?;
     // Held until this function returns or unwinds.
-    let Some(_place) = SessionPlace::take(sessions, config.max_connections) else {
+    let Some(_place) = ConnectionPlace::take(sessions, config.max_connections) else {
         let reason = format!("agent busy: {} coordinator sessions already open", config.max_connections);
         let _ = write_sealed(&mut stream, &mut session, &Auth::Refused { reason: reason.clone() });
         return Err(BurninError::Auth(reason));
@@ -1081,16 +1082,16 @@ mod tests {
         for _ in 0..20 {
             let held = Arc::clone(&taken);
             let outcome = std::thread::spawn(move || {
-                let _place = SessionPlace::take(&held, 8).expect("a free place");
+                let _place = ConnectionPlace::take(&held, 8).expect("a free place");
                 panic!("a hostile peer's input");
             })
             .join();
             assert!(outcome.is_err());
         }
         assert_eq!(taken.load(Ordering::SeqCst), 0);
-        let places: Vec<SessionPlace> = (0..8).filter_map(|_| SessionPlace::take(&taken, 8)).collect();
+        let places: Vec<ConnectionPlace> = (0..8).filter_map(|_| ConnectionPlace::take(&taken, 8)).collect();
         assert_eq!(places.len(), 8);
-        assert!(SessionPlace::take(&taken, 8).is_none(), "a ninth session while eight are open");
+        assert!(ConnectionPlace::take(&taken, 8).is_none(), "a ninth session while eight are open");
     }
 
     /// The handshake pool: a source past its share gives way first (its oldest), then the oldest

@@ -1,7 +1,7 @@
 //! Kernel log lines (dmesg, journalctl -k, /var/log/messages): NVIDIA Xid events, PCIe AER,
 //! IOMMU faults and NIC link changes; and NCCL RAS client reports (`ncclras`, NCCL 2.24+).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fabricdoctor_probes::gpu::xid::{parse_xid_line, xid_meaning, XidSeverity};
 
@@ -173,7 +173,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut link_ups: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     // PCI devices whose driver probe this log holds ("mlx5_core 0000:1b:00.1: firmware version:
     // 22.38.1002"): the log covers their start.
-    let mut probed: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut probed: BTreeSet<String> = BTreeSet::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();

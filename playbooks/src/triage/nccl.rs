@@ -31,6 +31,13 @@ pub struct NcclLine {
     pub source: Option<String>,
 }
 
+impl NcclLine {
+    /// A line of NCCL's quoted without its prefix (no host, pid or device; no source location).
+    fn bare(line: usize, raw: &str, level: Level, message: String) -> NcclLine {
+        NcclLine { line, host: None, pid: None, dev: None, level, message, raw: raw.to_string(), source: None }
+    }
+}
+
 /// A `NCCL_*=value` setting, from a log's "set by environment" line or a launcher command line.
 #[derive(Debug, Clone)]
 pub struct Setting {
@@ -183,16 +190,7 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
         quote_next = raw.trim_end().ends_with("Last error:") || (after_last_error && raw.trim().is_empty());
         let list_was_open = std::mem::take(&mut list_open);
         if let Some(message) = quoted {
-            log.lines.push(NcclLine {
-                line: line_no,
-                host: None,
-                pid: None,
-                dev: None,
-                level: Level::Warn,
-                message,
-                raw: raw.to_string(),
-                source: None,
-            });
+            log.lines.push(NcclLine::bare(line_no, raw, Level::Warn, message));
         } else if let Some(entry) = wrapped_list_entry(raw).filter(|_| list_was_open) {
             // "NET/Socket : Using" with its interfaces one per line below it, as a poster wrapped
             // the list: the entries belong to that line.
@@ -225,16 +223,7 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
             }
             log.lines.push(line);
         } else if let Some(message) = bare_channel(raw) {
-            log.lines.push(NcclLine {
-                line: line_no,
-                host: None,
-                pid: None,
-                dev: None,
-                level: Level::Info,
-                message,
-                raw: raw.to_string(),
-                source: None,
-            });
+            log.lines.push(NcclLine::bare(line_no, raw, Level::Info, message));
         } else if let Some(version) = raw.trim().strip_prefix("NCCL version ") {
             let version = version.split_whitespace().next().unwrap_or("").to_string();
             log.versions.push((None, version, Evidence::new(file, line_no, raw)));
@@ -242,16 +231,8 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
             // NCCL's message pasted without its prefix and level: read as the line it was.
             let message = raw.trim().to_string();
             list_open = message.ends_with("Using");
-            log.lines.push(NcclLine {
-                line: line_no,
-                host: None,
-                pid: None,
-                dev: None,
-                level: if entry.level == "WARN" { Level::Warn } else { Level::Info },
-                message,
-                raw: raw.to_string(),
-                source: None,
-            });
+            let level = if entry.level == "WARN" { Level::Warn } else { Level::Info };
+            log.lines.push(NcclLine::bare(line_no, raw, level, message));
         }
     }
     log
@@ -917,6 +898,11 @@ fn async_event_device(message: &str) -> String {
 fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     let message = line.message.as_str();
     let lower = message.to_ascii_lowercase();
+    // NCCL's source file that printed it: the line's own location, else the catalogue's. Looked up
+    // once, and only when a rule below needs it.
+    let source = std::cell::OnceCell::new();
+    let source_file =
+        || *source.get_or_init(|| line.source.as_deref().or_else(|| super::catalogue::lookup(message).map(|e| e.file)));
     if lower.contains("got completion") && (lower.contains("error") || lower.contains("status=")) {
         wc_error_fact(line, host)
     } else if lower.contains("collective mismatch") || lower.contains("mismatched collective") {
@@ -979,7 +965,7 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // announced the wrong socket type, or an accept(2) on a broken listening socket: NCCL's
         // own bootstrap protocol broken.
         Fact::new("nccl.internal").host(host).attr("text", message)
-    } else if lower.contains("does not loop back") || topology_computation_failed(line) {
+    } else if lower.contains("does not loop back") || topology_computation_failed(source_file(), &lower) {
         // graph/rings.cc, trees.cc, connect.cc: the rings and trees every rank built from the
         // exchanged topology do not fit together (a ring that does not close): NCCL's own graph
         // construction failed, as when ranks read different PCI link speeds (NVIDIA/nccl#1020).
@@ -1061,7 +1047,7 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || lower.contains("socketpollconnect")
         || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
         || lower.contains("call to connect returned")
-        || socket_peer_unreachable(line, &lower)
+        || socket_peer_unreachable(source_file(), &lower)
     {
         Fact::new("nccl.socket_connect_failed").host(host).attr("error", message)
     } else if lower.contains("\"iommu=pt\" from kernel command line") || lower.contains("\"amd_iommu=on\" from kernel")
@@ -1082,10 +1068,8 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else {
         // No rule names this one's cause; NCCL's catalogue still says which part of NCCL printed
         // it (the line's own source location first, when NCCL printed one).
-        let entry = super::catalogue::lookup(message);
-        let file = line.source.as_deref().or(entry.map(|e| e.file));
         let mut fact = Fact::new("nccl.error").host(host).attr("text", message);
-        if let Some(file) = file {
+        if let Some(file) = source_file() {
             fact = fact.attr("family", super::catalogue::family(file)).attr("source", file);
         }
         fact
@@ -1095,8 +1079,7 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
 /// A WARN of NCCL's socket layer (its own source location, or the catalogue's) that a peer refused
 /// the connection or could not be reached ("Net : Call to recv from 10.0.0.2<56843> failed :
 /// Connection refused"): the same failure as a refused connect, whichever call saw it.
-fn socket_peer_unreachable(line: &NcclLine, lower: &str) -> bool {
-    let file = line.source.as_deref().or_else(|| super::catalogue::lookup(&line.message).map(|e| e.file));
+fn socket_peer_unreachable(file: Option<&str>, lower: &str) -> bool {
     // Before 2.18 (include/socket.h) the socket layer's messages began with "Net : ".
     (file.is_some_and(|f| super::catalogue::family(f) == "socket") || lower.starts_with("net : "))
         && ["connection refused", "no route to host", "network is unreachable"].iter().any(|w| lower.contains(w))
@@ -1105,14 +1088,12 @@ fn socket_peer_unreachable(line: &NcclLine, lower: &str) -> bool {
 /// Whether a WARN comes from NCCL's topology detection and graph search (its own source location,
 /// or the catalogue's for a quoted message) and says that it failed, not that it falls back or
 /// that a setting is wrong.
-fn topology_computation_failed(line: &NcclLine) -> bool {
-    let file = line.source.as_deref().or_else(|| super::catalogue::lookup(&line.message).map(|e| e.file));
+fn topology_computation_failed(file: Option<&str>, lower: &str) -> bool {
     let graph = file.is_some_and(|f| {
         ["graph/rings", "graph/trees", "graph/connect", "graph/topo", "graph/paths", "graph/search", "graph/xml.h"]
             .iter()
             .any(|p| f.contains(p))
     });
-    let lower = line.message.to_ascii_lowercase();
     // Advice and settings, and a graph or topology file the user gave (read below as such).
     let advisory = [
         "falling back",

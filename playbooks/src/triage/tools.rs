@@ -259,14 +259,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             ["ibv_create_cq", "ibv_reg_mr", "ibv_create_qp", "ibv_create_srq"].iter().any(|call| raw.contains(call))
                 || lower.contains("libfabric")
                 || lower.contains("openib");
-        if rdma_library && raw.contains("Cannot allocate memory") {
-            facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
-            continue;
-        }
-        // MPI's verbs layers saying the same without the errno: MVAPICH2's "cannot create cq" and
+        // MPI's verbs layers say the same without the errno: MVAPICH2's "cannot create cq" and
         // Open MPI openib's "Failed to create a completion queue", whose own help text sends the
         // reader to the locked-memory limit first: a completion queue is pinned memory.
-        if lower.contains("cannot create cq") || lower.contains("failed to create a completion queue") {
+        if (rdma_library && raw.contains("Cannot allocate memory"))
+            || lower.contains("cannot create cq")
+            || lower.contains("failed to create a completion queue")
+        {
             facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
             continue;
         }

@@ -153,10 +153,9 @@ pub struct NvlinkPeerMatrix {
 
 pub fn parse_nvlink_peers(file: &str, text: &str) -> Option<NvlinkPeerMatrix> {
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
-    let command_at = lines.iter().position(|(_, l)| {
-        let words: Vec<&str> = l.split_whitespace().collect();
-        words.windows(2).any(|w| w[0] == "-p2p" && w[1] == "n") || l.contains("-p2p n")
-    })?;
+    let command_at = lines
+        .iter()
+        .position(|(_, l)| l.split_whitespace().collect::<Vec<_>>().windows(2).any(|w| w == ["-p2p", "n"]))?;
     let header_at = command_at
         + 1
         + lines[command_at + 1..].iter().position(|(_, l)| {
