@@ -43,27 +43,57 @@ fn resolve(address: &str) -> Result<SocketAddr, BurninError> {
         .ok_or_else(|| BurninError::Run(format!("agent {address}: no address")))
 }
 
+/// How a handshake failed: cut off before the agent answered (worth a new connection), or for good.
+enum Handshake {
+    Cut(BurninError),
+    Failed(BurninError),
+}
+
+impl Handshake {
+    /// `error` described by `describe`: a cut when the connection closed or reset under us (an
+    /// agent shuts a handshake down when its deadline passes: agent.rs `Handshakes::expire`).
+    fn of(error: BurninError, describe: impl Fn(BurninError) -> BurninError) -> Handshake {
+        use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+        let cut = matches!(&error, BurninError::Io(_, e) if matches!(e.kind(), UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe));
+        if cut {
+            Handshake::Cut(describe(error))
+        } else {
+            Handshake::Failed(describe(error))
+        }
+    }
+}
+
 impl AgentConnection {
     /// Dial `address` (retrying until `wait` has passed: agents may still be starting) and
-    /// authenticate with `token`.
+    /// authenticate with `token`. A handshake the agent cut off before it answered (its deadline for
+    /// unauthenticated peers passed on a slow or loaded host, or the connection dropped) is tried
+    /// again on a new connection within the same `wait`; a refusal or a bad seal is not.
     pub fn connect(address: &str, token: &Token, wait: Duration) -> Result<AgentConnection, BurninError> {
         let deadline = Instant::now() + wait;
         let socket = resolve(address)?;
-        let mut stream = loop {
-            match TcpStream::connect_timeout(&socket, Duration::from_secs(5)) {
-                Ok(stream) => break stream,
-                Err(e) if Instant::now() < deadline => {
-                    let _ = e;
-                    std::thread::sleep(Duration::from_millis(100));
+        loop {
+            let stream = loop {
+                match TcpStream::connect_timeout(&socket, Duration::from_secs(5)) {
+                    Ok(stream) => break stream,
+                    Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+                    Err(e) => return Err(BurninError::Io(format!("cannot reach agent {address}"), e)),
                 }
-                Err(e) => return Err(BurninError::Io(format!("cannot reach agent {address}"), e)),
+            };
+            match Self::authenticate(stream, address, token) {
+                Ok(connection) => return Ok(connection),
+                Err(Handshake::Cut(_)) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
+                Err(Handshake::Cut(error) | Handshake::Failed(error)) => return Err(error),
             }
-        };
+        }
+    }
+
+    /// One handshake on a new connection.
+    fn authenticate(mut stream: TcpStream, address: &str, token: &Token) -> Result<AgentConnection, Handshake> {
         let _ = stream.set_nodelay(true);
         stream.set_read_timeout(Some(Duration::from_secs(15))).ok();
         stream.set_write_timeout(Some(Duration::from_secs(15))).ok();
-        let handshake = CoordinatorHandshake::new(token.clone(), random_bytes()?);
-        let on = |e: BurninError| BurninError::Auth(format!("agent {address}: {e}"));
+        let handshake = CoordinatorHandshake::new(token.clone(), random_bytes().map_err(Handshake::Failed)?);
+        let on = |e: BurninError| Handshake::of(e, |e| BurninError::Auth(format!("agent {address}: {e}")));
         write_frame(
             &mut stream,
             &Auth::Hello { magic: MAGIC.into(), version: PROTOCOL_VERSION, nonce: handshake.nonce() },
@@ -71,8 +101,12 @@ impl AgentConnection {
         .map_err(on)?;
         let nonce = match read_frame::<Auth>(&mut stream, MAX_FRAME).map_err(on)? {
             Auth::Challenge { nonce } => nonce,
-            Auth::Refused { reason } => return Err(BurninError::Auth(format!("agent {address} refused: {reason}"))),
-            other => return Err(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))),
+            Auth::Refused { reason } => {
+                return Err(Handshake::Failed(BurninError::Auth(format!("agent {address} refused: {reason}"))))
+            }
+            other => {
+                return Err(Handshake::Failed(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))))
+            }
         };
         let (answer, mut session) = match handshake.respond(&nonce) {
             Ok(answer) => answer,
@@ -85,9 +119,9 @@ impl AgentConnection {
         // The welcome is the agent's first authenticated frame and its proof: sealed under the
         // session key, which only a holder of the token derives.
         let welcome = read_welcome(&mut stream, &mut session).map_err(|e| match e {
-            BurninError::Auth(reason) => BurninError::Auth(format!(
+            BurninError::Auth(reason) => Handshake::Failed(BurninError::Auth(format!(
                 "agent {address}: its welcome does not carry our token's seal (wrong token, or not an agent): {reason}"
-            )),
+            ))),
             other => on(other),
         })?;
         match welcome {
@@ -99,8 +133,10 @@ impl AgentConnection {
                 rails,
                 limits,
             }),
-            Auth::Refused { reason } => Err(BurninError::Auth(format!("agent {address} refused: {reason}"))),
-            other => Err(BurninError::Auth(format!("agent {address}: unexpected {other:?}"))),
+            Auth::Refused { reason } => {
+                Err(Handshake::Failed(BurninError::Auth(format!("agent {address} refused: {reason}"))))
+            }
+            other => Err(Handshake::Failed(BurninError::Auth(format!("agent {address}: unexpected {other:?}")))),
         }
     }
 

@@ -1314,6 +1314,45 @@ fn a_refusal_after_the_proof_is_reported_as_a_refusal() {
     agent.join().expect("agent thread");
 }
 
+/// An agent cuts off a handshake that outlives its deadline (2 s; a coordinator in a loaded or
+/// emulated host can be that slow). The coordinator dials again within its connect wait instead of
+/// losing the host: here a relay in front of a real agent cuts the first connection after the hello,
+/// and passes the second through.
+#[test]
+fn a_handshake_cut_off_by_the_agent_is_tried_again_on_a_new_connection() {
+    use fabricdoctor_burnin::protocol::{read_frame, Auth, MAX_FRAME};
+
+    let agent = Agent::start(&[], "127.0.0.1:0", TOKEN);
+    let relay = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = relay.local_addr().expect("address").to_string();
+    let upstream = agent.address.clone();
+    let relayed = std::thread::spawn(move || {
+        let (mut first, _) = relay.accept().expect("first connection");
+        let _: Auth = read_frame(&mut first, MAX_FRAME).expect("hello");
+        first.shutdown(std::net::Shutdown::Both).expect("cut off");
+        drop(first);
+        let (second, _) = relay.accept().expect("second connection");
+        let to_agent = TcpStream::connect(&upstream).expect("agent");
+        let pipe = |mut from: TcpStream, mut to: TcpStream| {
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from, &mut to);
+                let _ = to.shutdown(std::net::Shutdown::Write);
+            })
+        };
+        let back = pipe(to_agent.try_clone().expect("clone"), second.try_clone().expect("clone"));
+        let forth = pipe(second, to_agent);
+        let _ = (back.join(), forth.join());
+    });
+    let token = Token::from_text(TOKEN, "test").expect("token");
+    let mut connection =
+        AgentConnection::connect(&address, &token, Duration::from_secs(10)).expect("admitted on the second dial");
+    assert_eq!(connection.request(&Request::Ping {}, Duration::from_secs(5)).expect("pong"), Response::Pong);
+    drop(connection);
+    relayed.join().expect("relay");
+    let log = agent.finish();
+    assert!(log.contains("coordinator authenticated"), "{log}");
+}
+
 /// Every link at R = 200 Mbit/s (tbf on each host's egress). Relative isolation sees nothing wrong
 /// with a fabric where every pair is equally slow; an absolute expectation does. 2R: every pair is
 /// below it and the rail gets one fabric-wide finding, and isolation names no suspect. 0.8R: the
