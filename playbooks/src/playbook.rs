@@ -80,7 +80,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "text",
         "ssh 'connect to host H port 22: Connection refused/No route to host', a host name that does not resolve",
     ),
-    ("process.died", "text", "Ray raylet 'A worker died or was killed', 'The actor died unexpectedly'"),
+    (
+        "process.died",
+        "text rank host signal local_rank",
+        "Ray raylet 'A worker died or was killed', 'The actor died unexpectedly'; torchrun's first failed rank ended by SIGKILL/SIGSEGV/SIGBUS/SIGILL/SIGFPE; the kernel's or Slurm's OOM killer ending a training process",
+    ),
     (
         "nvswitch.error",
         "what text",

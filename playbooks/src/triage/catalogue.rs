@@ -152,10 +152,22 @@ fn literal_match(message: &str, runs: &[&str]) -> usize {
                 Some(length) => matched += length,
                 None => return 0,
             },
+            // Or the line ends inside a value, before the runs that follow it ("... connect to
+            // (172.17.0.2" and the port on the next line): what came before counts, one less
+            // than the same text in a format the line holds whole, which wins a tie.
+            None if index > 0 && ends_in_a_value(&message[from..]) => return matched.saturating_sub(1),
             None => return 0,
         }
     }
     matched
+}
+
+/// Whether `rest`, what a line holds after the last run of a format it matched, is the start of a
+/// value cut by the line's end: one short token (an address, a number, a name), nothing after it.
+fn ends_in_a_value(rest: &str) -> bool {
+    const VALUE_MAXIMUM: usize = 64;
+    let rest = rest.trim();
+    !rest.is_empty() && rest.len() <= VALUE_MAXIMUM && !rest.contains(char::is_whitespace)
 }
 
 /// How many characters of a format's literal runs a line holds in order, up to the first run it
@@ -423,6 +435,12 @@ mod tests {
         assert_eq!(cut_run("abc", "abcdefghijklmnopqrstuvwxyz"), None, "too little of it to tell");
         let found = lookup_torch("[rank3]: RuntimeError: The client socket has timed out after 600s while trying to connect to (10.0.0.1, 29500).");
         assert_eq!(found.map(|e| torch_family(e.file)), Some("socket"));
+        // OpenRLHF#265: the same message wrapped inside the address, its port on the next line.
+        let wrapped = lookup_torch("[E socket.cpp:922] [c10d] The client socket has timed out after 1800s while trying to connect to (172.17.0.2");
+        assert_eq!(wrapped.map(|e| e.message), found.map(|e| e.message));
+        // A line that goes on with other words after the value is not that message cut short.
+        assert!(lookup_torch("The client socket has timed out after 1800s while trying to connect to (x) and then")
+            .is_none_or(|e| e.message != wrapped.map_or("", |w| w.message)));
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod nvidia_smi;
 pub mod optics;
 pub mod pickle;
 pub mod prefix;
+pub mod process;
 pub mod pytorch;
 pub mod rdma;
 pub mod report;
@@ -154,6 +155,11 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("tool-messages");
         }
         analysis.facts.extend(signatures);
+        let deaths = process::parse(name, &text);
+        if !deaths.is_empty() {
+            kinds.push("process-exit");
+        }
+        analysis.facts.extend(deaths);
         let kernel_events = kernel::parse_kernel(name, &text);
         if !kernel_events.is_empty() {
             kinds.push("kernel-log");

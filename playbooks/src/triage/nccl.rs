@@ -768,7 +768,8 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // An IPv4-mapped GID (::ffff:a.b.c.d, RFC 4291 2.5.5.2) is a RoCE v2 address: InfiniBand GIDs
     // carry the subnet prefix and port GUID, never an IPv4 address. NCCL prints the GIDs of a QP it
     // could not connect ("local GID ::ffff:10.0.0.1, remote GID ...").
-    if line.message.contains("GID ::ffff:") && seen.roce_from_gid.insert(host.clone()) {
+    let ethernet_gid = line.message.contains("GID ::ffff:") || queue_pair_gid(&line.message).is_some_and(ethernet);
+    if ethernet_gid && seen.roce_from_gid.insert(host.clone()) {
         analysis.push(Fact::new("nccl.roce").host(&host).evidence(evidence.clone()));
     }
     if line.level == Level::Warn {
@@ -796,6 +797,32 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         }
         analysis.push(fact);
     }
+}
+
+/// The GID of a queue pair as NCCL's net_ib.cc prints it when it connects ("GID 0
+/// (80FE/1A8A41FEFF21A75E)": the subnet prefix and interface id, each a 64-bit word read in the
+/// host's little-endian order), as its 16 bytes in wire order.
+fn queue_pair_gid(message: &str) -> Option<[u8; 16]> {
+    let at = message.find(" GID ")?;
+    let rest = &message[at + 5..];
+    let (_index, rest) = rest.split_once(" (")?;
+    let (prefix, rest) = rest.split_once('/')?;
+    let interface = rest.split(')').next()?;
+    let word = |hex: &str| u64::from_str_radix(hex, 16).ok().map(u64::to_le_bytes);
+    let (prefix, interface) = (word(prefix)?, word(interface)?);
+    let mut gid = [0u8; 16];
+    gid[..8].copy_from_slice(&prefix);
+    gid[8..].copy_from_slice(&interface);
+    Some(gid)
+}
+
+/// A GID only an Ethernet (RoCE) port has: an IPv4-mapped address (RoCE v2, RFC 4291 2.5.5.2), or
+/// a link-local one whose interface id is a MAC address made EUI-64 (FF FE in its middle, RFC 4291
+/// appendix A), as RoCE derives GID 0 from the port's MAC; an InfiniBand GID carries the port GUID.
+fn ethernet(gid: [u8; 16]) -> bool {
+    let ipv4_mapped = gid[..10].iter().all(|&b| b == 0) && gid[10] == 0xff && gid[11] == 0xff;
+    let link_local_from_mac = gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff && gid[12] == 0xfe;
+    ipv4_mapped || link_local_from_mac
 }
 
 /// An Init START or Init COMPLETE line: the rank's progress in its communicator, and its host, GPU
@@ -977,14 +1004,16 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if line.source.as_deref().is_some_and(|f| f.contains("nvls")) || lower.contains("nvls") {
         // transport/nvls.cc: NVLink SHARP buffers need the fabric manager's multicast objects.
         Fact::new("nccl.nvls_failed").host(host).attr("text", message)
-    } else if (lower.contains("posix_fallocate")
+    } else if lower.contains("attaching") && lower.contains("shared memory") && lower.contains("no such file") {
+        // misc/shmutils.cc: the segment a peer announced is not there to attach to (ENOENT). Not a
+        // segment that did not fit: NCCL's shared-memory handshake between two ranks broke, as in
+        // releases after 2.21 (NVIDIA/nccl#1589, where going back to 2.21.5 mended it), or the
+        // peer lives in another /dev/shm.
+        Fact::new("nccl.internal").host(host).attr("text", message)
+    } else if lower.contains("posix_fallocate")
         || lower.contains("shared memory segment")
         || lower.contains("/dev/shm")
-        || (lower.contains("shm") && lower.contains("no space left")))
-        // A segment that is not there to attach to (ENOENT) is not one that did not fit: the peer
-        // that made it is in another /dev/shm, or removed it; that is read as the shared-memory
-        // family's error below.
-        && !(lower.contains("attaching") && lower.contains("no such file"))
+        || (lower.contains("shm") && lower.contains("no space left"))
     {
         Fact::new("nccl.shm_failed").host(host)
     } else if lower.contains("ibv_modify_qp") || (lower.contains("no route to host") && lower.contains("net/ib")) {
@@ -1464,7 +1493,7 @@ mod tests {
         let missing = "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment /dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)";
         let mut analysis = Analysis::default();
         analyze(&[parse("f", missing)], &mut analysis);
-        assert!(!analysis.has("nccl.shm_failed") && analysis.has("nccl.error"), "{:?}", analysis.facts);
+        assert!(!analysis.has("nccl.shm_failed") && analysis.has("nccl.internal"), "{:?}", analysis.facts);
         // Advice from the graph code is not a failure of it.
         let advice =
             "h:1:2 [0] graph/search.cc:1 NCCL WARN Could not find a path for pattern 4, falling back to simple order";
@@ -1476,6 +1505,21 @@ mod tests {
     /// aws-do-eks#54: NCCL's lines pasted without their prefix and level are read as NCCL's, and a
     /// retry towards a link-local address (NCCL 2.19's "connect to %s returned") names the
     /// interface; prose that quotes a few of NCCL's words is not NCCL's output.
+    #[test]
+    fn a_queue_pairs_gid_tells_ethernet_from_infiniband() {
+        // NCCL 2.21 in a pod (NVIDIA/nccl#1657): GID 0, link-local, its interface id a MAC.
+        let roce = "NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1040 mtu 5 query_ece={supported=1} GID 0 (80FE/1A8A41FEFF21A75E) fifoRkey=0x15d3b2";
+        let gid = queue_pair_gid(roce).expect("decoded");
+        assert_eq!(&gid[..2], &[0xfe, 0x80]);
+        assert_eq!(&gid[8..], &[0x5e, 0xa7, 0x21, 0xff, 0xfe, 0x41, 0x8a, 0x1a]);
+        assert!(ethernet(gid));
+        // RoCE v2's IPv4-mapped GID ::ffff:10.0.0.1.
+        assert!(ethernet(queue_pair_gid("qpn 7 GID 3 (0/100000AFFFF0000) fifo").expect("decoded")));
+        // An InfiniBand GID: fe80 and the port GUID (no FF FE in its middle).
+        assert!(!ethernet(queue_pair_gid("qpn 7 GID 0 (80FE/1234AB000390C2B8) fifo").expect("decoded")));
+        assert_eq!(queue_pair_gid("GID 0 (not hex/x)"), None);
+    }
+
     #[test]
     fn untagged_lines_and_retries_towards_link_local_addresses() {
         let text = "NET/Socket : Using [0]enp73s0:10.1.216.156<0> [1]pod-id-link0:169.254.170.23<0>\nsocketPollConnect: connect to 169.254.170.23<...> returned Connection refused, retrying (13/34)\n";

@@ -442,8 +442,21 @@ fn summary_table(file: &str, text: &str, facts: &mut Vec<Fact>) {
         let line = raw.trim();
         let Some(inner) = line.strip_prefix('|').and_then(|l| l.strip_suffix('|')) else { continue };
         let cells: Vec<&str> = inner.split('|').map(str::trim).collect();
-        let [_, bus, ecc] = cells.as_slice() else { continue };
+        let [name, bus, ecc] = cells.as_slice() else { continue };
         let Some(gpu) = bus.split_whitespace().next().and_then(bus_id) else { continue };
+        // The GPU's own name read as "ERR!": NVML got no answer from the device for its most basic
+        // query (nvidia-smi(1): "ERR!" is a value it failed to read), so the GPU is not responding.
+        // A single field such as the fan reading ERR! is a sensor, not the GPU.
+        let mut words = name.split_whitespace();
+        if let (Some(index), Some("ERR!")) = (words.next().filter(|i| i.parse::<u32>().is_ok()), words.next()) {
+            facts.push(
+                Fact::new("gpu.lost")
+                    .attr("how", format!("nvidia-smi cannot read GPU {index} (its name and state read ERR!)"))
+                    .attr("bus_id", gpu)
+                    .evidence(Evidence::new(file, line_no, raw)),
+            );
+            continue;
+        }
         if let Some(count) = ecc.parse::<u64>().ok().filter(|c| *c > 0) {
             facts.push(
                 Fact::new("gpu.ecc_uncorrectable")
@@ -729,6 +742,22 @@ mod tests {
             ]
         );
         assert_eq!(facts[0].get("uncorrectable_rows"), Some("1"));
+    }
+
+    /// NVIDIA/gpu-operator#559: a GPU whose name nvidia-smi cannot read; a fan that reads ERR!
+    /// on a healthy GPU is a sensor.
+    #[test]
+    fn a_gpu_whose_name_reads_err_is_lost() {
+        let text = "\
+|   0  ERR!                On   | 00000000:19:00.0 Off |                 ERR! |
+|ERR!  ERR! ERR!    ERR! / ERR! |      0MiB / 46068MiB |    ERR!      Default |
+|   1  NVIDIA A40          On   | 00000000:1A:00.0 Off |                    0 |
+|ERR!   26C    P8    12W / 300W |      0MiB / 46068MiB |      0%      Default |
+";
+        let facts = parse("nvsmi.txt", text);
+        assert_eq!(names(&facts), vec!["gpu.lost"]);
+        assert_eq!(facts[0].get("bus_id"), Some("0000:19:00.0"));
+        assert_eq!(facts[0].evidence[0].line, 1);
     }
 
     /// Volta and older count double-bit errors per memory and in a total.

@@ -41,8 +41,10 @@ pub fn looks_like_error(line: &str) -> bool {
 /// by field (where "errors" names a counter or a capability).
 fn is_log(kinds: &[String]) -> bool {
     kinds.iter().all(|k| {
-        matches!(k.as_str(), "unrecognised" | "nccl-log" | "kernel-log" | "nccl-ras" | "nccl-tests" | "tool-messages")
-            || k.starts_with("pytorch-")
+        matches!(
+            k.as_str(),
+            "unrecognised" | "nccl-log" | "kernel-log" | "nccl-ras" | "nccl-tests" | "tool-messages" | "process-exit"
+        ) || k.starts_with("pytorch-")
     })
 }
 

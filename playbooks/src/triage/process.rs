@@ -1,0 +1,217 @@
+//! How a rank's process ended, as its launcher or the kernel tells it: torchrun's failure summary,
+//! Slurm's OOM-kill events and the kernel's OOM killer. A rank killed by a signal it did not send
+//! itself (SIGKILL from the OOM killer or a scheduler, a crash on SIGSEGV or SIGBUS) never reaches
+//! the next collective, so its peers time out waiting: the `rank-missing` diagnosis names it.
+//!
+//! A rank that exits with an error code, or aborts (SIGABRT: PyTorch's watchdog ends a process so
+//! after a timeout), is the consequence of an error printed elsewhere, and is not read here; nor
+//! are the SIGTERMs torchrun sends the surviving ranks after the first one failed.
+
+use super::lines::numbered_lines;
+use crate::fact::{Evidence, Fact};
+
+/// Signals that end a rank from outside or by a crash, with what each usually means (signal(7)).
+fn fatal_signal(number: u32) -> Option<&'static str> {
+    match number {
+        9 => Some("SIGKILL: killed from outside, most often by the host's OOM killer or the scheduler"),
+        11 => Some("SIGSEGV: the process crashed"),
+        7 => Some("SIGBUS: the process crashed on a bus error (a memory or PCIe mapping that went away)"),
+        4 => Some("SIGILL: the process crashed on an illegal instruction"),
+        8 => Some("SIGFPE: the process crashed on an arithmetic fault"),
+        _ => None,
+    }
+}
+
+/// The value after `key` and its colon in a torchrun summary row ("  host      : node12").
+fn row<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let rest = line.trim().strip_prefix(key)?;
+    let value = rest.trim_start().strip_prefix(':')?;
+    Some(value.trim())
+}
+
+/// A negative exit code as Python's subprocess reports a signal ("-9 (pid: 1237)").
+fn signal_of_exit_code(value: &str) -> Option<u32> {
+    let digits: String = value.trim().strip_prefix('-')?.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The kernel's OOM killer (mm/oom_kill.c, "Out of memory: Killed process %d (%s)" and the memory
+/// cgroup's variant; kernels before 5.0 "Kill process %d (%s) score ... or sacrifice child"): the
+/// name of the process it killed, when that is a training process.
+fn oom_killed(line: &str) -> Option<&str> {
+    let at = ["Killed process ", "Kill process "].iter().find_map(|key| line.find(key).map(|i| i + key.len()))?;
+    if !line.contains("out of memory") && !line.contains("Out of memory") {
+        return None;
+    }
+    let rest = &line[at..];
+    let name = rest.split_once('(')?.1.split_once(')')?.0;
+    let lower = name.to_ascii_lowercase();
+    let training = lower.starts_with("python")
+        || lower.starts_with("pt_")
+        || lower.starts_with("ray::")
+        || ["torchrun", "deepspeed", "accelerate"].iter().any(|n| lower.contains(n));
+    training.then_some(name)
+}
+
+pub fn parse(file: &str, text: &str) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    // torchrun's ChildFailedError table (torch/distributed/elastic/multiprocessing/errors): the
+    // block after "Root Cause (first observed failure):" is the first rank that failed.
+    let mut in_root_cause = false;
+    let mut host: Option<String> = None;
+    let mut rank: Option<String> = None;
+    let mut root_cause_seen = false;
+    for (line_no, raw) in numbered_lines(text) {
+        let evidence = || Evidence::new(file, line_no, raw);
+        let trimmed = raw.trim();
+        if trimmed.starts_with("Root Cause (first observed failure)") {
+            (in_root_cause, host, rank) = (true, None, None);
+            continue;
+        }
+        if in_root_cause {
+            if let Some(value) = row(trimmed, "host") {
+                host = Some(value.to_string());
+            } else if let Some(value) = row(trimmed, "rank") {
+                rank = value.split_whitespace().next().map(str::to_string);
+            } else if let Some(value) = row(trimmed, "exitcode") {
+                in_root_cause = false;
+                let Some((signal, meaning)) = signal_of_exit_code(value).and_then(|s| Some((s, fatal_signal(s)?)))
+                else {
+                    continue;
+                };
+                root_cause_seen = true;
+                let mut fact = Fact::new("process.died")
+                    .attr("signal", signal)
+                    .attr("text", format!("torchrun's first failed rank ended by signal {signal} ({meaning})"))
+                    .evidence(evidence());
+                if let Some(rank) = &rank {
+                    fact = fact.attr("rank", rank);
+                }
+                if let Some(host) = &host {
+                    fact = fact.host(host);
+                }
+                facts.push(fact);
+            } else if trimmed.starts_with("====") || (trimmed.is_empty() && rank.is_some()) {
+                in_root_cause = false;
+            }
+            continue;
+        }
+        // torchrun's agent, as the first rank fails (elastic/agent/server/api.py): "failed
+        // (exitcode: -9) local_rank: 3 (pid: 1237) of binary: ...". The summary table, when it
+        // follows, says the same with the host.
+        if let Some(at) = trimmed.find("failed (exitcode: ") {
+            let after = &trimmed[at + "failed (exitcode: ".len()..];
+            let signal = signal_of_exit_code(after.split(')').next().unwrap_or_default());
+            if let Some((signal, meaning)) = signal.and_then(|s| Some((s, fatal_signal(s)?))) {
+                let local_rank =
+                    after.split_once("local_rank: ").and_then(|(_, r)| r.split_whitespace().next()).map(str::to_string);
+                let mut fact = Fact::new("process.died")
+                    .attr("signal", signal)
+                    .attr("text", format!("a local rank ended by signal {signal} ({meaning})"))
+                    .evidence(evidence());
+                if let Some(local_rank) = local_rank {
+                    fact = fact.attr("local_rank", local_rank);
+                }
+                facts.push(fact);
+            }
+            continue;
+        }
+        // slurmstepd after a step's task was OOM-killed in its cgroup (src/plugins/task/cgroup):
+        // "Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed."
+        if trimmed.contains("oom_kill event") && trimmed.contains("Detected") {
+            facts.push(
+                Fact::new("process.died")
+                    .attr("signal", 9)
+                    .attr("text", format!("the job's tasks were killed by the OOM killer ({trimmed})"))
+                    .evidence(evidence()),
+            );
+            continue;
+        }
+        if let Some(name) = oom_killed(trimmed) {
+            facts.push(
+                Fact::new("process.died")
+                    .attr("signal", 9)
+                    .attr("text", format!("the kernel's OOM killer killed {name} (host memory ran out)"))
+                    .evidence(evidence()),
+            );
+        }
+    }
+    // The agent's one-line report and its summary table name the same death: keep the table's,
+    // which has the host.
+    if root_cause_seen {
+        facts.retain(|f| f.get("local_rank").is_none());
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rank_killed_or_crashed_is_named_with_its_host() {
+        // torchrun's summary for a rank the OOM killer ended (the form of
+        // torch.distributed.elastic.multiprocessing.errors.ChildFailedError).
+        let torchrun = "\
+[2024-01-01 00:00:00,000] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 1234 closing signal SIGTERM
+[2024-01-01 00:00:01,000] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 3 (pid: 1237) of binary: /usr/bin/python
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2024-01-01_00:00:01
+  host      : node12
+  rank      : 2 (local_rank: 2)
+  exitcode  : -15 (pid: 1236)
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-01-01_00:00:00
+  host      : node12
+  rank      : 11 (local_rank: 3)
+  exitcode  : -9 (pid: 1237)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 1237
+============================================================
+";
+        let facts = parse("job.log", torchrun);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        let died = &facts[0];
+        assert_eq!(
+            (died.name.as_str(), died.get("rank"), died.get("host")),
+            ("process.died", Some("11"), Some("node12"))
+        );
+        assert_eq!(died.get("signal"), Some("9"));
+        assert_eq!(died.evidence[0].line, 19);
+
+        // The agent's line alone still says a rank was killed.
+        let line = "torch.distributed.elastic.multiprocessing.api:failed (exitcode: -11) local_rank: 0 (pid: 77) of binary: /opt/conda/bin/python\n";
+        let facts = parse("job.log", line);
+        assert_eq!((facts.len(), facts[0].get("signal"), facts[0].get("local_rank")), (1, Some("11"), Some("0")));
+
+        // The kernel's and Slurm's OOM kills.
+        let kernel = "[Tue Mar  5 10:00:00 2024] Out of memory: Killed process 4242 (python3) total-vm:812345678kB, anon-rss:98765432kB\n\
+                      [Tue Mar  5 10:00:01 2024] Memory cgroup out of memory: Killed process 4243 (pt_main_thread) total-vm:1kB\n";
+        assert_eq!(parse("dmesg", kernel).len(), 2);
+        let slurm = "slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.\n";
+        assert_eq!(parse("slurm.out", slurm)[0].name, "process.died");
+    }
+
+    #[test]
+    fn errors_aborts_and_the_launchers_own_signals_are_not_deaths() {
+        // An exception (exit code 1), PyTorch's watchdog abort (SIGABRT) and torchrun stopping the
+        // other ranks (SIGTERM) follow an error printed elsewhere.
+        for exit in ["1", "-6", "-15"] {
+            let text = format!("Root Cause (first observed failure):\n[0]:\n  host      : n1\n  rank      : 0 (local_rank: 0)\n  exitcode  : {exit} (pid: 9)\n");
+            assert!(parse("f", &text).is_empty(), "exit code {exit}");
+            let line = format!("api:failed (exitcode: {exit}) local_rank: 0 (pid: 9) of binary: python\n");
+            assert!(parse("f", &line).is_empty(), "exit code {exit}");
+        }
+        // The OOM killer ending a process that is not a training process.
+        assert!(parse("f", "Out of memory: Killed process 12 (chrome) total-vm:1kB\n").is_empty());
+        // Prose that names the words without the kernel's message.
+        assert!(parse("f", "Killed process 12 (python) by hand\n").is_empty());
+    }
+}
