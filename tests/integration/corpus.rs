@@ -18,6 +18,9 @@ struct Case {
     /// 2026-11-24), "heldout3" to "heldout6" (each collected blind; its first run is a held-out
     /// measure the README reports).
     split: String,
+    /// The collector's judgement (`#! evidence: output | thread-only`, from heldout21 on): whether
+    /// the kept lines alone show the cause.
+    evidence: Option<String>,
     text: String,
 }
 
@@ -46,6 +49,11 @@ fn cases() -> Vec<Case> {
                 id: path.file_stem().expect("file name").to_string_lossy().into_owned(),
                 expected: header("expected:"),
                 split: header("split:"),
+                evidence: raw
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("#! evidence:"))
+                    .next()
+                    .map(|v| v.trim().to_string()),
                 text,
             }
         })
@@ -69,6 +77,7 @@ fn triage_names_the_established_cause_of_real_incidents() {
     assert!(cases.len() >= 80, "the corpus holds {} cases", cases.len());
     let mut rows = Vec::new();
     let mut tallies: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();
+    let mut by_evidence: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();
     for case in &cases {
         let report = triage(&[Input::new(case.id.clone(), case.text.clone().into_bytes())], &playbooks);
         let got = report.diagnoses.first().map_or("none", |d| d.id.as_str()).to_string();
@@ -76,6 +85,11 @@ fn triage_names_the_established_cause_of_real_incidents() {
         let tally = tallies.entry(case.split.clone()).or_default();
         tally.0 += usize::from(hit);
         tally.1 += 1;
+        if let Some(evidence) = &case.evidence {
+            let tally = by_evidence.entry(evidence.clone()).or_default();
+            tally.0 += usize::from(hit);
+            tally.1 += 1;
+        }
         rows.push(format!(
             "{:<58} {:<8} {:<26} {:<26} {}",
             case.id,
@@ -96,6 +110,9 @@ fn triage_names_the_established_cause_of_real_incidents() {
         })
         .collect();
     loud_eprintln!("corpus: {}", rates.join(", "));
+    let marked: Vec<String> =
+        by_evidence.iter().map(|(evidence, (hits, all))| format!("{evidence} {hits}/{all}")).collect();
+    loud_eprintln!("corpus, by where the collector found the cause: {}", marked.join(", "));
     for (split, (hits, _)) in &tallies {
         assert!(*hits >= floor(split), "{split} hits {hits} below the floor {}", floor(split));
     }
