@@ -135,6 +135,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "ethtool -m / mlxlink -m reading beyond the module's own warning or alarm threshold",
     ),
     ("optics.no_light", "lane what nic", "ethtool -m / mlxlink -m receive power at or below -30 dBm (no light)"),
+    (
+        "optics.module_error",
+        "nic what",
+        "the kernel's mlx5 'Port module event[error]: module N, Cable error, <kind>' (a cable or module error the cage reported)",
+    ),
     ("optics.alarm_flag", "flag what nic", "ethtool -m latched alarm flag 'On'"),
     ("optics.hot", "value what nic", "module temperature at or above 70 C (the burn-in protocol's ceiling)"),
     ("mlxlink.recommendation", "text what nic", "mlxlink troubleshooting 'Recommendation' other than 'No issue was observed'"),

@@ -119,7 +119,8 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         "the NIC's firmware stopped answering the health poller"
     } else if lower.contains("synd 0x") && lower.contains(':') && !lower.contains("ext_synd") {
         "the NIC's firmware raised an assert"
-    } else if lower.contains("fatal error detected") || lower.contains("internal error detected") {
+    } else if (lower.contains("fatal error") || lower.contains("internal error")) && lower.contains("detected") {
+        // health.c poll_health: "Fatal error %u detected" (the sensor's number between the words).
         "the NIC reported a fatal internal error"
     } else if lower.contains("pci channel offline") || lower.contains("device lost") {
         "the NIC stopped answering on PCIe"
@@ -257,6 +258,22 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
         if let Some(fact) = nic_health_line(raw, &lower, &host) {
             facts.push(fact.evidence(evidence()));
+            continue;
+        }
+        // drivers/net/ethernet/mellanox/mlx5/core/events.c port_module(): the cage reports an error
+        // of its cable or module ("Port module event[error]: module 0, Cable error, High
+        // Temperature"; others: "Bad or shorted cable/module", "Bus stuck (I2C or data shorted)",
+        // "Power budget exceeded", "Enforce part number list"). Plugged and unplugged events,
+        // without "[error]", are not faults.
+        if let Some((_, what)) = raw.split_once("Port module event[error]:") {
+            let nic = pci_address_token(raw).unwrap_or("");
+            facts.push(
+                Fact::new("optics.module_error")
+                    .attr("nic", nic)
+                    .attr("what", format!("the NIC reported a module error ({})", what.trim()))
+                    .host(&host)
+                    .evidence(evidence()),
+            );
             continue;
         }
         // Intel VT-d (DMAR), AMD-Vi (IO_PAGE_FAULT) and Arm SMMU fault reports.
@@ -592,6 +609,25 @@ mod tests {
         assert!(parse_kernel("f", &format!("{probe}{down}{down}")).iter().any(|f| f.name == "link.flap"));
         let facts = parse_kernel("f", "pcieport 0000:00:01.0: AER: Uncorrectable (Fatal) error received: 0000:01:00.0");
         assert_eq!(facts[0].get("severity"), Some("uncorrected"));
+    }
+
+    /// mlx5's health poller with the sensor's number inside its message, and the port module
+    /// events: an error is the cable or optic, a plug event is not (health.c, events.c).
+    #[test]
+    fn nic_fatal_sensors_and_port_module_errors() {
+        let facts = parse_kernel(
+            "f",
+            "[Mon Feb  5 10:00:00 2024] mlx5_core 0000:3b:00.0: mlx5_health_check_fatal_sensors:1139:(pid 0): Fatal error 1 detected\n",
+        );
+        assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("nic.hw_fault", Some("0000:3b:00.0")));
+        let facts = parse_kernel(
+            "f",
+            "mlx5_core 0000:3b:00.0: port_module:251:(pid 0): Port module event[error]: module 0, Cable error, High Temperature\n",
+        );
+        assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("optics.module_error", Some("0000:3b:00.0")));
+        assert!(facts[0].get("what").is_some_and(|w| w.contains("High Temperature")));
+        let plugged = "mlx5_core 0000:3b:00.0: Port module event: module 0, Cable plugged\n";
+        assert!(parse_kernel("f", plugged).is_empty());
     }
 
     /// gpud's NCCL crash fixture (dmesg --decode, ISO time): a process killed inside libnccl.

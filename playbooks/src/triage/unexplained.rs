@@ -21,7 +21,9 @@ fn error_words() -> &'static Regex {
     static WORDS: OnceLock<Regex> = OnceLock::new();
     WORDS.get_or_init(|| {
         Regex::new(
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused)\b",
+            // Exception and error types are one word ("torch.OutOfMemoryError", "ChildFailedError",
+            // "ncclSystemError"): their names end in the word, after a lower-case letter.
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)",
         )
         .expect("a fixed pattern compiles")
     })
@@ -128,5 +130,11 @@ mod tests {
         assert!(!looks_like_error("port_rcv_errors: 0"));
         assert!(!looks_like_error("node1:1:2 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22"));
         assert!(!looks_like_error("Epoch 3 loss 0.41"));
+        assert!(looks_like_error("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"));
+        assert!(looks_like_error("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"));
+        assert!(
+            !looks_like_error("ERRORS_FOUND_TOTAL_IS_A_NAME_NOT_A_FAILURE=no"),
+            "no lower-case letter before the word"
+        );
     }
 }
