@@ -731,8 +731,11 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     seen.hosts.insert(host.clone());
     // net_ib.cc prints, per HCA, whether GPUDirect RDMA can be used ("GPU Direct RDMA Disabled for
-    // HCA 0 'mlx5_0'"): disabled means no peer-memory support was found on this host.
-    if let Some(rest) = message.split("GPU Direct RDMA Disabled for HCA").nth(1) {
+    // HCA 0 'mlx5_0'"): disabled means no peer-memory support was found on this host. NCCL prints
+    // the same for its socket transport ("NET/Socket : ... for HCA 0 'eth0'"), which never reads GPU
+    // memory directly: that is no fault.
+    let socket_transport = message.starts_with("NET/Socket");
+    if let Some(rest) = message.split("GPU Direct RDMA Disabled for HCA").nth(1).filter(|_| !socket_transport) {
         let nic = rest.split('\'').nth(1).unwrap_or(rest.trim()).to_string();
         analysis.push(Fact::new("nccl.gdr_disabled").host(&host).attr("nic", nic).evidence(evidence.clone()));
     }
@@ -1408,6 +1411,9 @@ mod tests {
             facts("learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n");
         let gdr = found.iter().find(|f| f.name == "nccl.gdr_disabled").expect("gdr fact");
         assert_eq!(gdr.get("nic"), Some("mlx5_0"));
+        // The socket transport says the same of every interface: it never reads GPU memory.
+        let socket = facts("h:1:2 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'\n");
+        assert!(!has(&socket, "nccl.gdr_disabled"), "{socket:?}");
         // nccl#795: the peer's process is gone; its host is the one to look at.
         let found = facts("a100-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer a100-23.cluster<47861>\n");
         let closed = found.iter().find(|f| f.name == "nccl.remote_closed").expect("remote closed");

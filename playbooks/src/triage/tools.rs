@@ -67,9 +67,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // --use_cuda allocation, or ibv_reg_mr's EFAULT "Bad address"): the kernel has no
         // peer-memory client for the GPU's pages (nvidia_peermem not loaded) and no DMA-BUF path,
         // so GPUDirect RDMA cannot work on this host (ibv_reg_mr(3); NVIDIA GPUDirect RDMA docs).
-        let registration_failed = trimmed.starts_with("Couldn't allocate MR")
-            || trimmed == "failed to create mr"
-            || (raw.contains("ibv_reg_mr") && raw.contains("Bad address"));
+        // EFAULT from a registration, however the library words it (Mooncake's "Failed to
+        // register memory 0x...: Bad address [14]"), is the kernel failing to pin the pages: GPU
+        // memory without a peer-memory client (host memory a process allocated always pins).
+        let lower_raw = raw.to_ascii_lowercase();
+        let efault_registration = raw.contains("Bad address")
+            && (raw.contains("ibv_reg_mr")
+                || lower_raw.contains("register memory")
+                || lower_raw.contains("registering memory")
+                || lower_raw.contains("memory registration"));
+        let registration_failed =
+            trimmed.starts_with("Couldn't allocate MR") || trimmed == "failed to create mr" || efault_registration;
         if registration_failed && !gpu_registration_failed && (gpu_buffer.is_some() || raw.contains("Bad address")) {
             gpu_registration_failed = true;
             let mut fact = Fact::new("nccl.gdr_disabled")
@@ -95,8 +103,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(Fact::new("nccl.duplicate_gpu").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
+            // NVSHMEM's NVLS teams (src/host/team/team_internal_nvls.cpp) map the same multicast
+            // objects NCCL's NVLS does, which the fabric manager provides: a failure there ("...
+            // team_internal_nvls.cpp:258: non-zero status: 401") is the same fault.
+            let nvshmem_nvls = trimmed.contains("team_internal_nvls") && trimmed.contains("non-zero status");
             let nvls = (trimmed.contains("NVLink SHARP (NVLS)") && trimmed.starts_with("Failed"))
-                || trimmed.contains("configuration error in the Fabric Manager or NVSwitches");
+                || trimmed.contains("configuration error in the Fabric Manager or NVSwitches")
+                || nvshmem_nvls;
             if nvls && !nvls_seen {
                 nvls_seen = true;
                 facts.push(Fact::new("nccl.nvls_failed").attr("text", trimmed).evidence(evidence()));
@@ -239,6 +252,29 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         {
             facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
             continue;
+        }
+        // UCX's socket layer (uct/tcp, ucs/sys/sock.c: "connect(fd=%d, dest_addr=%s) failed: %m"):
+        // the peer's worker address refuses or cannot be routed to, as in NIXL's and UCX-based
+        // transfer engines' connection setup.
+        if lower.contains("connect(fd=")
+            && lower.contains("dest_addr=")
+            && (lower.contains("connection refused")
+                || lower.contains("no route to host")
+                || lower.contains("network is unreachable"))
+        {
+            facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // UCX asked for an RDMA device it cannot open (ucp_context.c: "network device '%s' is not
+        // available, please use one or more of: %s"), and what it offers is TCP alone: this process
+        // has no usable RDMA device (in a container: no /dev/infiniband or no user-space provider).
+        // UCX names an RDMA port DEVICE:PORT ('mlx5_0:1'), a TCP interface by its name alone.
+        if let Some((_, offered)) = trimmed.split_once("is not available, please use one or more of:") {
+            let rdma_offered = offered.split('\'').skip(1).step_by(2).any(|device| device.contains(':'));
+            if trimmed.contains("network device") && !rdma_offered {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
         }
         // Ray's raylet: a worker process (a rank) died or was killed (OOM killer, crash).
         if lower.contains("a worker died or was killed") || lower.contains("the actor died unexpectedly") {
@@ -792,6 +828,23 @@ mod tests {
         assert!(parse("f", "nvidia_peermem loaded\n").is_empty());
         let ssh = "ssh: connect to host (worker_ip) port 22: Connection refused\n";
         assert_eq!(parse("f", ssh)[0].name, "network.host_unreachable");
+        // sgl-project/sglang#6753: a transfer engine's registration refused with EFAULT.
+        let mooncake = "E0529 23:22:59.553362 67580 rdma_context.cpp:203] Failed to register memory 0x7c1cda000000: Bad address [14]\n";
+        assert_eq!(parse("f", mooncake)[0].name, "nccl.gdr_disabled");
+        assert!(parse("f", "Failed to register memory 0x7c1cda000000: Cannot allocate memory\n")
+            .iter()
+            .all(|f| f.name != "nccl.gdr_disabled"));
+        // pytorch/pytorch#169879: NVSHMEM's NVLS team cannot map its multicast memory.
+        let nvshmem = "2025-12-08T12:46:36.6790166Z /dvs/p4/build/sw/rel/gpgpu/toolkit/r12.9/main_nvshmem/src/host/team/team_internal_nvls.cpp:258: non-zero status: 401\n";
+        assert_eq!(parse("f", nvshmem)[0].name, "nccl.nvls_failed");
+        // ai-dynamo/dynamo#741: UCX's socket connect to a peer refused.
+        let ucx = "[1744963752.379059] [node1:14252:0]            sock.c:334  UCX  ERROR   connect(fd=120, dest_addr=10.244.13.0:34313) failed: Connection refused\n";
+        assert_eq!(parse("f", ucx)[0].name, "network.host_unreachable");
+        // ai-dynamo/dynamo#1209: UCX offers only TCP for the RDMA device asked for.
+        let tcp_only = "ucp_context.c:1321 UCX  WARN  network device 'mlx5_bond_0:1' is not available, please use one or more of: 'bond0'(tcp), 'eth0'(tcp), 'lo'(tcp)\n";
+        assert_eq!(parse("f", tcp_only)[0].name, "rdma.device_missing");
+        let other_rdma = "UCX  WARN  network device 'mlx5_3:1' is not available, please use one or more of: 'mlx5_0:1'(rc_mlx5), 'eth0'(tcp)\n";
+        assert!(parse("f", other_rdma).is_empty(), "a misnamed device, RDMA still there");
         let dns = "nslookup: can't resolve 'job-master-0': Name does not resolve\n";
         assert_eq!(parse("f", dns)[0].name, "network.host_unreachable");
         let ray = "(raylet) A worker died or was killed while executing a task by an unexpected system error.\n";
