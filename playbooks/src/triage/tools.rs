@@ -70,12 +70,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // EFAULT from a registration, however the library words it (Mooncake's "Failed to
         // register memory 0x...: Bad address [14]"), is the kernel failing to pin the pages: GPU
         // memory without a peer-memory client (host memory a process allocated always pins).
-        let lower_raw = raw.to_ascii_lowercase();
+        let lower = trimmed.to_ascii_lowercase();
         let efault_registration = raw.contains("Bad address")
             && (raw.contains("ibv_reg_mr")
-                || lower_raw.contains("register memory")
-                || lower_raw.contains("registering memory")
-                || lower_raw.contains("memory registration"));
+                || lower.contains("register memory")
+                || lower.contains("registering memory")
+                || lower.contains("memory registration"));
         let registration_failed =
             trimmed.starts_with("Couldn't allocate MR") || trimmed == "failed to create mr" || efault_registration;
         if registration_failed && !gpu_registration_failed && (gpu_buffer.is_some() || raw.contains("Bad address")) {
@@ -124,7 +124,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // The NVSwitch fabric manager's log (/var/log/fabricmanager.log: "[date] [LEVEL] [tid N] ..."):
         // a switch reporting an error is hardware of the NVLink fabric (SXid); any other ERROR line is
         // the fabric manager failing to set up the fabric or a multicast (NVLS) team.
-        let lower = trimmed.to_ascii_lowercase();
         let fabric_manager_line = trimmed.contains("[ERROR]")
             && (trimmed.contains("] [tid ")
                 || lower.contains("fabric manager")
