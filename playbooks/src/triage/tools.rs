@@ -211,7 +211,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // refusing the arguments it was given prints "Unknown option" and its usage, and exits
         // without starting the fabric manager.
         if (trimmed.starts_with("Unknown option") && text.contains("Fabric Manager Start Script"))
-            || raw.contains("system not yet initialized")
+            || lower.contains("system not yet initialized")
             || (lower.contains("fabric manager")
                 && (lower.contains("cannot be started")
                     || lower.contains("failed to start")
@@ -236,6 +236,27 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .attr("text", trimmed)
                     .evidence(evidence()),
             );
+            continue;
+        }
+        // gdrcopy pins GPU memory through the same kernel interface GPUDirect RDMA uses
+        // (nvidia_p2p_get_pages); a pin that fails ("gdr_pin_buffer(...) failed", gdrcopy's sanity
+        // test) means no third party, NIC included, can map this GPU's memory: a GPU without
+        // GPUDirect RDMA support (GeForce) or no gdrdrv/peer-memory support loaded.
+        if trimmed.contains("gdr_pin_buffer") && lower.contains("failed") {
+            facts.push(
+                Fact::new("nccl.gdr_disabled")
+                    .attr("nic", "every NIC (GPU memory cannot be pinned for third-party access)")
+                    .attr("text", trimmed)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
+        // libfabric's CXI provider (HPE Slingshot) finds no service the process may use on the NIC
+        // ("cxip_nic_get_rgroup_vni(): Failed to find valid default rgroup and vni for cxi0"): the
+        // job was not granted a VNI (Slurm's --network / the workload manager's CXI service), so the
+        // NIC cannot be opened and NCCL's OFI plugin fails or falls back to sockets.
+        if lower.contains("rgroup and vni") && lower.contains("failed to find") {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
             continue;
         }
         // A launcher that cannot reach a host (OpenSSH "ssh: connect to host H port 22: Connection
@@ -836,6 +857,14 @@ mod tests {
         // pytorch/pytorch#169879: NVSHMEM's NVLS team cannot map its multicast memory.
         let nvshmem = "2025-12-08T12:46:36.6790166Z /dvs/p4/build/sw/rel/gpgpu/toolkit/r12.9/main_nvshmem/src/host/team/team_internal_nvls.cpp:258: non-zero status: 401\n";
         assert_eq!(parse("f", nvshmem)[0].name, "nccl.nvls_failed");
+        // NVIDIA/TensorRT-LLM#398: the NGC container's start banner for error 802.
+        assert_eq!(parse("f", "   [[ System not yet initialized (error 802) ]]\n")[0].name, "gpu.fabric_not_ready");
+        // NVIDIA/gdrcopy#139: every pin of GPU memory refused.
+        let pin = "Assertion \"(gdr_pin_buffer(g, d_ptr, size, 0, 0, &mh)) == (0)\" failed at sanity.cpp:188\n";
+        assert_eq!(parse("f", pin)[0].name, "nccl.gdr_disabled");
+        // aws/aws-ofi-nccl#801: a Slingshot NIC without a VNI for this job.
+        let cxi = " libfabric:507357:1741146011::cxi:fabric:cxip_nic_get_rgroup_vni():253<warn> : Failed to find valid default rgroup and vni for cxi0 \n";
+        assert_eq!(parse("f", cxi)[0].name, "rdma.device_missing");
         // ai-dynamo/dynamo#741: UCX's socket connect to a peer refused.
         let ucx = "[1744963752.379059] [node1:14252:0]            sock.c:334  UCX  ERROR   connect(fd=120, dest_addr=10.244.13.0:34313) failed: Connection refused\n";
         assert_eq!(parse("f", ucx)[0].name, "network.host_unreachable");
