@@ -136,6 +136,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("optics.no_light", "lane what nic", "ethtool -m / mlxlink -m receive power at or below -30 dBm (no light)"),
     (
+        "rdma.mtu_above_port",
+        "requested active",
+        "a verbs test run with a path MTU (`ibv_*_pingpong -m`, perftest `-m`/`--mtu`) above the active_mtu ibv_devinfo shows for the port",
+    ),
+    (
         "optics.module_error",
         "nic what",
         "the kernel's mlx5 'Port module event[error]: module N, Cable error, <kind>' (a cable or module error the cage reported)",

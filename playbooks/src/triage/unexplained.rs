@@ -39,6 +39,13 @@ pub fn looks_like_error(line: &str) -> bool {
     last != "0"
 }
 
+/// A tool's report that it failed: a line that starts with the failure ("Failed to initialize
+/// NVML: Unknown Error", "Unable to open umad port", "ERROR: ...", "error: ...").
+fn tool_failed(line: &str) -> bool {
+    let line = line.trim_start();
+    ["Failed to ", "Unable to ", "ERROR:", "Error:", "error:", "FATAL:", "fatal:"].iter().any(|p| line.starts_with(p))
+}
+
 /// Input kinds that are logs (where an error line is news) rather than tool outputs read field
 /// by field (where "errors" names a counter or a capability).
 fn is_log(kinds: &[String]) -> bool {
@@ -60,11 +67,15 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)]) {
     let mut observations = Vec::new();
     for (name, text) in texts {
         let Some(summary) = analysis.inputs.iter().find(|i| &i.file == name) else { continue };
-        if !is_log(&summary.kinds) {
-            continue;
-        }
+        // In a log every error line is news; in a tool's output read field by field only the
+        // tool's own failure is ("Failed to initialize NVML: Unknown Error" where nvidia-smi's
+        // table should be), as "errors" there names counters and capabilities.
+        let log = is_log(&summary.kinds);
         let mut lines: Vec<(usize, &str)> = numbered_lines(text)
-            .filter(|(number, line)| !cited.contains(&(name.as_str(), *number)) && looks_like_error(line))
+            .filter(|(number, line)| {
+                !cited.contains(&(name.as_str(), *number))
+                    && if log { looks_like_error(line) } else { tool_failed(line) }
+            })
             .collect();
         // A failure PyTorch's distributed stack is known to print is named with the part that
         // printed it (its message catalogue), not left as an unknown error line.
@@ -130,6 +141,8 @@ mod tests {
         assert!(!looks_like_error("port_rcv_errors: 0"));
         assert!(!looks_like_error("node1:1:2 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22"));
         assert!(!looks_like_error("Epoch 3 loss 0.41"));
+        assert!(tool_failed("   Failed to initialize NVML: Unknown Error"));
+        assert!(!tool_failed("        Correctable Errors           : 0"));
         assert!(looks_like_error("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"));
         assert!(looks_like_error("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"));
         assert!(
