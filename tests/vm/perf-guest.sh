@@ -92,9 +92,15 @@ perftest() {
   wait "$server"
 }
 
+# Every client waits as long as the server does (30 s) unless told otherwise: emulated rxe on a
+# loaded host stalls past the default 10 s now and then (the 4-queue-pair run once in three CI runs
+# on 2026-11-27; the validated 64 KiB send once on 2026-11-29, the server finishing after the client
+# had given up). What is judged here is that every operation completes and is right, not its pace.
 fd_client() {
   local name=$1; shift
-  run "$name" 120 fabricdoctor perf client "$ip" --port "$fd_port" --transport verbs --device rxe0 --json "$@"
+  local wait=(--timeout 30s)
+  [[ " $* " == *" --timeout "* ]] && wait=()
+  run "$name" 120 fabricdoctor perf client "$ip" --port "$fd_port" --transport verbs --device rxe0 --json "${wait[@]}" "$@"
 }
 
 log "start: rounds $rounds, bandwidth $bw_iters x 64 KiB, latency $lat_iters x 8 B"
@@ -127,9 +133,8 @@ for op in write send; do
   fd_client "fd-$op-bw-64k-validate" --op "$op" --test bw --size 65536 --iters 500 --validate
 done
 fd_client fd-send-bw-inject --op send --test bw --size 4096 --iters 1000 --validate --inject-corruption 250
-# Several queue pairs in one run (perftest -q). The client waits as long as the server does (30 s):
-# once in three CI runs on 2026-11-27 the emulated rxe under a loaded host stalled past the default 10 s.
-fd_client fd-send-bw-qps --op send --test bw --size 65536 --iters 300 --qps 4 --validate --timeout 30s
+# Several queue pairs in one run (perftest -q).
+fd_client fd-send-bw-qps --op send --test bw --size 65536 --iters 300 --qps 4 --validate
 # Duration mode: the server is not told a message count, and a one-sided WRITE/READ responder sees none.
 for op in write read send; do
   fd_client "fd-$op-bw-duration" --op "$op" --test bw --size 65536 --duration 2s
