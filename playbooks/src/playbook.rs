@@ -136,6 +136,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("optics.no_light", "lane what nic", "ethtool -m / mlxlink -m receive power at or below -30 dBm (no light)"),
     (
+        "job.completed",
+        "text",
+        "the job's own word that it finished well: MLPerf's run_stop with status success, nccl-tests' 'Out of bounds values : 0 OK', torchrun's 'worker group successfully finished' (a job that says so did not hang)",
+    ),
+    (
         "rdma.mtu_above_port",
         "requested active",
         "a verbs test run with a path MTU (`ibv_*_pingpong -m`, perftest `-m`/`--mtu`) above the active_mtu ibv_devinfo shows for the port",

@@ -426,6 +426,9 @@ struct Observations {
     net_plugins: BTreeMap<String, (String, Evidence)>,
     /// (host, device) -> its port events in order: true for "port active", false for "port error".
     port_events: BTreeMap<(String, String), Vec<(bool, Evidence)>>,
+    /// Where NCCL (2.19 and later) counted the communicator's nodes as one ("nRanks 4 nNodes 1
+    /// localRanks 4").
+    one_node: Option<(String, Evidence)>,
 }
 
 /// Facts from the NCCL logs of all inputs, joined across them.
@@ -445,6 +448,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     env_mismatch(&seen.settings, analysis);
     rank_nics(&seen.channels, &seen.host_nics, analysis);
     missing_ranks(&seen.comms, &seen.channel_sources, analysis);
+    single_host(&seen, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
     gdr_partial(&seen.channels, analysis);
@@ -632,6 +636,9 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     if message.contains("Init COMPLETE") || message.contains("Init START") {
         record_init(line, &evidence, &mut seen.comms, analysis);
+    }
+    if message.contains(" nNodes 1 ") && message.contains("localRanks") && seen.one_node.is_none() {
+        seen.one_node = Some((host.clone(), evidence.clone()));
     }
     if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
         record_ib_nics(message, &host, &evidence, &mut seen.host_nics, analysis);
@@ -1256,6 +1263,36 @@ fn missing_ranks(comms: &Communicators, channel_sources: &BTreeSet<u64>, analysi
     }
 }
 
+/// A job whose ranks are all on one host never uses the network, so an RDMA device it could not
+/// open did not matter to it: NCCL said its communicator spans one node, or every rank of a
+/// communicator announced its init from the same host.
+fn single_host(seen: &Observations, analysis: &mut Analysis) {
+    if analysis.has("nccl.single_host") {
+        return;
+    }
+    if let Some((host, evidence)) = &seen.one_node {
+        analysis.push(Fact::new("nccl.single_host").host(host).evidence(evidence.clone()));
+        return;
+    }
+    for (nranks, ranks) in seen.comms.values() {
+        if *nranks < 2 || (ranks.len() as u64) < *nranks {
+            continue;
+        }
+        let hosts: BTreeSet<Option<&str>> =
+            ranks.keys().map(|rank| analysis.ranks.get(*rank).and_then(|entry| entry.host.as_deref())).collect();
+        if let [Some(host)] = hosts.into_iter().collect::<Vec<_>>()[..] {
+            let evidence: Vec<Evidence> =
+                ranks.keys().filter_map(|rank| analysis.ranks.get(*rank)?.evidence.first().cloned()).take(4).collect();
+            let mut fact = Fact::new("nccl.single_host").host(host).attr("ranks", nranks);
+            for evidence in evidence {
+                fact = fact.evidence(evidence);
+            }
+            analysis.push(fact);
+            return;
+        }
+    }
+}
+
 /// Inter-node connections whose two ends use different NICs (by index on each host, or by name when
 /// the hosts' NET/IB lists are known). On a rail-only fabric NIC k of one host reaches only NIC k of
 /// the others, so such traffic must cross rails through the spine or fails (NCCL_CROSS_NIC).
@@ -1511,6 +1548,25 @@ mod tests {
     /// aws-do-eks#54: NCCL's lines pasted without their prefix and level are read as NCCL's, and a
     /// retry towards a link-local address (NCCL 2.19's "connect to %s returned") names the
     /// interface; prose that quotes a few of NCCL's words is not NCCL's output.
+    #[test]
+    fn a_communicator_on_one_host_is_a_single_host_job() {
+        let init = |host: &str, rank: u32| {
+            format!("{host}:1{rank}:2{rank} [{rank}] NCCL INFO comm 0x55 rank {rank} nranks 2 cudaDev {rank} busId 4c000 commId 0x9d - Init COMPLETE\n")
+        };
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis
+        };
+        // mlcommons/training_results_v3.1 Dell XE9640: every rank on one host.
+        assert!(facts(&format!("{}{}", init("xe9640", 0), init("xe9640", 1))).has("nccl.single_host"));
+        assert!(!facts(&format!("{}{}", init("node1", 0), init("node2", 1))).has("nccl.single_host"));
+        assert!(!facts(&init("node1", 0)).has("nccl.single_host"), "one rank of two seen: not known");
+        // NCCL 2.19 and later count the nodes itself.
+        let counted = "h:1:2 [0] NCCL INFO comm 0xaa rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n";
+        assert!(facts(counted).has("nccl.single_host"));
+    }
+
     #[test]
     fn a_queue_pairs_gid_tells_ethernet_from_infiniband() {
         // NCCL 2.21 in a pod (NVIDIA/nccl#1657): GID 0, link-local, its interface id a MAC.

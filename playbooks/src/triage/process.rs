@@ -53,8 +53,23 @@ fn oom_killed(line: &str) -> Option<&str> {
     training.then_some(name)
 }
 
+/// A job's own word that it finished well: MLPerf's logger ending the run (`:::MLLOG {"key":
+/// "run_stop", ... "status": "success"}`, mlcommons/logging), nccl-tests' closing check ("# Out of
+/// bounds values : 0 OK"), torchrun's agent ("worker group successfully finished"). Errors printed
+/// after it are the job's teardown; a job that says so did not hang.
+fn completed(line: &str) -> bool {
+    (line.contains("\"run_stop\"") && line.contains("\"status\": \"success\""))
+        || (line.contains("Out of bounds values") && line.trim_end().ends_with("OK"))
+        || line.contains("worker group successfully finished")
+}
+
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
+    // nccl-tests prints its verdict as a "#" line, which the comment filter of `numbered_lines`
+    // would drop: the end of the job is looked for in every line.
+    if let Some((index, line)) = text.lines().enumerate().find(|(_, line)| completed(line)) {
+        facts.push(Fact::new("job.completed").attr("text", line.trim()).evidence(Evidence::new(file, index + 1, line)));
+    }
     // torchrun's ChildFailedError table (torch/distributed/elastic/multiprocessing/errors): the
     // block after "Root Cause (first observed failure):" is the first rank that failed.
     let mut in_root_cause = false;
@@ -197,6 +212,17 @@ Root Cause (first observed failure):
         assert_eq!(parse("dmesg", kernel).len(), 2);
         let slurm = "slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.\n";
         assert_eq!(parse("slurm.out", slurm)[0].name, "process.died");
+    }
+
+    /// mlcommons/training_results logs and nccl-tests: the job's own end, once.
+    #[test]
+    fn a_job_that_says_it_finished_well() {
+        let mlperf = ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"INTERVAL_END\", \"key\": \"run_stop\", \"value\": null, \"metadata\": {\"file\": \"fit.py\", \"lineno\": 996, \"status\": \"success\"}}\n";
+        let facts = parse("result_0.txt", &mlperf.repeat(2));
+        assert_eq!(facts.iter().filter(|f| f.name == "job.completed").count(), 1, "{facts:?}");
+        assert_eq!(parse("f", "# Out of bounds values : 0 OK\n")[0].name, "job.completed");
+        assert!(parse("f", "# Out of bounds values : 3 FAILED\n").is_empty());
+        assert!(parse("f", &mlperf.replace("success", "aborted")).is_empty());
     }
 
     #[test]
