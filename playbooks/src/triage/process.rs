@@ -1,7 +1,9 @@
-//! How a rank's process ended, as its launcher or the kernel tells it: torchrun's failure summary,
-//! Slurm's OOM-kill events and the kernel's OOM killer. A rank killed by a signal it did not send
-//! itself (SIGKILL from the OOM killer or a scheduler, a crash on SIGSEGV or SIGBUS) never reaches
-//! the next collective, so its peers time out waiting: the `rank-missing` diagnosis names it.
+//! How a rank's process ended, and how the job did, as its launcher, the kernel or the job itself
+//! tells it: torchrun's failure summary, Slurm's OOM-kill events, the kernel's OOM killer, and a
+//! job's own word that it finished well. A rank killed by a signal it did not send itself (SIGKILL
+//! from the OOM killer or a scheduler, a crash on SIGSEGV or SIGBUS) never reaches the next
+//! collective, so its peers time out waiting: the `rank-missing` diagnosis names it. A job that
+//! says it finished well did not hang, whatever its teardown printed.
 //!
 //! A rank that exits with an error code, or aborts (SIGABRT: PyTorch's watchdog ends a process so
 //! after a timeout), is the consequence of an error printed elsewhere, and is not read here; nor
@@ -29,10 +31,12 @@ fn row<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     Some(value.trim())
 }
 
-/// A negative exit code as Python's subprocess reports a signal ("-9 (pid: 1237)").
-fn signal_of_exit_code(value: &str) -> Option<u32> {
-    let digits: String = value.trim().strip_prefix('-')?.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
+/// A negative exit code as Python's subprocess reports a signal ("-9 (pid: 1237)"), when that
+/// signal is one that ends a rank from outside or by a crash, with its meaning.
+fn killed_by(exit_code: &str) -> Option<(u32, &'static str)> {
+    let digits: String = exit_code.trim().strip_prefix('-')?.chars().take_while(char::is_ascii_digit).collect();
+    let signal = digits.parse().ok()?;
+    Some((signal, fatal_signal(signal)?))
 }
 
 /// The kernel's OOM killer (mm/oom_kill.c, "Out of memory: Killed process %d (%s)" and the memory
@@ -90,10 +94,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 rank = value.split_whitespace().next().map(str::to_string);
             } else if let Some(value) = row(trimmed, "exitcode") {
                 in_root_cause = false;
-                let Some((signal, meaning)) = signal_of_exit_code(value).and_then(|s| Some((s, fatal_signal(s)?)))
-                else {
-                    continue;
-                };
+                let Some((signal, meaning)) = killed_by(value) else { continue };
                 root_cause_seen = true;
                 let mut fact = Fact::new("process.died")
                     .attr("signal", signal)
@@ -116,8 +117,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // follows, says the same with the host.
         if let Some(at) = trimmed.find("failed (exitcode: ") {
             let after = &trimmed[at + "failed (exitcode: ".len()..];
-            let signal = signal_of_exit_code(after.split(')').next().unwrap_or_default());
-            if let Some((signal, meaning)) = signal.and_then(|s| Some((s, fatal_signal(s)?))) {
+            if let Some((signal, meaning)) = killed_by(after.split(')').next().unwrap_or_default()) {
                 let local_rank =
                     after.split_once("local_rank: ").and_then(|(_, r)| r.split_whitespace().next()).map(str::to_string);
                 let mut fact = Fact::new("process.died")

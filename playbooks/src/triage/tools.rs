@@ -233,31 +233,26 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // The peer-memory module (nvidia_peermem, or the older nv_peer_mem) does not load: built
         // against another ib_core than the running RDMA stack ("disagrees about version of symbol
         // ib_register_peer_memory_client"), or missing. Without it NCCL runs without GPUDirect RDMA.
-        if (lower.contains("nvidia_peermem") || lower.contains("nvidia-peermem") || lower.contains("nv_peer_mem"))
-            && (lower.contains("unknown symbol")
-                || lower.contains("disagrees about version of symbol")
-                || lower.contains("could not insert")
-                || lower.contains("failed to load"))
-        {
-            facts.push(
-                Fact::new("nccl.gdr_disabled")
-                    .attr("nic", "every NIC (the peer-memory module does not load)")
-                    .attr("text", trimmed)
-                    .evidence(evidence()),
-            );
-            continue;
-        }
+        let peermem_refused =
+            (lower.contains("nvidia_peermem") || lower.contains("nvidia-peermem") || lower.contains("nv_peer_mem"))
+                && (lower.contains("unknown symbol")
+                    || lower.contains("disagrees about version of symbol")
+                    || lower.contains("could not insert")
+                    || lower.contains("failed to load"));
         // gdrcopy pins GPU memory through the same kernel interface GPUDirect RDMA uses
         // (nvidia_p2p_get_pages); a pin that fails ("gdr_pin_buffer(...) failed", gdrcopy's sanity
         // test) means no third party, NIC included, can map this GPU's memory: a GPU without
         // GPUDirect RDMA support (GeForce) or no gdrdrv/peer-memory support loaded.
-        if trimmed.contains("gdr_pin_buffer") && lower.contains("failed") {
-            facts.push(
-                Fact::new("nccl.gdr_disabled")
-                    .attr("nic", "every NIC (GPU memory cannot be pinned for third-party access)")
-                    .attr("text", trimmed)
-                    .evidence(evidence()),
-            );
+        let pin_refused = trimmed.contains("gdr_pin_buffer") && lower.contains("failed");
+        let gpudirect_unavailable = if peermem_refused {
+            Some("every NIC (the peer-memory module does not load)")
+        } else if pin_refused {
+            Some("every NIC (GPU memory cannot be pinned for third-party access)")
+        } else {
+            None
+        };
+        if let Some(nic) = gpudirect_unavailable {
+            facts.push(Fact::new("nccl.gdr_disabled").attr("nic", nic).attr("text", trimmed).evidence(evidence()));
             continue;
         }
         // libfabric's CXI provider (HPE Slingshot) finds no service the process may use on the NIC
