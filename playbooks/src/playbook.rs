@@ -136,6 +136,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("optics.no_light", "lane what nic", "ethtool -m / mlxlink -m receive power at or below -30 dBm (no light)"),
     (
+        "pcie.p2p_stalled",
+        "pair latency_us device",
+        "cuda-samples p2pBandwidthLatencyTest: P2P=Enabled write latency between two GPUs of a millisecond or more (a working PCIe path takes microseconds)",
+    ),
+    (
         "job.completed",
         "text",
         "the job's own word that it finished well: MLPerf's run_stop with status success, nccl-tests' 'Out of bounds values : 0 OK', torchrun's 'worker group successfully finished' (a job that says so did not hang)",

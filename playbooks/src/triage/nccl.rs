@@ -429,6 +429,8 @@ struct Observations {
     /// Where NCCL (2.19 and later) counted the communicator's nodes as one ("nRanks 4 nNodes 1
     /// localRanks 4").
     one_node: Option<(String, Evidence)>,
+    /// Host -> its socket connects that were refused and retried.
+    refused_retries: BTreeMap<String, Vec<Evidence>>,
 }
 
 /// Facts from the NCCL logs of all inputs, joined across them.
@@ -449,6 +451,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     rank_nics(&seen.channels, &seen.host_nics, analysis);
     missing_ranks(&seen.comms, &seen.channel_sources, analysis);
     single_host(&seen, analysis);
+    refused_again_and_again(&seen, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
     gdr_partial(&seen.channels, analysis);
@@ -688,6 +691,11 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         if lower.contains("no route to host") || lower.contains("network is unreachable") {
             analysis.push(Fact::new("nccl.network_unreachable").host(&host).evidence(evidence.clone()));
         } else if connect_retry {
+            // A refused connect is retried because the peer's listener may not be up yet; refused
+            // again and again, nothing listens there (judged once every line is read).
+            if lower.contains("connection refused") {
+                seen.refused_retries.entry(host.clone()).or_default().push(evidence.clone());
+            }
             analysis.push(
                 Fact::new("nccl.socket_connect_failed").host(&host).attr("error", message).evidence(evidence.clone()),
             );
@@ -1263,6 +1271,22 @@ fn missing_ranks(comms: &Communicators, channel_sources: &BTreeSet<u64>, analysi
     }
 }
 
+/// Connects refused on every retry: NCCL retries a refused connect (the peer may still be
+/// starting its listener), so one refusal is no fault, but three or more from a host mean nothing
+/// listens at the address the peer announced (its process is gone, or the address is not its).
+fn refused_again_and_again(seen: &Observations, analysis: &mut Analysis) {
+    const REFUSALS: usize = 3;
+    for (host, refusals) in &seen.refused_retries {
+        if refusals.len() >= REFUSALS {
+            let mut fact = Fact::new("nccl.network_unreachable").host(host).attr("refusals", refusals.len());
+            for evidence in refusals.iter().take(3) {
+                fact = fact.evidence(evidence.clone());
+            }
+            analysis.push(fact);
+        }
+    }
+}
+
 /// A job whose ranks are all on one host never uses the network, so an RDMA device it could not
 /// open did not matter to it: NCCL said its communicator spans one node, or every rank of a
 /// communicator announced its init from the same host.
@@ -1548,6 +1572,20 @@ mod tests {
     /// aws-do-eks#54: NCCL's lines pasted without their prefix and level are read as NCCL's, and a
     /// retry towards a link-local address (NCCL 2.19's "connect to %s returned") names the
     /// interface; prose that quotes a few of NCCL's words is not NCCL's output.
+    #[test]
+    fn connects_refused_on_every_retry_are_an_unreachable_peer() {
+        // facebookresearch/fairseq#1096: NCCL 2.4's retries, refused each time.
+        let retry =
+            "pytorch-fairseq-worker-0:18:64 [2] NCCL INFO Call to connect returned Connection refused, retrying\n";
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis
+        };
+        assert!(facts(&retry.repeat(3)).has("nccl.network_unreachable"));
+        assert!(!facts(retry).has("nccl.network_unreachable"), "one refusal: the listener may not be up yet");
+    }
+
     #[test]
     fn a_communicator_on_one_host_is_a_single_host_job() {
         let init = |host: &str, rank: u32| {

@@ -28,12 +28,33 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A Gloo mesh connection failed; its loopback addresses follow on the next lines.
     let mut gloo_failed = false;
     let mut gloo_loopback_seen = false;
+    // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
+    // title line, and the worst GPU pair found in it.
+    let mut p2p_latency: Option<Evidence> = None;
+    let mut p2p_worst: Option<(f64, String, Evidence)> = None;
     // The MTU a verbs test asked for on its command line, and the ports' active MTUs pasted beside it.
     let mut requested_mtu: Option<(u32, Evidence)> = None;
     let mut active_mtus: Vec<(u32, Evidence)> = Vec::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
+        if trimmed.starts_with("P2P=") && trimmed.contains("Matrix") {
+            p2p_latency = (trimmed.starts_with("P2P=Enabled Latency") && trimmed.contains("(us)")).then(evidence);
+            continue;
+        }
+        if p2p_latency.is_some() {
+            match p2p_matrix_row(trimmed) {
+                Some((gpu, values)) => {
+                    for (peer, latency) in values.iter().enumerate().filter(|(peer, _)| *peer != gpu) {
+                        if p2p_worst.as_ref().is_none_or(|(worst, _, _)| latency > worst) {
+                            p2p_worst = Some((*latency, format!("GPU {gpu} -> GPU {peer}"), evidence()));
+                        }
+                    }
+                }
+                None if trimmed.starts_with("GPU") || trimmed.starts_with("D\\D") => {}
+                None => p2p_latency = None,
+            }
+        }
         if let Some(mtu) = requested_test_mtu(trimmed) {
             requested_mtu = Some((mtu, evidence()));
         }
@@ -386,16 +407,25 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         {
             gloo_failed = true;
         }
-        // XLA's report of an NCCL call's result ("NCCL operation ncclCommInitRank(&comm, nranks,
-        // id, rank) failed: unhandled cuda error"): NCCL's return code as its caller saw it, as
-        // PyTorch's "NCCL error in: ..." is.
-        if let Some(result) = raw.split_once("NCCL operation ").and_then(|(_, rest)| rest.split_once(" failed: ")) {
+        // An NCCL call's result as its caller reports it, as PyTorch's "NCCL error in: ..." is:
+        // XLA's "NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda
+        // error", and vLLM's own NCCL wrapper's "NCCL error: unhandled system error" (the string
+        // of ncclGetErrorString for the result code).
+        let caller_result = raw
+            .split_once("NCCL operation ")
+            .and_then(|(_, rest)| rest.split_once(" failed: "))
+            .map(|(_, result)| ("xla", result.trim()))
+            .or_else(|| {
+                let result = raw.split_once("NCCL error: ")?.1.trim();
+                NCCL_RESULTS.iter().any(|r| result.starts_with(r)).then_some(("vllm", result))
+            });
+        if let Some((source, result)) = caller_result {
             facts.push(
                 Fact::new("nccl.error")
                     .attr("text", trimmed)
                     .attr("family", "caller")
-                    .attr("source", "xla")
-                    .attr("result", result.1.trim())
+                    .attr("source", source)
+                    .attr("result", result)
                     .evidence(evidence()),
             );
             continue;
@@ -514,6 +544,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         facts.push(fact);
     }
+    // Peer-to-peer writes between GPUs that take milliseconds: a PCIe write between two GPUs lands
+    // in microseconds (the same test's diagonal, and P2P=Disabled through host memory, are 2-30 us);
+    // writes held for milliseconds are being redirected up to the root complex by ACS or translated
+    // by the IOMMU (NCCL's troubleshooting guide: PCI ACS and IOMMU), and NCCL's P2P transport
+    // over them crawls or hangs.
+    if let Some((latency, pair, evidence)) = p2p_worst.filter(|(latency, _, _)| *latency >= P2P_WRITE_LATENCY_BROKEN_US)
+    {
+        facts.push(
+            Fact::new("pcie.p2p_stalled")
+                .attr("pair", &pair)
+                .attr("latency_us", latency)
+                .attr("device", format!("the PCIe path between {pair} (P2P writes take {latency:.0} us)"))
+                .evidence(evidence),
+        );
+    }
     // A queue pair's path MTU above what the port carries: on RoCE the port's active MTU follows
     // the interface MTU (1024 behind a 1500-byte Ethernet MTU), and frames built for the larger path
     // MTU never arrive, so the first message exhausts its retries (status 12) on a clean fabric.
@@ -558,6 +603,30 @@ fn requested_test_mtu(line: &str) -> Option<u32> {
         _ => arg.strip_prefix("--mtu=")?.parse().ok(),
     })
 }
+
+/// A peer-to-peer write latency (us) no working PCIe path comes near: a thousand times what a
+/// GPU pair behind one switch takes.
+const P2P_WRITE_LATENCY_BROKEN_US: f64 = 1000.0;
+
+/// A row of a p2pBandwidthLatencyTest matrix: "     1 49206.62   2.08 49206.51": the GPU and its
+/// values towards every GPU.
+fn p2p_matrix_row(line: &str) -> Option<(usize, Vec<f64>)> {
+    let mut words = line.split_whitespace();
+    let gpu = words.next()?.parse().ok()?;
+    let values: Vec<f64> = words.map(str::parse).collect::<Result<_, _>>().ok()?;
+    (values.len() > gpu).then_some((gpu, values))
+}
+
+/// ncclGetErrorString's words for the failing result codes (src/init.cc): what a caller that
+/// prints only the string reports.
+const NCCL_RESULTS: &[&str] = &[
+    "unhandled cuda error",
+    "unhandled system error",
+    "internal error",
+    "invalid argument",
+    "invalid usage",
+    "remote process exited or there was a network error",
+];
 
 /// Lines looked at for the fabric manager's own lines when it found nothing to manage.
 const MAX_SCANNED_LINES: usize = 1 << 16;
@@ -910,6 +979,19 @@ mod tests {
         assert!(parse("f", &mtu.replace("-m 4096", "-m 1024")).iter().all(|f| f.name != "rdma.mtu_above_port"));
         assert_eq!(requested_test_mtu("ib_write_bw -d mlx5_0 --mtu=2048 10.0.0.1"), Some(2048));
         assert_eq!(requested_test_mtu("make -m 4096"), None);
+        // huggingface/transformers#20438: P2P writes between every pair of GPUs take 49 ms.
+        let matrix = "P2P=Enabled Latency (P2P Writes) Matrix (us)\n   GPU     0      1      2\n     0   4.95 49206.88 49206.64\n     1 49206.62   2.08 49206.51\n     2 49206.70 49206.45   2.21\n";
+        let found = parse("f", matrix);
+        assert_eq!((found[0].name.as_str(), found[0].get("pair")), ("pcie.p2p_stalled", Some("GPU 0 -> GPU 1")));
+        let healthy = matrix.replace("49206.", "1");
+        assert!(parse("f", &healthy).is_empty(), "{:?}", parse("f", &healthy));
+        let disabled = matrix.replace("P2P=Enabled", "P2P=Disabled");
+        assert!(parse("f", &disabled).is_empty(), "through host memory: not a P2P path");
+        // xorbitsai/inference#3058: vLLM's NCCL wrapper names NCCL's result alone.
+        let vllm = "RuntimeError: [address=0.0.0.0:35777, pid=138577] NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n";
+        let found = parse("f", vllm);
+        assert_eq!((found[0].name.as_str(), found[0].get("source")), ("nccl.error", Some("vllm")));
+        assert!(parse("f", "NCCL error: see the log above\n").is_empty(), "not a result of NCCL's");
         // ai-dynamo/dynamo#741: UCX's socket connect to a peer refused.
         let ucx = "[1744963752.379059] [node1:14252:0]            sock.c:334  UCX  ERROR   connect(fd=120, dest_addr=10.244.13.0:34313) failed: Connection refused\n";
         assert_eq!(parse("f", ucx)[0].name, "network.host_unreachable");
