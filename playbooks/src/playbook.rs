@@ -38,7 +38,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "NCCL WARN 'Got completion ... error N ... vendor err V'",
     ),
     ("nccl.collective_mismatch", "local_size remote_size host peer", "NCCL WARN 'collective mismatch error'"),
-    ("nccl.shm_failed", "host", "NCCL WARN on /dev/shm segments (posix_fallocate, shared memory segment)"),
+    (
+        "nccl.shm_failed",
+        "host text",
+        "NCCL WARN on /dev/shm segments (posix_fallocate, shared memory segment), or a rank's SIGBUS inside libnccl",
+    ),
     ("nccl.qp_connect_failed", "error host", "NCCL WARN 'ibv_modify_qp failed' (QP cannot reach RTR/RTS)"),
     ("nccl.socket_connect_failed", "error host", "NCCL WARN socket/bootstrap connect failures"),
     (

@@ -151,12 +151,39 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             );
         }
     }
+    facts.extend(bus_error_inside_nccl(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
     // which has the host.
     if root_cause_seen {
         facts.retain(|f| f.get("local_rank").is_none());
     }
     facts
+}
+
+/// Lines of a crash report searched for the library it happened in.
+const BACKTRACE_LINES: usize = 30;
+
+/// A rank that died of SIGBUS inside NCCL (UCX's or the runtime's "Caught signal 7 (Bus error:
+/// nonexistent physical address)" followed by a backtrace through libnccl): NCCL's shared-memory
+/// segments are files in /dev/shm, and a store to a page of such a file that tmpfs cannot back
+/// (the container's 64 MB /dev/shm is full) raises SIGBUS (mmap(2), "SIGBUS"), where newer NCCL
+/// releases fail cleanly at posix_fallocate instead.
+fn bus_error_inside_nccl(file: &str, text: &str) -> Option<Fact> {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    lines.iter().enumerate().find_map(|(index, (line_no, raw))| {
+        let bus_error = raw.contains("Caught signal 7") || raw.contains("SIGBUS") || raw.contains("Bus error");
+        let in_nccl = |line: &str| {
+            line.contains("libnccl")
+                || line.split_whitespace().any(|word| word.starts_with("nccl") && word.contains('('))
+        };
+        let frame = lines[index + 1..].iter().take(BACKTRACE_LINES).find(|(_, line)| in_nccl(line))?;
+        bus_error.then(|| {
+            Fact::new("nccl.shm_failed")
+                .attr("text", "a rank died of SIGBUS inside NCCL (a page of its shared memory in /dev/shm that tmpfs could not back)")
+                .evidence(Evidence::new(file, *line_no, raw))
+                .evidence(Evidence::new(file, frame.0, frame.1))
+        })
+    })
 }
 
 #[cfg(test)]
@@ -212,6 +239,17 @@ Root Cause (first observed failure):
         assert_eq!(parse("dmesg", kernel).len(), 2);
         let slurm = "slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.\n";
         assert_eq!(parse("slurm.out", slurm)[0].name, "process.died");
+    }
+
+    /// msr-fiddle/pipedream#76: SIGBUS in NCCL's thread in a container with the default /dev/shm.
+    #[test]
+    fn a_bus_error_inside_nccl_is_its_shared_memory() {
+        let crash = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n==== backtrace (tid:   3095) ====\n 0 0x0000000000043090 killpg()  ???:0\n 2 0x000000000007587d ncclGroupEnd()  ???:0\n";
+        let facts = parse("f", crash);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.shm_failed"]);
+        assert_eq!((facts[0].evidence[0].line, facts[0].evidence[1].line), (1, 4));
+        let elsewhere = crash.replace("ncclGroupEnd()", "memcpy()");
+        assert!(parse("f", &elsewhere).is_empty(), "a bus error in another library");
     }
 
     /// mlcommons/training_results logs and nccl-tests: the job's own end, once.
