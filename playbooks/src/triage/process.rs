@@ -169,21 +169,28 @@ const BACKTRACE_LINES: usize = 30;
 /// (the container's 64 MB /dev/shm is full) raises SIGBUS (mmap(2), "SIGBUS"), where newer NCCL
 /// releases fail cleanly at posix_fallocate instead.
 fn bus_error_inside_nccl(file: &str, text: &str) -> Option<Fact> {
+    const MARKS: [&str; 3] = ["Caught signal 7", "SIGBUS", "Bus error"];
+    if !MARKS.iter().any(|mark| text.contains(mark)) {
+        return None;
+    }
+    let in_nccl = |line: &str| {
+        line.contains("libnccl") || line.split_whitespace().any(|word| word.starts_with("nccl") && word.contains('('))
+    };
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
-    lines.iter().enumerate().find_map(|(index, (line_no, raw))| {
-        let bus_error = raw.contains("Caught signal 7") || raw.contains("SIGBUS") || raw.contains("Bus error");
-        let in_nccl = |line: &str| {
-            line.contains("libnccl")
-                || line.split_whitespace().any(|word| word.starts_with("nccl") && word.contains('('))
-        };
-        let frame = lines[index + 1..].iter().take(BACKTRACE_LINES).find(|(_, line)| in_nccl(line))?;
-        bus_error.then(|| {
-            Fact::new("nccl.shm_failed")
-                .attr("text", "a rank died of SIGBUS inside NCCL (a page of its shared memory in /dev/shm that tmpfs could not back)")
-                .evidence(Evidence::new(file, *line_no, raw))
-                .evidence(Evidence::new(file, frame.0, frame.1))
-        })
-    })
+    lines.iter().enumerate().filter(|(_, (_, raw))| MARKS.iter().any(|mark| raw.contains(mark))).find_map(
+        |(index, (line_no, raw))| {
+            let frame = lines[index + 1..].iter().take(BACKTRACE_LINES).find(|(_, line)| in_nccl(line))?;
+            Some(
+                Fact::new("nccl.shm_failed")
+                    .attr(
+                        "text",
+                        "a rank died of SIGBUS inside NCCL (a page of its shared memory in /dev/shm that tmpfs could not back)",
+                    )
+                    .evidence(Evidence::new(file, *line_no, raw))
+                    .evidence(Evidence::new(file, frame.0, frame.1)),
+            )
+        },
+    )
 }
 
 #[cfg(test)]

@@ -589,6 +589,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 /// The path MTU a verbs test was started with: rdma-core's `ibv_*_pingpong -m 4096` or
 /// `--mtu=4096`, perftest's `ib_*_bw -m 4096` (both name the option the same).
 fn requested_test_mtu(line: &str) -> Option<u32> {
+    if !(line.contains("_pingpong")
+        || line.contains("ib_write_")
+        || line.contains("ib_read_")
+        || line.contains("ib_send_"))
+    {
+        return None;
+    }
     let words: Vec<&str> = line.split_whitespace().collect();
     let program = words.iter().position(|w| {
         let name = w.rsplit('/').next().unwrap_or(w);
