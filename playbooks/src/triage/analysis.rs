@@ -2,7 +2,7 @@
 //! verdicts of checks applied to pasted tool outputs, what each input was read as, and the rank table
 //! (rank -> host -> GPU -> NIC) that `join` fills and enriches.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fabricdoctor_checks::Finding;
 use serde::{Deserialize, Serialize};
@@ -84,6 +84,23 @@ impl RankTable {
 
     pub fn get(&self, rank: u64) -> Option<&RankEntry> {
         self.ranks.get(&rank)
+    }
+
+    /// `nccl.single_host` when every one of `ranks` (two or more) is known to run on one host: such a
+    /// job never uses the network, so an RDMA device it could not open did not matter to it.
+    pub fn single_host(&self, ranks: impl IntoIterator<Item = u64>) -> Option<Fact> {
+        let entries: Vec<Option<&RankEntry>> = ranks.into_iter().map(|rank| self.get(rank)).collect();
+        let hosts: BTreeSet<Option<&str>> =
+            entries.iter().map(|entry| entry.and_then(|entry| entry.host.as_deref())).collect();
+        let [Some(host)] = hosts.into_iter().collect::<Vec<_>>()[..] else { return None };
+        if entries.len() < 2 {
+            return None;
+        }
+        let mut fact = Fact::new("nccl.single_host").host(host).attr("ranks", entries.len());
+        for evidence in entries.iter().flatten().filter_map(|entry| entry.evidence.first()).take(4) {
+            fact = fact.evidence(evidence.clone());
+        }
+        Some(fact)
     }
 
     /// The NIC a rank's GPU uses, when a topology gave its rail.

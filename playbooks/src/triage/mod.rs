@@ -187,8 +187,13 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
         });
         texts.push((name.to_string(), text.into_owned()));
     }
+    // nccl-tests lists every rank of the job with its host ("#  Rank  0 Group  0 Pid ... on node7
+    // device  0").
     if nccl_tests_header {
-        single_host(&mut analysis);
+        let every_rank: Vec<u64> = analysis.ranks.ranks.keys().copied().collect();
+        if let Some(fact) = analysis.ranks.single_host(every_rank) {
+            analysis.push(fact);
+        }
     }
     nccl::analyze(&nccl_logs, &mut analysis);
     pytorch::analyze(&pytorch_records, &mut analysis);
@@ -199,23 +204,6 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     unexplained::record(&mut analysis, &texts);
     prefix::restore_evidence(&mut analysis, &relabelled);
     analysis
-}
-
-/// nccl-tests lists every rank of the job with its host ("#  Rank  0 Group  0 Pid ... on node7
-/// device  0"): when all are on one host, the job never used the network, so an RDMA device that
-/// could not be opened did not matter to it.
-fn single_host(analysis: &mut Analysis) {
-    let hosts: std::collections::BTreeSet<&str> =
-        analysis.ranks.ranks.values().filter_map(|entry| entry.host.as_deref()).collect();
-    if let [host] = hosts.into_iter().collect::<Vec<_>>()[..] {
-        let evidence: Vec<Evidence> =
-            analysis.ranks.ranks.values().flat_map(|entry| entry.evidence.iter().take(1).cloned()).take(4).collect();
-        let mut fact = Fact::new("nccl.single_host").host(host).attr("ranks", analysis.ranks.ranks.len());
-        for evidence in evidence {
-            fact = fact.evidence(evidence);
-        }
-        analysis.push(fact);
-    }
 }
 
 /// Each GPU fault in one phrase (`what`), whichever tool reported it, so the gpu-fault diagnosis

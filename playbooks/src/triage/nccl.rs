@@ -1298,22 +1298,10 @@ fn single_host(seen: &Observations, analysis: &mut Analysis) {
         analysis.push(Fact::new("nccl.single_host").host(host).evidence(evidence.clone()));
         return;
     }
-    for (nranks, ranks) in seen.comms.values() {
-        if *nranks < 2 || (ranks.len() as u64) < *nranks {
-            continue;
-        }
-        let hosts: BTreeSet<Option<&str>> =
-            ranks.keys().map(|rank| analysis.ranks.get(*rank).and_then(|entry| entry.host.as_deref())).collect();
-        if let [Some(host)] = hosts.into_iter().collect::<Vec<_>>()[..] {
-            let evidence: Vec<Evidence> =
-                ranks.keys().filter_map(|rank| analysis.ranks.get(*rank)?.evidence.first().cloned()).take(4).collect();
-            let mut fact = Fact::new("nccl.single_host").host(host).attr("ranks", nranks);
-            for evidence in evidence {
-                fact = fact.evidence(evidence);
-            }
-            analysis.push(fact);
-            return;
-        }
+    // A communicator all of whose ranks were seen.
+    let whole = seen.comms.values().filter(|(nranks, ranks)| ranks.len() as u64 >= *nranks);
+    if let Some(fact) = whole.filter_map(|(_, ranks)| analysis.ranks.single_host(ranks.keys().copied())).next() {
+        analysis.push(fact);
     }
 }
 

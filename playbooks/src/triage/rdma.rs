@@ -38,6 +38,8 @@ pub struct Gid {
 pub struct RdmaRecords {
     pub ports: Vec<DevicePort>,
     pub gids: Vec<Gid>,
+    /// The path MTU a verbs test was started with, from its command line pasted beside the ports.
+    pub requested_mtu: Option<(u32, Evidence)>,
 }
 
 impl RdmaRecords {
@@ -55,6 +57,9 @@ impl RdmaRecords {
     pub fn extend(&mut self, other: RdmaRecords) {
         self.ports.extend(other.ports);
         self.gids.extend(other.gids);
+        if other.requested_mtu.is_some() {
+            self.requested_mtu = other.requested_mtu;
+        }
     }
 }
 
@@ -69,6 +74,10 @@ pub fn parse(file: &str, text: &str) -> RdmaRecords {
     let mut part_id: Option<String> = None;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
+        if let Some(mtu) = requested_test_mtu(raw.trim()) {
+            records.requested_mtu = Some((mtu, evidence()));
+            continue;
+        }
         if let Some(name) = value_of(raw, "hca_id:") {
             device = Some(name.to_string());
             firmware = None;
@@ -206,7 +215,55 @@ pub fn analyze(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis)
             analysis.observations.push(finding);
         }
     }
+    path_mtu(records, analysis);
     gids(records, logs, analysis);
+}
+
+/// A queue pair's path MTU above what the port carries: on RoCE the port's active MTU follows
+/// the interface MTU (1024 behind a 1500-byte Ethernet MTU), and frames built for the larger path
+/// MTU never arrive, so the first message exhausts its retries (status 12) on a clean fabric.
+fn path_mtu(records: &RdmaRecords, analysis: &mut Analysis) {
+    let Some((requested, command)) = &records.requested_mtu else { return };
+    let below = records
+        .ports
+        .iter()
+        .filter_map(|port| port.active_mtu.as_ref())
+        .filter(|(mtu, _)| mtu < requested)
+        .min_by_key(|(mtu, _)| *mtu);
+    if let Some((active, port)) = below {
+        analysis.push(
+            Fact::new("rdma.mtu_above_port")
+                .attr("requested", requested)
+                .attr("active", active)
+                .evidence(command.clone())
+                .evidence(port.clone()),
+        );
+    }
+}
+
+/// The path MTU a verbs test was started with: rdma-core's `ibv_*_pingpong -m 4096` or
+/// `--mtu=4096`, perftest's `ib_*_bw -m 4096` (both name the option the same).
+fn requested_test_mtu(line: &str) -> Option<u32> {
+    if !(line.contains("_pingpong")
+        || line.contains("ib_write_")
+        || line.contains("ib_read_")
+        || line.contains("ib_send_"))
+    {
+        return None;
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let program = words.iter().position(|w| {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        (name.starts_with("ibv_") && name.ends_with("_pingpong"))
+            || name.starts_with("ib_write_")
+            || name.starts_with("ib_read_")
+            || name.starts_with("ib_send_")
+    })?;
+    let args = &words[program + 1..];
+    args.iter().enumerate().find_map(|(i, arg)| match *arg {
+        "-m" | "--mtu" => args.get(i + 1)?.parse().ok(),
+        _ => arg.strip_prefix("--mtu=")?.parse().ok(),
+    })
 }
 
 fn is_ipv4_mapped(gid: &str) -> bool {
@@ -340,5 +397,21 @@ mod tests {
         assert_eq!(records.gids.len(), 2);
         assert_eq!(records.gids[1].ipv4.as_deref(), Some("10.156.129.132"));
         assert_eq!(records.gids[0].ipv4, None);
+    }
+
+    #[test]
+    fn a_verbs_tests_path_mtu_above_the_ports_active_mtu() {
+        // live4thee's RoCE post: a pingpong asked for MTU 4096 on a port whose active MTU is 1024.
+        let text = "$ ibv_srq_pingpong -d mlx5_bond_0 -g 3 -n 100 -q 2 -m 4096 node-2\nFailed status transport retry counter exceeded (12) for wr_id 2\nhca_id: mlx5_bond_0\n        port:   1\n                state:                  PORT_ACTIVE (4)\n                active_mtu:             1024 (3)\n";
+        let mtu_fact = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&parse("f", text), &[], &mut analysis);
+            analysis.facts.into_iter().find(|f| f.name == "rdma.mtu_above_port")
+        };
+        let above = mtu_fact(text).expect("mtu fact");
+        assert_eq!((above.get("requested"), above.get("active")), (Some("4096"), Some("1024")));
+        assert!(mtu_fact(&text.replace("-m 4096", "-m 1024")).is_none());
+        assert_eq!(requested_test_mtu("ib_write_bw -d mlx5_0 --mtu=2048 10.0.0.1"), Some(2048));
+        assert_eq!(requested_test_mtu("make -m 4096"), None);
     }
 }

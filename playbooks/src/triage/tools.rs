@@ -32,9 +32,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
     let mut p2p_worst: Option<(f64, String, Evidence)> = None;
-    // The MTU a verbs test asked for on its command line, and the ports' active MTUs pasted beside it.
-    let mut requested_mtu: Option<(u32, Evidence)> = None;
-    let mut active_mtus: Vec<(u32, Evidence)> = Vec::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -54,12 +51,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 None if trimmed.starts_with("GPU") || trimmed.starts_with("D\\D") => {}
                 None => p2p_latency = None,
             }
-        }
-        if let Some(mtu) = requested_test_mtu(trimmed) {
-            requested_mtu = Some((mtu, evidence()));
-        }
-        if let Some(mtu) = trimmed.strip_prefix("active_mtu:").and_then(|v| v.split_whitespace().next()?.parse().ok()) {
-            active_mtus.push((mtu, evidence()));
         }
         if let Some((index, gid)) = gid_entry(trimmed) {
             if index == 0 || gid_tables.is_empty() {
@@ -559,21 +550,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 .evidence(evidence),
         );
     }
-    // A queue pair's path MTU above what the port carries: on RoCE the port's active MTU follows
-    // the interface MTU (1024 behind a 1500-byte Ethernet MTU), and frames built for the larger path
-    // MTU never arrive, so the first message exhausts its retries (status 12) on a clean fabric.
-    if let Some((requested, command)) = requested_mtu {
-        if let Some((active, port)) = active_mtus.iter().filter(|(mtu, _)| *mtu < requested).min_by_key(|(mtu, _)| *mtu)
-        {
-            facts.push(
-                Fact::new("rdma.mtu_above_port")
-                    .attr("requested", requested)
-                    .attr("active", active)
-                    .evidence(command)
-                    .evidence(port.clone()),
-            );
-        }
-    }
     if let (Some(command), false) = (acs_read, acs_redirecting.is_empty()) {
         let mut fact = Fact::new("pcie.acs_redirect")
             .attr("device", format!("{} switch ports read by setpci", acs_redirecting.len()))
@@ -584,31 +560,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         facts.push(fact);
     }
     facts
-}
-
-/// The path MTU a verbs test was started with: rdma-core's `ibv_*_pingpong -m 4096` or
-/// `--mtu=4096`, perftest's `ib_*_bw -m 4096` (both name the option the same).
-fn requested_test_mtu(line: &str) -> Option<u32> {
-    if !(line.contains("_pingpong")
-        || line.contains("ib_write_")
-        || line.contains("ib_read_")
-        || line.contains("ib_send_"))
-    {
-        return None;
-    }
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let program = words.iter().position(|w| {
-        let name = w.rsplit('/').next().unwrap_or(w);
-        (name.starts_with("ibv_") && name.ends_with("_pingpong"))
-            || name.starts_with("ib_write_")
-            || name.starts_with("ib_read_")
-            || name.starts_with("ib_send_")
-    })?;
-    let args = &words[program + 1..];
-    args.iter().enumerate().find_map(|(i, arg)| match *arg {
-        "-m" | "--mtu" => args.get(i + 1)?.parse().ok(),
-        _ => arg.strip_prefix("--mtu=")?.parse().ok(),
-    })
 }
 
 /// A peer-to-peer write latency (us) no working PCIe path comes near: a thousand times what a
@@ -978,14 +929,6 @@ mod tests {
         // aws/aws-ofi-nccl#801: a Slingshot NIC without a VNI for this job.
         let cxi = " libfabric:507357:1741146011::cxi:fabric:cxip_nic_get_rgroup_vni():253<warn> : Failed to find valid default rgroup and vni for cxi0 \n";
         assert_eq!(parse("f", cxi)[0].name, "rdma.device_missing");
-        // live4thee's RoCE post: a pingpong asked for MTU 4096 on a port whose active MTU is 1024.
-        let mtu = "$ ibv_srq_pingpong -d mlx5_bond_0 -g 3 -n 100 -q 2 -m 4096 node-2\nFailed status transport retry counter exceeded (12) for wr_id 2\n                        active_mtu:             1024 (3)\n";
-        let found = parse("f", mtu);
-        let above = found.iter().find(|f| f.name == "rdma.mtu_above_port").expect("mtu fact");
-        assert_eq!((above.get("requested"), above.get("active")), (Some("4096"), Some("1024")));
-        assert!(parse("f", &mtu.replace("-m 4096", "-m 1024")).iter().all(|f| f.name != "rdma.mtu_above_port"));
-        assert_eq!(requested_test_mtu("ib_write_bw -d mlx5_0 --mtu=2048 10.0.0.1"), Some(2048));
-        assert_eq!(requested_test_mtu("make -m 4096"), None);
         // huggingface/transformers#20438: P2P writes between every pair of GPUs take 49 ms.
         let matrix = "P2P=Enabled Latency (P2P Writes) Matrix (us)\n   GPU     0      1      2\n     0   4.95 49206.88 49206.64\n     1 49206.62   2.08 49206.51\n     2 49206.70 49206.45   2.21\n";
         let found = parse("f", matrix);
