@@ -72,7 +72,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "NCCL WARN ibv_reg_dmabuf_mr/register memory refused (not supported, invalid argument)",
     ),
     ("nccl.internal", "text host", "NCCL WARN on NCCL's own protocol ('Message truncated')"),
-    ("nccl.crashed", "text host", "kernel: a process killed inside libnccl (segfault, general protection, invalid opcode)"),
+    ("nccl.crashed", "text host", "a process killed inside libnccl: the kernel's segfault, general protection or invalid opcode line, or a SIGSEGV report whose backtrace runs through libnccl"),
     ("nccl.no_algorithm", "text host", "NCCL WARN 'no algorithm/protocol available' (NCCL_ALGO/NCCL_PROTO leave nothing usable)"),
     (
         "nccl.protocol_forced",

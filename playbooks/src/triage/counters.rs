@@ -1,12 +1,13 @@
 //! Counter dumps as operators paste them: `grep "" .../hw_counters/*` (path:value), `=== name ===`
-//! blocks (one file per block), and `ethtool -S` (`name: value`). Values are cumulative since the
+//! blocks (one file per block), `ethtool -S` (`name: value`), and infiniband-diags' `perfquery [-x]`
+//! (`SymbolErrorCounter:......0` under `# Port counters: Lid 134 port 1`). Values are cumulative since the
 //! driver loaded, so they say what happened, not how fast: facts are raised only for counters whose
 //! any nonzero value means a loss or a link event.
 
 use fabricdoctor_checks::{Finding, Verdict};
 
 use super::analysis::Analysis;
-use super::lines::numbered_lines;
+use super::lines::is_comment;
 use crate::fact::{Evidence, Fact};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,8 +38,16 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
     let mut ethtool_device: Option<String> = None;
     let mut in_ethtool = false;
     let mut pending_block: Option<(String, usize, String)> = None; // (counter, header line, header text)
-    for (line_no, raw) in numbered_lines(text) {
+                                                                   // Every line, for perfquery's header, which is shaped as a comment; other comments are skipped.
+    for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
         let line = raw.trim();
+        if let Some(port) = perfquery_port(line) {
+            context = Some(port);
+            continue;
+        }
+        if is_comment(raw) {
+            continue;
+        }
         if let Some(found) = device_in_path(line) {
             // grep "" form: /sys/class/infiniband/mlx5_0/ports/1/hw_counters/name:value
             if let Some((path, value)) = line.rsplit_once(':') {
@@ -56,6 +65,11 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
                 }
             }
             context = Some(found);
+            continue;
+        }
+        if let Some((name, value)) = perfquery_counter(line) {
+            let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
+            records.push(CounterRecord { device, port, name, value, evidence: Evidence::new(file, line_no, raw) });
             continue;
         }
         if let Some(rest) = line.strip_prefix("ethtool -S ").or_else(|| line.split_once("ethtool -S ").map(|(_, r)| r))
@@ -108,6 +122,48 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
         }
     }
     records
+}
+
+/// perfquery's header for the port it read (infiniband-diags perfquery.c: "# Port counters: Lid 134
+/// port 1 (CapMask: 0x5A00)", "# Port extended counters: ..."), named by its LID.
+fn perfquery_port(line: &str) -> Option<(String, Option<u32>)> {
+    let rest = line.strip_prefix("# Port ")?.split_once("counters: ")?.1;
+    let mut words = rest.split_whitespace();
+    let (Some("Lid"), Some(lid), Some("port"), Some(port)) = (words.next(), words.next(), words.next(), words.next())
+    else {
+        return None;
+    };
+    Some((format!("lid {lid}"), port.parse().ok()))
+}
+
+/// One perfquery field, "LinkDownedCounter:...............0", under the name the kernel gives the
+/// same PortCounters field in sysfs (Documentation/ABI/stable/sysfs-class-infiniband, ports/N/counters).
+fn perfquery_counter(line: &str) -> Option<(String, u64)> {
+    let (field, value) = line.split_once(":.")?;
+    let value = value.trim_start_matches('.').trim().parse().ok()?;
+    if field.is_empty() || !field.chars().all(|c| c.is_ascii_alphanumeric()) || field.ends_with("Select") {
+        return None;
+    }
+    let name = match field {
+        "SymbolErrorCounter" => "symbol_error".to_string(),
+        "LinkErrorRecoveryCounter" => "link_error_recovery".to_string(),
+        "LinkDownedCounter" => "link_downed".to_string(),
+        "VL15Dropped" => "VL15_dropped".to_string(),
+        "PortXmitPkts" => "port_xmit_packets".to_string(),
+        "PortRcvPkts" => "port_rcv_packets".to_string(),
+        _ => {
+            // The rest follow one spelling: PortRcvRemotePhysicalErrors -> port_rcv_remote_physical_errors.
+            let mut name = String::new();
+            for (index, c) in field.chars().enumerate() {
+                if c.is_ascii_uppercase() && index > 0 {
+                    name.push('_');
+                }
+                name.push(c.to_ascii_lowercase());
+            }
+            name
+        }
+    };
+    Some((name, value))
 }
 
 /// Counters whose nonzero value means something went wrong (named in evidence joined to a rank's NIC).
@@ -258,5 +314,24 @@ mod tests {
         );
         assert_eq!(ethtool.len(), 2);
         assert_eq!(ethtool[0].device, "ens1f0");
+    }
+
+    /// treydock/infiniband_exporter's perfquery fixtures: `perfquery -x` of a busy, clean port.
+    #[test]
+    fn perfquery_fields_under_their_sysfs_names() {
+        let text = "# Port extended counters: Lid 134 port 1 (CapMask: 0x5A00 CapMask2: 0x0000000)\nPortSelect:......................1\nCounterSelect:...................0x0000\nPortXmitData:....................9049592493976\nSymbolErrorCounter:..............0\nLinkDownedCounter:...............3\nPortRcvRemotePhysicalErrors:.....0\nVL15Dropped:.....................0\n";
+        let records = parse("f", text);
+        let names: Vec<&str> = records.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["port_xmit_data", "symbol_error", "link_downed", "port_rcv_remote_physical_errors", "VL15_dropped"]
+        );
+        assert_eq!((records[2].device.as_str(), records[2].port, records[2].value), ("lid 134", Some(1), 3));
+        let mut analysis = Analysis::default();
+        analyze(&records, &mut analysis);
+        assert_eq!(analysis.facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["link.flap"]);
+        let mut analysis = Analysis::default();
+        analyze(&parse("f", &text.replace("...3", "...0")), &mut analysis);
+        assert!(analysis.facts.is_empty(), "a clean port");
     }
 }

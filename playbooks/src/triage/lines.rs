@@ -7,7 +7,7 @@ pub fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !is_comment(l))
 }
 
-fn is_comment(line: &str) -> bool {
+pub fn is_comment(line: &str) -> bool {
     let mut chars = line.chars();
     chars.next() == Some('#') && chars.next().is_none_or(char::is_whitespace)
 }

@@ -26,6 +26,7 @@ pub mod rdma;
 pub mod report;
 #[cfg(test)]
 mod robustness;
+pub mod subnet_manager;
 pub mod tools;
 pub mod topo;
 mod unexplained;
@@ -120,6 +121,11 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
         let rdma_found = rdma::parse(name, &text);
         kinds.extend(rdma_found.kinds());
         rdma_records.extend(rdma_found);
+        let unhealthy_ports = subnet_manager::parse(name, &text);
+        if !unhealthy_ports.is_empty() {
+            kinds.push("sm-unhealthy-ports");
+            subnet_manager::analyze(&unhealthy_ports, &mut analysis);
+        }
         let counters_found = counters::parse(name, &text);
         if !counters_found.is_empty() {
             kinds.push("counters");

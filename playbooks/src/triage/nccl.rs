@@ -1017,7 +1017,11 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // graph/topo.cc, paths.cc, search.cc, xml.h: NCCL could not place a device in the PCI
         // tree it detected or find a path it needs ("Attribute busid of node nic not found").
         Fact::new("nccl.internal").host(host).attr("text", message)
-    } else if lower.contains("xml import") || lower.contains("nccl_topo_file") || lower.contains("nccl_graph_file") {
+    } else if lower.contains("xml import")
+        || lower.contains("nccl_topo_file")
+        || lower.contains("nccl_graph_file")
+        || xml_file_refused(&lower)
+    {
         Fact::new("nccl.topology_file").host(host).attr("text", message)
     } else if line.source.as_deref().is_some_and(|f| f.contains("nvls")) || lower.contains("nvls") {
         // transport/nvls.cc: NVLink SHARP buffers need the fabric manager's multicast objects.
@@ -1137,9 +1141,20 @@ fn socket_peer_unreachable(file: Option<&str>, lower: &str) -> bool {
 /// that a setting is wrong.
 fn topology_computation_failed(file: Option<&str>, lower: &str) -> bool {
     let graph = file.is_some_and(|f| {
-        ["graph/rings", "graph/trees", "graph/connect", "graph/topo", "graph/paths", "graph/search", "graph/xml.h"]
-            .iter()
-            .any(|p| f.contains(p))
+        // graph/xml.cc builds the topology from sysfs ("Could not find real path of
+        // /sys/class/pci_bus/...": a sysfs NCCL cannot read, as under WSL2 before 2.11.4).
+        [
+            "graph/rings",
+            "graph/trees",
+            "graph/connect",
+            "graph/topo",
+            "graph/paths",
+            "graph/search",
+            "graph/xml.h",
+            "graph/xml.cc",
+        ]
+        .iter()
+        .any(|p| f.contains(p))
     });
     // Advice and settings, and a graph or topology file the user gave (read below as such).
     let advisory = [
@@ -1152,10 +1167,19 @@ fn topology_computation_failed(file: Option<&str>, lower: &str) -> bool {
         "please specify",
         "xml import",
         "xml export",
+        "not dumping",
     ]
     .iter()
     .any(|w| lower.contains(w));
-    graph && !advisory
+    graph && !advisory && !xml_file_refused(lower)
+}
+
+/// graph/xml.cc refusing an XML file it was given to read: NCCL parses XML only from files, the
+/// topology (NCCL_TOPO_FILE, or a cloud image's default one) and the graph (NCCL_GRAPH_FILE).
+fn xml_file_refused(lower: &str) -> bool {
+    ["xml parse", "xml topology has wrong version", "xml graph has wrong version", "could not open xml"]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 /// A failed work completion (`Got completion ... with error 12, ... vendor err 129`), its status
@@ -1536,6 +1560,11 @@ mod tests {
             ("[1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'", "nccl.internal"),
             // ray#44533: topology detection could not place a NIC (quoted, so no source location).
             ("h:1:2 [0] NCCL WARN Attribute busid of node nic not found", "nccl.internal"),
+            // horovod#3871: NCCL 2.9 under WSL2 cannot resolve the GPU's sysfs path.
+            ("h:1:2 [0] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:03/../../0000:03:00.0", "nccl.internal"),
+            // A topology file NCCL was given that it cannot parse is the file's fault, not NCCL's.
+            ("h:1:2 [0] graph/xml.cc:78 NCCL WARN XML Parse : Unexpected EOF", "nccl.topology_file"),
+            ("h:1:2 [0] graph/xml.cc:612 NCCL WARN XML Topology has wrong version 0, 1 needed", "nccl.topology_file"),
             // NCCL 2.23+ (graph/topo.cc) says a duplicate GPU in other words.
             ("h:1:2 [0] graph/topo.cc:1 NCCL WARN Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "nccl.duplicate_gpu"),
         ];

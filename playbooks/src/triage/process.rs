@@ -151,7 +151,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             );
         }
     }
-    facts.extend(bus_error_inside_nccl(file, text));
+    facts.extend(crash_inside_nccl(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
     // which has the host.
     if root_cause_seen {
@@ -163,32 +163,39 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 /// Lines of a crash report searched for the library it happened in.
 const BACKTRACE_LINES: usize = 30;
 
-/// A rank that died of SIGBUS inside NCCL (UCX's or the runtime's "Caught signal 7 (Bus error:
-/// nonexistent physical address)" followed by a backtrace through libnccl): NCCL's shared-memory
-/// segments are files in /dev/shm, and a store to a page of such a file that tmpfs cannot back
-/// (the container's 64 MB /dev/shm is full) raises SIGBUS (mmap(2), "SIGBUS"), where newer NCCL
-/// releases fail cleanly at posix_fallocate instead.
-fn bus_error_inside_nccl(file: &str, text: &str) -> Option<Fact> {
-    const MARKS: [&str; 3] = ["Caught signal 7", "SIGBUS", "Bus error"];
-    if !MARKS.iter().any(|mark| text.contains(mark)) {
+/// A rank that died of a fatal signal whose backtrace runs through libnccl.
+///
+/// SIGBUS (UCX's or the runtime's "Caught signal 7 (Bus error: nonexistent physical address)"):
+/// NCCL's shared-memory segments are files in /dev/shm, and a store to a page of such a file that
+/// tmpfs cannot back (the container's 64 MB /dev/shm is full) raises SIGBUS (mmap(2), "SIGBUS"),
+/// where newer NCCL releases fail cleanly at posix_fallocate instead.
+///
+/// SIGSEGV (Open MPI's "Signal: Segmentation fault (11)", UCX's "Caught signal 11", a Python
+/// faulthandler's "Fatal Python error: Segmentation fault"): NCCL itself, or a library it calls
+/// into (a verbs provider, a net plugin), crashed in NCCL's thread.
+fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
+    const BUS: [&str; 3] = ["Caught signal 7", "SIGBUS", "Bus error"];
+    const SEGV: [&str; 4] = ["Caught signal 11", "SIGSEGV", "Segmentation fault", "signal 11"];
+    let marked = |line: &str, marks: &[&str]| marks.iter().any(|mark| line.contains(mark));
+    if !marked(text, &BUS) && !marked(text, &SEGV) {
         return None;
     }
     let in_nccl = |line: &str| {
         line.contains("libnccl") || line.split_whitespace().any(|word| word.starts_with("nccl") && word.contains('('))
     };
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
-    lines.iter().enumerate().filter(|(_, (_, raw))| MARKS.iter().any(|mark| raw.contains(mark))).find_map(
+    lines.iter().enumerate().filter(|(_, (_, raw))| marked(raw, &BUS) || marked(raw, &SEGV)).find_map(
         |(index, (line_no, raw))| {
             let frame = lines[index + 1..].iter().take(BACKTRACE_LINES).find(|(_, line)| in_nccl(line))?;
-            Some(
-                Fact::new("nccl.shm_failed")
-                    .attr(
-                        "text",
-                        "a rank died of SIGBUS inside NCCL (a page of its shared memory in /dev/shm that tmpfs could not back)",
-                    )
-                    .evidence(Evidence::new(file, *line_no, raw))
-                    .evidence(Evidence::new(file, frame.0, frame.1)),
-            )
+            let fact = if marked(raw, &BUS) {
+                Fact::new("nccl.shm_failed").attr(
+                    "text",
+                    "a rank died of SIGBUS inside NCCL (a page of its shared memory in /dev/shm that tmpfs could not back)",
+                )
+            } else {
+                Fact::new("nccl.crashed").attr("text", "a rank crashed (SIGSEGV) inside libnccl")
+            };
+            Some(fact.evidence(Evidence::new(file, *line_no, raw)).evidence(Evidence::new(file, frame.0, frame.1)))
         },
     )
 }
@@ -257,6 +264,18 @@ Root Cause (first observed failure):
         assert_eq!((facts[0].evidence[0].line, facts[0].evidence[1].line), (1, 4));
         let elsewhere = crash.replace("ncclGroupEnd()", "memcpy()");
         assert!(parse("f", &elsewhere).is_empty(), "a bus error in another library");
+    }
+
+    /// chainer/chainer#7586: Open MPI's report of a SIGSEGV in NCCL's thread, inside the mlx4
+    /// verbs provider it called.
+    #[test]
+    fn a_segmentation_fault_inside_nccl_is_nccls_crash() {
+        let crash = "*** Process received signal ***\nSignal: Segmentation fault (11)\nSignal code: Address not mapped (1)\n[ 0] /lib/x86_64-linux-gnu/libpthread.so.0(+0x11390)[0x7ff32df7d390]\n[ 1] /usr/lib/libibverbs/libmlx4-rdmav2.so(+0x1aee)[0x7ff320091aee]\n[ 2] /usr/lib/x86_64-linux-gnu/libnccl.so.2(+0x2b136)[0x7ff2bf5c3136]\n";
+        let facts = parse("f", crash);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.crashed"]);
+        assert_eq!((facts[0].evidence[0].line, facts[0].evidence[1].line), (2, 6));
+        let elsewhere = crash.replace("libnccl.so.2", "libtorch_cuda.so");
+        assert!(parse("f", &elsewhere).is_empty(), "a crash in another library");
     }
 
     /// mlcommons/training_results logs and nccl-tests: the job's own end, once.

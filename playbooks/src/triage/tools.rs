@@ -275,6 +275,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
             continue;
         }
+        // librdmacm resolving an address to no RDMA device (RDMA_CM_EVENT_ADDR_ERROR with status
+        // -19, or rdma_resolve_addr failing with ENODEV): the kernel found no RDMA device behind
+        // the net device that owns the address (drivers/infiniband/core/cma.c,
+        // cma_acquire_dev_by_src_ip returns -ENODEV), as in a container whose network namespace
+        // holds the interface but not its RDMA device (rdma system netns exclusive, or a kernel
+        // without RoCE connection setup in namespaces).
+        if (lower.contains("rdma_cm_event_addr_error") && (lower.contains("-19") || lower.contains("no such device")))
+            || (lower.contains("rdma_resolve_addr") && lower.contains("no such device"))
+        {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
         // A launcher that cannot reach a host (OpenSSH "ssh: connect to host H port 22: Connection
         // refused" / "No route to host"), or a host name that does not resolve (getaddrinfo(3)
         // EAI_NONAME as glibc, musl and nslookup print it): the job never reaches that node.
@@ -594,17 +606,38 @@ const MAX_SCANNED_LINES: usize = 1 << 16;
 /// ("transport retry counter exceeded") or UCX's mlx5 syndrome text ("Transport retry count
 /// exceeded"); `None` for anything else.
 fn completion_status(lower: &str) -> Option<u32> {
-    [
+    let found =
+        |table: &[(&str, u32)]| table.iter().find(|(words, _)| lower.contains(words)).map(|(_, status)| *status);
+    // rdma-core's ibv_wc_status_str() words, and the mlx5 CQE syndrome names other verbs users
+    // print (MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, ...).
+    let words = found(&[
         ("transport retry count", 12),
         ("rnr retry count", 13),
         ("local protection error", 4),
         ("remote access error", 10),
         ("remote invalid request error", 9),
         ("remote operation error", 11),
-    ]
-    .iter()
-    .find(|(words, _)| lower.contains(words))
-    .map(|(_, status)| *status)
+        ("local_prot_err", 4),
+        ("rnr_retry_exc_err", 13),
+        ("transport_retry_exc_err", 12),
+        ("remote_access_err", 10),
+    ]);
+    if words.is_some() || !lower.contains("(synd 0x") {
+        return words;
+    }
+    // UCX's own words for an mlx5 error CQE, always followed by the port and the syndrome
+    // (uct_ib_mlx5_completion_with_err: "Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51)").
+    found(&[
+        ("local length on ", 1),
+        ("local qp operation on ", 2),
+        ("local protection on ", 4),
+        ("memory window bind on ", 6),
+        ("bad response on ", 7),
+        ("local access on ", 8),
+        ("invalid request on ", 9),
+        ("remote access on ", 10),
+        ("remote qp on ", 11),
+    ])
 }
 
 /// The soft locked-memory limit of a `ulimit -a` or /proc/PID/limits line, in bytes (`None`:
@@ -929,6 +962,18 @@ mod tests {
         // aws/aws-ofi-nccl#801: a Slingshot NIC without a VNI for this job.
         let cxi = " libfabric:507357:1741146011::cxi:fabric:cxip_nic_get_rgroup_vni():253<warn> : Failed to find valid default rgroup and vni for cxi0 \n";
         assert_eq!(parse("f", cxi)[0].name, "rdma.device_missing");
+        // openucx/ucx#9515: UCX's words for a local protection error (IB status 4) on a GPU buffer.
+        let ucx = "[a670n1:162239:0:162239] ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51 hw_synd 0/2)\n";
+        assert_eq!(parse("f", ucx)[0].get("status"), Some("4"));
+        assert!(parse("f", "Local protection on the wire\n").is_empty(), "UCX's words come with a syndrome");
+        assert_eq!(completion_status("cq requester error local_prot_err (4)"), Some(4));
+        // Mellanox/docker-sriov-plugin#11: rping in a container resolves its peer to no RDMA device.
+        let rping = "cma_event type RDMA_CM_EVENT_ADDR_ERROR cma_id 0x559e199b8f70 (parent)\ncma event RDMA_CM_EVENT_ADDR_ERROR, error -19\n";
+        assert_eq!(parse("f", rping).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"]);
+        assert!(
+            parse("f", "cma event RDMA_CM_EVENT_ADDR_ERROR, error -110\n").is_empty(),
+            "a timeout is no missing device"
+        );
         // huggingface/transformers#20438: P2P writes between every pair of GPUs take 49 ms.
         let matrix = "P2P=Enabled Latency (P2P Writes) Matrix (us)\n   GPU     0      1      2\n     0   4.95 49206.88 49206.64\n     1 49206.62   2.08 49206.51\n     2 49206.70 49206.45   2.21\n";
         let found = parse("f", matrix);
