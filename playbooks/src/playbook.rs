@@ -205,7 +205,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "`ulimit -a` 'max locked memory' or /proc/PID/limits below what check's host.memlock requires (unlimited)",
     ),
     ("nccl.ib_not_used", "host", "NCCL INFO 'NET/IB : No device found.' (normal on single-host or TCP-only jobs)"),
-    ("rdma.qp_rtr_failed", "gid", "perftest 'Failed to modify QP to RTR' (gid=zero after an all-zero GID)"),
+    ("rdma.qp_rtr_failed", "gid reason", "a verbs test's 'Failed to modify QP to RTR' (gid=zero after an all-zero GID; reason=address when the peer's address did not answer: timed out, no route)"),
     (
         "gpu.driver_mismatch",
         "text library_version driver_version",

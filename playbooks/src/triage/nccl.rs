@@ -590,6 +590,9 @@ fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
     };
     let why = if hosts >= 2 {
         format!("the job spans {hosts} hosts")
+    } else if !seen.channels.is_empty() {
+        // NCCL uses its network transport only between ranks of different hosts.
+        "NCCL connects ranks of different hosts over the network".to_string()
     } else if asked("NCCL_IB_DISABLE", Some("0")) {
         "NCCL_IB_DISABLE=0 asks for InfiniBand".to_string()
     } else if asked("NCCL_IB_HCA", None) {
@@ -713,8 +716,29 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     // A net plugin for RDMA (HPC-X's "NCCL RDMA Plugin", the IBext transport) is installed to use
     // InfiniBand or RoCE: the job expects RDMA devices.
-    if message.contains("Loaded net plugin NCCL RDMA Plugin") || message.starts_with("P2P plugin IBext") {
+    // So is aws-ofi-nccl (for EFA and other libfabric RDMA providers), whether it initialised or
+    // not ("NET/OFI Initializing aws-ofi-nccl 1.12.1-aws", "NET/OFI aws-ofi-nccl initialization
+    // failed").
+    if message.contains("Loaded net plugin NCCL RDMA Plugin")
+        || message.starts_with("P2P plugin IBext")
+        || message.contains("NET/OFI Initializing aws-ofi-nccl")
+        || message.contains("NET/OFI aws-ofi-nccl initialization failed")
+    {
         seen.rdma_plugin = true;
+    }
+    // aws-ofi-nccl settling for a libfabric provider that is no RDMA transport ("NET/OFI Selected
+    // Provider is tcp (found 1 nics)"): no EFA (or verbs) device could be opened here, so every
+    // inter-node byte goes through the kernel's TCP stack.
+    if let Some(provider) = message.split("NET/OFI Selected Provider is ").nth(1) {
+        let name = provider.split_whitespace().next().unwrap_or("");
+        if ["tcp", "sockets", "udp"].iter().any(|p| name == *p || name.starts_with(&format!("{p};"))) {
+            analysis.push(
+                Fact::new("rdma.device_missing")
+                    .host(&host)
+                    .attr("text", format!("aws-ofi-nccl found no RDMA provider and uses libfabric's {name} provider"))
+                    .evidence(evidence.clone()),
+            );
+        }
     }
     // Which net plugin this host loaded (src/plugin/net.cc): "NET/Plugin: Could not find:
     // libnccl-net.so. Using internal network plugin." / "NET/Plugin : No plugin found ..., using
@@ -1511,6 +1535,21 @@ mod tests {
         // nccl#941: HPC-X's RDMA plugin loaded, and no IB device: RDMA was expected.
         let found = facts("h:7839:7839 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin (v5)\nh:7839:7911 [0] NCCL INFO NET/IB : No device found.\n");
         assert!(has(&found, "rdma.device_missing"));
+        // awslabs/awsome-distributed-ai#386: aws-ofi-nccl failed to start, and NCCL connects ranks
+        // of two hosts over sockets.
+        let ofi = "w:954:3133 [6] nccl_net_ofi_create_plugin:1067 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\nw:954:3133 [6] NCCL INFO NET/IB : No device found.\n";
+        assert!(has(&facts(ofi), "rdma.device_missing"));
+        let channel = "w:944:3818 [0] NCCL INFO Channel 13/0 : 0[0] -> 8[0] [receive] via NET/Socket/0\nw:944:3818 [0] NCCL INFO NET/IB : No device found.\n";
+        assert!(has(&facts(channel), "rdma.device_missing"));
+        // aws/aws-ofi-nccl#803: in a container without the EFA devices, libfabric's tcp provider.
+        assert!(has(
+            &facts("c:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)\n"),
+            "rdma.device_missing"
+        ));
+        assert!(!has(
+            &facts("c:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)\n"),
+            "rdma.device_missing"
+        ));
         // nccl#2157
         let found = facts("[2026-05-04 19:55:27] GPU-606:534134:535429 [1] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. Initiating recovery? Yes (send comm=0x7f03e8086000, outstandingRecovery=0)\n");
         assert!(has(&found, "nccl.device_failed"), "{found:?}");

@@ -348,6 +348,8 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
             f.name == "rdma.roce"
                 || f.name == "nccl.roce"
                 || (f.name == "nccl.qp_connect_failed" && f.get("error").is_some_and(|e| e.ends_with("No such device")))
+                // The same resolution timing out or finding no route (tools.rs reads it).
+                || (f.name == "rdma.qp_rtr_failed" && f.get("reason") == Some("address"))
         })
         .filter_map(|f| f.evidence.first().cloned())
         .collect();
@@ -362,8 +364,11 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
     }
     let retry_errors = analysis.facts.iter().any(|f| f.name == "nccl.wc_error" && f.get("status") == Some("12"))
         || analysis.has("nccl.qp_connect_failed");
+    // NCCL_IB_GID_INDEX is NCCL's setting: its absence says something only where NCCL is the verbs
+    // user (UCX, MPI and perftest choose or take their GID index otherwise).
+    let nccl_speaks = logs.iter().any(|log| !log.is_empty());
     if roce && retry_errors {
-        if gid_settings.is_empty() {
+        if gid_settings.is_empty() && nccl_speaks {
             analysis.push(
                 Fact::new("nccl.gid_index_unset")
                     .attr("meaning", "no log line or launcher command given sets NCCL_IB_GID_INDEX"),

@@ -182,6 +182,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if let Some(gid) = zero_gid.take() {
                 fact = fact.attr("gid", "zero").evidence(gid);
             }
+            // Only on RoCE does the move to RTR resolve the peer's GID to a MAC address, through
+            // the source GID's net device (ib_core's ib_resolve_eth_dmac): ETIMEDOUT, EHOSTUNREACH
+            // or ENETUNREACH there is an address that does not answer from that interface, and
+            // says RoCE as plainly as a link-layer line.
+            if ["timed out", "no route to host", "network is unreachable"].iter().any(|w| lower.contains(w)) {
+                fact = fact.attr("reason", "address");
+            }
             facts.push(fact);
             continue;
         }
@@ -962,6 +969,11 @@ mod tests {
         // aws/aws-ofi-nccl#801: a Slingshot NIC without a VNI for this job.
         let cxi = " libfabric:507357:1741146011::cxi:fabric:cxip_nic_get_rgroup_vni():253<warn> : Failed to find valid default rgroup and vni for cxi0 \n";
         assert_eq!(parse("f", cxi)[0].name, "rdma.device_missing");
+        // uccl-project/uccl#641: every queue pair on an active RoCE port fails RTR with ETIMEDOUT.
+        let found = parse("f", "Failed to modify QP to RTR: Connection timed out\nerrno: 110\n");
+        assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.qp_rtr_failed"]);
+        assert_eq!(found[0].get("reason"), Some("address"));
+        assert_eq!(parse("f", "Failed to modify QP to RTR\n")[0].get("reason"), None);
         // openucx/ucx#9515: UCX's words for a local protection error (IB status 4) on a GPU buffer.
         let ucx = "[a670n1:162239:0:162239] ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51 hw_synd 0/2)\n";
         assert_eq!(parse("f", ucx)[0].get("status"), Some("4"));
