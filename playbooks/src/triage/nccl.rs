@@ -653,7 +653,9 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         }
     }
     if let Some((file, _)) = failed_call(message) {
-        if file.ends_with("bootstrap.cc") {
+        // The bootstrap's own calls, and the socket layer under it and the socket transport
+        // (misc/socket.cc: a connect, accept or send that failed).
+        if file.ends_with("bootstrap.cc") || super::catalogue::family(file) == "socket" {
             seen.bootstrap_failures.entry(host.clone()).or_insert_with(|| evidence.clone());
         }
     }
@@ -922,9 +924,17 @@ fn suspect_socket_interface(message: &str, host: &str, evidence: &Evidence, anal
     let list = using_list(message);
     // "eno1:avahi:169.254.x.x": avahi-autoipd's link-local alias of an interface, which no other
     // host routes to (RFC 3927); "veth1:fe80::...%veth1": an IPv6 link-local address.
+    // Inside a container on Docker's default bridge (its host name the container id Docker gives
+    // it, twelve hexadecimal digits) the interface is eth0 with an address in 172.17.0.0/16, the
+    // bridge's default subnet (dockerd --bip), which every host has privately.
+    let docker_container = host.len() == 12 && host.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
     let suspect = |entry: &String| {
         let interface = entry.split(':').next().unwrap_or(entry);
-        (is_suspect_interface(interface) || entry.contains(":avahi") || unreachable_address(entry).is_some())
+        let docker_bridge = docker_container && entry.split(':').nth(1).is_some_and(|a| a.starts_with("172.17."));
+        (is_suspect_interface(interface)
+            || entry.contains(":avahi")
+            || unreachable_address(entry).is_some()
+            || docker_bridge)
             .then(|| interface.to_string())
     };
     // Bootstrap uses the first interface only. The socket transport makes every listed interface
@@ -1550,6 +1560,16 @@ mod tests {
             &facts("c:1287:1328 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)\n"),
             "rdma.device_missing"
         ));
+        // hiyouga/LlamaFactory#5018: a container on Docker's default bridge bootstraps on its
+        // private 172.17 address, and the socket layer fails.
+        let bridge = "c39f5cf046aa:4773:4773 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.3<0>\nc39f5cf046aa:4774:4835 [1] NCCL INFO misc/socket.cc:568 -> 2\n";
+        let found = facts(bridge);
+        assert!(found.iter().any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface") == Some("eth0")));
+        assert!(has(&found, "nccl.bootstrap_failed"));
+        assert!(
+            !has(&facts(&bridge.replace("c39f5cf046aa", "gpu-node-01")), "nccl.socket_iface_suspect"),
+            "a host's own 172.17 network"
+        );
         // nccl#2157
         let found = facts("[2026-05-04 19:55:27] GPU-606:534134:535429 [1] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. Initiating recovery? Yes (send comm=0x7f03e8086000, outstandingRecovery=0)\n");
         assert!(has(&found, "nccl.device_failed"), "{found:?}");

@@ -76,6 +76,8 @@ struct GpuBlock {
     utilisation: Option<(u64, Evidence)>,
     /// Rows remapped for correctable and for uncorrectable errors (`Remapped Rows`), non-zero only.
     remapped_rows: Vec<(&'static str, u64, Evidence)>,
+    /// The block already said the GPU does not answer (one `gpu.lost` per GPU).
+    lost: bool,
 }
 
 impl GpuBlock {
@@ -152,7 +154,7 @@ pub fn recognised(text: &str) -> bool {
             return true;
         }
         // `nvlink -s`/`-e`: a GPU line with its UUID, then its links.
-        if nvlink_gpu && (line.starts_with("Link ") || line.contains("NVLink information as all links are inactive")) {
+        if nvlink_gpu && (line.starts_with("Link ") || all_links_inactive(line)) {
             return true;
         }
         nvlink_gpu |= nvlink_header(line).is_some();
@@ -173,6 +175,16 @@ fn nvlink_header(line: &str) -> Option<(String, String)> {
 
 /// A GPU name of a part built with NVLink: SXM modules (HGX/DGX baseboards, A100-SXM4, H100 SXM5)
 /// and NVL boards (H100 NVL, bridged in pairs). PCIe cards may or may not have a bridge fitted.
+/// NVML's "Unable to retrieve NVLink information as all links are inactive" (Blackwell drivers
+/// spell it "inActive").
+fn all_links_inactive(line: &str) -> bool {
+    line.to_ascii_lowercase().contains("all links are inactive")
+}
+
+/// Blackwell's data-centre parts (B100, B200, B300, GB200, GB300) come only on NVLink baseboards
+/// and carry no SXM in their names; nor does Hopper's "H100 80GB HBM3" or "H200" (the SXM parts:
+/// the PCIe H100 says PCIe, the PCIe H200 says NVL). GH200 is a superchip whose GPU NVLink is wired
+/// only in NVL32 systems, so it is left out.
 pub fn is_nvlink_part(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     upper.contains("SXM")
@@ -180,6 +192,8 @@ pub fn is_nvlink_part(name: &str) -> bool {
         || upper.contains("-NVL")
         || upper.contains("HGX")
         || upper.contains("DGX")
+        || ["B100", "B200", "B300", "HBM3"].iter().any(|part| upper.contains(part))
+        || (upper.contains("H200") && !upper.contains("GH200"))
 }
 
 /// The state of one link line of `nvidia-smi nvlink -s`: `Link 3: 25 GB/s` is up, `Link 3:
@@ -284,6 +298,22 @@ fn query_report(file: &str, text: &str, facts: &mut Vec<Fact>) {
             continue;
         };
         sections.leave_to(indent);
+        // The GPU's identity read as "Unknown Error": NVML got NVML_ERROR_UNKNOWN for a value it
+        // reads from the device itself (nvml.h: "An internal driver error occurred"), as when the
+        // GPU or its GSP firmware stopped answering; the same report's sensors reading N/A are not.
+        const IDENTITY: [&str; 6] =
+            ["Product Name", "Product Brand", "Product Architecture", "Serial Number", "GPU UUID", "VBIOS Version"];
+        if IDENTITY.contains(&key) && value == "Unknown Error" && !block.lost {
+            block.lost = true;
+            let gpu = block.gpu.clone().unwrap_or_else(|| "?".to_string());
+            facts.push(
+                Fact::new("gpu.lost")
+                    .attr("how", format!("nvidia-smi -q cannot read GPU {gpu}'s {key} (Unknown Error)"))
+                    .attr("bus_id", gpu)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         let yes = value.eq_ignore_ascii_case("Yes");
         // Rows remapped for correctable and uncorrectable errors; Pending: a remap waits for a GPU
         // reset; Remapping Failure Occurred: a bank ran out of spare rows (NVIDIA "NVIDIA A100 GPU
@@ -502,7 +532,7 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
         if !open {
             continue;
         }
-        if line.contains("all links are inactive") {
+        if all_links_inactive(line) {
             if let Some(gpu) = gpus.last_mut() {
                 gpu.all_inactive = Some(Evidence::new(file, line_no, raw));
             }
@@ -627,6 +657,10 @@ mod tests {
         let text = "GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)\nNVML: Unable to retrieve NVLink information as all links are inactive\n";
         assert!(recognised(text));
         assert_eq!(names(&parse("f", text)), vec!["gpu.nvlink_inactive"]);
+        // leptonai/gpud#1085: a B200, an NVLink part whose name says neither SXM nor NVL.
+        let b200 = text.replace("A100-SXM4-80GB", "B200").replace("inactive", "inActive");
+        assert_eq!(names(&parse("f", &b200)), names(&parse("f", text)));
+        assert!(is_nvlink_part("NVIDIA H200") && !is_nvlink_part("NVIDIA GH200 480GB"));
         let pcie = text.replace("A100-SXM4-80GB", "A100 80GB PCIe");
         assert!(parse("f", &pcie).is_empty());
     }
@@ -742,6 +776,17 @@ mod tests {
             ]
         );
         assert_eq!(facts[0].get("uncorrectable_rows"), Some("1"));
+    }
+
+    /// NVIDIA/dcgm-exporter#319: nvidia-smi -q cannot read a GPU's brand (NVML's Unknown Error).
+    #[test]
+    fn a_gpu_whose_identity_reads_unknown_error_is_lost() {
+        let text = "GPU 00000000:00:16.0\n    Product Name                          : NVIDIA A10G\n    Product Brand                         : Unknown Error\n    Serial Number                         : Unknown Error\n    Fan Speed                             : Unknown Error\n";
+        let facts = parse("f", text);
+        assert_eq!(names(&facts), vec!["gpu.lost"]);
+        assert_eq!(facts[0].get("bus_id"), Some("0000:00:16.0"));
+        let sensor = "GPU 00000000:00:16.0\n    Product Name                          : NVIDIA A10G\n    Fan Speed                             : Unknown Error\n";
+        assert!(parse("f", sensor).is_empty(), "a sensor that cannot be read is not a lost GPU");
     }
 
     /// NVIDIA/gpu-operator#559: a GPU whose name nvidia-smi cannot read; a fan that reads ERR!
