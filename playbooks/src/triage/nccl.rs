@@ -721,17 +721,19 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // So is aws-ofi-nccl (for EFA and other libfabric RDMA providers), whether it initialised or
     // not ("NET/OFI Initializing aws-ofi-nccl 1.12.1-aws", "NET/OFI aws-ofi-nccl initialization
     // failed").
+    let ofi = message.contains("NET/OFI");
     if message.contains("Loaded net plugin NCCL RDMA Plugin")
         || message.starts_with("P2P plugin IBext")
-        || message.contains("NET/OFI Initializing aws-ofi-nccl")
-        || message.contains("NET/OFI aws-ofi-nccl initialization failed")
+        || (ofi
+            && (message.contains("NET/OFI Initializing aws-ofi-nccl")
+                || message.contains("NET/OFI aws-ofi-nccl initialization failed")))
     {
         seen.rdma_plugin = true;
     }
     // aws-ofi-nccl settling for a libfabric provider that is no RDMA transport ("NET/OFI Selected
     // Provider is tcp (found 1 nics)"): no EFA (or verbs) device could be opened here, so every
     // inter-node byte goes through the kernel's TCP stack.
-    if let Some(provider) = message.split("NET/OFI Selected Provider is ").nth(1) {
+    if let Some(provider) = ofi.then(|| message.split("NET/OFI Selected Provider is ").nth(1)).flatten() {
         let name = provider.split_whitespace().next().unwrap_or("");
         if ["tcp", "sockets", "udp"].iter().any(|p| name == *p || name.starts_with(&format!("{p};"))) {
             analysis.push(
