@@ -56,6 +56,9 @@ pub struct RankTable {
     /// Rank -> the NIC its inter-node channels use, from NCCL's `via NET/IB/k` lines and its host's
     /// `NET/IB : Using [k]mlx5_k` list: what NCCL chose, preferred over the topology's rail.
     pub nccl_nics: BTreeMap<u64, String>,
+    /// Per input, per line, the numbers launchers' labels gave it (srun -l's task, Open MPI's or
+    /// torchrun's rank). Empty for inputs without such labels.
+    pub labels: BTreeMap<String, Vec<super::prefix::LineLabels>>,
 }
 
 impl RankTable {
@@ -101,6 +104,12 @@ impl RankTable {
             fact = fact.evidence(evidence.clone());
         }
         Some(fact)
+    }
+
+    /// The labels launchers put on the line `evidence` cites.
+    pub fn labels_of(&self, evidence: &Evidence) -> super::prefix::LineLabels {
+        let line = evidence.line.checked_sub(1);
+        line.and_then(|line| self.labels.get(&evidence.file)?.get(line).copied()).unwrap_or_default()
     }
 
     /// The NIC a rank's GPU uses, when a topology gave its rail.

@@ -100,7 +100,10 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             continue;
         }
         let original = String::from_utf8_lossy(&input.bytes);
-        let (text, hosts) = prefix::strip_input(&original);
+        let (text, hosts, labels) = prefix::strip_input(&original);
+        if !labels.is_empty() {
+            analysis.ranks.labels.insert(input.name.clone(), labels);
+        }
         if matches!(text, std::borrow::Cow::Owned(_)) {
             relabelled.push(prefix::Relabelled { name: input.name.clone(), original: original.to_string(), hosts });
         }

@@ -26,11 +26,42 @@ use regex::Regex;
 use super::analysis::Analysis;
 use crate::fact::Evidence;
 
-/// A line without its prefixes, and the host a pdsh/clush label named.
+/// A line without its prefixes, the host a pdsh/clush label named, and the numbers launchers'
+/// labels gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stripped<'a> {
     pub text: Cow<'a, str>,
     pub host: Option<String>,
+    pub labels: LineLabels,
+}
+
+/// The numbers launchers' labels put on a line: Slurm `srun -l`'s task ("12: "), which is the rank
+/// when srun starts the ranks and the node's index when it starts a per-node launcher, and the
+/// rank the program's own launcher names (Open MPI's `[job,rank]`, torchrun's `[rankN]`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineLabels {
+    pub task: Option<u64>,
+    pub rank: Option<u64>,
+    /// Two rank labels of one line that disagree: the input's rank labels say nothing.
+    conflict: bool,
+}
+
+/// The rank a removed launcher label names: "12: " (srun -l, whose task ids are the ranks it
+/// starts), "[1,12]<stdout>:" (Open MPI), "[rank12]:" (torchrun).
+fn labelled_rank(prefix: &str) -> Option<u64> {
+    let prefix = prefix.trim_start();
+    let digits = |s: &str| -> Option<u64> {
+        let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+        s[..end].parse().ok()
+    };
+    if let Some(rest) = prefix.strip_prefix("[rank") {
+        return digits(rest);
+    }
+    if let Some(rest) = prefix.strip_prefix('[') {
+        let (_, rank) = rest.split_once(',')?;
+        return rest.contains("]<").then(|| digits(rank)).flatten();
+    }
+    prefix.trim_end().strip_suffix(':').and_then(|task| task.parse().ok())
 }
 
 /// The prefixes of one input: which of the ambiguous labels it uses, decided over all its lines.
@@ -114,10 +145,16 @@ impl Prefixes {
             count += 1;
             let stripped = stripped.as_ref();
             let task = patterns.task_label.find(stripped);
-            tasks += usize::from(task.is_some());
             // Labels stack: `srun -l` over a pdsh-labelled log gives "3: node2: ...".
             let after_task = task.map_or(stripped, |m| &stripped[m.end()..]);
-            hosts += usize::from(patterns.host_label.is_match(after_task));
+            let host = patterns.host_label.is_match(after_task);
+            hosts += usize::from(host);
+            // And the other way round, with a timestamp between them: "node2: [Mon May  1 ...] 3: ...".
+            let inner_task = || {
+                let inner = Prefixes { task_labels: false, host_labels: true }.strip(after_task).text;
+                patterns.task_label.is_match(&inner)
+            };
+            tasks += usize::from(task.is_some() || (host && inner_task()));
         }
         Prefixes { task_labels: count > 0 && tasks * 2 >= count, host_labels: count > 0 && hosts * 2 >= count }
     }
@@ -132,11 +169,23 @@ impl Prefixes {
             Cow::Borrowed(line)
         };
         let mut host = None;
+        let mut labels = LineLabels::default();
         // Each round removes one prefix; a line carries a few at most.
         for _ in 0..8 {
             let mut cut = patterns.always.iter().find_map(|p| p.find(&text)).map(|m| m.end());
             if cut.is_none() && self.task_labels {
                 cut = patterns.task_label.find(&text).map(|m| m.end());
+            }
+            if let Some(end) = cut {
+                // The innermost label of each kind is the one nearest the program.
+                match labelled_rank(&text[..end]) {
+                    Some(number) if !text[..end].contains('[') => labels.task = Some(number),
+                    Some(number) => {
+                        labels.conflict |= labels.rank.is_some_and(|outer| outer != number);
+                        labels.rank = Some(number);
+                    }
+                    None => {}
+                }
             }
             if cut.is_none() && self.host_labels {
                 if let Some(captures) = patterns.host_label.captures(&text) {
@@ -150,13 +199,14 @@ impl Prefixes {
                 Cow::Owned(s) => Cow::Owned(s[end..].to_string()),
             };
         }
-        Stripped { text, host }
+        Stripped { text, host, labels }
     }
 }
 
 /// An input's text with every line's prefixes removed (same line count, so line numbers still
-/// cite the input), and per line the host a pdsh/clush label named.
-pub fn strip_input(text: &str) -> (Cow<'_, str>, Vec<Option<String>>) {
+/// cite the input), and per line the host a pdsh/clush label named and the numbers launchers'
+/// labels gave it (both empty when no line had such a prefix).
+pub fn strip_input(text: &str) -> (Cow<'_, str>, Vec<Option<String>>, Vec<LineLabels>) {
     // One pass with the unambiguous prefixes; only an input that turns out to carry srun or pdsh
     // labels is stripped again with them.
     let plain = Prefixes::default();
@@ -166,16 +216,26 @@ pub fn strip_input(text: &str) -> (Cow<'_, str>, Vec<Option<String>>) {
         lines = text.lines().map(|line| prefixes.strip(line)).collect();
     }
     if lines.iter().zip(text.lines()).all(|(clean, line)| clean.text.len() == line.len()) {
-        return (Cow::Borrowed(text), Vec::new());
+        return (Cow::Borrowed(text), Vec::new(), Vec::new());
     }
     let mut stripped = String::with_capacity(text.len());
     let mut hosts = Vec::with_capacity(lines.len());
-    for Stripped { text: clean, host } in lines {
+    let mut labels = Vec::with_capacity(lines.len());
+    for Stripped { text: clean, host, labels: line_labels } in lines {
         stripped.push_str(&clean);
         stripped.push('\n');
         hosts.push(host);
+        labels.push(line_labels);
     }
-    (Cow::Owned(stripped), hosts)
+    if labels.iter().any(|l| l.conflict) {
+        for line in &mut labels {
+            line.rank = None;
+        }
+    }
+    if labels.iter().all(|l| l.task.is_none() && l.rank.is_none()) {
+        labels = Vec::new();
+    }
+    (Cow::Owned(stripped), hosts, labels)
 }
 
 /// An input whose lines had prefixes: its text as given and the host each pdsh/clush label named.
@@ -288,6 +348,51 @@ mod tests {
     fn stacked_task_and_host_labels_are_both_removed() {
         let text = format!("3: node2: {NCCL}\n3: node2: {NCCL}\n");
         assert_eq!(strip(&text), vec![NCCL.to_string(); 2]);
+    }
+
+    #[test]
+    fn launcher_labels_give_their_line_a_task_or_a_rank() {
+        let labels = |text: &str| strip_input(text).2;
+        let task = |n| LineLabels { task: Some(n), ..LineLabels::default() };
+        let rank = |n| LineLabels { rank: Some(n), ..LineLabels::default() };
+        assert_eq!(
+            labels(&format!(
+                "0: {NCCL}
+7: {NCCL}
+"
+            )),
+            vec![task(0), task(7)]
+        );
+        assert_eq!(
+            labels(&format!(
+                "[1,5]<stdout>: {NCCL}
+[rank6]: {NCCL}
+"
+            )),
+            vec![rank(5), rank(6)]
+        );
+        // srun over torchrun: the task is the node, the inner label the rank.
+        let stacked = labels(&format!(
+            "1: [rank9]: {NCCL}
+1: [rank9]: {NCCL}
+"
+        ));
+        assert_eq!(stacked[0], LineLabels { task: Some(1), rank: Some(9), conflict: false });
+        // A line that two launchers say two ranks printed: the input's rank labels say nothing.
+        let contradictory = labels(&format!(
+            "[rank2]: [rank9]: {NCCL}
+[rank3]: {NCCL}
+"
+        ));
+        assert!(contradictory.iter().all(|l| l.rank.is_none()), "{contradictory:?}");
+        assert!(
+            labels(&format!(
+                "[2024-05-01 10:00:01,123] {NCCL}
+"
+            ))
+            .is_empty(),
+            "a timestamp names no rank"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::analysis::Analysis;
 use super::lines::numbered_lines;
 use super::pickle::{self, PickleError, Value};
+use super::prefix::LineLabels;
 use crate::fact::{Evidence, Fact};
 
 /// `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=.., OpType=.., NumelIn=.., ...)`
@@ -323,8 +324,9 @@ pub fn analyze(all: &[PytorchRecords], analysis: &mut Analysis) {
 /// Ranks that timed out together on one collective, all of the same sequence number, name the ranks
 /// that did not: when ranks 1, 2 and 3 report the watchdog timeout on SeqNum 2 and rank 0 does not,
 /// rank 0 never entered that collective (it was busy elsewhere or had died). Only ranks below the
-/// highest reporting one are named, and only when fewer are absent than reported, so a log cut to
-/// a few ranks does not accuse the rest.
+/// highest reporting one are named, or above it when a launcher's label shows them printing in the
+/// same inputs, and only when fewer are absent than reported, so a log cut to a few ranks does not
+/// accuse the rest.
 fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence)>, analysis: &mut Analysis) {
     if analysis.facts.iter().any(|f| f.name == "pytorch.rank_behind") {
         return;
@@ -339,8 +341,33 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
     // At most as many as reported: more are not named anyway, and a rank number from a mangled log
     // (2^63 - 1) must not make this a loop over every number below it (found by fabricdoctor-fuzz,
     // target triage: it ran out of memory).
-    let absent: Vec<u64> =
-        (0..max_rank).filter(|r| !timed_out.contains_key(r) && !last.contains_key(r)).take(timed_out.len()).collect();
+    // Above the highest that timed out, only ranks a launcher's label shows printing in these same
+    // inputs are named: they were running, and did not time out with the others. The labels count
+    // only where they are ranks: every timed-out line that carries one carries its own rank (an
+    // srun task under torchrun numbers nodes instead).
+    // The program's rank labels are tried first, then srun's task labels.
+    let kinds: [fn(&LineLabels) -> Option<u64>; 2] = [|labels| labels.rank, |labels| labels.task];
+    let are_ranks = |kind: &fn(&LineLabels) -> Option<u64>| {
+        let labels: Vec<(u64, Option<u64>)> =
+            timed_out.iter().map(|(rank, record)| (*rank, kind(&analysis.ranks.labels_of(&record.evidence)))).collect();
+        labels.iter().any(|(_, label)| label.is_some())
+            && labels.iter().all(|(rank, label)| label.is_none_or(|label| label == *rank))
+    };
+    let mut labelled_above: BTreeMap<u64, Evidence> = BTreeMap::new();
+    if let Some(kind) = kinds.iter().find(|kind| are_ranks(kind)) {
+        for (file, labels) in &analysis.ranks.labels {
+            for (index, labels) in labels.iter().enumerate() {
+                if let Some(rank) = kind(labels).filter(|rank| *rank > max_rank && !labelled_above.contains_key(rank)) {
+                    labelled_above.insert(rank, Evidence::new(file, index + 1, ""));
+                }
+            }
+        }
+    }
+    let absent: Vec<u64> = (0..max_rank)
+        .chain(labelled_above.keys().copied())
+        .filter(|r| !timed_out.contains_key(r) && !last.contains_key(r))
+        .take(timed_out.len())
+        .collect();
     if timed_out.len() < 2 || absent.is_empty() || absent.len() >= timed_out.len() {
         return;
     }
@@ -351,6 +378,10 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
         );
         for record in timed_out.values().take(3) {
             fact = fact.evidence(record.evidence.clone());
+        }
+        if let Some(line) = labelled_above.get(&rank) {
+            // The line's text is filled in with the input's own when evidence is restored.
+            fact = fact.evidence(line.clone());
         }
         analysis.push(fact);
     }
@@ -546,6 +577,18 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse_text("log", &text)], &mut analysis);
         assert!(!analysis.has("pytorch.rank_behind"));
+        // mlcommons/training_results_v5.1 (Dell rgat): srun -l labels show rank 7 printing (its
+        // out-of-memory error) while ranks 0-6 time out; the highest rank is named too.
+        let labelled: String = (0..7).map(|rank| format!("{rank}: {}", line(rank))).collect::<String>()
+            + "7: torch.OutOfMemoryError: CUDA out of memory.\n";
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", labelled.clone().into_bytes())]);
+        let behind: Vec<_> = found.facts.iter().filter(|f| f.name == "pytorch.rank_behind").collect();
+        assert_eq!(behind.iter().map(|f| f.get("rank")).collect::<Vec<_>>(), vec![Some("7")]);
+        assert!(behind[0].evidence.iter().any(|e| e.text.starts_with("7: torch.OutOfMemoryError")));
+        // Labels that are not the ranks the lines name (srun tasks numbering nodes) name nobody.
+        let nodes = labelled.replacen("3: [E", "4: [E", 1);
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", nodes.into_bytes())]);
+        assert!(!found.has("pytorch.rank_behind"));
         // A rank number near 2^63 (a mangled log, found by fabricdoctor-fuzz) names nobody, at once.
         let text: String = [line(1), line(2), line(3).replace("[Rank 3]", "[Rank 9223372036854775807]")].concat();
         let mut analysis = Analysis::default();
