@@ -61,7 +61,16 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "host",
         "RCCL WARN 'Missing \"iommu=pt\" from kernel command line' (advice printed at init)",
     ),
-    ("nccl.duplicate_gpu", "text host", "NCCL WARN 'Duplicate GPU detected': two ranks on one CUDA device"),
+    (
+        "nccl.duplicate_gpu",
+        "text host",
+        "NCCL WARN 'Duplicate GPU detected': two ranks on one CUDA device (or two ranks of one commId whose Init lines name one host and busId)",
+    ),
+    (
+        "mpi.openib_not_used",
+        "meaning",
+        "Open MPI 4.0+'s openib BTL leaving InfiniBand ports to UCX, and its warning that follows (not a fault)",
+    ),
     ("nccl.port_error", "host", "NCCL WARN 'Got async event : port error' (IBV_EVENT_PORT_ERR)"),
     ("nccl.gpu_out_of_memory", "text host", "NCCL WARN 'Cuda failure 'out of memory'', 'Failed to CUDA calloc'"),
     ("nccl.cuda_version", "text host", "NCCL WARN on a CUDA driver older than the runtime NCCL was built for"),

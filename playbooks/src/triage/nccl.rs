@@ -181,10 +181,30 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
     let mut quote_next = false;
     // The last NCCL line was an interface list's head ("NET/Socket : Using") with nothing after it.
     let mut list_open = false;
+    // A quote of NCCL's last warning that the line did not close: the lines it still may take.
+    let mut quote_open = 0;
     for (line_no, raw) in numbered_lines(text) {
+        if quote_open > 0 {
+            quote_open -= 1;
+            if let Some(last) = log.lines.last_mut() {
+                let (part, closed) = match raw.find('\'') {
+                    Some(close) => (&raw[..close], true),
+                    None => (raw, false),
+                };
+                last.message.push(' ');
+                last.message.push_str(part.trim());
+                if closed {
+                    quote_open = 0;
+                }
+                continue;
+            }
+        }
         log.settings.extend(command_line_settings(file, line_no, raw));
         let after_last_error = std::mem::take(&mut quote_next);
-        let quoted = quoted_warning(raw, after_last_error);
+        let quoted = quoted_warning(raw, after_last_error).map(|(message, open)| {
+            quote_open = if open { QUOTE_CONTINUATION_LINES } else { 0 };
+            message
+        });
         // A paste with a blank line between every two lines puts one between "Last error:" and
         // the message it introduces.
         quote_next = raw.trim_end().ends_with("Last error:") || (after_last_error && raw.trim().is_empty());
@@ -256,14 +276,20 @@ fn bare_channel(raw: &str) -> Option<String> {
 /// prints `Last error:` and the message on the next line (c10d `NCCLUtils.hpp`, from
 /// `ncclGetLastError`), or on the same line; XLA/JAX prints `Last NCCL warning(error): '...'`.
 /// The message is read as the WARN line it was.
-fn quoted_warning(raw: &str, after_last_error: bool) -> Option<String> {
+fn quoted_warning(raw: &str, after_last_error: bool) -> Option<(String, bool)> {
     let trimmed = raw.trim();
+    let mut open_quote = false;
     let message = if let Some((_, rest)) = raw.split_once("Last NCCL warning(error)") {
         // `Last NCCL warning(error): '...'`, or newer XLA's `Last NCCL warning(error) log entry
-        // (may be unrelated) '...'`: the quoted message.
+        // (may be unrelated) '...'`: the quoted message, which a terminal may have wrapped onto
+        // the next lines (the quote then closes on a later line).
         let rest = rest.trim();
         match (rest.find('\''), rest.rfind('\'')) {
             (Some(open), Some(close)) if close > open => rest[open + 1..close].to_string(),
+            (Some(open), _) => {
+                open_quote = true;
+                rest[open + 1..].trim().to_string()
+            }
             _ => rest.trim_start_matches(':').trim().to_string(),
         }
     } else if let Some((_, rest)) = raw.split_once("Last error: ") {
@@ -273,8 +299,11 @@ fn quoted_warning(raw: &str, after_last_error: bool) -> Option<String> {
     } else {
         return None;
     };
-    (!message.is_empty()).then_some(message)
+    (!message.is_empty() || open_quote).then_some((message, open_quote))
 }
+
+/// Lines a wrapped quote of NCCL's last warning may take after its first.
+const QUOTE_CONTINUATION_LINES: usize = 6;
 
 /// The number after `key ` in `text` ("rank 3" -> 3), case-insensitive on the key.
 fn number_after(text: &str, key: &str) -> Option<u64> {
@@ -392,6 +421,9 @@ fn is_suspect_interface(name: &str) -> bool {
 /// logged Init START and Init COMPLETE.
 type Communicators = BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>;
 
+/// commId -> (host, busId) -> the ranks of that communicator that started there.
+type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64, Evidence>>>;
+
 /// What the logs say that is only judged once all of them are read: versions, drivers and settings
 /// to compare across hosts, communicator membership, and the NICs behind the inter-node channels.
 #[derive(Debug, Default)]
@@ -401,6 +433,7 @@ struct Observations {
     /// Setting name -> value -> where it was set.
     settings: BTreeMap<String, BTreeMap<String, Vec<Evidence>>>,
     comms: Communicators,
+    comm_gpus: CommunicatorGpus,
     channels: Vec<NetChannel>,
     /// Host -> its NET/IB devices, in NCCL's index order.
     host_nics: BTreeMap<String, Vec<String>>,
@@ -450,6 +483,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     env_mismatch(&seen.settings, analysis);
     rank_nics(&seen.channels, &seen.host_nics, analysis);
     missing_ranks(&seen.comms, &seen.channel_sources, analysis);
+    shared_gpus(&seen.comm_gpus, analysis);
     single_host(&seen, analysis);
     refused_again_and_again(&seen, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
@@ -642,6 +676,13 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     if message.contains("Init COMPLETE") || message.contains("Init START") {
         record_init(line, &evidence, &mut seen.comms, analysis);
+        let place = (word_after(message, "commId"), word_after(message, "busId"), number_after(message, "rank"));
+        if let (Some(comm), Some(bus), Some(rank)) = place {
+            if host != crate::fact::UNKNOWN_HOST {
+                let ranks = seen.comm_gpus.entry(comm.to_string()).or_default();
+                ranks.entry((host.clone(), bus.to_string())).or_default().entry(rank).or_insert(evidence.clone());
+            }
+        }
     }
     if message.contains(" nNodes 1 ") && message.contains("localRanks") && seen.one_node.is_none() {
         seen.one_node = Some((host.clone(), evidence.clone()));
@@ -1347,6 +1388,28 @@ fn refused_again_and_again(seen: &Observations, analysis: &mut Analysis) {
     }
 }
 
+/// Two ranks of one communicator that start on the same GPU of the same host (their Init lines
+/// name one commId, host and busId): what NCCL refuses as a duplicate GPU (init.cc, "Duplicate GPU
+/// detected"), read even where that WARN was not pasted.
+fn shared_gpus(comm_gpus: &CommunicatorGpus, analysis: &mut Analysis) {
+    if analysis.has("nccl.duplicate_gpu") {
+        return;
+    }
+    let shared = comm_gpus.iter().find_map(|(comm, places)| {
+        places.iter().find(|(_, ranks)| ranks.len() >= 2).map(|(place, ranks)| (comm, place, ranks))
+    });
+    if let Some((comm, (host, bus), ranks)) = shared {
+        let named: Vec<String> = ranks.keys().map(u64::to_string).collect();
+        let mut fact = Fact::new("nccl.duplicate_gpu")
+            .host(host)
+            .attr("text", format!("ranks {} of communicator {comm} all start on busId {bus}", named.join(" and ")));
+        for evidence in ranks.values().take(4) {
+            fact = fact.evidence(evidence.clone());
+        }
+        analysis.push(fact);
+    }
+}
+
 /// A job whose ranks are all on one host never uses the network, so an RDMA device it could not
 /// open did not matter to it: NCCL said its communicator spans one node, or every rank of a
 /// communicator announced its init from the same host.
@@ -1664,6 +1727,26 @@ mod tests {
         assert!(!facts(retry).has("nccl.network_unreachable"), "one refusal: the listener may not be up yet");
     }
 
+    /// NVIDIA/TensorRT-LLM#9263: both ranks of a communicator start on one GPU, and the paste
+    /// holds the Init lines but not NCCL's WARN.
+    #[test]
+    fn two_ranks_of_a_communicator_on_one_gpu_are_a_duplicate_gpu() {
+        let init = |host: &str, pid: u32, rank: u32, bus: &str| {
+            format!("{host}:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm 0x7a1{rank} rank {rank} nranks 2 cudaDev 0 nvmlDev 0 busId {bus} commId 0xaa9becea043c4e6c - Init START\n")
+        };
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis
+        };
+        let same = format!("{}{}", init("worker-0", 42, 0, "100000"), init("worker-0", 43, 1, "100000"));
+        assert!(facts(&same).has("nccl.duplicate_gpu"));
+        let apart = format!("{}{}", init("worker-0", 42, 0, "100000"), init("worker-0", 43, 1, "200000"));
+        assert!(!facts(&apart).has("nccl.duplicate_gpu"));
+        let hosts = format!("{}{}", init("worker-0", 42, 0, "100000"), init("worker-1", 43, 1, "100000"));
+        assert!(!facts(&hosts).has("nccl.duplicate_gpu"), "the same bus on two hosts is two GPUs");
+    }
+
     #[test]
     fn a_communicator_on_one_host_is_a_single_host_job() {
         let init = |host: &str, rank: u32| {
@@ -1741,9 +1824,23 @@ mod tests {
     #[test]
     fn xla_quotes_the_last_warning_in_either_form() {
         let long = "INTERNAL: nccl_utils.cc:305: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled system error (run with NCCL_DEBUG=INFO for details). Last NCCL warning(error) log entry (may be unrelated) 'socketTryAccept: Accept failed: Bad file descriptor'.";
-        assert_eq!(quoted_warning(long, false).as_deref(), Some("socketTryAccept: Accept failed: Bad file descriptor"));
+        assert_eq!(
+            quoted_warning(long, false).map(|q| q.0).as_deref(),
+            Some("socketTryAccept: Accept failed: Bad file descriptor")
+        );
         let short = "failed: internal error. Last NCCL warning(error): 'NET/IB : Got completion with error 12'";
-        assert_eq!(quoted_warning(short, false).as_deref(), Some("NET/IB : Got completion with error 12"));
+        assert_eq!(quoted_warning(short, false).map(|q| q.0).as_deref(), Some("NET/IB : Got completion with error 12"));
+        // AI-Hypercomputer/xpk#492: the terminal wrapped the quote over three lines.
+        let wrapped = "NCCL_DEBUG=INFO for details). Last NCCL warning(error) log entry (may be unrelated)  'Error \nwhile creating shared memory segment /dev/shm/nccl-TfciGV (size 31850880), error: No space\nleft on device (28)'.\nnext line\n";
+        let log = parse("f", wrapped);
+        assert_eq!(log.lines.len(), 1, "{:?}", log.lines);
+        assert_eq!(
+            log.lines[0].message,
+            "Error while creating shared memory segment /dev/shm/nccl-TfciGV (size 31850880), error: No space left on device (28)"
+        );
+        let mut analysis = Analysis::default();
+        analyze(&[log], &mut analysis);
+        assert!(analysis.has("nccl.shm_failed"));
         let mut analysis = Analysis::default();
         analyze(&[parse("f", long)], &mut analysis);
         assert!(analysis.has("nccl.internal"), "{:?}", analysis.facts);

@@ -13,8 +13,9 @@
 //!   Ray's worker labels (`(RayWorkerVllm pid=7500)`);
 //! - loggers' own heads: vLLM/SGLang (`ERROR 04-07 00:57:46 ray_utils.py:45]`,
 //!   `INFO 05-30 22:22:26 [pynccl.py:153]`) and glog/absl (`E0901 10:20:11.257981 12345 file.cc:275]`);
-//! - labels that are only prefixes when the whole input carries them: Slurm `srun -l` (`12: `) and
-//!   pdsh/clush (`node7: `, whose host is kept for facts that name none). A single `bond0: ...` or
+//! - labels that are only prefixes when the whole input carries them: Slurm `srun -l` (`12: `),
+//!   pdsh/clush (`node7: `, whose host is kept for facts that name none) and markdown's block quote
+//!   (`> `, a log quoted in an issue or chat). A single `bond0: ...` or
 //!   `1: lo: ...` line is the tool's own text and is left alone.
 
 use std::borrow::Cow;
@@ -69,6 +70,8 @@ fn labelled_rank(prefix: &str) -> Option<u64> {
 pub struct Prefixes {
     task_labels: bool,
     host_labels: bool,
+    /// Markdown's block quote (`> `), as a log quoted in an issue or chat comes.
+    quotes: bool,
 }
 
 struct Patterns {
@@ -140,9 +143,10 @@ impl Prefixes {
     /// The same decision from lines already stripped of the unambiguous prefixes (raw, stripped).
     fn counted<'a, S: AsRef<str>>(lines: impl Iterator<Item = (&'a str, S)>) -> Prefixes {
         let patterns = patterns();
-        let (mut count, mut tasks, mut hosts) = (0usize, 0usize, 0usize);
-        for (_, stripped) in lines.filter(|(raw, _)| !raw.trim().is_empty()) {
+        let (mut count, mut tasks, mut hosts, mut quotes) = (0usize, 0usize, 0usize, 0usize);
+        for (raw, stripped) in lines.filter(|(raw, _)| !raw.trim().is_empty()) {
             count += 1;
+            quotes += usize::from(raw.trim_start().starts_with('>'));
             let stripped = stripped.as_ref();
             let task = patterns.task_label.find(stripped);
             // Labels stack: `srun -l` over a pdsh-labelled log gives "3: node2: ...".
@@ -151,12 +155,16 @@ impl Prefixes {
             hosts += usize::from(host);
             // And the other way round, with a timestamp between them: "node2: [Mon May  1 ...] 3: ...".
             let inner_task = || {
-                let inner = Prefixes { task_labels: false, host_labels: true }.strip(after_task).text;
+                let inner = Prefixes { host_labels: true, ..Prefixes::default() }.strip(after_task).text;
                 patterns.task_label.is_match(&inner)
             };
             tasks += usize::from(task.is_some() || (host && inner_task()));
         }
-        Prefixes { task_labels: count > 0 && tasks * 2 >= count, host_labels: count > 0 && hosts * 2 >= count }
+        Prefixes {
+            task_labels: count > 0 && tasks * 2 >= count,
+            host_labels: count > 0 && hosts * 2 >= count,
+            quotes: count > 0 && quotes * 2 >= count,
+        }
     }
 
     /// The line without the prefixes this input uses (they may be stacked: a pod label, then a
@@ -172,7 +180,13 @@ impl Prefixes {
         let mut labels = LineLabels::default();
         // Each round removes one prefix; a line carries a few at most.
         for _ in 0..8 {
-            let mut cut = patterns.always.iter().find_map(|p| p.find(&text)).map(|m| m.end());
+            let quote = self.quotes.then(|| {
+                let trimmed = text.trim_start();
+                let body = trimmed.trim_start_matches('>');
+                (body.len() < trimmed.len()).then(|| text.len() - body.strip_prefix(' ').unwrap_or(body).len())
+            });
+            let mut cut =
+                quote.flatten().or_else(|| patterns.always.iter().find_map(|p| p.find(&text)).map(|m| m.end()));
             if cut.is_none() && self.task_labels {
                 cut = patterns.task_label.find(&text).map(|m| m.end());
             }
@@ -348,6 +362,16 @@ mod tests {
     fn stacked_task_and_host_labels_are_both_removed() {
         let text = format!("3: node2: {NCCL}\n3: node2: {NCCL}\n");
         assert_eq!(strip(&text), vec![NCCL.to_string(); 2]);
+    }
+
+    #[test]
+    fn a_log_quoted_as_a_markdown_block_quote_is_unquoted() {
+        // mosaicml/diffusion#110 and AI-Hypercomputer/xpk#492 quote their logs so.
+        let quoted = format!("> {NCCL}\n> \n>{NCCL}\n");
+        assert_eq!(strip(&quoted), vec![NCCL.to_string(), String::new(), NCCL.to_string()]);
+        // One quoted line in a log is the log's own text.
+        let once = format!("{NCCL}\n> not a quote\n{NCCL}\n");
+        assert_eq!(strip(&once)[1], "> not a quote");
     }
 
     #[test]

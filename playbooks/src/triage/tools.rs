@@ -9,6 +9,7 @@ use crate::fact::{Evidence, Fact};
 
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
+    facts.extend(openib_not_used(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
@@ -24,6 +25,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // perftest run with --use_cuda: the buffer it then registers is GPU memory.
     let mut gpu_buffer: Option<Evidence> = None;
     let mut gpu_registration_failed = false;
+    let osu_device_header = text
+        .contains("Buffer on DEVICE (D)")
+        .then(|| text.lines().enumerate().find(|(_, line)| line.contains("Buffer on DEVICE (D)")))
+        .flatten()
+        .map(|(index, line)| (index + 1, line));
     let mut nvls_seen = false;
     // A Gloo mesh connection failed; its loopback addresses follow on the next lines.
     let mut gloo_failed = false;
@@ -84,6 +90,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             gpu_buffer = Some(evidence());
             continue;
         }
+        // The OSU micro-benchmarks' header for a run with a buffer in GPU memory ("# Send Buffer on
+        // HOST (H) and Receive Buffer on DEVICE (D)"; osu_bw -d cuda|rocm), a comment line the
+        // loop does not see: a registration failure after it is of GPU memory.
+        if gpu_buffer.is_none() && osu_device_header.is_some_and(|(header, _)| line_no > header) {
+            gpu_buffer = osu_device_header.map(|(header, text)| Evidence::new(file, header, text));
+        }
         // Registering GPU memory with the NIC fails (perftest "Couldn't allocate MR" after a
         // --use_cuda allocation, or ibv_reg_mr's EFAULT "Bad address"): the kernel has no
         // peer-memory client for the GPU's pages (nvidia_peermem not loaded) and no DMA-BUF path,
@@ -97,8 +109,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("register memory")
                 || lower.contains("registering memory")
                 || lower.contains("memory registration"));
-        let registration_failed =
-            trimmed.starts_with("Couldn't allocate MR") || trimmed == "failed to create mr" || efault_registration;
+        // UCX's "ibv_reg_mr(address=..., length=16, access=0x10000f) failed: Invalid argument".
+        let verbs_registration = raw.contains("ibv_reg_mr(") && lower.contains(") failed");
+        let registration_failed = trimmed.starts_with("Couldn't allocate MR")
+            || trimmed == "failed to create mr"
+            || efault_registration
+            || (verbs_registration && gpu_buffer.is_some());
         if registration_failed && !gpu_registration_failed && (gpu_buffer.is_some() || raw.contains("Bad address")) {
             gpu_registration_failed = true;
             let mut fact = Fact::new("nccl.gdr_disabled")
@@ -594,6 +610,29 @@ fn p2p_matrix_row(line: &str) -> Option<(usize, Vec<f64>)> {
     (values.len() > gpu).then_some((gpu, values))
 }
 
+/// Open MPI 4.0 and later leave InfiniBand ports to UCX: its openib BTL says so in a help message
+/// ("infiniband ports on a device are not used by default ... btl_openib_allow_ib", help topic
+/// help-mpi-btl-openib.txt "ib port not selected") and then that it could not initialise the device
+/// ("WARNING: There was an error initializing an OpenFabrics device"). Both are the policy at work,
+/// not a fault; the job's traffic goes through UCX. The warning lines are cited, so they are not
+/// listed as errors no rule explains.
+fn openib_not_used(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("btl_openib_allow_ib") {
+        return None;
+    }
+    let warnings: Vec<Evidence> = numbered_lines(text)
+        .filter(|(_, raw)| raw.contains("error initializing an OpenFabrics device"))
+        .map(|(line_no, raw)| Evidence::new(file, line_no, raw))
+        .take(64)
+        .collect();
+    let mut fact = Fact::new("mpi.openib_not_used")
+        .attr("meaning", "Open MPI's openib BTL leaves InfiniBand ports to UCX (Open MPI 4.0 and later); not a fault");
+    for evidence in warnings {
+        fact = fact.evidence(evidence);
+    }
+    Some(fact)
+}
+
 /// ncclGetErrorString's words for the failing result codes (src/init.cc): what a caller that
 /// prints only the string reports.
 const NCCL_RESULTS: &[&str] = &[
@@ -984,6 +1023,17 @@ mod tests {
         assert_eq!(parse("f", ucx)[0].get("status"), Some("4"));
         assert!(parse("f", "Local protection on the wire\n").is_empty(), "UCX's words come with a syndrome");
         assert_eq!(completion_status("cq requester error local_prot_err (4)"), Some(4));
+        // openucx/ucx#9589: osu_bw with a ROCm receive buffer; UCX cannot register it.
+        let osu = "# Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)\n# Size      Bandwidth (MB/s)\n[1706257302.851919] [lxbk1102:2038794:0]           ib_md.c:309  UCX  ERROR ibv_reg_mr(address=0x7fe35ea00000, length=16, access=0x10000f) failed: Invalid argument\n";
+        let found = parse("f", osu);
+        assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.gdr_disabled"]);
+        assert_eq!(found[0].evidence[1].line, 1);
+        assert!(parse("f", &osu.replace("DEVICE (D)", "HOST (H)")).iter().all(|f| f.name != "nccl.gdr_disabled"));
+        // shankar1729/jdftx#270: Open MPI's policy message and the warning that follows it.
+        let openib = "By default, for Open MPI 4.0 and later, infiniband ports on a device\nare not used by default.  The intent is to use UCX for these devices.\nYou can override this policy by setting the btl_openib_allow_ib MCA parameter\nto true.\nWARNING: There was an error initializing an OpenFabrics device.\n";
+        let found = parse("f", openib);
+        assert_eq!((found[0].name.as_str(), found[0].evidence[0].line), ("mpi.openib_not_used", 5));
+        assert!(parse("f", "WARNING: There was an error initializing an OpenFabrics device.\n").is_empty());
         // Mellanox/docker-sriov-plugin#11: rping in a container resolves its peer to no RDMA device.
         let rping = "cma_event type RDMA_CM_EVENT_ADDR_ERROR cma_id 0x559e199b8f70 (parent)\ncma event RDMA_CM_EVENT_ADDR_ERROR, error -19\n";
         assert_eq!(parse("f", rping).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"]);
