@@ -434,6 +434,8 @@ struct Observations {
     settings: BTreeMap<String, BTreeMap<String, Vec<Evidence>>>,
     comms: Communicators,
     comm_gpus: CommunicatorGpus,
+    /// Host -> the Docker default-bridge interface its bootstrap uses, and the line.
+    docker_bridges: BTreeMap<String, (String, Evidence)>,
     channels: Vec<NetChannel>,
     /// Host -> its NET/IB devices, in NCCL's index order.
     host_nics: BTreeMap<String, Vec<String>>,
@@ -513,6 +515,16 @@ fn failed_call(message: &str) -> Option<(&str, u32)> {
 fn bootstrap_over_ipoib(seen: &Observations, analysis: &mut Analysis) {
     for (host, failure) in &seen.bootstrap_failures {
         analysis.push(Fact::new("nccl.bootstrap_failed").host(host).evidence(failure.clone()));
+        if let Some((iface, named)) = seen.docker_bridges.get(host) {
+            analysis.push(
+                Fact::new("nccl.socket_iface_suspect")
+                    .host(host)
+                    .attr("iface", iface)
+                    .attr("used_by", "bootstrap (a container's address on Docker's default bridge)")
+                    .evidence(named.clone())
+                    .evidence(failure.clone()),
+            );
+        }
         let Some((iface, named)) = seen.oob_interfaces.get(host) else { continue };
         if iface.starts_with("ib") {
             analysis.push(
@@ -804,7 +816,7 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         || message.starts_with("NET/Socket : Using")
         || message.starts_with("NET : Using interface")
     {
-        suspect_socket_interface(message, &host, &evidence, analysis);
+        suspect_socket_interface(message, &host, &evidence, &mut seen.docker_bridges, analysis);
     }
     // The INFO line that says IB is not in use at all (net_ib.cc). A single-host or TCP-only job
     // prints it too, so alone it establishes nothing; beside a failure to open a device it confirms
@@ -963,23 +975,34 @@ fn record_ib_nics(
 
 /// A `Bootstrap : Using` or `NET/Socket : Using` line whose first interface is one ranks can rarely
 /// reach each other on.
-fn suspect_socket_interface(message: &str, host: &str, evidence: &Evidence, analysis: &mut Analysis) {
+fn suspect_socket_interface(
+    message: &str,
+    host: &str,
+    evidence: &Evidence,
+    docker_bridges: &mut BTreeMap<String, (String, Evidence)>,
+    analysis: &mut Analysis,
+) {
     let list = using_list(message);
     // "eno1:avahi:169.254.x.x": avahi-autoipd's link-local alias of an interface, which no other
     // host routes to (RFC 3927); "veth1:fe80::...%veth1": an IPv6 link-local address.
-    // Inside a container on Docker's default bridge (its host name the container id Docker gives
-    // it, twelve hexadecimal digits) the interface is eth0 with an address in 172.17.0.0/16, the
-    // bridge's default subnet (dockerd --bip), which every host has privately.
-    let docker_container = host.len() == 12 && host.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
     let suspect = |entry: &String| {
         let interface = entry.split(':').next().unwrap_or(entry);
-        let docker_bridge = docker_container && entry.split(':').nth(1).is_some_and(|a| a.starts_with("172.17."));
-        (is_suspect_interface(interface)
-            || entry.contains(":avahi")
-            || unreachable_address(entry).is_some()
-            || docker_bridge)
+        (is_suspect_interface(interface) || entry.contains(":avahi") || unreachable_address(entry).is_some())
             .then(|| interface.to_string())
     };
+    // Inside a container on Docker's default bridge (its host name the container id Docker gives
+    // it, twelve hexadecimal digits) the interface is eth0 with an address in 172.17.0.0/16, the
+    // bridge's default subnet (dockerd --bip), which every host has privately. A job inside one
+    // container uses it well, so it is a suspect only where that host's sockets failed (below).
+    let docker_container = host.len() == 12 && host.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
+    if docker_container && message.starts_with("Bootstrap") {
+        if let Some(entry) =
+            list.first().filter(|entry| entry.split(':').nth(1).is_some_and(|a| a.starts_with("172.17.")))
+        {
+            let interface = entry.split(':').next().unwrap_or(entry).to_string();
+            docker_bridges.entry(host.to_string()).or_insert((interface, evidence.clone()));
+        }
+    }
     // Bootstrap uses the first interface only. The socket transport makes every listed interface
     // a network device and spreads its channels over them (transport/net_socket.cc,
     // ncclNetSocketInit), so a container bridge or veth anywhere in that list carries a share of
@@ -1185,10 +1208,13 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // DMA through an IOMMU.
         Fact::new("nccl.iommu_warning").host(host)
     } else if (lower.contains("cuda failure") || lower.contains("cuda error"))
-        && (lower.contains("'invalid argument'") || lower.contains("'invalid device function'"))
+        && (lower.contains("'invalid argument'")
+            || lower.contains("'invalid device function'")
+            || lower.contains("'named symbol not found'"))
     {
         // A CUDA call NCCL itself made was refused as malformed (cudaErrorInvalidValue) or has no
-        // code for this GPU (cudaErrorInvalidDeviceFunction): NCCL's own bug, or an NCCL built for
+        // code for this GPU (cudaErrorInvalidDeviceFunction, cudaErrorSymbolNotFound: a kernel the
+        // library was not built with for this architecture): NCCL's own bug, or an NCCL built for
         // another CUDA or architecture. NVLS setup failing so is read above, as the fabric's.
         Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.contains("cuda failure") || lower.contains("cuda error") {
@@ -1635,6 +1661,8 @@ mod tests {
             !has(&facts(&bridge.replace("c39f5cf046aa", "gpu-node-01")), "nccl.socket_iface_suspect"),
             "a host's own 172.17 network"
         );
+        let alone = bridge.lines().next().map(|l| format!("{l}\n")).unwrap_or_default();
+        assert!(!has(&facts(&alone), "nccl.socket_iface_suspect"), "a job in one container, nothing failed");
         // nccl#2157
         let found = facts("[2026-05-04 19:55:27] GPU-606:534134:535429 [1] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed. Initiating recovery? Yes (send comm=0x7f03e8086000, outstandingRecovery=0)\n");
         assert!(has(&found, "nccl.device_failed"), "{found:?}");
@@ -1682,6 +1710,8 @@ mod tests {
             ("h:1:2 [4] ibvwrap.c:130 NCCL WARN Call to ibv_create_qp failed", "nccl.memlock"),
             // TensorRT-LLM#4238: a CUDA call NCCL made itself, refused as malformed.
             ("[1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'", "nccl.internal"),
+            // THUDM/slime#1106: NCCL 2.27.5 built for CUDA 12.9 on a Blackwell (SM120) GPU.
+            ("h:1:2 [1] enqueue.cc:42 NCCL WARN Cuda failure 'named symbol not found'", "nccl.internal"),
             // ray#44533: topology detection could not place a NIC (quoted, so no source location).
             ("h:1:2 [0] NCCL WARN Attribute busid of node nic not found", "nccl.internal"),
             // horovod#3871: NCCL 2.9 under WSL2 cannot resolve the GPU's sysfs path.
