@@ -306,6 +306,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("ras.error", "text", "NCCL RAS initialization or asynchronous errors"),
     ("rdma.roce", "nic", "ibv_devinfo link_layer: Ethernet"),
     (
+        "rdma.infiniband",
+        "lid",
+        "a verbs test's own end of its connection at a nonzero LID ('local address: LID 0x0013'): the port is InfiniBand",
+    ),
+    (
         "rdma.port_down",
         "nic port state physical_state",
         "ibv_devinfo, ibstat/ibstatus or perftest port state other than Active",

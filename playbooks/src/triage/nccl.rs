@@ -494,7 +494,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     plugin_mismatch(&seen.net_plugins, analysis);
     port_flaps(&seen.port_events, analysis);
     forced_protocol(&seen.settings, analysis);
-    bootstrap_over_ipoib(&seen, analysis);
+    failed_bootstraps(&seen, analysis);
 }
 
 /// NCCL's return-code trace: NCCLCHECK prints "file.cc:LINE -> CODE" at INFO for every call that
@@ -508,11 +508,13 @@ fn failed_call(message: &str) -> Option<(&str, u32)> {
     (source && code != 0 && line.chars().all(|c| c.is_ascii_digit())).then_some((file, code))
 }
 
-/// A bootstrap that failed on a host whose out-of-band interface is IPoIB: NCCL prefers `ib*`
-/// interfaces for its bootstrap sockets (NCCL docs, NCCL_SOCKET_IFNAME: "ib" interfaces first), so
-/// a host with IPoIB up but not routed to the other hosts (another subnet, or no IP on their side)
-/// fails the bootstrap there although its Ethernet would have worked.
-fn bootstrap_over_ipoib(seen: &Observations, analysis: &mut Analysis) {
+/// Every host whose bootstrap (or socket layer) failed, and the interface that explains it where
+/// one does: a container's address on Docker's default bridge, or IPoIB as the out-of-band
+/// interface. NCCL prefers `ib*` interfaces for its bootstrap sockets (NCCL docs,
+/// NCCL_SOCKET_IFNAME: "ib" interfaces first), so a host with IPoIB up but not routed to the other
+/// hosts (another subnet, or no IP on their side) fails the bootstrap there although its Ethernet
+/// would have worked.
+fn failed_bootstraps(seen: &Observations, analysis: &mut Analysis) {
     for (host, failure) in &seen.bootstrap_failures {
         analysis.push(Fact::new("nccl.bootstrap_failed").host(host).evidence(failure.clone()));
         if let Some((iface, named)) = seen.docker_bridges.get(host) {

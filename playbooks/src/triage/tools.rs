@@ -187,6 +187,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             continue;
         }
+        // A verbs test's own end of the connection ("local address:  LID 0x0013, QPN 0x000063, PSN
+        // 0x566748, GID ::", rdma-core's ibv_*_pingpong and perftest): a LID other than 0 is an
+        // InfiniBand port (RoCE ports have none, IBA 17.2), so the connection that failed crossed
+        // InfiniBand, not Ethernet.
+        if let Some(lid) = trimmed
+            .strip_prefix("local address:")
+            .and_then(|rest| rest.trim_start().strip_prefix("LID 0x"))
+            .and_then(|rest| u32::from_str_radix(rest.split(|c: char| !c.is_ascii_hexdigit()).next()?, 16).ok())
+        {
+            if lid != 0 {
+                facts.push(Fact::new("rdma.infiniband").attr("lid", lid).evidence(evidence()));
+            }
+            continue;
+        }
         if trimmed.starts_with("GID:")
             && trimmed.trim_start_matches("GID:").trim().split(':').all(|p| p == "00" || p == "0000")
         {
@@ -1023,6 +1037,10 @@ mod tests {
         assert_eq!(parse("f", ucx)[0].get("status"), Some("4"));
         assert!(parse("f", "Local protection on the wire\n").is_empty(), "UCX's words come with a syndrome");
         assert_eq!(completion_status("cq requester error local_prot_err (4)"), Some(4));
+        // linux-rdma/opensm#38: a pingpong between two InfiniBand ports, LID-routed.
+        let lid = "  local address:  LID 0x0013, QPN 0x000063, PSN 0x566748, GID ::\n";
+        assert_eq!((parse("f", lid)[0].name.as_str(), parse("f", lid)[0].get("lid")), ("rdma.infiniband", Some("19")));
+        assert!(parse("f", &lid.replace("0x0013", "0x0000")).is_empty(), "RoCE ports have no LID");
         // openucx/ucx#9589: osu_bw with a ROCm receive buffer; UCX cannot register it.
         let osu = "# Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)\n# Size      Bandwidth (MB/s)\n[1706257302.851919] [lxbk1102:2038794:0]           ib_md.c:309  UCX  ERROR ibv_reg_mr(address=0x7fe35ea00000, length=16, access=0x10000f) failed: Invalid argument\n";
         let found = parse("f", osu);
