@@ -363,12 +363,20 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
             }
         }
     }
-    let absent: Vec<u64> = (0..max_rank)
-        .chain(labelled_above.keys().copied())
-        .filter(|r| !timed_out.contains_key(r) && !last.contains_key(r))
-        .take(timed_out.len())
-        .collect();
-    if timed_out.len() < 2 || absent.is_empty() || absent.len() >= timed_out.len() {
+    // Each group is named only when fewer are absent than reported; the labelled ones only add to
+    // what the timed-out ranks alone say.
+    let absent_of = |candidates: &mut dyn Iterator<Item = u64>| -> Vec<u64> {
+        let absent: Vec<u64> =
+            candidates.filter(|r| !timed_out.contains_key(r) && !last.contains_key(r)).take(timed_out.len()).collect();
+        if absent.len() < timed_out.len() {
+            absent
+        } else {
+            Vec::new()
+        }
+    };
+    let mut absent = absent_of(&mut (0..max_rank));
+    absent.extend(absent_of(&mut labelled_above.keys().copied()));
+    if timed_out.len() < 2 || absent.is_empty() {
         return;
     }
     for rank in absent {

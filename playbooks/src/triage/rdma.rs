@@ -266,6 +266,15 @@ fn requested_test_mtu(line: &str) -> Option<u32> {
     })
 }
 
+/// ibv_modify_qp's errors that only resolving a RoCE address gives: no net device behind the source
+/// GID (ENODEV), or the peer's address unreachable from it (ENETUNREACH, EHOSTUNREACH) or not
+/// answering (ETIMEDOUT). InfiniBand ports are LID-routed and resolve nothing at RTR.
+fn address_resolution_failed(error: &str) -> bool {
+    ["No such device", "Network is unreachable", "No route to host", "Connection timed out"]
+        .iter()
+        .any(|e| error.ends_with(e))
+}
+
 fn is_ipv4_mapped(gid: &str) -> bool {
     gid.to_ascii_lowercase().starts_with("0000:0000:0000:0000:0000:ffff:")
 }
@@ -340,14 +349,15 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
     // ibv_modify_qp failing with ENODEV ("No such device") says RoCE as plainly as a link-layer
     // line: ib_core returns it when the source GID entry has no net device behind it
     // (drivers/infiniband/core/verbs.c, ib_resolve_unicast_gid_dmac -> rdma_read_gid_attr_ndev_rcu),
-    // a path only RoCE address handles take; the GID index names an empty or vanished entry.
+    // a path only RoCE address handles take; the GID index names an empty or vanished entry. The
+    // same resolution failing to reach the peer's address says it too (address_resolution_failed).
     let roce_evidence: Vec<Evidence> = analysis
         .facts
         .iter()
         .filter(|f| {
             f.name == "rdma.roce"
                 || f.name == "nccl.roce"
-                || (f.name == "nccl.qp_connect_failed" && f.get("error").is_some_and(|e| e.ends_with("No such device")))
+                || (f.name == "nccl.qp_connect_failed" && f.get("error").is_some_and(address_resolution_failed))
                 // The same resolution timing out or finding no route (tools.rs reads it).
                 || (f.name == "rdma.qp_rtr_failed" && f.get("reason") == Some("address"))
         })
@@ -402,6 +412,21 @@ mod tests {
         assert_eq!(records.gids.len(), 2);
         assert_eq!(records.gids[1].ipv4.as_deref(), Some("10.156.129.132"));
         assert_eq!(records.gids[0].ipv4, None);
+    }
+
+    /// NVIDIA/nccl-tests#185: NCCL's modify_qp finds no route to its peer's GID, which says RoCE.
+    #[test]
+    fn a_queue_pair_whose_address_cannot_be_resolved_is_on_roce() {
+        let roce = |error: &str| {
+            let mut analysis = Analysis::default();
+            let line = Evidence::new("log", 1, &format!("h:1:2 [0] misc/ibvwrap.cc:187 NCCL WARN {error}"));
+            analysis.push(Fact::new("nccl.qp_connect_failed").attr("error", error).evidence(line));
+            analyze(&RdmaRecords::default(), &[], &mut analysis);
+            analysis.has("roce")
+        };
+        assert!(roce("Call to ibv_modify_qp failed with error Network is unreachable"));
+        assert!(roce("No such device"));
+        assert!(!roce("Call to ibv_modify_qp failed with error Invalid argument"));
     }
 
     #[test]
