@@ -379,44 +379,15 @@ mod tests {
         let labels = |text: &str| strip_input(text).2;
         let task = |n| LineLabels { task: Some(n), ..LineLabels::default() };
         let rank = |n| LineLabels { rank: Some(n), ..LineLabels::default() };
-        assert_eq!(
-            labels(&format!(
-                "0: {NCCL}
-7: {NCCL}
-"
-            )),
-            vec![task(0), task(7)]
-        );
-        assert_eq!(
-            labels(&format!(
-                "[1,5]<stdout>: {NCCL}
-[rank6]: {NCCL}
-"
-            )),
-            vec![rank(5), rank(6)]
-        );
+        assert_eq!(labels(&format!("0: {NCCL}\n7: {NCCL}\n")), vec![task(0), task(7)]);
+        assert_eq!(labels(&format!("[1,5]<stdout>: {NCCL}\n[rank6]: {NCCL}\n")), vec![rank(5), rank(6)]);
         // srun over torchrun: the task is the node, the inner label the rank.
-        let stacked = labels(&format!(
-            "1: [rank9]: {NCCL}
-1: [rank9]: {NCCL}
-"
-        ));
+        let stacked = labels(&format!("1: [rank9]: {NCCL}\n1: [rank9]: {NCCL}\n"));
         assert_eq!(stacked[0], LineLabels { task: Some(1), rank: Some(9), conflict: false });
         // A line that two launchers say two ranks printed: the input's rank labels say nothing.
-        let contradictory = labels(&format!(
-            "[rank2]: [rank9]: {NCCL}
-[rank3]: {NCCL}
-"
-        ));
+        let contradictory = labels(&format!("[rank2]: [rank9]: {NCCL}\n[rank3]: {NCCL}\n"));
         assert!(contradictory.iter().all(|l| l.rank.is_none()), "{contradictory:?}");
-        assert!(
-            labels(&format!(
-                "[2024-05-01 10:00:01,123] {NCCL}
-"
-            ))
-            .is_empty(),
-            "a timestamp names no rank"
-        );
+        assert!(labels(&format!("[2024-05-01 10:00:01,123] {NCCL}\n")).is_empty(), "a timestamp names no rank");
     }
 
     #[test]
