@@ -32,7 +32,11 @@ fn main() {
             if output::is_broken_pipe(&error) {
                 exit::SUCCESS
             } else {
-                eprintln!("fabricdoctor: error: {error:#}");
+                // One write for the whole line: ranks of a local collective share their parent's
+                // stderr, and eprintln! writes a formatted line piece by piece, so two ranks' errors
+                // interleaved mid-line. A pipe keeps a write of up to PIPE_BUF bytes whole (pipe(7)).
+                let line = format!("fabricdoctor: error: {error:#}\n");
+                let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
                 exit::TOOL_ERROR
             }
         }
