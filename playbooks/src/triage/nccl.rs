@@ -517,23 +517,21 @@ fn failed_call(message: &str) -> Option<(&str, u32)> {
 fn failed_bootstraps(seen: &Observations, analysis: &mut Analysis) {
     for (host, failure) in &seen.bootstrap_failures {
         analysis.push(Fact::new("nccl.bootstrap_failed").host(host).evidence(failure.clone()));
-        if let Some((iface, named)) = seen.docker_bridges.get(host) {
+        let docker = seen
+            .docker_bridges
+            .get(host)
+            .map(|(iface, named)| (iface, named, "bootstrap (a container's address on Docker's default bridge)"));
+        let ipoib = seen
+            .oob_interfaces
+            .get(host)
+            .filter(|(iface, _)| iface.starts_with("ib"))
+            .map(|(iface, named)| (iface, named, "bootstrap (NCCL prefers IPoIB interfaces for it)"));
+        for (iface, named, used_by) in docker.into_iter().chain(ipoib) {
             analysis.push(
                 Fact::new("nccl.socket_iface_suspect")
                     .host(host)
                     .attr("iface", iface)
-                    .attr("used_by", "bootstrap (a container's address on Docker's default bridge)")
-                    .evidence(named.clone())
-                    .evidence(failure.clone()),
-            );
-        }
-        let Some((iface, named)) = seen.oob_interfaces.get(host) else { continue };
-        if iface.starts_with("ib") {
-            analysis.push(
-                Fact::new("nccl.socket_iface_suspect")
-                    .host(host)
-                    .attr("iface", iface)
-                    .attr("used_by", "bootstrap (NCCL prefers IPoIB interfaces for it)")
+                    .attr("used_by", used_by)
                     .evidence(named.clone())
                     .evidence(failure.clone()),
             );
