@@ -426,6 +426,13 @@ impl Membership {
     }
 }
 
+/// How a message names `rank` from the communicator's labels ("rank 1 (10.0.0.2)"), so a control
+/// connection's error names the host as a data link's does; a rank outside them (a peer's claim, read
+/// from the network) is named as such, never indexed.
+pub(crate) fn name_of(labels: &[String], rank: usize) -> String {
+    labels.get(rank).cloned().unwrap_or_else(|| format!("rank {rank} (outside a world of {} ranks)", labels.len()))
+}
+
 /// The data connections of one rank, before a transport is wired over them.
 struct DataStreams {
     /// Per channel, dialed to the right neighbour.
@@ -663,12 +670,13 @@ impl Communicator {
     /// Every rank waits until all are ready (through rank 0).
     pub fn barrier(&mut self) -> Result<(), PerfError> {
         if self.rank == 0 {
+            let labels = &self.labels;
             for (index, stream) in self.control.iter_mut().enumerate() {
-                let peer = format!("rank {}", index + 1);
+                let peer = name_of(labels, index + 1);
                 match read_message::<Control>(stream, &peer, "barrier")? {
                     Control::Ready => {}
                     Control::Abort { rank, reason } => {
-                        return Err(PerfError::Transport(format!("rank {rank} aborted: {reason}")))
+                        return Err(PerfError::Transport(format!("{} aborted: {reason}", name_of(labels, rank))))
                     }
                     other => {
                         return Err(PerfError::Handshake { peer, reason: format!("expected ready, got {other:?}") })
@@ -677,14 +685,12 @@ impl Communicator {
             }
             self.tell_ranks(&Control::Go)?;
         } else if let Some(stream) = self.control.first_mut() {
-            write_message(stream, "rank 0", &Control::Ready)?;
-            match read_message::<Control>(stream, "rank 0", "barrier")? {
+            let master = name_of(&self.labels, 0);
+            write_message(stream, &master, &Control::Ready)?;
+            match read_message::<Control>(stream, &master, "barrier")? {
                 Control::Go => {}
                 other => {
-                    return Err(PerfError::Handshake {
-                        peer: "rank 0".into(),
-                        reason: format!("expected go, got {other:?}"),
-                    })
+                    return Err(PerfError::Handshake { peer: master, reason: format!("expected go, got {other:?}") })
                 }
             }
         }
@@ -695,8 +701,9 @@ impl Communicator {
     pub fn gather_results(&mut self, time_us: f64, wrong: u64) -> Result<Option<Vec<(f64, u64)>>, PerfError> {
         if self.rank == 0 {
             let mut all = vec![(time_us, wrong)];
+            let labels = &self.labels;
             for (index, stream) in self.control.iter_mut().enumerate() {
-                let peer = format!("rank {}", index + 1);
+                let peer = name_of(labels, index + 1);
                 match read_message::<Control>(stream, &peer, "results")? {
                     Control::Result { time_us, wrong } => all.push((time_us, wrong)),
                     other => {
@@ -707,7 +714,7 @@ impl Communicator {
             Ok(Some(all))
         } else {
             if let Some(stream) = self.control.first_mut() {
-                write_message(stream, "rank 0", &Control::Result { time_us, wrong })?;
+                write_message(stream, &name_of(&self.labels, 0), &Control::Result { time_us, wrong })?;
             }
             Ok(None)
         }
@@ -715,8 +722,9 @@ impl Communicator {
 
     /// Rank 0: send `message` to every other rank.
     fn tell_ranks(&mut self, message: &Control) -> Result<(), PerfError> {
+        let labels = &self.labels;
         for (index, stream) in self.control.iter_mut().enumerate() {
-            write_message(stream, &format!("rank {}", index + 1), message)?;
+            write_message(stream, &name_of(labels, index + 1), message)?;
         }
         Ok(())
     }
@@ -728,10 +736,11 @@ impl Communicator {
         what: &'static str,
         pick: impl FnOnce(Control) -> Result<T, Control>,
     ) -> Result<T, PerfError> {
-        let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport("no link to rank 0".into()))?;
-        let message = read_message::<Control>(stream, "rank 0", what)?;
+        let master = name_of(&self.labels, 0);
+        let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport(format!("no link to {master}")))?;
+        let message = read_message::<Control>(stream, &master, what)?;
         pick(message).map_err(|other| PerfError::Handshake {
-            peer: "rank 0".into(),
+            peer: master,
             reason: format!("expected the {what}, got {other:?}"),
         })
     }
@@ -1619,6 +1628,41 @@ mod tests {
             std::thread::spawn(move || Communicator::connect(&second, Mesh::None, &Transport::Tcp).map(|c| c.world));
         assert_eq!(rank0.join().expect("no panic").expect("rank 0 met rank 1"), 2);
         assert_eq!(rank1.join().expect("no panic").expect("rank 1 met rank 0"), 2);
+    }
+
+    /// A rank that stops between collectives stalls rank 0 in the barrier, on the control connection:
+    /// its error names the silent rank with its host, as a data link's does (the Soft-RoCE guest test
+    /// once caught rank 0 saying only "peer rank 1 sent no data for 10s").
+    #[test]
+    fn a_rank_silent_at_the_barrier_is_named_with_its_host() {
+        let timeout = Duration::from_millis(400);
+        let master_port = free_master_port();
+        let (stalled, release) = std::sync::mpsc::channel::<()>();
+        let ranks: Vec<_> = (0..2)
+            .map(|rank| {
+                let stalled = stalled.clone();
+                std::thread::spawn(move || -> Result<(), String> {
+                    let rendezvous = plain_rendezvous(rank, 2, master_port, Duration::from_secs(10));
+                    let mut communicator =
+                        Communicator::connect(&rendezvous, Mesh::None, &Transport::Tcp).map_err(|e| e.to_string())?;
+                    if rank == 1 {
+                        // Alive, its connections open, and silent until rank 0 has given up.
+                        let _ = stalled.send(());
+                        std::thread::sleep(timeout * 4);
+                        return Ok(());
+                    }
+                    for stream in &communicator.control {
+                        stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+                    }
+                    communicator.barrier().map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        drop(stalled);
+        let _ = release.recv();
+        let mut results = ranks.into_iter().map(|r| r.join().expect("no panic"));
+        let error = results.next().expect("rank 0").expect_err("rank 0 gives up at the barrier");
+        assert!(error.contains("rank 1 (127.0.0.1)") && error.contains("sent no data"), "{error}");
     }
 
     /// Three ranks over loopback TCP, two channels, sizes on both sides of the inline limit: out of

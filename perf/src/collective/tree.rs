@@ -89,8 +89,7 @@ pub(crate) struct Links<'a> {
 
 /// The error for a partner without a link (the communicator was opened without the doubling mesh).
 fn missing(labels: &[String], peer: usize) -> PerfError {
-    let name = labels.get(peer).cloned().unwrap_or_else(|| format!("rank {peer}"));
-    PerfError::Transport(format!("no link to {name} for recursive doubling"))
+    PerfError::Transport(format!("no link to {} for recursive doubling", super::name_of(labels, peer)))
 }
 
 impl Links<'_> {
