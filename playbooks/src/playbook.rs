@@ -277,6 +277,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "indices",
         "pasted GID tables keep their IPv4 RoCE GID at different indexes",
     ),
+    (
+        "rdma.gid_table_empty",
+        "meaning",
+        "show_gids 'n_gids_found=0': no net device with an address is bound to the RoCE port in this namespace",
+    ),
     ("roce", "", "the link layer is Ethernet (ibv_devinfo or NCCL's NET/IB list)"),
     (
         "pytorch.watchdog_timeout",

@@ -210,7 +210,7 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     counters::analyze(&counter_records, &mut analysis);
     join::enrich(&mut analysis, &counter_records);
     name_gpu_faults(&mut analysis);
-    unexplained::record(&mut analysis, &texts);
+    unexplained::record(&mut analysis, &texts, &relabelled);
     prefix::restore_evidence(&mut analysis, &relabelled);
     analysis
 }

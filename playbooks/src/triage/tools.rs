@@ -254,6 +254,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
             continue;
         }
+        // show_gids (mlnx-tools) that finds no GID at all ("n_gids_found=0"): a RoCE port's GIDs are
+        // made from the addresses of the net devices bound to it in this network namespace
+        // (drivers/infiniband/core/roce_gid_mgmt.c), so a pod whose only interface is its CNI's veth
+        // sees the RDMA device with an empty table and nothing to address a peer with; an
+        // InfiniBand port always holds its GUID-derived GID 0.
+        if trimmed == "n_gids_found=0" {
+            facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
+            facts.push(
+                Fact::new("rdma.gid_table_empty")
+                    .attr(
+                        "meaning",
+                        "show_gids found no GID: no net device with an address is bound to the RDMA port here",
+                    )
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         if trimmed.starts_with("Link type") && trimmed.ends_with("Ethernet") {
             let nic = perftest_device.clone().unwrap_or_else(|| "unknown".into());
             facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
@@ -309,6 +326,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // job was not granted a VNI (Slurm's --network / the workload manager's CXI service), so the
         // NIC cannot be opened and NCCL's OFI plugin fails or falls back to sockets.
         if lower.contains("rgroup and vni") && lower.contains("failed to find") {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // Kubernetes' RDMA device plugins (Mellanox/k8s-rdma-shared-dev-plugin, the SR-IOV network
+        // device plugin) offering the node's pods no RDMA device: a device they cannot build because
+        // a character device under /dev/infiniband is missing ('RDMA device "rdma_cm" not found':
+        // rdma_ucm not loaded), a count of zero devices exposed, or an exit at start because the
+        // host's RDMA subsystem is not in the network-namespace mode the plugin needs
+        // (`rdma system set netns shared`). Pods asking for the resource then get none.
+        let plugin_offers_nothing = (lower.contains("rdma device") && lower.contains("not found"))
+            || lower.contains("exposing \"0\" devices")
+            || lower.contains("incorrect rdma subsystem network namespace");
+        if plugin_offers_nothing {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
             continue;
         }
@@ -862,6 +892,27 @@ mod tests {
         }
         assert_eq!(gid_entry("GID[  3]:  ::ffff:10.0.0.6, RoCE v2"), Some((3, "::ffff:10.0.0.6")));
         assert_eq!(gid_entry("GID[x]: ::1"), None);
+    }
+
+    /// Mellanox/k8s-rdma-sriov-dev-plugin#30: a pod on its CNI's veth sees the RDMA device and no
+    /// GID; k8s-rdma-shared-dev-plugin#192 and #84: the device plugin offers its pods nothing.
+    #[test]
+    fn an_empty_gid_table_and_a_device_plugin_offering_no_rdma_device() {
+        let table = "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\nn_gids_found=0\n";
+        let facts = parse("pod.txt", table);
+        let names: Vec<&str> = facts.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["rdma.roce", "rdma.gid_table_empty"]);
+        assert_eq!(facts[1].evidence[0].line, 3);
+        assert!(parse("f", "n_gids_found=4\n").is_empty(), "a table with GIDs is no fault");
+        for line in [
+            r#"2025/07/26 20:29:31 error creating new device: "missing RDMA device spec for device 0000:16:00.0, RDMA device \"rdma_cm\" not found""#,
+            r#"2025/07/26 20:29:31 exposing "0" devices"#,
+            "2023/09/08 17:43:19 Exiting.. can not change : incorrect RDMA subsystem network namespace",
+        ] {
+            let facts = parse("plugin.log", line);
+            assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"], "{line}");
+        }
+        assert!(parse("plugin.log", r#"2025/07/26 20:29:31 exposing "2" devices"#).is_empty());
     }
 
     /// spectrocloud/CanvOS#700: the fabric manager's service refuses to start (NVL5 without ib_umad).

@@ -10,6 +10,7 @@ use regex::Regex;
 
 use super::analysis::Analysis;
 use super::lines::numbered_lines;
+use super::prefix::Relabelled;
 use crate::fact::{Evidence, Fact};
 
 /// Most error lines quoted per input: enough to see the first failure and its neighbours.
@@ -60,9 +61,25 @@ fn is_log(kinds: &[String]) -> bool {
 /// For every log input: the error lines no fact cites become an `input.error_lines` fact (what
 /// the fallback rule quotes when nothing else matched), and an unrecognised input gets an
 /// observation listing them by line number.
-pub fn record(analysis: &mut Analysis, texts: &[(String, String)]) {
-    let cited: BTreeSet<(&str, usize)> =
-        analysis.facts.iter().flat_map(|f| f.evidence.iter()).map(|e| (e.file.as_str(), e.line)).collect();
+pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &[Relabelled]) {
+    // An NCCL WARN from a part of NCCL that names what failed (NVML, peer-to-peer, topology, CUDA,
+    // ...) and that no rule explains is the first error to read, not a consequence to pass over:
+    // its line stays among the unexplained ones.
+    let cited_by = |named: bool| -> BTreeSet<(&str, usize)> {
+        analysis
+            .facts
+            .iter()
+            .filter(|f| names_what_failed(f) == named)
+            .flat_map(|f| f.evidence.iter())
+            .map(|e| (e.file.as_str(), e.line))
+            .collect()
+    };
+    let cited = cited_by(false);
+    let named: BTreeSet<(&str, usize)> = cited_by(true).difference(&cited).copied().collect();
+    // A collective the watchdog timed out (it has a sequence number) ran on a communicator, which
+    // c10d builds only after its store rendezvous: a store that refused connections earlier was
+    // reached in the end.
+    let rendezvous_done = analysis.facts.iter().any(|f| f.name == "pytorch.watchdog_timeout" && f.get("seq").is_some());
     let mut facts = Vec::new();
     let mut observations = Vec::new();
     for (name, text) in texts {
@@ -71,17 +88,31 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)]) {
         // tool's own failure is ("Failed to initialize NVML: Unknown Error" where nvidia-smi's
         // table should be), as "errors" there names counters and capabilities.
         let log = is_log(&summary.kinds);
+        // A line of the kernel's log is a log line whatever else the input holds (dmesg pasted
+        // below an lspci): its timestamp was removed before the analyzers read it, so the line as
+        // given says so.
+        let given: Vec<&str> = match relabelled.iter().find(|r| &r.name == name) {
+            Some(input) => input.original.lines().collect(),
+            None => Vec::new(),
+        };
+        // A stamp every line carries (`pdsh dmesg -T` around a tool's output) is the collector's and
+        // says nothing of one line against another: a kernel line has more than the input's least.
+        let stamps: Vec<usize> = given.iter().map(|line| kernel_stamps(line)).collect();
+        let least = given.iter().zip(&stamps).filter(|(line, _)| !line.trim().is_empty()).map(|(_, n)| *n).min();
+        let kernel = |number: usize| {
+            stamps.get(number.wrapping_sub(1)).zip(least).is_some_and(|(stamps, least)| *stamps > least)
+        };
         let mut lines: Vec<(usize, &str)> = numbered_lines(text)
             .filter(|(number, line)| {
                 !cited.contains(&(name.as_str(), *number))
-                    && if log { looks_like_error(line) } else { tool_failed(line) }
+                    && if log || kernel(*number) { looks_like_error(line) } else { tool_failed(line) }
             })
             .collect();
         // A failure PyTorch's distributed stack is known to print is named with the part that
         // printed it (its message catalogue), not left as an unknown error line.
         lines.retain(|(number, line)| match super::catalogue::lookup_torch(line) {
             Some(entry) => {
-                facts.push(torch_fact(entry, Evidence::new(name, *number, line)));
+                facts.push(torch_fact(entry, Evidence::new(name, *number, line), rendezvous_done));
                 false
             }
             None => true,
@@ -89,6 +120,9 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)]) {
         let Some((_, first)) = lines.first() else { continue };
         let mut fact =
             Fact::new("input.error_lines").attr("file", name).attr("count", lines.len()).attr("first", first.trim());
+        if lines.iter().any(|(number, _)| named.contains(&(name.as_str(), *number))) {
+            fact = fact.attr("nccl_named", "yes");
+        }
         for (number, line) in lines.iter().take(MAX_QUOTED) {
             fact = fact.evidence(Evidence::new(name, *number, line));
         }
@@ -112,11 +146,15 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)]) {
 }
 
 /// A catalogued PyTorch failure: `pytorch.error` with its family; a store or socket that could not
-/// reach its peer is also `pytorch.store_unreachable` (the rendezvous host or port is not reachable).
-fn torch_fact(entry: &super::catalogue::TorchEntry, evidence: Evidence) -> Fact {
+/// reach its peer is also `pytorch.store_unreachable` (the rendezvous host or port is not reachable),
+/// unless it was only a warning of a client that retries (c10d logs its retried connects at level
+/// W, "[W socket.cpp:601]" or "[W1127 08:55:12.9 socket.cpp:...]") and the rendezvous completed.
+fn torch_fact(entry: &super::catalogue::TorchEntry, evidence: Evidence, rendezvous_done: bool) -> Fact {
     let family = super::catalogue::torch_family(entry.file);
     let lower = entry.message.to_ascii_lowercase();
+    let retried = rendezvous_done && is_warning(&evidence.text);
     let unreachable = matches!(family, "store" | "socket")
+        && !retried
         && (lower.contains("connect") || lower.contains("timed out") || lower.contains("timeout"));
     let name = if unreachable { "pytorch.store_unreachable" } else { "pytorch.error" };
     Fact::new(name)
@@ -127,9 +165,108 @@ fn torch_fact(entry: &super::catalogue::TorchEntry, evidence: Evidence) -> Fact 
         .evidence(evidence)
 }
 
+/// An `nccl.error` (a WARN no rule names) printed by a part of NCCL that says what failed, rather
+/// than by the paths every failure travels (sockets, the proxy, the network transport, the
+/// communicator, or the caller's quote of NCCL's result), which report a fault elsewhere.
+fn names_what_failed(fact: &Fact) -> bool {
+    fact.name == "nccl.error"
+        && fact.get("family").is_some_and(|family| {
+            matches!(
+                family,
+                "p2p" | "nvml" | "shared-memory" | "nvls" | "topology" | "cuda" | "memory-and-misc" | "os" | "core"
+            )
+        })
+}
+
+/// How many stamps of the kernel's log a line carries, as dmesg ("[  245.749599] ...", "[Tue Apr
+/// 1 10:00:00 2025] ...") or the journal and syslog ("... kernel: ...") print them
+/// (kernel/printk/printk.c prints the seconds with six decimals).
+fn kernel_stamps(line: &str) -> usize {
+    static KERNEL: OnceLock<Regex> = OnceLock::new();
+    KERNEL
+        .get_or_init(|| {
+            // Anywhere in the line: a collector's or launcher's prefix may stand before the kernel's.
+            Regex::new(r"\[\s*\d+\.\d{6}\] |\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] | kernel: ")
+                .expect("a fixed pattern compiles")
+        })
+        .find_iter(line)
+        .count()
+}
+
+/// Whether a c10d line was logged at level W (glog's "[W1127 08:55:12.92 file.cpp:N]" or the older
+/// "[W file.cpp:N]").
+fn is_warning(line: &str) -> bool {
+    line.match_indices("[W").any(|(at, _)| {
+        let rest = &line[at + 2..];
+        rest.starts_with(' ') || rest.chars().take(4).filter(char::is_ascii_digit).count() == 4
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn facts_of(text: &str) -> Vec<Fact> {
+        super::super::analyze(&[super::super::Input::new("case.txt", text.as_bytes().to_vec())]).facts
+    }
+
+    /// NVIDIA/gds-nvidia-fs#60: dmesg pasted below lspci's ACS lines; the input reads as lspci, and
+    /// the kernel's failures below it are still error lines.
+    #[test]
+    fn kernel_lines_below_a_tool_output_are_log_lines() {
+        let text = "ACSCtl:    SrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n\
+                    [  226.622821] XFS (nvme0n1): Ending clean mount\n\
+                    [  245.749599] nvidia-fs:rw_verify_area failed with -14\n";
+        let facts = facts_of(text);
+        let lines = facts.iter().find(|f| f.name == "input.error_lines").expect("the kernel's failure is quoted");
+        assert_eq!(lines.get("count"), Some("1"));
+        assert!(lines.get("first").is_some_and(|l| l.contains("rw_verify_area failed")), "{lines:?}");
+        // The same under `pdsh dmesg -T`'s stamp on every line: still the kernel's one line.
+        let stamped: String = text.lines().map(|l| format!("gpu-node-001: [Mon May  1 10:00:00 2026] {l}\n")).collect();
+        let facts = facts_of(&stamped);
+        let lines = facts.iter().find(|f| f.name == "input.error_lines").expect("quoted under the stamp too");
+        assert_eq!(lines.get("count"), Some("1"));
+
+        assert_eq!(kernel_stamps("Nov 29 10:00:01 node7 kernel: mlx5_core 0000:17:00.0: failed"), 1);
+        assert_eq!(kernel_stamps("node1: [Tue Apr  1 10:00:00 2025] [  245.749599] NVRM: Xid 79"), 2);
+        assert_eq!(kernel_stamps("[rank1]: RuntimeError: failed"), 0);
+    }
+
+    /// LlamaFactory#6161 and ray_lightning#24: NCCL says what failed (NVML could not be loaded, CUDA
+    /// refused peer access) and no rule names it: the lines stay unexplained and are marked as
+    /// NCCL's, so the diagnosis quotes them rather than saying the inputs do not show why. A WARN
+    /// of the paths failures travel (a socket reset by the peer) is a consequence, and is not.
+    #[test]
+    fn an_nccl_warn_that_names_what_failed_stays_among_the_unexplained() {
+        let quoted = "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n\
+                      [rank1]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n\
+                      [rank1]: Last error:\n\
+                      [rank1]: Failed to open libnvidia-ml.so.1\n";
+        let peer = "z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices\n";
+        for text in [quoted, peer] {
+            let facts = facts_of(text);
+            let lines = facts.iter().find(|f| f.name == "input.error_lines").expect("quoted");
+            assert_eq!(lines.get("nccl_named"), Some("yes"), "{facts:?}");
+        }
+        let reset = "node1:1:2 [0] include/socket.h:409 NCCL WARN Call to recv failed : Connection reset by peer\n";
+        let facts = facts_of(reset);
+        assert!(facts.iter().all(|f| f.get("nccl_named").is_none()), "{facts:?}");
+    }
+
+    /// text-generation-inference#1106: c10d's client warns that it retries the store, then the job's
+    /// first AllReduce times out: the rendezvous was reached, and the warning is no unreachable store.
+    #[test]
+    fn a_retried_store_connect_before_a_collective_ran_is_no_unreachable_store() {
+        let retry = "[W socket.cpp:601] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).\n";
+        let timeout = "[E ProcessGroupNCCL.cpp:828] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=60000) ran for 69027 milliseconds before timing out.\n";
+        let has = |text: &str| facts_of(text).iter().any(|f| f.name == "pytorch.store_unreachable");
+        assert!(has(retry), "alone, the store was not reached");
+        assert!(!has(&format!("{timeout}{retry}")));
+        let error = "[E socket.cpp:957] [c10d] The client socket has timed out after 900s while trying to connect to (10.0.0.1, 29500).\n";
+        assert!(has(&format!("{timeout}{error}")), "an error, not a retry");
+        assert!(is_warning("[W1127 08:55:12.921262401 socket.cpp:752] [c10d] The client socket has failed to connect"));
+        assert!(!is_warning("[WARNING] something"));
+    }
 
     #[test]
     fn error_lines_and_not_counts_or_settings() {
