@@ -91,9 +91,10 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
         // A line of the kernel's log is a log line whatever else the input holds (dmesg pasted
         // below an lspci): its timestamp was removed before the analyzers read it, so the line as
         // given says so.
+        // (A log's lines all count already: its stamps are not looked at.)
         let given: Vec<&str> = match relabelled.iter().find(|r| &r.name == name) {
-            Some(input) => input.original.lines().collect(),
-            None => Vec::new(),
+            Some(input) if !log => input.original.lines().collect(),
+            _ => Vec::new(),
         };
         // A stamp every line carries (`pdsh dmesg -T` around a tool's output) is the collector's and
         // says nothing of one line against another: a kernel line has more than the input's least.
