@@ -241,6 +241,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("dcgm.fail", "test gpu entity text what", "dcgmi diag failure per GPU"),
     ("dcgm.warning", "test gpu entity text", "dcgmi diag warning"),
     (
+        "dcgm.test_error",
+        "test gpu entity text",
+        "dcgmi diag test that failed with DCGM's 'internal error during the test': it could not run, no verdict on the GPU",
+    ),
+    (
         "gpu.cuda_hardware_error",
         "what",
         "CUDA runtime 'uncorrectable ECC error encountered' (214), 'uncorrectable NVLink error was detected' (220)",
@@ -281,6 +286,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "rdma.gid_table_empty",
         "meaning",
         "show_gids 'n_gids_found=0': no net device with an address is bound to the RoCE port in this namespace",
+    ),
+    (
+        "sm.failed",
+        "what",
+        "OpenSM's log: errors (level 0x01 'ERR') and then 'Exiting SM': the subnet manager gave up",
     ),
     ("roce", "", "the link layer is Ethernet (ibv_devinfo or NCCL's NET/IB list)"),
     (

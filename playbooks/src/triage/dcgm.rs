@@ -483,6 +483,32 @@ fn finish_message(tests: &mut [TestResult], chunks: &mut Vec<(String, bool)>) {
     }
 }
 
+/// How DCGM words a test that could not run (DCGM_FR_INTERNAL in dcgmlib/dcgm_errors.h).
+const INTERNAL_ERROR: &str = "There was an internal error during the test";
+
+/// A test that could not run is no verdict on the GPU, and is not a pass either: an error
+/// observation that says so, for each.
+pub fn could_not_run(facts: &[Fact]) -> Vec<fabricdoctor_checks::Finding> {
+    facts
+        .iter()
+        .filter(|f| f.name == "dcgm.test_error")
+        .map(|f| {
+            let test = f.get("test").unwrap_or("?");
+            let mut finding = fabricdoctor_checks::Finding::new(
+                "triage.dcgm",
+                fabricdoctor_checks::Verdict::Error,
+                format!("dcgmi diag test {test}"),
+                format!(
+                    "the test could not run, so its Fail is not a verdict on the GPU: {}; rerun it alone (`dcgmi diag -r {test}`) after fixing DCGM's installation or environment",
+                    f.get("text").unwrap_or("")
+                ),
+            );
+            finding.evidence = f.evidence.iter().map(|e| format!("{}:{}: {}", e.file, e.line, e.text.trim())).collect();
+            finding
+        })
+        .collect()
+}
+
 /// Facts of one test: its failures with their reasons, its warnings, and messages left over (an
 /// `Error` row is printed only for a failure, so it fails the test even when its verdict was cut).
 fn test_facts(test: TestResult) -> Vec<Fact> {
@@ -518,6 +544,13 @@ fn test_facts(test: TestResult) -> Vec<Fact> {
             };
             let mut evidence = vec![outcome.evidence.clone()];
             evidence.extend(reasons.iter().flat_map(|r| r.evidence.iter().cloned()));
+            // DCGM_FR_INTERNAL ("There was an internal error during the test: '...'",
+            // dcgmlib/dcgm_errors.h): the test's own machinery failed (a helper it could not
+            // run, output it could not parse), so its Fail says nothing of the GPU.
+            let could_not_run = verdict == Verdict::Fail
+                && !reasons.is_empty()
+                && reasons.iter().all(|r| r.text.starts_with(INTERNAL_ERROR));
+            let name = if could_not_run { "dcgm.test_error" } else { name };
             facts.push(with_evidence(
                 subject.apply(Fact::new(name).attr("test", &test.name).attr("text", text)),
                 evidence,

@@ -371,6 +371,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if let Some(sm_lid) = port.sm_lid {
                 fact = fact.attr("sm_lid", sm_lid);
             }
+            let nic = port.nic.as_deref().unwrap_or("unknown");
+            let sm = port.sm_lid.map_or_else(String::new, |lid| format!(", SM lid {lid}"));
+            fact = fact.attr("what", format!("port {nic} port {} is in Init with no LID{sm}", port.port));
             if let Some(guid) = &port.guid {
                 fact = fact.attr("guid", guid);
             }

@@ -175,6 +175,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // PCI devices whose driver probe this log holds ("mlx5_core 0000:1b:00.1: firmware version:
     // 22.38.1002"): the log covers their start.
     let mut probed: BTreeSet<String> = BTreeSet::new();
+    // Intel's NIC drivers' link report ("ixgbe 0000:82:00.0: (Speed:5.0GT/s, Width: x4, Encoding
+    // Loss:20%)"), by device, for the verdict printed after it.
+    let mut link_reports: BTreeMap<String, Evidence> = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
@@ -300,6 +303,28 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
+        }
+        // Intel's NIC drivers check the slot against what the card needs (ixgbe_check_minimum_link
+        // in drivers/net/ethernet/intel/ixgbe/ixgbe_main.c; i40e and ice likewise): the link line,
+        // then "This is not sufficient for optimal performance of this card."
+        if raw.contains("(Speed:") && raw.contains("Width:") {
+            if let Some(device) = pci_address_token(raw) {
+                link_reports.insert(device.to_string(), evidence());
+            }
+        }
+        if raw.contains("not sufficient for optimal performance") {
+            let device = pci_address_token(raw).unwrap_or("");
+            let report = link_reports.get(device);
+            let what = report
+                .and_then(|r| r.text.split("(Speed:").nth(1))
+                .map(|link| format!("Speed:{}", link.trim_end().trim_end_matches(')')))
+                .unwrap_or_else(|| "below what the card needs".to_string());
+            let mut fact = Fact::new("pcie.link_degraded").attr("device", device).attr("what", what).host(&host);
+            if let Some(report) = report {
+                fact = fact.evidence(report.clone());
+            }
+            facts.push(fact.evidence(evidence()));
+            continue;
         }
         // Kubernetes' NVIDIA device plugin: "XidCriticalError: Xid=69 on Device=GPU-..., the device
         // will go unhealthy."
@@ -528,6 +553,15 @@ mod tests {
             "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
         );
         assert_eq!((facts[0].name.as_str(), facts[0].get("xid")), ("gpu.xid", Some("149")));
+        // ahelpme.com (an X520-2 in a PCIe 2.0 x4 slot): ixgbe's own verdict on the slot.
+        let ixgbe = "[ 2.541813] ixgbe 0000:82:00.0: (Speed:5.0GT/s, Width: x4, Encoding Loss:20%)\n\
+                     [ 2.541832] ixgbe 0000:82:00.0: This is not sufficient for optimal performance of this card.\n";
+        let facts = parse_kernel("f", ixgbe);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].name, "pcie.link_degraded");
+        assert_eq!(facts[0].get("device"), Some("0000:82:00.0"));
+        assert_eq!(facts[0].get("what"), Some("Speed:5.0GT/s, Width: x4, Encoding Loss:20%"));
+        assert_eq!(facts[0].evidence.len(), 2);
         let facts = parse_kernel("f", "[   10.735323] pci 0000:04:00.0: 252.048 Gb/s available PCIe bandwidth, limited by 16.0 GT/s PCIe x16 link at 0000:01:00.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)");
         assert_eq!(facts[0].name, "pcie.link_degraded");
         assert_eq!(facts[0].get("device"), Some("0000:04:00.0"));

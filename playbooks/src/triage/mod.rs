@@ -124,6 +124,11 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
         let rdma_found = rdma::parse(name, &text);
         kinds.extend(rdma_found.kinds());
         rdma_records.extend(rdma_found);
+        let sm_failures = subnet_manager::failures(name, &text);
+        if !sm_failures.is_empty() {
+            kinds.push("opensm-log");
+        }
+        analysis.facts.extend(sm_failures);
         let unhealthy_ports = subnet_manager::parse(name, &text);
         if !unhealthy_ports.is_empty() {
             kinds.push("sm-unhealthy-ports");
@@ -147,10 +152,12 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("nvidia-smi-topo-p2p");
             topo::analyze_nvlink_peers(&matrix, topo::says_nvlink_present(&text), &mut analysis);
         }
+        let dcgm_facts = dcgm::parse(name, &text);
+        analysis.observations.extend(dcgm::could_not_run(&dcgm_facts));
         for (kind, recognised, facts) in [
             ("ibstat", ibstat::recognised(&text), ibstat::parse(name, &text)),
             ("nvidia-smi", nvidia_smi::recognised(&text), nvidia_smi::parse(name, &text)),
-            ("dcgm-diag", dcgm::recognised(&text), dcgm::parse(name, &text)),
+            ("dcgm-diag", dcgm::recognised(&text), dcgm_facts),
             ("dcgm-dmon", dcgm::dmon_recognised(&text), dcgm::dmon(name, &text)),
             ("optics", optics::recognised(&text), optics::parse(name, &text)),
         ] {

@@ -129,9 +129,56 @@ pub fn analyze(ports: &[UnhealthyPort], analysis: &mut Analysis) {
     analysis.push(fact);
 }
 
+/// OpenSM's own log (/var/log/opensm.log: "<usec> [<tid>] <level> -> <function>: <message>", the
+/// level 0x01 for errors; osm_log.c) when OpenSM gave up: errors, then "Exiting SM" (as OpenSM
+/// prints on any exit, a stop included, so the errors before it are what make it a failure). A
+/// subnet manager that failed to bind to its port (osm_sm_bind "SM MAD Controller bind failed")
+/// configures nothing: the fabric's ports stay in Init, or lose their SM, until another one runs.
+pub fn failures(file: &str, text: &str) -> Vec<Fact> {
+    let mut first_error: Option<(Evidence, String)> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        let Some((level, message)) = raw.split_once(" -> ").and_then(|(head, message)| {
+            let level = head.split_whitespace().last()?;
+            (level.starts_with("0x") && head.contains('[')).then_some((level, message.trim()))
+        }) else {
+            continue;
+        };
+        if level == "0x01" && message.contains(" ERR ") && first_error.is_none() {
+            first_error = Some((Evidence::new(file, line_no, raw), message.to_string()));
+        }
+        if message == "Exiting SM" {
+            if let Some((error, text)) = first_error.take() {
+                return vec![Fact::new("sm.failed")
+                    .attr("what", format!("OpenSM exited after \"{text}\""))
+                    .evidence(error)
+                    .evidence(Evidence::new(file, line_no, raw))];
+            }
+        }
+    }
+    Vec::new()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// linux-rdma/opensm#37: after a kernel upgrade OpenSM cannot register its MAD class, fails its
+    /// SM bind and exits; a stop without errors is no failure.
+    #[test]
+    fn opensm_exiting_after_errors_has_failed() {
+        let log =
+            "  140711 [F0D43740] 0x02 -> osm_vendor_bind: Mgmt class 0x81 binding to port GUID 0x9c63c00300033240\n\
+                   \x20 165028 [F0D43740] 0x01 -> osm_vendor_bind: ERR 5426: Unable to register class 129 version 1\n\
+                   \x20 165162 [F0D43740] 0x01 -> osm_sm_bind: ERR 2E10: SM MAD Controller bind failed (IB_ERROR)\n\
+                   \x20 165630 [F0D43740] 0x80 -> Exiting SM\n";
+        let facts = failures("opensm.log", log);
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].name, "sm.failed");
+        assert!(facts[0].get("what").is_some_and(|w| w.contains("ERR 5426")), "{facts:?}");
+        assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), [2, 4]);
+        let stopped = "Mar 20 01:13:40 123456 [F0D43740] 0x80 -> OpenSM 3.3.23\nMar 20 01:20:00 654321 [F0D43740] 0x80 -> Exiting SM\n";
+        assert!(failures("opensm.log", stopped).is_empty());
+    }
 
     /// facebookresearch/gcm's health-check fixture: two links, each listed from both of its ends.
     #[test]

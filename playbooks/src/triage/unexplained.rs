@@ -37,7 +37,25 @@ pub fn looks_like_error(line: &str) -> bool {
         return false;
     }
     let last = line.trim_end().rsplit([' ', '\t', ':', '=']).next().unwrap_or("");
-    last != "0"
+    if last == "0" {
+        return false;
+    }
+    // A program's own DEBUG or TRACE line (DCGM's "DEBUG [pid:tid] Called; errors = 0, ...") is
+    // bookkeeping, never its report of a failure; nor is an error word that names a count of zero
+    // mid-line.
+    let level = line.trim_start().trim_start_matches('[');
+    if ["DEBUG", "TRACE"].iter().any(|word| level.starts_with(word)) {
+        return false;
+    }
+    error_words().find_iter(line).any(|word| !names_zero(&line[word.end()..]))
+}
+
+/// Whether the text after an error word gives it a count of zero ("errors = 0,", "failed: 0 ").
+fn names_zero(after: &str) -> bool {
+    let rest = after.trim_start();
+    let Some(rest) = rest.strip_prefix(['=', ':']) else { return false };
+    let rest = rest.trim_start();
+    rest.strip_prefix('0').is_some_and(|tail| !tail.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.'))
 }
 
 /// A tool's report that it failed: a line that starts with the failure ("Failed to initialize
@@ -277,6 +295,15 @@ mod tests {
             "[ 12.5] pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0"
         ));
         assert!(!looks_like_error("port_rcv_errors: 0"));
+        // DCGM's own log (NVIDIA/DCGM#272): bookkeeping at DEBUG, and a count of zero mid-line.
+        assert!(!looks_like_error(
+            "DEBUG [3279516:3279516] Called; errors = 0, info = 24, results = 8 [PluginLibTest.cpp:228]"
+        ));
+        assert!(!looks_like_error("links: errors = 0, retries = 3"));
+        assert!(looks_like_error("links: errors = 0, failed = 2"));
+        assert!(looks_like_error(
+            "ERROR [3279516:3279516] [[nvbandwidth]] The memory copy utilization for the GPU: 2 is greater than 10%"
+        ));
         assert!(!looks_like_error("node1:1:2 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22"));
         assert!(!looks_like_error("Epoch 3 loss 0.41"));
         assert!(tool_failed("   Failed to initialize NVML: Unknown Error"));
