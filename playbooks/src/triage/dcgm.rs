@@ -734,6 +734,29 @@ mod tests {
         assert!(!dmon_recognised("#Entity   POWER\nGPU 0   250\n"), "another field");
     }
 
+    /// NVIDIA/DCGM#253: the pcie test fails because its child's output could not be parsed, and
+    /// every GPU passes: DCGM's internal error is no verdict on the GPU, and an error observation
+    /// says the test could not run.
+    #[test]
+    fn a_test_that_failed_with_dcgms_internal_error_could_not_run() {
+        let table = "+-----  Integration  -------+------------------------------------------------+\n\
+                     | pcie                      | Fail                                           |\n\
+                     | Warning                   | There was an internal error during the test:   |\n\
+                     |                           | 'Output of child process (11167) couldn't be   |\n\
+                     |                           | parsed' Check DCGM and system logs for errors. |\n\
+                     |                           | GPU0: Pass                                     |\n";
+        let facts = parse("diag.txt", table);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["dcgm.test_error"], "{facts:?}");
+        let observations = could_not_run(&facts);
+        assert_eq!(observations.len(), 1);
+        assert_eq!(observations[0].verdict, fabricdoctor_checks::Verdict::Error);
+        assert!(observations[0].message.contains("could not run"), "{:?}", observations[0]);
+        // A failure with a reason of the GPU's own stays a failure.
+        let failed =
+            table.replace("There was an internal error during the test:", "GPU 0 bandwidth 3.1 GB/s is below 5 GB/s ");
+        assert!(parse("diag.txt", &failed).iter().any(|f| f.name == "dcgm.fail"));
+    }
+
     #[test]
     fn cut_rows_and_nvlink_link_status() {
         let rows = "| GPU Memory                | Pass - GPUs: 1, 2, 3                           |\n|                           | Fail - GPU: 0                                  |\n";
