@@ -73,6 +73,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("nccl.port_error", "host", "NCCL WARN 'Got async event : port error' (IBV_EVENT_PORT_ERR)"),
     ("nccl.gpu_out_of_memory", "text host", "NCCL WARN 'Cuda failure 'out of memory'', 'Failed to CUDA calloc'"),
+    (
+        "gpu.out_of_memory",
+        "text",
+        "CUDA's out-of-memory code by name (cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY) or 'CUDA error: 2', from MPI, UCX, TensorFlow or a program",
+    ),
     ("nccl.cuda_version", "text host", "NCCL WARN on a CUDA driver older than the runtime NCCL was built for"),
     ("nccl.memlock", "text host", "NCCL WARN ibv_reg_mr/register memory failing with ENOMEM (locked-memory limit)"),
     (

@@ -329,6 +329,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
             continue;
         }
+        // CUDA's own out-of-memory code where a library or program reports it (the runtime's
+        // cudaErrorMemoryAllocation and the driver's CUDA_ERROR_OUT_OF_MEMORY, both code 2:
+        // cuda_runtime_api.h, cuda.h), as a CUDA-aware MPI or UCX, TensorFlow's stream executor or
+        // a bare "CUDA error: 2" print it: the rank could not get the GPU memory its communication
+        // needs (the framework took the GPU first, or buffers leak). PyTorch's own allocator
+        // ("CUDA out of memory. Tried to allocate") is the model's memory, and is not read here.
+        let cuda_out_of_memory = trimmed.contains("cudaErrorMemoryAllocation")
+            || trimmed.contains("CUDA_ERROR_OUT_OF_MEMORY")
+            || trimmed == "CUDA error: 2";
+        if cuda_out_of_memory {
+            facts.push(Fact::new("gpu.out_of_memory").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
         // Kubernetes' RDMA device plugins (Mellanox/k8s-rdma-shared-dev-plugin, the SR-IOV network
         // device plugin) offering the node's pods no RDMA device: a device they cannot build because
         // a character device under /dev/infiniband is missing ('RDMA device "rdma_cm" not found':
@@ -913,6 +926,23 @@ mod tests {
             assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"], "{line}");
         }
         assert!(parse("plugin.log", r#"2025/07/26 20:29:31 exposing "2" devices"#).is_empty());
+    }
+
+    /// mpi4jax#106 (CUDA-aware MPI), tensorflow#39110 (TensorFlow's stream executor) and a CSCS
+    /// reproducer ("CUDA error: 2"): CUDA's out-of-memory code by name; PyTorch's own allocator
+    /// message is the model's memory and not read here.
+    #[test]
+    fn cudas_out_of_memory_code_by_name() {
+        for line in [
+            "\tError 2 cudaErrorMemoryAllocation: out of memory--------------------------------------------",
+            "2020-05-03 02:06:12.462209: I tensorflow/stream_executor/cuda/cuda_driver.cc:764] failed to allocate 2.2K (2304 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            "CUDA error: 2",
+        ] {
+            let facts = parse("job.log", line);
+            assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.out_of_memory"], "{line}");
+        }
+        assert!(parse("f", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB").is_empty());
+        assert!(parse("f", "CUDA error: 20").is_empty());
     }
 
     /// spectrocloud/CanvOS#700: the fabric manager's service refuses to start (NVL5 without ib_umad).
