@@ -199,6 +199,14 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             facts.extend(xid_facts(code, &pci, &host, &evidence()));
             continue;
         }
+        // A Node Health Check (mej/nhc) Xid check's report, "Found XID errors: 63" or "... 63, 94":
+        // the codes it read from the kernel log, without the GPU.
+        if let Some(codes) = raw.trim().strip_prefix("Found XID errors:") {
+            for code in codes.split([',', ' ']).filter_map(|c| c.trim().parse::<u32>().ok()) {
+                facts.extend(xid_facts(code, "unknown", &host, &evidence()));
+            }
+            continue;
+        }
         if let Some(fact) = nvswitch_sxid(raw) {
             facts.push(fact.host(&host).evidence(evidence()));
             continue;
@@ -553,6 +561,16 @@ mod tests {
             "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
         );
         assert_eq!((facts[0].name.as_str(), facts[0].get("xid")), ("gpu.xid", Some("149")));
+        // mej/nhc#147: NHC's Xid check names the codes it found.
+        let facts = parse_kernel(
+            "nhc.log",
+            "Found XID errors: 63\nNode Health Check failed.  Check check_xid_errors returned 1\n",
+        );
+        assert_eq!(
+            facts.iter().map(|f| (f.name.as_str(), f.get("xid"))).collect::<Vec<_>>()[0],
+            ("gpu.xid_attention", Some("63"))
+        );
+        assert!(parse_kernel("f", "Found XID errors: none\n").is_empty());
         // ahelpme.com (an X520-2 in a PCIe 2.0 x4 slot): ixgbe's own verdict on the slot.
         let ixgbe = "[ 2.541813] ixgbe 0000:82:00.0: (Speed:5.0GT/s, Width: x4, Encoding Loss:20%)\n\
                      [ 2.541832] ixgbe 0000:82:00.0: This is not sufficient for optimal performance of this card.\n";

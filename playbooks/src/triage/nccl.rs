@@ -495,6 +495,40 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     port_flaps(&seen.port_events, analysis);
     forced_protocol(&seen.settings, analysis);
     failed_bootstraps(&seen, analysis);
+    graph_capture_build(&seen, analysis);
+}
+
+/// NCCL refuses CUDA graph capture "if either it wasn't built with CUDA runtime >= 11.3 or if the
+/// installed CUDA driver < R465" (src/misc/strongstream.cc). Which of the two it was is in the
+/// same log: the build's CUDA in "NCCL version 2.20.5+cuda11.0" and the driver in
+/// "cudaDriverVersion 11080" (R465 is CUDA 11.3's driver). A driver that is new enough leaves the
+/// build: an NCCL built for CUDA before 11.3 (a cu11 wheel of CUDA 11.0), which is NCCL's build
+/// not matching its use, not a driver older than the runtime.
+fn graph_capture_build(seen: &Observations, analysis: &mut Analysis) {
+    let cuda = |text: &str| -> Option<(u32, u32)> {
+        let (major, minor) = text.split_once('.')?;
+        Some((major.parse().ok()?, minor.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?))
+    };
+    let old_build = seen
+        .versions
+        .iter()
+        .find(|(version, _)| version.split("+cuda").nth(1).and_then(cuda).is_some_and(|v| v < (11, 3)));
+    let drivers: Vec<u32> = seen.drivers.keys().filter_map(|d| d.parse().ok()).collect();
+    let driver_new_enough = !drivers.is_empty() && drivers.iter().all(|d| *d >= 11030);
+    let Some((build, build_evidence)) = old_build.filter(|_| driver_new_enough) else { return };
+    for fact in analysis.facts.iter_mut() {
+        if fact.name == "nccl.cuda_version" && fact.get("text").is_some_and(|t| t.contains("captured in a graph")) {
+            fact.name = "nccl.internal".to_string();
+            let text = format!(
+                "NCCL {build} was built with a CUDA before 11.3 and cannot be captured in a CUDA graph; the driver ({}) is new enough",
+                drivers.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            );
+            fact.attrs.insert("text".to_string(), text);
+            if let Some(evidence) = build_evidence.first() {
+                fact.evidence.push(evidence.clone());
+            }
+        }
+    }
 }
 
 /// NCCL's return-code trace: NCCLCHECK prints "file.cc:LINE -> CODE" at INFO for every call that
@@ -1121,7 +1155,11 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || lower.contains("nccl_topo_file")
         || lower.contains("nccl_graph_file")
         || xml_file_refused(&lower)
+        || line.source.as_deref().is_some_and(|f| f.contains("msccl_parser"))
     {
+        // MSCCL's executor (include/msccl/msccl_parser.h) reads the algorithm files the job names
+        // (MSCCL_XML_FILES, or its algorithm directory): a file it refuses is the job's setting,
+        // as a topology or graph file NCCL refuses is.
         Fact::new("nccl.topology_file").host(host).attr("text", message)
     } else if line.source.as_deref().is_some_and(|f| f.contains("nvls")) || lower.contains("nvls") {
         // transport/nvls.cc: NVLink SHARP buffers need the fabric manager's multicast objects.
@@ -1502,6 +1540,30 @@ fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
 mod tests {
     use super::*;
 
+    /// vllm-project/vllm#6201: NCCL 2.20.5 built for CUDA 11.0 (a cu11 wheel) refuses graph capture
+    /// on a driver of CUDA 11.8: the build, not the driver. Without the driver's version the
+    /// refusal stays the driver's or the build's, as NCCL words it.
+    #[test]
+    fn graph_capture_refused_by_an_nccl_built_before_cuda_11_3() {
+        let log = "hostname:116024:116024 [0] NCCL INFO cudaDriverVersion 11080\n\
+                   NCCL version 2.20.5+cuda11.0\n\
+                   hostname:116024:116024 [0] misc/strongstream.cc:53 NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.\n";
+        let names = |text: &str| -> Vec<String> {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("job.log", text)], &mut analysis);
+            analysis.facts.iter().map(|f| f.name.clone()).collect()
+        };
+        let found = names(log);
+        assert!(
+            found.iter().any(|n| n == "nccl.internal") && !found.iter().any(|n| n == "nccl.cuda_version"),
+            "{found:?}"
+        );
+        let old_driver = log.replace("cudaDriverVersion 11080", "cudaDriverVersion 11020");
+        assert!(names(&old_driver).iter().any(|n| n == "nccl.cuda_version"));
+        let no_driver: String = log.lines().skip(1).map(|l| format!("{l}\n")).collect();
+        assert!(names(&no_driver).iter().any(|n| n == "nccl.cuda_version"));
+    }
+
     /// INFO lines and socket failures that decide a diagnosis (corpus cases named).
     #[test]
     fn a_bootstrap_that_fails_over_ipoib_suspects_that_interface() {
@@ -1693,6 +1755,8 @@ mod tests {
             ("[7] graph/rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (13 != 15).", "nccl.internal"),
             // azurehpc#327
             ("vm:16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.", "nccl.topology_file"),
+            // Azure/msccl#26: an MSCCL algorithm file without the attributes the executor needs.
+            ("my-system:52727:52807 [7] include/msccl/msccl_parser.h:70 NCCL WARN Attribute minBytes of node algo not found", "nccl.topology_file"),
             // nccl#976
             ("h1:1:2 [0] transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'", "nccl.nvls_failed"),
             // nccl#296

@@ -342,6 +342,49 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("gpu.out_of_memory").attr("text", trimmed).evidence(evidence()));
             continue;
         }
+        // The RDMA ports a launcher found but could not use: Open MPI's openib BTL finding a device
+        // and "no active ports detected" (help-mpi-btl-openib.txt, "no active ports found"), and
+        // PSM2 (Omni-Path) finding "no hfi units are active" (opa-psm2, psm.c). Nothing crosses a
+        // port that is not Active: a cable, a switch port, or no subnet manager.
+        if lower.contains("no active ports detected") || lower.contains("no hfi units are active") {
+            let (nic, state) = if lower.contains("hfi") {
+                ("every Omni-Path HFI", "not active (PSM2)")
+            } else {
+                ("every OpenFabrics device Open MPI found", "not active (Open MPI's openib)")
+            };
+            facts.push(
+                Fact::new("rdma.port_down")
+                    .attr("nic", nic)
+                    .attr("port", "all")
+                    .attr("state", state)
+                    .attr("text", trimmed)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
+        // NVSHMEM's IBGDA transport skipping a device that is no mlx5 ("WARN: device erdma_0 is not
+        // enumerated as an mlx5 device. Skipping..."): GPU-initiated RDMA drives mlx5 queues
+        // directly, so another vendor's device (Alibaba's eRDMA, AWS EFA) is no device to it.
+        if lower.contains("not enumerated as an mlx5 device") && !text.contains("mlx5_") {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // A bootstrap that found no network interface to use (NVSHMEM's UID bootstrap "No socket
+        // interface found", oneCCL's KVS "can't find interface ... to get host IP", which skip
+        // loopback as NCCL's "Bootstrap : no socket interface found" does): the socket interface
+        // setting names none this host has, or the host (a container) has only loopback.
+        if (lower.contains("no socket interface found") || lower.contains("can't find interface"))
+            && !facts.iter().any(|f| f.name == "nccl.socket_iface_suspect")
+        {
+            facts.push(
+                Fact::new("nccl.socket_iface_suspect")
+                    .attr("iface", "none")
+                    .attr("used_by", "bootstrap")
+                    .attr("text", trimmed)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         // Kubernetes' RDMA device plugins (Mellanox/k8s-rdma-shared-dev-plugin, the SR-IOV network
         // device plugin) offering the node's pods no RDMA device: a device they cannot build because
         // a character device under /dev/infiniband is missing ('RDMA device "rdma_cm" not found':
@@ -943,6 +986,31 @@ mod tests {
         }
         assert!(parse("f", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB").is_empty());
         assert!(parse("f", "CUDA error: 20").is_empty());
+    }
+
+    /// ArjunaCluster/ArjunaUsers#216 (PSM2 and Open MPI find no active port), deepseek-ai/DeepEP#202
+    /// (NVSHMEM's IBGDA skips an eRDMA device), uxlfoundation/oneCCL#157 and Triton-distributed#122
+    /// (a bootstrap that finds no interface but loopback).
+    #[test]
+    fn ports_not_active_devices_ibgda_cannot_drive_and_bootstraps_without_an_interface() {
+        let psm2 = "e001.53882PSM2 no hfi units are active (err=23)\n";
+        let openib = "WARNING: There is at least non-excluded one OpenFabrics device found,\nbut there are no active ports detected (or Open MPI was unable to use\n";
+        for text in [psm2, openib] {
+            let facts = parse("mpi.log", text);
+            assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.port_down"], "{text}");
+            assert_eq!(facts[0].get("port"), Some("all"));
+        }
+        let skip = "WARN: device erdma_0 is not enumerated as an mlx5 device. Skipping...\n";
+        assert_eq!(parse("f", skip)[0].name, "rdma.device_missing");
+        let beside_mlx5 = format!("{skip}NVSHMEM using mlx5_0 for IBGDA\n");
+        assert!(parse("f", &beside_mlx5).is_empty(), "an mlx5 device is left to use");
+        let kvs = "2025:02:17-17:20:51:( 2399) |CCL_ERROR| internal_kvs.cpp:289 fill_local_host_ip: can't find interface  to get host IP\n";
+        let uid = "/dvs/p4/build/sw/rel/gpgpu/toolkit/r12.8/main_nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_net_init:160: No socket interface found\n";
+        for text in [kvs, &format!("{uid}{uid}")] {
+            let facts = parse("f", text);
+            assert_eq!(facts.len(), 1, "once per input: {facts:?}");
+            assert_eq!((facts[0].name.as_str(), facts[0].get("iface")), ("nccl.socket_iface_suspect", Some("none")));
+        }
     }
 
     /// spectrocloud/CanvOS#700: the fabric manager's service refuses to start (NVL5 without ib_umad).
