@@ -436,6 +436,8 @@ struct Observations {
     comm_gpus: CommunicatorGpus,
     /// Host -> the Docker default-bridge interface its bootstrap uses, and the line.
     docker_bridges: BTreeMap<String, (String, Evidence)>,
+    /// Host -> the address its bootstrap uses ("Bootstrap : Using ens3:172.16.0.16<0>").
+    bootstrap_addresses: BTreeMap<String, String>,
     channels: Vec<NetChannel>,
     /// Host -> its NET/IB devices, in NCCL's index order.
     host_nics: BTreeMap<String, Vec<String>>,
@@ -496,6 +498,49 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     forced_protocol(&seen.settings, analysis);
     failed_bootstraps(&seen, analysis);
     graph_capture_build(&seen, analysis);
+    peers_on_docker_networks(&seen, analysis);
+}
+
+/// The gateway address of a Docker network (172.17.0.1 to 172.31.0.1: the default address pools
+/// of dockerd, one /16 each, the host's own address on the bridge being .0.1), as the second
+/// octet when the address is one.
+fn docker_gateway(address: &str) -> Option<u8> {
+    let octets: Vec<u8> = address.split('.').map(|o| o.parse().ok()).collect::<Option<Vec<u8>>>()?;
+    match octets.as_slice() {
+        [172, second @ 17..=31, 0, 1] => Some(*second),
+        _ => None,
+    }
+}
+
+/// A connection towards a peer's address that is a Docker network's gateway, from a host whose
+/// own bootstrap address is on no such network: the peer advertised the address of its bridge
+/// (its bootstrap or socket interface picked `docker0` or a `br-...` network first), which only
+/// that peer's own containers can reach.
+fn peers_on_docker_networks(seen: &Observations, analysis: &mut Analysis) {
+    let mut suspects = Vec::new();
+    for fact in analysis.facts.iter().filter(|f| f.name == "nccl.socket_connect_failed") {
+        let Some(error) = fact.get("error") else { continue };
+        let Some(peer) = error.split("Connect to ").nth(1).and_then(|r| r.split(['<', ' ', ':']).next()) else {
+            continue;
+        };
+        let Some(network) = docker_gateway(peer) else { continue };
+        let host = fact.get("host").unwrap_or(crate::fact::UNKNOWN_HOST);
+        let own = seen.bootstrap_addresses.get(host);
+        let elsewhere = own.is_some_and(|own| !own.starts_with(&format!("172.{network}.")));
+        if elsewhere {
+            let mut suspect = Fact::new("nccl.socket_iface_suspect")
+                .host(host)
+                .attr("iface", format!("the peer's Docker network ({peer})"))
+                .attr("used_by", "bootstrap");
+            for evidence in &fact.evidence {
+                suspect = suspect.evidence(evidence.clone());
+            }
+            suspects.push(suspect);
+        }
+    }
+    for suspect in suspects.into_iter().take(1) {
+        analysis.push(suspect);
+    }
 }
 
 /// NCCL refuses CUDA graph capture "if either it wasn't built with CUDA runtime >= 11.3 or if the
@@ -851,6 +896,12 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         || message.starts_with("NET : Using interface")
     {
         suspect_socket_interface(message, &host, &evidence, &mut seen.docker_bridges, analysis);
+        if message.starts_with("Bootstrap : Using") {
+            if let Some(address) = using_list(message).first().and_then(|entry| entry.split(':').nth(1)) {
+                let address = address.split('<').next().unwrap_or(address).to_string();
+                seen.bootstrap_addresses.entry(host.clone()).or_insert(address);
+            }
+        }
     }
     // The INFO line that says IB is not in use at all (net_ib.cc). A single-host or TCP-only job
     // prints it too, so alone it establishes nothing; beside a failure to open a device it confirms
@@ -1539,6 +1590,30 @@ fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// gpustack/gpustack#2275: this host bootstraps on ens3 (172.16.0.16) and cannot reach its peer
+    /// at 172.21.0.1, the gateway of a Docker network on the peer: the peer's interface is the
+    /// suspect. A peer on the same Docker network as this host's own address is no suspect.
+    #[test]
+    fn a_peer_that_advertised_its_docker_network_is_a_socket_suspect() {
+        let log = "gpu:77952:77952 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.21.0.1<57093> failed : Software caused connection abort\n\
+                   gpu:77952:77952 [0] NCCL INFO Bootstrap : Using ens3:172.16.0.16<0>\n";
+        let suspects = |text: &str| -> Vec<String> {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("job.log", text)], &mut analysis);
+            analysis
+                .facts
+                .iter()
+                .filter(|f| f.name == "nccl.socket_iface_suspect")
+                .filter_map(|f| f.get("iface").map(str::to_string))
+                .collect()
+        };
+        assert_eq!(suspects(log), ["the peer's Docker network (172.21.0.1)"]);
+        assert!(suspects(&log.replace("ens3:172.16.0.16", "eth0:172.21.0.7")).is_empty());
+        assert!(suspects(&log.replace("172.21.0.1<", "172.21.4.9<")).is_empty(), "not a gateway");
+        assert_eq!(docker_gateway("172.31.0.1"), Some(31));
+        assert_eq!(docker_gateway("172.16.0.1"), None);
+    }
 
     /// vllm-project/vllm#6201: NCCL 2.20.5 built for CUDA 11.0 (a cu11 wheel) refuses graph capture
     /// on a driver of CUDA 11.8: the build, not the driver. Without the driver's version the

@@ -67,12 +67,45 @@ fn completed(line: &str) -> bool {
         || line.contains("worker group successfully finished")
 }
 
+/// The process id of a line: NCCL's "host:pid:tid [dev]" prefix, or nccl-tests' rank list ("Rank
+/// 0 Pid 775733 on host device 0").
+fn process_id(line: &str) -> Option<&str> {
+    if let Some(rest) = line.split("Pid ").nth(1).filter(|_| line.contains("Rank ")) {
+        return rest.split_whitespace().next();
+    }
+    let head = line.trim_start().split(" [").next()?;
+    let mut parts = head.rsplitn(3, ':');
+    let (thread, pid) = (parts.next()?, parts.next()?);
+    (parts.next().is_some() && [thread, pid].iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+        .then_some(pid)
+}
+
+/// Whether, after the job said it finished well (line `completed`), a process that was not part
+/// of it reports an NCCL WARN: a second run pasted below the first (a standalone nccl-tests that
+/// passed, then the application that failed), whose failure the first run's success does not cover.
+fn another_run_fails_after(text: &str, completed: usize) -> bool {
+    let job: std::collections::BTreeSet<&str> = text.lines().take(completed).filter_map(process_id).collect();
+    !job.is_empty()
+        && text
+            .lines()
+            .skip(completed + 1)
+            .filter(|line| line.contains("NCCL WARN"))
+            .filter_map(process_id)
+            .any(|pid| !job.contains(pid))
+}
+
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     // nccl-tests prints its verdict as a "#" line, which the comment filter of `numbered_lines`
     // would drop: the end of the job is looked for in every line.
     if let Some((index, line)) = text.lines().enumerate().find(|(_, line)| completed(line)) {
-        facts.push(Fact::new("job.completed").attr("text", line.trim()).evidence(Evidence::new(file, index + 1, line)));
+        if !another_run_fails_after(text, index) {
+            facts.push(Fact::new("job.completed").attr("text", line.trim()).evidence(Evidence::new(
+                file,
+                index + 1,
+                line,
+            )));
+        }
     }
     // torchrun's ChildFailedError table (torch/distributed/elastic/multiprocessing/errors): the
     // block after "Root Cause (first observed failure):" is the first rank that failed.
@@ -285,6 +318,14 @@ Root Cause (first observed failure):
         let facts = parse("result_0.txt", &mlperf.repeat(2));
         assert_eq!(facts.iter().filter(|f| f.name == "job.completed").count(), 1, "{facts:?}");
         assert_eq!(parse("f", "# Out of bounds values : 0 OK\n")[0].name, "job.completed");
+        // deepmodeling/deepmd-kit#1774: a standalone nccl-tests run passed, and then another
+        // process (the application) failed; the success is the first run's only.
+        let two_runs = "#   Rank  0 Pid 775733 on hp-Z8 device  0 [0x15] NVIDIA GeForce RTX 2080 Ti\n\
+                        \x20Out of bounds values : 0 OK\n\
+                        hp-Z8:779166:779172 [0] init.cc:255 NCCL WARN Cuda failure 'CUDA driver is a stub library'\n";
+        assert!(parse("f", two_runs).iter().all(|f| f.name != "job.completed"));
+        let teardown = two_runs.replace("779166:779172", "775733:775790");
+        assert!(parse("f", &teardown).iter().any(|f| f.name == "job.completed"), "the same process's teardown");
         assert!(parse("f", "# Out of bounds values : 3 FAILED\n").is_empty());
         assert!(parse("f", &mlperf.replace("success", "aborted")).is_empty());
     }

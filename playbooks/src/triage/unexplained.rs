@@ -188,13 +188,20 @@ fn torch_fact(entry: &super::catalogue::TorchEntry, evidence: Evidence, rendezvo
 /// than by the paths every failure travels (sockets, the proxy, the network transport, the
 /// communicator, or the caller's quote of NCCL's result), which report a fault elsewhere.
 fn names_what_failed(fact: &Fact) -> bool {
-    fact.name == "nccl.error"
-        && fact.get("family").is_some_and(|family| {
-            matches!(
-                family,
-                "p2p" | "nvml" | "shared-memory" | "nvls" | "topology" | "cuda" | "memory-and-misc" | "os" | "core"
-            )
-        })
+    if fact.name != "nccl.error" {
+        return false;
+    }
+    let text = fact.get("text").unwrap_or("");
+    fact.get("family").is_some_and(|family| match family {
+        "p2p" | "nvml" | "shared-memory" | "nvls" | "topology" | "cuda" | "memory-and-misc" | "os" | "core" => true,
+        // init.cc, enqueue.cc, group.cc: mostly the caller's usage or configuration refused
+        // ("Invalid rank requested : 2/2", "Invalid config ..."), except the teardown of a
+        // communicator that already failed ("commReclaim: ...", "communicator was revoked").
+        "communicator" => {
+            !["commReclaim", "commDestroy", "revoked", "destroyed", "abort"].iter().any(|w| text.contains(w))
+        }
+        _ => false,
+    })
 }
 
 /// How many stamps of the kernel's log a line carries, as dmesg ("[  245.749599] ...", "[Tue Apr
@@ -267,6 +274,13 @@ mod tests {
             let lines = facts.iter().find(|f| f.name == "input.error_lines").expect("quoted");
             assert_eq!(lines.get("nccl_named"), Some("yes"), "{facts:?}");
         }
+        // Azure/AML-Kubernetes#58: NCCL refusing the rank it was given names what failed; the
+        // teardown of a communicator that failed already does not.
+        let usage = "worker-1:25:25 [0] init.cc:981 NCCL WARN Invalid rank requested : 2/2\n";
+        let lines = facts_of(usage).into_iter().find(|f| f.name == "input.error_lines").expect("quoted");
+        assert_eq!(lines.get("nccl_named"), Some("yes"));
+        let teardown = "n1:1:2 [0] init.cc:2046 NCCL WARN commReclaim: comm 0x55 (rank = 3) in abort, error 6\n";
+        assert!(facts_of(teardown).iter().all(|f| f.get("nccl_named").is_none()));
         let reset = "node1:1:2 [0] include/socket.h:409 NCCL WARN Call to recv failed : Connection reset by peer\n";
         let facts = facts_of(reset);
         assert!(facts.iter().all(|f| f.get("nccl_named").is_none()), "{facts:?}");
