@@ -331,7 +331,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         // CUDA's own out-of-memory code where a library or program reports it (the runtime's
         // cudaErrorMemoryAllocation and the driver's CUDA_ERROR_OUT_OF_MEMORY, both code 2:
-        // cuda_runtime_api.h, cuda.h), as a CUDA-aware MPI or UCX, TensorFlow's stream executor or
+        // driver_types.h, cuda.h), as a CUDA-aware MPI or UCX, TensorFlow's stream executor or
         // a bare "CUDA error: 2" print it: the rank could not get the GPU memory its communication
         // needs (the framework took the GPU first, or buffers leak). PyTorch's own allocator
         // ("CUDA out of memory. Tried to allocate") is the model's memory, and is not read here.
@@ -343,9 +343,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             continue;
         }
         // The RDMA ports a launcher found but could not use: Open MPI's openib BTL finding a device
-        // and "no active ports detected" (help-mpi-btl-openib.txt, "no active ports found"), and
-        // PSM2 (Omni-Path) finding "no hfi units are active" (opa-psm2, psm.c). Nothing crosses a
-        // port that is not Active: a cable, a switch port, or no subnet manager.
+        // and "no active ports detected" (its help text, help-mpi-btl-openib.txt), and Omni-Path's
+        // PSM2 library finding "no hfi units are active". Nothing crosses a port that is not
+        // Active: a cable, a switch port, or no subnet manager.
         if lower.contains("no active ports detected") || lower.contains("no hfi units are active") {
             let (nic, state) = if lower.contains("hfi") {
                 ("every Omni-Path HFI", "not active (PSM2)")
