@@ -178,6 +178,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // Intel's NIC drivers' link report ("ixgbe 0000:82:00.0: (Speed:5.0GT/s, Width: x4, Encoding
     // Loss:20%)"), by device, for the verdict printed after it.
     let mut link_reports: BTreeMap<String, Evidence> = BTreeMap::new();
+    let slot_verdicts = text.contains("not sufficient for optimal performance");
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
@@ -315,12 +316,12 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // Intel's NIC drivers check the slot against what the card needs (ixgbe_check_minimum_link
         // in drivers/net/ethernet/intel/ixgbe/ixgbe_main.c; i40e and ice likewise): the link line,
         // then "This is not sufficient for optimal performance of this card."
-        if raw.contains("(Speed:") && raw.contains("Width:") {
+        if slot_verdicts && raw.contains("(Speed:") && raw.contains("Width:") {
             if let Some(device) = pci_address_token(raw) {
                 link_reports.insert(device.to_string(), evidence());
             }
         }
-        if raw.contains("not sufficient for optimal performance") {
+        if slot_verdicts && raw.contains("not sufficient for optimal performance") {
             let device = pci_address_token(raw).unwrap_or("");
             let report = link_reports.get(device);
             let what = report

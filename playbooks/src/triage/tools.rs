@@ -7,6 +7,30 @@ use fabricdoctor_probes::pci_config::AcsBits;
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
 
+/// The phrases of the less common tool messages read in `parse`, lower-case: a line with none of
+/// them skips those readers.
+fn rare_phrases() -> &'static regex::Regex {
+    static PHRASES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    PHRASES.get_or_init(|| {
+        let phrases = [
+            "n_gids_found=0",
+            "cudaerrormemoryallocation",
+            "cuda_error_out_of_memory",
+            "cuda error: 2",
+            "no active ports detected",
+            "no hfi units are active",
+            "not enumerated as an mlx5 device",
+            "no socket interface found",
+            "can't find interface",
+            "rdma device",
+            "exposing \"0\" devices",
+            "incorrect rdma subsystem network namespace",
+        ];
+        let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
+        regex::Regex::new(&alternation).expect("literal phrases compile")
+    })
+}
+
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     facts.extend(openib_not_used(file, text));
@@ -329,74 +353,78 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
             continue;
         }
-        // CUDA's own out-of-memory code where a library or program reports it (the runtime's
-        // cudaErrorMemoryAllocation and the driver's CUDA_ERROR_OUT_OF_MEMORY, both code 2:
-        // driver_types.h, cuda.h), as a CUDA-aware MPI or UCX, TensorFlow's stream executor or
-        // a bare "CUDA error: 2" print it: the rank could not get the GPU memory its communication
-        // needs (the framework took the GPU first, or buffers leak). PyTorch's own allocator
-        // ("CUDA out of memory. Tried to allocate") is the model's memory, and is not read here.
-        let cuda_out_of_memory = trimmed.contains("cudaErrorMemoryAllocation")
-            || trimmed.contains("CUDA_ERROR_OUT_OF_MEMORY")
-            || trimmed == "CUDA error: 2";
-        if cuda_out_of_memory {
-            facts.push(Fact::new("gpu.out_of_memory").attr("text", trimmed).evidence(evidence()));
-            continue;
-        }
-        // The RDMA ports a launcher found but could not use: Open MPI's openib BTL finding a device
-        // and "no active ports detected" (its help text, help-mpi-btl-openib.txt), and Omni-Path's
-        // PSM2 library finding "no hfi units are active". Nothing crosses a port that is not
-        // Active: a cable, a switch port, or no subnet manager.
-        if lower.contains("no active ports detected") || lower.contains("no hfi units are active") {
-            let (nic, state) = if lower.contains("hfi") {
-                ("every Omni-Path HFI", "not active (PSM2)")
-            } else {
-                ("every OpenFabrics device Open MPI found", "not active (Open MPI's openib)")
-            };
-            facts.push(
-                Fact::new("rdma.port_down")
-                    .attr("nic", nic)
-                    .attr("port", "all")
-                    .attr("state", state)
-                    .attr("text", trimmed)
-                    .evidence(evidence()),
-            );
-            continue;
-        }
-        // NVSHMEM's IBGDA transport skipping a device that is no mlx5 ("WARN: device erdma_0 is not
-        // enumerated as an mlx5 device. Skipping..."): GPU-initiated RDMA drives mlx5 queues
-        // directly, so another vendor's device (Alibaba's eRDMA, AWS EFA) is no device to it.
-        if lower.contains("not enumerated as an mlx5 device") && !text.contains("mlx5_") {
-            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
-            continue;
-        }
-        // A bootstrap that found no network interface to use (NVSHMEM's UID bootstrap "No socket
-        // interface found", oneCCL's KVS "can't find interface ... to get host IP", which skip
-        // loopback as NCCL's "Bootstrap : no socket interface found" does): the socket interface
-        // setting names none this host has, or the host (a container) has only loopback.
-        if (lower.contains("no socket interface found") || lower.contains("can't find interface"))
-            && !facts.iter().any(|f| f.name == "nccl.socket_iface_suspect")
-        {
-            facts.push(
-                Fact::new("nccl.socket_iface_suspect")
-                    .attr("iface", "none")
-                    .attr("used_by", "bootstrap")
-                    .attr("text", trimmed)
-                    .evidence(evidence()),
-            );
-            continue;
-        }
-        // Kubernetes' RDMA device plugins (Mellanox/k8s-rdma-shared-dev-plugin, the SR-IOV network
-        // device plugin) offering the node's pods no RDMA device: a device they cannot build because
-        // a character device under /dev/infiniband is missing ('RDMA device "rdma_cm" not found':
-        // rdma_ucm not loaded), a count of zero devices exposed, or an exit at start because the
-        // host's RDMA subsystem is not in the network-namespace mode the plugin needs
-        // (`rdma system set netns shared`). Pods asking for the resource then get none.
-        let plugin_offers_nothing = (lower.contains("rdma device") && lower.contains("not found"))
-            || lower.contains("exposing \"0\" devices")
-            || lower.contains("incorrect rdma subsystem network namespace");
-        if plugin_offers_nothing {
-            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
-            continue;
+        // The readers below look for phrases most lines lack: one pass of a literal set decides
+        // whether any of them is worth trying (each `contains` builds its own searcher).
+        if rare_phrases().is_match(&lower) {
+            // CUDA's own out-of-memory code where a library or program reports it (the runtime's
+            // cudaErrorMemoryAllocation and the driver's CUDA_ERROR_OUT_OF_MEMORY, both code 2:
+            // driver_types.h, cuda.h), as a CUDA-aware MPI or UCX, TensorFlow's stream executor or
+            // a bare "CUDA error: 2" print it: the rank could not get the GPU memory its communication
+            // needs (the framework took the GPU first, or buffers leak). PyTorch's own allocator
+            // ("CUDA out of memory. Tried to allocate") is the model's memory, and is not read here.
+            let cuda_out_of_memory = lower.contains("cudaerrormemoryallocation")
+                || lower.contains("cuda_error_out_of_memory")
+                || lower == "cuda error: 2";
+            if cuda_out_of_memory {
+                facts.push(Fact::new("gpu.out_of_memory").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // The RDMA ports a launcher found but could not use: Open MPI's openib BTL finding a device
+            // and "no active ports detected" (its help text, help-mpi-btl-openib.txt), and Omni-Path's
+            // PSM2 library finding "no hfi units are active". Nothing crosses a port that is not
+            // Active: a cable, a switch port, or no subnet manager.
+            if lower.contains("no active ports detected") || lower.contains("no hfi units are active") {
+                let (nic, state) = if lower.contains("hfi") {
+                    ("every Omni-Path HFI", "not active (PSM2)")
+                } else {
+                    ("every OpenFabrics device Open MPI found", "not active (Open MPI's openib)")
+                };
+                facts.push(
+                    Fact::new("rdma.port_down")
+                        .attr("nic", nic)
+                        .attr("port", "all")
+                        .attr("state", state)
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // NVSHMEM's IBGDA transport skipping a device that is no mlx5 ("WARN: device erdma_0 is not
+            // enumerated as an mlx5 device. Skipping..."): GPU-initiated RDMA drives mlx5 queues
+            // directly, so another vendor's device (Alibaba's eRDMA, AWS EFA) is no device to it.
+            if lower.contains("not enumerated as an mlx5 device") && !text.contains("mlx5_") {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // A bootstrap that found no network interface to use (NVSHMEM's UID bootstrap "No socket
+            // interface found", oneCCL's KVS "can't find interface ... to get host IP", which skip
+            // loopback as NCCL's "Bootstrap : no socket interface found" does): the socket interface
+            // setting names none this host has, or the host (a container) has only loopback.
+            if (lower.contains("no socket interface found") || lower.contains("can't find interface"))
+                && !facts.iter().any(|f| f.name == "nccl.socket_iface_suspect")
+            {
+                facts.push(
+                    Fact::new("nccl.socket_iface_suspect")
+                        .attr("iface", "none")
+                        .attr("used_by", "bootstrap")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // Kubernetes' RDMA device plugins (Mellanox/k8s-rdma-shared-dev-plugin, the SR-IOV network
+            // device plugin) offering the node's pods no RDMA device: a device they cannot build because
+            // a character device under /dev/infiniband is missing ('RDMA device "rdma_cm" not found':
+            // rdma_ucm not loaded), a count of zero devices exposed, or an exit at start because the
+            // host's RDMA subsystem is not in the network-namespace mode the plugin needs
+            // (`rdma system set netns shared`). Pods asking for the resource then get none.
+            let plugin_offers_nothing = (lower.contains("rdma device") && lower.contains("not found"))
+                || lower.contains("exposing \"0\" devices")
+                || lower.contains("incorrect rdma subsystem network namespace");
+            if plugin_offers_nothing {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
         }
         // librdmacm resolving an address to no RDMA device (RDMA_CM_EVENT_ADDR_ERROR with status
         // -19, or rdma_resolve_addr failing with ENODEV): the kernel found no RDMA device behind
