@@ -503,7 +503,7 @@ pub fn could_not_run(facts: &[Fact]) -> Vec<fabricdoctor_checks::Finding> {
                     f.get("text").unwrap_or("")
                 ),
             );
-            finding.evidence = f.evidence.iter().map(|e| format!("{}:{}: {}", e.file, e.line, e.text.trim())).collect();
+            finding.evidence = f.evidence.iter().map(super::counters::cite).collect();
             finding
         })
         .collect()

@@ -67,7 +67,7 @@ impl NcclLog {
 }
 
 /// Split `... host:pid:tid [dev] ... NCCL WARN message` into its parts.
-fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
+pub(super) fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
     let (marker, level) = [(" NCCL WARN ", Level::Warn), (" NCCL INFO ", Level::Info), (" NCCL TRACE ", Level::Trace)]
         .into_iter()
         .find_map(|(m, l)| raw.find(m).map(|i| (i, (m, l))))
@@ -517,28 +517,25 @@ fn docker_gateway(address: &str) -> Option<u8> {
 /// (its bootstrap or socket interface picked `docker0` or a `br-...` network first), which only
 /// that peer's own containers can reach.
 fn peers_on_docker_networks(seen: &Observations, analysis: &mut Analysis) {
-    let mut suspects = Vec::new();
-    for fact in analysis.facts.iter().filter(|f| f.name == "nccl.socket_connect_failed") {
-        let Some(error) = fact.get("error") else { continue };
-        let Some(peer) = error.split("Connect to ").nth(1).and_then(|r| r.split(['<', ' ', ':']).next()) else {
-            continue;
-        };
-        let Some(network) = docker_gateway(peer) else { continue };
+    let suspect = analysis.facts.iter().filter(|f| f.name == "nccl.socket_connect_failed").find_map(|fact| {
+        let error = fact.get("error")?;
+        let peer = error.split("Connect to ").nth(1)?.split(['<', ' ', ':']).next()?;
+        let network = docker_gateway(peer)?;
         let host = fact.get("host").unwrap_or(crate::fact::UNKNOWN_HOST);
-        let own = seen.bootstrap_addresses.get(host);
-        let elsewhere = own.is_some_and(|own| !own.starts_with(&format!("172.{network}.")));
-        if elsewhere {
-            let mut suspect = Fact::new("nccl.socket_iface_suspect")
-                .host(host)
-                .attr("iface", format!("the peer's Docker network ({peer})"))
-                .attr("used_by", "bootstrap");
-            for evidence in &fact.evidence {
-                suspect = suspect.evidence(evidence.clone());
-            }
-            suspects.push(suspect);
+        let own = seen.bootstrap_addresses.get(host)?;
+        if own.starts_with(&format!("172.{network}.")) {
+            return None;
         }
-    }
-    for suspect in suspects.into_iter().take(1) {
+        let mut suspect = Fact::new("nccl.socket_iface_suspect")
+            .host(host)
+            .attr("iface", format!("the peer's Docker network ({peer})"))
+            .attr("used_by", "bootstrap");
+        for evidence in &fact.evidence {
+            suspect = suspect.evidence(evidence.clone());
+        }
+        Some(suspect)
+    });
+    if let Some(suspect) = suspect {
         analysis.push(suspect);
     }
 }

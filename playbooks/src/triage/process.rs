@@ -67,31 +67,27 @@ fn completed(line: &str) -> bool {
         || line.contains("worker group successfully finished")
 }
 
-/// The process id of a line: NCCL's "host:pid:tid [dev]" prefix, or nccl-tests' rank list ("Rank
-/// 0 Pid 775733 on host device 0").
-fn process_id(line: &str) -> Option<&str> {
+/// The process id of a line: NCCL's "host:pid:tid [dev]" prefix (read as NCCL's lines are), or
+/// nccl-tests' rank list ("Rank 0 Pid 775733 on host device 0").
+fn process_id(line: &str) -> Option<u64> {
     if let Some(rest) = line.split("Pid ").nth(1).filter(|_| line.contains("Rank ")) {
-        return rest.split_whitespace().next();
+        return rest.split_whitespace().next()?.parse().ok();
     }
-    let head = line.trim_start().split(" [").next()?;
-    let mut parts = head.rsplitn(3, ':');
-    let (thread, pid) = (parts.next()?, parts.next()?);
-    (parts.next().is_some() && [thread, pid].iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
-        .then_some(pid)
+    super::nccl::parse_line(0, line)?.pid
 }
 
 /// Whether, after the job said it finished well (line `completed`), a process that was not part
 /// of it reports an NCCL WARN: a second run pasted below the first (a standalone nccl-tests that
 /// passed, then the application that failed), whose failure the first run's success does not cover.
 fn another_run_fails_after(text: &str, completed: usize) -> bool {
-    let job: std::collections::BTreeSet<&str> = text.lines().take(completed).filter_map(process_id).collect();
+    let job: std::collections::BTreeSet<u64> = text.lines().take(completed).filter_map(process_id).collect();
     !job.is_empty()
         && text
             .lines()
             .skip(completed + 1)
             .filter(|line| line.contains("NCCL WARN"))
             .filter_map(process_id)
-            .any(|pid| !job.contains(pid))
+            .any(|pid| !job.contains(&pid))
 }
 
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
