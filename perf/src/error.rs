@@ -12,6 +12,9 @@ pub enum PerfError {
     PeerSilent { peer: String, waited: Duration },
     #[error("peer {peer} closed the connection during {during}")]
     PeerClosed { peer: String, during: &'static str },
+    /// A peer gave up because of another rank and said so before it left (`because` names that rank).
+    #[error("peer {peer} left the collective because {because}")]
+    PeerLeft { peer: String, because: String },
     #[error("i/o error with {peer} during {during}: {cause}")]
     Io { peer: String, during: &'static str, cause: std::io::Error },
     #[error("handshake with {peer} failed: {reason}")]

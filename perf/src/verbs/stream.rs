@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::credit::{slot_range, Immediate, ReceiverWindow, Role, SenderWindow};
 use super::device::{Completion, QueueSizes, Resources, WireOp};
-use super::watch::{Seen, Watch};
+use super::watch::{Departure, Seen, Watch};
 use super::{protocol, PortContext, VerbsEndpointInfo};
 use crate::collective::link;
 use crate::PerfError;
@@ -215,6 +215,37 @@ impl Ranks {
     fn peer_name(&self) -> &str {
         &self.names[self.peer]
     }
+
+    /// A rank's label; a number a peer sent that is no rank of this communicator is named as such.
+    fn name(&self, rank: usize) -> String {
+        self.names.get(rank).cloned().unwrap_or_else(|| format!("rank {rank} (not in this communicator)"))
+    }
+
+    /// The error of a wait during `during` that found `gone`'s connection closed (with what it said
+    /// when it left), and what this rank tells its own peers as it leaves in turn: the rank that
+    /// stopped first, so the word travels on unchanged.
+    fn peer_gone(&self, gone: usize, told: Option<Departure>, during: &'static str) -> (PerfError, Departure) {
+        let peer = self.name(gone);
+        match told {
+            None => {
+                let during = if gone == self.peer { during } else { "the collective" };
+                (PerfError::PeerClosed { peer, during }, Departure::Exited(rank_number(gone)))
+            }
+            Some(departure) => {
+                let first = self.name(departure.rank() as usize);
+                let because = match departure {
+                    Departure::Exited(_) => format!("{first} exited"),
+                    Departure::Silent(_, waited) => format!("{first} sent no data for {waited:?}"),
+                };
+                (PerfError::PeerLeft { peer, because }, departure)
+            }
+        }
+    }
+}
+
+/// A rank as the watch's frames carry it (ranks are far fewer than 2^32).
+fn rank_number(rank: usize) -> u32 {
+    u32::try_from(rank).unwrap_or(u32::MAX - 1)
 }
 
 /// Removes this thread's wait from the watch however the wait ends.
@@ -268,7 +299,7 @@ impl Common {
             }
             if this.last_look.elapsed() >= LIVENESS_INTERVAL {
                 this.last_look = Instant::now();
-                if let Seen::Gone(gone) = this.watch.look_preferring(Some(this.ranks.peer)) {
+                if let Seen::Gone { rank: gone, told } = this.watch.look_preferring(Some(this.ranks.peer)) {
                     // What the peer sent before it exited may still be completing: look a little longer.
                     let grace = Instant::now() + PEER_GONE_GRACE;
                     while Instant::now() < grace {
@@ -277,18 +308,23 @@ impl Common {
                         }
                         std::thread::sleep(Duration::from_millis(1));
                     }
-                    let ranks = &common(state).ranks;
-                    let during = if gone == ranks.peer { during } else { "the collective" };
-                    return Err(PerfError::PeerClosed { peer: ranks.names[gone].clone(), during });
+                    let this = common(state);
+                    let (error, departure) = this.ranks.peer_gone(gone, told, during);
+                    this.watch.leave(departure);
+                    return Err(error);
                 }
             }
             let waited = started.elapsed();
             if waited > this.timeout {
-                let peer = match this.watch.ask(this.ranks.peer, this.ranks.us) {
-                    Some(cause) => format!("{} (which {} is waiting on)", this.ranks.names[cause], this.peer),
-                    None => this.peer.clone(),
+                let (error, departure) = match this.watch.ask(this.ranks.peer, this.ranks.us) {
+                    Some(cause) => (
+                        format!("{} (which {} is waiting on)", this.ranks.name(cause), this.peer),
+                        Departure::Silent(rank_number(cause), this.timeout),
+                    ),
+                    None => (this.peer.clone(), Departure::Silent(rank_number(this.ranks.peer), this.timeout)),
                 };
-                return Err(PerfError::PeerSilent { peer, waited: this.timeout });
+                this.watch.leave(departure);
+                return Err(PerfError::PeerSilent { peer: error, waited: this.timeout });
             }
             if waited > IDLE_BEFORE_SLEEP {
                 std::thread::sleep(Duration::from_micros(50));
@@ -638,3 +674,42 @@ pub(crate) fn connect_links(
 }
 
 const READY: u8 = b'R';
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranks() -> Ranks {
+        let names = ["rank 0 (10.77.0.11)", "rank 1 (10.77.0.12)", "rank 2 (10.77.0.13)"];
+        Ranks { us: 0, peer: 2, names: Arc::new(names.iter().map(|n| n.to_string()).collect()) }
+    }
+
+    /// The error names the rank that stopped first, and the word passed on is that rank's, so a
+    /// third rank hearing it from this one names the same rank.
+    #[test]
+    fn a_peer_gone_is_named_with_the_rank_it_left_because_of() {
+        let ranks = ranks();
+        let (error, passed_on) = ranks.peer_gone(2, None, "receive");
+        assert_eq!(error.to_string(), "peer rank 2 (10.77.0.13) closed the connection during receive");
+        assert_eq!(passed_on, Departure::Exited(2));
+        let (error, _) = ranks.peer_gone(1, None, "receive");
+        assert!(error.to_string().ends_with("during the collective"), "not the link waited on: {error}");
+
+        let (error, passed_on) = ranks.peer_gone(2, Some(Departure::Exited(1)), "receive");
+        assert_eq!(
+            error.to_string(),
+            "peer rank 2 (10.77.0.13) left the collective because rank 1 (10.77.0.12) exited"
+        );
+        assert_eq!(passed_on, Departure::Exited(1));
+        let silent = Departure::Silent(1, Duration::from_secs(10));
+        let (error, passed_on) = ranks.peer_gone(2, Some(silent), "receive");
+        assert_eq!(
+            error.to_string(),
+            "peer rank 2 (10.77.0.13) left the collective because rank 1 (10.77.0.12) sent no data for 10s"
+        );
+        assert_eq!(passed_on, silent);
+        // A hostile or broken peer's rank number is not indexed.
+        let (error, _) = ranks.peer_gone(2, Some(Departure::Exited(9)), "receive");
+        assert!(error.to_string().ends_with("rank 9 (not in this communicator) exited"), "{error}");
+    }
+}

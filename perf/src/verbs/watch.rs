@@ -10,6 +10,12 @@
 //! waiting on. A rank that answers ([`Frame::Answer`]: the peer it has waited on longest) is alive
 //! and blocked, and the error names the rank it waits on. A rank that does not answer within
 //! [`PROBE_PATIENCE`] is the stalled one. Every wait answers probes as it looks at the connections.
+//!
+//! A rank that gives up tells the peers it leaves behind why ([`Frame::Leaving`]: the rank that exited
+//! or went silent) before its connections close. When a rank dies its neighbours notice and exit too,
+//! and a rank that looks only after several closed cannot tell from the sockets which went first (on
+//! slow guests a ring neighbour exited 253 ms after the killed rank, before the third rank's look);
+//! the neighbour's word names the rank that stopped them all.
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -22,33 +28,66 @@ use std::time::{Duration, Instant};
 /// stalled rank within moments of each other; a peer that is itself giving up still answers meanwhile.
 pub const PROBE_PATIENCE: Duration = Duration::from_secs(1);
 
-/// Messages on the setup connections after setup: 5 bytes, a kind and a big-endian rank.
+/// Why a rank left its collective: what it tells the peers it leaves behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Departure {
+    /// This rank's connection closed: it exited.
+    Exited(u32),
+    /// This rank sent nothing for this long (whole milliseconds) and answered no probe.
+    Silent(u32, Duration),
+}
+
+impl Departure {
+    /// The rank that stopped.
+    pub fn rank(self) -> u32 {
+        match self {
+            Departure::Exited(rank) | Departure::Silent(rank, _) => rank,
+        }
+    }
+}
+
+/// Messages on the setup connections after setup: 9 bytes, a kind, a big-endian rank and a
+/// big-endian value (milliseconds for [`Departure::Silent`], else zero).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Frame {
     /// "What are you waiting on?"
     Probe,
     /// "I have waited longest on this rank" (`None`: on nothing).
     Answer(Option<u32>),
+    /// "I am leaving, because of this rank."
+    Leaving(Departure),
 }
 
-const FRAME_BYTES: usize = 5;
+const FRAME_BYTES: usize = 9;
 const NOTHING: u32 = u32::MAX;
 
 impl Frame {
     pub fn encode(self) -> [u8; FRAME_BYTES] {
-        let (kind, value) = match self {
-            Frame::Probe => (b'?', 0),
-            Frame::Answer(rank) => (b'!', rank.unwrap_or(NOTHING)),
+        let (kind, rank, value) = match self {
+            Frame::Probe => (b'?', 0, 0),
+            Frame::Answer(rank) => (b'!', rank.unwrap_or(NOTHING), 0),
+            Frame::Leaving(Departure::Exited(rank)) => (b'x', rank, 0),
+            Frame::Leaving(Departure::Silent(rank, waited)) => {
+                (b's', rank, u32::try_from(waited.as_millis()).unwrap_or(u32::MAX))
+            }
         };
-        let [a, b, c, d] = value.to_be_bytes();
-        [kind, a, b, c, d]
+        let mut bytes = [0u8; FRAME_BYTES];
+        bytes[0] = kind;
+        bytes[1..5].copy_from_slice(&rank.to_be_bytes());
+        bytes[5..].copy_from_slice(&value.to_be_bytes());
+        bytes
     }
 
     pub fn decode(bytes: [u8; FRAME_BYTES]) -> Result<Frame, String> {
-        let value = u32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]);
+        let rank = u32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]);
+        let value = u32::from_be_bytes([bytes[5], bytes[6], bytes[7], bytes[8]]);
         match bytes[0] {
-            b'?' if value == 0 => Ok(Frame::Probe),
-            b'!' => Ok(Frame::Answer((value != NOTHING).then_some(value))),
+            b'?' if rank == 0 && value == 0 => Ok(Frame::Probe),
+            b'!' if value == 0 => Ok(Frame::Answer((rank != NOTHING).then_some(rank))),
+            b'x' if rank != NOTHING && value == 0 => Ok(Frame::Leaving(Departure::Exited(rank))),
+            b's' if rank != NOTHING => {
+                Ok(Frame::Leaving(Departure::Silent(rank, Duration::from_millis(u64::from(value)))))
+            }
             _ => Err(format!("unexpected bytes {bytes:02x?} on a verbs setup connection")),
         }
     }
@@ -82,14 +121,19 @@ struct Connection {
     stream: TcpStream,
     /// The last answer to a probe, and when it came.
     answer: Option<(Option<u32>, Instant)>,
+    /// What the peer said when it left, if it did.
+    departure: Option<Departure>,
 }
 
 /// What a look at the connections found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Seen {
     Nothing,
-    /// This peer's connection is closed: it exited.
-    Gone(usize),
+    /// This peer's connection is closed: it exited, because of `told` if it said so.
+    Gone {
+        rank: usize,
+        told: Option<Departure>,
+    },
 }
 
 #[derive(Debug)]
@@ -107,8 +151,10 @@ pub struct Watch {
 impl Watch {
     /// `connections`: (peer rank, connection), already non-blocking.
     pub fn new(connections: Vec<(usize, TcpStream)>) -> Watch {
-        let connections =
-            connections.into_iter().map(|(rank, stream)| Connection { rank, stream, answer: None }).collect();
+        let connections = connections
+            .into_iter()
+            .map(|(rank, stream)| Connection { rank, stream, answer: None, departure: None })
+            .collect();
         Watch { shared: Arc::new(Mutex::new(Shared { connections, waits: Waits::default() })) }
     }
 
@@ -131,10 +177,8 @@ impl Watch {
     }
 
     /// As [`Watch::look`], but when several peers are gone at one look, name `waited_on` if it is
-    /// one of them. When a rank dies its neighbours notice and exit too, and a rank that looks only
-    /// after both closed cannot tell from the sockets which went first; the rank it waits on is the
-    /// one that stopped it (on slow guests a ring neighbour exited 253 ms after the killed rank,
-    /// before the third rank's look, and was named instead).
+    /// one of them (with what it said when it left), else one that left without a word (the rank
+    /// that stopped), else the first.
     pub fn look_preferring(&self, waited_on: Option<usize>) -> Seen {
         let mut shared = self.lock();
         let longest = shared.waits.longest().and_then(|r| u32::try_from(r).ok());
@@ -158,23 +202,38 @@ impl Watch {
                         let _ = connection.stream.write_all(&Frame::Answer(longest).encode());
                     }
                     Ok(Frame::Answer(rank)) => connection.answer = Some((rank, Instant::now())),
+                    Ok(Frame::Leaving(departure)) => connection.departure = Some(departure),
                     // Not a fabricdoctor peer speaking: treat the connection as broken.
                     Err(_) => break true,
                 }
             };
             if closed {
-                gone.push(connection.rank);
+                gone.push((connection.rank, connection.departure));
             }
         }
-        match waited_on.filter(|rank| gone.contains(rank)).or_else(|| gone.first().copied()) {
-            Some(rank) => Seen::Gone(rank),
+        let named = gone
+            .iter()
+            .find(|(rank, _)| Some(*rank) == waited_on)
+            .or_else(|| gone.iter().find(|(_, told)| told.is_none()))
+            .or_else(|| gone.first());
+        match named {
+            Some(&(rank, told)) => Seen::Gone { rank, told },
             None => Seen::Nothing,
         }
     }
 
+    /// Tell every peer still connected why this rank leaves (best effort: a peer that cannot take the
+    /// frame is gone itself). Written before the connections close, so it arrives ahead of the EOF.
+    pub fn leave(&self, departure: Departure) {
+        let mut shared = self.lock();
+        for connection in shared.connections.iter_mut() {
+            let _ = connection.stream.write_all(&Frame::Leaving(departure).encode());
+        }
+    }
+
     /// Ask `peer` what it waits on; `Some(rank)` when it answers within [`PROBE_PATIENCE`] that it is
-    /// waiting on another rank, `None` when it does not answer (it is the stalled one) or waits on
-    /// nothing or on us.
+    /// waiting on another rank (or leaves saying it gave up on one), `None` when it does not answer
+    /// (it is the stalled one) or waits on nothing or on us.
     pub fn ask(&self, peer: usize, us: usize) -> Option<usize> {
         let asked = Instant::now();
         {
@@ -183,8 +242,9 @@ impl Watch {
             connection.stream.write_all(&Frame::Probe.encode()).ok()?;
         }
         while asked.elapsed() < PROBE_PATIENCE {
-            if let Seen::Gone(_) = self.look() {
-                return None;
+            if let Seen::Gone { rank, told } = self.look_preferring(Some(peer)) {
+                // A peer that left while asked may have said on whose account: that is what it waited on.
+                return told.filter(|_| rank == peer).map(|d| d.rank() as usize).filter(|r| *r != peer && *r != us);
             }
             let shared = self.lock();
             let answer = shared.connections.iter().find(|c| c.rank == peer).and_then(|c| c.answer);
@@ -206,12 +266,24 @@ mod tests {
 
     #[test]
     fn frames_round_trip_and_strangers_are_refused() {
-        for frame in [Frame::Probe, Frame::Answer(None), Frame::Answer(Some(0)), Frame::Answer(Some(7))] {
+        for frame in [
+            Frame::Probe,
+            Frame::Answer(None),
+            Frame::Answer(Some(0)),
+            Frame::Answer(Some(7)),
+            Frame::Leaving(Departure::Exited(1)),
+            Frame::Leaving(Departure::Silent(3, Duration::from_secs(10))),
+        ] {
             assert_eq!(Frame::decode(frame.encode()), Ok(frame));
         }
-        assert_eq!(Frame::Answer(Some(2)).encode(), *b"!\0\0\0\x02");
-        assert!(Frame::decode(*b"GET /").is_err(), "an HTTP client is not a peer");
-        assert!(Frame::decode(*b"?\0\0\0\x01").is_err(), "a probe carries no rank");
+        assert_eq!(Frame::Answer(Some(2)).encode(), *b"!\0\0\0\x02\0\0\0\0");
+        assert_eq!(
+            Frame::Leaving(Departure::Silent(1, Duration::from_millis(10_000))).encode(),
+            *b"s\0\0\0\x01\0\0\x27\x10"
+        );
+        assert!(Frame::decode(*b"GET / HTT").is_err(), "an HTTP client is not a peer");
+        assert!(Frame::decode(*b"?\0\0\0\x01\0\0\0\0").is_err(), "a probe carries no rank");
+        assert!(Frame::decode(*b"x\xff\xff\xff\xff\0\0\0\0").is_err(), "a departure names a rank");
     }
 
     #[test]
@@ -261,7 +333,7 @@ mod tests {
         while rank0.look() == Seen::Nothing && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(5));
         }
-        assert_eq!(rank0.look(), Seen::Gone(2));
+        assert_eq!(rank0.look(), Seen::Gone { rank: 2, told: None });
         assert_eq!(rank0.ask(2, 0), None, "a gone peer answers nothing");
     }
 
@@ -279,11 +351,47 @@ mod tests {
         }
         let rank2 = Watch::new(ours);
         let until = Instant::now() + Duration::from_secs(3);
-        while rank2.look_preferring(Some(1)) != Seen::Gone(1) && Instant::now() < until {
+        while rank2.look_preferring(Some(1)) != (Seen::Gone { rank: 1, told: None }) && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(5));
         }
-        assert_eq!(rank2.look_preferring(Some(1)), Seen::Gone(1));
-        assert_eq!(rank2.look(), Seen::Gone(0));
-        assert_eq!(rank2.look_preferring(Some(5)), Seen::Gone(0));
+        assert_eq!(rank2.look_preferring(Some(1)), Seen::Gone { rank: 1, told: None });
+        assert_eq!(rank2.look(), Seen::Gone { rank: 0, told: None });
+        assert_eq!(rank2.look_preferring(Some(5)), Seen::Gone { rank: 0, told: None });
+    }
+
+    /// Rank 1 killed; rank 2, which waited on it, left saying so; rank 0 waited on rank 2 and looks
+    /// only after both closed. It learns from rank 2's word that rank 1 stopped them (the Soft-RoCE
+    /// guests' CI once saw rank 0 blame rank 2 here, the neighbour it waited on).
+    #[test]
+    fn a_neighbour_that_left_because_of_a_dead_rank_names_it() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        for rank in [1usize, 2] {
+            let stream = TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+            let (other, _) = listener.accept().expect("accept");
+            for s in [&stream, &other] {
+                s.set_nonblocking(true).expect("non-blocking");
+            }
+            ours.push((rank, stream));
+            theirs.push((0usize, other));
+        }
+        let rank0 = Watch::new(ours);
+        let rank2 = Watch::new(vec![theirs.pop().expect("rank 2's connection")]);
+        drop(theirs);
+        rank2.leave(Departure::Exited(1));
+        drop(rank2);
+        let until = Instant::now() + Duration::from_secs(3);
+        let mut seen = rank0.look_preferring(Some(2));
+        while !matches!(seen, Seen::Gone { rank: 2, .. }) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+            seen = rank0.look_preferring(Some(2));
+        }
+        assert_eq!(seen, Seen::Gone { rank: 2, told: Some(Departure::Exited(1)) });
+        assert_eq!(
+            rank0.look(),
+            Seen::Gone { rank: 1, told: None },
+            "without a rank waited on, the one that left unannounced"
+        );
     }
 }
