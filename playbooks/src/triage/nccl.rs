@@ -917,6 +917,18 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         let nic = rest.split('\'').nth(1).unwrap_or(rest.trim()).to_string();
         analysis.push(Fact::new("nccl.gdr_disabled").host(&host).attr("nic", nic).evidence(evidence.clone()));
     }
+    // aws-ofi-nccl (src/platform-aws.c) on instance types whose EFA devices support GPUDirect RDMA:
+    // "NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge" (Libfabric found no FI_HMEM
+    // support, or the peer-memory path is missing); the plugin refuses to run without it there.
+    if let Some(rest) = message.strip_prefix("NET/OFI GDR disabled on GDR-supported instance type") {
+        let instance = rest.split_whitespace().next().unwrap_or("this instance type");
+        analysis.push(
+            Fact::new("nccl.gdr_disabled")
+                .host(&host)
+                .attr("nic", format!("the EFA devices of a {instance}"))
+                .evidence(evidence.clone()),
+        );
+    }
     if let Some(channel) = net_channel(log, line) {
         seen.channels.push(channel);
     }
@@ -1746,6 +1758,13 @@ mod tests {
         // The socket transport says the same of every interface: it never reads GPU memory.
         let socket = facts("h:1:2 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'\n");
         assert!(!has(&socket, "nccl.gdr_disabled"), "{socket:?}");
+        // aws-ofi-nccl#889: the OFI plugin finds GPUDirect RDMA off where the instance type has it.
+        let found = facts("ip-10-36-29-253:84:2553 [0] platform_config_endpoint:626 NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge\n");
+        let gdr = found.iter().find(|f| f.name == "nccl.gdr_disabled").expect("OFI gdr fact");
+        assert_eq!(
+            (gdr.get("host"), gdr.get("nic")),
+            (Some("ip-10-36-29-253"), Some("the EFA devices of a p4d.24xlarge"))
+        );
         // nccl#795: the peer's process is gone; its host is the one to look at.
         let found = facts("a100-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer a100-23.cluster<47861>\n");
         let closed = found.iter().find(|f| f.name == "nccl.remote_closed").expect("remote closed");

@@ -584,6 +584,10 @@ fn driver_version_of(line: &str) -> Option<&str> {
 ///   runtime version" and cudaErrorSystemDriverMismatch (803) "system has unsupported display driver /
 ///   cuda driver combination" (CUDA Runtime API, "Error Handling").
 ///
+/// - the NVIDIA container toolkit's "nvidia-container-cli: requirement error: unsatisfied condition:
+///   cuda >= 9.2": the image's NVIDIA_REQUIRE_CUDA asks for a CUDA version the host's driver does not
+///   support, so the container is refused before it starts (libnvidia-container, `--require`).
+///
 /// nvidia-smi's "couldn't communicate with the NVIDIA driver" is reported apart: no driver is loaded.
 /// NCCL's own log lines are left to the NCCL parser, which reads them with their rank and host.
 fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
@@ -604,12 +608,17 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "system has unsupported display driver / cuda driver combination",
         ),
         (
+            "gpu.driver_mismatch",
+            "requirement error: unsatisfied condition: cuda",
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda",
+        ),
+        (
             "gpu.driver_unreachable",
             "couldn't communicate with the nvidia driver",
             "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
         ),
     ];
-    let mut found: BTreeMap<(&str, &str), Fact> = BTreeMap::new();
+    let mut found: BTreeMap<(&str, String), Fact> = BTreeMap::new();
     let mut library_version: Option<(String, Evidence)> = None;
     let mut driver_version: Option<String> = None;
     for (line_no, raw) in numbered_lines(text) {
@@ -627,7 +636,9 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         }
         for (name, needle, message) in MESSAGES {
             if lower.contains(needle) {
-                let fact = found.entry((name, message)).or_insert_with(|| Fact::new(name).attr("text", message));
+                let message = requirement(raw, needle, message);
+                let fact =
+                    found.entry((name, message.clone())).or_insert_with(|| Fact::new(name).attr("text", &message));
                 if fact.evidence.len() < 4 {
                     fact.evidence.push(Evidence::new(file, line_no, raw));
                 }
@@ -645,6 +656,23 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         }
         facts.push(fact);
     }
+}
+
+/// The message as the line states it when it carries a version: the container toolkit's
+/// requirement (`... unsatisfied condition: cuda >= 9.2`) is quoted with the version it asked for.
+fn requirement(line: &str, needle: &str, message: &str) -> String {
+    const CONDITION: &str = "unsatisfied condition: ";
+    if !needle.contains(CONDITION) {
+        return message.to_string();
+    }
+    // ASCII lowercasing keeps byte offsets, so the offset found in the lowercase line holds in `line`.
+    let Some(at) = line.to_ascii_lowercase().find(CONDITION) else { return message.to_string() };
+    let condition = &line[at + CONDITION.len()..];
+    let end = condition
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '>' | '=' | '<' | ' ')))
+        .map_or(condition.len(), |(i, _)| i);
+    format!("nvidia-container-cli: requirement error: {CONDITION}{}", condition[..end].trim())
 }
 
 #[cfg(test)]
@@ -828,6 +856,22 @@ mod tests {
         assert_eq!(facts[0].get("text"), Some("Failed to initialize NVML: Driver/library version mismatch"));
         assert_eq!(facts[0].get("library_version"), Some("570.124"));
         assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 3]);
+    }
+
+    /// nvidia-docker#745: the container toolkit refuses a CUDA 9.2 image on a 390 driver; the
+    /// requirement is quoted with its version, cut where Docker's escaping begins.
+    #[test]
+    fn the_container_toolkit_refusing_an_image_for_its_cuda_requirement() {
+        let text = r#"docker: Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container process caused "process_linux.go:402: container init caused \"process_linux.go:385: running prestart hook 1 caused \\\"error running hook: exit status 1, stdout: , stderr: exec command: [/usr/bin/nvidia-container-cli --load-kmods configure --ldconfig=@/sbin/ldconfig.real --device=all --compute --utility --require=cuda>=9.2 --pid=2274 /var/lib/docker/overlay2/eb58/merged]\\\\nnvidia-container-cli: requirement error: unsatisfied condition: cuda >= 9.2\\\\n\\\"\"": unknown.
+"#;
+        let facts = parse("docker.txt", text);
+        assert_eq!(names(&facts), vec!["gpu.driver_mismatch"]);
+        assert_eq!(
+            facts[0].get("text"),
+            Some("nvidia-container-cli: requirement error: unsatisfied condition: cuda >= 9.2")
+        );
+        // The `--require=cuda>=9.2` of the command line alone is no refusal.
+        assert!(parse("docker.txt", "exec command: [/usr/bin/nvidia-container-cli --require=cuda>=9.2]\n").is_empty());
     }
 
     /// From tests/corpus/cases/mixed-nccltests12-cuda-driver-insufficient.txt (train): nccl-tests'

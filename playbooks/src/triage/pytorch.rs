@@ -64,6 +64,16 @@ pub struct PytorchRecords {
     /// Reports that say what they found in one line: ProcessGroupNCCL's desync report and the
     /// collective fingerprint check of TORCH_DISTRIBUTED_DEBUG=DETAIL.
     pub stated: Vec<Fact>,
+    /// A progress bar that went on counting after the first watchdog timeout of this input.
+    pub progress: Option<ProgressAfterTimeout>,
+}
+
+/// A progress bar (tqdm's `n/total [elapsed<remaining, rate]`) at or before the first watchdog
+/// timeout, and the same bar further on after it: the process printing it was still working.
+#[derive(Debug, Clone)]
+pub struct ProgressAfterTimeout {
+    pub before: (u64, u64, Evidence),
+    pub after: (u64, Evidence),
 }
 
 impl PytorchRecords {
@@ -235,6 +245,9 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             }
         }
     }
+    if let Some(first) = records.watchdog.first() {
+        records.progress = progress_after(file, text, first.evidence.line);
+    }
     // The wrapper checks each collective's fingerprint across ranks before it runs, so ranks whose
     // last fingerprints name different sequence numbers issued different numbers of collectives:
     // the program took different paths on different ranks.
@@ -252,6 +265,39 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
         records.stated.push(fact);
     }
     records
+}
+
+/// tqdm's counter in a progress line: `| 1582/1818 [30:02<04:26,  1.13s/it]` gives (1582, 1818).
+/// A bar that has no total (`1582it [30:02, 1.13it/s]`) says nothing about advancing.
+fn progress_counter(line: &str) -> Option<(u64, u64)> {
+    if !(line.contains("it/s]") || line.contains("s/it]") || line.contains("it/s,") || line.contains("s/it,")) {
+        return None;
+    }
+    line.match_indices(" [").find_map(|(at, _)| {
+        let (done, total) = line[..at].rsplit(|c: char| c == ' ' || c == '|').next()?.split_once('/')?;
+        let elapsed = line[at + 2..].split(['<', ',', ']']).next()?;
+        elapsed.contains(':').then_some(())?;
+        Some((done.parse().ok()?, total.parse().ok()?))
+    })
+}
+
+/// The last progress bar at or before line `timed_out` and the first later line where the same bar
+/// (the same total) counts further. Read only in inputs with a watchdog timeout.
+fn progress_after(file: &str, text: &str, timed_out: usize) -> Option<ProgressAfterTimeout> {
+    let mut before: Option<(u64, u64, Evidence)> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        let Some((done, total)) = progress_counter(raw) else { continue };
+        if line_no <= timed_out {
+            before = Some((done, total, Evidence::new(file, line_no, raw)));
+            continue;
+        }
+        let (seen, seen_total, _) = before.as_ref()?;
+        if total == *seen_total && done > *seen {
+            return before
+                .map(|before| ProgressAfterTimeout { before, after: (done, Evidence::new(file, line_no, raw)) });
+        }
+    }
+    None
 }
 
 /// A flight recorder dump: `{"version": .., "pg_config": .., "entries": [{..}, ..]}`. The rank comes
@@ -319,6 +365,50 @@ pub fn analyze(all: &[PytorchRecords], analysis: &mut Analysis) {
     }
     let dumps: Vec<&FlightDump> = all.iter().flat_map(|r| r.dumps.iter()).collect();
     dump_facts(&dumps, analysis);
+    busy_while_others_timed_out(all, &watchdog, analysis);
+}
+
+/// Ranks that timed out while a progress bar in the same input went on counting: the process printing
+/// it never reached the collective, it was busy with work of its own (a dataset scan, a validation
+/// pass, a cache build) for longer than the timeout. That is the rank its launcher labels the bar
+/// with or, unlabelled, rank 0, the one that prints progress by convention, when it is not among those
+/// that timed out (yolov5#4400: ranks 1-3 time out at 60 s while rank 0's label scan counts on).
+fn busy_while_others_timed_out(all: &[PytorchRecords], watchdog: &[&WatchdogRecord], analysis: &mut Analysis) {
+    if analysis.facts.iter().any(|f| f.name == "pytorch.rank_behind") {
+        return;
+    }
+    let timed_out: BTreeSet<u64> = watchdog.iter().filter_map(|r| r.rank).collect();
+    if timed_out.is_empty() {
+        return;
+    }
+    // A launcher's labels name ranks only where every timed-out line that carries one carries its own.
+    let labels_are_ranks = watchdog.iter().any(|r| analysis.ranks.labels_of(&r.evidence).rank.is_some())
+        && watchdog.iter().all(|r| {
+            let label = analysis.ranks.labels_of(&r.evidence).rank;
+            label.is_none() || label == r.rank
+        });
+    for progress in all.iter().filter_map(|r| r.progress.as_ref()) {
+        let (done, total, before) = &progress.before;
+        let (later, after) = &progress.after;
+        let label = analysis.ranks.labels_of(after).rank.filter(|_| labels_are_ranks);
+        let rank = label.unwrap_or(0);
+        if timed_out.contains(&rank) {
+            continue;
+        }
+        let ranks = timed_out.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        let ranks = if timed_out.len() == 1 { format!("rank {ranks}") } else { format!("ranks {ranks}") };
+        analysis.push(
+            Fact::new("pytorch.rank_behind")
+                .attr("rank", rank)
+                .attr(
+                    "busy",
+                    format!("its progress went on from {done}/{total} to {later}/{total} after {ranks} timed out"),
+                )
+                .evidence(before.clone())
+                .evidence(after.clone()),
+        );
+        return;
+    }
 }
 
 /// Ranks that timed out together on one collective, all of the same sequence number, name the ranks
@@ -602,6 +692,56 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse_text("log", &text)], &mut analysis);
         assert!(!analysis.has("pytorch.rank_behind"));
+    }
+
+    /// sd-scripts#971 and yolov5#4400: the waiting ranks time out while the progress bar of the
+    /// process that prints it (rank 0) counts on: that rank is busy, not in the collective.
+    #[test]
+    fn a_rank_whose_progress_counts_on_after_the_others_timed_out_is_behind() {
+        let timeout = |rank: u32| {
+            format!("[E ProcessGroupNCCL.cpp:828] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802130 milliseconds before timing out.")
+        };
+        let bar =
+            |done: u32| format!(" 87%|█████████████████████████████████▉     | {done}/1818 [30:02<04:26,  1.13s/it]");
+        let behind = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse_text("log", text)], &mut analysis);
+            analysis.facts.into_iter().filter(|f| f.name == "pytorch.rank_behind").collect::<Vec<_>>()
+        };
+        let text = format!(
+            "caching latents...\n{}{}\n{}Traceback (most recent call last):\n",
+            bar(1582),
+            timeout(1),
+            bar(1583)
+        );
+        let found = behind(&text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].get("rank"), Some("0"));
+        assert_eq!(
+            found[0].get("busy"),
+            Some("its progress went on from 1582/1818 to 1583/1818 after rank 1 timed out")
+        );
+        assert_eq!(found[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 3]);
+        // A bar that stood still, a bar only before the timeout, or rank 0 among those that timed
+        // out: nobody is named.
+        assert!(behind(&format!("{}{}\n{}\n", bar(1582), timeout(1), bar(1582))).is_empty());
+        assert!(behind(&format!("{}\n{}\n", bar(1582), timeout(1))).is_empty());
+        assert!(behind(&format!("{}{}\n{}\n{}\n", bar(1582), timeout(1), timeout(0), bar(1583))).is_empty());
+        // A launcher's rank labels name the rank whose bar counts on, where they are ranks.
+        let labelled = format!("[rank3]:{}\n[rank1]:{}\n[rank3]:{}\n", bar(1582), timeout(1), bar(1583));
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", labelled.clone().into_bytes())]);
+        let named: Vec<_> =
+            found.facts.iter().filter(|f| f.name == "pytorch.rank_behind").map(|f| f.get("rank")).collect();
+        assert_eq!(named, vec![Some("3")]);
+        let mislabelled = labelled.replace("[rank1]:", "[rank2]:");
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", mislabelled.into_bytes())]);
+        let named: Vec<_> =
+            found.facts.iter().filter(|f| f.name == "pytorch.rank_behind").map(|f| f.get("rank")).collect();
+        assert_eq!(named, vec![Some("0")], "labels that are not the lines' ranks are not read as ranks");
+        // A bar without a total (`35batch [00:03, 10.54batch/s]`) or a count that is not tqdm's.
+        assert_eq!(progress_counter("Epoch 9, Rank 7, world_size 8: 35batch [00:03, 10.54batch/s]"), None);
+        assert_eq!(progress_counter("75% 24/32 [01:09<00:22,  2.83s/it]"), Some((24, 32)));
+        assert_eq!(progress_counter("see 1/2 [note] it/s]"), None);
     }
 
     /// c10d's own verdicts, as posted (pytorch#152623 desync report, ms-swift#9443 fingerprint check).
