@@ -274,7 +274,7 @@ fn progress_counter(line: &str) -> Option<(u64, u64)> {
         return None;
     }
     line.match_indices(" [").find_map(|(at, _)| {
-        let (done, total) = line[..at].rsplit(|c: char| c == ' ' || c == '|').next()?.split_once('/')?;
+        let (done, total) = line[..at].rsplit([' ', '|']).next()?.split_once('/')?;
         let elapsed = line[at + 2..].split(['<', ',', ']']).next()?;
         elapsed.contains(':').then_some(())?;
         Some((done.parse().ok()?, total.parse().ok()?))
