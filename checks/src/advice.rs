@@ -97,6 +97,9 @@ pub const TABLE: &[(&str, Action, Owner)] = &[
     ("rdma.port.rate", ReplaceCableOrOptic, Fabric),
     ("rdma.gid.rocev2", FixConfig, Node),
     ("rdma.mtu", FixConfig, Node),
+    // Triage: devices a container or VM lists but cannot open; if the job needs them, the
+    // container's device list is the setting to fix.
+    ("rdma.device.open", FixConfig, Node),
     ("rdma.fw.consistency", FixConfig, Node),
     ("host.memlock", FixConfig, Node),
     ("host.devshm", FixConfig, Node),

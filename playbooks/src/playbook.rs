@@ -236,6 +236,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nic port state physical_state link_layer",
         "an Ethernet port down beside Active InfiniBand rails (a front-end NIC, not a rail)",
     ),
+    (
+        "rdma.devices_not_given",
+        "count opened",
+        "ibv_devinfo 'Failed to open device' beside devices that opened (devices not given to this container or VM)",
+    ),
     ("gpu.remap_pending", "gpu correctable_rows uncorrectable_rows what", "nvidia-smi -q Remapped Rows Pending: Yes (reset needed)"),
     ("gpu.remap_failed", "gpu what", "nvidia-smi -q Remapping Failure Occurred: Yes (no spare rows left)"),
     ("gpu.retired_pages_pending", "gpu what", "nvidia-smi -q Retired Pages Pending: Yes"),

@@ -40,6 +40,8 @@ pub struct RdmaRecords {
     pub gids: Vec<Gid>,
     /// The path MTU a verbs test was started with, from its command line pasted beside the ports.
     pub requested_mtu: Option<(u32, Evidence)>,
+    /// ibv_devinfo's "Failed to open device" lines: devices it listed but could not open.
+    pub unopened: Vec<Evidence>,
 }
 
 impl RdmaRecords {
@@ -60,6 +62,7 @@ impl RdmaRecords {
         if other.requested_mtu.is_some() {
             self.requested_mtu = other.requested_mtu;
         }
+        self.unopened.extend(other.unopened);
     }
 }
 
@@ -76,6 +79,10 @@ pub fn parse(file: &str, text: &str) -> RdmaRecords {
         let evidence = || Evidence::new(file, line_no, raw);
         if let Some(mtu) = requested_test_mtu(raw.trim()) {
             records.requested_mtu = Some((mtu, evidence()));
+            continue;
+        }
+        if raw.trim() == "Failed to open device" {
+            records.unopened.push(evidence());
             continue;
         }
         if let Some(name) = value_of(raw, "hca_id:") {
@@ -215,8 +222,41 @@ pub fn analyze(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis)
             analysis.observations.push(finding);
         }
     }
+    unopened_devices(records, analysis);
     path_mtu(records, analysis);
     gids(records, logs, analysis);
+}
+
+/// ibv_devinfo lists every device the kernel shows (sysfs) and opens each in turn, printing "Failed
+/// to open device" for one it cannot open (rdma-core libibverbs/examples/devinfo.c). A container or
+/// VM given some of the host's devices (one SR-IOV virtual function, a device plugin's share) sees
+/// the rest listed without their device files. Beside a device that opened, those failures are the
+/// devices this process was not given: reported for the operator to confirm, not a fault.
+fn unopened_devices(records: &RdmaRecords, analysis: &mut Analysis) {
+    if records.unopened.is_empty() || records.ports.is_empty() {
+        return;
+    }
+    let mut opened: Vec<&str> = records.ports.iter().map(|p| p.device.as_str()).collect();
+    opened.dedup();
+    let opened = opened.join(", ");
+    let count = records.unopened.len();
+    let mut fact = Fact::new("rdma.devices_not_given").attr("count", count).attr("opened", &opened);
+    // Every line is cited, so none is left among the unexplained errors.
+    for evidence in &records.unopened {
+        fact = fact.evidence(evidence.clone());
+    }
+    analysis.push(fact);
+    analysis.observations.push(
+        Finding::new(
+            "rdma.device.open",
+            Verdict::Warn,
+            "ibv_devinfo",
+            format!(
+                "{count} listed devices could not be opened, {opened} could: devices of the host not given to this container or VM (confirm they are not the ones the job needs)"
+            ),
+        )
+        .evidence(cite(&records.unopened[0])),
+    );
 }
 
 /// A queue pair's path MTU above what the port carries: on RoCE the port's active MTU follows
@@ -412,6 +452,26 @@ mod tests {
         assert_eq!(records.gids.len(), 2);
         assert_eq!(records.gids[1].ipv4.as_deref(), Some("10.156.129.132"));
         assert_eq!(records.gids[0].ipv4, None);
+    }
+
+    /// hustcat/k8s-rdma-device-plugin#8: a container given one SR-IOV virtual function runs
+    /// ibv_devinfo; the other functions are listed but cannot be opened. Every such line is cited,
+    /// so none is left as an unexplained error; with no device opened nothing is said.
+    #[test]
+    fn devices_listed_but_not_opened_beside_one_that_opened_were_not_given() {
+        let text = "Failed to open device\nFailed to open device\nhca_id: mlx4_2\n        fw_ver:                         2.40.7000\n        phys_port_cnt:                  1\n                port:   1\n                        state:                  PORT_ACTIVE (4)\n                        link_layer:             InfiniBand\n\nFailed to open device\n";
+        let records = parse("devinfo.txt", text);
+        assert_eq!(records.unopened.iter().map(|e| e.line).collect::<Vec<_>>(), [1, 2, 10]);
+        let mut analysis = Analysis::default();
+        analyze(&records, &[], &mut analysis);
+        let given = analysis.facts.iter().find(|f| f.name == "rdma.devices_not_given").expect("fact");
+        assert_eq!((given.get("count"), given.get("opened")), (Some("3"), Some("mlx4_2")));
+        assert_eq!(given.evidence.len(), 3);
+        assert!(analysis.observations.iter().any(|o| o.id == "rdma.device.open" && o.verdict == Verdict::Warn));
+        let alone = parse("devinfo.txt", "Failed to open device\nFailed to open device\n");
+        let mut analysis = Analysis::default();
+        analyze(&alone, &[], &mut analysis);
+        assert!(!analysis.has("rdma.devices_not_given"), "no device opened: not this reading");
     }
 
     /// NVIDIA/nccl-tests#185: NCCL's modify_qp finds no route to its peer's GID, which says RoCE.

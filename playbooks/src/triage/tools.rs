@@ -20,6 +20,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "no active ports detected",
             "no hfi units are active",
             "not enumerated as an mlx5 device",
+            "not an mlx5 device",
             "no socket interface found",
             "can't find interface",
             "rdma device",
@@ -28,6 +29,15 @@ fn rare_phrases() -> &'static regex::Regex {
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
+    })
+}
+
+/// Whether the text names an mlx5 RDMA device (`mlx5_0`, `mlx5_bond_0`), not only the driver
+/// (`mlx5_core`) or the direct-verbs calls (`mlx5dv_open_device`).
+fn names_mlx5_device(text: &str) -> bool {
+    text.match_indices("mlx5_").any(|(at, found)| {
+        let rest = &text[at + found.len()..];
+        rest.starts_with(|c: char| c.is_ascii_digit()) || rest.starts_with("bond")
     })
 }
 
@@ -392,7 +402,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // NVSHMEM's IBGDA transport skipping a device that is no mlx5 ("WARN: device erdma_0 is not
             // enumerated as an mlx5 device. Skipping..."): GPU-initiated RDMA drives mlx5 queues
             // directly, so another vendor's device (Alibaba's eRDMA, AWS EFA) is no device to it.
-            if lower.contains("not enumerated as an mlx5 device") && !text.contains("mlx5_") {
+            // The same refusal in mlx5 direct verbs' own words where a program probed the device
+            // ("mlx5dv_open_device(erdma_0) -> FAIL (not an mlx5 device)", DeepEP#759).
+            if (lower.contains("not enumerated as an mlx5 device") || lower.contains("not an mlx5 device"))
+                && !names_mlx5_device(text)
+            {
                 facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
@@ -1032,6 +1046,11 @@ mod tests {
         assert_eq!(parse("f", skip)[0].name, "rdma.device_missing");
         let beside_mlx5 = format!("{skip}NVSHMEM using mlx5_0 for IBGDA\n");
         assert!(parse("f", &beside_mlx5).is_empty(), "an mlx5 device is left to use");
+        // DeepEP#759: a program's own probe of the device, and its driver that is not mlx5_core.
+        let probed = "mlx5dv_open_device(erdma_0)  -> FAIL (not an mlx5 device)\n/sys/class/infiniband/erdma_0/device/driver -> erdma      # not mlx5_core\n";
+        assert_eq!(parse("f", probed).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"]);
+        assert!(names_mlx5_device("mlx5_bond_0") && names_mlx5_device("using mlx5_10"));
+        assert!(!names_mlx5_device("mlx5_core mlx5dv_open_device"));
         let kvs = "2025:02:17-17:20:51:( 2399) |CCL_ERROR| internal_kvs.cpp:289 fill_local_host_ip: can't find interface  to get host IP\n";
         let uid = "/dvs/p4/build/sw/rel/gpgpu/toolkit/r12.8/main_nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_net_init:160: No socket interface found\n";
         for text in [kvs, &format!("{uid}{uid}")] {
