@@ -276,6 +276,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "a rank without Init COMPLETE while most of its communicator completed",
     ),
     ("nccl.roce", "host", "'NET/IB : Using ... /RoCE'"),
+    ("nccl.gid_routable", "host gid", "a failed completion's queue pair used the IPv4-mapped RoCE v2 GID (the right index)"),
     (
         "nccl.cross_nic",
         "channel from_rank to_rank send_nic recv_nic host peer",
@@ -284,8 +285,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("nccl.gid_index_unset", "", "RoCE status 12/RTR failure and no NCCL_IB_GID_INDEX anywhere in the inputs"),
     (
         "nccl.gid_index_wrong",
-        "nic gid_index configured",
-        "NCCL_IB_GID_INDEX differs from the RoCE v2 IPv4 index in show_gids",
+        "nic gid_index configured host gid",
+        "NCCL_IB_GID_INDEX differs from the RoCE v2 IPv4 index in show_gids, or a queue pair that failed used a link-local RoCE GID",
     ),
     (
         "rdma.gid_tables_differ",

@@ -504,7 +504,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
 /// The gateway address of a Docker network (172.17.0.1 to 172.31.0.1: the default address pools
 /// of dockerd, one /16 each, the host's own address on the bridge being .0.1), as the second
 /// octet when the address is one.
-fn docker_gateway(address: &str) -> Option<u8> {
+pub(super) fn docker_gateway(address: &str) -> Option<u8> {
     let octets: Vec<u8> = address.split('.').map(|o| o.parse().ok()).collect::<Option<Vec<u8>>>()?;
     match octets.as_slice() {
         [172, second @ 17..=31, 0, 1] => Some(*second),
@@ -967,15 +967,21 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     if line.level == Level::Warn {
         let fact = warning_fact(line, &host).evidence(evidence.clone());
+        if fact.name == "nccl.wc_error" {
+            link_local_queue_pair(line, &host, &fact, &evidence, seen, analysis);
+        }
         // A connection attempt to a link-local or loopback address means the peer announced the
         // address of an interface no other host can reach (RFC 3927 169.254/16, RFC 4291 fe80::/10).
         if fact.name == "nccl.socket_connect_failed" {
             let lower = line.message.to_ascii_lowercase();
             // A refused connection (RST): the address answers but nothing listens on the port, a
-            // firewall rejects it, or the address is a host that is not the peer at all.
+            // firewall rejects it, or the address is a host that is not the peer at all. A connect
+            // that timed out (ETIMEDOUT, connect(2): no answer to its SYNs) reached nothing: a
+            // firewall that drops, or an address no route leads to (nccl-tests#15).
             if lower.contains("no route to host")
                 || lower.contains("network is unreachable")
                 || lower.contains("connection refused")
+                || (lower.contains("connect") && lower.contains("connection timed out"))
             {
                 analysis.push(Fact::new("nccl.network_unreachable").host(&host).evidence(evidence.clone()));
             }
@@ -1007,6 +1013,55 @@ fn queue_pair_gid(message: &str) -> Option<[u8; 16]> {
     gid[..8].copy_from_slice(&prefix);
     gid[8..].copy_from_slice(&interface);
     Some(gid)
+}
+
+/// A failed completion whose queue pair's own GID NCCL prints ("... status=12 ... localGid
+/// fe80::966d:aeff:fec6:c6c2 remoteGids fe80::...", net_ib.cc from 2.19) tells the link layer: a
+/// GID made from a MAC address is RoCE's. A link-local one (fe80::, GID index 0 or 1 of a RoCE
+/// port) is routed nowhere beyond its own Ethernet segment, so a queue pair that ran out of retries
+/// with it chose the wrong GID index (finetrainers#16, A800 nodes across a routed fabric).
+fn link_local_queue_pair(
+    line: &NcclLine,
+    host: &str,
+    fact: &Fact,
+    evidence: &Evidence,
+    seen: &mut Observations,
+    analysis: &mut Analysis,
+) {
+    let Some(gid) = line
+        .message
+        .split("localGid ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|text| text.parse::<std::net::Ipv6Addr>().ok())
+        .map(|address| address.octets())
+    else {
+        return;
+    };
+    if !ethernet(gid) {
+        return;
+    }
+    if seen.roce_from_gid.insert(host.to_string()) {
+        analysis.push(Fact::new("nccl.roce").host(host).evidence(evidence.clone()));
+    }
+    // An IPv4-mapped GID is the RoCE v2 one NCCL should use: the index was right, whatever else
+    // made the queue pair run out of retries (nccl#1698, #1814: lossy RoCE).
+    if gid[..10].iter().all(|&b| b == 0) {
+        analysis.push(
+            Fact::new("nccl.gid_routable")
+                .host(host)
+                .attr("gid", std::net::Ipv6Addr::from(gid).to_string())
+                .evidence(evidence.clone()),
+        );
+    } else if gid[0] == 0xfe && gid[1] == 0x80 && fact.get("status") == Some("12") {
+        analysis.push(
+            Fact::new("nccl.gid_index_wrong")
+                .host(host)
+                .attr("gid", std::net::Ipv6Addr::from(gid).to_string())
+                .attr("configured", "a link-local GID (index 0 or 1), not the RoCE v2 IPv4 one")
+                .evidence(evidence.clone()),
+        );
+    }
 }
 
 /// A GID only an Ethernet (RoCE) port has: an IPv4-mapped address (RoCE v2, RFC 4291 2.5.5.2), or
@@ -1296,6 +1351,8 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || lower.contains("socketpollconnect")
         || (lower.contains("bootstrap") && (lower.contains("timed out") || lower.contains("refused")))
         || lower.contains("call to connect returned")
+        // NCCL 2.2's include/socket.h: "Call to connect failed : Connection timed out".
+        || lower.contains("call to connect failed")
         || socket_peer_unreachable(source_file(), &lower)
     {
         Fact::new("nccl.socket_connect_failed").host(host).attr("error", message)
@@ -1964,6 +2021,53 @@ mod tests {
         // An InfiniBand GID: fe80 and the port GUID (no FF FE in its middle).
         assert!(!ethernet(queue_pair_gid("qpn 7 GID 0 (80FE/1234AB000390C2B8) fifo").expect("decoded")));
         assert_eq!(queue_pair_gid("GID 0 (not hex/x)"), None);
+    }
+
+    /// finetrainers#16: status 12 on a queue pair whose own GID is link-local and made from a MAC
+    /// (RoCE GID index 0 or 1); nccl#1814: the same status on the IPv4-mapped RoCE v2 GID, whose
+    /// index was right.
+    #[test]
+    fn a_failed_queue_pairs_own_gid_says_whether_its_index_was_wrong() {
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis.facts
+        };
+        let link_local = facts("nm04-a800-node083:1235788:1236546 [4] transport/net_ib.cc:1698 NCCL WARN NET/IB : Got completion from peer 10.76.228.50<46608> with status=12 opcode=129 len=47104 vendor err 129 (Recv) localGid fe80::966d:aeff:fec6:c6c2 remoteGidsfe80::966d:aeff:fec6:a34a\n");
+        let wrong = link_local.iter().find(|f| f.name == "nccl.gid_index_wrong").expect("wrong index");
+        assert_eq!(
+            (wrong.get("host"), wrong.get("gid")),
+            (Some("nm04-a800-node083"), Some("fe80::966d:aeff:fec6:c6c2"))
+        );
+        assert!(link_local.iter().any(|f| f.name == "nccl.roce"));
+        let routable = facts("hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 172.36.143.59<44206> with status=12 opcode=129 len=65536 vendor err 129 (Recv) localGid ::ffff:29.87.88.182 remoteGids::ffff:29.87.4.221\n");
+        assert!(routable.iter().any(|f| f.name == "nccl.gid_routable" && f.get("gid") == Some("::ffff:29.87.88.182")));
+        assert!(!routable.iter().any(|f| f.name == "nccl.gid_index_wrong"));
+        // An InfiniBand GID (fe80:: and a port GUID) says nothing about RoCE; a flush (status 5)
+        // on a link-local GID is no verdict on the index.
+        let infiniband = facts("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=12 opcode=129 len=4 vendor err 129 (Recv) localGid fe80::946d:ae03:cd:e72c remoteGids fe80::946d:ae03:cd:e72d\n");
+        assert!(!infiniband.iter().any(|f| f.name == "nccl.gid_index_wrong" || f.name == "nccl.roce"));
+        let flushed = facts("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=5 opcode=129 len=4 vendor err 244 (Recv) localGid fe80::966d:aeff:fec6:c6c2 remoteGids fe80::966d:aeff:fec6:a34a\n");
+        assert!(!flushed.iter().any(|f| f.name == "nccl.gid_index_wrong"));
+    }
+
+    /// nccl-tests#15 (NCCL 2.2): a connect that timed out reached nothing, as a refused one reaches
+    /// no listener; a connect that failed otherwise says neither.
+    #[test]
+    fn a_connect_that_timed_out_is_an_unreachable_peer() {
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis.facts
+        };
+        let timed_out = facts(
+            "gpu-bql-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out\n",
+        );
+        assert!(timed_out.iter().any(|f| f.name == "nccl.socket_connect_failed"));
+        assert!(timed_out.iter().any(|f| f.name == "nccl.network_unreachable"));
+        let other = facts("h:1:2 [0] include/socket.h:360 WARN Call to connect failed : Bad file descriptor\n");
+        assert!(other.iter().any(|f| f.name == "nccl.socket_connect_failed"));
+        assert!(!other.iter().any(|f| f.name == "nccl.network_unreachable"));
     }
 
     #[test]

@@ -417,8 +417,11 @@ fn gids(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
     // NCCL_IB_GID_INDEX is NCCL's setting: its absence says something only where NCCL is the verbs
     // user (UCX, MPI and perftest choose or take their GID index otherwise).
     let nccl_speaks = logs.iter().any(|log| !log.is_empty());
+    // A failing queue pair that NCCL shows on the IPv4-mapped RoCE v2 GID had the index it needed,
+    // set or not.
+    let routable_gid_used = analysis.has("nccl.gid_routable");
     if roce && retry_errors {
-        if gid_settings.is_empty() && nccl_speaks {
+        if gid_settings.is_empty() && nccl_speaks && !routable_gid_used {
             analysis.push(
                 Fact::new("nccl.gid_index_unset")
                     .attr("meaning", "no log line or launcher command given sets NCCL_IB_GID_INDEX"),

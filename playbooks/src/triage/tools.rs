@@ -21,6 +21,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "no hfi units are active",
             "not enumerated as an mlx5 device",
             "not an mlx5 device",
+            "btl_tcp_endpoint",
             "no socket interface found",
             "can't find interface",
             "rdma device",
@@ -30,6 +31,16 @@ fn rare_phrases() -> &'static regex::Regex {
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
     })
+}
+
+/// The Docker gateway address Open MPI's TCP transport failed to connect to, if this line says so.
+fn openmpi_tcp_connect_to_docker(line: &str) -> Option<&str> {
+    if !line.contains("btl_tcp_endpoint") {
+        return None;
+    }
+    let address = line.split("connect() to ").nth(1)?.split_whitespace().next()?;
+    let address = address.trim_end_matches([':', ',']);
+    super::nccl::docker_gateway(address).map(|_| address)
 }
 
 /// Whether the text names an mlx5 RDMA device (`mlx5_0`, `mlx5_bond_0`), not only the driver
@@ -397,6 +408,27 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("text", trimmed)
                         .evidence(evidence()),
                 );
+                continue;
+            }
+            // Open MPI's TCP transport failing to connect to a Docker network's gateway address
+            // ("[host][[38971,1],2][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect]
+            // connect() to 172.17.0.1 failed: Connection refused (111)", horovod#310): a peer offered
+            // the address of its docker0 bridge, which no other host reaches; btl_tcp_if_include (or
+            // _exclude docker0) is the fix, as NCCL_SOCKET_IFNAME is NCCL's.
+            if let Some(gateway) = openmpi_tcp_connect_to_docker(trimmed) {
+                let mut suspect = Fact::new("nccl.socket_iface_suspect")
+                    .attr(
+                        "iface",
+                        format!("a Docker bridge (its gateway {gateway}, offered to Open MPI's TCP transport)"),
+                    )
+                    .attr("used_by", "openmpi");
+                let mut failed = Fact::new("nccl.socket_connect_failed").attr("error", trimmed);
+                if let Some(host) = trimmed.strip_prefix('[').and_then(|rest| rest.split(']').next()) {
+                    suspect = suspect.host(host);
+                    failed = failed.host(host);
+                }
+                facts.push(suspect.evidence(evidence()));
+                facts.push(failed.evidence(evidence()));
                 continue;
             }
             // NVSHMEM's IBGDA transport skipping a device that is no mlx5 ("WARN: device erdma_0 is not
@@ -1046,6 +1078,18 @@ mod tests {
         assert_eq!(parse("f", skip)[0].name, "rdma.device_missing");
         let beside_mlx5 = format!("{skip}NVSHMEM using mlx5_0 for IBGDA\n");
         assert!(parse("f", &beside_mlx5).is_empty(), "an mlx5 device is left to use");
+        // horovod#310: Open MPI's TCP transport connecting to a peer's docker0 gateway.
+        let refused = "[u10-154-66-206][[38971,1],2][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect] connect() to 172.17.0.1 failed: Connection refused (111)\n";
+        let found = parse("f", refused);
+        let suspect = found.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("suspect");
+        assert_eq!(suspect.get("host"), Some("u10-154-66-206"));
+        assert!(suspect.get("iface").is_some_and(|iface| iface.contains("172.17.0.1")));
+        assert!(found.iter().any(|f| f.name == "nccl.socket_connect_failed"));
+        let routed = refused.replace("172.17.0.1", "10.2.0.7");
+        assert!(
+            !parse("f", &routed).iter().any(|f| f.name == "nccl.socket_iface_suspect"),
+            "a routed address is no bridge"
+        );
         // DeepEP#759: a program's own probe of the device, and its driver that is not mlx5_core.
         let probed = "mlx5dv_open_device(erdma_0)  -> FAIL (not an mlx5 device)\n/sys/class/infiniband/erdma_0/device/driver -> erdma      # not mlx5_core\n";
         assert_eq!(parse("f", probed).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"]);
