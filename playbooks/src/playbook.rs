@@ -78,6 +78,16 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "text",
         "CUDA's out-of-memory code by name (cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY) or 'CUDA error: 2', from MPI, UCX, TensorFlow or a program",
     ),
+    (
+        "gpu.peer_mappings_exhausted",
+        "text",
+        "CUDA's 'peer mapping resources exhausted' (cudaErrorTooManyPeers): a GPU has no peer-access slot left",
+    ),
+    (
+        "process.shm_full",
+        "text",
+        "a program's own shared memory in /dev/shm refused (multiprocessing semaphores with ENOSPC, PyTorch DataLoader's 'insufficient shared memory')",
+    ),
     ("nccl.cuda_version", "text host", "NCCL WARN on a CUDA driver older than the runtime NCCL was built for"),
     ("nccl.memlock", "text host", "NCCL WARN ibv_reg_mr/register memory failing with ENOMEM (locked-memory limit)"),
     (

@@ -705,7 +705,10 @@ fn plugin_mismatch(plugins: &BTreeMap<String, (String, Evidence)>, analysis: &mu
 /// "NET/IB : No device found" is normal on one host, but a job that spans hosts, or that asked for
 /// InfiniBand (NCCL_IB_DISABLE=0, NCCL_IB_HCA), has lost its RDMA devices and runs over TCP sockets.
 fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
-    let Some((host, evidence)) = seen.ib_not_used.first() else { return };
+    let Some((host, evidence)) = seen.ib_not_used.first() else {
+        sockets_beside_an_rdma_plugin(seen, analysis);
+        return;
+    };
     let hosts = seen.hosts.iter().filter(|h| h.as_str() != crate::fact::UNKNOWN_HOST).count();
     let asked = |name: &str, value: Option<&str>| {
         seen.settings.get(name).is_some_and(|values| value.is_none_or(|v| values.contains_key(v)))
@@ -729,6 +732,27 @@ fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
             .host(host)
             .attr("text", format!("NET/IB : No device found, although {why}"))
             .evidence(evidence.clone()),
+    );
+}
+
+/// Ranks of different hosts connected over NCCL's socket transport ("via NET/Socket/3") on a host
+/// where an RDMA net plugin loaded (HPC-X's IBext, aws-ofi-nccl): NCCL takes its sockets only when
+/// no RDMA device could be used, so the job lost its RDMA devices even where the paste lacks the
+/// "NET/IB : No device found" line (nccl#952: IBext loaded, bootstrap on IPoIB, channels on sockets).
+fn sockets_beside_an_rdma_plugin(seen: &Observations, analysis: &mut Analysis) {
+    if !seen.rdma_plugin {
+        return;
+    }
+    let Some(channel) = seen.channels.iter().find(|c| c.evidence.text.contains("via NET/Socket/")) else { return };
+    let host = channel.host.clone().unwrap_or_else(|| crate::fact::UNKNOWN_HOST.to_string());
+    analysis.push(
+        Fact::new("rdma.device_missing")
+            .host(&host)
+            .attr(
+                "text",
+                "channels between hosts run over NET/Socket although an RDMA net plugin is installed and loaded",
+            )
+            .evidence(channel.evidence.clone()),
     );
 }
 
@@ -2049,6 +2073,26 @@ mod tests {
         assert!(!infiniband.iter().any(|f| f.name == "nccl.gid_index_wrong" || f.name == "nccl.roce"));
         let flushed = facts("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=5 opcode=129 len=4 vendor err 244 (Recv) localGid fe80::966d:aeff:fec6:c6c2 remoteGids fe80::966d:aeff:fec6:a34a\n");
         assert!(!flushed.iter().any(|f| f.name == "nccl.gid_index_wrong"));
+    }
+
+    /// nccl#952: HPC-X's IBext plugin loaded, yet channels between hosts run over sockets, and the
+    /// paste has no "NET/IB : No device found" line; without the plugin, sockets are a choice.
+    #[test]
+    fn channels_over_sockets_beside_a_loaded_rdma_plugin_lost_their_devices() {
+        let facts = |text: &str| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis.facts
+        };
+        let plugin = "n1:924:1152 [5] NCCL INFO P2P plugin IBext\n";
+        let socket = "n1:926:1151 [7] NCCL INFO Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3\n";
+        let found = facts(&format!("{plugin}{socket}"));
+        let missing = found.iter().find(|f| f.name == "rdma.device_missing").expect("device missing");
+        assert_eq!(missing.get("host"), Some("n1"));
+        assert_eq!(missing.evidence[0].line, 2);
+        assert!(!facts(socket).iter().any(|f| f.name == "rdma.device_missing"), "no plugin: sockets may be chosen");
+        let ib = socket.replace("NET/Socket/3", "NET/IBext/3/GDRDMA");
+        assert!(!facts(&format!("{plugin}{ib}")).iter().any(|f| f.name == "rdma.device_missing"));
     }
 
     /// nccl-tests#15 (NCCL 2.2): a connect that timed out reached nothing, as a refused one reaches

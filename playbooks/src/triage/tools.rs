@@ -22,6 +22,10 @@ fn rare_phrases() -> &'static regex::Regex {
             "not enumerated as an mlx5 device",
             "not an mlx5 device",
             "btl_tcp_endpoint",
+            "peer mapping resources exhausted",
+            "no space left on device",
+            "insufficient shared memory",
+            "original timeout was",
             "no socket interface found",
             "can't find interface",
             "rdma device",
@@ -405,6 +409,36 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("nic", nic)
                         .attr("port", "all")
                         .attr("state", state)
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // CUDA's cudaErrorTooManyPeers, "peer mapping resources exhausted" (driver_types.h): a
+            // GPU has no peer-access slot left (eight peers at most; another process such as Xorg
+            // may hold them, nccl#241), so peer-to-peer setup fails.
+            if lower.contains("peer mapping resources exhausted") {
+                facts.push(Fact::new("gpu.peer_mappings_exhausted").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // The program's own shared memory refused: Python multiprocessing's semaphores live in
+            // /dev/shm (sem_open(3)), so a SemLock that fails with ENOSPC (Megatron-LM#878) and
+            // PyTorch DataLoader's "insufficient shared memory (shm)" are /dev/shm full, as NCCL's
+            // own segments are.
+            if lower.contains("insufficient shared memory")
+                || (lower.contains("no space left on device") && text.contains("SemLock"))
+            {
+                facts.push(Fact::new("process.shm_full").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // PyTorch 1.x's TCPStore: "connect() timed out. Original timeout was 60000 ms." (the
+            // rendezvous store's address answered nothing within the timeout; pytorch#69197).
+            if lower.contains("connect() timed out. original timeout was") {
+                facts.push(
+                    Fact::new("pytorch.store_unreachable")
+                        .attr("family", "store")
+                        .attr("source", "torch TCPStore (PyTorch 1.x)")
+                        .attr("kind", "exception")
                         .attr("text", trimmed)
                         .evidence(evidence()),
                 );
@@ -1078,6 +1112,25 @@ mod tests {
         assert_eq!(parse("f", skip)[0].name, "rdma.device_missing");
         let beside_mlx5 = format!("{skip}NVSHMEM using mlx5_0 for IBGDA\n");
         assert!(parse("f", &beside_mlx5).is_empty(), "an mlx5 device is left to use");
+        // nccl#241: a GPU with no peer-access slot left; Megatron-LM#878: a DataLoader's semaphore
+        // refused by a full /dev/shm; pytorch#69197: PyTorch 1.x's store connect timing out.
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        assert_eq!(
+            names("CUDA failure test.cu:20 'peer mapping resources exhausted'\n"),
+            ["gpu.peer_mappings_exhausted"]
+        );
+        let semaphore =
+            "    sl = self._semlock = _multiprocessing.SemLock(\nOSError: [Errno 28] No space left on device\n";
+        assert_eq!(names(semaphore), ["process.shm_full"]);
+        assert!(names("OSError: [Errno 28] No space left on device\n").is_empty(), "a full disk is not /dev/shm");
+        assert_eq!(
+            names("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"),
+            ["process.shm_full"]
+        );
+        assert_eq!(
+            names("RuntimeError: connect() timed out. Original timeout was 60000 ms.\n"),
+            ["pytorch.store_unreachable"]
+        );
         // horovod#310: Open MPI's TCP transport connecting to a peer's docker0 gateway.
         let refused = "[u10-154-66-206][[38971,1],2][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect] connect() to 172.17.0.1 failed: Connection refused (111)\n";
         let found = parse("f", refused);
