@@ -138,8 +138,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     (
         "nccl.gdr_disabled",
-        "nic host",
-        "NCCL INFO 'NET/IB : GPU Direct RDMA Disabled for HCA n 'mlx5_x'' (no peer-memory support found)",
+        "nic host why",
+        "NCCL INFO 'NET/IB : GPU Direct RDMA Disabled for HCA n 'mlx5_x'' (no peer-memory support found), aws-ofi-nccl's GDR disabled, or no channel with GDRDMA where every NIC is SYS from the GPU",
     ),
     (
         "nccl.remote_closed",
@@ -286,6 +286,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "a rank without Init COMPLETE while most of its communicator completed",
     ),
     ("nccl.roce", "host", "'NET/IB : Using ... /RoCE'"),
+    ("topo.gpu_nic_sys", "gpu nic", "nvidia-smi topo -m: every NIC is SYS from this GPU (on the other CPU socket)"),
     ("nccl.gid_routable", "host gid", "a failed completion's queue pair used the IPv4-mapped RoCE v2 GID (the right index)"),
     (
         "nccl.cross_nic",

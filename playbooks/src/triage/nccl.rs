@@ -493,6 +493,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
     gdr_partial(&seen.channels, analysis);
+    gdr_off_across_sockets(&seen.channels, analysis);
     plugin_mismatch(&seen.net_plugins, analysis);
     port_flaps(&seen.port_events, analysis);
     forced_protocol(&seen.settings, analysis);
@@ -651,6 +652,30 @@ fn forced_protocol(settings: &BTreeMap<String, BTreeMap<String, Vec<Evidence>>>,
         }
         analysis.push(fact);
     }
+}
+
+/// No InfiniBand/RoCE connection uses GPUDirect RDMA (`via NET/IBext_v8/0`, never `/GDRDMA`) on a
+/// node whose `nvidia-smi topo -m` puts every NIC SYS from the GPU (on the other CPU socket): NCCL
+/// uses GPUDirect RDMA only up to NCCL_NET_GDR_LEVEL (PXB by default, src/transport/net.cc's GDR
+/// level), so every transfer is staged through host memory across the socket link
+/// (nccl-tests#293: 1.1 GB/s on an HDR NIC).
+fn gdr_off_across_sockets(channels: &[NetChannel], analysis: &mut Analysis) {
+    let rdma: Vec<&NetChannel> = channels.iter().filter(|c| c.evidence.text.contains("via NET/IB")).collect();
+    let Some(first) = rdma.first() else { return };
+    if rdma.iter().any(|c| c.gdr) {
+        return;
+    }
+    let Some(far) = analysis.facts.iter().find(|f| f.name == "topo.gpu_nic_sys").cloned() else { return };
+    let host = first.host.clone().unwrap_or_else(|| format!("the host of rank {}", first.owner()));
+    let mut fact = Fact::new("nccl.gdr_disabled")
+        .host(&host)
+        .attr("nic", far.get("nic").unwrap_or("the NIC"))
+        .attr("why", "every NIC is SYS from the GPU (across the CPU sockets), beyond NCCL_NET_GDR_LEVEL")
+        .evidence(first.evidence.clone());
+    if let Some(evidence) = far.evidence.first() {
+        fact = fact.evidence(evidence.clone());
+    }
+    analysis.push(fact);
 }
 
 /// Some ranks' InfiniBand/RoCE connections use GPUDirect RDMA (`via NET/IB/0/GDRDMA`) and others'
@@ -2073,6 +2098,35 @@ mod tests {
         assert!(!infiniband.iter().any(|f| f.name == "nccl.gid_index_wrong" || f.name == "nccl.roce"));
         let flushed = facts("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=5 opcode=129 len=4 vendor err 244 (Recv) localGid fe80::966d:aeff:fec6:c6c2 remoteGids fe80::966d:aeff:fec6:a34a\n");
         assert!(!flushed.iter().any(|f| f.name == "nccl.gid_index_wrong"));
+    }
+
+    /// nccl-tests#293: no channel uses GPUDirect RDMA, and `topo -m` puts the only NIC SYS from the
+    /// GPU; without the topology (or with one GDRDMA channel) nothing is said by this reading.
+    #[test]
+    fn no_gdr_channel_where_every_nic_is_across_the_sockets() {
+        let channels = "test1:3521:3535 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IBext_v8/0\ntest2:3985:3998 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IBext_v8/0\n";
+        let far = || {
+            Fact::new("topo.gpu_nic_sys").attr("gpu", "GPU0").attr("nic", "mlx5_0").evidence(Evidence::new(
+                "topo",
+                3,
+                "GPU0     X      SYS     SYS",
+            ))
+        };
+        let judged = |text: &str, topology: bool| {
+            let mut analysis = Analysis::default();
+            if topology {
+                analysis.push(far());
+            }
+            analyze(&[parse("log", text)], &mut analysis);
+            analysis.facts.into_iter().filter(|f| f.name == "nccl.gdr_disabled").collect::<Vec<_>>()
+        };
+        let found = judged(channels, true);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].get("host"), found[0].get("nic")), (Some("test1"), Some("mlx5_0")));
+        assert_eq!(found[0].evidence.len(), 2);
+        assert!(judged(channels, false).is_empty(), "no topology: GDR may be off by choice");
+        let with_gdr = channels.replacen("NET/IBext_v8/0\n", "NET/IBext_v8/0/GDRDMA\n", 1);
+        assert!(judged(&with_gdr, true).is_empty());
     }
 
     /// nccl#952: HPC-X's IBext plugin loaded, yet channels between hosts run over sockets, and the

@@ -106,6 +106,16 @@ pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
         let (verdict, message) =
             affinity_judgement(best, &names, policy.topology.affinity_warn_at, policy.topology.affinity_fail_at);
         analysis.observations.push(Finding::new("topo.gpu_nic.affinity", verdict, gpu, message).evidence(cite(g)));
+        // Every NIC on the other CPU socket: NCCL does not use GPUDirect RDMA that far by default
+        // (NCCL_NET_GDR_LEVEL), which the NCCL reader weighs against its channels.
+        if best == Relation::Sys {
+            analysis.push(
+                Fact::new("topo.gpu_nic_sys")
+                    .attr("gpu", gpu)
+                    .attr("nic", names.join(", "))
+                    .evidence(matrix.evidence[g + 1].clone()),
+            );
+        }
     }
     let rails = assign_rails(&matrix.gpus, &matrix.nics, relation);
     let mut finding =
@@ -260,6 +270,17 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&matrix, &mut analysis);
         assert_eq!(analysis.ranks.rails.get(&0).map(String::as_str), Some("mlx5_0"));
+        assert!(!analysis.has("topo.gpu_nic_sys"), "GPU0 has a PIX NIC");
+        // nccl-tests#293: the only NIC on the other socket.
+        let far = "        GPU0    GPU1    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID\nGPU0     X      SYS     SYS     24-47,72-95     1               N/A\nGPU1    SYS      X      SYS     24-47,72-95     1               N/A\nNIC0    SYS     SYS      X\n\nNIC Legend:\n\n  NIC0: mlx5_0\n";
+        let matrix = parse("f", far).unwrap_or_else(|| panic!("not parsed"));
+        let mut analysis = Analysis::default();
+        analyze(&matrix, &mut analysis);
+        let sys: Vec<_> = analysis.facts.iter().filter(|f| f.name == "topo.gpu_nic_sys").collect();
+        assert_eq!(
+            sys.iter().map(|f| (f.get("gpu"), f.get("nic"))).collect::<Vec<_>>(),
+            [(Some("GPU0"), Some("mlx5_0")), (Some("GPU1"), Some("mlx5_0"))]
+        );
     }
 
     /// gpud#1221: eight SXM H100s, every NVLink pair "NS"; the same matrix of PCIe GPUs says
