@@ -1706,6 +1706,13 @@ fn cross_nic(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
 mod tests {
     use super::*;
 
+    /// The facts NCCL's reader finds in one log.
+    fn facts(text: &str) -> Vec<Fact> {
+        let mut analysis = Analysis::default();
+        analyze(&[parse("log", text)], &mut analysis);
+        analysis.facts
+    }
+
     /// gpustack/gpustack#2275: this host bootstraps on ens3 (172.16.0.16) and cannot reach its peer
     /// at 172.21.0.1, the gateway of a Docker network on the peer: the peer's interface is the
     /// suspect. A peer on the same Docker network as this host's own address is no suspect.
@@ -1777,11 +1784,6 @@ mod tests {
 
     #[test]
     fn gdr_on_some_ranks_and_net_plugins_that_differ() {
-        let facts = |text: &str| {
-            let mut analysis = Analysis::default();
-            analyze(&[parse("log", text)], &mut analysis);
-            analysis.facts
-        };
         // nccl#897: the two sides of one connection, quoted without their prefix: rank 9 sends with
         // GPUDirect RDMA, rank 2 receives without it.
         let found =
@@ -1804,11 +1806,6 @@ mod tests {
     /// nccl#831 (NCCL_PROTO=LL128 forced with wrong results), nccl#230 (a fatal device event).
     #[test]
     fn port_flaps_forced_algorithms_and_fatal_device_events() {
-        let facts = |text: &str| {
-            let mut analysis = Analysis::default();
-            analyze(&[parse("log", text)], &mut analysis);
-            analysis.facts
-        };
         let flap = facts(
             "p2:311:405 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_32:1 Got async error event: port error\n\
              p2:311:405 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_32:1 Got async error event: port active\n\
@@ -1850,11 +1847,6 @@ mod tests {
 
     #[test]
     fn gdr_disabled_remote_exit_refused_connection_and_missing_ib() {
-        let facts = |text: &str| {
-            let mut analysis = Analysis::default();
-            analyze(&[parse("log", text)], &mut analysis);
-            analysis.facts
-        };
         let has = |facts: &[Fact], name: &str| facts.iter().any(|f| f.name == name);
         // nccl#1676
         let found =
@@ -2077,11 +2069,6 @@ mod tests {
     /// index was right.
     #[test]
     fn a_failed_queue_pairs_own_gid_says_whether_its_index_was_wrong() {
-        let facts = |text: &str| {
-            let mut analysis = Analysis::default();
-            analyze(&[parse("log", text)], &mut analysis);
-            analysis.facts
-        };
         let link_local = facts("nm04-a800-node083:1235788:1236546 [4] transport/net_ib.cc:1698 NCCL WARN NET/IB : Got completion from peer 10.76.228.50<46608> with status=12 opcode=129 len=47104 vendor err 129 (Recv) localGid fe80::966d:aeff:fec6:c6c2 remoteGidsfe80::966d:aeff:fec6:a34a\n");
         let wrong = link_local.iter().find(|f| f.name == "nccl.gid_index_wrong").expect("wrong index");
         assert_eq!(
@@ -2133,11 +2120,6 @@ mod tests {
     /// paste has no "NET/IB : No device found" line; without the plugin, sockets are a choice.
     #[test]
     fn channels_over_sockets_beside_a_loaded_rdma_plugin_lost_their_devices() {
-        let facts = |text: &str| {
-            let mut analysis = Analysis::default();
-            analyze(&[parse("log", text)], &mut analysis);
-            analysis.facts
-        };
         let plugin = "n1:924:1152 [5] NCCL INFO P2P plugin IBext\n";
         let socket = "n1:926:1151 [7] NCCL INFO Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3\n";
         let found = facts(&format!("{plugin}{socket}"));
@@ -2153,11 +2135,6 @@ mod tests {
     /// no listener; a connect that failed otherwise says neither.
     #[test]
     fn a_connect_that_timed_out_is_an_unreachable_peer() {
-        let facts = |text: &str| {
-            let mut analysis = Analysis::default();
-            analyze(&[parse("log", text)], &mut analysis);
-            analysis.facts
-        };
         let timed_out = facts(
             "gpu-bql-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out\n",
         );
