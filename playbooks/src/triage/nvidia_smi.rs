@@ -618,6 +618,7 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
         ),
     ];
+    static NEEDLES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let mut found: BTreeMap<(&str, String), Fact> = BTreeMap::new();
     let mut library_version: Option<(String, Evidence)> = None;
     let mut driver_version: Option<String> = None;
@@ -625,7 +626,6 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         if raw.contains("NCCL WARN") || raw.contains("NCCL INFO") {
             continue;
         }
-        let lower = raw.to_ascii_lowercase();
         if let Some(version) = raw.split_once("NVML library version:").map(|(_, v)| v.trim()) {
             if !version.is_empty() {
                 library_version = Some((version.to_string(), Evidence::new(file, line_no, raw)));
@@ -634,6 +634,16 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         if let Some(version) = driver_version_of(raw) {
             driver_version = Some(version.to_string());
         }
+        // One pass of a literal set over the line decides whether any message is worth looking for
+        // (each `contains` builds its own searcher, and most lines of a long log hold none).
+        let any = NEEDLES.get_or_init(|| {
+            let alternation = MESSAGES.iter().map(|(_, needle, _)| regex::escape(needle)).collect::<Vec<_>>().join("|");
+            regex::Regex::new(&format!("(?i){alternation}")).expect("literal needles compile")
+        });
+        if !any.is_match(raw) {
+            continue;
+        }
+        let lower = raw.to_ascii_lowercase();
         for (name, needle, message) in MESSAGES {
             if lower.contains(needle) {
                 let message = requirement(raw, needle, message);
