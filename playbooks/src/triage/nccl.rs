@@ -492,6 +492,9 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     refused_again_and_again(&seen, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
+    if seen.ib_not_used.is_empty() {
+        sockets_beside_an_rdma_plugin(&seen, analysis);
+    }
     gdr_partial(&seen.channels, analysis);
     gdr_off_across_sockets(&seen.channels, analysis);
     plugin_mismatch(&seen.net_plugins, analysis);
@@ -730,10 +733,7 @@ fn plugin_mismatch(plugins: &BTreeMap<String, (String, Evidence)>, analysis: &mu
 /// "NET/IB : No device found" is normal on one host, but a job that spans hosts, or that asked for
 /// InfiniBand (NCCL_IB_DISABLE=0, NCCL_IB_HCA), has lost its RDMA devices and runs over TCP sockets.
 fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
-    let Some((host, evidence)) = seen.ib_not_used.first() else {
-        sockets_beside_an_rdma_plugin(seen, analysis);
-        return;
-    };
+    let Some((host, evidence)) = seen.ib_not_used.first() else { return };
     let hosts = seen.hosts.iter().filter(|h| h.as_str() != crate::fact::UNKNOWN_HOST).count();
     let asked = |name: &str, value: Option<&str>| {
         seen.settings.get(name).is_some_and(|values| value.is_none_or(|v| values.contains_key(v)))
@@ -1095,14 +1095,14 @@ fn link_local_queue_pair(
     }
     // An IPv4-mapped GID is the RoCE v2 one NCCL should use: the index was right, whatever else
     // made the queue pair run out of retries (nccl#1698, #1814: lossy RoCE).
-    if gid[..10].iter().all(|&b| b == 0) {
+    if ipv4_mapped(gid) {
         analysis.push(
             Fact::new("nccl.gid_routable")
                 .host(host)
                 .attr("gid", std::net::Ipv6Addr::from(gid).to_string())
                 .evidence(evidence.clone()),
         );
-    } else if gid[0] == 0xfe && gid[1] == 0x80 && fact.get("status") == Some("12") {
+    } else if link_local_from_mac(gid) && fact.get("status") == Some("12") {
         analysis.push(
             Fact::new("nccl.gid_index_wrong")
                 .host(host)
@@ -1117,9 +1117,15 @@ fn link_local_queue_pair(
 /// a link-local one whose interface id is a MAC address made EUI-64 (FF FE in its middle, RFC 4291
 /// appendix A), as RoCE derives GID 0 from the port's MAC; an InfiniBand GID carries the port GUID.
 fn ethernet(gid: [u8; 16]) -> bool {
-    let ipv4_mapped = gid[..10].iter().all(|&b| b == 0) && gid[10] == 0xff && gid[11] == 0xff;
-    let link_local_from_mac = gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff && gid[12] == 0xfe;
-    ipv4_mapped || link_local_from_mac
+    ipv4_mapped(gid) || link_local_from_mac(gid)
+}
+
+fn ipv4_mapped(gid: [u8; 16]) -> bool {
+    gid[..10].iter().all(|&b| b == 0) && gid[10] == 0xff && gid[11] == 0xff
+}
+
+fn link_local_from_mac(gid: [u8; 16]) -> bool {
+    gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff && gid[12] == 0xfe
 }
 
 /// An Init START or Init COMPLETE line: the rank's progress in its communicator, and its host, GPU

@@ -381,12 +381,7 @@ fn busy_while_others_timed_out(all: &[PytorchRecords], watchdog: &[&WatchdogReco
     if timed_out.is_empty() {
         return;
     }
-    // A launcher's labels name ranks only where every timed-out line that carries one carries its own.
-    let labels_are_ranks = watchdog.iter().any(|r| analysis.ranks.labels_of(&r.evidence).rank.is_some())
-        && watchdog.iter().all(|r| {
-            let label = analysis.ranks.labels_of(&r.evidence).rank;
-            label.is_none() || label == r.rank
-        });
+    let labels_are_ranks = labels_are_ranks(watchdog, |labels| labels.rank, analysis);
     for progress in all.iter().filter_map(|r| r.progress.as_ref()) {
         let (done, total, before) = &progress.before;
         let (later, after) = &progress.after;
@@ -437,12 +432,8 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
     // srun task under torchrun numbers nodes instead).
     // The program's rank labels are tried first, then srun's task labels.
     let kinds: [fn(&LineLabels) -> Option<u64>; 2] = [|labels| labels.rank, |labels| labels.task];
-    let are_ranks = |kind: &fn(&LineLabels) -> Option<u64>| {
-        let labels: Vec<(u64, Option<u64>)> =
-            timed_out.iter().map(|(rank, record)| (*rank, kind(&analysis.ranks.labels_of(&record.evidence)))).collect();
-        labels.iter().any(|(_, label)| label.is_some())
-            && labels.iter().all(|(rank, label)| label.is_none_or(|label| label == *rank))
-    };
+    let timed_out_records: Vec<&WatchdogRecord> = timed_out.values().copied().collect();
+    let are_ranks = |kind: &fn(&LineLabels) -> Option<u64>| labels_are_ranks(&timed_out_records, *kind, analysis);
     let mut labelled_above: BTreeMap<u64, Evidence> = BTreeMap::new();
     if let Some(kind) = kinds.iter().find(|kind| are_ranks(kind)) {
         for (file, labels) in &analysis.ranks.labels {
@@ -483,6 +474,16 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
         }
         analysis.push(fact);
     }
+}
+
+/// Whether a launcher's labels of one `kind` (the program's rank labels, srun's task labels) are
+/// ranks in these inputs: some timed-out line carries one, and every one that does carries the rank
+/// its line names (an srun task under torchrun numbers nodes instead).
+fn labels_are_ranks(records: &[&WatchdogRecord], kind: fn(&LineLabels) -> Option<u64>, analysis: &Analysis) -> bool {
+    let labels: Vec<(Option<u64>, Option<u64>)> =
+        records.iter().map(|record| (record.rank, kind(&analysis.ranks.labels_of(&record.evidence)))).collect();
+    labels.iter().any(|(_, label)| label.is_some())
+        && labels.iter().all(|(rank, label)| label.is_none() || label == rank)
 }
 
 fn join_ranks(ranks: &BTreeMap<u64, &WatchdogRecord>) -> String {
