@@ -1534,6 +1534,34 @@ mod tests {
         control.local_addr().expect("address").port()
     }
 
+    /// Rank 0 started by `start` on a control port that was free when chosen. Tests run in parallel,
+    /// and another test's listener on port 0 may be given that port before rank 0 binds it (the CI
+    /// once saw the hostile-hello test dial a rank 0 that had already failed): rank 0 then fails at
+    /// once with EADDRINUSE and is started again on another port. Any other outcome is handed back.
+    fn rank_zero_on_a_free_port(
+        start: impl Fn(u16) -> std::thread::JoinHandle<Result<(), PerfError>>,
+    ) -> (u16, std::thread::JoinHandle<Result<(), PerfError>>) {
+        for _ in 0..5 {
+            let port = free_master_port();
+            let rank0 = start(port);
+            let until = Instant::now() + Duration::from_millis(500);
+            while !rank0.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if !rank0.is_finished() {
+                return (port, rank0);
+            }
+            match rank0.join() {
+                Ok(Err(PerfError::Io { cause, .. })) if cause.kind() == ErrorKind::AddrInUse => continue,
+                outcome => {
+                    let outcome = outcome.unwrap_or_else(|_| Err(PerfError::Transport("rank 0 panicked".into())));
+                    return (port, std::thread::spawn(move || outcome));
+                }
+            }
+        }
+        panic!("no free control port for rank 0 in five tries");
+    }
+
     fn plain_rendezvous(rank: usize, world: usize, master_port: u16, timeout: Duration) -> Rendezvous {
         Rendezvous {
             rank,
@@ -1554,10 +1582,10 @@ mod tests {
     #[test]
     fn a_data_hello_from_a_rank_outside_the_world_is_an_error_not_a_panic() {
         let timeout = Duration::from_secs(5);
-        let master_port = free_master_port();
-        let rendezvous = plain_rendezvous(0, 2, master_port, timeout);
-        let rank0 =
-            std::thread::spawn(move || Communicator::connect(&rendezvous, Mesh::None, &Transport::Tcp).map(|_| ()));
+        let (master_port, rank0) = rank_zero_on_a_free_port(|master_port| {
+            let rendezvous = plain_rendezvous(0, 2, master_port, timeout);
+            std::thread::spawn(move || Communicator::connect(&rendezvous, Mesh::None, &Transport::Tcp).map(|_| ()))
+        });
         // The hostile rank 1: a real join, a data listener rank 0 dials, then a lie on its own dial.
         let data = TcpListener::bind("127.0.0.1:0").expect("bind");
         let data_port = data.local_addr().expect("address").port();
