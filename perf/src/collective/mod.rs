@@ -13,6 +13,7 @@
 //! The algorithms see only [`link::Sender`] and [`link::Receiver`], so they are the same for both.
 
 pub mod datatype;
+mod departure;
 pub mod link;
 pub mod nodelist;
 pub mod sweep;
@@ -84,6 +85,14 @@ enum Control {
     Abort {
         rank: usize,
         reason: String,
+    },
+    /// A rank other than 0 gives up on rank `because` (closed, or silent for `silent_ms`): sent
+    /// over TCP before its links close, so rank 0 can name the rank that stopped first
+    /// (`departure.rs`).
+    Leaving {
+        because: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        silent_ms: Option<u64>,
     },
 }
 
@@ -930,9 +939,34 @@ impl Communicator {
     }
 
     /// [`Communicator::run`], out of place when `source` (this rank's input, as long as `buffer`)
-    /// is given.
+    /// is given. Over TCP a failure names the rank that stopped first, as rank 0 learns it
+    /// (`departure.rs`); over verbs the links' own watch does (`verbs::watch`).
     #[expect(clippy::too_many_arguments, reason = "the collective's parameters, as nccl-tests takes them")]
     fn run_from(
+        &mut self,
+        collective: Collective,
+        algorithm: Algorithm,
+        source: Option<&[u8]>,
+        buffer: &mut [u8],
+        data_type: DataType,
+        op: ReduceOp,
+        root: usize,
+    ) -> Result<(), PerfError> {
+        let result = self.run_links(collective, algorithm, source, buffer, data_type, op, root);
+        match result {
+            Err(error) if self.port.is_none() && self.world > 1 => Err(if self.rank == 0 {
+                departure::name_the_first(&mut self.control, &self.labels, error)
+            } else {
+                departure::tell_rank_zero(&mut self.control, &self.labels, &error);
+                error
+            }),
+            other => other,
+        }
+    }
+
+    /// [`Communicator::run_from`] over the links, without a word about who stopped.
+    #[expect(clippy::too_many_arguments, reason = "the collective's parameters, as nccl-tests takes them")]
+    fn run_links(
         &mut self,
         collective: Collective,
         algorithm: Algorithm,

@@ -1,0 +1,245 @@
+//! Which rank stopped a TCP collective, as rank 0 tells it.
+//!
+//! Over TCP the data links carry nothing but the collective's bytes, and a rank sees only its ring
+//! neighbours' links. When a rank dies its neighbours give up and exit in turn, so the rank that rank 0
+//! waits on may be one that left because of another (rank 0 of three, receiving from rank 2 after rank
+//! 1 was killed, finds rank 2's link closed). Every rank also holds a control connection to rank 0. A
+//! rank other than 0 that gives up says on it whom it gave up on ([`Control::Leaving`]) before its links
+//! close; rank 0, failing, reads what its control connections say and follows that word from the rank
+//! its own error names to the rank that stopped first: one whose connection closed without a word (it
+//! exited), or one still connected that a rank gave up on for its silence.
+//!
+//! The verbs transport tells every peer over its setup connections (`verbs::watch`); there the ranks
+//! other than 0 name the first rank too. Here only rank 0 hears every rank.
+
+use std::io::ErrorKind;
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use super::{name_of, Control};
+use crate::handshake::{read_message, write_message};
+use crate::PerfError;
+
+/// How long rank 0 listens on the control connections for the word of the rank its error named. A
+/// rank says why it leaves before its links close, so the word is there when the close is seen; the
+/// wait covers a rank that is still giving up (both timed out on a silent rank at about once).
+pub(super) const LISTEN_PATIENCE: Duration = Duration::from_secs(1);
+
+/// What one rank's control connection told rank 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Heard {
+    /// Nothing yet: the rank is still there (waiting, stalled, or not yet giving up).
+    Nothing,
+    /// The connection closed without a word: the rank exited (killed or crashed).
+    Closed,
+    /// The rank gave up on `because`, closed (`silent: None`) or silent for this long.
+    Left { because: usize, silent: Option<Duration> },
+}
+
+/// The rank an error of a data link names (found by its label) and, where it went silent, how long
+/// it was waited on; `None` for an error that names no rank of this communicator.
+pub(super) fn named_rank(error: &PerfError, labels: &[String]) -> Option<(usize, Option<Duration>)> {
+    let (peer, silent) = match error {
+        PerfError::PeerClosed { peer, .. } => (peer, None),
+        PerfError::PeerSilent { peer, waited } => (peer, Some(*waited)),
+        _ => return None,
+    };
+    labels.iter().position(|label| label == peer).map(|rank| (rank, silent))
+}
+
+/// A rank other than 0 that gives up: tell rank 0 whom on, before this rank's links close. A rank 0
+/// already gone cannot hear it; nothing more is to be done then.
+pub(super) fn tell_rank_zero(control: &mut [TcpStream], labels: &[String], error: &PerfError) {
+    let (Some((because, silent)), Some(stream)) = (named_rank(error, labels), control.first_mut()) else {
+        return;
+    };
+    let silent_ms = silent.map(|waited| u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
+    let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
+    let _ = write_message(stream, &name_of(labels, 0), &Control::Leaving { because, silent_ms });
+}
+
+/// Rank 0: `error`, or where the rank it names left because of another, the error that says so.
+pub(super) fn name_the_first(control: &mut [TcpStream], labels: &[String], error: PerfError) -> PerfError {
+    let Some((named, _)) = named_rank(&error, labels) else { return error };
+    if named == 0 {
+        return error;
+    }
+    let world = labels.len();
+    // heard[r] is rank r's word (index 0, rank 0 itself, is never listened to).
+    let mut heard = vec![Heard::Nothing; world];
+    let deadline = Instant::now() + LISTEN_PATIENCE;
+    loop {
+        for (index, stream) in control.iter_mut().enumerate() {
+            let rank = index + 1;
+            if rank < world && heard[rank] == Heard::Nothing {
+                heard[rank] = listen(stream, labels, rank);
+            }
+        }
+        match first_to_stop(named, &heard) {
+            Some(Some(first)) => return left_because(labels, named, first),
+            Some(None) => return error,
+            None if Instant::now() >= deadline => {
+                return match last_word(named, &heard) {
+                    Some(first) if first.0 != named => left_because(labels, named, first),
+                    _ => error,
+                };
+            }
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
+
+/// Whatever has come on one control connection by now, without waiting for more.
+fn listen(stream: &mut TcpStream, labels: &[String], rank: usize) -> Heard {
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(5)));
+    let mut byte = [0u8; 1];
+    match stream.peek(&mut byte) {
+        Ok(0) => Heard::Closed,
+        Ok(_) => {
+            // A word is one small frame written at once; a little longer lets the rest of it in.
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+            match read_message::<Control>(stream, &name_of(labels, rank), "departure") {
+                Ok(Control::Leaving { because, silent_ms }) => {
+                    Heard::Left { because, silent: silent_ms.map(Duration::from_millis) }
+                }
+                Err(PerfError::PeerClosed { .. }) => Heard::Closed,
+                // Anything else (a result written before the failure, a garbled frame) says
+                // nothing about why the rank left; the rest of the connection will.
+                _ => Heard::Nothing,
+            }
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted) => Heard::Closed,
+        Err(_) => Heard::Nothing,
+    }
+}
+
+/// Follow the word from `named`: `Some(Some(rank, silence))` when it ends at a rank that closed
+/// without a word, other than `named` (the rank that stopped first); `Some(None)` when `named` itself
+/// did (the error already names it), or the word leads back to a rank already passed or to rank 0;
+/// `None` while a rank on the way has said nothing yet.
+fn first_to_stop(named: usize, heard: &[Heard]) -> Option<Option<(usize, Option<Duration>)>> {
+    let mut rank = named;
+    let mut silent = None;
+    let mut passed = vec![false; heard.len()];
+    loop {
+        passed[rank] = true;
+        match heard[rank] {
+            Heard::Closed if rank == named => return Some(None),
+            Heard::Closed => return Some(Some((rank, silent))),
+            Heard::Nothing => return None,
+            Heard::Left { because, silent: why } => {
+                if because == 0 || because >= heard.len() || passed[because] {
+                    return Some(None);
+                }
+                rank = because;
+                silent = why;
+            }
+        }
+    }
+}
+
+/// After the patience: the last rank the word leads to, with the reason given for it (a rank still
+/// connected that another gave up on for its silence is the stalled one).
+fn last_word(named: usize, heard: &[Heard]) -> Option<(usize, Option<Duration>)> {
+    let mut rank = named;
+    let mut silent = None;
+    let mut passed = vec![false; heard.len()];
+    while let Heard::Left { because, silent: why } = heard[rank] {
+        passed[rank] = true;
+        if because == 0 || because >= heard.len() || passed[because] {
+            break;
+        }
+        rank = because;
+        silent = why;
+    }
+    (rank != named).then_some((rank, silent))
+}
+
+fn left_because(labels: &[String], named: usize, (first, silent): (usize, Option<Duration>)) -> PerfError {
+    let first_name = name_of(labels, first);
+    let because = match silent {
+        None => format!("{first_name} exited"),
+        Some(waited) => format!("{first_name} sent no data for {waited:?}"),
+    };
+    PerfError::PeerLeft { peer: name_of(labels, named), because }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    fn labels(world: usize) -> Vec<String> {
+        (0..world).map(|r| format!("rank {r} (10.0.0.{})", r + 1)).collect()
+    }
+
+    /// Rank 0's control connections to ranks 1.. (its ends), and the ranks' ends.
+    fn control(world: usize) -> (Vec<TcpStream>, Vec<TcpStream>) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let address = listener.local_addr().expect("address");
+        let mut zero = Vec::new();
+        let mut others = Vec::new();
+        for _ in 1..world {
+            others.push(TcpStream::connect(address).expect("connect"));
+            zero.push(listener.accept().expect("accept").0);
+        }
+        (zero, others)
+    }
+
+    #[test]
+    fn the_word_is_followed_to_the_rank_that_exited_without_one() {
+        let labels = labels(4);
+        // A ring of four: rank 1 killed; rank 2 gave up on it, rank 3 on rank 2; rank 0 on rank 3.
+        let (mut zero, mut others) = control(4);
+        let closed = |peer: usize| PerfError::PeerClosed { peer: labels[peer].clone(), during: "ring receive" };
+        tell_rank_zero(std::slice::from_mut(&mut others[1]), &labels, &closed(1));
+        tell_rank_zero(std::slice::from_mut(&mut others[2]), &labels, &closed(2));
+        drop(others);
+        let error = name_the_first(&mut zero, &labels, closed(3)).to_string();
+        assert_eq!(error, "peer rank 3 (10.0.0.4) left the collective because rank 1 (10.0.0.2) exited");
+    }
+
+    #[test]
+    fn a_rank_that_exited_without_a_word_is_named_as_the_error_named_it() {
+        let labels = labels(3);
+        let (mut zero, others) = control(3);
+        drop(others);
+        let closed = PerfError::PeerClosed { peer: labels[2].clone(), during: "ring receive" };
+        let error = name_the_first(&mut zero, &labels, closed).to_string();
+        assert_eq!(error, "peer rank 2 (10.0.0.3) closed the connection during ring receive");
+    }
+
+    #[test]
+    fn a_rank_given_up_on_for_its_silence_is_named_stalled_when_it_says_nothing() {
+        let labels = labels(3);
+        // Rank 1 stopped (connected, silent); rank 2 gave up on it and left; rank 0 on rank 2.
+        let (mut zero, mut others) = control(3);
+        let silent = PerfError::PeerSilent { peer: labels[1].clone(), waited: Duration::from_secs(3) };
+        tell_rank_zero(std::slice::from_mut(&mut others[1]), &labels, &silent);
+        drop(others.pop());
+        let started = Instant::now();
+        let closed = PerfError::PeerClosed { peer: labels[2].clone(), during: "ring receive" };
+        let error = name_the_first(&mut zero, &labels, closed).to_string();
+        assert_eq!(error, "peer rank 2 (10.0.0.3) left the collective because rank 1 (10.0.0.2) sent no data for 3s");
+        assert!(started.elapsed() < LISTEN_PATIENCE * 3, "rank 0 listened {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_hostile_word_never_indexes_nor_loops() {
+        let labels = labels(3);
+        let (mut zero, mut others) = control(3);
+        for (stream, because) in others.iter_mut().zip([2usize, 1]) {
+            write_message(stream, "rank 0", &Control::Leaving { because, silent_ms: None }).expect("word");
+        }
+        drop(others);
+        let closed = PerfError::PeerClosed { peer: labels[2].clone(), during: "ring receive" };
+        // Ranks 1 and 2 each say they left because of the other: no rank stopped first.
+        let error = name_the_first(&mut zero, &labels, closed).to_string();
+        assert!(error.contains("closed the connection"), "{error}");
+        let (mut zero, mut others) = control(3);
+        write_message(&mut others[1], "rank 0", &Control::Leaving { because: 99, silent_ms: None }).expect("word");
+        let closed = PerfError::PeerClosed { peer: labels[2].clone(), during: "ring receive" };
+        let error = name_the_first(&mut zero, &labels, closed).to_string();
+        assert!(error.contains("closed the connection"), "{error}");
+    }
+}
