@@ -336,6 +336,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "flight recorder analyzer 'Culprit rank', or dumps disagreeing on a collective",
     ),
     ("fr.missing_ranks", "ranks collective op group", "flight recorder analyzer 'missing ranks'"),
+    (
+        "horovod.missing_ranks",
+        "rank tensors text",
+        "Horovod's stall inspector: 'Missing ranks:', '[missing ranks: N]' or a rank absent from '[ready ranks: ...]'",
+    ),
     ("ras.rank_missing", "rank gpu host", "NCCL RAS 'Rank N -- GPU ... on node ...' under INCOMPLETE"),
     ("ras.process_missing", "gpu host", "NCCL RAS 'Process ... on node ...' under INCOMPLETE"),
     ("ras.process_dead", "gpu host", "NCCL RAS 'Process ... on node ...' under DEAD"),

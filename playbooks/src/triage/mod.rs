@@ -9,6 +9,7 @@ pub mod catalogue;
 pub mod counters;
 pub mod dcgm;
 pub mod decode;
+pub mod horovod;
 pub mod ibstat;
 pub mod join;
 pub mod kernel;
@@ -171,6 +172,11 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("tool-messages");
         }
         analysis.facts.extend(signatures);
+        let stalled = horovod::parse(name, &text);
+        if !stalled.is_empty() {
+            kinds.push("horovod-stall");
+        }
+        analysis.facts.extend(stalled);
         let deaths = process::parse(name, &text);
         if !deaths.is_empty() {
             kinds.push("process-exit");

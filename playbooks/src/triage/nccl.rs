@@ -1306,6 +1306,13 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // on a subnet none of this host's interfaces is on, so NCCL bootstraps from an interface
         // the peers cannot reach (a container's bridge address).
         Fact::new("nccl.socket_iface_suspect").host(host).attr("iface", "none").attr("text", message)
+    } else if let Some(values) = transports_differ(&lower) {
+        // misc/socket.cc: a connection announces its ncclSocketType (include/socket.h: 3
+        // NetSocket, 4 NetIb) and the acceptor refuses another type. A net socket connection
+        // met by an IB one is two ranks that chose different network transports: NCCL's
+        // settings (NCCL_IB_DISABLE, NCCL_NET) or devices differ between them (nccl-tests#360:
+        // variables exported on one node and not passed to the other ranks).
+        Fact::new("nccl.env_mismatch").host(host).attr("name", "network transport").attr("values", values)
     } else if lower.contains("message truncated")
         || lower.contains("socketfinalizeaccept")
         || (lower.contains("sockettryaccept") && lower.contains("accept failed"))
@@ -1447,6 +1454,24 @@ fn socket_peer_unreachable(file: Option<&str>, lower: &str) -> bool {
     // Before 2.18 (include/socket.h) the socket layer's messages began with "Net : ".
     (file.is_some_and(|f| super::catalogue::family(f) == "socket") || lower.starts_with("net : "))
         && ["connection refused", "no route to host", "network is unreachable"].iter().any(|w| lower.contains(w))
+}
+
+/// "socketFinalizeAccept: wrong type 4 != 3": the types of the two ends of a connection, when they
+/// are the two network transports' (3, NET/Socket; 4, NET/IB), as the settings that differ.
+fn transports_differ(lower: &str) -> Option<String> {
+    let rest = lower.split_once("socketfinalizeaccept: wrong type ")?.1;
+    let (first, second) = rest.split_once(" != ")?;
+    let number = |text: &str| text.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u8>().ok();
+    let name = |kind: u8| match kind {
+        3 => Some("NET/Socket"),
+        4 => Some("NET/IB"),
+        _ => None,
+    };
+    let (first, second) = (number(first)?, number(second)?);
+    if first == second {
+        return None;
+    }
+    Some(format!("one rank connected over {}, the other expected {}", name(first)?, name(second)?))
 }
 
 /// Whether a WARN comes from NCCL's topology detection and graph search (its own source location,
@@ -1943,7 +1968,8 @@ mod tests {
             // nccl#1176
             ("compute-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "nccl.internal"),
             // nccl-tests#188
-            ("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3", "nccl.internal"),
+            ("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3", "nccl.env_mismatch"),
+            ("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 2 != 1", "nccl.internal"),
             // NVIDIA/nccl#331: the root's address is on no subnet of this container's interfaces.
             ("e82c50601d13:213:213 [0] include/socket.h:197 NCCL WARN Net : No interface found in the same subnet as remote address 192.168.0.91<27030>", "nccl.socket_iface_suspect"),
             // NVIDIA/nccl#1020: ranks built rings that do not close (uninitialised PCI speeds).

@@ -200,11 +200,13 @@ const BACKTRACE_LINES: usize = 30;
 /// where newer NCCL releases fail cleanly at posix_fallocate instead.
 ///
 /// SIGSEGV (Open MPI's "Signal: Segmentation fault (11)", UCX's "Caught signal 11", a Python
-/// faulthandler's "Fatal Python error: Segmentation fault"): NCCL itself, or a library it calls
-/// into (a verbs provider, a net plugin), crashed in NCCL's thread.
+/// faulthandler's "Fatal Python error: Segmentation fault", the backward-cpp handler's "!!!!!!!
+/// Segfault encountered !!!!!!!" that some frameworks install, gdb's "received signal SIGSEGV"):
+/// NCCL itself, or a library it calls into (a verbs provider, a net plugin, the CUDA driver), crashed
+/// in NCCL's thread.
 fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
     const BUS: [&str; 3] = ["Caught signal 7", "SIGBUS", "Bus error"];
-    const SEGV: [&str; 4] = ["Caught signal 11", "SIGSEGV", "Segmentation fault", "signal 11"];
+    const SEGV: [&str; 5] = ["Caught signal 11", "SIGSEGV", "Segmentation fault", "signal 11", "Segfault"];
     let marked = |line: &str, marks: &[&str]| marks.iter().any(|mark| line.contains(mark));
     if !marked(text, &BUS) && !marked(text, &SEGV) {
         return None;
@@ -305,6 +307,16 @@ Root Cause (first observed failure):
         assert_eq!((facts[0].evidence[0].line, facts[0].evidence[1].line), (2, 6));
         let elsewhere = crash.replace("libnccl.so.2", "libtorch_cuda.so");
         assert!(parse("f", &elsewhere).is_empty(), "a crash in another library");
+        // NVIDIA/nccl#2106: the CUDA driver crashed under NCCL's cuMem probe, a stack that names
+        // NCCL's functions rather than its library file.
+        let probe = "> !!!!!!! Segfault encountered !!!!!!!
+>   File \"<unknown>\", line 0, in cuMemCreate
+>   File \"misc/cudawrap.cc\", line 92, in ncclCuMemHostEnable()
+";
+        let facts = parse("f", probe);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.crashed"]);
+        assert_eq!((facts[0].evidence[0].line, facts[0].evidence[1].line), (1, 3));
+        assert!(parse("f", &probe.replace("ncclCuMemHostEnable()", "cudaMalloc()")).is_empty());
     }
 
     /// mlcommons/training_results logs and nccl-tests: the job's own end, once.

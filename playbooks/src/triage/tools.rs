@@ -643,8 +643,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         // An NCCL call's result as its caller reports it, as PyTorch's "NCCL error in: ..." is:
         // XLA's "NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda
-        // error", and vLLM's own NCCL wrapper's "NCCL error: unhandled system error" (the string
-        // of ncclGetErrorString for the result code).
+        // error", vLLM's own NCCL wrapper's "NCCL error: unhandled system error" (the string
+        // of ncclGetErrorString for the result code), and PaddlePaddle's enforce messages,
+        // "(External) NCCL error(2), unhandled system error." (2.x, with the result code) and "Nccl
+        // error, unhandled system error, detail: ..." (1.x and 2.0).
         let caller_result = raw
             .split_once("NCCL operation ")
             .and_then(|(_, rest)| rest.split_once(" failed: "))
@@ -652,7 +654,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             .or_else(|| {
                 let result = raw.split_once("NCCL error: ")?.1.trim();
                 NCCL_RESULTS.iter().any(|r| result.starts_with(r)).then_some(("vllm", result))
-            });
+            })
+            .or_else(|| paddle_result(raw).map(|result| ("paddle", result)));
         if let Some((source, result)) = caller_result {
             facts.push(
                 Fact::new("nccl.error")
@@ -839,6 +842,24 @@ fn openib_not_used(file: &str, text: &str) -> Option<Fact> {
         fact = fact.evidence(evidence);
     }
     Some(fact)
+}
+
+/// The result PaddlePaddle's enforce message reports for a failed NCCL call: "NCCL error(2),
+/// unhandled system error." -> "unhandled system error"; "Nccl error, invalid data type, detail:
+/// Resource temporarily unavailable" -> "invalid data type" (paddle/fluid/platform/enforce.h).
+fn paddle_result(raw: &str) -> Option<&str> {
+    let result = match raw.split_once("NCCL error(") {
+        Some((_, rest)) => {
+            let (code, result) = rest.split_once("), ")?;
+            if code.is_empty() || !code.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            result
+        }
+        None => raw.split_once("Nccl error, ")?.1.split(", detail:").next()?,
+    };
+    let result = result.trim().trim_end_matches('.').trim();
+    (!result.is_empty()).then_some(result)
 }
 
 /// ncclGetErrorString's words for the failing result codes (src/init.cc): what a caller that
@@ -1293,6 +1314,19 @@ mod tests {
         let facts = parse("f", xla);
         assert_eq!(facts[0].name, "nccl.error");
         assert_eq!(facts[0].get("result"), Some("unhandled cuda error"));
+        // PaddlePaddle's two forms (PaddleDetection#7380, PaddleSeg#939).
+        for (line, result) in [
+            ("OSError: (External) NCCL error(2), unhandled system error.", "unhandled system error"),
+            (
+                "OSError: (External)  Nccl error, invalid data type, detail: Resource temporarily unavailable",
+                "invalid data type",
+            ),
+        ] {
+            let facts = parse("f", line);
+            assert_eq!((facts[0].name.as_str(), facts[0].get("result")), ("nccl.error", Some(result)), "{line}");
+            assert_eq!(facts[0].get("source"), Some("paddle"));
+        }
+        assert!(parse("f", "NCCL error(x), garbled\n").is_empty());
     }
 
     #[test]
