@@ -161,11 +161,22 @@ pub fn parse(file: &str, text: &str) -> Vec<LspciDevice> {
         if !raw.starts_with(char::is_whitespace) {
             if let Some((address, rest)) = is_device_header(line) {
                 devices.extend(current.take());
-                current = Some(LspciDevice {
+                let mut device = LspciDevice {
                     address: address.to_string(),
                     description: rest.to_string(),
                     ..LspciDevice::default()
-                });
+                };
+                // `0002:01:00.0 LnkCap: Speed 32GT/s, Width x4 LnkSta: Speed 32GT/s, Width x2
+                // (downgraded)`: one line per device, as a loop over `lspci -s ADDRESS -vvv | grep
+                // Lnk` prints it; the device's class is not given.
+                if let Some((capability, status)) =
+                    rest.split_once("LnkCap:").and_then(|(_, fields)| fields.split_once("LnkSta:"))
+                {
+                    device.description = HEADERLESS.into();
+                    device.link_capability = speed_width(capability);
+                    device.link_status = speed_width(status).map(|(speed, width)| (speed, width, evidence()));
+                }
+                current = Some(device);
                 after_devctl = false;
                 continue;
             }
@@ -397,6 +408,24 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&parse("f", &downstream), &mut analysis);
         assert!(analysis.has("pcie.acs_redirect"));
+    }
+
+    /// A forum post's one line per device (NVIDIA developer forums, an ASUS GX10's second
+    /// ConnectX-7 wired with two lanes): each line is a device with its link.
+    #[test]
+    fn one_line_per_device_with_its_link_capability_and_status() {
+        let text = "0000:01:00.0 LnkCap: Speed 32GT/s, Width x4 LnkSta: Speed 32GT/s, Width x4\n\
+                    0002:01:00.0 LnkCap: Speed 32GT/s, Width x4 LnkSta: Speed 32GT/s, Width x2 (downgraded)\n";
+        let devices = parse("f", text);
+        assert_eq!(devices.len(), 2);
+        assert_eq!(devices[1].address, "0002:01:00.0");
+        assert_eq!(devices[1].link_capability, Some((LinkGeneration(5), 4)));
+        assert_eq!(devices[1].link_status.as_ref().map(|(s, w, e)| (*s, *w, e.line)), Some((LinkGeneration(5), 2, 2)));
+        let mut analysis = Analysis::default();
+        analyze(&devices, &mut analysis);
+        let degraded: Vec<_> = analysis.facts.iter().filter(|f| f.name == "pcie.link_degraded").collect();
+        assert_eq!(degraded.len(), 1, "{:?}", analysis.facts);
+        assert_eq!((degraded[0].get("device"), degraded[0].get("what")), (Some("0002:01:00.0"), Some("width")));
     }
 
     #[test]

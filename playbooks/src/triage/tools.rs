@@ -3,6 +3,7 @@
 //! read by `nvidia_smi`.) Each says what it means on its own.
 
 use fabricdoctor_probes::pci_config::AcsBits;
+use std::collections::BTreeMap;
 
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
@@ -87,12 +88,31 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
     let mut p2p_worst: Option<(f64, String, Evidence)> = None;
+    // The same test's bandwidth matrices: the one being read (bidirectional, P2P enabled), and the
+    // rows of each, so P2P writes can be set against copies staged through host memory.
+    let mut p2p_bandwidth: Option<(bool, bool)> = None;
+    let mut bandwidth_rows: BTreeMap<(bool, bool), Vec<(usize, Vec<f64>, Evidence)>> = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
         if trimmed.starts_with("P2P=") && trimmed.contains("Matrix") {
             p2p_latency = (trimmed.starts_with("P2P=Enabled Latency") && trimmed.contains("(us)")).then(evidence);
+            p2p_bandwidth = None;
             continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix("Unidirectional ").or_else(|| trimmed.strip_prefix("Bidirectional ")) {
+            if rest.starts_with("P2P=") && rest.contains("Bandwidth") && rest.contains("(GB/s)") {
+                p2p_bandwidth = Some((trimmed.starts_with("Bidirectional"), rest.starts_with("P2P=Enabled")));
+                p2p_latency = None;
+                continue;
+            }
+        }
+        if let Some(matrix) = p2p_bandwidth {
+            match p2p_matrix_row(trimmed) {
+                Some((gpu, values)) => bandwidth_rows.entry(matrix).or_default().push((gpu, values, evidence())),
+                None if trimmed.starts_with("D\\D") => {}
+                None => p2p_bandwidth = None,
+            }
         }
         if p2p_latency.is_some() {
             match p2p_matrix_row(trimmed) {
@@ -651,11 +671,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             .split_once("NCCL operation ")
             .and_then(|(_, rest)| rest.split_once(" failed: "))
             .map(|(_, result)| ("xla", result.trim()))
-            .or_else(|| {
-                let result = raw.split_once("NCCL error: ")?.1.trim();
-                NCCL_RESULTS.iter().any(|r| result.starts_with(r)).then_some(("vllm", result))
-            })
-            .or_else(|| paddle_result(raw).map(|result| ("paddle", result)));
+            .or_else(|| caller_nccl_error(raw));
         if let Some((source, result)) = caller_result {
             facts.push(
                 Fact::new("nccl.error")
@@ -796,6 +812,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 .evidence(evidence),
         );
     }
+    if let Some((pair, enabled, staged, evidence)) = p2p_slower_than_host(&bandwidth_rows) {
+        facts.push(
+            Fact::new("pcie.p2p_stalled")
+                .attr("pair", &pair)
+                .attr("bandwidth_gbps", enabled)
+                .attr(
+                    "device",
+                    format!(
+                        "the PCIe path between {pair} (P2P writes at {enabled:.2} GB/s, copies through host memory at {staged:.2} GB/s)"
+                    ),
+                )
+                .evidence(evidence),
+        );
+    }
     if let (Some(command), false) = (acs_read, acs_redirecting.is_empty()) {
         let mut fact = Fact::new("pcie.acs_redirect")
             .attr("device", format!("{} switch ports read by setpci", acs_redirecting.len()))
@@ -807,6 +837,37 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     }
     facts
 }
+
+/// The GPU pair whose P2P bandwidth in p2pBandwidthLatencyTest is furthest below the same pair's
+/// copies staged through host memory (P2P=Disabled), where it is below a third of them: (pair,
+/// P2P GB/s, staged GB/s, the P2P row). A working peer-to-peer path is at least as fast as two
+/// copies through host memory; one that crawls is redirected to the root complex by ACS or
+/// translated by the IOMMU (NCCL's troubleshooting guide, "PCI Access Control Services"), as in
+/// stas00/ml-engineering#1 (2 GB/s against 13 GB/s, mended by turning the IOMMU off).
+fn p2p_slower_than_host(
+    rows: &BTreeMap<(bool, bool), Vec<(usize, Vec<f64>, Evidence)>>,
+) -> Option<(String, f64, f64, Evidence)> {
+    let mut worst: Option<(f64, String, f64, f64, Evidence)> = None;
+    for bidirectional in [false, true] {
+        let (Some(enabled), Some(staged)) = (rows.get(&(bidirectional, true)), rows.get(&(bidirectional, false)))
+        else {
+            continue;
+        };
+        for (gpu, values, evidence) in enabled {
+            let Some((_, host, _)) = staged.iter().find(|(other, _, _)| other == gpu) else { continue };
+            for (peer, (p2p, copy)) in values.iter().zip(host).enumerate().filter(|(peer, _)| peer != gpu) {
+                let ratio = p2p / copy;
+                if *copy > 0.0 && ratio < P2P_BELOW_STAGED && worst.as_ref().is_none_or(|w| ratio < w.0) {
+                    worst = Some((ratio, format!("GPU {gpu} -> GPU {peer}"), *p2p, *copy, evidence.clone()));
+                }
+            }
+        }
+    }
+    worst.map(|(_, pair, p2p, copy, evidence)| (pair, p2p, copy, evidence))
+}
+
+/// P2P bandwidth below this share of the staged copies' is a broken peer path, not a slow one.
+const P2P_BELOW_STAGED: f64 = 1.0 / 3.0;
 
 /// A peer-to-peer write latency (us) no working PCIe path comes near: a thousand times what a
 /// GPU pair behind one switch takes.
@@ -844,22 +905,34 @@ fn openib_not_used(file: &str, text: &str) -> Option<Fact> {
     Some(fact)
 }
 
-/// The result PaddlePaddle's enforce message reports for a failed NCCL call: "NCCL error(2),
-/// unhandled system error." -> "unhandled system error"; "Nccl error, invalid data type, detail:
-/// Resource temporarily unavailable" -> "invalid data type" (paddle/fluid/platform/enforce.h).
-fn paddle_result(raw: &str) -> Option<&str> {
-    let result = match raw.split_once("NCCL error(") {
-        Some((_, rest)) => {
-            let (code, result) = rest.split_once("), ")?;
+/// The caller and the result of "NCCL error: unhandled system error" (vLLM's wrapper: the result
+/// string must be ncclGetErrorString's) and of PaddlePaddle's enforce messages (paddle/fluid/
+/// platform/enforce.h): "NCCL error(2), unhandled system error." -> "unhandled system error";
+/// "Nccl error, invalid data type, detail: Resource temporarily unavailable" -> "invalid data type".
+/// One search for " error" is all most lines cost; both spellings are checked only where it is.
+fn caller_nccl_error(raw: &str) -> Option<(&'static str, &str)> {
+    let at = raw.match_indices(" error").map(|(at, _)| at).find(|at| {
+        at.checked_sub(4).and_then(|start| raw.get(start..*at)).is_some_and(|w| w == "NCCL" || w == "Nccl")
+    })?;
+    let speller = &raw[at - 4..at];
+    let rest = &raw[at + " error".len()..];
+    let (caller, result) = match (speller, rest.as_bytes().first()) {
+        ("NCCL", Some(b':')) => {
+            let result = rest[1..].trim();
+            return NCCL_RESULTS.iter().any(|r| result.starts_with(r)).then_some(("vllm", result));
+        }
+        ("NCCL", Some(b'(')) => {
+            let (code, result) = rest[1..].split_once("), ")?;
             if code.is_empty() || !code.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            result
+            ("paddle", result)
         }
-        None => raw.split_once("Nccl error, ")?.1.split(", detail:").next()?,
+        ("Nccl", Some(b',')) => ("paddle", rest[1..].split(", detail:").next()?),
+        _ => return None,
     };
     let result = result.trim().trim_end_matches('.').trim();
-    (!result.is_empty()).then_some(result)
+    (!result.is_empty()).then_some((caller, result))
 }
 
 /// ncclGetErrorString's words for the failing result codes (src/init.cc): what a caller that
@@ -1394,6 +1467,20 @@ mod tests {
         assert!(parse("f", &healthy).is_empty(), "{:?}", parse("f", &healthy));
         let disabled = matrix.replace("P2P=Enabled", "P2P=Disabled");
         assert!(parse("f", &disabled).is_empty(), "through host memory: not a P2P path");
+        // stas00/ml-engineering#1: P2P writes at 2 GB/s where copies through host memory make 13.
+        let bandwidth = "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1      2 \n     0 673.20  13.15  13.15 \n     1  12.99 673.20  22.20 \n     2  13.00  21.98 673.78 \nUnidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n   D\\D     0      1      2 \n     0 673.49   2.60   1.58 \n     1   2.12 672.33   1.70 \n     2   2.12   1.60 673.78 \n";
+        let found = parse("f", bandwidth);
+        assert_eq!((found[0].name.as_str(), found[0].get("pair")), ("pcie.p2p_stalled", Some("GPU 2 -> GPU 1")));
+        assert_eq!(found[0].evidence[0].line, 10);
+        let healthy = bandwidth
+            .replace("   2.60   1.58", "  25.10  25.11")
+            .replace("2.12", "24.9")
+            .replace("1.70", "24.8")
+            .replace("1.60", "24.7");
+        assert!(parse("f", &healthy).is_empty(), "{:?}", parse("f", &healthy));
+        let alone =
+            bandwidth.split("Unidirectional P2P=Enabled").nth(1).map(|m| format!("Unidirectional P2P=Enabled{m}"));
+        assert!(parse("f", &alone.expect("second matrix")).is_empty(), "nothing to set it against");
         // xorbitsai/inference#3058: vLLM's NCCL wrapper names NCCL's result alone.
         let vllm = "RuntimeError: [address=0.0.0.0:35777, pid=138577] NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n";
         let found = parse("f", vllm);
