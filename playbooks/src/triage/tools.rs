@@ -91,7 +91,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // The same test's bandwidth matrices: the one being read (bidirectional, P2P enabled), and the
     // rows of each, so P2P writes can be set against copies staged through host memory.
     let mut p2p_bandwidth: Option<(bool, bool)> = None;
-    let mut bandwidth_rows: BTreeMap<(bool, bool), Vec<(usize, Vec<f64>, Evidence)>> = BTreeMap::new();
+    let mut bandwidth_rows: BandwidthMatrices = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -838,15 +838,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts
 }
 
+/// p2pBandwidthLatencyTest's bandwidth matrices by (bidirectional, P2P enabled): each row's GPU,
+/// its values towards every GPU, and the line.
+type BandwidthMatrices = BTreeMap<(bool, bool), Vec<(usize, Vec<f64>, Evidence)>>;
+
 /// The GPU pair whose P2P bandwidth in p2pBandwidthLatencyTest is furthest below the same pair's
 /// copies staged through host memory (P2P=Disabled), where it is below a third of them: (pair,
 /// P2P GB/s, staged GB/s, the P2P row). A working peer-to-peer path is at least as fast as two
 /// copies through host memory; one that crawls is redirected to the root complex by ACS or
 /// translated by the IOMMU (NCCL's troubleshooting guide, "PCI Access Control Services"), as in
 /// stas00/ml-engineering#1 (2 GB/s against 13 GB/s, mended by turning the IOMMU off).
-fn p2p_slower_than_host(
-    rows: &BTreeMap<(bool, bool), Vec<(usize, Vec<f64>, Evidence)>>,
-) -> Option<(String, f64, f64, Evidence)> {
+fn p2p_slower_than_host(rows: &BandwidthMatrices) -> Option<(String, f64, f64, Evidence)> {
     let mut worst: Option<(f64, String, f64, f64, Evidence)> = None;
     for bidirectional in [false, true] {
         let (Some(enabled), Some(staged)) = (rows.get(&(bidirectional, true)), rows.get(&(bidirectional, false)))
