@@ -882,7 +882,8 @@ impl Communicator {
         op: ReduceOp,
         root: usize,
     ) -> Result<(), PerfError> {
-        self.run_from(collective, algorithm, None, buffer, data_type, op, root)
+        let result = self.run_from(collective, algorithm, None, buffer, data_type, op, root);
+        self.name_who_stopped(result)
     }
 
     /// Make the working memory hold two buffers of at least `bytes` each (over verbs registered
@@ -935,24 +936,13 @@ impl Communicator {
         let source = if in_place { None } else { Some(&*input) };
         let result = self.run_from(collective, algorithm, source, output, data_type, op, root);
         self.working = memory;
-        result
+        self.name_who_stopped(result)
     }
 
-    /// [`Communicator::run`], out of place when `source` (this rank's input, as long as `buffer`)
-    /// is given. Over TCP a failure names the rank that stopped first, as rank 0 learns it
-    /// (`departure.rs`); over verbs the links' own watch does (`verbs::watch`).
-    #[expect(clippy::too_many_arguments, reason = "the collective's parameters, as nccl-tests takes them")]
-    fn run_from(
-        &mut self,
-        collective: Collective,
-        algorithm: Algorithm,
-        source: Option<&[u8]>,
-        buffer: &mut [u8],
-        data_type: DataType,
-        op: ReduceOp,
-        root: usize,
-    ) -> Result<(), PerfError> {
-        let result = self.run_links(collective, algorithm, source, buffer, data_type, op, root);
+    /// Over TCP a failure names the rank that stopped first, as rank 0 learns it (`departure.rs`):
+    /// rank 0 follows what the others said as they left, and the others say it. Over verbs the
+    /// links' own watch does (`verbs::watch`).
+    fn name_who_stopped(&mut self, result: Result<(), PerfError>) -> Result<(), PerfError> {
         match result {
             Err(error) if self.port.is_none() && self.world > 1 => Err(if self.rank == 0 {
                 departure::name_the_first(&mut self.control, &self.labels, error)
@@ -964,9 +954,10 @@ impl Communicator {
         }
     }
 
-    /// [`Communicator::run_from`] over the links, without a word about who stopped.
+    /// [`Communicator::run`], out of place when `source` (this rank's input, as long as `buffer`)
+    /// is given.
     #[expect(clippy::too_many_arguments, reason = "the collective's parameters, as nccl-tests takes them")]
-    fn run_links(
+    fn run_from(
         &mut self,
         collective: Collective,
         algorithm: Algorithm,
