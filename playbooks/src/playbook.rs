@@ -616,6 +616,23 @@ impl Rule {
             .chain(&self.weakened_by)
     }
 
+    /// The facts this rule is diagnosed from (its `any_of`) when it did not fire only for want of
+    /// a fact it `requires` (the port's RoCE link layer, say), nothing having ruled it out: faults
+    /// read from the inputs that no diagnosis will name. Empty when the rule fired, was ruled out
+    /// (`unless`: a single host for a missing RDMA device) or found none of its facts.
+    pub fn wanting_context<'a>(&self, facts: &'a [Fact]) -> Vec<&'a Fact> {
+        let parse =
+            |texts: &[String]| -> Vec<Pattern> { texts.iter().filter_map(|t| Pattern::parse(t).ok()).collect() };
+        let present = |pattern: &Pattern| facts.iter().any(|f| pattern.matches(f));
+        let ruled_out = parse(&self.unless).iter().any(present);
+        let wanting = parse(&self.requires).iter().any(|pattern| !present(pattern));
+        if ruled_out || !wanting {
+            return Vec::new();
+        }
+        let any_of = parse(&self.any_of);
+        facts.iter().filter(|f| any_of.iter().any(|pattern| pattern.matches(f))).collect()
+    }
+
     /// Evaluate against `facts`: the confidence and the facts that support it, or None.
     pub fn evaluate<'a>(&self, facts: &'a [Fact]) -> Option<(Confidence, Vec<&'a Fact>)> {
         let parse =

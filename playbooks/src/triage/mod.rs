@@ -289,6 +289,22 @@ mod tests {
         assert_eq!(top(format!("{two_hosts}{warn}")).as_deref(), Some("rdma-device-missing"));
     }
 
+    /// A fault read from the input whose rule wants a fact the input does not give (an address
+    /// handle that failed, on a port nothing says is RoCE) is not passed over in silence: its line
+    /// is quoted as an error no playbook explains. The single-host case above stays quiet: its rule
+    /// was ruled out, not left wanting.
+    #[test]
+    fn a_fault_whose_rule_wants_context_is_still_quoted() {
+        let line = "[1] [h:1:0] ib_device.c:1332 UCX  ERROR   ibv_create_ah(dlid=3 sl=0 port=1 src_path_bits=0 dgid=fe80::248a:703:9a:1234 sgid_index=0) for UD mlx5 connect on mlx5_0 failed: No such device\n";
+        let report = triage(&[Input::new("ucx.log", line.as_bytes().to_vec())], &Playbook::embedded());
+        let ids: Vec<&str> = report.diagnoses.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["errors-not-understood"]);
+        assert!(report.diagnoses[0].cause.contains("ibv_create_ah"), "{}", report.diagnoses[0].cause);
+        let roce = line.replace("fe80::248a:703:9a:1234", "fe80::5aa2:e1ff:fefe:c130");
+        let report = triage(&[Input::new("ucx.log", roce.into_bytes())], &Playbook::embedded());
+        assert_eq!(report.diagnoses.first().map(|d| d.id.as_str()), Some("roce-gid-index"));
+    }
+
     /// pdsh/clush name the host in their label; a kernel line that names none takes it.
     #[test]
     fn a_host_label_names_the_host_of_a_kernel_line() {

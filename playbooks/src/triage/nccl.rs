@@ -1116,7 +1116,7 @@ fn link_local_queue_pair(
 /// A GID only an Ethernet (RoCE) port has: an IPv4-mapped address (RoCE v2, RFC 4291 2.5.5.2), or
 /// a link-local one whose interface id is a MAC address made EUI-64 (FF FE in its middle, RFC 4291
 /// appendix A), as RoCE derives GID 0 from the port's MAC; an InfiniBand GID carries the port GUID.
-fn ethernet(gid: [u8; 16]) -> bool {
+pub(super) fn ethernet(gid: [u8; 16]) -> bool {
     ipv4_mapped(gid) || link_local_from_mac(gid)
 }
 

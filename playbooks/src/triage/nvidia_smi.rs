@@ -582,7 +582,10 @@ fn driver_version_of(line: &str) -> Option<&str> {
 ///   update without a reboot), often followed by `NVML library version: 570.124`;
 /// - the CUDA runtime's cudaErrorInsufficientDriver (35) "CUDA driver version is insufficient for CUDA
 ///   runtime version" and cudaErrorSystemDriverMismatch (803) "system has unsupported display driver /
-///   cuda driver combination" (CUDA Runtime API, "Error Handling").
+///   cuda driver combination" (CUDA Runtime API, "Error Handling"), and
+///   cudaErrorCompatNotSupportedOnDevice (804) "forward compatibility was attempted on non supported
+///   HW": a CUDA newer than the kernel driver, run through the forward-compatibility libraries on a
+///   GPU they do not support (only data-centre GPUs do), so the driver is too old for it.
 ///
 /// - the NVIDIA container toolkit's "nvidia-container-cli: requirement error: unsatisfied condition:
 ///   cuda >= 9.2": the image's NVIDIA_REQUIRE_CUDA asks for a CUDA version the host's driver does not
@@ -606,6 +609,11 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "gpu.driver_mismatch",
             "system has unsupported display driver / cuda driver combination",
             "system has unsupported display driver / cuda driver combination",
+        ),
+        (
+            "gpu.driver_mismatch",
+            "forward compatibility was attempted on non supported hw",
+            "forward compatibility was attempted on non supported HW",
         ),
         (
             "gpu.driver_mismatch",
@@ -882,6 +890,9 @@ mod tests {
         );
         // The `--require=cuda>=9.2` of the command line alone is no refusal.
         assert!(parse("docker.txt", "exec command: [/usr/bin/nvidia-container-cli --require=cuda>=9.2]\n").is_empty());
+        // NVIDIA/gpu-operator#277: the CUDA validator on a 450 driver (error 804).
+        let validator = "[Vector addition of 50000 elements]\nFailed to allocate device vector A (error code forward compatibility was attempted on non supported HW)!\n";
+        assert_eq!(names(&parse("validator.log", validator)), vec!["gpu.driver_mismatch"]);
     }
 
     /// From tests/corpus/cases/mixed-nccltests12-cuda-driver-insufficient.txt (train): nccl-tests'

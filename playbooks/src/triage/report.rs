@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::analysis::Analysis;
 pub use super::analysis::InputSummary;
 use crate::fact::{Evidence, Fact};
-use crate::playbook::{fill_placeholders, fill_prose, Confidence, Playbook};
+use crate::playbook::{fill_placeholders, fill_prose, Confidence, Playbook, Rule};
 
 /// Version of the JSON shape; bumped on any change of meaning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -68,6 +68,35 @@ fn describe(fact: &Fact) -> String {
     }
 }
 
+/// A rule's diagnosis from the facts that support it.
+fn diagnose(playbook: &Playbook, rule: &Rule, confidence: Confidence, support: &[&Fact]) -> Diagnosis {
+    let mut evidence: Vec<Evidence> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for fact in support {
+        for e in &fact.evidence {
+            if seen.insert((e.file.clone(), e.line, e.text.clone())) {
+                evidence.push(e.clone());
+            }
+        }
+    }
+    const MAX_FACTS: usize = 12;
+    let mut facts: Vec<String> = support.iter().take(MAX_FACTS).map(|f| describe(f)).collect();
+    if support.len() > MAX_FACTS {
+        facts.push(format!("... and {} more", support.len() - MAX_FACTS));
+    }
+    Diagnosis {
+        id: rule.id.clone(),
+        playbook: playbook.name.clone(),
+        cause: fill_prose(rule.cause.trim(), support),
+        confidence,
+        evidence: evidence.into_iter().take(40).collect(),
+        facts,
+        next_steps: rule.next_steps.iter().map(|s| fill_placeholders(s, support)).collect(),
+        undetermined: rule.undetermined.as_ref().map(|u| fill_prose(u.trim(), support)),
+        collect: rule.collect.iter().map(|c| fill_placeholders(c, support)).collect(),
+    }
+}
+
 pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
     let mut diagnoses = Vec::new();
     let mut fallbacks = Vec::new();
@@ -75,31 +104,7 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
     for playbook in playbooks {
         for rule in &playbook.rules {
             let Some((confidence, support)) = rule.evaluate(&analysis.facts) else { continue };
-            let mut evidence: Vec<Evidence> = Vec::new();
-            let mut seen = BTreeSet::new();
-            for fact in &support {
-                for e in &fact.evidence {
-                    if seen.insert((e.file.clone(), e.line, e.text.clone())) {
-                        evidence.push(e.clone());
-                    }
-                }
-            }
-            const MAX_FACTS: usize = 12;
-            let mut facts: Vec<String> = support.iter().take(MAX_FACTS).map(|f| describe(f)).collect();
-            if support.len() > MAX_FACTS {
-                facts.push(format!("... and {} more", support.len() - MAX_FACTS));
-            }
-            let diagnosis = Diagnosis {
-                id: rule.id.clone(),
-                playbook: playbook.name.clone(),
-                cause: fill_prose(rule.cause.trim(), &support),
-                confidence,
-                evidence: evidence.into_iter().take(40).collect(),
-                facts,
-                next_steps: rule.next_steps.iter().map(|s| fill_placeholders(s, &support)).collect(),
-                undetermined: rule.undetermined.as_ref().map(|u| fill_prose(u.trim(), &support)),
-                collect: rule.collect.iter().map(|c| fill_placeholders(c, &support)).collect(),
-            };
+            let diagnosis = diagnose(playbook, rule, confidence, &support);
             if rule.catch_all {
                 catch_alls.push(diagnosis);
             } else if rule.fallback {
@@ -114,6 +119,26 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
     }
     if diagnoses.is_empty() {
         diagnoses = catch_alls;
+    }
+    // Never silent: lines that look like errors, read into facts a rule is diagnosed from but that
+    // it could not take up for want of a fact it requires (a RoCE address error where nothing else
+    // says the port is RoCE), are errors no playbook explains. Facts that explain lines as
+    // harmless (the fabric manager with nothing to manage), and faults a rule was ruled out for
+    // (no RDMA device on a single host), keep their lines.
+    if diagnoses.is_empty() {
+        let faults: Vec<&Fact> =
+            playbooks.iter().flat_map(|p| &p.rules).flat_map(|rule| rule.wanting_context(&analysis.facts)).collect();
+        if let Some(unused) = super::unexplained::unused_error_lines(&faults) {
+            let mut facts = analysis.facts.clone();
+            facts.push(unused);
+            for playbook in playbooks {
+                for rule in playbook.rules.iter().filter(|rule| rule.catch_all) {
+                    if let Some((confidence, support)) = rule.evaluate(&facts) {
+                        diagnoses.push(diagnose(playbook, rule, confidence, &support));
+                    }
+                }
+            }
+        }
     }
     diagnoses.sort_by(|a, b| b.confidence.cmp(&a.confidence).then(b.evidence.len().cmp(&a.evidence.len())));
     let ranks = analysis

@@ -390,6 +390,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("nccl.gdr_disabled").attr("nic", nic).attr("text", trimmed).evidence(evidence()));
             continue;
         }
+        // Any other kernel module that uses the RDMA stack refusing to load against the running one
+        // (Lustre's ko2iblnd: "disagrees about version of symbol __ib_alloc_pd", "Unknown symbol
+        // rdma_resolve_addr (err -22)"): built for another ib_core (an OFED against the inbox
+        // stack, or the reverse), so the transport it provides has no RDMA device to run on.
+        if rdma_symbol_refused(&lower) {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
+        // librdmacm could not open its device (/dev/infiniband/rdma_cm: rdma_create_event_channel(3)
+        // fails with ENODEV where the rdma_ucm module is not loaded or the container was not given
+        // the device): no RDMA connection can be set up from this process.
+        if lower.contains("rdma_create_event_channel") && lower.contains("fail") {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
+        }
         // libfabric's CXI provider (HPE Slingshot) finds no service the process may use on the NIC
         // ("cxip_nic_get_rgroup_vni(): Failed to find valid default rgroup and vni for cxi0"): the
         // job was not granted a VNI (Slurm's --network / the workload manager's CXI service), so the
@@ -590,10 +605,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // "ibv_create_cq(cqe=4096) failed: Cannot allocate memory", libfabric providers such as
         // EFA's "Libfabric error: (-12) Cannot allocate memory", Open MPI's openib): the
         // locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`) is too low to pin queues and buffers.
+        // A memory registration by any name (ibv_reg_mr(3): ENOMEM when the pinned pages would
+        // pass RLIMIT_MEMLOCK; async-rdma's "RawMemoryRegion::register_from_pd failed ... Cannot
+        // allocate memory", Mooncake's "Failed to register memory") is one of them.
         let rdma_library =
             ["ibv_create_cq", "ibv_reg_mr", "ibv_create_qp", "ibv_create_srq"].iter().any(|call| raw.contains(call))
                 || lower.contains("libfabric")
-                || lower.contains("openib");
+                || lower.contains("openib")
+                || lower.contains("memoryregion")
+                || lower.contains("memory_region")
+                || lower.contains("register memory");
         // MPI's verbs layers say the same without the errno: MVAPICH2's "cannot create cq" and
         // Open MPI openib's "Failed to create a completion queue", whose own help text sends the
         // reader to the locked-memory limit first: a completion queue is pinned memory.
@@ -640,6 +661,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             || (lower.contains("ibv_create_ah") && (lower.contains("fail") || lower.contains("error")))
         {
             facts.push(Fact::new("rdma.address_failed").attr("text", trimmed).evidence(evidence()));
+            // The handle's GIDs say the link layer where nothing else does: a MAC-derived or
+            // IPv4-mapped GID is an Ethernet port's (UCX: "ibv_create_ah(... dgid=fe80::5aa2:
+            // e1ff:fefe:c130 ... sgid_index=0 ...) for UD mlx5 connect on mlx5_0 failed").
+            let roce = ["dgid=", "sgid="].iter().any(|key| {
+                raw.split_once(key)
+                    .and_then(|(_, rest)| rest.split([' ', ',', ')']).next())
+                    .and_then(|gid| gid.parse::<std::net::Ipv6Addr>().ok())
+                    .is_some_and(|gid| super::nccl::ethernet(gid.octets()))
+            });
+            if roce {
+                let nic = raw
+                    .split_once(" connect on ")
+                    .and_then(|(_, rest)| rest.split_whitespace().next())
+                    .unwrap_or("unknown")
+                    .trim_end_matches(':');
+                facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
+            }
             continue;
         }
         // PyTorch's Gloo backend connecting its mesh over loopback ("Gloo connectFullMesh failed
@@ -866,6 +904,19 @@ fn p2p_slower_than_host(rows: &BandwidthMatrices) -> Option<(String, f64, f64, E
         }
     }
     worst.map(|(_, pair, p2p, copy, evidence)| (pair, p2p, copy, evidence))
+}
+
+/// A kernel module refusing a symbol of the RDMA stack ("disagrees about version of symbol
+/// ib_...", "Unknown symbol rdma_... (err -22)"), for modules other than the peer-memory one.
+fn rdma_symbol_refused(lower: &str) -> bool {
+    let symbol = lower
+        .split_once("disagrees about version of symbol ")
+        .or_else(|| lower.split_once("unknown symbol "))
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    symbol.is_some_and(|symbol| {
+        let symbol = symbol.trim_start_matches('_');
+        symbol.starts_with("ib_") || symbol.starts_with("rdma_") || symbol.starts_with("iw_cm")
+    })
 }
 
 /// P2P bandwidth below this share of the staged copies' is a broken peer path, not a slow one.
@@ -1369,6 +1420,13 @@ mod tests {
         let av = "GID[0]: fe80::4001:c0ff:fea8:4004, RoCE v2     <- link-local\n[error] util/pingpong.c:1580: fi_av_insert: number of addresses inserted = 0;\n";
         let names: Vec<String> = parse("f", av).into_iter().map(|f| f.name).collect();
         assert_eq!(names, ["rdma.roce", "rdma.address_failed"]);
+        // ai-dynamo/dynamo#814: UCX's address handle towards a MAC-derived link-local GID says RoCE.
+        let ucx = "[1745499308.854013] [9fd0c21b0f7c:760  :0]       ib_device.c:1332 UCX  ERROR   ibv_create_ah(dlid=49152 sl=0 port=1 src_path_bits=0 dgid=fe80::5aa2:e1ff:fefe:c130 flow_label=0xffffffff sgid_index=0 traffic_class=0) for UD mlx5 connect on mlx5_0 failed: No such device\n";
+        let found = parse("f", ucx);
+        let names: Vec<_> = found.iter().map(|f| (f.name.as_str(), f.get("nic"))).collect();
+        assert_eq!(names, [("rdma.address_failed", None), ("rdma.roce", Some("mlx5_0"))]);
+        let infiniband = ucx.replace("fe80::5aa2:e1ff:fefe:c130", "fe80::248a:703:9a:1234");
+        assert_eq!(parse("f", &infiniband).len(), 1, "a GUID-derived GID is InfiniBand's");
         assert!(parse("f", "fi_av_insert: number of addresses inserted = 1;\n").is_empty());
 
         let gloo = "RuntimeError: Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:152]\n  timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:<port>\n  (rank=8, size=16, local=[127.0.0.1])\n";
@@ -1410,14 +1468,24 @@ mod tests {
             "[Tue Sep  8 17:16:02 2026] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)\n";
         assert_eq!(parse("f", peermem)[0].name, "nccl.gdr_disabled");
         assert!(parse("f", "nvidia_peermem loaded\n").is_empty());
+        // Seagate/cortx-motr#17: Lustre's ko2iblnd built for another RDMA stack.
+        let lnd = "Sep  2 13:26:29 h kernel: ko2iblnd: disagrees about version of symbol __ib_alloc_pd\nSep  2 13:26:29 h kernel: ko2iblnd: Unknown symbol rdma_resolve_addr (err -22)\n";
+        assert!(parse("f", lnd).iter().all(|f| f.name == "rdma.device_missing"));
+        assert_eq!(parse("f", lnd).len(), 2);
+        assert!(parse("f", "foo: Unknown symbol drm_gem_object_free (err -2)\n").is_empty(), "not the RDMA stack");
+        // spdk/spdk#253: librdmacm without its device.
+        let cm = "nvme_rdma.c: 736:nvme_rdma_qpair_connect: *ERROR*: rdma_create_event_channel() failed\n";
+        assert_eq!(parse("f", cm)[0].name, "rdma.device_missing");
+        // datenlord/async-rdma#107: a registration refused with ENOMEM under a user's memlock limit.
+        let registration = "2023-07-20T12:27:48.882461Z ERROR async_rdma::mr_allocator: RawMemoryRegion::register_from_pd failed Os { code: 12, kind: OutOfMemory, message: \"Cannot allocate memory\" }\n";
+        assert_eq!(parse("f", registration)[0].name, "rdma.memlock");
         let ssh = "ssh: connect to host (worker_ip) port 22: Connection refused\n";
         assert_eq!(parse("f", ssh)[0].name, "network.host_unreachable");
         // sgl-project/sglang#6753: a transfer engine's registration refused with EFAULT.
         let mooncake = "E0529 23:22:59.553362 67580 rdma_context.cpp:203] Failed to register memory 0x7c1cda000000: Bad address [14]\n";
         assert_eq!(parse("f", mooncake)[0].name, "nccl.gdr_disabled");
-        assert!(parse("f", "Failed to register memory 0x7c1cda000000: Cannot allocate memory\n")
-            .iter()
-            .all(|f| f.name != "nccl.gdr_disabled"));
+        let refused = parse("f", "Failed to register memory 0x7c1cda000000: Cannot allocate memory\n");
+        assert_eq!(refused.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.memlock"]);
         // pytorch/pytorch#169879: NVSHMEM's NVLS team cannot map its multicast memory.
         let nvshmem = "2025-12-08T12:46:36.6790166Z /dvs/p4/build/sw/rel/gpgpu/toolkit/r12.9/main_nvshmem/src/host/team/team_internal_nvls.cpp:258: non-zero status: 401\n";
         assert_eq!(parse("f", nvshmem)[0].name, "nccl.nvls_failed");

@@ -164,6 +164,30 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
     analysis.observations.extend(observations);
 }
 
+/// The lines of facts that look like errors, as one `input.error_lines` fact per the first file
+/// that has them: for when no rule took those facts up (its other conditions unmet), so the
+/// lines they cite are still said to be errors no playbook explains, not passed over in silence.
+/// `None` when no fact cites such a line.
+pub fn unused_error_lines(facts: &[&Fact]) -> Option<Fact> {
+    let mut lines: Vec<&Evidence> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for evidence in facts.iter().flat_map(|fact| fact.evidence.iter()) {
+        if looks_like_error(&evidence.text) && seen.insert((evidence.file.as_str(), evidence.line)) {
+            lines.push(evidence);
+        }
+    }
+    lines.sort_by(|a, b| (a.file.as_str(), a.line).cmp(&(b.file.as_str(), b.line)));
+    let first = lines.first()?;
+    let mut fact = Fact::new("input.error_lines")
+        .attr("file", &first.file)
+        .attr("count", lines.len())
+        .attr("first", first.text.trim());
+    for evidence in lines.into_iter().take(MAX_QUOTED) {
+        fact = fact.evidence(evidence.clone());
+    }
+    Some(fact)
+}
+
 /// A catalogued PyTorch failure: `pytorch.error` with its family; a store or socket that could not
 /// reach its peer is also `pytorch.store_unreachable` (the rendezvous host or port is not reachable),
 /// unless it was only a warning of a client that retries (c10d logs its retried connects at level
