@@ -608,17 +608,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // A memory registration by any name (ibv_reg_mr(3): ENOMEM when the pinned pages would
         // pass RLIMIT_MEMLOCK; async-rdma's "RawMemoryRegion::register_from_pd failed ... Cannot
         // allocate memory", Mooncake's "Failed to register memory") is one of them.
-        let rdma_library =
+        // (The errno's words are looked for first: most lines have none, and then no library is.)
+        let rdma_library = || {
             ["ibv_create_cq", "ibv_reg_mr", "ibv_create_qp", "ibv_create_srq"].iter().any(|call| raw.contains(call))
-                || lower.contains("libfabric")
-                || lower.contains("openib")
-                || lower.contains("memoryregion")
-                || lower.contains("memory_region")
-                || lower.contains("register memory");
+                || ["libfabric", "openib", "memoryregion", "memory_region", "register memory"]
+                    .iter()
+                    .any(|word| lower.contains(word))
+        };
         // MPI's verbs layers say the same without the errno: MVAPICH2's "cannot create cq" and
         // Open MPI openib's "Failed to create a completion queue", whose own help text sends the
         // reader to the locked-memory limit first: a completion queue is pinned memory.
-        if (rdma_library && raw.contains("Cannot allocate memory"))
+        if (raw.contains("Cannot allocate memory") && rdma_library())
             || lower.contains("cannot create cq")
             || lower.contains("failed to create a completion queue")
         {
@@ -909,13 +909,12 @@ fn p2p_slower_than_host(rows: &BandwidthMatrices) -> Option<(String, f64, f64, E
 /// A kernel module refusing a symbol of the RDMA stack ("disagrees about version of symbol
 /// ib_...", "Unknown symbol rdma_... (err -22)"), for modules other than the peer-memory one.
 fn rdma_symbol_refused(lower: &str) -> bool {
-    let symbol = lower
-        .split_once("disagrees about version of symbol ")
-        .or_else(|| lower.split_once("unknown symbol "))
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    symbol.is_some_and(|symbol| {
-        let symbol = symbol.trim_start_matches('_');
-        symbol.starts_with("ib_") || symbol.starts_with("rdma_") || symbol.starts_with("iw_cm")
+    // One search for the word both messages end in; what precedes it is checked only there.
+    lower.match_indices("symbol ").any(|(at, word)| {
+        let before = &lower[..at];
+        let symbol = lower[at + word.len()..].split_whitespace().next().unwrap_or("").trim_start_matches('_');
+        (before.ends_with("unknown ") || before.ends_with("disagrees about version of "))
+            && (symbol.starts_with("ib_") || symbol.starts_with("rdma_") || symbol.starts_with("iw_cm"))
     })
 }
 
