@@ -590,6 +590,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 continue;
             }
         }
+        // nccl-tests' "Test CUDA failure common.cu:516 'an illegal memory access was encountered'":
+        // a kernel faulted on device memory (cudaErrorIllegalAddress, 700) while the test ran its
+        // collectives. The test allocates and sizes its own buffers, so the kernel that strayed is
+        // NCCL's (a release without support for this GPU, or an NCCL bug: nccl#2418, nccl-tests#291,
+        // Blackwell GPUs on NCCL releases before their support); a GPU whose memory faulted says
+        // so in its own Xid lines, read apart.
+        if trimmed.contains("Test CUDA failure ") && trimmed.contains("'an illegal memory access was encountered'") {
+            facts.push(
+                Fact::new("nccl.internal")
+                    .attr("text", "a kernel of nccl-tests' collectives faulted on device memory (CUDA error 700)")
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         // Ray's raylet: a worker process (a rank) died or was killed (OOM killer, crash).
         if lower.contains("a worker died or was killed") || lower.contains("the actor died unexpectedly") {
             facts.push(Fact::new("process.died").attr("text", trimmed).evidence(evidence()));
@@ -1343,6 +1357,12 @@ mod tests {
             parse("f", "test: Test CUDA failure common.cu:941 'system not yet initialized'")[0].name,
             "gpu.fabric_not_ready"
         );
+        // nccl-tests#291: NCCL's kernel strays on a GPU its release does not support.
+        let stray = "node: Test CUDA failure common.cu:297 'an illegal memory access was encountered'\n";
+        assert_eq!(parse("f", stray)[0].name, "nccl.internal");
+        assert!(parse("f", "Test CUDA failure common.cu:297 'out of memory'\n")
+            .iter()
+            .all(|f| f.name != "nccl.internal"));
         assert!(parse(
             "f",
             "node1:1:2 [0] NCCL INFO Channel 00/02 : 0 1\n#  Rank  0 Group  0 Pid 1 on n1 device  0 [0x1b] H100\n"
