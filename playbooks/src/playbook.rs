@@ -337,6 +337,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("fr.missing_ranks", "ranks collective op group", "flight recorder analyzer 'missing ranks'"),
     (
+        "gpu.shared_by_ranks",
+        "gpu text",
+        "nvidia-smi's process table: several compute processes hold one GPU, each also holding a GPU of its own",
+    ),
+    (
         "horovod.missing_ranks",
         "rank tensors text",
         "Horovod's stall inspector: 'Missing ranks:', '[missing ranks: N]' or a rank absent from '[ready ranks: ...]'",

@@ -218,7 +218,59 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     summary_table(file, text, &mut facts);
     nvlink_status(file, text, &mut facts);
     driver_errors(file, text, &mut facts);
+    facts.extend(shared_by_every_rank(file, text));
     facts
+}
+
+/// One row of nvidia-smi's process table: `|    0   N/A  N/A   3203007      C   ...build/all_reduce_perf
+/// 788MiB |` (with MIG's GI and CI columns) or `|    0      12345      C   python   1234MiB |`: the GPU,
+/// the PID and whether it is a compute process.
+fn process_row(line: &str) -> Option<(u32, u64, bool)> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let gpu = words.first()?.parse().ok()?;
+    let memory = words.last()?;
+    if !(memory.ends_with("MiB") || *memory == "N/A") {
+        return None;
+    }
+    let kind = words.iter().position(|w| matches!(*w, "C" | "G" | "C+G" | "M" | "M+C"))?;
+    let pid = words.get(kind.checked_sub(1)?)?.parse().ok()?;
+    Some((gpu, pid, words[kind].contains('C')))
+}
+
+/// nvidia-smi's process table where several compute processes hold one GPU and each of them also
+/// holds a GPU of its own: every rank opened a CUDA context on that GPU (device 0, as CUDA's
+/// default) before selecting its own device, or was given it by a library that touched the GPU
+/// first (nccl-tests#369: Open MPI's libfabric transport with GPU memory support). In Exclusive
+/// Process mode the ranks then fail ("CUDA-capable device(s) is/are busy or unavailable"); in the
+/// default mode the extra contexts take that GPU's memory and PyTorch's barrier may pick it.
+fn shared_by_every_rank(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("Processes:") {
+        return None;
+    }
+    let mut holders: BTreeMap<u32, Vec<(u64, Evidence)>> = BTreeMap::new();
+    for (line_no, raw) in numbered_lines(text) {
+        if let Some((gpu, pid, true)) = process_row(raw) {
+            holders.entry(gpu).or_default().push((pid, Evidence::new(file, line_no, raw)));
+        }
+    }
+    let elsewhere =
+        |gpu: u32, pid: u64| holders.iter().any(|(other, rows)| *other != gpu && rows.iter().any(|r| r.0 == pid));
+    let (gpu, rows) = holders
+        .iter()
+        .find(|(gpu, rows)| rows.len() >= 2 && rows.iter().filter(|(pid, _)| elsewhere(**gpu, *pid)).count() >= 2)?;
+    let pids: Vec<String> = rows.iter().map(|(pid, _)| pid.to_string()).collect();
+    let mut fact = Fact::new("gpu.shared_by_ranks").attr("gpu", gpu).attr(
+        "text",
+        format!(
+            "nvidia-smi: processes {} all hold GPU {gpu}, and each of them also holds a GPU of its own",
+            pids.join(", ")
+        ),
+    );
+    for (_, evidence) in rows.iter().take(8) {
+        fact = fact.evidence(evidence.clone());
+    }
+    Some(fact)
 }
 
 /// Where the -q report's section titles nest, for pastes that lost their indentation (web forms and
@@ -698,6 +750,29 @@ mod tests {
     use super::*;
 
     /// Azure/azurehpc-health-checks test data: an SXM GPU whose NVLinks are all inactive.
+    /// nccl-tests#369: every rank holds GPU 0 beside its own GPU (a library touched the GPU before
+    /// the rank chose its device); one process per GPU is no finding.
+    #[test]
+    fn every_rank_holding_one_gpu_beside_its_own() {
+        let table = "| Processes:                                                                              |\n\
+|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |\n\
+|=========================================================================================|\n\
+|    0   N/A  N/A   3203007      C   ...ests-2.17.8/./build/all_reduce_perf        788MiB |\n\
+|    0   N/A  N/A   3203008      C   ...ests-2.17.8/./build/all_reduce_perf        556MiB |\n\
+|    0   N/A  N/A   3203009      C   ...ests-2.17.8/./build/all_reduce_perf        556MiB |\n\
+|    1   N/A  N/A   3203008      C   ...ests-2.17.8/./build/all_reduce_perf        790MiB |\n\
+|    2   N/A  N/A   3203009      C   ...ests-2.17.8/./build/all_reduce_perf        786MiB |\n";
+        let facts = parse("smi.txt", table);
+        assert_eq!(names(&facts), vec!["gpu.shared_by_ranks"]);
+        assert_eq!(facts[0].get("gpu"), Some("0"));
+        assert_eq!(facts[0].evidence.len(), 3);
+        let own = "| Processes: |\n|    0      1001      C   python   1234MiB |\n|    1      1002      C   python   1234MiB |\n";
+        assert!(parse("smi.txt", own).is_empty());
+        // Two programs sharing a GPU, neither on another GPU: no rank of a job across GPUs.
+        let two = "| Processes: |\n|    0      1001      C   python   1234MiB |\n|    0      1002      C   python   1234MiB |\n";
+        assert!(parse("smi.txt", two).is_empty());
+    }
+
     #[test]
     fn an_sxm_gpu_with_all_links_inactive_is_a_fault_a_pcie_card_is_not() {
         let text = "GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)\nNVML: Unable to retrieve NVLink information as all links are inactive\n";
