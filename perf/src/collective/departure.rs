@@ -75,16 +75,18 @@ pub(super) fn name_the_first(control: &mut [TcpStream], labels: &[String], error
                 heard[rank] = listen(stream, labels, rank);
             }
         }
-        match first_to_stop(named, &heard) {
-            Some(Some(first)) => return left_because(labels, named, first),
-            Some(None) => return error,
-            None if Instant::now() >= deadline => {
-                return match last_word(named, &heard) {
-                    Some(first) if first.0 != named => left_because(labels, named, first),
-                    _ => error,
-                };
-            }
-            None => std::thread::sleep(Duration::from_millis(10)),
+        let (first, silent, said) = follow(named, &heard);
+        let waited_out = Instant::now() >= deadline;
+        match said {
+            // The word ends at a rank that exited without one: it stopped first.
+            Heard::Closed if first != named => return left_because(labels, named, (first, silent)),
+            // A rank on the way has said nothing yet: listen on, and at the end of the patience a
+            // rank still connected that another gave up on for its silence is the stalled one.
+            Heard::Nothing if !waited_out => std::thread::sleep(Duration::from_millis(10)),
+            Heard::Nothing if first != named => return left_because(labels, named, (first, silent)),
+            // `named` itself exited (the error names it already), said nothing at all, or the word
+            // loops or leads to rank 0 or to no rank.
+            _ => return error,
         }
     }
 }
@@ -113,46 +115,23 @@ fn listen(stream: &mut TcpStream, labels: &[String], rank: usize) -> Heard {
     }
 }
 
-/// Follow the word from `named`: `Some(Some(rank, silence))` when it ends at a rank that closed
-/// without a word, other than `named` (the rank that stopped first); `Some(None)` when `named` itself
-/// did (the error already names it), or the word leads back to a rank already passed or to rank 0;
-/// `None` while a rank on the way has said nothing yet.
-fn first_to_stop(named: usize, heard: &[Heard]) -> Option<Option<(usize, Option<Duration>)>> {
+/// Follow the word from `named` to the last rank it leads to: that rank, the silence the rank
+/// before it gave as the reason (`None`: it closed), and what was heard from it (`Left` when its own
+/// word loops back, or names rank 0 or no rank of this communicator).
+fn follow(named: usize, heard: &[Heard]) -> (usize, Option<Duration>, Heard) {
     let mut rank = named;
     let mut silent = None;
     let mut passed = vec![false; heard.len()];
     loop {
         passed[rank] = true;
         match heard[rank] {
-            Heard::Closed if rank == named => return Some(None),
-            Heard::Closed => return Some(Some((rank, silent))),
-            Heard::Nothing => return None,
-            Heard::Left { because, silent: why } => {
-                if because == 0 || because >= heard.len() || passed[because] {
-                    return Some(None);
-                }
+            Heard::Left { because, silent: why } if because != 0 && because < heard.len() && !passed[because] => {
                 rank = because;
                 silent = why;
             }
+            said => return (rank, silent, said),
         }
     }
-}
-
-/// After the patience: the last rank the word leads to, with the reason given for it (a rank still
-/// connected that another gave up on for its silence is the stalled one).
-fn last_word(named: usize, heard: &[Heard]) -> Option<(usize, Option<Duration>)> {
-    let mut rank = named;
-    let mut silent = None;
-    let mut passed = vec![false; heard.len()];
-    while let Heard::Left { because, silent: why } = heard[rank] {
-        passed[rank] = true;
-        if because == 0 || because >= heard.len() || passed[because] {
-            break;
-        }
-        rank = because;
-        silent = why;
-    }
-    (rank != named).then_some((rank, silent))
 }
 
 fn left_because(labels: &[String], named: usize, (first, silent): (usize, Option<Duration>)) -> PerfError {
