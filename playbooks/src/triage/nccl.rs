@@ -1120,7 +1120,7 @@ pub(super) fn ethernet(gid: [u8; 16]) -> bool {
     ipv4_mapped(gid) || link_local_from_mac(gid)
 }
 
-fn ipv4_mapped(gid: [u8; 16]) -> bool {
+pub(super) fn ipv4_mapped(gid: [u8; 16]) -> bool {
     gid[..10].iter().all(|&b| b == 0) && gid[10] == 0xff && gid[11] == 0xff
 }
 

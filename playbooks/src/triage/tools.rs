@@ -681,8 +681,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             let roce = ["dgid=", "sgid="].iter().any(|key| {
                 raw.split_once(key)
                     .and_then(|(_, rest)| rest.split([' ', ',', ')']).next())
-                    .and_then(|gid| gid.parse::<std::net::Ipv6Addr>().ok())
-                    .is_some_and(|gid| super::nccl::ethernet(gid.octets()))
+                    .and_then(gid_bytes)
+                    .is_some_and(super::nccl::ethernet)
             });
             if roce {
                 let nic = raw
@@ -1104,11 +1104,16 @@ fn gid_entry(line: &str) -> Option<(u32, &str)> {
     Some((index.trim().parse().ok()?, gid))
 }
 
+/// A GID as a tool prints it (`0000:0000:0000:0000:0000:ffff:0a00:0006`, `::ffff:10.0.0.6`,
+/// `fe80::5aa2:e1ff:fefe:c130`), as its sixteen bytes, for NCCL's reader's judgement of its kind.
+fn gid_bytes(gid: &str) -> Option<[u8; 16]> {
+    gid.parse::<std::net::Ipv6Addr>().ok().map(|gid| gid.octets())
+}
+
 /// An IPv4-mapped IPv6 GID (::ffff:a.b.c.d, RFC 4291 section 2.5.5.2), as RoCE v2 derives from an
 /// interface's IPv4 address.
 fn ipv4_mapped(gid: &str) -> bool {
-    let lower = gid.to_ascii_lowercase();
-    lower.starts_with("0000:0000:0000:0000:0000:ffff:") || lower.starts_with("::ffff:")
+    gid_bytes(gid).is_some_and(super::nccl::ipv4_mapped)
 }
 
 #[cfg(test)]
