@@ -375,6 +375,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("pcie.link_degraded", "device what", "lspci LnkSta below LnkCap on a NIC or bridge (not a GPU)"),
     ("pcie.aer_event", "severity device host", "kernel 'AER:' / 'PCIe Bus Error:' lines"),
     ("iommu.fault", "host", "kernel DMAR/AMD-Vi/SMMU fault lines"),
+    ("rdma.registration_limit", "device host", "kernel mlx5 CREATE_MKEY failed with status limits exceeded"),
     ("gpu.xid", "xid meaning bus_id host what", "kernel 'NVRM: Xid' with a hardware/driver Xid"),
     (
         "gpu.xid_application",

@@ -272,6 +272,15 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             facts.push(fact.evidence(evidence()));
             continue;
         }
+        // mlx5 cmd.c: the firmware refused CREATE_MKEY with MLX5_CMD_STAT_LIM_ERR ("status limits
+        // exceeded(0x8)"): the adapter's table of memory keys is full. Every further registration
+        // fails with ENOMEM whatever the process's memlock limit (openucx/ucx#6264: UCX's
+        // registration cache kept every buffer registered).
+        if lower.contains("create_mkey") && lower.contains("limits exceeded") {
+            let device = pci_address_token(raw).unwrap_or("");
+            facts.push(Fact::new("rdma.registration_limit").attr("device", device).host(&host).evidence(evidence()));
+            continue;
+        }
         // drivers/net/ethernet/mellanox/mlx5/core/events.c port_module(): the cage reports an error
         // of its cable or module ("Port module event[error]: module 0, Cable error, High
         // Temperature"; others: "Bad or shorted cable/module", "Bus stuck (I2C or data shorted)",
@@ -611,6 +620,10 @@ mod tests {
             "[14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource\n",
         );
         assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("nic.hw_fault", Some("0000:61:00.0")));
+        // openucx/ucx#6264 (heldout47): the adapter's memory keys ran out.
+        let mkeys = " mlx5_core 0000:41:00.0: mlx5_cmd_check:816:(pid 2305124): CREATE_MKEY(0x200) op_mod(0x0) failed, status limits exceeded(0x8), syndrome (0x18af6)\n";
+        let found = parse_kernel("f", mkeys);
+        assert_eq!((found[0].name.as_str(), found[0].get("device")), ("rdma.registration_limit", Some("0000:41:00.0")));
         let answered = "mlx5_core 0000:61:00.0: mlx5_cmd_out_err:838:(pid 1): ACCESS_REG(0x805) op_mod(0x1) failed, status bad parameter(0x3), syndrome (0x6b6a5e), err(-22)";
         assert!(parse_kernel("f", answered).iter().all(|f| f.name != "nic.hw_fault"));
         // illinois-scicomp machine-shop#76: a GPU the driver cannot bring up.

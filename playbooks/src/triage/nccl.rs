@@ -501,6 +501,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     port_flaps(&seen.port_events, analysis);
     forced_protocol(&seen.settings, analysis);
     failed_bootstraps(&seen, analysis);
+    garbled_peer_addresses(&seen, analysis);
     graph_capture_build(&seen, analysis);
     peers_on_docker_networks(&seen, analysis);
 }
@@ -594,6 +595,30 @@ fn failed_call(message: &str) -> Option<(&str, u32)> {
 /// NCCL_SOCKET_IFNAME: "ib" interfaces first), so a host with IPoIB up but not routed to the other
 /// hosts (another subnet, or no IP on their side) fails the bootstrap there although its Ethernet
 /// would have worked.
+/// "connecting to address with family 33621 is neither AF_INET(2) nor AF_INET6(10)": NCCL dialled
+/// an address of no family. Where the host's own bootstrap found an interface and its address
+/// ("Bootstrap : Using ens7:172.27.32.104"), the address did not come from this host's interface
+/// choice: it arrived garbled from a peer, NCCL's bootstrap exchange broke (ranks of different
+/// builds, nccl-tests#294). Without that line, an interface that does not exist left it unset
+/// (nccl#1837: NCCL_SOCKET_IFNAME naming a missing interface), as read first.
+fn garbled_peer_addresses(seen: &Observations, analysis: &mut Analysis) {
+    for fact in analysis.facts.iter_mut() {
+        let garbled = fact.name == "nccl.socket_iface_suspect"
+            && fact.get("text").is_some_and(|text| text.to_ascii_lowercase().contains("neither af_inet"));
+        let Some(address) = fact.get("host").and_then(|host| seen.bootstrap_addresses.get(host)).filter(|_| garbled)
+        else {
+            continue;
+        };
+        let text = format!(
+            "a peer's address arrived garbled in NCCL's bootstrap exchange although this host's bootstrap uses {address} ({})",
+            fact.get("text").unwrap_or_default()
+        );
+        fact.name = "nccl.internal".to_string();
+        fact.attrs.remove("iface");
+        fact.attrs.insert("text".to_string(), text);
+    }
+}
+
 fn failed_bootstraps(seen: &Observations, analysis: &mut Analysis) {
     for (host, failure) in &seen.bootstrap_failures {
         analysis.push(Fact::new("nccl.bootstrap_failed").host(host).evidence(failure.clone()));
@@ -1742,6 +1767,20 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse("log", text)], &mut analysis);
         analysis.facts
+    }
+
+    /// nccl-tests#294 (heldout47): the host bootstraps on ens7 and then dials an address of no
+    /// family, which came from a peer; nccl#1837 (train): no interface was found, so none is named.
+    #[test]
+    fn an_address_of_no_family_is_a_broken_bootstrap_where_the_host_found_its_interface() {
+        let garbled = "h100-4:739788:739788 [2] NCCL INFO Bootstrap : Using ens7:172.27.32.104<0>\nh100-4:739788:739878 [2] misc/socket.cc:397 NCCL WARN Net : connecting to address  with family 33621 is neither AF_INET(2) nor AF_INET6(10)\n";
+        let found = facts(garbled);
+        let internal: Vec<&Fact> = found.iter().filter(|f| f.name == "nccl.internal").collect();
+        assert_eq!(internal.len(), 1, "{found:?}");
+        assert!(internal[0].get("text").is_some_and(|t| t.contains("172.27.32.104")));
+        assert!(!found.iter().any(|f| f.name == "nccl.socket_iface_suspect"), "{found:?}");
+        let unset = "[trainer0|0]:twshared1016:1958:1958 [0] NCCL INFO NCCL_SOCKET_IFNAME set to eth2\n[trainer0|0]:twshared1016:1958:1990 [0] misc/socket.cc:397 NCCL WARN Net : connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)\n";
+        assert!(facts(unset).iter().any(|f| f.name == "nccl.socket_iface_suspect"));
     }
 
     /// gpustack/gpustack#2275: this host bootstraps on ens3 (172.16.0.16) and cannot reach its peer

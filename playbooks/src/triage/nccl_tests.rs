@@ -56,6 +56,12 @@ pub fn has_rows(text: &str) -> bool {
     text.lines().any(|line| result_row(line).is_some() || out_of_bounds(line).is_some())
 }
 
+/// The line number (1-based) of the input's last nccl-tests result row, if it has one: every
+/// collective of the rows above it ran to the end.
+pub fn last_row(text: &str) -> Option<usize> {
+    text.lines().enumerate().filter(|(_, line)| result_row(line).is_some()).map(|(index, _)| index + 1).last()
+}
+
 struct ResultRow<'a> {
     size: u64,
     data_type: &'a str,

@@ -78,6 +78,12 @@ struct GpuBlock {
     remapped_rows: Vec<(&'static str, u64, Evidence)>,
     /// The block already said the GPU does not answer (one `gpu.lost` per GPU).
     lost: bool,
+    /// `Clocks Event Reasons` > `SW Power Cap : Active`.
+    power_capped: Option<Evidence>,
+    /// The power limit in force (`Current Power Limit`, `Enforced Power Limit` before R535) and the
+    /// board's default (`Default Power Limit`), in watts.
+    power_limit: Option<(f64, Evidence)>,
+    default_power_limit: Option<(f64, Evidence)>,
 }
 
 impl GpuBlock {
@@ -86,6 +92,34 @@ impl GpuBlock {
             Some(gpu) => Fact::new(name).attr("gpu", gpu),
             None => Fact::new(name),
         }
+    }
+
+    /// What the whole block says: a degraded PCIe link, a power limit lowered far below default.
+    fn judged(&self) -> Vec<Fact> {
+        let mut facts = self.pcie_degraded();
+        facts.extend(self.lowered_power_limit());
+        facts
+    }
+
+    /// The SW power cap holding clocks down is normal at the board's default limit under full load
+    /// (NVML `nvmlClocksEventReasonSwPowerCap`); at a limit set well below the default (`nvidia-smi
+    /// -pl`, a BMC or a scheduler's power policy) it holds the GPU far under its speed, and every
+    /// collective waits for it. Below three quarters of the default is no trim for efficiency.
+    fn lowered_power_limit(&self) -> Option<Fact> {
+        let capped = self.power_capped.as_ref()?;
+        let (limit, limit_evidence) = self.power_limit.as_ref()?;
+        let (default, default_evidence) = self.default_power_limit.as_ref()?;
+        if *limit <= 0.0 || *limit >= default * 0.75 {
+            return None;
+        }
+        let reason = format!("SW Power Cap at a power limit lowered to {limit:.0} W of the default {default:.0} W");
+        Some(
+            self.fact("gpu.slowdown")
+                .attr("reason", reason)
+                .evidence(capped.clone())
+                .evidence(limit_evidence.clone())
+                .evidence(default_evidence.clone()),
+        )
     }
 
     /// A GPU lowers its PCIe link speed (and on some boards width) when idle to save power and
@@ -339,7 +373,7 @@ fn query_report(file: &str, text: &str, facts: &mut Vec<Fact>) {
         }
         let evidence = || Evidence::new(file, line_no, raw);
         if let Some(gpu) = line.strip_prefix("GPU ").and_then(bus_id) {
-            facts.extend(block.pcie_degraded());
+            facts.extend(block.judged());
             block = GpuBlock { gpu: Some(gpu), ..GpuBlock::default() };
             sections.open.clear();
             continue;
@@ -431,6 +465,21 @@ fn query_report(file: &str, text: &str, facts: &mut Vec<Fact>) {
             continue;
         }
         let clocks = sections.within("Clocks Event Reasons") || sections.within("Clocks Throttle Reasons");
+        if clocks && key == "SW Power Cap" && value.eq_ignore_ascii_case("Active") {
+            block.power_capped = Some(evidence());
+            continue;
+        }
+        // "Current Power Limit : 200.00 W" (R535+; "Enforced Power Limit" before), "Default Power
+        // Limit : 700.00 W"; "N/A" where the board does not report it.
+        let watts = || value.strip_suffix('W').and_then(|v| v.trim().parse::<f64>().ok()).map(|w| (w, evidence()));
+        if matches!(key, "Current Power Limit" | "Enforced Power Limit") {
+            block.power_limit = watts();
+            continue;
+        }
+        if key == "Default Power Limit" {
+            block.default_power_limit = watts();
+            continue;
+        }
         if clocks && SLOWDOWN_REASONS.contains(&key) && value.eq_ignore_ascii_case("Active") {
             facts.push(block.fact("gpu.slowdown").attr("reason", key).evidence(evidence()));
             continue;
@@ -470,7 +519,7 @@ fn query_report(file: &str, text: &str, facts: &mut Vec<Fact>) {
             }
         }
     }
-    facts.extend(block.pcie_degraded());
+    facts.extend(block.judged());
     ecc_facts(ecc, facts);
 }
 
@@ -814,6 +863,25 @@ mod tests {
         assert_eq!(facts[1].evidence[0].line, 32);
         // MIG Mode's "Pending: Disabled" is not a remap; the link at its maximum is not degraded.
         assert!(!facts.iter().any(|f| f.name == "gpu.remap_pending" || f.name == "gpu.pcie_degraded"));
+    }
+
+    /// From tests/corpus/cases/nvidia-smi-hypercomputer-lab14-powercap.txt (heldout47), GPU0's block
+    /// shortened: the SW power cap active at a limit set to 200 W of the default 700 W.
+    #[test]
+    fn a_power_cap_at_a_limit_lowered_far_below_default_holds_the_gpu_down() {
+        let report = |limit: &str| {
+            format!(
+                "==============NVSMI LOG==============\n\nDriver Version                                         : 580.126.20\nAttached GPUs                                          : 8\nGPU 00000000:04:00.0\n    Performance State                                  : P0\n    Clocks Event Reasons\n        Idle                                           : Not Active\n        SW Power Cap                                   : Active\n        HW Slowdown                                    : Not Active\n    GPU Power Readings\n        Average Power Draw                             : 209.55 W\n        Current Power Limit                            : {limit} W\n        Requested Power Limit                          : {limit} W\n        Default Power Limit                            : 700.00 W\n        Max Power Limit                                : 700.00 W\n    Clocks\n        SM                                             : 345 MHz\n"
+            )
+        };
+        let facts = parse("nvsmi.txt", &report("200.00"));
+        assert_eq!(names(&facts), vec!["gpu.slowdown"]);
+        assert_eq!(facts[0].get("gpu"), Some("0000:04:00.0"));
+        assert!(facts[0].get("reason").is_some_and(|r| r.contains("200 W of the default 700 W")), "{facts:?}");
+        assert_eq!(facts[0].evidence.len(), 3);
+        // The cap at (or near) the board's default is full load, not a fault.
+        assert!(parse("nvsmi.txt", &report("700.00")).is_empty());
+        assert!(parse("nvsmi.txt", &report("600.00")).is_empty());
     }
 
     /// An idle GPU at P8 runs its link at Gen1 (leptonai/gpud testdata

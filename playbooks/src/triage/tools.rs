@@ -577,6 +577,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("network is unreachable"))
         {
             facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
+            // 172.17.0.1 is Docker's default bridge (docker0) on every host that runs Docker: a peer
+            // that offered it offered an address only its own host has, and a connect to it from
+            // another host reaches that host's own bridge (openucx/ucx#9908; UCX 1.17 leaves bridges
+            // out of its TCP interfaces).
+            if lower.contains("dest_addr=172.17.0.1:") {
+                facts.push(
+                    Fact::new("nccl.socket_iface_suspect")
+                        .attr("iface", "docker0 (Docker's default bridge, 172.17.0.1)")
+                        .attr("used_by", "UCX")
+                        .evidence(evidence()),
+                );
+            }
             continue;
         }
         // UCX asked for an RDMA device it cannot open (ucp_context.c: "network device '%s' is not
@@ -602,6 +614,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .attr("text", "a kernel of nccl-tests' collectives faulted on device memory (CUDA error 700)")
                     .evidence(evidence()),
             );
+            continue;
+        }
+        // aws-ofi-nccl, the Libfabric net plugin, checks what a peer sends while it connects against
+        // its own view ("NET/OFI Unexpected number of remote rails for dev 0. Expected 3 but got 2",
+        // nccl_ofi_rdma): a disagreement breaks the plugin's connection setup, and NCCL reports an
+        // internal error; a plugin release that does not fit this NCCL, or its settings (the rail
+        // count) differing between hosts.
+        if trimmed.split_once("NET/OFI ").is_some_and(|(_, message)| message.starts_with("Unexpected ")) {
+            facts.push(Fact::new("nccl.internal").attr("text", trimmed).evidence(evidence()));
             continue;
         }
         // Ray's raylet: a worker process (a rank) died or was killed (OOM killer, crash).
@@ -1373,6 +1394,10 @@ mod tests {
             "node1:1:2 [0] NCCL INFO Channel 00/02 : 0 1\n#  Rank  0 Group  0 Pid 1 on n1 device  0 [0x1b] H100\n"
         )
         .is_empty());
+        // nccl#1913 (heldout47): aws-ofi-nccl's peers disagree on their rails while connecting.
+        let rails = "NET/OFI Unexpected number of remote rails for dev 0. Expected 3 but got 2\n";
+        assert_eq!(parse("f", rails)[0].name, "nccl.internal");
+        assert!(parse("f", "NCCL INFO NET/OFI Using EFA multi-rail support\n").is_empty());
     }
 
     /// pytorch#24081 (setpci reading a PLX switch's ACS Control: 001d has both redirect bits),
@@ -1582,7 +1607,13 @@ mod tests {
         assert!(parse("f", "NCCL error: see the log above\n").is_empty(), "not a result of NCCL's");
         // ai-dynamo/dynamo#741: UCX's socket connect to a peer refused.
         let ucx = "[1744963752.379059] [node1:14252:0]            sock.c:334  UCX  ERROR   connect(fd=120, dest_addr=10.244.13.0:34313) failed: Connection refused\n";
+        assert_eq!(parse("f", ucx).len(), 1);
         assert_eq!(parse("f", ucx)[0].name, "network.host_unreachable");
+        // openucx/ucx#9908 (heldout47): the peer's docker0 address, the same on every host.
+        let bridge = "[1716920651.160157] [gpu1:2592420:0]            sock.c:323  UCX  ERROR   connect(fd=85, dest_addr=172.17.0.1:39289) failed: Connection refused\n";
+        let found = parse("f", bridge);
+        assert_eq!(found[1].name, "nccl.socket_iface_suspect");
+        assert!(found[1].get("iface").is_some_and(|iface| iface.starts_with("docker0")));
         // ai-dynamo/dynamo#1209: UCX offers only TCP for the RDMA device asked for.
         let tcp_only = "ucp_context.c:1321 UCX  WARN  network device 'mlx5_bond_0:1' is not available, please use one or more of: 'bond0'(tcp), 'eth0'(tcp), 'lo'(tcp)\n";
         assert_eq!(parse("f", tcp_only)[0].name, "rdma.device_missing");

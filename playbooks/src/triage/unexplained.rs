@@ -127,6 +127,11 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
                     && if log || kernel(*number) { looks_like_error(line) } else { tool_failed(line) }
             })
             .collect();
+        // Lines above an nccl-tests result row were survived: the collectives of that row ran to
+        // the end after them (MPI's warnings about its own libraries, a plugin not found).
+        if let Some(last) = super::nccl_tests::last_row(text) {
+            lines.retain(|(number, _)| *number > last);
+        }
         // A failure PyTorch's distributed stack is known to print is named with the part that
         // printed it (its message catalogue), not left as an unknown error line.
         lines.retain(|(number, line)| match super::catalogue::lookup_torch(line) {
