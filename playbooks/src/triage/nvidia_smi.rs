@@ -18,7 +18,7 @@
 //! - `nvidia-smi nvlink -s`: `GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-...)` then `Link 0: 25 GB/s`
 //!   or `Link 0: <inactive>`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fabricdoctor_probes::pci::PciAddress;
 
@@ -608,6 +608,8 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
         uuid: String,
         /// An SXM module or an NVL board: built with NVLink, so links down are a fault.
         nvlink_part: bool,
+        /// A PCIe board ("NVIDIA H100 PCIe"), whose NVLink comes through bridges.
+        pcie_board: bool,
         header: Evidence,
         inactive: Vec<(u32, Evidence)>,
         /// NVML's "Unable to retrieve NVLink information as all links are inactive", where it said so.
@@ -623,6 +625,7 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
                 index,
                 uuid,
                 nvlink_part: is_nvlink_part(line),
+                pcie_board: line.to_ascii_uppercase().contains("PCIE"),
                 header: Evidence::new(file, line_no, raw),
                 inactive: Vec::new(),
                 all_inactive: None,
@@ -644,6 +647,25 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
             (Some((link, false)), Some(gpu)) => gpu.inactive.push((link, Evidence::new(file, line_no, raw))),
             _ => {}
         }
+    }
+    // A PCIe board reaches NVLink only through bridges, and the links no bridge covers stay
+    // inactive by design (two H100 PCIe joined by three bridges: 12 links up and 6 inactive on
+    // each). Links inactive on every PCIe board of the paste are those without a bridge; a bridge
+    // that failed leaves its links inactive on one pair and up on the others, which stay reported.
+    let mut pcie_boards = gpus.iter().filter(|g| g.pcie_board && g.all_inactive.is_none());
+    let unbridged: BTreeSet<u32> = match pcie_boards.next() {
+        Some(first) if any_up => {
+            let mut common: BTreeSet<u32> = first.inactive.iter().map(|(link, _)| *link).collect();
+            for board in pcie_boards {
+                let links: BTreeSet<u32> = board.inactive.iter().map(|(link, _)| *link).collect();
+                common.retain(|link| links.contains(link));
+            }
+            common
+        }
+        _ => BTreeSet::new(),
+    };
+    for gpu in gpus.iter_mut().filter(|g| g.pcie_board) {
+        gpu.inactive.retain(|(link, _)| !unbridged.contains(link));
     }
     // A GPU without NVLink shows its links inactive (or none): a fault only where links are up
     // elsewhere in the paste, or where the part is built with NVLink.
@@ -1069,6 +1091,28 @@ mod tests {
         // Every link inactive everywhere: a board without NVLink, not a fault.
         let none_up = "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-1)\n\t Link 0: <inactive>\n";
         assert!(parse("nvlink.txt", none_up).is_empty());
+        // HPE-Japan-Presales/e-learning (heldout48): two H100 PCIe boards bridged, the same links
+        // without a bridge on both; a bridge down on one pair of four leaves its links up elsewhere.
+        let board = |gpu: u32, inactive: &[u32]| {
+            let links: String = (0..6)
+                .map(|link| {
+                    let state =
+                        if inactive.contains(&link) { "<inactive>".to_string() } else { "26.562 GB/s".to_string() };
+                    format!("         Link {link}: {state}\n")
+                })
+                .collect();
+            format!("GPU {gpu}: NVIDIA H100 PCIe (UUID: GPU-{gpu})\n{links}")
+        };
+        let bridged = format!("{}{}", board(0, &[4, 5]), board(1, &[4, 5]));
+        assert!(parse("nvlink.txt", &bridged).is_empty(), "{:?}", parse("nvlink.txt", &bridged));
+        let failed =
+            format!("{}{}{}{}", board(0, &[2, 3, 4, 5]), board(1, &[2, 3, 4, 5]), board(2, &[4, 5]), board(3, &[4, 5]));
+        let gpus: Vec<String> =
+            parse("nvlink.txt", &failed).iter().filter_map(|f| f.get("gpu").map(str::to_string)).collect();
+        assert_eq!(gpus, ["0", "1"], "the links of the failed bridge, on the pair it joins");
+        let links: Vec<String> =
+            parse("nvlink.txt", &failed).iter().filter_map(|f| f.get("links").map(str::to_string)).collect();
+        assert_eq!(links, ["2,3", "2,3"]);
     }
 
     /// From tests/corpus/cases/nvsmi-mlengineering-nvlink-e-clean.txt (train): error counters are not

