@@ -35,11 +35,11 @@ fn device_in_path(path: &str) -> Option<(String, Option<u32>)> {
 /// An `ethtool -S` counter line, `rx_vport_unicast_packets: 5`: a driver's counter name (one word
 /// of lower case, digits and underscores, starting rx_ or tx_) and a count.
 fn ethtool_counter_line(line: &str) -> bool {
-    line.split_once(':').is_some_and(|(name, value)| {
-        (name.starts_with("rx_") || name.starts_with("tx_"))
-            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-            && value.trim().parse::<u64>().is_ok()
-    })
+    (line.starts_with("rx_") || line.starts_with("tx_"))
+        && line.split_once(':').is_some_and(|(name, value)| {
+            name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                && value.trim().parse::<u64>().is_ok()
+        })
 }
 
 pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {

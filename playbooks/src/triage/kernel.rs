@@ -106,7 +106,8 @@ fn pci_address_token(line: &str) -> Option<&str> {
 /// (drivers/net/ethernet/mellanox/mlx5/core/health.c: "device's health compromised - reached miss
 /// count", the assert syndrome "synd 0x7: irisc not responding", "Fatal error detected", and the
 /// firmware-reset path "Health issue observed"), or a device that stopped answering PCI reads
-/// ("device lost" / "PCI channel offline"). Every queue pair on it is dead until it is reset.
+/// ("device lost" / "PCI channel offline"). Every queue pair on it is dead until it is reset. Also
+/// the one firmware refusal that is no fault of the adapter but of its users: memory keys exhausted.
 fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     if !(lower.contains("mlx5_core")
         || lower.contains("mlx4_core")
@@ -114,6 +115,14 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         || lower.contains("irdma"))
     {
         return None;
+    }
+    // mlx5 cmd.c: the firmware refused CREATE_MKEY with MLX5_CMD_STAT_LIM_ERR ("status limits
+    // exceeded(0x8)"): the adapter's table of memory keys is full. Every further registration fails
+    // with ENOMEM whatever the process's memlock limit (openucx/ucx#6264: UCX's registration cache
+    // kept every buffer registered). The adapter itself is well.
+    if lower.contains("create_mkey") && lower.contains("limits exceeded") {
+        let device = pci_address_token(raw).unwrap_or("");
+        return Some(Fact::new("rdma.registration_limit").attr("device", device).host(host));
     }
     let how = if lower.contains("health compromised") {
         "the NIC's firmware stopped answering the health poller"
@@ -270,15 +279,6 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
         if let Some(fact) = nic_health_line(raw, &lower, &host) {
             facts.push(fact.evidence(evidence()));
-            continue;
-        }
-        // mlx5 cmd.c: the firmware refused CREATE_MKEY with MLX5_CMD_STAT_LIM_ERR ("status limits
-        // exceeded(0x8)"): the adapter's table of memory keys is full. Every further registration
-        // fails with ENOMEM whatever the process's memlock limit (openucx/ucx#6264: UCX's
-        // registration cache kept every buffer registered).
-        if lower.contains("create_mkey") && lower.contains("limits exceeded") {
-            let device = pci_address_token(raw).unwrap_or("");
-            facts.push(Fact::new("rdma.registration_limit").attr("device", device).host(&host).evidence(evidence()));
             continue;
         }
         // drivers/net/ethernet/mellanox/mlx5/core/events.c port_module(): the cage reports an error

@@ -1284,6 +1284,9 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if lower.contains("duplicate gpu detected") || lower.contains("multiple ranks detected using the same gpu") {
         // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it).
         Fact::new("nccl.duplicate_gpu").host(host).attr("text", message)
+    } else if lower.starts_with("net/ofi unexpected ") {
+        // aws-ofi-nccl's check of what a peer sent while connecting (tools.rs reads it pasted alone).
+        Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.contains("doca failure") {
         // transport/net_ib/gdaki (2.28+): the DOCA GPUNetIO verbs of NCCL's GPU-initiated network
         // path refused a call ("gdakiConnectQp ... DOCA failure 21"): NCCL's own use of that

@@ -641,8 +641,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // its own view ("NET/OFI Unexpected number of remote rails for dev 0. Expected 3 but got 2",
         // nccl_ofi_rdma): a disagreement breaks the plugin's connection setup, and NCCL reports an
         // internal error; a plugin release that does not fit this NCCL, or its settings (the rail
-        // count) differing between hosts.
-        if trimmed.split_once("NET/OFI ").is_some_and(|(_, message)| message.starts_with("Unexpected ")) {
+        // count) differing between hosts. Here the message pasted alone; with its NCCL WARN
+        // prefix, NCCL's log parser reads it.
+        if trimmed.starts_with("NET/OFI Unexpected ") {
             facts.push(Fact::new("nccl.internal").attr("text", trimmed).evidence(evidence()));
             continue;
         }

@@ -129,7 +129,8 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
             .collect();
         // Lines above an nccl-tests result row were survived: the collectives of that row ran to
         // the end after them (MPI's warnings about its own libraries, a plugin not found).
-        if let Some(last) = super::nccl_tests::last_row(text) {
+        let table = summary.kinds.iter().any(|kind| kind == "nccl-tests");
+        if let Some(last) = table.then(|| super::nccl_tests::last_row(text)).flatten() {
             lines.retain(|(number, _)| *number > last);
         }
         // A failure PyTorch's distributed stack is known to print is named with the part that
