@@ -181,13 +181,13 @@ fn start_rank(rank: usize, ranks: usize, port: u16, extra: &[&str]) -> std::proc
 #[test]
 fn a_killed_rank_stops_the_others_naming_it() {
     let args = ["-b", "16M", "-e", "16M", "-n", "100000", "-w", "0", "-c", "0", "--timeout", "4s", "--channels", "1"];
-    // The kill must come after all three ranks have met. On a loaded machine rank 2 may not have
+    // The kill must come after all four ranks have met. On a loaded machine a rank may not have
     // reached the rendezvous when the wait is over (then rank 0 is gone before it connects, and
     // the scene never happened): that attempt is run again with a longer wait, at most three times.
     let mut wait = Duration::from_millis(2500);
     let (messages, elapsed) = loop {
         let port = free_port();
-        let mut ranks: Vec<_> = (0..3).map(|r| start_rank(r, 3, port, &args)).collect();
+        let mut ranks: Vec<_> = (0..4).map(|r| start_rank(r, 4, port, &args)).collect();
         std::thread::sleep(wait);
         ranks[1].kill().expect("kill rank 1");
         let started = Instant::now();
@@ -201,15 +201,18 @@ fn a_killed_rank_stops_the_others_naming_it() {
             assert_ne!(output.0, Some(0), "rank {rank} must fail");
             messages.push(output.1);
         }
-        let met = !messages[1].contains("rendezvous at");
+        let met = messages.iter().all(|m| !m.contains("rendezvous at"));
         if met || wait >= Duration::from_secs(10) {
             break (messages, started.elapsed());
         }
         wait *= 2;
     };
     assert!(elapsed < Duration::from_secs(15), "others took {elapsed:?} to stop");
+    // Ranks receive from their left neighbour: rank 2 waits on rank 1 and names it itself.
     assert!(messages[1].contains("rank 1 (127.0.0.1)"), "rank 2 must name rank 1: {}", messages[1]);
-    // Rank 0 waits on rank 2, which left because of rank 1 and told rank 0 so before its links closed.
+    // Rank 3 waits on rank 2, which left because of rank 1: rank 0, which heard both, tells it so.
+    assert!(messages[2].contains("because rank 1 (127.0.0.1) exited"), "rank 3 must name rank 1: {}", messages[2]);
+    // Rank 0 waits on rank 3 and follows what ranks 3 and 2 said as they left.
     assert!(messages[0].contains("rank 1 (127.0.0.1)"), "rank 0 must name rank 1: {}", messages[0]);
 }
 

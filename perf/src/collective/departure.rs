@@ -9,8 +9,9 @@
 //! its own error names to the rank that stopped first: one whose connection closed without a word (it
 //! exited), or one still connected that a rank gave up on for its silence.
 //!
-//! The verbs transport tells every peer over its setup connections (`verbs::watch`); there the ranks
-//! other than 0 name the first rank too. Here only rank 0 hears every rank.
+//! Rank 0 then tells the others what it found ([`Control::Stopped`]); a rank that gave up waits a
+//! moment for that word, so it names the first rank too, not the neighbour it waited on. The verbs
+//! transport tells every peer over its setup connections instead (`verbs::watch`).
 
 use std::io::ErrorKind;
 use std::net::TcpStream;
@@ -59,10 +60,29 @@ pub(super) fn tell_rank_zero(control: &mut [TcpStream], labels: &[String], error
 }
 
 /// Rank 0: `error`, or where the rank it names left because of another, the error that says so.
+/// What it found (the rank that stopped first, and how) it tells the other ranks, which wait for it
+/// ([`hear_the_first`]).
 pub(super) fn name_the_first(control: &mut [TcpStream], labels: &[String], error: PerfError) -> PerfError {
-    let Some((named, _)) = named_rank(&error, labels) else { return error };
+    let (error, first) = follow_the_words(control, labels, error);
+    if let Some((first, silent)) = first {
+        let silent_ms = silent.map(|waited| u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
+        for (index, stream) in control.iter_mut().enumerate() {
+            let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
+            let _ = write_message(stream, &name_of(labels, index + 1), &Control::Stopped { first, silent_ms });
+        }
+    }
+    error
+}
+
+/// The rank that stopped first, and the silence it was given up for (`None`: it exited).
+type First = (usize, Option<Duration>);
+
+/// Rank 0's error as [`name_the_first`] gives it, and the rank found to have stopped first, where
+/// one was found.
+fn follow_the_words(control: &mut [TcpStream], labels: &[String], error: PerfError) -> (PerfError, Option<First>) {
+    let Some((named, named_silent)) = named_rank(&error, labels) else { return (error, None) };
     if named == 0 {
-        return error;
+        return (error, None);
     }
     let world = labels.len();
     // heard[r] is rank r's word (index 0, rank 0 itself, is never listened to).
@@ -79,14 +99,53 @@ pub(super) fn name_the_first(control: &mut [TcpStream], labels: &[String], error
         let waited_out = Instant::now() >= deadline;
         match said {
             // The word ends at a rank that exited without one: it stopped first.
-            Heard::Closed if first != named => return left_because(labels, named, (first, silent)),
+            Heard::Closed if first != named => {
+                return (left_because(labels, named, (first, silent)), Some((first, silent)));
+            }
+            // The rank the error names exited without a word: the error names the first already.
+            Heard::Closed => return (error, Some((named, None))),
             // A rank on the way has said nothing yet: listen on, and at the end of the patience a
             // rank still connected that another gave up on for its silence is the stalled one.
             Heard::Nothing if !waited_out => std::thread::sleep(Duration::from_millis(10)),
-            Heard::Nothing if first != named => return left_because(labels, named, (first, silent)),
-            // `named` itself exited (the error names it already), said nothing at all, or the word
-            // loops or leads to rank 0 or to no rank.
-            _ => return error,
+            Heard::Nothing if first != named => {
+                return (left_because(labels, named, (first, silent)), Some((first, silent)));
+            }
+            // Rank 0 itself gave up on the silent rank its error names, which said nothing.
+            Heard::Nothing if named_silent.is_some() => return (error, Some((named, named_silent))),
+            // The named rank closed its link but is still connected and silent, or the word loops
+            // or leads to rank 0 or to no rank: nothing is known.
+            _ => return (error, None),
+        }
+    }
+}
+
+/// How long a rank other than 0 that gave up waits for rank 0's word of who stopped first. Rank 0
+/// fails within its own timeout of the same cause, then listens for at most [`LISTEN_PATIENCE`].
+pub(super) const VERDICT_PATIENCE: Duration = Duration::from_secs(3);
+
+/// A rank other than 0 that gave up (and said so): `error`, or where rank 0 answers that another
+/// rank than the one `error` names stopped first, the error that says the named one left because of
+/// it. A rank 0 that is gone, says something else or nothing within [`VERDICT_PATIENCE`], or names
+/// a rank outside the world, leaves `error` as it is.
+pub(super) fn hear_the_first(control: &mut [TcpStream], labels: &[String], error: PerfError) -> PerfError {
+    let (Some((named, _)), Some(stream)) = (named_rank(&error, labels), control.first_mut()) else {
+        return error;
+    };
+    let deadline = Instant::now() + VERDICT_PATIENCE;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return error;
+        }
+        let _ = stream.set_read_timeout(Some(left));
+        match read_message::<Control>(stream, &name_of(labels, 0), "departure") {
+            Ok(Control::Stopped { first, silent_ms }) if first != 0 && first < labels.len() && first != named => {
+                return left_because(labels, named, (first, silent_ms.map(Duration::from_millis)));
+            }
+            Ok(Control::Stopped { .. }) => return error,
+            // A message of the collective written before rank 0 failed: read on.
+            Ok(_) => continue,
+            Err(_) => return error,
         }
     }
 }
@@ -176,6 +235,43 @@ mod tests {
         drop(others);
         let error = name_the_first(&mut zero, &labels, closed(3)).to_string();
         assert_eq!(error, "peer rank 3 (10.0.0.4) left the collective because rank 1 (10.0.0.2) exited");
+    }
+
+    #[test]
+    fn the_others_hear_from_rank_zero_which_rank_stopped_first() {
+        let labels = labels(4);
+        // A ring of four: rank 1 killed; rank 2 gave up on it, rank 3 on rank 2, and both wait.
+        let (mut zero, mut others) = control(4);
+        let closed = |peer: usize| PerfError::PeerClosed { peer: labels[peer].clone(), during: "ring receive" };
+        tell_rank_zero(std::slice::from_mut(&mut others[1]), &labels, &closed(1));
+        tell_rank_zero(std::slice::from_mut(&mut others[2]), &labels, &closed(2));
+        drop(others.remove(0));
+        let _ = name_the_first(&mut zero, &labels, closed(3));
+        let started = Instant::now();
+        let heard = hear_the_first(std::slice::from_mut(&mut others[1]), &labels, closed(2)).to_string();
+        assert_eq!(heard, "peer rank 2 (10.0.0.3) left the collective because rank 1 (10.0.0.2) exited");
+        assert!(started.elapsed() < Duration::from_secs(1), "the word was there: {:?}", started.elapsed());
+        // Rank 2 named rank 1 itself: its error stays.
+        let own = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed(1)).to_string();
+        assert_eq!(own, "peer rank 1 (10.0.0.2) closed the connection during ring receive");
+    }
+
+    #[test]
+    fn a_rank_zero_that_is_gone_or_says_no_rank_of_the_world_changes_nothing() {
+        let labels = labels(3);
+        let closed = || PerfError::PeerClosed { peer: labels[2].clone(), during: "ring receive" };
+        let (zero, mut others) = control(3);
+        drop(zero);
+        let started = Instant::now();
+        let error = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed()).to_string();
+        assert!(error.contains("closed the connection"), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(1), "rank 0 gone is seen at once: {:?}", started.elapsed());
+        for first in [0usize, 99] {
+            let (mut zero, mut others) = control(3);
+            write_message(&mut zero[0], "rank 1", &Control::Stopped { first, silent_ms: None }).expect("word");
+            let error = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed()).to_string();
+            assert!(error.contains("closed the connection"), "first {first}: {error}");
+        }
     }
 
     #[test]

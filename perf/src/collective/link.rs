@@ -26,6 +26,10 @@ pub trait Sender: Send {
     fn send_in_place(&mut self, region: Option<SourceRegion>) {
         let _ = region;
     }
+    /// This rank gave up: end the link now, so the peer sees it closed at once instead of when
+    /// the process exits (TCP: both directions shut down). Links whose peers are told otherwise
+    /// (verbs: a frame on the setup connection) keep the default, which does nothing.
+    fn leave(&mut self) {}
 }
 
 /// Memory registered with the adapter that links may send from without copying it: its address,
@@ -62,6 +66,8 @@ pub trait Receiver: Send {
     fn exit_was_hidden(&mut self, patience: Duration) -> bool;
     /// Who is at the other end, for messages: "rank 1 (10.0.0.2)".
     fn peer(&self) -> &str;
+    /// As [`Sender::leave`].
+    fn leave(&mut self) {}
 }
 
 /// Send `outgoing` to one peer while receiving `incoming.len()` bytes from one (the same or
@@ -161,6 +167,10 @@ impl Sender for TcpLink {
     fn flush(&mut self) -> Result<(), PerfError> {
         Ok(())
     }
+
+    fn leave(&mut self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
 }
 
 impl Receiver for TcpLink {
@@ -202,6 +212,10 @@ impl Receiver for TcpLink {
 
     fn peer(&self) -> &str {
         &self.peer
+    }
+
+    fn leave(&mut self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }
 }
 

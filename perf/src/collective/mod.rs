@@ -94,6 +94,14 @@ enum Control {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         silent_ms: Option<u64>,
     },
+    /// Rank 0 to the others, once it has followed their words: rank `first` stopped first (it
+    /// exited, or was silent for `silent_ms`), so a rank that gave up on a neighbour that left
+    /// because of it can name it too (`departure.rs`).
+    Stopped {
+        first: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        silent_ms: Option<u64>,
+    },
 }
 
 /// How to meet the other ranks.
@@ -940,15 +948,23 @@ impl Communicator {
     }
 
     /// Over TCP a failure names the rank that stopped first, as rank 0 learns it (`departure.rs`):
-    /// rank 0 follows what the others said as they left, and the others say it. Over verbs the
-    /// links' own watch does (`verbs::watch`).
+    /// rank 0 follows what the others said as they left and tells them what it found, and they
+    /// wait a moment for it. Over verbs the links' own watch does (`verbs::watch`).
     fn name_who_stopped(&mut self, result: Result<(), PerfError>) -> Result<(), PerfError> {
         match result {
             Err(error) if self.port.is_none() && self.world > 1 => Err(if self.rank == 0 {
                 departure::name_the_first(&mut self.control, &self.labels, error)
             } else {
                 departure::tell_rank_zero(&mut self.control, &self.labels, &error);
-                error
+                // The links end now, so the ranks waiting on this one see it gone at once, and
+                // rank 0's answer is not held up by its own wait on them.
+                for sender in self.right.iter_mut().chain(self.mesh_senders.iter_mut().flatten()) {
+                    sender.leave();
+                }
+                for receiver in self.left.iter_mut().chain(self.mesh_receivers.iter_mut().flatten()) {
+                    receiver.leave();
+                }
+                departure::hear_the_first(&mut self.control, &self.labels, error)
             }),
             other => other,
         }
