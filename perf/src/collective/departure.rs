@@ -193,6 +193,15 @@ fn follow(named: usize, heard: &[Heard]) -> (usize, Option<Duration>, Heard) {
     }
 }
 
+/// Rank 0's word that a rank stopped first, read where this rank waited for the collective's next
+/// message from rank 0 (a barrier, an algorithm choice): rank 0 left because of that rank.
+pub(super) fn rank_zero_left(labels: &[String], first: usize, silent_ms: Option<u64>) -> PerfError {
+    if first == 0 || first >= labels.len() {
+        return PerfError::Handshake { peer: name_of(labels, 0), reason: "rank 0 stopped the collective".into() };
+    }
+    left_because(labels, 0, (first, silent_ms.map(Duration::from_millis)))
+}
+
 fn left_because(labels: &[String], named: usize, (first, silent): (usize, Option<Duration>)) -> PerfError {
     let first_name = name_of(labels, first);
     let because = match silent {
@@ -272,6 +281,14 @@ mod tests {
             let error = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed()).to_string();
             assert!(error.contains("closed the connection"), "first {first}: {error}");
         }
+    }
+
+    #[test]
+    fn rank_zeros_word_read_in_place_of_the_next_message_names_the_first_rank() {
+        let labels = labels(3);
+        let error = rank_zero_left(&labels, 1, Some(3000)).to_string();
+        assert_eq!(error, "peer rank 0 (10.0.0.1) left the collective because rank 1 (10.0.0.2) sent no data for 3s");
+        assert!(rank_zero_left(&labels, 7, None).to_string().contains("rank 0 stopped the collective"));
     }
 
     #[test]

@@ -706,6 +706,9 @@ impl Communicator {
             write_message(stream, &master, &Control::Ready)?;
             match read_message::<Control>(stream, &master, "barrier")? {
                 Control::Go => {}
+                Control::Stopped { first, silent_ms } => {
+                    return Err(departure::rank_zero_left(&self.labels, first, silent_ms))
+                }
                 other => {
                     return Err(PerfError::Handshake { peer: master, reason: format!("expected go, got {other:?}") })
                 }
@@ -756,6 +759,9 @@ impl Communicator {
         let master = name_of(&self.labels, 0);
         let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport(format!("no link to {master}")))?;
         let message = read_message::<Control>(stream, &master, what)?;
+        if let Control::Stopped { first, silent_ms } = message {
+            return Err(departure::rank_zero_left(&self.labels, first, silent_ms));
+        }
         pick(message).map_err(|other| PerfError::Handshake {
             peer: master,
             reason: format!("expected the {what}, got {other:?}"),
