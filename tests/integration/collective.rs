@@ -217,12 +217,13 @@ fn a_killed_rank_stops_the_others_naming_it() {
 }
 
 /// A rank that stops (SIGSTOP: alive, sockets open, silent) makes the others give up within their
-/// timeout; its right neighbour, which waits on it, names it, and rank 0 names it from that word.
+/// timeout; its right neighbour, which waits on it, names it, rank 0 names it from the words of the
+/// ranks that gave up, and tells the rank beyond the neighbour, which had waited on the neighbour.
 #[test]
 fn a_stalled_rank_stops_the_others_within_the_timeout() {
     let port = free_port();
     let args = ["-b", "16M", "-e", "16M", "-n", "100000", "-w", "0", "-c", "0", "--timeout", "3s", "--channels", "1"];
-    let mut ranks: Vec<_> = (0..3).map(|r| start_rank(r, 3, port, &args)).collect();
+    let mut ranks: Vec<_> = (0..4).map(|r| start_rank(r, 4, port, &args)).collect();
     std::thread::sleep(Duration::from_millis(2500));
     let stalled = ranks[1].id().to_string();
     let stop = |signal: &str| {
@@ -232,7 +233,7 @@ fn a_stalled_rank_stops_the_others_within_the_timeout() {
     stop("-STOP");
     let started = Instant::now();
     let mut messages = Vec::new();
-    for rank in [0, 2] {
+    for rank in [0, 2, 3] {
         let output = ranks[rank].wait_with_output_ref();
         assert_ne!(output.0, Some(0), "rank {rank} must fail");
         messages.push(output.1);
@@ -243,6 +244,11 @@ fn a_stalled_rank_stops_the_others_within_the_timeout() {
     assert!(took < Duration::from_secs(12), "others took {took:?} to stop with a 3 s timeout");
     assert!(messages[1].contains("rank 1 (127.0.0.1)"), "rank 2 must name rank 1: {}", messages[1]);
     assert!(messages[1].contains("sent no data for 3s"), "rank 2 must say it timed out: {}", messages[1]);
+    assert!(
+        messages[2].contains("because rank 1 (127.0.0.1) sent no data"),
+        "rank 3 must name the stalled rank 1: {}",
+        messages[2]
+    );
     assert!(
         messages[0].contains("rank 1 (127.0.0.1) sent no data"),
         "rank 0 must name the stalled rank 1: {}",

@@ -119,19 +119,21 @@ fn follow_the_words(control: &mut [TcpStream], labels: &[String], error: PerfErr
     }
 }
 
-/// How long a rank other than 0 that gave up waits for rank 0's word of who stopped first. Rank 0
-/// fails within its own timeout of the same cause, then listens for at most [`LISTEN_PATIENCE`].
-pub(super) const VERDICT_PATIENCE: Duration = Duration::from_secs(3);
-
 /// A rank other than 0 that gave up (and said so): `error`, or where rank 0 answers that another
 /// rank than the one `error` names stopped first, the error that says the named one left because of
-/// it. A rank 0 that is gone, says something else or nothing within [`VERDICT_PATIENCE`], or names
-/// a rank outside the world, leaves `error` as it is.
-pub(super) fn hear_the_first(control: &mut [TcpStream], labels: &[String], error: PerfError) -> PerfError {
+/// it. A rank 0 that is gone, says something else or nothing within `patience`, or names a rank
+/// outside the world, leaves `error` as it is. Rank 0 may itself be blocked on a link for up to the
+/// communicator's timeout before it fails and follows the words (sending to a stalled rank).
+pub(super) fn hear_the_first(
+    control: &mut [TcpStream],
+    labels: &[String],
+    error: PerfError,
+    patience: Duration,
+) -> PerfError {
     let (Some((named, _)), Some(stream)) = (named_rank(&error, labels), control.first_mut()) else {
         return error;
     };
-    let deadline = Instant::now() + VERDICT_PATIENCE;
+    let deadline = Instant::now() + patience;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -257,11 +259,12 @@ mod tests {
         drop(others.remove(0));
         let _ = name_the_first(&mut zero, &labels, closed(3));
         let started = Instant::now();
-        let heard = hear_the_first(std::slice::from_mut(&mut others[1]), &labels, closed(2)).to_string();
+        let heard =
+            hear_the_first(std::slice::from_mut(&mut others[1]), &labels, closed(2), LISTEN_PATIENCE).to_string();
         assert_eq!(heard, "peer rank 2 (10.0.0.3) left the collective because rank 1 (10.0.0.2) exited");
         assert!(started.elapsed() < Duration::from_secs(1), "the word was there: {:?}", started.elapsed());
         // Rank 2 named rank 1 itself: its error stays.
-        let own = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed(1)).to_string();
+        let own = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed(1), LISTEN_PATIENCE).to_string();
         assert_eq!(own, "peer rank 1 (10.0.0.2) closed the connection during ring receive");
     }
 
@@ -272,13 +275,15 @@ mod tests {
         let (zero, mut others) = control(3);
         drop(zero);
         let started = Instant::now();
-        let error = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed()).to_string();
+        let error =
+            hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed(), LISTEN_PATIENCE).to_string();
         assert!(error.contains("closed the connection"), "{error}");
         assert!(started.elapsed() < Duration::from_secs(1), "rank 0 gone is seen at once: {:?}", started.elapsed());
         for first in [0usize, 99] {
             let (mut zero, mut others) = control(3);
             write_message(&mut zero[0], "rank 1", &Control::Stopped { first, silent_ms: None }).expect("word");
-            let error = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed()).to_string();
+            let error =
+                hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed(), LISTEN_PATIENCE).to_string();
             assert!(error.contains("closed the connection"), "first {first}: {error}");
         }
     }

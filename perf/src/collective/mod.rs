@@ -180,6 +180,8 @@ pub struct Communicator {
     working: working::WorkingMemory,
     /// The verbs port the links are on (registers the working memory).
     port: Option<StreamPort>,
+    /// How long a link waits on a silent peer (the rendezvous' timeout).
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Communicator {
@@ -598,6 +600,7 @@ impl Communicator {
             transport: port.as_ref().map(|p| format!("verbs {}", p.describe())).unwrap_or_else(|| "tcp".into()),
             working: working::WorkingMemory::default(),
             port: None,
+            timeout,
         };
         communicator.labels = (0..world).map(|r| communicator.label(r)).collect();
         if world == 1 {
@@ -970,7 +973,10 @@ impl Communicator {
                 for receiver in self.left.iter_mut().chain(self.mesh_receivers.iter_mut().flatten()) {
                     receiver.leave();
                 }
-                departure::hear_the_first(&mut self.control, &self.labels, error)
+                // Rank 0 fails of the same cause within one timeout of this rank (its own wait on a
+                // link), then listens for at most its patience.
+                let patience = self.timeout + departure::LISTEN_PATIENCE;
+                departure::hear_the_first(&mut self.control, &self.labels, error, patience)
             }),
             other => other,
         }
