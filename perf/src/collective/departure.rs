@@ -236,28 +236,17 @@ mod tests {
     }
 
     #[test]
-    fn the_word_is_followed_to_the_rank_that_exited_without_one() {
+    fn the_word_is_followed_to_the_rank_that_exited_without_one_and_told_the_others() {
         let labels = labels(4);
-        // A ring of four: rank 1 killed; rank 2 gave up on it, rank 3 on rank 2; rank 0 on rank 3.
-        let (mut zero, mut others) = control(4);
-        let closed = |peer: usize| PerfError::PeerClosed { peer: labels[peer].clone(), during: "ring receive" };
-        tell_rank_zero(std::slice::from_mut(&mut others[1]), &labels, &closed(1));
-        tell_rank_zero(std::slice::from_mut(&mut others[2]), &labels, &closed(2));
-        drop(others);
-        let error = name_the_first(&mut zero, &labels, closed(3)).to_string();
-        assert_eq!(error, "peer rank 3 (10.0.0.4) left the collective because rank 1 (10.0.0.2) exited");
-    }
-
-    #[test]
-    fn the_others_hear_from_rank_zero_which_rank_stopped_first() {
-        let labels = labels(4);
-        // A ring of four: rank 1 killed; rank 2 gave up on it, rank 3 on rank 2, and both wait.
+        // A ring of four: rank 1 killed; rank 2 gave up on it, rank 3 on rank 2, and both wait for
+        // rank 0, which gave up on rank 3.
         let (mut zero, mut others) = control(4);
         let closed = |peer: usize| PerfError::PeerClosed { peer: labels[peer].clone(), during: "ring receive" };
         tell_rank_zero(std::slice::from_mut(&mut others[1]), &labels, &closed(1));
         tell_rank_zero(std::slice::from_mut(&mut others[2]), &labels, &closed(2));
         drop(others.remove(0));
-        let _ = name_the_first(&mut zero, &labels, closed(3));
+        let error = name_the_first(&mut zero, &labels, closed(3)).to_string();
+        assert_eq!(error, "peer rank 3 (10.0.0.4) left the collective because rank 1 (10.0.0.2) exited");
         let started = Instant::now();
         let heard =
             hear_the_first(std::slice::from_mut(&mut others[1]), &labels, closed(2), LISTEN_PATIENCE).to_string();
