@@ -54,9 +54,25 @@ pub(super) fn tell_rank_zero(control: &mut [TcpStream], labels: &[String], error
     let (Some((because, silent)), Some(stream)) = (named_rank(error, labels), control.first_mut()) else {
         return;
     };
-    let silent_ms = silent.map(|waited| u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
+    say(stream, &name_of(labels, 0), &Control::Leaving { because, silent_ms: millis(silent) });
+}
+
+/// One word on a control connection, given up on after a moment: the peer may be gone or stalled,
+/// and whoever says it is leaving anyway.
+fn say(stream: &mut TcpStream, peer: &str, word: &Control) {
     let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
-    let _ = write_message(stream, &name_of(labels, 0), &Control::Leaving { because, silent_ms });
+    let _ = write_message(stream, peer, word);
+}
+
+/// A silence as a word carries it.
+fn millis(silent: Option<Duration>) -> Option<u64> {
+    silent.map(|waited| u64::try_from(waited.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The rank a word of rank 0 names as the first, with its silence, where it is a rank of this
+/// communicator other than rank 0.
+fn first_of_word(labels: &[String], first: usize, silent_ms: Option<u64>) -> Option<First> {
+    (first != 0 && first < labels.len()).then(|| (first, silent_ms.map(Duration::from_millis)))
 }
 
 /// Rank 0: `error`, or where the rank it names left because of another, the error that says so.
@@ -65,10 +81,9 @@ pub(super) fn tell_rank_zero(control: &mut [TcpStream], labels: &[String], error
 pub(super) fn name_the_first(control: &mut [TcpStream], labels: &[String], error: PerfError) -> PerfError {
     let (error, first) = follow_the_words(control, labels, error);
     if let Some((first, silent)) = first {
-        let silent_ms = silent.map(|waited| u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
+        let word = Control::Stopped { first, silent_ms: millis(silent) };
         for (index, stream) in control.iter_mut().enumerate() {
-            let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
-            let _ = write_message(stream, &name_of(labels, index + 1), &Control::Stopped { first, silent_ms });
+            say(stream, &name_of(labels, index + 1), &word);
         }
     }
     error
@@ -98,18 +113,15 @@ fn follow_the_words(control: &mut [TcpStream], labels: &[String], error: PerfErr
         let (first, silent, said) = follow(named, &heard);
         let waited_out = Instant::now() >= deadline;
         match said {
-            // The word ends at a rank that exited without one: it stopped first.
-            Heard::Closed if first != named => {
+            // A rank on the way has said nothing yet: listen on.
+            Heard::Nothing if !waited_out => std::thread::sleep(Duration::from_millis(10)),
+            // The word ends at a rank that exited without one, or (the patience over) at a rank
+            // still connected that another gave up on for its silence: it stopped first.
+            Heard::Closed | Heard::Nothing if first != named => {
                 return (left_because(labels, named, (first, silent)), Some((first, silent)));
             }
             // The rank the error names exited without a word: the error names the first already.
             Heard::Closed => return (error, Some((named, None))),
-            // A rank on the way has said nothing yet: listen on, and at the end of the patience a
-            // rank still connected that another gave up on for its silence is the stalled one.
-            Heard::Nothing if !waited_out => std::thread::sleep(Duration::from_millis(10)),
-            Heard::Nothing if first != named => {
-                return (left_because(labels, named, (first, silent)), Some((first, silent)));
-            }
             // Rank 0 itself gave up on the silent rank its error names, which said nothing.
             Heard::Nothing if named_silent.is_some() => return (error, Some((named, named_silent))),
             // The named rank closed its link but is still connected and silent, or the word loops
@@ -141,10 +153,12 @@ pub(super) fn hear_the_first(
         }
         let _ = stream.set_read_timeout(Some(left));
         match read_message::<Control>(stream, &name_of(labels, 0), "departure") {
-            Ok(Control::Stopped { first, silent_ms }) if first != 0 && first < labels.len() && first != named => {
-                return left_because(labels, named, (first, silent_ms.map(Duration::from_millis)));
+            Ok(Control::Stopped { first, silent_ms }) => {
+                return match first_of_word(labels, first, silent_ms) {
+                    Some(first) if first.0 != named => left_because(labels, named, first),
+                    _ => error,
+                };
             }
-            Ok(Control::Stopped { .. }) => return error,
             // A message of the collective written before rank 0 failed: read on.
             Ok(_) => continue,
             Err(_) => return error,
@@ -198,13 +212,13 @@ fn follow(named: usize, heard: &[Heard]) -> (usize, Option<Duration>, Heard) {
 /// Rank 0's word that a rank stopped first, read where this rank waited for the collective's next
 /// message from rank 0 (a barrier, an algorithm choice): rank 0 left because of that rank.
 pub(super) fn rank_zero_left(labels: &[String], first: usize, silent_ms: Option<u64>) -> PerfError {
-    if first == 0 || first >= labels.len() {
-        return PerfError::Handshake { peer: name_of(labels, 0), reason: "rank 0 stopped the collective".into() };
+    match first_of_word(labels, first, silent_ms) {
+        Some(first) => left_because(labels, 0, first),
+        None => PerfError::Handshake { peer: name_of(labels, 0), reason: "rank 0 stopped the collective".into() },
     }
-    left_because(labels, 0, (first, silent_ms.map(Duration::from_millis)))
 }
 
-fn left_because(labels: &[String], named: usize, (first, silent): (usize, Option<Duration>)) -> PerfError {
+fn left_because(labels: &[String], named: usize, (first, silent): First) -> PerfError {
     let first_name = name_of(labels, first);
     let because = match silent {
         None => format!("{first_name} exited"),
