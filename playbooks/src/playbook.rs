@@ -84,6 +84,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "CUDA's 'peer mapping resources exhausted' (cudaErrorTooManyPeers): a GPU has no peer-access slot left",
     ),
     (
+        "gpu.ipc_refused",
+        "text",
+        "CUDA or HIP IPC refused (cudaIpcGetMemHandle, hipIpcGetMemHandle, cuIpcGetMemHandle failed, 'failed to open CUDA IPC handle')",
+    ),
+    (
         "process.shm_full",
         "text",
         "a program's own shared memory in /dev/shm refused (multiprocessing semaphores with ENOSPC, PyTorch DataLoader's 'insufficient shared memory')",
@@ -308,6 +313,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "rdma.gid_table_empty",
         "meaning",
         "show_gids 'n_gids_found=0': no net device with an address is bound to the RoCE port in this namespace",
+    ),
+    (
+        "rdma.no_suitable_gid",
+        "text",
+        "a verbs user that chooses its GID by type found none on a RoCE port ('No suitable GID found on mlx5_bond_1/')",
     ),
     (
         "sm.failed",

@@ -32,6 +32,10 @@ fn rare_phrases() -> &'static regex::Regex {
             "rdma device",
             "exposing \"0\" devices",
             "incorrect rdma subsystem network namespace",
+            "ipcgetmemhandle",
+            "ipcopenmemhandle",
+            "cuda ipc handle",
+            "no suitable gid",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -475,6 +479,29 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // may hold them, nccl#241), so peer-to-peer setup fails.
             if lower.contains("peer mapping resources exhausted") {
                 facts.push(Fact::new("gpu.peer_mappings_exhausted").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // CUDA or HIP IPC refused: the driver would not export a device buffer for another
+            // process (cudaIpcGetMemHandle, hipIpcGetMemHandle, the driver API's cuIpcGetMemHandle
+            // that CUDA-aware Open MPI calls) or map one it was given (cudaIpcOpenMemHandle, NCCL's
+            // "failed to open CUDA IPC handle : 217 peer access is not supported"). NCCL's P2P
+            // transport and MPI's CUDA IPC path need it between the GPUs of one node
+            // (transport/p2p.cc), so the rank stops at connection setup.
+            if (lower.contains("ipcgetmemhandle")
+                || lower.contains("ipcopenmemhandle")
+                || lower.contains("cuda ipc handle"))
+                && (lower.contains("fail") || lower.contains("error"))
+            {
+                facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // A verbs user that chooses its GID by type and finds none it can use ("No suitable GID
+            // found on mlx5_bond_1/", Mooncake's transfer engine and DeepEP's IBGDA path): the
+            // choice is among RoCE GIDs (an InfiniBand port always holds its GUID-derived GID 0), and
+            // a port whose table has no RoCE v2 IPv4 entry, only link-local or IPv6 ones, offers none.
+            if lower.contains("no suitable gid") {
+                facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
+                facts.push(Fact::new("rdma.no_suitable_gid").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
             // The program's own shared memory refused: Python multiprocessing's semaphores live in
@@ -1247,6 +1274,33 @@ mod tests {
             r#"        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active","#;
         let facts = parse("gpud.json", text);
         assert!(facts.iter().any(|f| f.name == "gpu.fabric_not_ready"), "{facts:?}");
+    }
+
+    /// ROCm/rccl#1454 and #908 (RCCL's hipified P2P transport), ray_lightning#24 (NCCL 2.7's open of
+    /// a peer's handle) and AthenaPK#114 (CUDA-aware Open MPI): the driver refusing CUDA or HIP IPC,
+    /// as each prints it; a line that names the call without a failure is no refusal.
+    #[test]
+    fn cuda_and_hip_ipc_refused_as_nccl_rccl_and_open_mpi_print_it() {
+        for line in [
+            "UVOSLinux:2421:2430 [0] /usr/src/debug/rccl/build/hipify/src/transport/p2p.cc:238 NCCL WARN hipIpcGetMemHandle failed : invalid argument",
+            "z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices",
+            "The call to cuIpcGetMemHandle failed. This means the GPU RDMA protocol",
+        ] {
+            let facts = parse("job.log", line);
+            assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.ipc_refused"], "{line}");
+            assert_eq!(facts[0].get("text"), Some(line.trim()));
+        }
+        assert!(parse("f", "host:1:2 [0] NCCL INFO cudaIpcGetMemHandle is used for legacy IPC\n").is_empty());
+    }
+
+    /// kvcache-ai/Mooncake#1593: the transfer engine finds no GID of the kind it wants on a bonded
+    /// RoCE port (only link-local and IPv6 entries) and disables the device.
+    #[test]
+    fn no_suitable_gid_is_a_roce_port_without_the_gid_it_needs() {
+        let line = "W0302 09:15:07.980530     7 rdma_context.cpp:581] No suitable GID found on mlx5_bond_1/\n";
+        let facts = parse("engine.log", line);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.roce", "rdma.no_suitable_gid"]);
+        assert_eq!(facts[1].evidence[0].line, 1);
     }
 
     /// openucx/ucx#7785: two hosts' GID tables, the IPv4 RoCE GID at index 2 on one and 1 on the
