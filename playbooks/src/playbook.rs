@@ -315,6 +315,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "show_gids 'n_gids_found=0': no net device with an address is bound to the RoCE port in this namespace",
     ),
     (
+        "collective.timeout",
+        "library text",
+        "a communication library's own timeout waiting for its peers (DeepEP's 'timeout (dispatch CPU)')",
+    ),
+    (
         "rdma.no_suitable_gid",
         "text",
         "a verbs user that chooses its GID by type found none on a RoCE port ('No suitable GID found on mlx5_bond_1/')",
@@ -364,8 +369,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("rdma.roce", "nic", "ibv_devinfo link_layer: Ethernet"),
     (
         "rdma.infiniband",
-        "lid",
-        "a verbs test's own end of its connection at a nonzero LID ('local address: LID 0x0013'): the port is InfiniBand",
+        "lid nics host",
+        "a verbs test's own end of its connection at a nonzero LID ('local address: LID 0x0013'), or an NCCL NET/IB list whose every device is /IB: the ports are InfiniBand",
     ),
     (
         "rdma.port_down",

@@ -188,6 +188,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // Loss:20%)"), by device, for the verdict printed after it.
     let mut link_reports: BTreeMap<String, Evidence> = BTreeMap::new();
     let slot_verdicts = text.contains("not sufficient for optimal performance");
+    // The severity of the firmware's last error record ("[Hardware Error]: event severity: fatal"),
+    // for the device lines that follow it.
+    let mut firmware_severity: Option<(&'static str, Evidence)> = None;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
@@ -225,6 +228,37 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         if let Some(fact) = gpu_lost_line(raw, &lower, &host, evidence()) {
             facts.push(fact);
             continue;
+        }
+        // Firmware-first AER: the platform reports the PCIe error in a CPER record (APEI GHES,
+        // drivers/acpi/apei/ghes.c) that the kernel prints as "{1}[Hardware Error]: event severity:
+        // fatal" and "section_type: PCIe error", then the device's own registers as cper_print_aer
+        // prints them (drivers/pci/pcie/aer.c: "amdgpu 0000:83:00.0: aer_status: 0x00008000,
+        // aer_mask: ..." and the error by name, "Completer Abort"). Fatal and recoverable records
+        // are uncorrected errors (UEFI spec, appendix N: Error Severity).
+        if let Some(severity) =
+            raw.split_once("[Hardware Error]:").and_then(|(_, rest)| rest.trim().strip_prefix("event severity:"))
+        {
+            let severity = match severity.trim() {
+                "fatal" | "recoverable" => "uncorrected",
+                "corrected" => "corrected",
+                _ => "unknown",
+            };
+            firmware_severity = Some((severity, evidence()));
+            continue;
+        }
+        if raw.contains(": aer_status: 0x") {
+            if let Some(device) = pci_address_token(raw) {
+                let mut fact = Fact::new("pcie.aer_event")
+                    .attr("severity", firmware_severity.as_ref().map_or("unknown", |(severity, _)| *severity))
+                    .attr("device", device)
+                    .host(&host)
+                    .evidence(evidence());
+                if let Some((_, record)) = &firmware_severity {
+                    fact = fact.evidence(record.clone());
+                }
+                facts.push(fact);
+                continue;
+            }
         }
         // pcieport 0000:00:01.0: AER: Corrected error received: 0000:3b:00.0 (drivers/pci/pcie/aer.c)
         let aer_line = raw
@@ -675,6 +709,18 @@ mod tests {
         assert!(parse_kernel("f", &format!("{probe}{down}{down}")).iter().any(|f| f.name == "link.flap"));
         let facts = parse_kernel("f", "pcieport 0000:00:01.0: AER: Uncorrectable (Fatal) error received: 0000:01:00.0");
         assert_eq!(facts[0].get("severity"), Some("uncorrected"));
+        // ROCm/ROCm#1493: firmware-first AER, the platform's CPER record and then the device's
+        // registers as the kernel decodes them; without a record the severity is not known.
+        let firmware = "[  340.605427] {1}[Hardware Error]: event severity: fatal\n\
+                        [  340.617592] {1}[Hardware Error]:   section_type: PCIe error\n\
+                        [  340.699901] amdgpu 0000:83:00.0: aer_status: 0x00008000, aer_mask: 0x00010000\n\
+                        [  340.707957] Completer Abort\n";
+        let aer: Vec<Fact> = parse_kernel("f", firmware).into_iter().filter(|f| f.name == "pcie.aer_event").collect();
+        assert_eq!(aer.len(), 1);
+        assert_eq!((aer[0].get("severity"), aer[0].get("device")), (Some("uncorrected"), Some("0000:83:00.0")));
+        assert_eq!(aer[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), [3, 1]);
+        let alone = parse_kernel("f", "amdgpu 0000:83:00.0: aer_status: 0x00000001, aer_mask: 0x00000000");
+        assert_eq!(alone[0].get("severity"), Some("unknown"));
     }
 
     /// mlx5's health poller with the sensor's number inside its message, and the port module

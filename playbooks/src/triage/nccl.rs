@@ -473,16 +473,24 @@ struct Observations {
 /// Facts from the NCCL logs of all inputs, joined across them.
 pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     let mut seen = Observations::default();
+    let mut line_forms: BTreeMap<String, [Option<Evidence>; 2]> = BTreeMap::new();
     for log in logs {
         for (_, version, evidence) in &log.versions {
             seen.versions.entry(version.clone()).or_default().push(evidence.clone());
         }
         record_settings(log, &mut seen.settings, analysis);
         for line in &log.lines {
+            if let Some(host) = &line.host {
+                let form = usize::from(before_2_3(line));
+                line_forms.entry(host.clone()).or_default()[form].get_or_insert_with(|| log.evidence(line));
+            }
             observe_line(log, line, &mut seen, analysis);
         }
     }
     mismatch_fact(analysis, "nccl.version_mismatch", "NCCL version", &seen.versions);
+    if seen.versions.len() < 2 {
+        versions_by_line_form(&line_forms, analysis);
+    }
     mismatch_fact(analysis, "nccl.driver_mismatch", "CUDA driver", &seen.drivers);
     env_mismatch(&seen.settings, analysis);
     rank_nics(&seen.channels, &seen.host_nics, analysis);
@@ -1190,6 +1198,16 @@ fn record_ib_nics(
     if nics.iter().any(|n| n.ends_with("/RoCE")) {
         analysis.push(Fact::new("nccl.roce").host(host).evidence(evidence.clone()));
     }
+    // Every device InfiniBand (NCCL names each by its port's link layer, net_ib.cc): the job's
+    // connections cross LID-routed ports, where no lossy Ethernet drops packets.
+    if !nics.is_empty() && nics.iter().all(|n| n.ends_with("/IB")) {
+        analysis.push(
+            Fact::new("rdma.infiniband")
+                .host(host)
+                .attr("nics", nics.iter().map(|n| n.split(':').next().unwrap_or(n)).collect::<Vec<_>>().join(", "))
+                .evidence(evidence.clone()),
+        );
+    }
     // InfiniBand rails and a RoCE port in one list: NCCL_IB_HCA (or its default, every device)
     // takes in a port of another fabric, usually the host's front-end bond, which the rails'
     // peers cannot reach over IB.
@@ -1627,6 +1645,37 @@ fn rank_nics(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
     }
 }
 
+/// Whether NCCL printed this line before release 2.3: from 2.3 on (src/include/debug.h, the first
+/// release published as source, v2.3.5) the level carries NCCL's name ("NCCL WARN", "NCCL INFO");
+/// the 2.2 releases before it printed the level alone ("include/socket.h:371 WARN ...").
+fn before_2_3(line: &NcclLine) -> bool {
+    !line.raw.contains(" NCCL WARN ") && !line.raw.contains(" NCCL INFO ") && !line.raw.contains(" NCCL TRACE ")
+}
+
+/// Hosts of one job whose NCCL lines take the two forms, each host only one: their NCCL releases
+/// lie on both sides of 2.3, a version mismatch the logs show without a version line.
+fn versions_by_line_form(forms: &BTreeMap<String, [Option<Evidence>; 2]>, analysis: &mut Analysis) {
+    let only = |form: usize| -> Vec<(&String, &Evidence)> {
+        forms
+            .iter()
+            .filter(|(_, seen)| seen[1 - form].is_none())
+            .filter_map(|(host, seen)| seen[form].as_ref().map(|evidence| (host, evidence)))
+            .collect()
+    };
+    let (newer, older) = (only(0), only(1));
+    let (Some((new_host, new_line)), Some((old_host, old_line))) = (newer.first(), older.first()) else { return };
+    analysis.push(
+        Fact::new("nccl.version_mismatch")
+            .attr("what", "NCCL version")
+            .attr(
+                "values",
+                format!("before 2.3 on {old_host} (its levels without the NCCL prefix) vs 2.3 or later on {new_host}"),
+            )
+            .evidence((*old_line).clone())
+            .evidence((*new_line).clone()),
+    );
+}
+
 fn mismatch_fact(analysis: &mut Analysis, name: &str, what: &str, values: &BTreeMap<String, Vec<Evidence>>) {
     if values.len() < 2 {
         return;
@@ -1781,6 +1830,35 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse("log", text)], &mut analysis);
         analysis.facts
+    }
+
+    /// horovod#666: one host prints NCCL 2.2's levels without NCCL's name, the other 2.3's with it;
+    /// a host that prints both (a log that quotes an old line) and one form alone say nothing.
+    #[test]
+    fn hosts_whose_lines_differ_in_nccls_prefix_run_two_releases() {
+        let old = "seyun:17283:17549 [3] include/socket.h:371 WARN Connection closed by remote peer\n";
+        let new = "vclab-server-08:27377:27554 [1] NCCL INFO NET : Using interface eno2:115.145.173.234<0>\n";
+        let found = facts(&format!("{old}{new}"));
+        let mismatch = found.iter().find(|f| f.name == "nccl.version_mismatch").expect("two releases");
+        assert_eq!(
+            mismatch.get("values"),
+            Some("before 2.3 on seyun (its levels without the NCCL prefix) vs 2.3 or later on vclab-server-08")
+        );
+        assert_eq!(mismatch.evidence.iter().map(|e| e.line).collect::<Vec<_>>(), [1, 2]);
+        let both = "seyun:1:2 [0] NCCL INFO NET : Using interface eno2:10.0.0.1<0>\n";
+        assert!(facts(&format!("{old}{both}{new}")).iter().all(|f| f.name != "nccl.version_mismatch"));
+        assert!(facts(old).iter().all(|f| f.name != "nccl.version_mismatch"));
+    }
+
+    /// nccl#733: NCCL's device list with every port InfiniBand; one RoCE port among them is not.
+    #[test]
+    fn a_device_list_of_infiniband_ports_says_infiniband() {
+        let ib = "task-7700-94lc9:73:73 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:172.17.80.45<0>\n";
+        let found = facts(ib);
+        let fact = found.iter().find(|f| f.name == "rdma.infiniband").expect("infiniband");
+        assert_eq!(fact.get("nics"), Some("mlx5_0, mlx5_1"));
+        let mixed = ib.replace("mlx5_1:1/IB", "mlx5_1:1/RoCE");
+        assert!(facts(&mixed).iter().all(|f| f.name != "rdma.infiniband"));
     }
 
     /// nccl-tests#294 (heldout47): the host bootstraps on ens7 and then dials an address of no

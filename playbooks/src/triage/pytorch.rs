@@ -19,6 +19,7 @@ pub struct WatchdogRecord {
     pub seq: Option<u64>,
     pub op: Option<String>,
     pub numel_in: Option<u64>,
+    pub numel_out: Option<u64>,
     pub timeout_ms: Option<u64>,
     pub last_enqueued: Option<u64>,
     pub last_completed: Option<u64>,
@@ -131,6 +132,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
                 seq: keyed_number(raw, "SeqNum=").or_else(|| keyed_number(raw, "Timeout at NCCL work: ")),
                 op: keyed_word(raw, "OpType="),
                 numel_in: keyed_number(raw, "NumelIn="),
+                numel_out: keyed_number(raw, "NumelOut="),
                 timeout_ms: keyed_number(raw, "Timeout(ms)="),
                 last_enqueued: keyed_number(raw, "last enqueued NCCL work: "),
                 last_completed: keyed_number(raw, "last completed NCCL work: "),
@@ -460,6 +462,14 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
     if timed_out.len() < 2 || absent.is_empty() {
         return;
     }
+    // Where the collective itself says how many ranks its group holds, the ranks not shown count
+    // against those reported over the whole group: five of sixteen are an excerpt of the log,
+    // which says nothing of the eleven others, not eleven ranks that never came.
+    if let Some(world) = group_size(&timed_out_records) {
+        if world.saturating_sub(timed_out.len() as u64) >= timed_out.len() as u64 {
+            return;
+        }
+    }
     for rank in absent {
         let mut fact = Fact::new("pytorch.rank_behind").attr("rank", rank).attr("max_seq", seq).attr(
             "last_seq",
@@ -473,6 +483,31 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
             fact = fact.evidence(line.clone());
         }
         analysis.push(fact);
+    }
+}
+
+/// How many ranks the timed-out collective's group holds, where its element counts say so: an
+/// AllGather's output is every rank's input (NumelOut = NumelIn x ranks), a ReduceScatter's input
+/// every rank's output (c10d's WorkNCCL prints both counts). `None` for other collectives, or when
+/// the records disagree.
+fn group_size(records: &[&WatchdogRecord]) -> Option<u64> {
+    let sizes: std::collections::BTreeSet<u64> = records
+        .iter()
+        .filter_map(|record| {
+            let op = record.op.as_deref()?.to_ascii_uppercase();
+            let (whole, part) = if op.contains("ALLGATHER") {
+                (record.numel_out?, record.numel_in?)
+            } else if op.contains("REDUCE_SCATTER") {
+                (record.numel_in?, record.numel_out?)
+            } else {
+                return None;
+            };
+            (part > 0 && whole % part == 0).then(|| whole / part)
+        })
+        .collect();
+    match sizes.len() {
+        1 => sizes.first().copied().filter(|size| *size >= 2),
+        _ => None,
     }
 }
 
@@ -676,6 +711,26 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse_text("log", &text)], &mut analysis);
         assert!(!analysis.has("pytorch.rank_behind"));
+        // deepseek-ai/DeepEP#106: five ranks of an AllGather whose output is sixteen times its
+        // input time out: an excerpt of a sixteen-rank group, whose absent ranks are not accused;
+        // the same five ranks of a six-rank group name the one that is missing.
+        let gather = |rank: u32, ranks: u32| {
+            format!("[rank{rank}]:[E ProcessGroupNCCL.cpp:574] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=_ALLGATHER_BASE, NumelIn=1024, NumelOut={}, Timeout(ms)=600000) ran for 600029 milliseconds before timing out.\n", 1024 * ranks)
+        };
+        let behind_of = |ranks: u32| -> Vec<String> {
+            let text: String = [1, 2, 3, 5, 6].map(|rank| gather(rank, ranks)).concat();
+            let mut analysis = Analysis::default();
+            analyze(&[parse_text("log", &text)], &mut analysis);
+            analysis
+                .facts
+                .iter()
+                .filter(|f| f.name == "pytorch.rank_behind")
+                .filter_map(|f| f.get("rank"))
+                .map(str::to_string)
+                .collect()
+        };
+        assert!(behind_of(16).is_empty());
+        assert_eq!(behind_of(7), ["0", "4"]);
         // mlcommons/training_results_v5.1 (Dell rgat): srun -l labels show rank 7 printing (its
         // out-of-memory error) while ranks 0-6 time out; the highest rank is named too.
         let labelled: String = (0..7).map(|rank| format!("{rank}: {}", line(rank))).collect::<String>()

@@ -36,6 +36,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "ipcopenmemhandle",
             "cuda ipc handle",
             "no suitable gid",
+            "deepep",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -493,6 +494,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 && (lower.contains("fail") || lower.contains("error"))
             {
                 facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // DeepEP's expert-parallel dispatch or combine gave up waiting for its peers' tokens
+            // ("DeepEP error: timeout (dispatch CPU)" from the host side, "DeepEP timeout for
+            // dispatch receivers" from its kernels): a communication timeout, as a collective's
+            // watchdog is, whose cause these lines do not say.
+            if lower.contains("deepep") && lower.contains("timeout") {
+                facts.push(
+                    Fact::new("collective.timeout")
+                        .attr("library", "DeepEP")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
                 continue;
             }
             // A verbs user that chooses its GID by type and finds none it can use ("No suitable GID
@@ -1291,6 +1305,21 @@ mod tests {
             assert_eq!(facts[0].get("text"), Some(line.trim()));
         }
         assert!(parse("f", "host:1:2 [0] NCCL INFO cudaIpcGetMemHandle is used for legacy IPC\n").is_empty());
+    }
+
+    /// deepseek-ai/DeepEP#13 and #553: DeepEP's dispatch giving up on its peers, from the host and
+    /// from its kernels; a line that names DeepEP without a timeout is none.
+    #[test]
+    fn deepeps_own_timeout_is_a_collective_timeout() {
+        for line in [
+            "RuntimeError: DeepEP error: timeout (dispatch CPU)",
+            "DeepEP timeout for dispatch receivers, rank 3, responsible_channel = 2, tokens remained: 17",
+        ] {
+            let facts = parse("job.log", line);
+            assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["collective.timeout"], "{line}");
+            assert_eq!(facts[0].get("library"), Some("DeepEP"));
+        }
+        assert!(parse("f", "[config] DeepEP buffer with 24 SMs\n").is_empty());
     }
 
     /// kvcache-ai/Mooncake#1593: the transfer engine finds no GID of the kind it wants on a bonded

@@ -63,6 +63,20 @@ fn names_zero(after: &str) -> bool {
 fn tool_failed(line: &str) -> bool {
     let line = line.trim_start();
     ["Failed to ", "Unable to ", "ERROR:", "Error:", "error:", "FATAL:", "fatal:"].iter().any(|p| line.starts_with(p))
+        || raised(line)
+}
+
+/// A Python exception as the interpreter prints it, alone on its line ("RuntimeError: DeepEP error:
+/// timeout (dispatch CPU)", "torch.multiprocessing.spawn.ProcessRaisedException:"): a program
+/// failed, whatever tool output was pasted beside it. No field of a tool's table has that shape
+/// (a dotted name without spaces that ends in Error or Exception, then a colon or the line's end).
+fn raised(line: &str) -> bool {
+    let name = line.split(':').next().unwrap_or("");
+    let rest = &line[name.len()..];
+    (rest.is_empty() || rest.starts_with(':'))
+        && (name.ends_with("Error") || name.ends_with("Exception"))
+        && name.len() > "Error".len()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
 /// Input kinds that are logs (where an error line is news) rather than tool outputs read field
@@ -264,6 +278,25 @@ mod tests {
 
     fn facts_of(text: &str) -> Vec<Fact> {
         super::super::analyze(&[super::super::Input::new("case.txt", text.as_bytes().to_vec())]).facts
+    }
+
+    /// deepseek-ai/DeepEP#13: a traceback pasted above `ibstatus` of the ports; the input reads as
+    /// ibstat, and the program's exception is still an error line. The tool's own fields, whose
+    /// names say error, are not.
+    #[test]
+    fn a_python_exception_beside_a_tool_output_is_an_error_line() {
+        let ports = "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:1270:fdff:fe5d:dcd8\n\tbase lid:\t 0x0\n\tsm lid:\t\t 0x0\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 100 Gb/sec (4X EDR)\n\tlink_layer:\t Ethernet\n";
+        let exception =
+            "torch.multiprocessing.spawn.ProcessRaisedException:\nRuntimeError: DeepEP error: unknown failure\n";
+        let facts = facts_of(&format!("{exception}{ports}"));
+        let lines = facts.iter().find(|f| f.name == "input.error_lines").expect("the exception is quoted");
+        assert_eq!(lines.get("count"), Some("2"), "{lines:?}");
+        assert!(facts_of(ports).iter().all(|f| f.name != "input.error_lines"));
+        assert!(raised("RuntimeError: DeepEP error"));
+        assert!(raised("torch.distributed.DistBackendError"));
+        for field in ["Symbol Error: 5", "rx_crc_errors: 5", "Error: 5", "Error Count: 3", "Link Error: 3"] {
+            assert!(!raised(field), "{field}");
+        }
     }
 
     /// NVIDIA/gds-nvidia-fs#60: dmesg pasted below lspci's ACS lines; the input reads as lspci, and
