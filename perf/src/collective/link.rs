@@ -6,6 +6,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::PerfError;
@@ -30,7 +31,18 @@ pub trait Sender: Send {
     /// the process exits (TCP: both directions shut down). Links whose peers are told otherwise
     /// (verbs: a frame on the setup connection) keep the default, which does nothing.
     fn leave(&mut self) {}
+    /// What another thread calls to end a `send` this link is blocked in, once the collective
+    /// failed elsewhere (the receive from the other neighbour broke): the send fails at once
+    /// instead of after the communicator's timeout, so the rank reports its failure while the
+    /// ranks that gave up before it still listen (`departure.rs`: rank 0's word reaches them only
+    /// when rank 0 itself has failed). `None`: this link's sends never wait on the peer for long.
+    fn interrupter(&self) -> Option<SendInterrupt> {
+        None
+    }
 }
+
+/// Ends a [`Sender::send`] that another thread is blocked in; the send then returns an error.
+pub type SendInterrupt = Arc<dyn Fn() + Send + Sync>;
 
 /// Memory registered with the adapter that links may send from without copying it: its address,
 /// length and local key. It stays where it is, registered, until every link was told `None`.
@@ -80,12 +92,16 @@ pub(crate) fn exchange(
     incoming: &mut [u8],
     slice: usize,
 ) -> Result<(), PerfError> {
+    let interrupt = sender.interrupter();
     std::thread::scope(|scope| {
         let writer = scope.spawn(|| {
             outgoing.chunks(slice).try_for_each(|piece| sender.send(piece))?;
             sender.flush()
         });
         let read = incoming.chunks_mut(slice).try_for_each(|piece| receiver.receive(piece));
+        if let (Err(_), Some(interrupt)) = (&read, &interrupt) {
+            interrupt();
+        }
         let written = writer.join().map_err(|_| PerfError::Transport("a sending thread panicked".into()))?;
         read.and(written)
     })
@@ -112,6 +128,9 @@ pub struct TcpLink {
     /// What `receive_with` reads into: the socket's bytes have to land somewhere before they are
     /// combined (allocated on first use, then reused).
     pieces: Vec<u8>,
+    /// A second handle on the socket for [`Sender::interrupter`] (made on first use), so another
+    /// thread can shut it down while `send` holds the link.
+    second_handle: OnceLock<Option<Arc<TcpStream>>>,
 }
 
 /// Bytes `TcpLink::receive_with` reads at a time: small enough to stay in the CPU's cache between
@@ -133,7 +152,7 @@ const POLL_WINDOW: Duration = Duration::from_micros(200);
 
 impl TcpLink {
     pub fn new(stream: TcpStream, peer: String, timeout: Duration) -> TcpLink {
-        TcpLink { stream, peer, timeout, pieces: Vec::new() }
+        TcpLink { stream, peer, timeout, pieces: Vec::new(), second_handle: OnceLock::new() }
     }
 
     /// Read what arrives within `POLL_WINDOW` without sleeping (recv(2) with MSG_DONTWAIT, which
@@ -170,6 +189,17 @@ impl Sender for TcpLink {
 
     fn leave(&mut self) {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+
+    /// Shutting the socket's sending side down wakes a write(2) blocked on a full send buffer
+    /// with EPIPE (tcp(7); the kernel's tcp_sendmsg checks SEND_SHUTDOWN after each wait), so a
+    /// peer that stopped reading no longer holds this rank for the whole timeout. The peer sees
+    /// the connection end, as it would when this rank leaves.
+    fn interrupter(&self) -> Option<SendInterrupt> {
+        let stream = self.second_handle.get_or_init(|| self.stream.try_clone().ok().map(Arc::new)).clone()?;
+        Some(Arc::new(move || {
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+        }))
     }
 }
 
@@ -263,5 +293,29 @@ mod tests {
             }
             other => panic!("expected PeerClosed, got {other:?}"),
         }
+    }
+
+    /// A send blocked on a peer that stopped reading (its socket buffers full) ends when another
+    /// thread interrupts it, long before the link's timeout, as the peer's closing would end it.
+    #[test]
+    fn a_send_blocked_on_a_peer_that_stopped_reading_ends_when_interrupted() {
+        let (mut link, peer) = pair();
+        link.timeout = Duration::from_secs(60);
+        let _ = link.stream.set_write_timeout(Some(link.timeout));
+        let interrupt = link.interrupter().expect("a TCP link can be interrupted");
+        let started = Instant::now();
+        let sending = std::thread::spawn(move || link.send(&vec![0u8; 64 << 20]));
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!sending.is_finished(), "64 MiB cannot fit the socket buffers of a peer that never reads");
+        interrupt();
+        let result = sending.join().expect("the sending thread");
+        assert!(started.elapsed() < Duration::from_secs(30), "the send ended only after {:?}", started.elapsed());
+        match result {
+            Err(PerfError::PeerClosed { peer, during }) => {
+                assert_eq!((peer.as_str(), during), ("rank 1 (test)", "send"))
+            }
+            other => panic!("expected the send to fail as closed, got {other:?}"),
+        }
+        drop(peer);
     }
 }

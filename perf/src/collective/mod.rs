@@ -195,6 +195,22 @@ impl std::fmt::Debug for Communicator {
     }
 }
 
+/// A rank other than 0 waiting for rank 0's word where rank 0 waits on every rank first (a
+/// barrier, an algorithm choice): rank 0 may itself wait out a silent rank for the communicator's
+/// `timeout` and then listen for the others' words (`departure::LISTEN_PATIENCE`) before it says
+/// which rank stopped, so this rank waits that long and a little more before it blames rank 0.
+fn read_from_rank_zero(
+    stream: &mut TcpStream,
+    master: &str,
+    during: &'static str,
+    timeout: Duration,
+) -> Result<Control, PerfError> {
+    let _ = stream.set_read_timeout(Some(timeout + departure::LISTEN_PATIENCE * 2));
+    let message = read_message::<Control>(stream, master, during);
+    let _ = stream.set_read_timeout(Some(timeout));
+    message
+}
+
 fn prepare(stream: &TcpStream, timeout: Duration) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(timeout));
@@ -691,23 +707,24 @@ impl Communicator {
     pub fn barrier(&mut self) -> Result<(), PerfError> {
         if self.rank == 0 {
             let labels = &self.labels;
-            for (index, stream) in self.control.iter_mut().enumerate() {
+            let heard = self.control.iter_mut().enumerate().try_for_each(|(index, stream)| {
                 let peer = name_of(labels, index + 1);
                 match read_message::<Control>(stream, &peer, "barrier")? {
-                    Control::Ready => {}
+                    Control::Ready => Ok(()),
                     Control::Abort { rank, reason } => {
-                        return Err(PerfError::Transport(format!("{} aborted: {reason}", name_of(labels, rank))))
+                        Err(PerfError::Transport(format!("{} aborted: {reason}", name_of(labels, rank))))
                     }
-                    other => {
-                        return Err(PerfError::Handshake { peer, reason: format!("expected ready, got {other:?}") })
-                    }
+                    other => Err(PerfError::Handshake { peer, reason: format!("expected ready, got {other:?}") }),
                 }
-            }
+            });
+            heard.map_err(|error| self.tell_who_stopped(error))?;
             self.tell_ranks(&Control::Go)?;
-        } else if let Some(stream) = self.control.first_mut() {
+        } else {
             let master = name_of(&self.labels, 0);
+            let timeout = self.timeout;
+            let Some(stream) = self.control.first_mut() else { return Ok(()) };
             write_message(stream, &master, &Control::Ready)?;
-            match read_message::<Control>(stream, &master, "barrier")? {
+            match read_from_rank_zero(stream, &master, "barrier", timeout)? {
                 Control::Go => {}
                 Control::Stopped { first, silent_ms } => {
                     return Err(departure::rank_zero_left(&self.labels, first, silent_ms))
@@ -725,15 +742,17 @@ impl Communicator {
         if self.rank == 0 {
             let mut all = vec![(time_us, wrong)];
             let labels = &self.labels;
-            for (index, stream) in self.control.iter_mut().enumerate() {
+            let heard = self.control.iter_mut().enumerate().try_for_each(|(index, stream)| {
                 let peer = name_of(labels, index + 1);
                 match read_message::<Control>(stream, &peer, "results")? {
-                    Control::Result { time_us, wrong } => all.push((time_us, wrong)),
-                    other => {
-                        return Err(PerfError::Handshake { peer, reason: format!("expected results, got {other:?}") })
+                    Control::Result { time_us, wrong } => {
+                        all.push((time_us, wrong));
+                        Ok(())
                     }
+                    other => Err(PerfError::Handshake { peer, reason: format!("expected results, got {other:?}") }),
                 }
-            }
+            });
+            heard.map_err(|error| self.tell_who_stopped(error))?;
             Ok(Some(all))
         } else {
             if let Some(stream) = self.control.first_mut() {
@@ -741,6 +760,13 @@ impl Communicator {
             }
             Ok(None)
         }
+    }
+
+    /// Rank 0, failing where every other rank waits on it (a barrier, the results): the rank that
+    /// went silent or closed its control connection stopped the collective, and the others hear
+    /// which (`departure.rs`) instead of finding rank 0 gone.
+    fn tell_who_stopped(&mut self, error: PerfError) -> PerfError {
+        departure::name_the_first(&mut self.control, &self.labels, error)
     }
 
     /// Rank 0: send `message` to every other rank.
@@ -760,8 +786,9 @@ impl Communicator {
         pick: impl FnOnce(Control) -> Result<T, Control>,
     ) -> Result<T, PerfError> {
         let master = name_of(&self.labels, 0);
+        let timeout = self.timeout;
         let stream = self.control.first_mut().ok_or_else(|| PerfError::Transport(format!("no link to {master}")))?;
-        let message = read_message::<Control>(stream, &master, what)?;
+        let message = read_from_rank_zero(stream, &master, what, timeout)?;
         if let Control::Stopped { first, silent_ms } = message {
             return Err(departure::rank_zero_left(&self.labels, first, silent_ms));
         }
@@ -1205,6 +1232,7 @@ impl Ring<'_> {
                 .map_err(|error| self.blame_left_if_closed(error));
         }
         let right_label = self.right_label().to_string();
+        let interrupt = self.right.interrupter();
         let right = &mut *self.right;
         let left = &mut *self.left;
         let world = self.world;
@@ -1320,6 +1348,11 @@ impl Ring<'_> {
             .map_err(|error| (Instant::now(), error));
             if received.is_err() {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                // The writer may be blocked on a right neighbour that stopped reading: end that
+                // send now rather than after the timeout (`Sender::interrupter`).
+                if let Some(interrupt) = &interrupt {
+                    interrupt();
+                }
             }
             drop(queue);
             let written = writer.join().map_err(|_| PerfError::Transport("ring writer panicked".into()))?;
@@ -1719,21 +1752,24 @@ mod tests {
         let timeout = Duration::from_millis(400);
         let master_port = free_master_port();
         let (stalled, release) = std::sync::mpsc::channel::<()>();
-        let ranks: Vec<_> = (0..2)
+        let ranks: Vec<_> = (0..3)
             .map(|rank| {
                 let stalled = stalled.clone();
                 std::thread::spawn(move || -> Result<(), String> {
-                    let rendezvous = plain_rendezvous(rank, 2, master_port, Duration::from_secs(10));
+                    let rendezvous = plain_rendezvous(rank, 3, master_port, Duration::from_secs(10));
                     let mut communicator =
                         Communicator::connect(&rendezvous, Mesh::None, &Transport::Tcp).map_err(|e| e.to_string())?;
                     if rank == 1 {
-                        // Alive, its connections open, and silent until rank 0 has given up.
+                        // Alive, its connections open, and silent until the others have given up
+                        // (rank 0's wait, its patience, and its word to rank 2).
                         let _ = stalled.send(());
-                        std::thread::sleep(timeout * 4);
+                        std::thread::sleep(timeout + departure::LISTEN_PATIENCE * 3);
                         return Ok(());
                     }
-                    for stream in &communicator.control {
-                        stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+                    if rank == 0 {
+                        for stream in &communicator.control {
+                            stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+                        }
                     }
                     communicator.barrier().map_err(|e| e.to_string())
                 })
@@ -1741,9 +1777,15 @@ mod tests {
             .collect();
         drop(stalled);
         let _ = release.recv();
-        let mut results = ranks.into_iter().map(|r| r.join().expect("no panic"));
-        let error = results.next().expect("rank 0").expect_err("rank 0 gives up at the barrier");
+        let results: Vec<_> = ranks.into_iter().map(|r| r.join().expect("no panic")).collect();
+        let error = results[0].clone().expect_err("rank 0 gives up at the barrier");
         assert!(error.contains("rank 1 (127.0.0.1)") && error.contains("sent no data"), "{error}");
+        // Rank 2 waited on rank 0 at the barrier: rank 0 tells it which rank stopped.
+        let error = results[2].clone().expect_err("rank 2 stops with rank 0");
+        assert!(
+            error.contains("rank 0 (127.0.0.1) left the collective because rank 1 (127.0.0.1) sent no data"),
+            "{error}"
+        );
     }
 
     /// Three ranks over loopback TCP, two channels, sizes on both sides of the inline limit: out of
