@@ -315,6 +315,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "show_gids 'n_gids_found=0': no net device with an address is bound to the RoCE port in this namespace",
     ),
     (
+        "gpu.hardware_error",
+        "what",
+        "a GPU driver's report of an uncorrectable hardware error of the GPU (amdgpu's 'uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!')",
+    ),
+    (
         "collective.timeout",
         "library text",
         "a communication library's own timeout waiting for its peers (DeepEP's 'timeout (dispatch CPU)')",
@@ -370,7 +375,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "rdma.infiniband",
         "lid nics host",
-        "a verbs test's own end of its connection at a nonzero LID ('local address: LID 0x0013'), or an NCCL NET/IB list whose every device is /IB: the ports are InfiniBand",
+        "a verbs test's own end of its connection at a nonzero LID ('local address: LID 0x0013'), an NCCL NET/IB list whose every device is /IB, or a verbs user's 'async event client reregistration': the ports are InfiniBand",
     ),
     (
         "rdma.port_down",
@@ -383,8 +388,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("roce.congestion", "nic counters", "hw_counters np_cnp_sent/np_ecn_marked_roce_packets/rp_cnp_handled"),
     (
         "link.flap",
-        "nic counters count host",
-        "link_downed/link_error_recovery/link_down_events_phy counters, or kernel 'Link down'",
+        "nic counters count host how",
+        "link_downed/link_error_recovery/link_down_events_phy counters, kernel 'Link down', or a verbs user's 'async event port error'",
     ),
     ("pcie.acs_redirect", "device", "lspci ACSCtl with ReqRedir+ or CmpltRedir+, or setpci ACS Control words with bit 2 or 3"),
     ("pcie.link_degraded", "device what", "lspci LnkSta below LnkCap on a NIC or bridge (not a GPU)"),

@@ -482,7 +482,16 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
         for line in &log.lines {
             if let Some(host) = &line.host {
                 let form = usize::from(before_2_3(line));
-                line_forms.entry(host.clone()).or_default()[form].get_or_insert_with(|| log.evidence(line));
+                match line_forms.get_mut(host) {
+                    Some(seen) => {
+                        seen[form].get_or_insert_with(|| log.evidence(line));
+                    }
+                    None => {
+                        let mut seen = [None, None];
+                        seen[form] = Some(log.evidence(line));
+                        line_forms.insert(host.clone(), seen);
+                    }
+                }
             }
             observe_line(log, line, &mut seen, analysis);
         }
@@ -1649,7 +1658,10 @@ fn rank_nics(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
 /// release published as source, v2.3.5) the level carries NCCL's name ("NCCL WARN", "NCCL INFO");
 /// the 2.2 releases before it printed the level alone ("include/socket.h:371 WARN ...").
 fn before_2_3(line: &NcclLine) -> bool {
-    !line.raw.contains(" NCCL WARN ") && !line.raw.contains(" NCCL INFO ") && !line.raw.contains(" NCCL TRACE ")
+    !line.raw.match_indices(" NCCL ").any(|(at, marker)| {
+        let level = &line.raw[at + marker.len()..];
+        level.starts_with("WARN ") || level.starts_with("INFO ") || level.starts_with("TRACE ")
+    })
 }
 
 /// Hosts of one job whose NCCL lines take the two forms, each host only one: their NCCL releases

@@ -37,6 +37,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "cuda ipc handle",
             "no suitable gid",
             "deepep",
+            "async event",
+            "uncorrectable hardware error",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -505,6 +507,52 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     Fact::new("collective.timeout")
                         .attr("library", "DeepEP")
                         .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // A verbs user's own report of the asynchronous events libibverbs hands it
+            // (ibv_get_async_event(3)), as Mooncake's transfer engine logs them ("Received context
+            // async event port error for context mlx5_10"): IBV_EVENT_PORT_ERR is the port leaving
+            // Active, a link going down; IBV_EVENT_CLIENT_REREGISTER is a subnet manager asking the
+            // port to register again, which only InfiniBand has. NCCL's own lines are read by its
+            // reader.
+            if lower.contains("async event") && !raw.contains("NCCL") {
+                let nic = trimmed
+                    .split_whitespace()
+                    .rev()
+                    .find(|word| {
+                        word.starts_with("mlx") || (word.contains('_') && word.chars().any(|c| c.is_ascii_digit()))
+                    })
+                    .unwrap_or("unknown");
+                if lower.contains("port error") {
+                    facts.push(
+                        Fact::new("link.flap")
+                            .attr("nic", nic)
+                            .attr("count", 1)
+                            .attr("how", "the port left Active (async event port error)")
+                            .evidence(evidence()),
+                    );
+                    continue;
+                }
+                if lower.contains("client reregist") {
+                    facts.push(Fact::new("rdma.infiniband").attr("nics", nic).evidence(evidence()));
+                    continue;
+                }
+            }
+            // AMD's GPU driver reporting an uncorrectable hardware error of a GPU block
+            // (amdgpu RAS/ACA: "amdgpu 0000:dd:00.0: {1}uncorrectable hardware error
+            // (ERREVENT_ATHUB_INTERRUPT) detected!"): the GPU failed, whatever its ranks' peers
+            // log next; the driver resets the GPUs of the hive after it.
+            if lower.contains("uncorrectable hardware error") && lower.contains("detected") {
+                let device = trimmed
+                    .split_whitespace()
+                    .find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
+                    .map_or("a GPU", |t| t.trim_end_matches(':'));
+                let block = trimmed.split('(').nth(1).and_then(|rest| rest.split(')').next()).unwrap_or("unknown");
+                facts.push(
+                    Fact::new("gpu.hardware_error")
+                        .attr("what", format!("{device}: uncorrectable hardware error ({block})"))
                         .evidence(evidence()),
                 );
                 continue;
@@ -1320,6 +1368,26 @@ mod tests {
             assert_eq!(facts[0].get("library"), Some("DeepEP"));
         }
         assert!(parse("f", "[config] DeepEP buffer with 24 SMs\n").is_empty());
+    }
+
+    /// kvcache-ai/Mooncake#2039: the transfer engine's log of libibverbs' async events, a port that
+    /// left Active and the subnet manager's reregistration (InfiniBand); NCCL's own line is left
+    /// to NCCL's reader. ROCm/ROCm#4021: amdgpu's uncorrectable hardware error of a GPU block.
+    #[test]
+    fn a_verbs_users_async_events_and_amdgpus_uncorrectable_errors() {
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        let port = "W0506 07:33:46.083428 13050 worker_pool.cpp:419] Worker: Received context async event port error for context mlx5_10";
+        let facts = parse("f", port);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("link.flap", Some("mlx5_10")));
+        let reregister = "W0506 07:33:58.189013 2344 worker_pool.cpp:419] Worker: Received context async event client reregistration for context mlx5_10";
+        assert_eq!(names(reregister), ["rdma.infiniband"]);
+        assert!(names("n1:1:2 [0] NCCL WARN NET/IB : Got async event : port error").is_empty());
+        let amd =
+            "[76914.152141] amdgpu 0000:dd:00.0: {1}uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!";
+        let facts = parse("f", amd);
+        assert_eq!(facts[0].name, "gpu.hardware_error");
+        assert_eq!(facts[0].get("what"), Some("0000:dd:00.0: uncorrectable hardware error (ERREVENT_ATHUB_INTERRUPT)"));
+        assert!(names("amdgpu 0000:9d:00.0: {1}socket: 6, die: 1, 1533 new correctable hardware errors detected in xgmi_wafl block").is_empty());
     }
 
     /// kvcache-ai/Mooncake#1593: the transfer engine finds no GID of the kind it wants on a bonded
