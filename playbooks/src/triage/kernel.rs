@@ -177,6 +177,13 @@ pub(super) fn xid_facts(code: u32, gpu: &str, host: &str, evidence: &Evidence) -
     facts
 }
 
+/// The two lines of a firmware-first AER report that `parse_kernel` reads: the CPER record's
+/// "[Hardware Error]:" lines and the device's "aer_status:" line.
+fn firmware_aer_phrases() -> &'static regex::Regex {
+    static PHRASES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    PHRASES.get_or_init(|| regex::Regex::new(r"\[Hardware Error\]:|: aer_status: 0x").expect("literal phrases compile"))
+}
+
 pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     let mut link_downs: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
@@ -235,8 +242,13 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // prints them (drivers/pci/pcie/aer.c: "amdgpu 0000:83:00.0: aer_status: 0x00008000,
         // aer_mask: ..." and the error by name, "Completer Abort"). Fatal and recoverable records
         // are uncorrected errors (UEFI spec, appendix N: Error Severity).
-        if let Some(severity) =
-            raw.split_once("[Hardware Error]:").and_then(|(_, rest)| rest.trim().strip_prefix("event severity:"))
+        // One prebuilt search decides whether either form is on the line (most lines of a log are
+        // neither, and each `contains` would build its own searcher).
+        let firmware_aer = firmware_aer_phrases().is_match(raw);
+        if let Some(severity) = firmware_aer
+            .then(|| raw.split_once("[Hardware Error]:"))
+            .flatten()
+            .and_then(|(_, rest)| rest.trim().strip_prefix("event severity:"))
         {
             let severity = match severity.trim() {
                 "fatal" | "recoverable" => "uncorrected",
@@ -246,7 +258,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             firmware_severity = Some((severity, evidence()));
             continue;
         }
-        if raw.contains(": aer_status: 0x") {
+        if firmware_aer && raw.contains(": aer_status: 0x") {
             if let Some(device) = pci_address_token(raw) {
                 let mut fact = Fact::new("pcie.aer_event")
                     .attr("severity", firmware_severity.as_ref().map_or("unknown", |(severity, _)| *severity))

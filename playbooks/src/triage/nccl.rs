@@ -29,12 +29,26 @@ pub struct NcclLine {
     pub raw: String,
     /// NCCL's source file that printed it (`transport/nvls.cc:165` before the level, NCCL 2.8+).
     pub source: Option<String>,
+    /// The level carries NCCL's name ("NCCL WARN", "NCCL INFO"), as from release 2.3 on
+    /// (src/include/debug.h at v2.3.5, the first release published as source); the 2.2 releases
+    /// before it printed the level alone ("include/socket.h:371 WARN ...").
+    pub named_level: bool,
 }
 
 impl NcclLine {
     /// A line of NCCL's quoted without its prefix (no host, pid or device; no source location).
     fn bare(line: usize, raw: &str, level: Level, message: String) -> NcclLine {
-        NcclLine { line, host: None, pid: None, dev: None, level, message, raw: raw.to_string(), source: None }
+        NcclLine {
+            line,
+            host: None,
+            pid: None,
+            dev: None,
+            level,
+            message,
+            raw: raw.to_string(),
+            source: None,
+            named_level: true,
+        }
     }
 }
 
@@ -68,12 +82,12 @@ impl NcclLog {
 
 /// Split `... host:pid:tid [dev] ... NCCL WARN message` into its parts.
 pub(super) fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
-    let (marker, level) = [(" NCCL WARN ", Level::Warn), (" NCCL INFO ", Level::Info), (" NCCL TRACE ", Level::Trace)]
+    let named = [(" NCCL WARN ", Level::Warn), (" NCCL INFO ", Level::Info), (" NCCL TRACE ", Level::Trace)]
         .into_iter()
         .find_map(|(m, l)| raw.find(m).map(|i| (i, (m, l))))
-        .map(|(i, (m, l))| ((i, m.len()), l))
-        .or_else(|| old_warning_marker(raw))
-        .or_else(|| bare_marker(raw))?;
+        .map(|(i, (m, l))| ((i, m.len()), l));
+    let named_level = named.is_some();
+    let (marker, level) = named.or_else(|| old_warning_marker(raw)).or_else(|| bare_marker(raw))?;
     let (start, len) = marker;
     let prefix = &raw[..start];
     let message = raw[start + len..].trim().to_string();
@@ -101,7 +115,7 @@ pub(super) fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
         .last()
         .filter(|t| t.rsplit_once(':').is_some_and(|(f, n)| f.contains('.') && n.chars().all(|c| c.is_ascii_digit())))
         .map(|t| t.rsplit_once(':').map_or(*t, |(f, _)| f).to_string());
-    Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string(), source })
+    Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string(), source, named_level })
 }
 
 /// One entry of an interface list wrapped onto its own line: `[3]br-dd40dc616638:172.30.0.1<0>`.
@@ -473,32 +487,23 @@ struct Observations {
 /// Facts from the NCCL logs of all inputs, joined across them.
 pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     let mut seen = Observations::default();
-    let mut line_forms: BTreeMap<String, [Option<Evidence>; 2]> = BTreeMap::new();
+    // Hosts whose NCCL lines name no level the way NCCL 2.3 and later do, with the first such line.
+    let mut before_2_3: BTreeMap<&str, Evidence> = BTreeMap::new();
     for log in logs {
         for (_, version, evidence) in &log.versions {
             seen.versions.entry(version.clone()).or_default().push(evidence.clone());
         }
         record_settings(log, &mut seen.settings, analysis);
         for line in &log.lines {
-            if let Some(host) = &line.host {
-                let form = usize::from(before_2_3(line));
-                match line_forms.get_mut(host) {
-                    Some(seen) => {
-                        seen[form].get_or_insert_with(|| log.evidence(line));
-                    }
-                    None => {
-                        let mut seen = [None, None];
-                        seen[form] = Some(log.evidence(line));
-                        line_forms.insert(host.clone(), seen);
-                    }
-                }
+            if let (false, Some(host)) = (line.named_level, &line.host) {
+                before_2_3.entry(host).or_insert_with(|| log.evidence(line));
             }
             observe_line(log, line, &mut seen, analysis);
         }
     }
     mismatch_fact(analysis, "nccl.version_mismatch", "NCCL version", &seen.versions);
-    if seen.versions.len() < 2 {
-        versions_by_line_form(&line_forms, analysis);
+    if seen.versions.len() < 2 && !before_2_3.is_empty() {
+        versions_by_line_form(logs, &before_2_3, analysis);
     }
     mismatch_fact(analysis, "nccl.driver_mismatch", "CUDA driver", &seen.drivers);
     env_mismatch(&seen.settings, analysis);
@@ -1654,28 +1659,25 @@ fn rank_nics(channels: &[NetChannel], host_nics: &BTreeMap<String, Vec<String>>,
     }
 }
 
-/// Whether NCCL printed this line before release 2.3: from 2.3 on (src/include/debug.h, the first
-/// release published as source, v2.3.5) the level carries NCCL's name ("NCCL WARN", "NCCL INFO");
-/// the 2.2 releases before it printed the level alone ("include/socket.h:371 WARN ...").
-fn before_2_3(line: &NcclLine) -> bool {
-    !line.raw.match_indices(" NCCL ").any(|(at, marker)| {
-        let level = &line.raw[at + marker.len()..];
-        level.starts_with("WARN ") || level.starts_with("INFO ") || level.starts_with("TRACE ")
-    })
-}
-
-/// Hosts of one job whose NCCL lines take the two forms, each host only one: their NCCL releases
-/// lie on both sides of 2.3, a version mismatch the logs show without a version line.
-fn versions_by_line_form(forms: &BTreeMap<String, [Option<Evidence>; 2]>, analysis: &mut Analysis) {
-    let only = |form: usize| -> Vec<(&String, &Evidence)> {
-        forms
-            .iter()
-            .filter(|(_, seen)| seen[1 - form].is_none())
-            .filter_map(|(host, seen)| seen[form].as_ref().map(|evidence| (host, evidence)))
-            .collect()
-    };
-    let (newer, older) = (only(0), only(1));
-    let (Some((new_host, new_line)), Some((old_host, old_line))) = (newer.first(), older.first()) else { return };
+/// Hosts of one job whose NCCL lines take the two forms of NCCL's level (`NcclLine::named_level`),
+/// each host only one: their NCCL releases lie on both sides of 2.3, a version mismatch the logs
+/// show without a version line. `older`: the hosts with lines of the old form.
+fn versions_by_line_form(logs: &[NcclLog], older: &BTreeMap<&str, Evidence>, analysis: &mut Analysis) {
+    let newer = logs
+        .iter()
+        .flat_map(|log| log.lines.iter().map(move |line| (log, line)))
+        .find(|(_, line)| line.named_level && line.host.as_deref().is_some_and(|host| !older.contains_key(host)));
+    let Some((log, line)) = newer else { return };
+    let new_host = line.host.as_deref().unwrap_or_default();
+    // A host that printed both forms (a log quoting an old line) is no host of the old release.
+    let hosts_of_both: BTreeSet<&str> = logs
+        .iter()
+        .flat_map(|log| log.lines.iter())
+        .filter(|line| line.named_level)
+        .filter_map(|line| line.host.as_deref())
+        .filter(|host| older.contains_key(host))
+        .collect();
+    let Some((old_host, old_line)) = older.iter().find(|(host, _)| !hosts_of_both.contains(*host)) else { return };
     analysis.push(
         Fact::new("nccl.version_mismatch")
             .attr("what", "NCCL version")
@@ -1683,8 +1685,8 @@ fn versions_by_line_form(forms: &BTreeMap<String, [Option<Evidence>; 2]>, analys
                 "values",
                 format!("before 2.3 on {old_host} (its levels without the NCCL prefix) vs 2.3 or later on {new_host}"),
             )
-            .evidence((*old_line).clone())
-            .evidence((*new_line).clone()),
+            .evidence(old_line.clone())
+            .evidence(log.evidence(line)),
     );
 }
 
