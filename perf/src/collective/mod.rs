@@ -706,18 +706,13 @@ impl Communicator {
     /// Every rank waits until all are ready (through rank 0).
     pub fn barrier(&mut self) -> Result<(), PerfError> {
         if self.rank == 0 {
-            let labels = &self.labels;
-            let heard = self.control.iter_mut().enumerate().try_for_each(|(index, stream)| {
-                let peer = name_of(labels, index + 1);
-                match read_message::<Control>(stream, &peer, "barrier")? {
-                    Control::Ready => Ok(()),
-                    Control::Abort { rank, reason } => {
-                        Err(PerfError::Transport(format!("{} aborted: {reason}", name_of(labels, rank))))
-                    }
-                    other => Err(PerfError::Handshake { peer, reason: format!("expected ready, got {other:?}") }),
+            self.hear_every_rank("barrier", |labels, peer, message| match message {
+                Control::Ready => Ok(()),
+                Control::Abort { rank, reason } => {
+                    Err(PerfError::Transport(format!("{} aborted: {reason}", name_of(labels, rank))))
                 }
-            });
-            heard.map_err(|error| self.tell_who_stopped(error))?;
+                other => Err(PerfError::Handshake { peer, reason: format!("expected ready, got {other:?}") }),
+            })?;
             self.tell_ranks(&Control::Go)?;
         } else {
             let master = name_of(&self.labels, 0);
@@ -741,18 +736,13 @@ impl Communicator {
     pub fn gather_results(&mut self, time_us: f64, wrong: u64) -> Result<Option<Vec<(f64, u64)>>, PerfError> {
         if self.rank == 0 {
             let mut all = vec![(time_us, wrong)];
-            let labels = &self.labels;
-            let heard = self.control.iter_mut().enumerate().try_for_each(|(index, stream)| {
-                let peer = name_of(labels, index + 1);
-                match read_message::<Control>(stream, &peer, "results")? {
-                    Control::Result { time_us, wrong } => {
-                        all.push((time_us, wrong));
-                        Ok(())
-                    }
-                    other => Err(PerfError::Handshake { peer, reason: format!("expected results, got {other:?}") }),
+            self.hear_every_rank("results", |_, peer, message| match message {
+                Control::Result { time_us, wrong } => {
+                    all.push((time_us, wrong));
+                    Ok(())
                 }
-            });
-            heard.map_err(|error| self.tell_who_stopped(error))?;
+                other => Err(PerfError::Handshake { peer, reason: format!("expected results, got {other:?}") }),
+            })?;
             Ok(Some(all))
         } else {
             if let Some(stream) = self.control.first_mut() {
@@ -762,11 +752,22 @@ impl Communicator {
         }
     }
 
-    /// Rank 0, failing where every other rank waits on it (a barrier, the results): the rank that
-    /// went silent or closed its control connection stopped the collective, and the others hear
-    /// which (`departure.rs`) instead of finding rank 0 gone.
-    fn tell_who_stopped(&mut self, error: PerfError) -> PerfError {
-        departure::name_the_first(&mut self.control, &self.labels, error)
+    /// Rank 0: one message from every other rank, in rank order, each handed to `take` with the
+    /// labels and the sender's name. Failing where every other rank waits on it (a barrier, the
+    /// results), rank 0 tells them which rank went silent or closed its control connection
+    /// (`departure.rs`) instead of leaving them to find rank 0 gone.
+    fn hear_every_rank(
+        &mut self,
+        during: &'static str,
+        mut take: impl FnMut(&[String], String, Control) -> Result<(), PerfError>,
+    ) -> Result<(), PerfError> {
+        let labels = &self.labels;
+        let heard = self.control.iter_mut().enumerate().try_for_each(|(index, stream)| {
+            let peer = name_of(labels, index + 1);
+            let message = read_message::<Control>(stream, &peer, during)?;
+            take(labels, peer, message)
+        });
+        heard.map_err(|error| departure::name_the_first(&mut self.control, &self.labels, error))
     }
 
     /// Rank 0: send `message` to every other rank.

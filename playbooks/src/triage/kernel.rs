@@ -96,7 +96,7 @@ fn nvswitch_sxid(raw: &str) -> Option<Fact> {
 
 /// The first word of a kernel line shaped like a PCI address with its domain, as the driver core
 /// prefixes its messages ("mlx5_core 0000:5e:00.0: ..."), without the colon that follows it.
-fn pci_address_token(line: &str) -> Option<&str> {
+pub(super) fn pci_address_token(line: &str) -> Option<&str> {
     line.split_whitespace()
         .find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
         .map(|t| t.trim_end_matches(':'))

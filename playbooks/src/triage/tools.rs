@@ -545,10 +545,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // (ERREVENT_ATHUB_INTERRUPT) detected!"): the GPU failed, whatever its ranks' peers
             // log next; the driver resets the GPUs of the hive after it.
             if lower.contains("uncorrectable hardware error") && lower.contains("detected") {
-                let device = trimmed
-                    .split_whitespace()
-                    .find(|t| t.len() >= 7 && t.matches(':').count() >= 2 && t.contains('.'))
-                    .map_or("a GPU", |t| t.trim_end_matches(':'));
+                let device = super::kernel::pci_address_token(trimmed).unwrap_or("a GPU");
                 let block = trimmed.split('(').nth(1).and_then(|rest| rest.split(')').next()).unwrap_or("unknown");
                 facts.push(
                     Fact::new("gpu.hardware_error")
