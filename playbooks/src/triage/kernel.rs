@@ -40,6 +40,15 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         // The driver could not bring the GPU up at all (NVIDIA's resource manager init, printed as
         // "NVRM: GPU 0000:81:00.0: RmInitAdapter failed! (0x25:0x40:1470)"): no process can use it.
         ("the driver cannot initialise the GPU (RmInitAdapter failed)", bus_after("NVRM: GPU "))
+    } else if raw.contains("amdgpu") && (lower.contains("reset failed") || lower.contains("resume failed")) {
+        // AMD's driver could not reset the GPU or bring it back after a reset (amdgpu_device.c:
+        // "GPU mode1 reset failed", "ASIC reset failed with error, -121 for drm dev, ...", a
+        // firmware block's "resume failed"): the device stays unusable until the node is rebooted
+        // or the GPU reseated, which is a lost GPU, as NVIDIA's "RmInitAdapter failed" is.
+        (
+            "the driver cannot reset the GPU or resume it after a reset (amdgpu)",
+            bus_after("amdgpu ").or_else(|| bus_after("drm dev,")),
+        )
     } else if lower.contains("surprise down") {
         ("a PCIe Surprise Down: the device's link dropped", bus_after("received:").or_else(|| bus_after("pcieport")))
     } else {
@@ -678,6 +687,17 @@ mod tests {
             "[Sun Apr 14 12:48:42 2024] NVRM: GPU 0000:81:00.0: RmInitAdapter failed! (0x25:0x40:1470)",
         );
         assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.lost", Some("0000:81:00.0")));
+        // ROCm/legacy-rocm-build#2494: amdgpu could not reset two GPUs; a reset that succeeded is
+        // no loss.
+        for (line, bus) in [
+            ("[22344.295194] amdgpu 0000:03:00.0: amdgpu: GPU mode1 reset failed", "0000:03:00.0"),
+            ("[22344.456139] amdgpu 0000:83:00.0: amdgpu: ASIC reset failed with error, -121 for drm dev, 0000:83:00.0", "0000:83:00.0"),
+        ] {
+            let facts = parse_kernel("f", line);
+            assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.lost", Some(bus)), "{line}");
+        }
+        let recovered = "[22348.746284] amdgpu 0000:83:00.0: amdgpu: GPU reset succeeded, trying to resume";
+        assert!(parse_kernel("f", recovered).iter().all(|f| f.name != "gpu.lost"));
         // nccl#2241: the poster masked the bus; the Xid is still the GPU's.
         let facts = parse_kernel(
             "f",

@@ -473,6 +473,9 @@ struct Observations {
     rdma_plugin: bool,
     /// Where NCCL said "NET/IB : No device found".
     ib_not_used: Vec<(String, Evidence)>,
+    /// NCCL's own word that a GPU and a NIC are too far apart for GPUDirect RDMA (graph/paths.cc:
+    /// "GPU Direct RDMA Disabled for GPU 2[2] / HCA 0 (distance 3 >= 2)"): host, NIC, where.
+    gdr_too_far: Vec<(String, String, Evidence)>,
     /// Host -> the net plugin it loaded ("internal" when it found none), with where it said so.
     net_plugins: BTreeMap<String, (String, Evidence)>,
     /// (host, device) -> its port events in order: true for "port active", false for "port error".
@@ -518,7 +521,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
         sockets_beside_an_rdma_plugin(&seen, analysis);
     }
     gdr_partial(&seen.channels, analysis);
-    gdr_off_across_sockets(&seen.channels, analysis);
+    gdr_off_across_sockets(&seen.channels, &seen.gdr_too_far, analysis);
     plugin_mismatch(&seen.net_plugins, analysis);
     port_flaps(&seen.port_events, analysis);
     forced_protocol(&seen.settings, analysis);
@@ -708,11 +711,25 @@ fn forced_protocol(settings: &BTreeMap<String, BTreeMap<String, Vec<Evidence>>>,
 /// node whose `nvidia-smi topo -m` puts every NIC SYS from the GPU (on the other CPU socket): NCCL
 /// uses GPUDirect RDMA only up to NCCL_NET_GDR_LEVEL (PXB by default, src/transport/net.cc's GDR
 /// level), so every transfer is staged through host memory across the socket link
-/// (nccl-tests#293: 1.1 GB/s on an HDR NIC).
-fn gdr_off_across_sockets(channels: &[NetChannel], analysis: &mut Analysis) {
+/// (nccl-tests#293: 1.1 GB/s on an HDR NIC). NCCL's own "GPU Direct RDMA Disabled for GPU ... /
+/// HCA ... (distance 3 >= 2)" says the same without a topology (Mellanox/nv_peer_memory#56).
+fn gdr_off_across_sockets(channels: &[NetChannel], too_far: &[(String, String, Evidence)], analysis: &mut Analysis) {
     let rdma: Vec<&NetChannel> = channels.iter().filter(|c| c.evidence.text.contains("via NET/IB")).collect();
     let Some(first) = rdma.first() else { return };
     if rdma.iter().any(|c| c.gdr) {
+        return;
+    }
+    if let Some((host, nic, said)) = too_far.first() {
+        let mut fact = Fact::new("nccl.gdr_disabled")
+            .host(host)
+            .attr("nic", nic)
+            .attr("why", "NCCL found the NIC too far from the GPU (its distance is beyond NCCL_NET_GDR_LEVEL)")
+            .evidence(said.clone())
+            .evidence(first.evidence.clone());
+        if let Some((_, _, other)) = too_far.iter().find(|(other_host, _, _)| other_host != host) {
+            fact = fact.evidence(other.clone());
+        }
+        analysis.push(fact);
         return;
     }
     let Some(far) = analysis.facts.iter().find(|f| f.name == "topo.gpu_nic_sys").cloned() else { return };
@@ -1009,6 +1026,10 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // the same for its socket transport ("NET/Socket : ... for HCA 0 'eth0'"), which never reads GPU
     // memory directly: that is no fault.
     let socket_transport = message.starts_with("NET/Socket");
+    if let Some(rest) = message.split("GPU Direct RDMA Disabled for GPU").nth(1).filter(|r| r.contains("(distance ")) {
+        let nic = rest.split_once("/ HCA ").map_or("", |(_, nic)| nic.split(" (").next().unwrap_or(nic).trim());
+        seen.gdr_too_far.push((host.clone(), format!("HCA {nic}"), evidence.clone()));
+    }
     if let Some(rest) = message.split("GPU Direct RDMA Disabled for HCA").nth(1).filter(|_| !socket_transport) {
         let nic = rest.split('\'').nth(1).unwrap_or(rest.trim()).to_string();
         analysis.push(Fact::new("nccl.gdr_disabled").host(&host).attr("nic", nic).evidence(evidence.clone()));
@@ -2297,6 +2318,16 @@ mod tests {
         assert!(judged(channels, false).is_empty(), "no topology: GDR may be off by choice");
         let with_gdr = channels.replacen("NET/IBext_v8/0\n", "NET/IBext_v8/0/GDRDMA\n", 1);
         assert!(judged(&with_gdr, true).is_empty());
+        // Mellanox/nv_peer_memory#56: NCCL itself says the NIC is too far, so no topology is needed;
+        // beside a GDRDMA channel the line is about a pair NCCL does not use.
+        let too_far =
+            "m:11717:11986 [2] NCCL INFO NET/IB : GPU Direct RDMA Disabled for GPU 2[2] / HCA 0 (distance 3 >= 2)\n";
+        let found = judged(&format!("{too_far}{channels}"), false);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].get("host"), found[0].get("nic")), (Some("m"), Some("HCA 0")));
+        assert_eq!(found[0].evidence.len(), 2);
+        assert!(judged(&format!("{too_far}{with_gdr}"), false).is_empty());
+        assert!(judged(too_far, false).is_empty(), "no channel: nothing says the pair was used");
     }
 
     /// nccl#952: HPC-X's IBext plugin loaded, yet channels between hosts run over sockets, and the

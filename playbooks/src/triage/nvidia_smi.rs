@@ -714,6 +714,12 @@ fn driver_version_of(line: &str) -> Option<&str> {
 ///   cuda >= 9.2": the image's NVIDIA_REQUIRE_CUDA asks for a CUDA version the host's driver does not
 ///   support, so the container is refused before it starts (libnvidia-container, `--require`).
 ///
+/// - nvidia-docker 1.0's "Error: unsupported CUDA version: driver 7.5 < image 8.0": the same check
+///   as the container toolkit's, made by its wrapper before the container starts.
+///
+/// A message the terminal wrapped onto the next line ("unsatisfied condi" / "tion: cuda >= 9.0",
+/// as pasted from an 80-column console) is read across the break.
+///
 /// nvidia-smi's "couldn't communicate with the NVIDIA driver" is reported apart: no driver is loaded.
 /// NCCL's own log lines are left to the NCCL parser, which reads them with their rank and host.
 fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
@@ -743,6 +749,7 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "requirement error: unsatisfied condition: cuda",
             "nvidia-container-cli: requirement error: unsatisfied condition: cuda",
         ),
+        ("gpu.driver_mismatch", "unsupported cuda version: driver", "unsupported CUDA version: driver"),
         (
             "gpu.driver_unreachable",
             "couldn't communicate with the nvidia driver",
@@ -753,7 +760,9 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
     let mut found: BTreeMap<(&str, String), Fact> = BTreeMap::new();
     let mut library_version: Option<(String, Evidence)> = None;
     let mut driver_version: Option<String> = None;
-    for (line_no, raw) in numbered_lines(text) {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let mut seam = String::new();
+    for (index, &(line_no, raw)) in lines.iter().enumerate() {
         if raw.contains("NCCL WARN") || raw.contains("NCCL INFO") {
             continue;
         }
@@ -771,17 +780,35 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             let alternation = MESSAGES.iter().map(|(_, needle, _)| regex::escape(needle)).collect::<Vec<_>>().join("|");
             regex::Regex::new(&format!("(?i){alternation}")).expect("literal needles compile")
         });
+        let mut evidence = vec![Evidence::new(file, line_no, raw)];
+        let mut joined = std::borrow::Cow::Borrowed(raw);
         if !any.is_match(raw) {
-            continue;
+            let Some(&(next_no, next)) = lines.get(index + 1).filter(|(next_no, _)| *next_no == line_no + 1) else {
+                continue;
+            };
+            // Only the ends that meet at the break can hold a message cut by it (the longest
+            // message is under 80 bytes), so only they are searched, in one reused buffer.
+            let tail = &raw[floor_boundary(raw, raw.len().saturating_sub(80))..];
+            let head = &next[..floor_boundary(next, 80.min(next.len()))];
+            seam.clear();
+            seam.push_str(tail);
+            seam.push_str(head);
+            if !any.find_iter(&seam).any(|m| m.start() < tail.len() && m.end() > tail.len()) {
+                continue;
+            }
+            evidence.push(Evidence::new(file, next_no, next));
+            joined = std::borrow::Cow::Owned(format!("{raw}{next}"));
         }
-        let lower = raw.to_ascii_lowercase();
+        let lower = joined.to_ascii_lowercase();
         for (name, needle, message) in MESSAGES {
             if lower.contains(needle) {
-                let message = requirement(raw, needle, message);
+                let message = requirement(&joined, needle, message);
                 let fact =
                     found.entry((name, message.clone())).or_insert_with(|| Fact::new(name).attr("text", &message));
-                if fact.evidence.len() < 4 {
-                    fact.evidence.push(Evidence::new(file, line_no, raw));
+                for evidence in &evidence {
+                    if fact.evidence.len() < 4 {
+                        fact.evidence.push(evidence.clone());
+                    }
                 }
             }
         }
@@ -799,21 +826,34 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
     }
 }
 
+/// The largest char boundary of `text` at or before `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
+}
+
 /// The message as the line states it when it carries a version: the container toolkit's
 /// requirement (`... unsatisfied condition: cuda >= 9.2`) is quoted with the version it asked for.
+/// nvidia-docker 1.0's check is quoted with both versions (`unsupported CUDA version: driver 7.5 <
+/// image 8.0`).
 fn requirement(line: &str, needle: &str, message: &str) -> String {
     const CONDITION: &str = "unsatisfied condition: ";
-    if !needle.contains(CONDITION) {
+    const UNSUPPORTED: &str = "unsupported cuda version: ";
+    let (marker, lead) = if needle.contains(CONDITION) {
+        (CONDITION, "nvidia-container-cli: requirement error: ")
+    } else if needle.starts_with(UNSUPPORTED) {
+        (UNSUPPORTED, "")
+    } else {
         return message.to_string();
-    }
+    };
     // ASCII lowercasing keeps byte offsets, so the offset found in the lowercase line holds in `line`.
-    let Some(at) = line.to_ascii_lowercase().find(CONDITION) else { return message.to_string() };
-    let condition = &line[at + CONDITION.len()..];
+    let Some(at) = line.to_ascii_lowercase().find(marker) else { return message.to_string() };
+    let said = &line[at..at + marker.len()];
+    let condition = &line[at + marker.len()..];
     let end = condition
         .char_indices()
         .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '>' | '=' | '<' | ' ')))
         .map_or(condition.len(), |(i, _)| i);
-    format!("nvidia-container-cli: requirement error: {CONDITION}{}", condition[..end].trim())
+    format!("{lead}{said}{}", condition[..end].trim())
 }
 
 #[cfg(test)]
@@ -1055,6 +1095,22 @@ mod tests {
         );
         // The `--require=cuda>=9.2` of the command line alone is no refusal.
         assert!(parse("docker.txt", "exec command: [/usr/bin/nvidia-container-cli --require=cuda>=9.2]\n").is_empty());
+        // nvidia-docker#543: the same message wrapped by an 80-column terminal inside a word.
+        let wrapped = "--utility --require=cuda>=9.0 --pid=36229]\\\\nnvidia-container-cli: requirement error: unsatisfied condi\ntion: cuda >= 9.0\\\\n\n";
+        let facts = parse("docker.txt", wrapped);
+        assert_eq!(names(&facts), vec!["gpu.driver_mismatch"], "{wrapped}");
+        assert_eq!(
+            facts[0].get("text"),
+            Some("nvidia-container-cli: requirement error: unsatisfied condition: cuda >= 9.0")
+        );
+        assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![1, 2]);
+        // A line break that cuts no message joins nothing.
+        assert!(parse("docker.txt", "requirement error: unsatisfied\nweather: sunny\n").is_empty());
+        // nvidia-docker#177: nvidia-docker 1.0's wrapper makes the same check.
+        let old = "nvidia-docker | 2016/08/22 12:54:02 Error: unsupported CUDA version: driver 7.5 < image 8.0\n";
+        let facts = parse("docker.txt", old);
+        assert_eq!(names(&facts), vec!["gpu.driver_mismatch"]);
+        assert_eq!(facts[0].get("text"), Some("unsupported CUDA version: driver 7.5 < image 8.0"));
         // NVIDIA/gpu-operator#277: the CUDA validator on a 450 driver (error 804).
         let validator = "[Vector addition of 50000 elements]\nFailed to allocate device vector A (error code forward compatibility was attempted on non supported HW)!\n";
         assert_eq!(names(&parse("validator.log", validator)), vec!["gpu.driver_mismatch"]);

@@ -35,6 +35,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "ipcgetmemhandle",
             "ipcopenmemhandle",
             "cuda ipc handle",
+            "ipc memory creation failed",
+            "peer access is not supported",
+            "cudaerrorpeeraccessunsupported",
             "no suitable gid",
             "deepep",
             "async event",
@@ -188,11 +191,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("memory registration"));
         // UCX's "ibv_reg_mr(address=..., length=16, access=0x10000f) failed: Invalid argument".
         let verbs_registration = raw.contains("ibv_reg_mr(") && lower.contains(") failed");
+        // The GPU Direct RDMA samples name the buffer ("Couldn't register GPU MR",
+        // Mellanox/gpu_direct_rdma_access), so no set-up line is needed to know it is GPU memory.
+        let gpu_named = trimmed.starts_with("Couldn't register GPU MR");
         let registration_failed = trimmed.starts_with("Couldn't allocate MR")
+            || gpu_named
             || trimmed == "failed to create mr"
             || efault_registration
             || (verbs_registration && gpu_buffer.is_some());
-        if registration_failed && !gpu_registration_failed && (gpu_buffer.is_some() || raw.contains("Bad address")) {
+        if registration_failed
+            && !gpu_registration_failed
+            && (gpu_buffer.is_some() || gpu_named || raw.contains("Bad address"))
+        {
             gpu_registration_failed = true;
             let mut fact = Fact::new("nccl.gdr_disabled")
                 .attr("nic", "the NIC this test used (GPU memory cannot be registered)")
@@ -405,8 +415,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // gdrcopy pins GPU memory through the same kernel interface GPUDirect RDMA uses
         // (nvidia_p2p_get_pages); a pin that fails ("gdr_pin_buffer(...) failed", gdrcopy's sanity
         // test) means no third party, NIC included, can map this GPU's memory: a GPU without
-        // GPUDirect RDMA support (GeForce) or no gdrdrv/peer-memory support loaded.
-        let pin_refused = trimmed.contains("gdr_pin_buffer") && lower.contains("failed");
+        // GPUDirect RDMA support (GeForce) or no gdrdrv/peer-memory support loaded. The kernel's
+        // own line names the call ("gdrdrv:__gdrdrv_pin_buffer:nvidia_p2p_get_pages(...) failed
+        // [ret = -22]", NVIDIA/gdrcopy#206), and gdrcopy's tests assert the support first
+        // ("Assertion \"(check_gdr_support(dev)) == (true)\" failed").
+        let pin_refused = (trimmed.contains("gdr_pin_buffer")
+            || trimmed.contains("nvidia_p2p_get_pages")
+            || trimmed.contains("check_gdr_support"))
+            && lower.contains("failed");
         let gpudirect_unavailable = if peermem_refused {
             Some("every NIC (the peer-memory module does not load)")
         } else if pin_refused {
@@ -490,10 +506,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // "failed to open CUDA IPC handle : 217 peer access is not supported"). NCCL's P2P
             // transport and MPI's CUDA IPC path need it between the GPUs of one node
             // (transport/p2p.cc), so the rank stops at connection setup.
-            if (lower.contains("ipcgetmemhandle")
+            // HIP's API trace form reports the call's result code after an arrow
+            // ("hipIpcGetMemHandle -> 1 (invalid argument)"), and ROCclr's own lines say "IPC
+            // memory creation failed". CUDA's cudaErrorPeerAccessUnsupported (217, "peer access is
+            // not supported between these two devices"; driver_types.h) is the same refusal however
+            // it is quoted (NCCL's "Cuda failure 217 '...'" in PyTorch's "Last error:"): the two
+            // GPUs cannot map each other's memory, which NCCL's P2P transport needs.
+            let ipc_call = lower.contains("ipcgetmemhandle")
                 || lower.contains("ipcopenmemhandle")
-                || lower.contains("cuda ipc handle"))
-                && (lower.contains("fail") || lower.contains("error"))
+                || lower.contains("cuda ipc handle");
+            let call_failed = lower.contains("fail") || lower.contains("error") || failed_call_result(&lower);
+            if (ipc_call && call_failed)
+                || lower.contains("ipc memory creation failed")
+                || lower.contains("peer access is not supported between these two devices")
+                || lower.contains("cudaerrorpeeraccessunsupported")
             {
                 facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -827,7 +853,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // ... remote=[127.0.0.1]", "(rank=8, size=16, local=[127.0.0.1])"): the host name resolved
         // to 127.0.0.1 and Gloo bound there, so peers on other hosts cannot reach it; the fix is
         // GLOO_SOCKET_IFNAME, as NCCL_SOCKET_IFNAME is NCCL's.
-        if gloo_failed && (lower.contains("=[127.") || lower.contains("=[::1]")) && !gloo_loopback_seen {
+        // Gloo's own connect error names the address it dialled ("gloo/transport/tcp/pair.cc:724]
+        // connect [127.0.1.1]:3210: Connection refused", pytorch#15592): a peer that advertised a
+        // loopback address, as Debian's 127.0.1.1 alias for the host name is.
+        let gloo_connect_here = lower.contains("gloo/transport/tcp") && lower.contains("connect [");
+        let loopback = lower.contains("=[127.")
+            || lower.contains("=[::1]")
+            || (gloo_connect_here && (lower.contains("connect [127.") || lower.contains("connect [::1]")));
+        if (gloo_failed || gloo_connect_here) && loopback && !gloo_loopback_seen {
             gloo_loopback_seen = true;
             facts.push(
                 Fact::new("nccl.socket_iface_suspect")
@@ -1208,6 +1241,16 @@ fn memlock_limit(line: &str) -> Option<Option<u64>> {
     None
 }
 
+/// A call traced with its result (`hipIpcGetMemHandle -> 1 (invalid argument)`, HIP's
+/// AMD_LOG_LEVEL API trace): a code other than 0, which is success.
+fn failed_call_result(lower: &str) -> bool {
+    lower
+        .split_once(" -> ")
+        .and_then(|(_, result)| result.split_whitespace().next())
+        .and_then(|code| code.parse::<i64>().ok())
+        .is_some_and(|code| code != 0)
+}
+
 /// The number after `key` as UCX prints it (`vend 0x81`).
 fn hex_after(lower: &str, key: &str) -> Option<u64> {
     let word = lower.split(key).nth(1)?.split(|c: char| !c.is_ascii_alphanumeric()).next()?;
@@ -1337,19 +1380,25 @@ mod tests {
 
     /// ROCm/rccl#1454 and #908 (RCCL's hipified P2P transport), ray_lightning#24 (NCCL 2.7's open of
     /// a peer's handle) and AthenaPK#114 (CUDA-aware Open MPI): the driver refusing CUDA or HIP IPC,
-    /// as each prints it; a line that names the call without a failure is no refusal.
+    /// as each prints it; ROCm/rocm-systems#2209 (HIP's API trace with its result code) and
+    /// NovaSky-AI/SkyRL#108 (CUDA error 217 quoted in PyTorch's "Last error:"). A line that names
+    /// the call without a failure, or with result 0, is no refusal.
     #[test]
     fn cuda_and_hip_ipc_refused_as_nccl_rccl_and_open_mpi_print_it() {
         for line in [
             "UVOSLinux:2421:2430 [0] /usr/src/debug/rccl/build/hipify/src/transport/p2p.cc:238 NCCL WARN hipIpcGetMemHandle failed : invalid argument",
             "z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices",
             "The call to cuIpcGetMemHandle failed. This means the GPU RDMA protocol",
+            "hipIpcGetMemHandle -> 1 (invalid argument)",
+            ":1:hip_memory.cpp:3354: IPC memory creation failed for memory: 0xbae00000",
+            "Cuda failure 217 'peer access is not supported between these two devices'",
         ] {
             let facts = parse("job.log", line);
             assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.ipc_refused"], "{line}");
             assert_eq!(facts[0].get("text"), Some(line.trim()));
         }
         assert!(parse("f", "host:1:2 [0] NCCL INFO cudaIpcGetMemHandle is used for legacy IPC\n").is_empty());
+        assert!(parse("f", "hipIpcGetMemHandle -> 0 (success)\n").is_empty());
     }
 
     /// deepseek-ai/DeepEP#13 and #553: DeepEP's dispatch giving up on its peers, from the host and
@@ -1713,6 +1762,23 @@ mod tests {
         // NVIDIA/gdrcopy#139: every pin of GPU memory refused.
         let pin = "Assertion \"(gdr_pin_buffer(g, d_ptr, size, 0, 0, &mh)) == (0)\" failed at sanity.cpp:188\n";
         assert_eq!(parse("f", pin)[0].name, "nccl.gdr_disabled");
+        // NVIDIA/gdrcopy#206: the kernel's line for the same refusal (a GeForce RTX 3090), and
+        // gdrcopy's check of the support before it pins.
+        for line in [
+            "   Jul  7 13:48:56 myhost kernel: [169336.898388] gdrdrv:__gdrdrv_pin_buffer:nvidia_p2p_get_pages(va=7ff512200000 len=65536 p2p_token=0 va_space=0) failed [ret = -22]",
+            "Assertion \"(check_gdr_support(dev)) == (true)\" failed at apiperf.cpp:262",
+        ] {
+            assert_eq!(parse("f", line)[0].name, "nccl.gdr_disabled", "{line}");
+        }
+        // Mellanox/gpu_direct_rdma_access#5: the sample names the GPU buffer it could not register.
+        let named = "ibv_reg_mr(pd 0x23f8ec0, buf 0x7f88c7200000, size = 100, access_flags = 0x00000007)\nCouldn't register GPU MR\n";
+        assert_eq!(parse("f", named).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.gdr_disabled"]);
+        // pytorch/pytorch#15592: Gloo dialled a loopback address (the host name's 127.0.1.1).
+        let gloo = "  what():  [/opt/conda/conda-bld/pytorch_1544084119927/work/third_party/gloo/gloo/transport/tcp/pair.cc:724] connect [127.0.1.1]:3210: Connection refused\n";
+        let found = parse("f", gloo);
+        assert!(found.iter().any(|f| f.name == "nccl.socket_iface_suspect"), "{found:?}");
+        let routed = gloo.replace("127.0.1.1", "10.0.0.2");
+        assert!(parse("f", &routed).iter().all(|f| f.name != "nccl.socket_iface_suspect"));
         // aws/aws-ofi-nccl#801: a Slingshot NIC without a VNI for this job.
         let cxi = " libfabric:507357:1741146011::cxi:fabric:cxip_nic_get_rgroup_vni():253<warn> : Failed to find valid default rgroup and vni for cxi0 \n";
         assert_eq!(parse("f", cxi)[0].name, "rdma.device_missing");
