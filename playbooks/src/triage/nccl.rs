@@ -1025,12 +1025,16 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // HCA 0 'mlx5_0'"): disabled means no peer-memory support was found on this host. NCCL prints
     // the same for its socket transport ("NET/Socket : ... for HCA 0 'eth0'"), which never reads GPU
     // memory directly: that is no fault.
+    // One search finds both forms; graph/paths.cc's per-GPU form (2.18 and later: "GPU Direct RDMA
+    // Disabled for GPU 2[2] / HCA 0 (distance 3 >= 2)") is the distance policy, kept for the
+    // channels' verdict (`gdr_off_across_sockets`).
     let socket_transport = message.starts_with("NET/Socket");
-    if let Some(rest) = message.split("GPU Direct RDMA Disabled for GPU").nth(1).filter(|r| r.contains("(distance ")) {
+    let disabled_for = message.split_once("GPU Direct RDMA Disabled for ").map(|(_, rest)| rest);
+    if let Some(rest) = disabled_for.and_then(|r| r.strip_prefix("GPU")).filter(|r| r.contains("(distance ")) {
         let nic = rest.split_once("/ HCA ").map_or("", |(_, nic)| nic.split(" (").next().unwrap_or(nic).trim());
         seen.gdr_too_far.push((host.clone(), format!("HCA {nic}"), evidence.clone()));
     }
-    if let Some(rest) = message.split("GPU Direct RDMA Disabled for HCA").nth(1).filter(|_| !socket_transport) {
+    if let Some(rest) = disabled_for.and_then(|r| r.strip_prefix("HCA")).filter(|_| !socket_transport) {
         let nic = rest.split('\'').nth(1).unwrap_or(rest.trim()).to_string();
         analysis.push(Fact::new("nccl.gdr_disabled").host(&host).attr("nic", nic).evidence(evidence.clone()));
     }

@@ -757,6 +757,7 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         ),
     ];
     static NEEDLES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static QUADS: std::sync::OnceLock<std::collections::HashSet<[u8; 4]>> = std::sync::OnceLock::new();
     let mut found: BTreeMap<(&str, String), Fact> = BTreeMap::new();
     let mut library_version: Option<(String, Evidence)> = None;
     let mut driver_version: Option<String> = None;
@@ -786,6 +787,16 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             let Some(&(next_no, next)) = lines.get(index + 1).filter(|(next_no, _)| *next_no == line_no + 1) else {
                 continue;
             };
+            // A message of 20 bytes or more cut in two leaves at least 10 of its bytes on one side,
+            // so one of the break's two 4-byte ends is in the message: most lines end and start
+            // otherwise and are passed over before any search.
+            let quads = QUADS.get_or_init(|| {
+                MESSAGES.iter().flat_map(|(_, needle, _)| needle.as_bytes().windows(4).map(quad)).collect()
+            });
+            let ends = [raw.as_bytes().rchunks(4).next(), next.as_bytes().chunks(4).next()];
+            if !ends.into_iter().flatten().any(|end| end.len() == 4 && quads.contains(&quad(end))) {
+                continue;
+            }
             // Only the ends that meet at the break can hold a message cut by it (the longest
             // message is under 80 bytes), so only they are searched, in one reused buffer.
             let tail = &raw[floor_boundary(raw, raw.len().saturating_sub(80))..];
@@ -824,6 +835,15 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         }
         facts.push(fact);
     }
+}
+
+/// Four bytes, lower-cased (the messages are matched without regard to case).
+fn quad(bytes: &[u8]) -> [u8; 4] {
+    let mut four = [0u8; 4];
+    for (into, byte) in four.iter_mut().zip(bytes) {
+        *into = byte.to_ascii_lowercase();
+    }
+    four
 }
 
 /// The largest char boundary of `text` at or before `at`.
