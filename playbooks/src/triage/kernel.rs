@@ -32,6 +32,13 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "nvidia-smi cannot reach the GPU (unable to determine the device handle)",
             bus_after("device handle for GPU").or_else(|| bus_after("device handle for gpu")),
         )
+    } else if lower.contains("unknown error")
+        && (lower.contains("error creating nvml.device") || lower.contains("devicegethandleby"))
+    {
+        // NVML cannot even open the GPU (nvmlDeviceGetHandleByIndex returning NVML_ERROR_UNKNOWN,
+        // as the Kubernetes device plugin reports it: "error creating nvml.Device 0: nvml: Unknown
+        // Error"): the device does not answer its driver, as after a GSP hang (amazon-eks-ami#1523).
+        ("NVML cannot open the GPU (Unknown Error)", None)
     } else if raw.contains("GPU is lost") || raw.contains("GPU_IS_LOST") {
         // NVML_ERROR_GPU_IS_LOST (nvml.h: "The GPU has fallen off the bus or has otherwise become
         // inaccessible"), as nvidia-smi words it or as the NVML bindings name it (gpud, DCGM).
@@ -696,6 +703,9 @@ mod tests {
             let facts = parse_kernel("f", line);
             assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.lost", Some(bus)), "{line}");
         }
+        // awslabs/amazon-eks-ami#1523: the device plugin cannot open GPU 0 through NVML.
+        let nvml = "unable to retrieve list of available devices: error creating nvml.Device 0: nvml: Unknown Error, which is unexpected";
+        assert_eq!(parse_kernel("f", nvml)[0].name, "gpu.lost");
         let recovered = "[22348.746284] amdgpu 0000:83:00.0: amdgpu: GPU reset succeeded, trying to resume";
         assert!(parse_kernel("f", recovered).iter().all(|f| f.name != "gpu.lost"));
         // nccl#2241: the poster masked the bus; the Xid is still the GPU's.

@@ -486,6 +486,53 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
     }
 }
 
+/// Collectives the other ranks can complete while one rank is stuck inside an earlier one: only
+/// those its stuck kernel happens to satisfy, a handful. Numbers further apart are of different
+/// process groups, which c10d numbers each on its own.
+const PASSED_WHILE_STUCK: u64 = 16;
+
+/// A rank that timed out inside collective `seq` (it enqueued nothing after it) while another rank
+/// timed out in a later one, a few collectives on: the other rank completed `seq` although this
+/// rank never finished it, which NCCL allows only when the two called different collectives there
+/// (a smaller count completes against a larger one, lightning#20832, Qwen-VL fine-tuning's text-only
+/// batches that skip the vision tower), or a different number of them. Not a rank that fell behind:
+/// it is in the collective, waiting for data its peers will never send.
+fn passed_while_stuck(
+    records: &[&WatchdogRecord],
+    rank: u64,
+    seq: u64,
+    ahead: Option<&&WatchdogRecord>,
+) -> Option<Fact> {
+    let ahead = ahead?;
+    let ahead_seq = ahead.seq?;
+    if ahead.rank == Some(rank) || ahead_seq <= seq || ahead_seq - seq > PASSED_WHILE_STUCK {
+        return None;
+    }
+    let stuck = records.iter().find(|r| {
+        r.rank == Some(rank) && r.seq == Some(seq) && r.op.is_some() && r.last_enqueued.is_none_or(|last| last == seq)
+    })?;
+    let described = |r: &WatchdogRecord| {
+        let count = r.numel_in.map(|n| format!(" of {n} elements")).unwrap_or_default();
+        format!("{}{count}", r.op.as_deref().unwrap_or("?"))
+    };
+    let ahead_rank = ahead.rank.map_or_else(|| "another rank".to_string(), |r| format!("rank {r}"));
+    Some(
+        Fact::new("pytorch.op_mismatch")
+            .attr("seq", seq)
+            .attr(
+                "ops",
+                format!(
+                    "rank {rank} is inside SeqNum {seq} ({}), which {ahead_rank} completed before it timed out in SeqNum {ahead_seq} ({})",
+                    described(stuck),
+                    described(ahead)
+                ),
+            )
+            .attr("rank", rank)
+            .evidence(stuck.evidence.clone())
+            .evidence(ahead.evidence.clone()),
+    )
+}
+
 /// How many ranks the timed-out collective's group holds, where its element counts say so: an
 /// AllGather's output is every rank's input (NumelOut = NumelIn x ranks), a ReduceScatter's input
 /// every rank's output (c10d's WorkNCCL prints both counts). `None` for other collectives, or when
@@ -554,7 +601,12 @@ fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
     if last.len() >= 2 {
         let max = last.values().map(|v| v.0).max().unwrap_or(0);
         let ahead = last.iter().find(|(_, v)| v.0 == max).map(|(_, v)| v.1.clone());
+        let ahead_record = records.iter().find(|r| r.seq == Some(max) && r.op.is_some());
         for (rank, (seq, evidence)) in &last {
+            if let Some(passed) = passed_while_stuck(records, *rank, *seq, ahead_record) {
+                analysis.push(passed);
+                continue;
+            }
             if *seq < max {
                 let mut fact = Fact::new("pytorch.rank_behind")
                     .attr("rank", rank)
@@ -693,6 +745,30 @@ mod tests {
         );
         let together = format!("{}{}{}{}", line(0, 3), line(1, 3), line(0, 4), line(1, 4));
         assert!(parse_text("rank.log", &together).stated.is_empty());
+    }
+
+    /// 2U1/Qwen-VL-Series-Finetune#17: rank 0 is inside SeqNum 959, an AllReduce of 545M elements,
+    /// that ranks 1 and 2 completed (theirs was of 2560) before they timed out in 963: different
+    /// collectives, not a rank behind. Sequence numbers thousands apart are other process groups'.
+    #[test]
+    fn a_rank_inside_a_collective_the_others_completed_ran_a_different_one() {
+        let line = |rank: u32, seq: u32, numel: u64| {
+            format!("[rank{rank}]:[E ProcessGroupNCCL.cpp:563] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn={numel}, NumelOut={numel}, Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n")
+        };
+        let judged = |text: String| {
+            let mut analysis = Analysis::default();
+            analyze(&[parse_text("log", &text)], &mut analysis);
+            analysis
+        };
+        let diverged = judged([line(0, 959, 544997376), line(1, 963, 2560), line(2, 963, 2560)].concat());
+        let mismatch = diverged.facts.iter().find(|f| f.name == "pytorch.op_mismatch").expect("a mismatch");
+        assert_eq!(mismatch.get("rank"), Some("0"));
+        assert!(mismatch.get("ops").is_some_and(|ops| ops.contains("ALLREDUCE of 544997376 elements")), "{mismatch:?}");
+        assert!(!diverged.has("pytorch.rank_behind"));
+        // pytorch#118369: 32,000 apart, another process group; the old reading stands.
+        let apart = judged([line(0, 96120, 1), line(7, 64088, 1)].concat());
+        assert!(!apart.has("pytorch.op_mismatch"));
+        assert!(apart.has("pytorch.rank_behind"));
     }
 
     /// LlamaFactory#2424: ranks 1-3 time out on SeqNum 2; rank 0, still tokenizing, never came.

@@ -36,6 +36,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "ipcopenmemhandle",
             "cuda ipc handle",
             "ipc memory creation failed",
+            "failed to register remote memory",
             "peer access is not supported",
             "cudaerrorpeeraccessunsupported",
             "no suitable gid",
@@ -516,8 +517,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("ipcopenmemhandle")
                 || lower.contains("cuda ipc handle");
             let call_failed = lower.contains("fail") || lower.contains("error") || failed_call_result(&lower);
+            // Open MPI's cache of peers' GPU memory (opal/mca/rcache/rgpusm, the smcuda transport's
+            // CUDA IPC path) says "Failed to register remote memory, rc=-1" when the open fails.
             if (ipc_call && call_failed)
                 || lower.contains("ipc memory creation failed")
+                || lower.contains("failed to register remote memory")
                 || lower.contains("peer access is not supported between these two devices")
                 || lower.contains("cudaerrorpeeraccessunsupported")
             {
@@ -787,9 +791,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // MPI's verbs layers say the same without the errno: MVAPICH2's "cannot create cq" and
         // Open MPI openib's "Failed to create a completion queue", whose own help text sends the
         // reader to the locked-memory limit first: a completion queue is pinned memory.
+        // A library that checks the limit itself at start-up says so by the limit's name (Intel MPI's
+        // DAPL provider: "DAPL startup: RLIMIT_MEMLOCK too small", firemodels/fds#5670).
         if (raw.contains("Cannot allocate memory") && rdma_library())
             || lower.contains("cannot create cq")
             || lower.contains("failed to create a completion queue")
+            || (raw.contains("RLIMIT_MEMLOCK") && (lower.contains("too small") || lower.contains("too low")))
         {
             facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
             continue;
@@ -1392,6 +1399,7 @@ mod tests {
             "hipIpcGetMemHandle -> 1 (invalid argument)",
             ":1:hip_memory.cpp:3354: IPC memory creation failed for memory: 0xbae00000",
             "Cuda failure 217 'peer access is not supported between these two devices'",
+            "[clima.gps.caltech.edu:1868819] Failed to register remote memory, rc=-1",
         ] {
             let facts = parse("job.log", line);
             assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.ipc_refused"], "{line}");
@@ -1709,6 +1717,9 @@ mod tests {
         assert_eq!(facts.len(), 1, "{facts:?}");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("rdma.port_down", Some("mlx5_3")));
         assert_eq!(parse("f", "MPIDI_CH3I_RDMA_init(...): cannot create cq\n")[0].name, "rdma.memlock");
+        // firemodels/fds#5670: Intel MPI's DAPL provider checks the limit at start-up.
+        assert_eq!(parse("f", "[3] DAPL startup: RLIMIT_MEMLOCK too small\n")[0].name, "rdma.memlock");
+        assert!(parse("f", "RLIMIT_MEMLOCK is unlimited\n").is_empty());
         let inforom = "WARNING: infoROM is corrupted at gpu 0008:00:00.0\n";
         assert_eq!(parse("f", inforom)[0].get("gpu"), Some("0008:00:00.0"));
         let xla = "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error\n";
