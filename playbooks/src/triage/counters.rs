@@ -99,6 +99,25 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             records.push(CounterRecord { device, port, name, value, evidence: Evidence::new(file, line_no, raw) });
             continue;
         }
+        // ibqueryerrors (infiniband-diags): `Errors for "node-3 HCA-1"` names the node, and the
+        // port's line below it lists each counter past its threshold as `[Name == value]`.
+        if let Some(node) = line.strip_prefix("Errors for ") {
+            context = Some((node.trim().trim_matches('"').to_string(), None));
+            continue;
+        }
+        if let Some((port, fields)) = ibqueryerrors_port(line) {
+            let device = context.clone().map_or_else(|| "unknown".to_string(), |(device, _)| device);
+            for (name, value) in fields {
+                records.push(CounterRecord {
+                    device: device.clone(),
+                    port,
+                    name,
+                    value,
+                    evidence: Evidence::new(file, line_no, raw),
+                });
+            }
+            continue;
+        }
         if let Some((name, value)) = perfquery_counter(line) {
             let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
             records.push(CounterRecord { device, port, name, value, evidence: Evidence::new(file, line_no, raw) });
@@ -206,6 +225,25 @@ fn perfquery_port(line: &str) -> Option<(String, Option<u32>)> {
     Some((format!("lid {lid}"), port.parse().ok()))
 }
 
+/// One port's line of ibqueryerrors: `GUID 0xc42a1030079989c port 1: [PortXmitWait == 2544]
+/// [PortXmitData == 6399401 (24.412MB)]`, its port and the counters it lists, under their sysfs
+/// names.
+fn ibqueryerrors_port(line: &str) -> Option<(Option<u32>, Vec<(String, u64)>)> {
+    let rest = line.strip_prefix("GUID 0x")?;
+    let (_, rest) = rest.split_once(" port ")?;
+    let (port, fields) = rest.split_once(':')?;
+    let fields: Vec<(String, u64)> = fields
+        .split('[')
+        .filter_map(|field| {
+            let (name, value) = field.split_once(" == ")?;
+            let value = value.split([' ', ']']).next()?.parse().ok()?;
+            let name = name.trim();
+            (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())).then(|| (sysfs_name(name), value))
+        })
+        .collect();
+    (!fields.is_empty()).then(|| (port.trim().parse().ok(), fields))
+}
+
 /// One perfquery field, "LinkDownedCounter:...............0", under the name the kernel gives the
 /// same PortCounters field in sysfs (Documentation/ABI/stable/sysfs-class-infiniband, ports/N/counters).
 fn perfquery_counter(line: &str) -> Option<(String, u64)> {
@@ -214,7 +252,12 @@ fn perfquery_counter(line: &str) -> Option<(String, u64)> {
     if field.is_empty() || !field.chars().all(|c| c.is_ascii_alphanumeric()) || field.ends_with("Select") {
         return None;
     }
-    let name = match field {
+    Some((sysfs_name(field), value))
+}
+
+/// infiniband-diags' name of a PortCounters field as sysfs names it.
+fn sysfs_name(field: &str) -> String {
+    match field {
         "SymbolErrorCounter" => "symbol_error".to_string(),
         "LinkErrorRecoveryCounter" => "link_error_recovery".to_string(),
         "LinkDownedCounter" => "link_downed".to_string(),
@@ -232,8 +275,7 @@ fn perfquery_counter(line: &str) -> Option<(String, u64)> {
             }
             name
         }
-    };
-    Some((name, value))
+    }
 }
 
 /// Counters whose nonzero value means something went wrong (named in evidence joined to a rank's NIC).
@@ -429,5 +471,28 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&parse("f", &text.replace("...3", "...0")), &mut analysis);
         assert!(analysis.facts.is_empty(), "a clean port");
+    }
+
+    /// treydock/infiniband_exporter#48: ibqueryerrors with thresholds of zero lists a port whose
+    /// only counters past them are waiting and traffic, which is no error; a symbol error is one.
+    #[test]
+    fn ibqueryerrors_ports_under_their_node() {
+        let text = "Errors for \"maestro-3002 HCA-1\"\n   GUID 0xc42a1030079989c port 1: [PortXmitWait == 2544] [PortXmitData == 6399401 (24.412MB)] [PortRcvPkts == 13514 (13.197K)]\n";
+        let records = parse("f", text);
+        let fields: Vec<(&str, &str, Option<u32>, u64)> =
+            records.iter().map(|r| (r.name.as_str(), r.device.as_str(), r.port, r.value)).collect();
+        assert_eq!(
+            fields,
+            [
+                ("port_xmit_wait", "maestro-3002 HCA-1", Some(1), 2544),
+                ("port_xmit_data", "maestro-3002 HCA-1", Some(1), 6399401),
+                ("port_rcv_packets", "maestro-3002 HCA-1", Some(1), 13514)
+            ]
+        );
+        let mut analysis = Analysis::default();
+        analyze(&records, &mut analysis);
+        assert!(analysis.facts.is_empty(), "{:?}", analysis.facts);
+        let symbols = parse("f", &text.replace("[PortXmitWait == 2544]", "[SymbolErrorCounter == 9]"));
+        assert_eq!((symbols[0].name.as_str(), symbols[0].value), ("symbol_error", 9));
     }
 }

@@ -39,6 +39,15 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         // as the Kubernetes device plugin reports it: "error creating nvml.Device 0: nvml: Unknown
         // Error"): the device does not answer its driver, as after a GSP hang (amazon-eks-ami#1523).
         ("NVML cannot open the GPU (Unknown Error)", None)
+    } else if lower.contains("no such device")
+        && lower.contains("insert")
+        && (lower.contains("'nvidia'") || lower.contains("/nvidia.ko") || lower.contains("inserting nvidia "))
+    {
+        // The NVIDIA kernel module refuses to load with ENODEV ("FATAL: Error inserting nvidia
+        // (.../nvidia.ko): No such device", modprobe's "could not insert 'nvidia': No such
+        // device"): its probe found no NVIDIA GPU on the PCI bus, so on a GPU node the GPUs have
+        // left the bus (or were never enumerated after a boot).
+        ("the NVIDIA kernel module finds no GPU on the PCI bus (No such device)", None)
     } else if raw.contains("GPU is lost") || raw.contains("GPU_IS_LOST") {
         // NVML_ERROR_GPU_IS_LOST (nvml.h: "The GPU has fallen off the bus or has otherwise become
         // inaccessible"), as nvidia-smi words it or as the NVML bindings name it (gpud, DCGM).
@@ -703,6 +712,12 @@ mod tests {
             let facts = parse_kernel("f", line);
             assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.lost", Some(bus)), "{line}");
         }
+        // cBio/cbio-cluster#81: the driver module finds no GPU to drive on a GPU node; another
+        // module's refusal is not that.
+        let module = "FATAL: Error inserting nvidia (/lib/modules/2.6.32-358.18.1.el6.x86_64/kernel/drivers/video/nvidia.ko): No such device";
+        assert_eq!(parse_kernel("f", module)[0].name, "gpu.lost");
+        let peermem = "modprobe: ERROR: could not insert 'nvidia_peermem': No such device";
+        assert!(parse_kernel("f", peermem).iter().all(|f| f.name != "gpu.lost"));
         // awslabs/amazon-eks-ami#1523: the device plugin cannot open GPU 0 through NVML.
         let nvml = "unable to retrieve list of available devices: error creating nvml.Device 0: nvml: Unknown Error, which is unexpected";
         assert_eq!(parse_kernel("f", nvml)[0].name, "gpu.lost");

@@ -19,6 +19,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "cuda_error_out_of_memory",
             "cuda error: 2",
             "no active ports detected",
+            "no ib port is active",
             "no hfi units are active",
             "not enumerated as an mlx5 device",
             "not an mlx5 device",
@@ -315,7 +316,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             zero_gid = Some(evidence());
             continue;
         }
-        if trimmed.starts_with("Failed to modify QP") && trimmed.contains("RTR") {
+        // A library may tag the message with its phase first (Mooncake's "[Handshake] Failed to
+        // modify QP to RTR, check mtu, gid, ...", kvcache-ai/Mooncake#204).
+        let untagged =
+            trimmed.strip_prefix('[').and_then(|rest| rest.split_once("] ")).map_or(trimmed, |(_, rest)| rest);
+        if untagged.starts_with("Failed to modify QP") && untagged.contains("RTR") {
             let mut fact = Fact::new("rdma.qp_rtr_failed").evidence(evidence());
             if let Some(gid) = zero_gid.take() {
                 fact = fact.attr("gid", "zero").evidence(gid);
@@ -478,9 +483,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // and "no active ports detected" (its help text, help-mpi-btl-openib.txt), and Omni-Path's
             // PSM2 library finding "no hfi units are active". Nothing crosses a port that is not
             // Active: a cable, a switch port, or no subnet manager.
-            if lower.contains("no active ports detected") || lower.contains("no hfi units are active") {
+            // Node Health Check's check_hw_ib says it of the node's InfiniBand ports ("No IB port is
+            // ACTIVE (LinkUp 100 Gb/sec)", mej/nhc scripts/lbnl_hw.nhc), as the node is marked offline.
+            if lower.contains("no active ports detected")
+                || lower.contains("no hfi units are active")
+                || lower.contains("no ib port is active")
+            {
                 let (nic, state) = if lower.contains("hfi") {
                     ("every Omni-Path HFI", "not active (PSM2)")
+                } else if lower.contains("no ib port is active") {
+                    ("every InfiniBand port of the node", "not active (Node Health Check's check_hw_ib)")
                 } else {
                     ("every OpenFabrics device Open MPI found", "not active (Open MPI's openib)")
                 };
@@ -1717,6 +1729,9 @@ mod tests {
         assert_eq!(facts.len(), 1, "{facts:?}");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("rdma.port_down", Some("mlx5_3")));
         assert_eq!(parse("f", "MPIDI_CH3I_RDMA_init(...): cannot create cq\n")[0].name, "rdma.memlock");
+        // mej/nhc#82: Node Health Check finds no InfiniBand port Active (the cables not yet in).
+        let nhc = "ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).\n";
+        assert_eq!(parse("f", nhc)[0].name, "rdma.port_down");
         // firemodels/fds#5670: Intel MPI's DAPL provider checks the limit at start-up.
         assert_eq!(parse("f", "[3] DAPL startup: RLIMIT_MEMLOCK too small\n")[0].name, "rdma.memlock");
         assert!(parse("f", "RLIMIT_MEMLOCK is unlimited\n").is_empty());
@@ -1798,6 +1813,8 @@ mod tests {
         assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.qp_rtr_failed"]);
         assert_eq!(found[0].get("reason"), Some("address"));
         assert_eq!(parse("f", "Failed to modify QP to RTR\n")[0].get("reason"), None);
+        let tagged = "[Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: Connection timed out [110]\n";
+        assert_eq!(parse("f", tagged)[0].get("reason"), Some("address"));
         // openucx/ucx#9515: UCX's words for a local protection error (IB status 4) on a GPU buffer.
         let ucx = "[a670n1:162239:0:162239] ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51 hw_synd 0/2)\n";
         assert_eq!(parse("f", ucx)[0].get("status"), Some("4"));
