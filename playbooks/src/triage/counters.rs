@@ -180,6 +180,9 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
     records
 }
 
+/// A counter's name and its count.
+type NamedCount = (String, u64);
+
 /// An RDMA device and, where known, its port.
 type DevicePort = (String, Option<u32>);
 
@@ -228,11 +231,11 @@ fn perfquery_port(line: &str) -> Option<(String, Option<u32>)> {
 /// One port's line of ibqueryerrors: `GUID 0xc42a1030079989c port 1: [PortXmitWait == 2544]
 /// [PortXmitData == 6399401 (24.412MB)]`, its port and the counters it lists, under their sysfs
 /// names.
-fn ibqueryerrors_port(line: &str) -> Option<(Option<u32>, Vec<(String, u64)>)> {
+fn ibqueryerrors_port(line: &str) -> Option<(Option<u32>, Vec<NamedCount>)> {
     let rest = line.strip_prefix("GUID 0x")?;
     let (_, rest) = rest.split_once(" port ")?;
     let (port, fields) = rest.split_once(':')?;
-    let fields: Vec<(String, u64)> = fields
+    let fields: Vec<NamedCount> = fields
         .split('[')
         .filter_map(|field| {
             let (name, value) = field.split_once(" == ")?;
