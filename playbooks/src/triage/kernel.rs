@@ -19,6 +19,28 @@ fn syslog_host(line: &str) -> Option<&str> {
 /// "GPU is lost"), or a PCIe Surprise Down (the link to a device dropped without warning; PCIe base
 /// spec 6.2.7, reported by the AER driver as "Surprise Down Error" and by pciehp as a link down).
 fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Option<Fact> {
+    // One scan for every phrase below passes most lines by (each `contains` would build its own
+    // searcher, and a kernel log is mostly other lines).
+    static PHRASES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let phrases = PHRASES.get_or_init(|| {
+        let words = [
+            "fallen off the bus",
+            "unable to determine the device handle",
+            "gpu is lost",
+            "gpu_is_lost",
+            "rminitadapter failed",
+            "rm_init_adapter failed",
+            "unknown error",
+            "reset failed",
+            "resume failed",
+            "no such device",
+            "surprise down",
+        ];
+        regex::Regex::new(&words.map(regex::escape).join("|")).expect("literal phrases compile")
+    });
+    if !phrases.is_match(lower) {
+        return None;
+    }
     let bus_after = |marker: &str| -> Option<String> {
         let rest = &raw[raw.find(marker)? + marker.len()..];
         let token = rest.trim_start().split(|c: char| c.is_whitespace() || c == ',').next()?;
