@@ -41,6 +41,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "peer access is not supported",
             "cudaerrorpeeraccessunsupported",
             "no suitable gid",
+            "ncclibrocegetversionnum",
             "deepep",
             "async event",
             "uncorrectable hardware error",
@@ -337,6 +338,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         // libibverbs (rdma-core libibverbs/init.c): the user-space provider does not match the
         // kernel's uverbs ABI, or no provider loads, so no device can be opened.
+        // A provider for other hardware that is not installed ("couldn't load driver
+        // 'libvmw_pvrdma-rdmav34.so'" beside an mlx5 device, uccl#301) is what libibverbs prints
+        // for every provider listed in /etc/libibverbs.d whose library is absent: harmless where
+        // the input names a device of another provider, which did load.
+        if raw.contains("couldn't load driver") && other_providers_device_named(raw, text) {
+            continue;
+        }
         if raw.contains("libibverbs: Warning:")
             && (raw.contains("does not support the kernel ABI")
                 || raw.contains("couldn't load driver")
@@ -398,8 +406,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // The fabric manager's start script (nvidia-fabricmanager-start.sh, NVLink5 systems)
         // refusing the arguments it was given prints "Unknown option" and its usage, and exits
         // without starting the fabric manager.
+        // systemd's word that the service did not start ("Job for nvidia-fabricmanager.service
+        // failed because the control process exited with error code", gpu-operator#356), unless
+        // the manager said it had no NVSwitch to manage (below).
         if (trimmed.starts_with("Unknown option") && text.contains("Fabric Manager Start Script"))
             || lower.contains("system not yet initialized")
+            || (lower.contains("nvidia-fabricmanager.service")
+                && lower.contains("failed")
+                && !text.contains("NV_WARN_NOTHING_TO_DO"))
             || (lower.contains("fabric manager")
                 && (lower.contains("cannot be started")
                     || lower.contains("failed to start")
@@ -600,7 +614,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // found on mlx5_bond_1/", Mooncake's transfer engine and DeepEP's IBGDA path): the
             // choice is among RoCE GIDs (an InfiniBand port always holds its GUID-derived GID 0), and
             // a port whose table has no RoCE v2 IPv4 entry, only link-local or IPv6 ones, offers none.
-            if lower.contains("no suitable gid") {
+            // NCCL's own GID choice (2.23 and later, and libraries that took its code: UCCL's
+            // util_rdma.h) reads each candidate's type from sysfs (ports/N/gid_attrs/types/I);
+            // "read failed in ncclIbRoceGetVersionNum: Invalid argument" is an index with no GID
+            // behind it, which NCCL_IB_GID_INDEX, or the scan, must skip.
+            let version_unreadable = lower.contains("ncclibrocegetversionnum") && lower.contains("failed");
+            if lower.contains("no suitable gid") || version_unreadable {
                 facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
                 facts.push(Fact::new("rdma.no_suitable_gid").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -1260,6 +1279,32 @@ fn memlock_limit(line: &str) -> Option<Option<u64>> {
     None
 }
 
+/// The verbs providers whose devices a paste names by their kernel names (rdma-core providers/:
+/// mlx5_0, mlx4_0, rxe0, irdma0, bnxt_re0, efa_0, hns_0, qedr0, siw0).
+const PROVIDER_DEVICES: [(&str, &str); 9] = [
+    ("mlx5", "mlx5_"),
+    ("mlx4", "mlx4_"),
+    ("rxe", "rxe"),
+    ("irdma", "irdma"),
+    ("bnxt_re", "bnxt_re"),
+    ("efa", "efa_"),
+    ("hns", "hns_"),
+    ("qedr", "qedr"),
+    ("siw", "siw"),
+];
+
+/// Whether libibverbs' "couldn't load driver 'X'" names a provider other than that of a device the
+/// input names (`'libvmw_pvrdma-rdmav34.so'` beside `mlx5_0:1`): the device in use has its own.
+fn other_providers_device_named(line: &str, text: &str) -> bool {
+    let Some(named) = line.split("couldn't load driver '").nth(1).and_then(|rest| rest.split('\'').next()) else {
+        return false;
+    };
+    let provider = named.trim_start_matches("lib").split("-rdmav").next().unwrap_or(named);
+    PROVIDER_DEVICES
+        .iter()
+        .any(|(other, device)| *other != provider && !provider.starts_with(other) && text.contains(device))
+}
+
 /// A call traced with its result (`hipIpcGetMemHandle -> 1 (invalid argument)`, HIP's
 /// AMD_LOG_LEVEL API trace): a code other than 0, which is success.
 fn failed_call_result(lower: &str) -> bool {
@@ -1358,6 +1403,10 @@ mod tests {
         let idle = facts.iter().find(|f| f.name == "fabricmanager.no_nvswitch").expect("explained");
         assert_eq!(idle.evidence.len(), 3);
         assert!(facts.iter().all(|f| f.name != "gpu.fabric_not_ready" && f.name != "fabricmanager.error"));
+        // NVIDIA/gpu-operator#356: on an NVSwitch host the same systemd line, without the manager's
+        // "nothing to do", is a fabric manager that did not start.
+        let failed = parse("fm.log", text.lines().next().expect("a line"));
+        assert_eq!(failed.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.fabric_not_ready"]);
     }
 
     /// scitix/sichek#51: the driver says the GPU needs a reset before anything runs on it.
@@ -1464,6 +1513,17 @@ mod tests {
         let facts = parse("engine.log", line);
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.roce", "rdma.no_suitable_gid"]);
         assert_eq!(facts[1].evidence[0].line, 1);
+        // uccl-project/uccl#301: NCCL's GID scan (taken by UCCL) cannot read GID 0's type; the
+        // warning about another vendor's missing provider beside the mlx5 port is no fault.
+        let scan = "I20250825 11:10:33.587532   331 rdma_io.cc:52] UCCL_IB_HCA: mlx5_0:1\n\
+            libibverbs: Warning: couldn't load driver 'libvmw_pvrdma-rdmav34.so': libvmw_pvrdma-rdmav34.so: cannot open shared object file: No such file or directory\n\
+            W20250825 11:10:33.595331   331 util_rdma.h:547] NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument\n";
+        let facts = parse("uccl.log", scan);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.roce", "rdma.no_suitable_gid"]);
+        // SoftRoCE/rxe-dev#48: the provider of the device in use is what is missing.
+        let own =
+            "libibverbs: Warning: couldn't load driver 'rxe': librxe-rdmav2.so: cannot open shared object file\nrxe0\n";
+        assert_eq!(parse("f", own)[0].name, "rdma.device_missing");
     }
 
     /// openucx/ucx#7785: two hosts' GID tables, the IPv4 RoCE GID at index 2 on one and 1 on the
