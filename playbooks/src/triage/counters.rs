@@ -80,17 +80,8 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
         // iproute2's `rdma statistic show link mlx5_0/1` (rdma-statistic(8)): "link mlx5_0/1"
         // then the port's counters as name-value pairs on one line. Its command line names the
         // port for the pairs a grep left one per line below it ("out_of_sequence 2164").
-        if let Some((port, pairs)) = rdma_statistic_line(line) {
-            let (device, port) = port;
-            for (name, value) in pairs {
-                records.push(CounterRecord {
-                    device: device.clone(),
-                    port,
-                    name,
-                    value,
-                    evidence: Evidence::new(file, line_no, raw),
-                });
-            }
+        if let Some(((device, port), pairs)) = rdma_statistic_line(line) {
+            record_each(&mut records, &device, port, pairs, Evidence::new(file, line_no, raw));
             context = Some((device, port));
             continue;
         }
@@ -106,16 +97,8 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             continue;
         }
         if let Some((port, fields)) = ibqueryerrors_port(line) {
-            let device = context.clone().map_or_else(|| "unknown".to_string(), |(device, _)| device);
-            for (name, value) in fields {
-                records.push(CounterRecord {
-                    device: device.clone(),
-                    port,
-                    name,
-                    value,
-                    evidence: Evidence::new(file, line_no, raw),
-                });
-            }
+            let device = context.as_ref().map_or("unknown", |(device, _)| device.as_str());
+            record_each(&mut records, device, port, fields, Evidence::new(file, line_no, raw));
             continue;
         }
         if let Some((name, value)) = perfquery_counter(line) {
@@ -180,6 +163,19 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
     records
 }
 
+/// One record for each counter a line lists for one port, each citing that line.
+fn record_each(
+    records: &mut Vec<CounterRecord>,
+    device: &str,
+    port: Option<u32>,
+    counters: Vec<NamedCount>,
+    evidence: Evidence,
+) {
+    for (name, value) in counters {
+        records.push(CounterRecord { device: device.to_string(), port, name, value, evidence: evidence.clone() });
+    }
+}
+
 /// A counter's name and its count.
 type NamedCount = (String, u64);
 
@@ -188,7 +184,7 @@ type DevicePort = (String, Option<u32>);
 
 /// A line of `rdma statistic show link` or the command that prints it: the port it names
 /// ("mlx5_0/1" after "link"), and the counters that follow on the line as name-value pairs.
-fn rdma_statistic_line(line: &str) -> Option<(DevicePort, Vec<(String, u64)>)> {
+fn rdma_statistic_line(line: &str) -> Option<(DevicePort, Vec<NamedCount>)> {
     // Prefixes only: this is asked of every line, and a search would cost each of them.
     let rest = line
         .strip_prefix("link ")
