@@ -761,9 +761,9 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
     let mut found: BTreeMap<(&str, String), Fact> = BTreeMap::new();
     let mut library_version: Option<(String, Evidence)> = None;
     let mut driver_version: Option<String> = None;
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     let mut seam = String::new();
-    for (index, &(line_no, raw)) in lines.iter().enumerate() {
+    let mut lines = numbered_lines(text).peekable();
+    while let Some((line_no, raw)) = lines.next() {
         if raw.contains("NCCL WARN") || raw.contains("NCCL INFO") {
             continue;
         }
@@ -784,7 +784,7 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         let mut evidence = vec![Evidence::new(file, line_no, raw)];
         let mut joined = std::borrow::Cow::Borrowed(raw);
         if !any.is_match(raw) {
-            let Some(&(next_no, next)) = lines.get(index + 1).filter(|(next_no, _)| *next_no == line_no + 1) else {
+            let Some(&(next_no, next)) = lines.peek().filter(|(next_no, _)| *next_no == line_no + 1) else {
                 continue;
             };
             // A message of 20 bytes or more cut in two leaves at least 10 of its bytes on one side,

@@ -89,6 +89,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut gpu_buffer: Option<Evidence> = None;
     let mut gpu_registration_failed = false;
     let mut host_registration_failed = false;
+    // The verbs providers whose devices the input names, found once (only when a provider failed
+    // to load).
+    let providers_named: std::cell::OnceCell<Vec<&str>> = std::cell::OnceCell::new();
     let osu_device_header = text
         .contains("Buffer on DEVICE (D)")
         .then(|| text.lines().enumerate().find(|(_, line)| line.contains("Buffer on DEVICE (D)")))
@@ -342,10 +345,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // 'libvmw_pvrdma-rdmav34.so'" beside an mlx5 device, uccl#301) is what libibverbs prints
         // for every provider listed in /etc/libibverbs.d whose library is absent: harmless where
         // the input names a device of another provider, which did load.
-        if raw.contains("couldn't load driver") && other_providers_device_named(raw, text) {
+        let verbs_warning = raw.contains("libibverbs: Warning:");
+        if verbs_warning
+            && raw.contains("couldn't load driver")
+            && other_providers_device_named(raw, providers_named.get_or_init(|| providers_named_in(text)))
+        {
             continue;
         }
-        if raw.contains("libibverbs: Warning:")
+        if verbs_warning
             && (raw.contains("does not support the kernel ABI")
                 || raw.contains("couldn't load driver")
                 || raw.contains("no userspace device-specific driver found"))
@@ -411,14 +418,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // the manager said it had no NVSwitch to manage (below).
         if (trimmed.starts_with("Unknown option") && text.contains("Fabric Manager Start Script"))
             || lower.contains("system not yet initialized")
-            || (lower.contains("nvidia-fabricmanager.service")
-                && lower.contains("failed")
-                && !text.contains("NV_WARN_NOTHING_TO_DO"))
-            || (lower.contains("fabric manager")
-                && (lower.contains("cannot be started")
-                    || lower.contains("failed to start")
-                    || lower.contains("not active")
-                    || lower.contains("not running")))
+            || (lower.contains("fabric")
+                && ((lower.contains("nvidia-fabricmanager.service")
+                    && lower.contains("failed")
+                    && !text.contains("NV_WARN_NOTHING_TO_DO"))
+                    || (lower.contains("fabric manager")
+                        && (lower.contains("cannot be started")
+                            || lower.contains("failed to start")
+                            || lower.contains("not active")
+                            || lower.contains("not running")))))
         {
             facts.push(Fact::new("gpu.fabric_not_ready").attr("text", trimmed).evidence(evidence()));
             continue;
@@ -439,10 +447,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // own line names the call ("gdrdrv:__gdrdrv_pin_buffer:nvidia_p2p_get_pages(...) failed
         // [ret = -22]", NVIDIA/gdrcopy#206), and gdrcopy's tests assert the support first
         // ("Assertion \"(check_gdr_support(dev)) == (true)\" failed").
-        let pin_refused = (trimmed.contains("gdr_pin_buffer")
-            || trimmed.contains("nvidia_p2p_get_pages")
-            || trimmed.contains("check_gdr_support"))
-            && lower.contains("failed");
+        // (The failure is looked for first: most lines have none.)
+        let pin_refused = lower.contains("failed")
+            && (trimmed.contains("gdr_pin_buffer")
+                || trimmed.contains("nvidia_p2p_get_pages")
+                || trimmed.contains("check_gdr_support"));
         let gpudirect_unavailable = if peermem_refused {
             Some("every NIC (the peer-memory module does not load)")
         } else if pin_refused {
@@ -827,7 +836,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if (raw.contains("Cannot allocate memory") && rdma_library())
             || lower.contains("cannot create cq")
             || lower.contains("failed to create a completion queue")
-            || (raw.contains("RLIMIT_MEMLOCK") && (lower.contains("too small") || lower.contains("too low")))
+            || ((lower.contains("too small") || lower.contains("too low")) && raw.contains("RLIMIT_MEMLOCK"))
         {
             facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
             continue;
@@ -894,11 +903,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // Gloo's own connect error names the address it dialled ("gloo/transport/tcp/pair.cc:724]
         // connect [127.0.1.1]:3210: Connection refused", pytorch#15592): a peer that advertised a
         // loopback address, as Debian's 127.0.1.1 alias for the host name is.
-        let gloo_connect_here = lower.contains("gloo/transport/tcp") && lower.contains("connect [");
-        let loopback = lower.contains("=[127.")
-            || lower.contains("=[::1]")
-            || (gloo_connect_here && (lower.contains("connect [127.") || lower.contains("connect [::1]")));
-        if (gloo_failed || gloo_connect_here) && loopback && !gloo_loopback_seen {
+        let gloo = lower.contains("gloo");
+        let gloo_connect_here = gloo && lower.contains("gloo/transport/tcp") && lower.contains("connect [");
+        let loopback = || {
+            lower.contains("=[127.")
+                || lower.contains("=[::1]")
+                || (gloo_connect_here && (lower.contains("connect [127.") || lower.contains("connect [::1]")))
+        };
+        if (gloo_failed || gloo_connect_here) && !gloo_loopback_seen && loopback() {
             gloo_loopback_seen = true;
             facts.push(
                 Fact::new("nccl.socket_iface_suspect")
@@ -909,8 +921,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
             continue;
         }
-        if lower.contains("gloo") && (lower.contains("connectfullmesh failed") || lower.contains("gloo/transport/tcp"))
-        {
+        if gloo && (lower.contains("connectfullmesh failed") || lower.contains("gloo/transport/tcp")) {
             gloo_failed = true;
         }
         // An NCCL call's result as its caller reports it, as PyTorch's "NCCL error in: ..." is:
@@ -1293,16 +1304,20 @@ const PROVIDER_DEVICES: [(&str, &str); 9] = [
     ("siw", "siw"),
 ];
 
-/// Whether libibverbs' "couldn't load driver 'X'" names a provider other than that of a device the
-/// input names (`'libvmw_pvrdma-rdmav34.so'` beside `mlx5_0:1`): the device in use has its own.
-fn other_providers_device_named(line: &str, text: &str) -> bool {
-    let Some(named) = line.split("couldn't load driver '").nth(1).and_then(|rest| rest.split('\'').next()) else {
+/// The providers (`PROVIDER_DEVICES`) of the devices `text` names.
+fn providers_named_in(text: &str) -> Vec<&'static str> {
+    PROVIDER_DEVICES.iter().filter(|(_, device)| text.contains(device)).map(|(provider, _)| *provider).collect()
+}
+
+/// Whether libibverbs' "couldn't load driver 'X'" names a provider other than one of `named`, the
+/// providers of the devices the input names (`'libvmw_pvrdma-rdmav34.so'` beside `mlx5_0:1`): the
+/// device in use has its own.
+fn other_providers_device_named(line: &str, named: &[&str]) -> bool {
+    let Some(failed) = line.split("couldn't load driver '").nth(1).and_then(|rest| rest.split('\'').next()) else {
         return false;
     };
-    let provider = named.trim_start_matches("lib").split("-rdmav").next().unwrap_or(named);
-    PROVIDER_DEVICES
-        .iter()
-        .any(|(other, device)| *other != provider && !provider.starts_with(other) && text.contains(device))
+    let provider = failed.trim_start_matches("lib").split("-rdmav").next().unwrap_or(failed);
+    named.iter().any(|other| *other != provider && !provider.starts_with(other))
 }
 
 /// A call traced with its result (`hipIpcGetMemHandle -> 1 (invalid argument)`, HIP's
