@@ -45,6 +45,15 @@ fn rare_phrases() -> &'static regex::Regex {
             "deepep",
             "async event",
             "uncorrectable hardware error",
+            "port not active",
+            "port is not active",
+            "no available rnic",
+            "gid is null",
+            "cumemalloc",
+            "cudamalloc",
+            "hipmalloc",
+            "cumemcreate",
+            "unable to allocate cuda memory",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -61,6 +70,82 @@ fn openmpi_tcp_connect_to_docker(line: &str) -> Option<&str> {
     super::nccl::docker_gateway(address).map(|_| address)
 }
 
+/// Ranks that print the GPU they chose ("MPI rank 1 uses GPU #0", "rank 3 using device 0", "Rank
+/// 2 -> cuda:0"), two of them the same GPU, where NCCL refused the job as invalid usage
+/// (ncclInvalidUsage, "invalid usage" as ncclGetErrorString words it): NCCL's communicator
+/// initialisation refuses two ranks on one device ("Duplicate GPU detected", init.cc) with that
+/// result, and a program that prints only the result string shows no more than this. The ranks of a
+/// multi-node job print every GPU index once per node; two ranks on one GPU index are the fault only
+/// where the job names a single GPU or GPUs unevenly.
+fn ranks_sharing_a_gpu(file: &str, text: &str) -> Option<Fact> {
+    let words = ["invalid usage", "InvalidUsage", "Invalid usage"].into_iter().find(|words| text.contains(words))?;
+    let refused = numbered_lines(text)
+        .find(|(_, line)| line.contains(words))
+        .map(|(number, line)| Evidence::new(file, number, line))?;
+    let mut ranks_on: BTreeMap<u64, BTreeMap<u64, Evidence>> = BTreeMap::new();
+    for (line_no, raw) in numbered_lines(text).take(MAX_SCANNED_LINES) {
+        if let Some((rank, gpu)) = rank_and_gpu(&raw.to_ascii_lowercase()) {
+            ranks_on.entry(gpu).or_default().entry(rank).or_insert_with(|| Evidence::new(file, line_no, raw));
+        }
+    }
+    let counts: std::collections::BTreeSet<usize> = ranks_on.values().map(BTreeMap::len).collect();
+    let (gpu, ranks) = ranks_on.iter().find(|(_, ranks)| ranks.len() >= 2)?;
+    if ranks_on.len() > 1 && counts.len() == 1 {
+        return None;
+    }
+    let names: Vec<String> = ranks.keys().map(u64::to_string).collect();
+    let mut fact = Fact::new("gpu.shared_by_ranks").attr("gpu", gpu).attr(
+        "text",
+        format!("ranks {} all use GPU {gpu}, and NCCL refused the job as invalid usage", names.join(", ")),
+    );
+    for evidence in ranks.values().take(8) {
+        fact = fact.evidence(evidence.clone());
+    }
+    Some(fact.evidence(refused))
+}
+
+/// (rank, GPU) from a lower-cased line where a rank says which GPU it uses: "rank" and its number,
+/// at most a few linking words ("uses", "using", "on", "->", "assigned to"), then "gpu", "device"
+/// or "cuda" and the GPU's number ("#0", ":0", "0").
+fn rank_and_gpu(lower: &str) -> Option<(u64, u64)> {
+    const LINKS: [&str; 12] =
+        ["uses", "using", "use", "on", "->", "=>", ":", "assigned", "to", "bound", "selected", "is"];
+    lower.match_indices("rank").find_map(|(at, word)| {
+        let rest = lower[at + word.len()..].trim_start();
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let rank = rest[..digits].parse().ok()?;
+        let mut words = rest[digits..].split_whitespace().peekable();
+        for _ in 0..3 {
+            match words.peek() {
+                Some(link) if LINKS.contains(&link.trim_end_matches(':')) => {
+                    words.next();
+                }
+                _ => break,
+            }
+        }
+        let target = words.next()?;
+        let number = ["gpu", "device", "cuda"].iter().find_map(|name| target.strip_prefix(name)).map(|after| {
+            if after.is_empty() {
+                words.next().unwrap_or("")
+            } else {
+                after
+            }
+        })?;
+        let number = number.trim_start_matches(['#', ':', '=']).trim_end_matches([',', '.', ';', ')']);
+        Some((rank, number.parse().ok()?))
+    })
+}
+
+/// The first word of a line that names an RDMA device by its kernel name (`mlx5_3`, `mlx5_bond_0`,
+/// `bnxt_re0`, `irdma1`, `rocep1s0f0`), as verbs users print it.
+fn rdma_device_word(line: &str) -> Option<&str> {
+    const DRIVERS: [&str; 10] =
+        ["mlx4_", "mlx5_", "bnxt_re", "irdma", "erdma", "efa_", "hfi1_", "qedr", "rocep", "ibp"];
+    line.split_whitespace()
+        .map(|word| word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_'))
+        .find(|word| DRIVERS.iter().any(|driver| word.starts_with(driver)) && word.chars().any(|c| c.is_ascii_digit()))
+}
+
 /// Whether the text names an mlx5 RDMA device (`mlx5_0`, `mlx5_bond_0`), not only the driver
 /// (`mlx5_core`) or the direct-verbs calls (`mlx5dv_open_device`).
 fn names_mlx5_device(text: &str) -> bool {
@@ -73,6 +158,7 @@ fn names_mlx5_device(text: &str) -> bool {
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     facts.extend(openib_not_used(file, text));
+    facts.extend(ranks_sharing_a_gpu(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
@@ -101,6 +187,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A Gloo mesh connection failed; its loopback addresses follow on the next lines.
     let mut gloo_failed = false;
     let mut gloo_loopback_seen = false;
+    // A transfer engine said a port it opened is not Active (its later "no device" follows from it).
+    let mut port_inactive_seen = false;
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
@@ -434,12 +522,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // The peer-memory module (nvidia_peermem, or the older nv_peer_mem) does not load: built
         // against another ib_core than the running RDMA stack ("disagrees about version of symbol
         // ib_register_peer_memory_client"), or missing. Without it NCCL runs without GPUDirect RDMA.
+        // Any loader's words for the refusal count ("error loading module \"nvidia_peermem\": load
+        // nvidia_peermem failed: invalid argument", Talos' module loader), and so does a library
+        // that looked for the module and found neither ("neither nv_peer_mem, or nvidia_peermem
+        // detected. Skipping transport.", NVSHMEM's IB transports, which then do not run).
         let peermem_refused =
             (lower.contains("nvidia_peermem") || lower.contains("nvidia-peermem") || lower.contains("nv_peer_mem"))
                 && (lower.contains("unknown symbol")
                     || lower.contains("disagrees about version of symbol")
                     || lower.contains("could not insert")
-                    || lower.contains("failed to load"));
+                    || lower.contains("failed to load")
+                    || lower.contains("error loading")
+                    || (lower.contains("neither") && lower.contains("detected")));
         // gdrcopy pins GPU memory through the same kernel interface GPUDirect RDMA uses
         // (nvidia_p2p_get_pages); a pin that fails ("gdr_pin_buffer(...) failed", gdrcopy's sanity
         // test) means no third party, NIC included, can map this GPU's memory: a GPU without
@@ -498,7 +592,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             let cuda_out_of_memory = lower.contains("cudaerrormemoryallocation")
                 || lower.contains("cuda_error_out_of_memory")
                 || lower == "cuda error: 2";
-            if cuda_out_of_memory {
+            // A GPU allocation call that a communication library reports failed for want of memory
+            // (UCX's "cuMemAlloc_v2(...) failed: out of memory" and "unable to allocate cuda memory
+            // of length N", as its rendezvous fragment pools grow: CUDA_ERROR_OUT_OF_MEMORY's
+            // string, cuGetErrorString). UCX's "attempt to allocate cuda memory without active
+            // context" is another fault (no CUDA context on the calling thread), not memory.
+            let allocation_call =
+                ["cumemalloc", "cudamalloc", "hipmalloc", "cumemcreate"].iter().any(|call| lower.contains(call));
+            let allocation_refused = (allocation_call && lower.contains("out of memory"))
+                || lower.contains("unable to allocate cuda memory");
+            if cuda_out_of_memory || allocation_refused {
                 facts.push(Fact::new("gpu.out_of_memory").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
@@ -527,6 +630,31 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("text", trimmed)
                         .evidence(evidence()),
                 );
+                continue;
+            }
+            // A verbs user that opened a device and found its port not Active (Mooncake's transfer
+            // engine: "Device mlx5_3 port not active", then "Disable device mlx5_3"): the port state
+            // ibv_query_port(3) returns is not IBV_PORT_ACTIVE, and nothing crosses it: a cable, a
+            // switch port, or no subnet manager.
+            if lower.contains("port not active") || lower.contains("port is not active") {
+                port_inactive_seen = true;
+                facts.push(
+                    Fact::new("rdma.port_down")
+                        .attr("nic", rdma_device_word(trimmed).unwrap_or("unknown"))
+                        .attr("port", "the port it opened")
+                        .attr("state", "not Active (ibv_query_port)")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // The same transfer engine left without any device it could open ("RdmaTransport: No
+            // available RNIC"): every RDMA device was disabled or none was found. A port it found
+            // not Active is the cause when it said so above.
+            if lower.contains("no available rnic") {
+                if !port_inactive_seen {
+                    facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                }
                 continue;
             }
             // CUDA's cudaErrorTooManyPeers, "peer mapping resources exhausted" (driver_types.h): a
@@ -627,8 +755,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // util_rdma.h) reads each candidate's type from sysfs (ports/N/gid_attrs/types/I);
             // "read failed in ncclIbRoceGetVersionNum: Invalid argument" is an index with no GID
             // behind it, which NCCL_IB_GID_INDEX, or the scan, must skip.
+            // Mooncake's "GID is NULL, please check your GID index by specifying MC_GID_INDEX" is
+            // the index it chose holding no GID (an all-zero entry): the same want of a usable GID.
             let version_unreadable = lower.contains("ncclibrocegetversionnum") && lower.contains("failed");
-            if lower.contains("no suitable gid") || version_unreadable {
+            if lower.contains("no suitable gid") || version_unreadable || lower.contains("gid is null") {
                 facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
                 facts.push(Fact::new("rdma.no_suitable_gid").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -1989,5 +2119,70 @@ mod tests {
         assert_eq!(host[0].name, "rdma.memlock", "host memory: the memlock limit, not GPUDirect");
         let gpu_test = parse("f", "# ib_write_bw -d mlx5_0 --use_cuda=0\nCouldn't allocate MR\n");
         assert!(gpu_test.iter().all(|f| f.name != "rdma.memlock"), "{gpu_test:?}");
+    }
+
+    /// siderolabs/talos#12021 (Talos' loader refusing nvidia_peermem) and deepseek-ai/DeepEP#55
+    /// (NVSHMEM finding neither peer-memory module): GPUDirect RDMA is off.
+    #[test]
+    fn peer_memory_refused_in_a_loaders_words_or_not_found_by_nvshmem() {
+        for line in [
+            "error loading module \"nvidia_peermem\": load nvidia_peermem failed: invalid argument",
+            "/home/nvshmem_src/src/modules/transport/ibrc/ibrc.cpp:nvshmemt_init:1851: neither nv_peer_mem, or nvidia_peermem detected. Skipping transport.",
+        ] {
+            let facts = parse("f", line);
+            assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.gdr_disabled"], "{line}");
+        }
+        assert!(parse("f", "modprobe nvidia_peermem\nnvidia_peermem detected\n").is_empty());
+    }
+
+    /// MoonshotAI/checkpoint-engine#1 (a port not Active, then no device left), kvcache-ai/Mooncake#879
+    /// (no device at all) and sgl-project/sglang#30737 (an index without a GID).
+    #[test]
+    fn a_transfer_engines_inactive_port_missing_device_and_null_gid() {
+        let inactive = "W0911 06:19:37.204383  3746 rdma_context.cpp:433] Device mlx5_3 port not active\n\
+                        E0911 06:19:37.204734  3746 rdma_transport.cpp:426] RdmaTransport: No available RNIC\n";
+        let facts = parse("f", inactive);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.port_down"], "{facts:?}");
+        assert_eq!(facts[0].get("nic"), Some("mlx5_3"));
+        let none = "E0924 01:29:28.348111  2254 rdma_transport.cpp:426] RdmaTransport: No available RNIC\n";
+        assert_eq!(parse("f", none)[0].name, "rdma.device_missing");
+        let null = "GID is NULL, please check your GID index by specifying MC_GID_INDEX\n";
+        let names: Vec<String> = parse("f", null).into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["rdma.roce", "rdma.no_suitable_gid"]);
+        assert_eq!(rdma_device_word("opened bnxt_re1, port 1"), Some("bnxt_re1"));
+        assert_eq!(rdma_device_word("the port is not active"), None);
+    }
+
+    /// rapidsai/cudf#22234: UCX's fragment pools could not get GPU memory; nv-legate/legate#999's
+    /// allocation without a CUDA context is another fault.
+    #[test]
+    fn a_gpu_allocation_a_library_reports_refused_for_memory() {
+        let ucx = "[1776787611.347231] [c0f19bdfa686:696911:0]    cuda_copy_md.c:508  UCX  ERROR   cuMemAlloc_v2(&alloc_handle->ptr, alloc_handle->length) failed: out of memory\n";
+        assert_eq!(parse("f", ucx)[0].name, "gpu.out_of_memory");
+        let length = "cuda_copy_md.c:516  UCX  ERROR   unable to allocate cuda memory of length 536870912 bytes\n";
+        assert_eq!(parse("f", length)[0].name, "gpu.out_of_memory");
+        let context = "cuda_copy_md.c:396  UCX  ERROR   attempt to allocate cuda memory without active context\n\
+                       mpool.c:269  UCX  ERROR Failed to allocate memory pool (name=ucp_rndv_frags) chunk: Out of memory\n";
+        assert!(parse("f", context).is_empty());
+        assert!(parse("f", "cudaMalloc(&buffer, size) returned 0\n").is_empty());
+    }
+
+    /// cp2k/cp2k#2219: two MPI ranks print the same GPU, and NCCL refuses the job as invalid usage.
+    #[test]
+    fn ranks_that_print_one_gpu_where_nccl_refused_the_job() {
+        let shared = "Found 1 GPUs\nMPI rank 0 uses GPU #0\nMPI rank 1 uses GPU #0\n[NCCL ERROR]: invalid usage\n";
+        let facts = parse("f", shared);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.shared_by_ranks"]);
+        assert_eq!(facts[0].get("gpu"), Some("0"));
+        assert_eq!(facts[0].evidence.len(), 3, "both ranks' lines and NCCL's refusal");
+        // Without NCCL's refusal two ranks on GPU 0 are two nodes' first ranks.
+        assert!(parse("f", "MPI rank 0 uses GPU #0\nMPI rank 1 uses GPU #0\n").is_empty());
+        // Every GPU index once per node: the layout of a two-node job, not a shared GPU.
+        let nodes = "rank 0 using device 0\nrank 1 using device 1\nrank 2 using device 0\nrank 3 using device 1\nncclInvalidUsage\n";
+        assert!(parse("f", nodes).is_empty());
+        assert_eq!(rank_and_gpu("[rank 2] -> cuda:1"), None, "a bracket is no rank line's shape");
+        assert_eq!(rank_and_gpu("rank 2 -> cuda:1"), Some((2, 1)));
+        assert_eq!(rank_and_gpu("rank 12 is on gpu 3,"), Some((12, 3)));
+        assert_eq!(rank_and_gpu("comm 0x1 rank 1 nranks 8 cudadev 1"), None);
     }
 }

@@ -36,8 +36,10 @@ pub fn looks_like_error(line: &str) -> bool {
     if !error_words().is_match(line) || line.contains(" NCCL INFO ") {
         return false;
     }
-    let last = line.trim_end().rsplit([' ', '\t', ':', '=']).next().unwrap_or("");
-    if last == "0" {
+    // A line that ends in a zero is a count of none ("port_rcv_errors: 0"), unless the zero is the
+    // number of what the line names ("Failed to open device mlx5_3 on port  with GID 0", "rank 0").
+    let mut words = line.trim_end().rsplit([' ', '\t', ':', '=']);
+    if words.next() == Some("0") && !words.next().is_some_and(names_by_number) {
         return false;
     }
     // A program's own DEBUG or TRACE line (DCGM's "DEBUG [pid:tid] Called; errors = 0, ...") is
@@ -48,6 +50,14 @@ pub fn looks_like_error(line: &str) -> bool {
         return false;
     }
     error_words().find_iter(line).any(|word| !names_zero(&line[word.end()..]))
+}
+
+/// Whether a word is the name of a thing that is numbered from zero (the GID, port, rank, device or
+/// GPU that a number after it picks), so that a zero after it is that thing's number, not a count.
+fn names_by_number(word: &str) -> bool {
+    ["gid", "port", "rank", "device", "dev", "gpu", "index", "node", "nic", "hca", "channel", "cpu", "lane", "rail"]
+        .iter()
+        .any(|name| word.eq_ignore_ascii_case(name))
 }
 
 /// Whether the text after an error word gives it a count of zero ("errors = 0,", "failed: 0 ").
@@ -369,6 +379,11 @@ mod tests {
             "[ 12.5] pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0"
         ));
         assert!(!looks_like_error("port_rcv_errors: 0"));
+        assert!(!looks_like_error("Total failed: 0"));
+        // MoonshotAI/checkpoint-engine#1: a zero that numbers the GID the open failed on.
+        assert!(looks_like_error(
+            "E0911 06:19:37.204720  3746 rdma_context.cpp:70] Failed to open device mlx5_3 on port  with GID 0"
+        ));
         // DCGM's own log (NVIDIA/DCGM#272): bookkeeping at DEBUG, and a count of zero mid-line.
         assert!(!looks_like_error(
             "DEBUG [3279516:3279516] Called; errors = 0, info = 24, results = 8 [PluginLibTest.cpp:228]"
