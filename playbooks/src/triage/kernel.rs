@@ -526,9 +526,16 @@ pub fn parse_ras(file: &str, text: &str) -> RasReport {
     let mut report = RasReport::default();
     let mut section = "";
     let mut is_ras = false;
+    // A MISMATCH warning's operation counts ("7 ranks have launched up to operation 64", "Rank 7 has
+    // launched up to operation 60 -- GPU 3 managed by ..."): the ranks named with fewer operations
+    // than the most any rank launched are behind the others (NCCL's RAS, docs/examples/08_ras).
+    let mut most_launched = 0;
+    let mut launched: Vec<(u64, Fact)> = Vec::new();
     for (line_no, raw) in numbered_lines(text) {
         let trimmed = raw.trim();
-        if trimmed.starts_with("Group     Comms     Nodes") || trimmed.starts_with("Communicators...") {
+        // The columns' spacing differs between NCCL releases: the words are what is looked for.
+        if trimmed.split_whitespace().take(3).eq(["Group", "Comms", "Nodes"]) || trimmed.starts_with("Communicators...")
+        {
             is_ras = true;
         }
         if !is_ras {
@@ -552,6 +559,12 @@ pub fn parse_ras(file: &str, text: &str) -> RasReport {
             }
             continue;
         }
+        let operations = trimmed
+            .split_once("launched up to operation ")
+            .and_then(|(_, rest)| rest.split_whitespace().next()?.parse::<u64>().ok());
+        if let Some(count) = operations {
+            most_launched = most_launched.max(count);
+        }
         if let Some(rest) = trimmed.strip_prefix("Rank ") {
             // Rank 21 -- GPU 5 managed by process 12345 on node 10.0.0.7
             let rank = rest.split_whitespace().next().and_then(|r| r.parse::<u64>().ok());
@@ -563,7 +576,10 @@ pub fn parse_ras(file: &str, text: &str) -> RasReport {
                 if let Some(host) = rest.split(" on node ").nth(1) {
                     fact = fact.attr("host", host.trim());
                 }
-                report.facts.push(fact.evidence(evidence()));
+                match operations {
+                    Some(count) => launched.push((count, fact.evidence(evidence()))),
+                    None => report.facts.push(fact.evidence(evidence())),
+                }
             }
             continue;
         }
@@ -590,12 +606,38 @@ pub fn parse_ras(file: &str, text: &str) -> RasReport {
             report.facts.push(Fact::new("ras.error").attr("text", trimmed).evidence(evidence()));
         }
     }
+    // A rank named behind the others explains the summary's MISMATCH status: its operation counts
+    // differ because it has not launched the rest yet, not because the ranks run other collectives.
+    let behind: Vec<Fact> =
+        launched.into_iter().filter(|(count, _)| *count < most_launched).map(|(_, fact)| fact).collect();
+    if !behind.is_empty() {
+        report.facts.retain(|fact| fact.name != "ras.mismatch");
+        report.facts.extend(behind);
+    }
     report
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NVIDIA/nccl docs/examples/08_ras/01_fault_detection: a rank held back while the others go on
+    /// launching collectives is named behind them (and the summary's MISMATCH is its doing); a rank
+    /// named ahead of the others is not.
+    #[test]
+    fn ras_operation_counts_name_the_rank_behind() {
+        let header = "Group     Comms      Nodes     Ranks     Ranks     Ranks   Status  Errors\n    #  in group   per comm  per node  per comm  in group\n    0         1          2         4         8         8  RUNNING  MISMATCH\n\nWarnings\n========\n\n#0-0 (78db921d1c117b4a) MISMATCH\n  Communicator ranks have different AllReduce operation counts\n";
+        let behind = format!("{header}  7 ranks have launched up to operation 64\n  Rank 7 has launched up to operation 60 -- GPU 3 managed by process 1650386 on node node1\n");
+        let facts = parse_ras("ras.txt", &behind).facts;
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["ras.rank_missing"], "{facts:?}");
+        assert_eq!(
+            (facts[0].get("rank"), facts[0].get("gpu"), facts[0].get("host")),
+            (Some("7"), Some("3"), Some("node1"))
+        );
+        let ahead = format!("{header}  7 ranks have launched up to operation 64\n  Rank 2 has launched up to operation 65 -- GPU 2 managed by process 1 on node node0\n");
+        let facts = parse_ras("ras.txt", &ahead).facts;
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["ras.mismatch"], "{facts:?}");
+    }
 
     #[test]
     fn ras_dead_and_missing_processes() {

@@ -1336,7 +1336,14 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || *source.get_or_init(|| line.source.as_deref().or_else(|| super::catalogue::lookup(message).map(|e| e.file)));
     if lower.contains("got completion") && (lower.contains("error") || lower.contains("status=")) {
         wc_error_fact(line, host)
-    } else if lower.contains("collective mismatch") || lower.contains("mismatched collective") {
+    } else if lower.contains("collective mismatch")
+        || lower.contains("mismatched collective")
+        || (lower.contains("message truncated") && lower.contains("mismatch in collective sizes"))
+    {
+        // A network transport's receive longer than the buffer posted for it (net_socket.cc: "NET/Socket
+        // : peer ... message truncated : receiving 4 bytes instead of 2 ... there may be a mismatch in
+        // collective sizes or environment settings"): the peer sent for another collective, or with
+        // other sizes, NCCL's own words say. The bootstrap's "Message truncated" stays internal.
         collective_mismatch_fact(message, host)
     } else if lower.contains("duplicate gpu detected") || lower.contains("multiple ranks detected using the same gpu") {
         // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it).
@@ -1381,12 +1388,16 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     {
         // Registration pins pages against RLIMIT_MEMLOCK (ibv_reg_mr(3): ENOMEM).
         Fact::new("nccl.memlock").host(host).attr("text", message)
-    } else if (lower.contains("call to ibv_create_qp failed") || lower.contains("call to ibv_create_cq failed"))
+    } else if (lower.contains("call to ibv_create_qp failed")
+        || lower.contains("call to ibv_create_cq failed")
+        || lower.contains("call to ibv_reg_mr failed"))
         && !lower.contains(" with ")
     {
-        // NCCL before 2.12 printed the failed verbs call without its errno; a queue pair or
-        // completion queue is pinned memory, and RLIMIT_MEMLOCK is what stops it first (a Slurm
-        // step or container that did not get `ulimit -l unlimited`).
+        // NCCL before 2.12 printed the failed verbs call without its errno; a queue pair, a
+        // completion queue and a registered buffer are pinned memory, and RLIMIT_MEMLOCK is what
+        // stops them first (a Slurm step or container that did not get `ulimit -l unlimited`).
+        // NCCL registers GPU memory only where it found peer-memory support, so a bare refusal is
+        // not GPUDirect's.
         Fact::new("nccl.memlock").host(host).attr("text", message)
     } else if lower.contains("reg_dmabuf_mr") || lower.contains("register memory") || lower.contains("ibv_reg_mr") {
         // The verbs stack refuses the buffer type: DMA-BUF on an old driver, a libfabric that does
@@ -2135,6 +2146,10 @@ mod tests {
             // nccl#778
             ("n1:1:2 [0] misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported", "nccl.registration_unsupported"),
             ("n1:1:2 [0] misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory", "nccl.memlock"),
+            // hhhyunwoo.github.io "infiniband-nccl-issue": NCCL before 2.12, no errno.
+            ("ibvwrap.c: 106 NCCL WARN Call to ibv_reg_mr failed", "nccl.memlock"),
+            // sail-sg/zero-bubble-pipeline-parallelism#60: the socket transport's receive longer than posted.
+            ("h:74737:75914 [1] transport/net_socket.cc:488 NCCL WARN NET/Socket : peer 10.0.5.194<41988> message truncated : receiving 4 bytes instead of 2. If you believe your socket network is in healthy state,           there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks", "nccl.collective_mismatch"),
             // nccl#1176
             ("compute-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "nccl.internal"),
             // nccl-tests#188

@@ -10,17 +10,42 @@ use crate::fact::{Evidence, Fact};
 /// checking was off) produce nothing.
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
+    // "# NCCL Tests compiled with NCCL 1.0": the tests built against NCCL 1.x, the single-process
+    // library that NCCL 2 replaced in 2017 (no multi-process or multi-node support, no fixes since).
+    let mut first_release: Option<Evidence> = None;
     for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+        if raw.trim_start().starts_with("# NCCL Tests compiled with NCCL 1.") {
+            first_release = Some(Evidence::new(file, line_no, raw));
+            continue;
+        }
         // "ip-0AB85F07: Test NCCL failure common.cu:775 'internal error'" (common.h NCCLCHECK): an
         // NCCL call of the test returned this result, as PyTorch's "NCCL error in: ..." reports one.
-        if let Some(result) = raw.split_once("Test NCCL failure ").and_then(|(_, r)| r.split('\'').nth(1)) {
+        // Releases of the tests before 2018 printed it without "Test" ("NCCL failure
+        // all_reduce.cu:95 'unhandled cuda error'"), at the start of the line.
+        let failure = raw
+            .split_once("Test NCCL failure ")
+            .map(|(_, rest)| rest)
+            .or_else(|| raw.trim_start().strip_prefix("NCCL failure "));
+        if let Some(result) = failure.and_then(|rest| rest.split('\'').nth(1)) {
+            let evidence = Evidence::new(file, line_no, raw);
+            if let Some(release) = &first_release {
+                facts.push(
+                    Fact::new("nccl.internal")
+                        .attr(
+                            "text",
+                            format!("{} with nccl-tests built against NCCL 1.x, a release NCCL 2 replaced", raw.trim()),
+                        )
+                        .evidence(release.clone())
+                        .evidence(evidence.clone()),
+                );
+            }
             facts.push(
                 Fact::new("nccl.error")
                     .attr("text", raw.trim())
                     .attr("family", "caller")
                     .attr("source", "nccl-tests")
                     .attr("result", result)
-                    .evidence(Evidence::new(file, line_no, raw)),
+                    .evidence(evidence),
             );
             continue;
         }
@@ -154,5 +179,18 @@ mod tests {
         let perftest = " 65536      5000           4541.67            4539.64		   0.072634\n";
         assert!(parse("t", old).is_empty() && !has_rows(old));
         assert!(parse("t", perftest).is_empty() && !has_rows(perftest));
+    }
+
+    /// NVIDIA/nccl-tests#5: the tests' failure line before 2018, and a build against NCCL 1.x.
+    #[test]
+    fn an_old_failure_line_and_an_nccl_1_build() {
+        let line = "NCCL failure all_reduce.cu:95 'unhandled cuda error'\n";
+        let facts = parse("t", line);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.error"]);
+        assert_eq!(facts[0].get("result"), Some("unhandled cuda error"));
+        let old = format!("# NCCL Tests compiled with NCCL 1.0\n{line}");
+        let facts = parse("t", &old);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.internal", "nccl.error"]);
+        assert!(parse("t", "# NCCL Tests compiled with NCCL 2.18\n").is_empty());
     }
 }

@@ -67,6 +67,14 @@ pub struct PytorchRecords {
     pub stated: Vec<Fact>,
     /// A progress bar that went on counting after the first watchdog timeout of this input.
     pub progress: Option<ProgressAfterTimeout>,
+    /// Ranks that did not time out themselves but say how far they got when another rank's timeout
+    /// asked them to dump ("Received a dump signal due to a collective timeout from rank 3 ... Last
+    /// enqueued NCCL work: 41, last completed NCCL work: 41."): (rank, its process group's id, last
+    /// enqueued, the line).
+    pub signalled: Vec<(u64, Option<u64>, u64, Evidence)>,
+    /// The process groups whose watchdog caught a timeout ("[PG ID 0 PG GUID 0(default_pg) Rank 3]
+    /// failure detected by watchdog at work sequence id: 42").
+    pub timed_out_groups: Vec<u64>,
 }
 
 /// A progress bar (tqdm's `n/total [elapsed<remaining, rate]`) at or before the first watchdog
@@ -139,6 +147,19 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
                 evidence,
             });
             continue;
+        }
+        // ProcessGroupNCCL's heartbeat monitor, on a rank another rank's timeout signalled
+        // (ProcessGroupNCCL.cpp: "Received a dump signal due to a collective timeout from rank N and
+        // we will try our best to dump the debug info. Last enqueued NCCL work: E, last completed
+        // NCCL work: C."): how far this rank got, though it timed out on nothing.
+        if raw.contains("Received a dump signal") {
+            if let (Some(rank), Some(enqueued)) = (rank_of(raw), keyed_number(raw, "Last enqueued NCCL work: ")) {
+                records.signalled.push((rank, keyed_number(raw, "PG ID "), enqueued, evidence));
+            }
+            continue;
+        }
+        if raw.contains("failure detected by watchdog") {
+            records.timed_out_groups.extend(keyed_number(raw, "PG ID "));
         }
         let trimmed = raw.trim();
         // The same wrapper logs every collective a rank starts ("[Rank 1] Running collective:
@@ -342,7 +363,16 @@ pub fn parse_flight_recorder_dump(file: &str, bytes: &[u8]) -> Result<FlightDump
 pub fn analyze(all: &[PytorchRecords], analysis: &mut Analysis) {
     analysis.facts.extend(all.iter().flat_map(|r| r.stated.iter().cloned()));
     let watchdog: Vec<&WatchdogRecord> = all.iter().flat_map(|r| r.watchdog.iter()).collect();
-    watchdog_facts(&watchdog, analysis);
+    // A signalled rank's count is of its own process group: it is set against the timeouts only
+    // where that is the group that timed out (or the inputs do not say which did).
+    let groups: BTreeSet<u64> = all.iter().flat_map(|r| r.timed_out_groups.iter().copied()).collect();
+    let signalled: Vec<(u64, u64, Evidence)> = all
+        .iter()
+        .flat_map(|r| r.signalled.iter())
+        .filter(|(_, group, _, _)| groups.is_empty() || group.is_some_and(|group| groups.contains(&group)))
+        .map(|(rank, _, enqueued, evidence)| (*rank, *enqueued, evidence.clone()))
+        .collect();
+    watchdog_facts(&watchdog, &signalled, analysis);
     for error in all.iter().flat_map(|r| r.analyzer.iter()) {
         let mut fact = if error.error_type == "MISSING_RANKS" {
             Fact::new("fr.missing_ranks")
@@ -572,7 +602,7 @@ fn join_ranks(ranks: &BTreeMap<u64, &WatchdogRecord>) -> String {
     ranks.keys().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 
-fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
+fn watchdog_facts(records: &[&WatchdogRecord], signalled: &[(u64, u64, Evidence)], analysis: &mut Analysis) {
     for record in records {
         let mut fact = Fact::new("pytorch.watchdog_timeout");
         if let Some(rank) = record.rank {
@@ -596,6 +626,13 @@ fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
         let entry = last.entry(rank).or_insert((seq, record.evidence.clone()));
         if seq > entry.0 {
             *entry = (seq, record.evidence.clone());
+        }
+    }
+    // A signalled rank's count stands where the rank did not time out itself (its own timeout says
+    // where it stands).
+    if !records.is_empty() {
+        for (rank, enqueued, evidence) in signalled {
+            last.entry(*rank).or_insert((*enqueued, evidence.clone()));
         }
     }
     if last.len() >= 2 {
@@ -631,6 +668,19 @@ fn watchdog_facts(records: &[&WatchdogRecord], analysis: &mut Analysis) {
     for (seq, group) in by_seq {
         let ops: BTreeSet<(String, Option<u64>)> =
             group.iter().map(|r| (r.op.clone().unwrap_or_default(), r.numel_in)).collect();
+        // One rank number timed out in two different collectives with this number: in one process
+        // group a rank runs one collective per sequence number (c10d numbers each group on its
+        // own), so these are two groups' collectives (an expert- and a tensor-parallel group's
+        // ninth), and the records do not say which group each is.
+        let mut per_rank: BTreeMap<u64, BTreeSet<(Option<&str>, Option<u64>)>> = BTreeMap::new();
+        for record in &group {
+            if let Some(rank) = record.rank {
+                per_rank.entry(rank).or_default().insert((record.op.as_deref(), record.numel_in));
+            }
+        }
+        if per_rank.values().any(|ops| ops.len() > 1) {
+            continue;
+        }
         if ops.len() > 1 {
             let listed: Vec<String> = ops
                 .iter()
@@ -916,5 +966,43 @@ mod tests {
             (w.rank, w.seq, w.op.as_deref(), w.timeout_ms),
             (Some(3), Some(1234), Some("ALLREDUCE"), Some(600000))
         );
+    }
+
+    /// NVIDIA-NeMo/Speech#14883: rank 3 timed out in collective 42; ranks 5 and 7, signalled to dump,
+    /// had enqueued only up to 41, so they never reached it. A signalled rank of another process
+    /// group says nothing of this one.
+    #[test]
+    fn ranks_signalled_to_dump_say_how_far_they_got() {
+        let timed_out = "[rank3]:[E1006 15:30:19.943734533 ProcessGroupNCCL.cpp:655] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600042 milliseconds before timing out.\n\
+            [rank3]:[E1006 15:30:19.943833930 ProcessGroupNCCL.cpp:2299] [PG ID 0 PG GUID 0(default_pg) Rank 3]  failure detected by watchdog at work sequence id: 42 PG status: last enqueued work: 42, last completed work: 41\n";
+        let signal = |rank: u64, group: u64| {
+            format!("[rank{rank}]:[E1006 15:30:20.630185464 ProcessGroupNCCL.cpp:1772] [PG ID {group} PG GUID 0(default_pg) Rank {rank}] Received a dump signal due to a collective timeout from  rank 3 and we will try our best to dump the debug info. Last enqueued NCCL work: 41, last completed NCCL work: 41.This is most likely caused by incorrect usages of collectives\n")
+        };
+        let text = format!("{timed_out}{}{}", signal(5, 0), signal(7, 0));
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
+        let behind: Vec<_> =
+            found.facts.iter().filter(|f| f.name == "pytorch.rank_behind").filter_map(|f| f.get("rank")).collect();
+        assert_eq!(behind, ["5", "7"]);
+        let timeouts = found.facts.iter().filter(|f| f.name == "pytorch.watchdog_timeout").count();
+        assert_eq!(timeouts, 1, "a signalled rank did not time out itself");
+        let other_group = format!("{timed_out}{}", signal(5, 4));
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", other_group.into_bytes())]);
+        assert!(!found.has("pytorch.rank_behind"));
+    }
+
+    /// alibaba/Pai-Megatron-Patch#693: rank 1 timed out in an ALLREDUCE and an _ALLGATHER_BASE both
+    /// numbered 9, which only two process groups allow: no mismatch between ranks follows from that.
+    #[test]
+    fn one_process_in_two_collectives_of_one_number_is_two_groups() {
+        let line = |op: &str, numel_out: u64| {
+            format!("[rank5]:[E1022 03:18:42.064020706 ProcessGroupNCCL.cpp:655] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType={op}, NumelIn=512, NumelOut={numel_out}, Timeout(ms)=7200000) ran for 7200073 milliseconds before timing out.\n")
+        };
+        let two_groups = format!("{}{}", line("ALLREDUCE", 512), line("_ALLGATHER_BASE", 2048));
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", two_groups.into_bytes())]);
+        assert!(!found.has("pytorch.op_mismatch"), "{:?}", found.facts);
+        let two_ranks =
+            format!("{}{}", line("ALLREDUCE", 512), line("_ALLGATHER_BASE", 2048).replace("[Rank 1]", "[Rank 2]"));
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", two_ranks.into_bytes())]);
+        assert!(found.has("pytorch.op_mismatch"), "two processes in two collectives of one number");
     }
 }

@@ -54,6 +54,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "hipmalloc",
             "cumemcreate",
             "unable to allocate cuda memory",
+            "match incoming connection from",
+            "can't open nic unit",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -134,6 +136,14 @@ fn rank_and_gpu(lower: &str) -> Option<(u64, u64)> {
         let number = number.trim_start_matches(['#', ':', '=']).trim_end_matches([',', '.', ';', ')']);
         Some((rank, number.parse().ok()?))
     })
+}
+
+/// The host an Open MPI line begins with ("[node7][[38971,1],2][...]", "[node7:06805] btl: ..."):
+/// the first bracket's text, without the process id after a colon.
+fn launcher_host(line: &str) -> Option<&str> {
+    let inside = line.strip_prefix('[')?.split(']').next()?;
+    let host = inside.split(':').next()?;
+    (!host.is_empty() && !host.contains(' ')).then_some(host)
 }
 
 /// The first word of a line that names an RDMA device by its kernel name (`mlx5_3`, `mlx5_bond_0`,
@@ -611,6 +621,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // Active: a cable, a switch port, or no subnet manager.
             // Node Health Check's check_hw_ib says it of the node's InfiniBand ports ("No IB port is
             // ACTIVE (LinkUp 100 Gb/sec)", mej/nhc scripts/lbnl_hw.nhc), as the node is marked offline.
+            // Intel's PSM3 (libfabric's psm3 provider) unable to open the NIC it was given ("PSM3
+            // can't open nic unit: 0 (err=23)", PSM2_EP_DEVICE_FAILURE): on a host without an RDMA
+            // NIC it takes the Ethernet device and fails, and MPI over it hangs; another provider
+            // (FI_PROVIDER=tcp) or an RDMA NIC is the way out.
+            if lower.contains("can't open nic unit") {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
             if lower.contains("no active ports detected")
                 || lower.contains("no hfi units are active")
                 || lower.contains("no ib port is active")
@@ -767,8 +785,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // /dev/shm (sem_open(3)), so a SemLock that fails with ENOSPC (Megatron-LM#878) and
             // PyTorch DataLoader's "insufficient shared memory (shm)" are /dev/shm full, as NCCL's
             // own segments are.
+            // System V shared memory past the kernel's limits says the same ENOSPC (shmget(2): the
+            // segment would pass SHMALL or SHMMNI; UCX's "shmget(size=...) for mm_recv_desc failed:
+            // No space left on device, please check shared memory limits by 'ipcs -l'").
             if lower.contains("insufficient shared memory")
-                || (lower.contains("no space left on device") && text.contains("SemLock"))
+                || (lower.contains("no space left on device") && (text.contains("SemLock") || lower.contains("shmget")))
             {
                 facts.push(Fact::new("process.shm_full").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -786,6 +807,34 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
+            // Open MPI's TCP transport meeting a connection from an address its peer never announced
+            // ("btl: tcp: Match incoming connection from [[27443,1],1] 44.128.0.4 with locally known IP
+            // 2.2.2.77 failed (iface 0/4)!", btl_tcp_proc.c at btl_base_verbose): the peer reached it
+            // through an interface it did not offer, or through NAT (a container's masqueraded
+            // network), and the transport drops the connection, so the job hangs. Which interfaces the
+            // transport may use is the setting to fix (btl_tcp_if_include), as NCCL_SOCKET_IFNAME is
+            // NCCL's.
+            if lower.contains("match incoming connection from") && lower.contains("failed") {
+                let address = trimmed
+                    .split("connection from ")
+                    .nth(1)
+                    .and_then(|rest| rest.split_whitespace().nth(1))
+                    .unwrap_or("an unknown address");
+                let mut suspect = Fact::new("nccl.socket_iface_suspect")
+                    .attr(
+                        "iface",
+                        format!("an address its peer never announced ({address}: another interface, or NAT between the hosts), met by Open MPI's TCP transport"),
+                    )
+                    .attr("used_by", "openmpi");
+                let mut failed = Fact::new("nccl.socket_connect_failed").attr("error", trimmed);
+                if let Some(host) = launcher_host(trimmed) {
+                    suspect = suspect.host(host);
+                    failed = failed.host(host);
+                }
+                facts.push(suspect.evidence(evidence()));
+                facts.push(failed.evidence(evidence()));
+                continue;
+            }
             // Open MPI's TCP transport failing to connect to a Docker network's gateway address
             // ("[host][[38971,1],2][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect]
             // connect() to 172.17.0.1 failed: Connection refused (111)", horovod#310): a peer offered
@@ -799,7 +848,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     )
                     .attr("used_by", "openmpi");
                 let mut failed = Fact::new("nccl.socket_connect_failed").attr("error", trimmed);
-                if let Some(host) = trimmed.strip_prefix('[').and_then(|rest| rest.split(']').next()) {
+                if let Some(host) = launcher_host(trimmed) {
                     suspect = suspect.host(host);
                     failed = failed.host(host);
                 }
@@ -2184,5 +2233,28 @@ mod tests {
         assert_eq!(rank_and_gpu("rank 2 -> cuda:1"), Some((2, 1)));
         assert_eq!(rank_and_gpu("rank 12 is on gpu 3,"), Some((12, 3)));
         assert_eq!(rank_and_gpu("comm 0x1 rank 1 nranks 8 cudadev 1"), None);
+    }
+
+    /// horovod/horovod#209 (Open MPI's TCP transport met by an address its peer never announced),
+    /// open-mpi/ompi#7312 (System V shared memory past its limits) and
+    /// easybuilders/easybuild-easyconfigs#18925 (PSM3 without an RDMA NIC).
+    #[test]
+    fn an_unannounced_peer_address_system_v_shared_memory_and_psm3_without_a_nic() {
+        let matched = "[mydocker01:06805] btl: tcp: Match incoming connection from [[27443,1],1] 44.128.0.4 with locally known IP 2.2.2.77 failed (iface 0/4)!\n";
+        let facts = parse("f", matched);
+        let names: Vec<&str> = facts.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["nccl.socket_iface_suspect", "nccl.socket_connect_failed"]);
+        assert_eq!(facts[0].get("host"), Some("mydocker01"));
+        assert!(facts[0].get("iface").is_some_and(|iface| iface.contains("44.128.0.4")), "{facts:?}");
+        let shmget = "[1579192987.880374] [HOSTNAME:440443:0]            sys.c:619  UCX  ERROR shmget(size=4263936 flags=0x7b0) for mm_recv_desc failed: No space left on device, please check shared memory limits by 'ipcs -l'\n";
+        assert_eq!(parse("f", shmget)[0].name, "process.shm_full");
+        assert!(
+            parse("f", "write /data/ckpt: No space left on device\n").is_empty(),
+            "a full disk is no shared memory"
+        );
+        let psm3 = "login1:rank0: PSM3 can't open nic unit: 0 (err=23)\n";
+        assert_eq!(parse("f", psm3)[0].name, "rdma.device_missing");
+        assert_eq!(launcher_host("[node7][[38971,1],2][btl_tcp_endpoint.c:796]"), Some("node7"));
+        assert_eq!(launcher_host("[rank 2] x"), None);
     }
 }
