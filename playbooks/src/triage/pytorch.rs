@@ -672,13 +672,10 @@ fn watchdog_facts(records: &[&WatchdogRecord], signalled: &[(u64, u64, Evidence)
         // group a rank runs one collective per sequence number (c10d numbers each group on its
         // own), so these are two groups' collectives (an expert- and a tensor-parallel group's
         // ninth), and the records do not say which group each is.
-        let mut per_rank: BTreeMap<u64, BTreeSet<(Option<&str>, Option<u64>)>> = BTreeMap::new();
-        for record in &group {
-            if let Some(rank) = record.rank {
-                per_rank.entry(rank).or_default().insert((record.op.as_deref(), record.numel_in));
-            }
-        }
-        if per_rank.values().any(|ops| ops.len() > 1) {
+        let collectives: BTreeSet<(u64, Option<&str>, Option<u64>)> =
+            group.iter().filter_map(|r| Some((r.rank?, r.op.as_deref(), r.numel_in))).collect();
+        let ranks: BTreeSet<u64> = collectives.iter().map(|(rank, _, _)| *rank).collect();
+        if collectives.len() > ranks.len() {
             continue;
         }
         if ops.len() > 1 {
