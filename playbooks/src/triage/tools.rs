@@ -138,6 +138,18 @@ fn rank_and_gpu(lower: &str) -> Option<(u64, u64)> {
     })
 }
 
+/// Open MPI's TCP transport failing over an interface it should not use (`iface` says which): the
+/// suspect interface and the failed connection, on the host the line begins with.
+fn openmpi_interface_failed(iface: &str, line: &str, evidence: Evidence) -> [Fact; 2] {
+    let mut suspect = Fact::new("nccl.socket_iface_suspect").attr("iface", iface).attr("used_by", "openmpi");
+    let mut failed = Fact::new("nccl.socket_connect_failed").attr("error", line);
+    if let Some(host) = launcher_host(line) {
+        suspect = suspect.host(host);
+        failed = failed.host(host);
+    }
+    [suspect.evidence(evidence.clone()), failed.evidence(evidence)]
+}
+
 /// The host an Open MPI line begins with ("[node7][[38971,1],2][...]", "[node7:06805] btl: ..."):
 /// the first bracket's text, without the process id after a colon.
 fn launcher_host(line: &str) -> Option<&str> {
@@ -820,19 +832,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .nth(1)
                     .and_then(|rest| rest.split_whitespace().nth(1))
                     .unwrap_or("an unknown address");
-                let mut suspect = Fact::new("nccl.socket_iface_suspect")
-                    .attr(
-                        "iface",
-                        format!("an address its peer never announced ({address}: another interface, or NAT between the hosts), met by Open MPI's TCP transport"),
-                    )
-                    .attr("used_by", "openmpi");
-                let mut failed = Fact::new("nccl.socket_connect_failed").attr("error", trimmed);
-                if let Some(host) = launcher_host(trimmed) {
-                    suspect = suspect.host(host);
-                    failed = failed.host(host);
-                }
-                facts.push(suspect.evidence(evidence()));
-                facts.push(failed.evidence(evidence()));
+                let iface = format!(
+                    "an address its peer never announced ({address}: another interface, or NAT between the hosts), met by Open MPI's TCP transport"
+                );
+                facts.extend(openmpi_interface_failed(&iface, trimmed, evidence()));
                 continue;
             }
             // Open MPI's TCP transport failing to connect to a Docker network's gateway address
@@ -841,19 +844,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // the address of its docker0 bridge, which no other host reaches; btl_tcp_if_include (or
             // _exclude docker0) is the fix, as NCCL_SOCKET_IFNAME is NCCL's.
             if let Some(gateway) = openmpi_tcp_connect_to_docker(trimmed) {
-                let mut suspect = Fact::new("nccl.socket_iface_suspect")
-                    .attr(
-                        "iface",
-                        format!("a Docker bridge (its gateway {gateway}, offered to Open MPI's TCP transport)"),
-                    )
-                    .attr("used_by", "openmpi");
-                let mut failed = Fact::new("nccl.socket_connect_failed").attr("error", trimmed);
-                if let Some(host) = launcher_host(trimmed) {
-                    suspect = suspect.host(host);
-                    failed = failed.host(host);
-                }
-                facts.push(suspect.evidence(evidence()));
-                facts.push(failed.evidence(evidence()));
+                let iface = format!("a Docker bridge (its gateway {gateway}, offered to Open MPI's TCP transport)");
+                facts.extend(openmpi_interface_failed(&iface, trimmed, evidence()));
                 continue;
             }
             // NVSHMEM's IBGDA transport skipping a device that is no mlx5 ("WARN: device erdma_0 is not
