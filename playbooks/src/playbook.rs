@@ -84,6 +84,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "CUDA's 'peer mapping resources exhausted' (cudaErrorTooManyPeers): a GPU has no peer-access slot left",
     ),
     (
+        "gpu.bar1_exhausted",
+        "text",
+        "the GPU's BAR1 aperture full: a mapping of GPU memory for the NIC or a storage path refused for want of BAR1 space (cuFile 'Inc-bar-usage failed')",
+    ),
+    (
         "gpu.ipc_refused",
         "text",
         "CUDA or HIP IPC refused (cudaIpcGetMemHandle, hipIpcGetMemHandle, cuIpcGetMemHandle failed, 'failed to open CUDA IPC handle')",
@@ -640,6 +645,20 @@ impl Rule {
             .chain(&self.unless)
             .chain(&self.strengthened_by)
             .chain(&self.weakened_by)
+    }
+
+    /// Whether this rule names `fact` only in other forms: one of its patterns (what it needs, is
+    /// diagnosed from, is ruled out, strengthened or weakened by) has the fact's name, and none
+    /// matches it (a queue pair that failed RTR without the zero GID or address the rule looks for).
+    pub fn names_only_otherwise(&self, fact: &Fact) -> bool {
+        let patterns: Vec<Pattern> = self.patterns().filter_map(|text| Pattern::parse(text).ok()).collect();
+        patterns.iter().any(|pattern| pattern.name == fact.name)
+            && !patterns.iter().any(|pattern| pattern.matches(fact))
+    }
+
+    /// Whether any of this rule's patterns matches `fact`.
+    pub fn heeds(&self, fact: &Fact) -> bool {
+        self.patterns().filter_map(|text| Pattern::parse(text).ok()).any(|pattern| pattern.matches(fact))
     }
 
     /// The facts this rule is diagnosed from (its `any_of`) when it did not fire only for want of

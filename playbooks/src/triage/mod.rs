@@ -305,6 +305,21 @@ mod tests {
         assert_eq!(report.diagnoses.first().map(|d| d.id.as_str()), Some("roce-gid-index"));
     }
 
+    /// linux-rdma/perftest#393: a queue pair that could not reach RTR, with nothing to say why,
+    /// is read into a fact no rule looks at in that form; its lines are still quoted.
+    #[test]
+    fn a_fault_no_rule_looks_at_is_still_quoted() {
+        let text = "Failed to modify QP 122273 to RTR\n Unable to Connect the HCA's through the link\n";
+        let report = triage(&[Input::new("perftest.txt", text.as_bytes().to_vec())], &Playbook::embedded());
+        let ids: Vec<&str> = report.diagnoses.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["errors-not-understood"]);
+        assert!(
+            report.diagnoses[0].cause.contains("Failed to modify QP 122273 to RTR"),
+            "{}",
+            report.diagnoses[0].cause
+        );
+    }
+
     /// pdsh/clush name the host in their label; a kernel line that names none takes it.
     #[test]
     fn a_host_label_names_the_host_of_a_kernel_line() {

@@ -81,6 +81,15 @@ struct Patterns {
     host_label: Regex,
 }
 
+/// The line without a terminal's colour codes (ANSI SGR sequences, "\x1b[31m").
+pub fn without_colours(line: &str) -> Cow<'_, str> {
+    if line.contains('\x1b') {
+        Cow::Owned(patterns().ansi.replace_all(line, "").into_owned())
+    } else {
+        Cow::Borrowed(line)
+    }
+}
+
 fn patterns() -> &'static Patterns {
     static PATTERNS: OnceLock<Patterns> = OnceLock::new();
     PATTERNS.get_or_init(|| {
@@ -171,11 +180,7 @@ impl Prefixes {
     /// rank label, then a timestamp).
     pub fn strip<'a>(&self, line: &'a str) -> Stripped<'a> {
         let patterns = patterns();
-        let mut text: Cow<'a, str> = if line.contains('\x1b') {
-            Cow::Owned(patterns.ansi.replace_all(line, "").into_owned())
-        } else {
-            Cow::Borrowed(line)
-        };
+        let mut text = without_colours(line);
         let mut host = None;
         let mut labels = LineLabels::default();
         // Each round removes one prefix; a line carries a few at most.

@@ -125,9 +125,17 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
     // says the port is RoCE), are errors no playbook explains. Facts that explain lines as
     // harmless (the fabric manager with nothing to manage), and faults a rule was ruled out for
     // (no RDMA device on a single host), keep their lines.
+    // The same holds for a fault that rules name only in other forms (a queue pair that could not
+    // reach RTR, with nothing to say why): its error lines are not explained by being read. Facts
+    // no rule names at all are the readers' explanations (a fabric manager with nothing to manage,
+    // a launcher's transport left unused by policy), whose lines stay explained.
     if diagnoses.is_empty() {
+        let rules = || playbooks.iter().flat_map(|p| &p.rules);
+        let unheeded = analysis.facts.iter().filter(|fact| {
+            rules().any(|rule| rule.names_only_otherwise(fact)) && !rules().any(|rule| rule.heeds(fact))
+        });
         let faults: Vec<&Fact> =
-            playbooks.iter().flat_map(|p| &p.rules).flat_map(|rule| rule.wanting_context(&analysis.facts)).collect();
+            rules().flat_map(|rule| rule.wanting_context(&analysis.facts)).chain(unheeded).collect();
         if let Some(unused) = super::unexplained::unused_error_lines(&faults) {
             let mut facts = analysis.facts.clone();
             facts.push(unused);

@@ -56,6 +56,10 @@ fn rare_phrases() -> &'static regex::Regex {
             "unable to allocate cuda memory",
             "match incoming connection from",
             "can't open nic unit",
+            "bar-usage failed",
+            "network port is down",
+            "ei0006",
+            "socket establish timeout",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -158,6 +162,29 @@ fn launcher_host(line: &str) -> Option<&str> {
     (!host.is_empty() && !host.contains(' ')).then_some(host)
 }
 
+/// Whether a modprobe/modinfo line says a module of the RDMA stack was not found ("Module rdma_rxe
+/// not found").
+fn rdma_module_missing(line: &str) -> bool {
+    const MODULES: [&str; 13] = [
+        "rdma_rxe",
+        "ib_rxe",
+        "siw",
+        "rdma_ucm",
+        "rdma_cm",
+        "ib_uverbs",
+        "ib_core",
+        "ib_umad",
+        "mlx5_ib",
+        "mlx4_ib",
+        "irdma",
+        "bnxt_re",
+        "efa",
+    ];
+    line.split_once("Module ").is_some_and(|(_, rest)| {
+        rest.split_whitespace().next().is_some_and(|module| MODULES.contains(&module)) && rest.contains(" not found")
+    })
+}
+
 /// The first word of a line that names an RDMA device by its kernel name (`mlx5_3`, `mlx5_bond_0`,
 /// `bnxt_re0`, `irdma1`, `rocep1s0f0`), as verbs users print it.
 fn rdma_device_word(line: &str) -> Option<&str> {
@@ -211,6 +238,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut gloo_loopback_seen = false;
     // A transfer engine said a port it opened is not Active (its later "no device" follows from it).
     let mut port_inactive_seen = false;
+    // Whether the NVIDIA driver refused a pin for its alignment (looked for once, at a pin failure).
+    let pin_arguments_refused: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
@@ -375,6 +404,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(Fact::new("nccl.nvls_failed").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
+        }
+        // A kernel module of the RDMA stack that modprobe or modinfo cannot find ("modprobe: FATAL:
+        // Module rdma_rxe not found in directory /lib/modules/6.14.0-1015-aws"): a kernel package
+        // without it (Ubuntu's cloud kernels keep Soft-RoCE in linux-modules-extra), or an older
+        // kernel that names it otherwise (ib_rxe), so the device it would provide never exists.
+        if raw.contains("Module ") && raw.contains(" not found") && rdma_module_missing(trimmed) {
+            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            continue;
         }
         // ibstatus (infiniband-diags, a script over sysfs) finds no device at all.
         if trimmed.contains("sys files not found") && trimmed.contains("/sys/class/infiniband") {
@@ -564,10 +601,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // [ret = -22]", NVIDIA/gdrcopy#206), and gdrcopy's tests assert the support first
         // ("Assertion \"(check_gdr_support(dev)) == (true)\" failed").
         // (The failure is looked for first: most lines have none.)
+        // The driver refusing the pin for its arguments ("NVRM: Invalid argument in
+        // nv_p2p_get_pages,address or length are not aligned", NVIDIA/gdrcopy#299) is a caller that
+        // does not match the driver (a gdrdrv built for another release), not a GPU without
+        // peer-memory support: that input's pin failures are left to be quoted as not understood.
         let pin_refused = lower.contains("failed")
             && (trimmed.contains("gdr_pin_buffer")
                 || trimmed.contains("nvidia_p2p_get_pages")
-                || trimmed.contains("check_gdr_support"));
+                || trimmed.contains("check_gdr_support"))
+            && !*pin_arguments_refused.get_or_init(|| text.contains("are not aligned"));
         let gpudirect_unavailable = if peermem_refused {
             Some("every NIC (the peer-memory module does not load)")
         } else if pin_refused {
@@ -685,6 +727,36 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 if !port_inactive_seen {
                     facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
                 }
+                continue;
+            }
+            // The GPU's BAR1 aperture full (cuFile, GPUDirect Storage: "Inc-bar-usage failed: size
+            // 524288000 remaining bytes 281018368"): the NIC or a storage path maps GPU memory through
+            // BAR1, and a buffer larger than what is left of it cannot be mapped (nvidia-smi -q's
+            // "BAR1 Memory Usage" says how much is free).
+            if lower.contains("bar-usage failed") {
+                facts.push(Fact::new("gpu.bar1_exhausted").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // Huawei's HCCL (Ascend NPUs), the collective library NCCL's role has there: the NPU's
+            // RoCE port down ("EJ0002: ... The network port is down"), and its timeouts waiting for a
+            // peer's socket or data ("wait socket establish timeout", "EI0006: ... Getting socket
+            // times out. Reason: Remote Rank did not send the data in time"), which say that a
+            // collective's peers did not answer, not why.
+            if lower.contains("network port is down") {
+                facts.push(
+                    Fact::new("rdma.port_down")
+                        .attr("nic", "the NPU's RoCE port")
+                        .attr("port", "unknown")
+                        .attr("state", "down (HCCL EJ0002)")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            if lower.contains("ei0006") || lower.contains("socket establish timeout") {
+                facts.push(
+                    Fact::new("collective.timeout").attr("library", "HCCL").attr("text", trimmed).evidence(evidence()),
+                );
                 continue;
             }
             // CUDA's cudaErrorTooManyPeers, "peer mapping resources exhausted" (driver_types.h): a
@@ -1402,6 +1474,13 @@ const MAX_SCANNED_LINES: usize = 1 << 16;
 /// ("transport retry counter exceeded") or UCX's mlx5 syndrome text ("Transport retry count
 /// exceeded"); `None` for anything else.
 fn completion_status(lower: &str) -> Option<u32> {
+    // perftest's own report of an error completion by number ("Failed status 4: wr_id 0 syndrom
+    // 0x51", perftest_resources.c), the ibv_wc_status value.
+    if let Some(rest) = lower.trim_start().strip_prefix("failed status ") {
+        if let Some(status) = rest.split(':').next().and_then(|code| code.trim().parse::<u32>().ok()) {
+            return Some(status);
+        }
+    }
     // Every phrase below holds one of these: most lines are passed over at three searches.
     let ucx = lower.contains("(synd 0x");
     if !(ucx || lower.contains("err") || lower.contains("retry")) {
@@ -2248,5 +2327,41 @@ mod tests {
         assert_eq!(parse("f", psm3)[0].name, "rdma.device_missing");
         assert_eq!(launcher_host("[node7][[38971,1],2][btl_tcp_endpoint.c:796]"), Some("node7"));
         assert_eq!(launcher_host("[rank 2] x"), None);
+    }
+
+    /// aibrix/PrisKV#6 and SoftRoCE/librxe-dev#9 (Soft-RoCE's module missing), NVIDIA/gds-nvidia-fs#4
+    /// (BAR1 full), vllm-project/vllm-ascend#1815, #9447 and #486 (HCCL's port down and timeouts),
+    /// linux-rdma/perftest#140 (perftest's completion status by number) and NVIDIA/gdrcopy#299 (a
+    /// pin the driver refused for its alignment).
+    #[test]
+    fn rdma_modules_bar1_hccl_perftest_status_and_pins_refused_for_alignment() {
+        for line in [
+            "modprobe: FATAL: Module rdma_rxe not found in directory /lib/modules/6.14.0-1015-aws",
+            "modinfo: ERROR: Module rdma_rxe not found.",
+        ] {
+            assert_eq!(parse("f", line)[0].name, "rdma.device_missing", "{line}");
+        }
+        assert!(parse("f", "modprobe: FATAL: Module nouveau not found.\n").is_empty());
+        let bar = " 11-10-2023 15:49:51:316 [pid=1502618 tid=1503329] ERROR  0:1072 Inc-bar-usage failed: size 524288000 remaining bytes 281018368\n";
+        assert_eq!(parse("f", bar)[0].name, "gpu.bar1_exhausted");
+        let down = "RuntimeError: EJ0002: [PID: 38079] 2025-07-15-12:45:31.202.787 The network port is down.\n";
+        assert_eq!(parse("f", down)[0].name, "rdma.port_down");
+        for line in [
+            "[ERROR] HCCL(106335,):2026-05-21-21:39:58.705.534 [hccl_socket_manager.cc:796] [128655][Wait][LinkEstablish]wait socket establish timeout, role[0] rank[0] timeout[120 s]",
+            "[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did not send the data in time.",
+        ] {
+            let facts = parse("f", line);
+            assert_eq!((facts[0].name.as_str(), facts[0].get("library")), ("collective.timeout", Some("HCCL")), "{line}");
+        }
+        let status = parse("f", " Failed status 4: wr_id 0 syndrom 0x51\n");
+        assert_eq!((status[0].name.as_str(), status[0].get("status")), ("nccl.wc_error", Some("4")));
+        assert!(parse("f", "Failed status: see above\n").is_empty());
+        let pin = "[ 1222.559230] gdrdrv:__gdrdrv_pin_buffer:nvidia_p2p_get_pages(va=fffd39e00000 len=65544 p2p_token=0 va_space=0 callback=ffffc080a8de0230) failed [ret = -22]\n";
+        assert_eq!(parse("f", pin)[0].name, "nccl.gdr_disabled");
+        let aligned = format!("[ 1222.559226] NVRM: Invalid argument in nv_p2p_get_pages,address or length are not aligned address=0xfffd39e00000, length=0x10008\n{pin}");
+        assert!(
+            parse("f", &aligned).iter().all(|f| f.name != "nccl.gdr_disabled"),
+            "the driver refused the caller's arguments"
+        );
     }
 }

@@ -23,8 +23,9 @@ fn error_words() -> &'static Regex {
     WORDS.get_or_init(|| {
         Regex::new(
             // Exception and error types are one word ("torch.OutOfMemoryError", "ChildFailedError",
-            // "ncclSystemError"): their names end in the word, after a lower-case letter.
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)",
+            // "ncclSystemError"): their names end in the word, after a lower-case letter. The
+            // kernel's own crash reports begin "BUG: unable to handle ..." and "Oops: 0001 [#1]".
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )",
         )
         .expect("a fixed pattern compiles")
     })
@@ -202,7 +203,10 @@ pub fn unused_error_lines(facts: &[&Fact]) -> Option<Fact> {
     let mut lines: Vec<&Evidence> = Vec::new();
     let mut seen = BTreeSet::new();
     for evidence in facts.iter().flat_map(|fact| fact.evidence.iter()) {
-        if looks_like_error(&evidence.text) && seen.insert((evidence.file.as_str(), evidence.line)) {
+        // Evidence quotes the line as given, colours and all; its words are what is judged.
+        if looks_like_error(&super::prefix::without_colours(&evidence.text))
+            && seen.insert((evidence.file.as_str(), evidence.line))
+        {
             lines.push(evidence);
         }
     }
@@ -380,6 +384,10 @@ mod tests {
         ));
         assert!(!looks_like_error("port_rcv_errors: 0"));
         assert!(!looks_like_error("Total failed: 0"));
+        // zrlio/softiwarp#2: the kernel's own crash report.
+        assert!(looks_like_error("[  519.463509] BUG: unable to handle kernel paging request at 0000000001d39d00"));
+        assert!(looks_like_error("[  519.463697] Oops: 0001 [#1] SMP"));
+        assert!(!looks_like_error("a debug build of the bug tracker"));
         // MoonshotAI/checkpoint-engine#1: a zero that numbers the GID the open failed on.
         assert!(looks_like_error(
             "E0911 06:19:37.204720  3746 rdma_context.cpp:70] Failed to open device mlx5_3 on port  with GID 0"
