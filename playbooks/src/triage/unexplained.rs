@@ -24,8 +24,9 @@ fn error_words() -> &'static Regex {
         Regex::new(
             // Exception and error types are one word ("torch.OutOfMemoryError", "ChildFailedError",
             // "ncclSystemError"): their names end in the word, after a lower-case letter. The
-            // kernel's own crash reports begin "BUG: unable to handle ..." and "Oops: 0001 [#1]".
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )",
+            // kernel's own crash reports begin "BUG: unable to handle ..." and "Oops: 0001 [#1]";
+            // mpirun says a rank failed as "one or more processes exited with non-zero status".
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )|exited with non-zero status",
         )
         .expect("a fixed pattern compiles")
     })
@@ -388,6 +389,10 @@ mod tests {
         assert!(looks_like_error("[  519.463509] BUG: unable to handle kernel paging request at 0000000001d39d00"));
         assert!(looks_like_error("[  519.463697] Oops: 0001 [#1] SMP"));
         assert!(!looks_like_error("a debug build of the bug tracker"));
+        // NVIDIA/TensorRT-LLM#1034: mpirun's word that a rank failed.
+        assert!(looks_like_error(
+            "mpirun detected that one or more processes exited with non-zero status, thus causing"
+        ));
         // MoonshotAI/checkpoint-engine#1: a zero that numbers the GID the open failed on.
         assert!(looks_like_error(
             "E0911 06:19:37.204720  3746 rdma_context.cpp:70] Failed to open device mlx5_3 on port  with GID 0"
