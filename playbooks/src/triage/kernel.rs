@@ -35,6 +35,7 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "resume failed",
             "no such device",
             "surprise down",
+            "device is not usable",
         ];
         regex::Regex::new(&words.map(regex::escape).join("|")).expect("literal phrases compile")
     });
@@ -87,6 +88,12 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "the driver cannot reset the GPU or resume it after a reset (amdgpu)",
             bus_after("amdgpu ").or_else(|| bus_after("drm dev,")),
         )
+    } else if raw.contains("habanalabs") && lower.contains("device is not usable") {
+        // Intel Gaudi's driver giving up on an accelerator at start ("habanalabs 0000:1a:00.0:
+        // Failed to initialize hl2. Device is NOT usable !", after "Failed to communicate with
+        // Device CPU (CPU-CP timeout)"): its firmware does not answer, as a GSP timeout is on an
+        // NVIDIA GPU, and nothing runs on it until it is reset or replaced.
+        ("the driver cannot initialise the accelerator (habanalabs: Device is NOT usable)", bus_after("habanalabs "))
     } else if lower.contains("surprise down") {
         ("a PCIe Surprise Down: the device's link dropped", bus_after("received:").or_else(|| bus_after("pcieport")))
     } else {
@@ -624,6 +631,16 @@ mod tests {
     /// NVIDIA/nccl docs/examples/08_ras/01_fault_detection: a rank held back while the others go on
     /// launching collectives is named behind them (and the summary's MISMATCH is its doing); a rank
     /// named ahead of the others is not.
+    /// HabanaAI/Setup_and_Install#1: Gaudi's driver giving up on an accelerator at start.
+    #[test]
+    fn an_accelerator_its_driver_cannot_initialise_is_lost() {
+        let line = "[   72.993269] habanalabs 0000:1a:00.0: Failed to initialize hl2. Device is NOT usable !";
+        let fact = gpu_lost_line(line, &line.to_ascii_lowercase(), "h", Evidence::new("k", 1, line)).expect("lost");
+        assert_eq!(fact.get("bus_id"), Some("0000:1a:00.0"));
+        let other = "[ 5.0] somedriver 0000:1a:00.0: Device is NOT usable !";
+        assert!(gpu_lost_line(other, &other.to_ascii_lowercase(), "h", Evidence::new("k", 1, other)).is_none());
+    }
+
     #[test]
     fn ras_operation_counts_name_the_rank_behind() {
         let header = "Group     Comms      Nodes     Ranks     Ranks     Ranks   Status  Errors\n    #  in group   per comm  per node  per comm  in group\n    0         1          2         4         8         8  RUNNING  MISMATCH\n\nWarnings\n========\n\n#0-0 (78db921d1c117b4a) MISMATCH\n  Communicator ranks have different AllReduce operation counts\n";

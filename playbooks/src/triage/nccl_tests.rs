@@ -5,11 +5,12 @@
 //! compares exact expected values.
 
 use crate::fact::{Evidence, Fact};
+use std::collections::BTreeMap;
 
 /// Facts from the result rows and the footer of one input. Rows with `#wrong` 0 (or `N/A`, when data
 /// checking was off) produce nothing.
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
-    let mut facts = Vec::new();
+    let mut facts: Vec<Fact> = processes_on_one_device(file, text).into_iter().collect();
     // "# NCCL Tests compiled with NCCL 1.0": the tests built against NCCL 1.x, the single-process
     // library that NCCL 2 replaced in 2017 (no multi-process or multi-node support, no fixes since).
     let mut first_release: Option<Evidence> = None;
@@ -72,6 +73,42 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
     }
     facts
+}
+
+/// Several processes of one host that each call themselves the same rank on the same device
+/// ("#  Rank  0 Group  0 Pid 223120 on cnode2-002 device  0 [0000:1b:00]", once per process): the
+/// tests were built without MPI (MPI=1), so every process mpirun or srun starts runs a one-rank job
+/// of its own on the first GPU, and they all share it instead of one GPU each.
+fn processes_on_one_device(file: &str, text: &str) -> Option<Fact> {
+    let mut processes: BTreeMap<(&str, &str, &str), BTreeMap<&str, Evidence>> = BTreeMap::new();
+    for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+        let tokens: Vec<&str> = raw.trim_start_matches('#').split_whitespace().collect();
+        if tokens.first() != Some(&"Rank") {
+            continue;
+        }
+        let after = |word: &str| tokens.iter().position(|t| *t == word).and_then(|at| tokens.get(at + 1).copied());
+        if let (Some(rank), Some(pid), Some(host), Some(device)) =
+            (tokens.get(1), after("Pid"), after("on"), after("device"))
+        {
+            processes
+                .entry((host, rank, device))
+                .or_default()
+                .entry(pid)
+                .or_insert_with(|| Evidence::new(file, line_no, raw));
+        }
+    }
+    let ((host, rank, device), pids) = processes.iter().find(|(_, pids)| pids.len() >= 2)?;
+    let mut fact = Fact::new("gpu.shared_by_ranks").host(host).attr("gpu", device).attr(
+        "text",
+        format!(
+            "{} nccl-tests processes on {host} each run as rank {rank} on device {device}: the tests were built without MPI (MPI=1), so each process is a one-rank job of its own",
+            pids.len()
+        ),
+    );
+    for evidence in pids.values().take(8) {
+        fact = fact.evidence(evidence.clone());
+    }
+    Some(fact)
 }
 
 /// True when the input holds at least one nccl-tests result row, or the footer that totals them
@@ -192,5 +229,22 @@ mod tests {
         let facts = parse("t", &old);
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.internal", "nccl.error"]);
         assert!(parse("t", "# NCCL Tests compiled with NCCL 2.18\n").is_empty());
+    }
+
+    /// xxrjun/nccl-tests-cluster (README's troubleshooting): every process of a launch calling
+    /// itself rank 0 on device 0 is nccl-tests built without MPI; one rank per process of one job
+    /// is not.
+    #[test]
+    fn processes_that_each_call_themselves_rank_0_share_the_gpu() {
+        let line = |pid: u32, host: &str| {
+            format!("#  Rank  0 Group  0 Pid {pid} on {host} device  0 [0000:1b:00] NVIDIA H100 80GB HBM3\n")
+        };
+        let alone =
+            format!("{}{}{}", line(223120, "cnode2-002"), line(223121, "cnode2-002"), line(256267, "cnode2-001"));
+        let facts = parse("t", &alone);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.shared_by_ranks"]);
+        assert_eq!((facts[0].get("host"), facts[0].get("gpu")), (Some("cnode2-002"), Some("0")));
+        let one_job = format!("{}{}", line(1, "n1"), line(1, "n2").replace("Rank  0", "Rank  1"));
+        assert!(parse("t", &one_job).is_empty());
     }
 }

@@ -60,6 +60,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "network port is down",
             "ei0006",
             "socket establish timeout",
+            "no habanalabs network interfaces",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -742,6 +743,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // peer's socket or data ("wait socket establish timeout", "EI0006: ... Getting socket
             // times out. Reason: Remote Rank did not send the data in time"), which say that a
             // collective's peers did not answer, not why.
+            // Intel Gaudi's scale-out ports are the accelerator's own RoCE interfaces; its
+            // network script finding none ("Warning: no habanalabs network interfaces were
+            // detected", manage_network_ifs.sh) leaves collectives between hosts without a device.
+            if lower.contains("no habanalabs network interfaces") {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
             if lower.contains("network port is down") {
                 facts.push(
                     Fact::new("rdma.port_down")
@@ -2344,6 +2352,9 @@ mod tests {
         assert!(parse("f", "modprobe: FATAL: Module nouveau not found.\n").is_empty());
         let bar = " 11-10-2023 15:49:51:316 [pid=1502618 tid=1503329] ERROR  0:1072 Inc-bar-usage failed: size 524288000 remaining bytes 281018368\n";
         assert_eq!(parse("f", bar)[0].name, "gpu.bar1_exhausted");
+        // HabanaAI/hccl_demo#47: Gaudi's network script finds none of the accelerators' ports.
+        let gaudi = "Warning: no habanalabs network interfaces were detected\n";
+        assert_eq!(parse("f", gaudi)[0].name, "rdma.device_missing");
         let down = "RuntimeError: EJ0002: [PID: 38079] 2025-07-15-12:45:31.202.787 The network port is down.\n";
         assert_eq!(parse("f", down)[0].name, "rdma.port_down");
         for line in [

@@ -26,7 +26,10 @@ fn error_words() -> &'static Regex {
             // "ncclSystemError"): their names end in the word, after a lower-case letter. The
             // kernel's own crash reports begin "BUG: unable to handle ..." and "Oops: 0001 [#1]";
             // mpirun says a rank failed as "one or more processes exited with non-zero status".
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )|exited with non-zero status",
+            // A driver's counter of errors by its own short name with a count that is not zero
+            // ("unrecoverable_err=4", bnxt_re's) reports failures; the name alone (a command that
+            // greps for it) does not.
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )|exited with non-zero status|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
         )
         .expect("a fixed pattern compiles")
     })
@@ -49,6 +52,12 @@ pub fn looks_like_error(line: &str) -> bool {
     // mid-line.
     let level = line.trim_start().trim_start_matches('[');
     if ["DEBUG", "TRACE"].iter().any(|word| level.starts_with(word)) {
+        return false;
+    }
+    // A health check's report that a check passed names what it checked ("SUCCESS:  nhc:  Health
+    // check passed:  check_gpu_xid:  GPU XID error check passed.", Azure's Node Health Check):
+    // the words of the check are no failure.
+    if level.starts_with("SUCCESS") || line.contains("check passed") {
         return false;
     }
     error_words().find_iter(line).any(|word| !names_zero(&line[word.end()..]))
@@ -385,10 +394,17 @@ mod tests {
         ));
         assert!(!looks_like_error("port_rcv_errors: 0"));
         assert!(!looks_like_error("Total failed: 0"));
+        // AlizeeChen11/azurehpc-health-checks: a passed check that names errors it looked for.
+        assert!(!looks_like_error("SUCCESS:  nhc:  Health check passed:  check_gpu_xid:  GPU XID error check passed."));
+        assert!(looks_like_error("ERROR:  nhc:  Health check failed:  check_gpu_xid:  GPU XID error 79 found."));
         // zrlio/softiwarp#2: the kernel's own crash report.
         assert!(looks_like_error("[  519.463509] BUG: unable to handle kernel paging request at 0000000001d39d00"));
         assert!(looks_like_error("[  519.463697] Oops: 0001 [#1] SMP"));
         assert!(!looks_like_error("a debug build of the bug tracker"));
+        // ROCm/MAD's Thor2 counters: a driver's error counter by its short name, when not zero.
+        assert!(looks_like_error("  unrecoverable_err=4"));
+        assert!(!looks_like_error("  unrecoverable_err=0"));
+        assert!(!looks_like_error("rdma statistic show link mlx5_0/1 | grep -oP '(packet_seq_err|out_of_sequence)'"));
         // NVIDIA/TensorRT-LLM#1034: mpirun's word that a rank failed.
         assert!(looks_like_error(
             "mpirun detected that one or more processes exited with non-zero status, thus causing"
