@@ -84,6 +84,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "CUDA's 'peer mapping resources exhausted' (cudaErrorTooManyPeers): a GPU has no peer-access slot left",
     ),
     (
+        "host.open_files_exhausted",
+        "text",
+        "a call refused with EMFILE ('Too many open files'): the process reached its open-file limit (RLIMIT_NOFILE)",
+    ),
+    (
         "gpu.bar1_exhausted",
         "text",
         "the GPU's BAR1 aperture full: a mapping of GPU memory for the NIC or a storage path refused for want of BAR1 space (cuFile 'Inc-bar-usage failed')",

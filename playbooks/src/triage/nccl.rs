@@ -86,9 +86,12 @@ pub(super) fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
         .into_iter()
         .find_map(|(m, l)| raw.find(m).map(|i| (i, (m, l))))
         .map(|(i, (m, l))| ((i, m.len()), l));
-    let named_level = named.is_some();
-    let (marker, level) = named.or_else(|| old_warning_marker(raw)).or_else(|| bare_marker(raw))?;
+    let (marker, level) =
+        named.or_else(|| old_warning_marker(raw)).or_else(|| bare_marker(raw)).or_else(|| collectives_marker(raw))?;
     let (start, len) = marker;
+    // The level carries a library's name: NCCL's (2.3 on), or CCOM's, whose code is NCCL's of later
+    // releases.
+    let named_level = named.is_some() || raw[start..].starts_with(" CCOM ");
     let prefix = &raw[..start];
     let message = raw[start + len..].trim().to_string();
     let tokens: Vec<&str> = prefix.split_whitespace().collect();
@@ -116,6 +119,22 @@ pub(super) fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
         .filter(|t| t.rsplit_once(':').is_some_and(|(f, n)| f.contains('.') && n.chars().all(|c| c.is_ascii_digit())))
         .map(|t| t.rsplit_once(':').map_or(*t, |(f, _)| f).to_string());
     Some(NcclLine { line: line_no, host, pid, dev, level, message, raw: raw.to_string(), source, named_level })
+}
+
+/// AWS Neuron's collectives library (CCOM), NCCL's code under another name, prints NCCL's lines
+/// with its own ("58091:58701 [0] bootstrap.cc:95 CCOM WARN Timeout waiting for incoming
+/// connection"): its messages are NCCL's, and read as such.
+fn collectives_marker(raw: &str) -> Option<((usize, usize), Level)> {
+    let at = raw.find(" CCOM ")?;
+    let rest = &raw[at + " CCOM ".len()..];
+    let level = if rest.starts_with("WARN ") {
+        Level::Warn
+    } else if rest.starts_with("INFO ") {
+        Level::Info
+    } else {
+        return None;
+    };
+    Some(((at, " CCOM WARN ".len()), level))
 }
 
 /// One entry of an interface list wrapped onto its own line: `[3]br-dd40dc616638:172.30.0.1<0>`.
@@ -1880,6 +1899,17 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse("log", text)], &mut analysis);
         analysis.facts
+    }
+
+    /// aws-neuron/aws-neuron-sdk#851: Neuron's CCOM prints NCCL's lines under its own name.
+    #[test]
+    fn neurons_collectives_lines_are_nccls() {
+        let line = "2024-May-21 16:16:20.0229 58091:59050 [-1] bootstrap.cc:95 CCOM WARN Timeout waiting for incoming connection (waited 120 sec), [CommInitRankDev/-4]";
+        let parsed = parse_line(1, line).expect("an NCCL line");
+        assert!(matches!(parsed.level, Level::Warn));
+        assert!(parsed.message.starts_with("Timeout waiting for incoming connection"), "{}", parsed.message);
+        assert!(parsed.named_level, "a named level, not a release before 2.3");
+        assert!(parse_line(1, "the CCOM team met at noon").is_none());
     }
 
     /// horovod#666: one host prints NCCL 2.2's levels without NCCL's name, the other 2.3's with it;

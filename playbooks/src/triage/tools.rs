@@ -61,6 +61,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "ei0006",
             "socket establish timeout",
             "no habanalabs network interfaces",
+            "too many open files",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -743,6 +744,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // peer's socket or data ("wait socket establish timeout", "EI0006: ... Getting socket
             // times out. Reason: Remote Rank did not send the data in time"), which say that a
             // collective's peers did not answer, not why.
+            // A call refused with EMFILE, in strerror's words ("Call to accept failed : Too many
+            // open files", NCCL's or Neuron CCOM's bootstrap; accept(2), socket(2), open(2)): the
+            // process holds as many descriptors as RLIMIT_NOFILE allows, and a job opens sockets
+            // per peer, so the limit, not the network, stops the connection.
+            if lower.contains("too many open files") {
+                facts.push(Fact::new("host.open_files_exhausted").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
             // Intel Gaudi's scale-out ports are the accelerator's own RoCE interfaces; its
             // network script finding none ("Warning: no habanalabs network interfaces were
             // detected", manage_network_ifs.sh) leaves collectives between hosts without a device.
@@ -2352,6 +2361,9 @@ mod tests {
         assert!(parse("f", "modprobe: FATAL: Module nouveau not found.\n").is_empty());
         let bar = " 11-10-2023 15:49:51:316 [pid=1502618 tid=1503329] ERROR  0:1072 Inc-bar-usage failed: size 524288000 remaining bytes 281018368\n";
         assert_eq!(parse("f", bar)[0].name, "gpu.bar1_exhausted");
+        // aws-neuron/aws-neuron-sdk#713: the bootstrap's accept refused for the open-file limit.
+        let emfile = "2023-Aug-01 16:12:43.0204 332066:332417 [18] bootstrap.cc:106 CCOM WARN Call to accept failed : Too many open files\n";
+        assert_eq!(parse("f", emfile)[0].name, "host.open_files_exhausted");
         // HabanaAI/hccl_demo#47: Gaudi's network script finds none of the accelerators' ports.
         let gaudi = "Warning: no habanalabs network interfaces were detected\n";
         assert_eq!(parse("f", gaudi)[0].name, "rdma.device_missing");
