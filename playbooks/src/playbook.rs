@@ -304,6 +304,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("topo.gpu_nic_sys", "gpu nic", "nvidia-smi topo -m: every NIC is SYS from this GPU (on the other CPU socket)"),
     ("nccl.gid_routable", "host gid", "a failed completion's queue pair used the IPv4-mapped RoCE v2 GID (the right index)"),
     (
+        "rdma.queue_pair_delivered",
+        "work_request",
+        "a failed work request's index past its send queue's length (UCX's 'RC QP ... wqe[837]'): the queue pair had delivered work before",
+    ),
+    (
         "nccl.cross_nic",
         "channel from_rank to_rank send_nic recv_nic host peer",
         "a channel sent on one NIC index and received on another",

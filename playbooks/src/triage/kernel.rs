@@ -106,6 +106,17 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
     Some(fact)
 }
 
+/// An Xid an agent reports as detected without the GPU's address (gpud's event message "xid 119
+/// detected by dmesg (47 minutes ago)"): the words "xid", the code, then "detected".
+fn detected_xid(raw: &str) -> Option<u32> {
+    let lower = raw.to_ascii_lowercase();
+    let at = lower.find("xid ")?;
+    let rest = &lower[at + 4..];
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let code = rest[..digits].parse().ok()?;
+    rest[digits..].trim_start().starts_with("detected").then_some(code)
+}
+
 /// An Xid as a monitoring agent reports it rather than the driver: gpud's "XID 79(GPU has fallen
 /// off the bus) detected on PCI:0000:ae:00". The code must follow the word XID and the line must
 /// name the GPU's PCI address, so prose that mentions an Xid is not an event.
@@ -271,6 +282,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
         if let Some((code, pci)) = reported_xid(raw) {
             facts.extend(xid_facts(code, &pci, &host, &evidence()));
+            continue;
+        }
+        if let Some(code) = detected_xid(raw) {
+            facts.extend(xid_facts(code, "unknown", &host, &evidence()));
             continue;
         }
         // A Node Health Check (mej/nhc) Xid check's report, "Found XID errors: 63" or "... 63, 94":
@@ -631,6 +646,16 @@ mod tests {
     /// NVIDIA/nccl docs/examples/08_ras/01_fault_detection: a rank held back while the others go on
     /// launching collectives is named behind them (and the summary's MISMATCH is its doing); a rank
     /// named ahead of the others is not.
+    /// leptonai/gpud#192: gpud's event message names the Xid without the GPU.
+    #[test]
+    fn an_xid_an_agent_reports_detected() {
+        assert_eq!(detected_xid("        \"message\": \"xid 119 detected by dmesg (47 minutes ago)\","), Some(119));
+        assert_eq!(detected_xid("no xid 79 was found"), None);
+        let facts =
+            parse_kernel("events.json", "        \"message\": \"xid 119 detected by dmesg (47 minutes ago)\",\n");
+        assert!(facts.iter().any(|f| f.name == "gpu.lost"), "{facts:?}");
+    }
+
     /// HabanaAI/Setup_and_Install#1: Gaudi's driver giving up on an accelerator at start.
     #[test]
     fn an_accelerator_its_driver_cannot_initialise_is_lost() {

@@ -1047,6 +1047,18 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // One search finds both forms; graph/paths.cc's per-GPU form (2.18 and later: "GPU Direct RDMA
     // Disabled for GPU 2[2] / HCA 0 (distance 3 >= 2)") is the distance policy, kept for the
     // channels' verdict (`gdr_off_across_sockets`).
+    // NCCL's own word that its kernels need more shared memory than this GPU offers ("ncclMaxSharedMem
+    // 82240 exceeds device/fn maxSharedMem 79856", init.cc): the release was not built for this GPU
+    // (a new architecture, RTX 5090 on 2.25), so its collectives cannot launch there, which a later
+    // release fixes (NVIDIA/nccl#1637).
+    if message.starts_with("ncclMaxSharedMem") && message.contains(" exceeds ") {
+        analysis.push(
+            Fact::new("nccl.internal")
+                .host(&host)
+                .attr("text", format!("{message}: this NCCL release's kernels do not fit this GPU"))
+                .evidence(evidence.clone()),
+        );
+    }
     let socket_transport = message.starts_with("NET/Socket");
     let disabled_for = message.split_once("GPU Direct RDMA Disabled for ").map(|(_, rest)| rest);
     if let Some(rest) = disabled_for.and_then(|r| r.strip_prefix("GPU")).filter(|r| r.contains("(distance ")) {
@@ -1899,6 +1911,14 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse("log", text)], &mut analysis);
         analysis.facts
+    }
+
+    /// NVIDIA/nccl#1637: NCCL 2.25.1 on an RTX 5090, its kernels' shared memory past the GPU's.
+    #[test]
+    fn kernels_that_need_more_shared_memory_than_the_gpu_offers() {
+        let line = "localhost:11344:11344 [1] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856\n";
+        assert!(facts(line).iter().any(|f| f.name == "nccl.internal"));
+        assert!(!facts("h:1:2 [0] NCCL INFO ncclMaxSharedMem 40000\n").iter().any(|f| f.name == "nccl.internal"));
     }
 
     /// aws-neuron/aws-neuron-sdk#851: Neuron's CCOM prints NCCL's lines under its own name.

@@ -569,12 +569,31 @@ fn ecc_facts(counts: Vec<EccCount>, facts: &mut Vec<Fact>) {
 /// The summary table of plain `nvidia-smi`: its first row per GPU ends with the volatile
 /// uncorrectable ECC count ("Volatile Uncorr. ECC"; `N/A` or `Off` without ECC).
 fn summary_table(file: &str, text: &str, facts: &mut Vec<Fact>) {
+    // The GPU of the row above: its second row ("fan temp perf power") has no bus id of its own.
+    let mut above: Option<(String, String)> = None;
     for (line_no, raw) in numbered_lines(text) {
         let line = raw.trim();
         let Some(inner) = line.strip_prefix('|').and_then(|l| l.strip_suffix('|')) else { continue };
         let cells: Vec<&str> = inner.split('|').map(str::trim).collect();
         let [name, bus, ecc] = cells.as_slice() else { continue };
-        let Some(gpu) = bus.split_whitespace().next().and_then(bus_id) else { continue };
+        let Some(gpu) = bus.split_whitespace().next().and_then(bus_id) else {
+            // The second row with the temperature and the performance state read ERR! as well as
+            // the fan ("ERR!  ERR! ERR!  1W / N/A"): no sensor of the GPU answers, which is the
+            // device, not one sensor (NVIDIA/dcgm-exporter#46, beside "Failed to initialize NVML").
+            let sensors: Vec<&str> = name.split_whitespace().take(3).collect();
+            if let (["ERR!", "ERR!", "ERR!"], Some((index, gpu))) = (sensors.as_slice(), above.take()) {
+                facts.push(
+                    Fact::new("gpu.lost")
+                        .attr(
+                            "how",
+                            format!("nvidia-smi cannot read GPU {index} (its fan, temperature and state read ERR!)"),
+                        )
+                        .attr("bus_id", gpu)
+                        .evidence(Evidence::new(file, line_no, raw)),
+                );
+            }
+            continue;
+        };
         // The GPU's own name read as "ERR!": NVML got no answer from the device for its most basic
         // query (nvidia-smi(1): "ERR!" is a value it failed to read), so the GPU is not responding.
         // A single field such as the fan reading ERR! is a sensor, not the GPU.
@@ -588,6 +607,7 @@ fn summary_table(file: &str, text: &str, facts: &mut Vec<Fact>) {
             );
             continue;
         }
+        above = name.split_whitespace().next().map(|index| (index.to_string(), gpu.to_string()));
         if let Some(count) = ecc.parse::<u64>().ok().filter(|c| *c > 0) {
             facts.push(
                 Fact::new("gpu.ecc_uncorrectable")
@@ -1247,5 +1267,22 @@ mod tests {
             let _ = parse("f", text);
             let _ = recognised(text);
         }
+    }
+
+    /// NVIDIA/dcgm-exporter#46: a GPU whose name reads but whose fan, temperature and state do not.
+    #[test]
+    fn a_gpu_whose_sensors_all_read_err_is_lost() {
+        let table = "|   7  NVIDIA A100 80G...  On   | 00000000:D6:00.0 Off |                 ERR! |\n\
+                     |ERR!  ERR! ERR!      1W /  N/A |      0MiB / 80994MiB |    ERR!      Default |\n";
+        let mut facts = Vec::new();
+        summary_table("smi", table, &mut facts);
+        assert_eq!(
+            facts.iter().map(|f| (f.name.as_str(), f.get("bus_id"))).collect::<Vec<_>>(),
+            [("gpu.lost", Some("0000:d6:00.0"))]
+        );
+        let fan = table.replace("|ERR!  ERR! ERR! ", "|ERR!   26C   P8  ");
+        let mut facts = Vec::new();
+        summary_table("smi", &fan, &mut facts);
+        assert!(facts.is_empty(), "{facts:?}");
     }
 }

@@ -62,6 +62,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "socket establish timeout",
             "no habanalabs network interfaces",
             "too many open files",
+            "down since",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -187,12 +188,21 @@ fn rdma_module_missing(line: &str) -> bool {
     })
 }
 
+/// UCX's default send queue length of its RC transports (UCX_RC_TX_QUEUE_LEN).
+const UCX_SEND_QUEUE_LENGTH: u64 = 256;
+
+/// The index of the work request UCX reports failed ("RC QP 0xc8d wqe[837]: SEND ...").
+fn failed_work_request(line: &str) -> Option<u64> {
+    let rest = line.split_once(" QP ")?.1.split_once("wqe[")?.1;
+    rest.split(']').next()?.parse().ok()
+}
+
 /// The first word of a line that names an RDMA device by its kernel name (`mlx5_3`, `mlx5_bond_0`,
 /// `bnxt_re0`, `irdma1`, `rocep1s0f0`), as verbs users print it.
 fn rdma_device_word(line: &str) -> Option<&str> {
     const DRIVERS: [&str; 10] =
         ["mlx4_", "mlx5_", "bnxt_re", "irdma", "erdma", "efa_", "hfi1_", "qedr", "rocep", "ibp"];
-    line.split_whitespace()
+    line.split(|c: char| c.is_whitespace() || "\"':,=()[]{}".contains(c))
         .map(|word| word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_'))
         .find(|word| DRIVERS.iter().any(|driver| word.starts_with(driver)) && word.chars().any(|c| c.is_ascii_digit()))
 }
@@ -744,6 +754,28 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // peer's socket or data ("wait socket establish timeout", "EI0006: ... Getting socket
             // times out. Reason: Remote Rank did not send the data in time"), which say that a
             // collective's peers did not answer, not why.
+            // A health agent's word that an RDMA port has been down for a while ("mlx5_0 port 1
+            // down since 2025-07-10T03:40:48Z", gpud's InfiniBand component): the port is down,
+            // whatever the agent's threshold for calling it persistent.
+            if lower.contains("down since") && lower.contains(" port ") {
+                if let Some(nic) = rdma_device_word(trimmed) {
+                    let port = trimmed
+                        .split(" port ")
+                        .nth(1)
+                        .and_then(|rest| rest.split_whitespace().next())
+                        .filter(|port| port.chars().all(|c| c.is_ascii_digit()))
+                        .unwrap_or("unknown");
+                    facts.push(
+                        Fact::new("rdma.port_down")
+                            .attr("nic", nic)
+                            .attr("port", port)
+                            .attr("state", "down (a health agent's report)")
+                            .attr("text", trimmed)
+                            .evidence(evidence()),
+                    );
+                    continue;
+                }
+            }
             // A call refused with EMFILE, in strerror's words ("Call to accept failed : Too many
             // open files", NCCL's or Neuron CCOM's bootstrap; accept(2), socket(2), open(2)): the
             // process holds as many descriptors as RLIMIT_NOFILE allows, and a job opens sockets
@@ -1253,6 +1285,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 let nic = port.trim_end_matches("/RoCE").split(':').next().unwrap_or(port);
                 facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
             }
+            continue;
+        }
+        // UCX names the work request that failed by its index in the queue pair's send queue ("RC
+        // QP 0xc8d wqe[837]: SEND --e ..."): an index past the queue's length (UCX_RC_TX_QUEUE_LEN,
+        // 256 by default) means earlier work requests on it had completed, so the queue pair
+        // reached its peer with the GID it had: a retry exhausted later is loss on the path, not
+        // an unroutable GID index (which fails the first transfer).
+        if let Some(index) = failed_work_request(trimmed).filter(|index| *index >= UCX_SEND_QUEUE_LENGTH) {
+            facts.push(Fact::new("rdma.queue_pair_delivered").attr("work_request", index).evidence(evidence()));
             continue;
         }
         // libnvidia-container (nvidia-container-cli, the container runtime's GPU hook) asks the
@@ -2361,6 +2402,17 @@ mod tests {
         assert!(parse("f", "modprobe: FATAL: Module nouveau not found.\n").is_empty());
         let bar = " 11-10-2023 15:49:51:316 [pid=1502618 tid=1503329] ERROR  0:1072 Inc-bar-usage failed: size 524288000 remaining bytes 281018368\n";
         assert_eq!(parse("f", bar)[0].name, "gpu.bar1_exhausted");
+        // horovod/horovod#1390: the failed work request's index says the queue pair had delivered.
+        let later = "[ksgpu-v-051:51920:0:52950] ib_mlx5_log.c:139  RC QP 0xc8d wqe[837]: SEND --e [va 0x7f11d4dc1640 len 101 lkey 0x368d04]\n";
+        assert_eq!(parse("f", later)[0].name, "rdma.queue_pair_delivered");
+        assert!(parse("f", &later.replace("wqe[837]", "wqe[3]")).is_empty(), "within the first queue's length");
+        // leptonai/gpud#971: gpud's word that a port has been down.
+        let down = "{\"level\":\"warn\",\"ts\":\"2025-07-10T03:55:49.819Z\",\"msg\":\"mlx5_0 port 1 down since 2025-07-10T03:40:48Z\"}\n";
+        let facts = parse("f", down);
+        assert_eq!(
+            (facts[0].name.as_str(), facts[0].get("nic"), facts[0].get("port")),
+            ("rdma.port_down", Some("mlx5_0"), Some("1"))
+        );
         // aws-neuron/aws-neuron-sdk#713: the bootstrap's accept refused for the open-file limit.
         let emfile = "2023-Aug-01 16:12:43.0204 332066:332417 [18] bootstrap.cc:106 CCOM WARN Call to accept failed : Too many open files\n";
         assert_eq!(parse("f", emfile)[0].name, "host.open_files_exhausted");

@@ -25,11 +25,13 @@ fn error_words() -> &'static Regex {
             // Exception and error types are one word ("torch.OutOfMemoryError", "ChildFailedError",
             // "ncclSystemError"): their names end in the word, after a lower-case letter. The
             // kernel's own crash reports begin "BUG: unable to handle ..." and "Oops: 0001 [#1]";
-            // mpirun says a rank failed as "one or more processes exited with non-zero status".
+            // mpirun says a rank failed as "one or more processes exited with non-zero status";
+            // the kernel says a device's memory window could not be placed as "BAR 1 [mem size
+            // 0x800000000 64bit pref]: can't assign; no space".
             // A driver's counter of errors by its own short name with a count that is not zero
             // ("unrecoverable_err=4", bnxt_re's) reports failures; the name alone (a command that
             // greps for it) does not.
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )|exited with non-zero status|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
         )
         .expect("a fixed pattern compiles")
     })
@@ -60,6 +62,18 @@ pub fn looks_like_error(line: &str) -> bool {
     if level.starts_with("SUCCESS") || line.contains("check passed") {
         return false;
     }
+    // Errors a code corrected ("FEC Corrected Errors 1151") are the link working as designed; a
+    // title that names errors without a number ("Input errors:", "Ethernet FEC statistics
+    // Errors", a switch's or a counter tool's section heads, and a table's column heads set apart
+    // by runs of spaces) reports none.
+    let lower = line.to_ascii_lowercase();
+    let corrected = lower.contains("corrected errors") && !lower.contains("uncorrected");
+    let columns = line.trim().split("  ").filter(|column| !column.trim().is_empty()).count();
+    let title = !line.contains(|c: char| c.is_ascii_digit())
+        && (columns >= 3 || error_words().find_iter(line).all(|word| word.as_str().eq_ignore_ascii_case("errors")));
+    if corrected || title {
+        return false;
+    }
     error_words().find_iter(line).any(|word| !names_zero(&line[word.end()..]))
 }
 
@@ -71,12 +85,15 @@ fn names_by_number(word: &str) -> bool {
         .any(|name| word.eq_ignore_ascii_case(name))
 }
 
-/// Whether the text after an error word gives it a count of zero ("errors = 0,", "failed: 0 ").
+/// Whether the text after an error word gives it a count of zero ("errors = 0,", "failed: 0 ",
+/// "Error: None").
 fn names_zero(after: &str) -> bool {
     let rest = after.trim_start();
     let Some(rest) = rest.strip_prefix(['=', ':']) else { return false };
     let rest = rest.trim_start();
-    rest.strip_prefix('0').is_some_and(|tail| !tail.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.'))
+    let none = |tail: &str| !tail.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.');
+    // "BPDU Error: None" (Junos' show interfaces) says none as a word.
+    rest.strip_prefix('0').is_some_and(none) || rest.strip_prefix("None").is_some_and(none)
 }
 
 /// A tool's report that it failed: a line that starts with the failure ("Failed to initialize
@@ -394,6 +411,18 @@ mod tests {
         ));
         assert!(!looks_like_error("port_rcv_errors: 0"));
         assert!(!looks_like_error("Total failed: 0"));
+        // mymdbook/xai_link_flap: a switch's healthy interface report.
+        assert!(!looks_like_error(
+            "  Link-level type: Ethernet, MTU: 9216, BPDU Error: None, Loop Detect PDU Error: None"
+        ));
+        assert!(!looks_like_error("  Input errors:"));
+        assert!(!looks_like_error("  Ethernet FEC statistics              Errors"));
+        assert!(!looks_like_error("    FEC Corrected Errors                 1151"));
+        assert!(looks_like_error("    FEC Uncorrected Errors               12"));
+        assert!(looks_like_error("Errors: 3"));
+        assert!(!looks_like_error(
+            "  Symbol Error Per Code Word         Code Words    Total Code Words    Last Changed"
+        ));
         // AlizeeChen11/azurehpc-health-checks: a passed check that names errors it looked for.
         assert!(!looks_like_error("SUCCESS:  nhc:  Health check passed:  check_gpu_xid:  GPU XID error check passed."));
         assert!(looks_like_error("ERROR:  nhc:  Health check failed:  check_gpu_xid:  GPU XID error 79 found."));
