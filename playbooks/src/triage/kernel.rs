@@ -107,9 +107,9 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
 }
 
 /// An Xid an agent reports as detected without the GPU's address (gpud's event message "xid 119
-/// detected by dmesg (47 minutes ago)"): the words "xid", the code, then "detected".
-fn detected_xid(raw: &str) -> Option<u32> {
-    let lower = raw.to_ascii_lowercase();
+/// detected by dmesg (47 minutes ago)"): the words "xid", the code, then "detected", in a lower-cased
+/// line.
+fn detected_xid(lower: &str) -> Option<u32> {
     let at = lower.find("xid ")?;
     let rest = &lower[at + 4..];
     let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
@@ -284,10 +284,6 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             facts.extend(xid_facts(code, &pci, &host, &evidence()));
             continue;
         }
-        if let Some(code) = detected_xid(raw) {
-            facts.extend(xid_facts(code, "unknown", &host, &evidence()));
-            continue;
-        }
         // A Node Health Check (mej/nhc) Xid check's report, "Found XID errors: 63" or "... 63, 94":
         // the codes it read from the kernel log, without the GPU.
         if let Some(codes) = raw.trim().strip_prefix("Found XID errors:") {
@@ -301,6 +297,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             continue;
         }
         let lower = raw.to_ascii_lowercase();
+        if let Some(code) = detected_xid(&lower) {
+            facts.extend(xid_facts(code, "unknown", &host, &evidence()));
+            continue;
+        }
         if let Some(fact) = gpu_lost_line(raw, &lower, &host, evidence()) {
             facts.push(fact);
             continue;

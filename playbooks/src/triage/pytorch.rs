@@ -152,14 +152,18 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
         // (ProcessGroupNCCL.cpp: "Received a dump signal due to a collective timeout from rank N and
         // we will try our best to dump the debug info. Last enqueued NCCL work: E, last completed
         // NCCL work: C."): how far this rank got, though it timed out on nothing.
-        if raw.contains("Received a dump signal") {
-            if let (Some(rank), Some(enqueued)) = (rank_of(raw), keyed_number(raw, "Last enqueued NCCL work: ")) {
-                records.signalled.push((rank, keyed_number(raw, "PG ID "), enqueued, evidence));
+        // Both lines name their process group ("[PG ID 0 PG GUID 0(default_pg) Rank 7]"): one
+        // search passes every other line by.
+        if raw.contains("PG ID ") {
+            if raw.contains("Received a dump signal") {
+                if let (Some(rank), Some(enqueued)) = (rank_of(raw), keyed_number(raw, "Last enqueued NCCL work: ")) {
+                    records.signalled.push((rank, keyed_number(raw, "PG ID "), enqueued, evidence));
+                }
+                continue;
             }
-            continue;
-        }
-        if raw.contains("failure detected by watchdog") {
-            records.timed_out_groups.extend(keyed_number(raw, "PG ID "));
+            if raw.contains("failure detected by watchdog") {
+                records.timed_out_groups.extend(keyed_number(raw, "PG ID "));
+            }
         }
         let trimmed = raw.trim();
         // The same wrapper logs every collective a rank starts ("[Rank 1] Running collective:

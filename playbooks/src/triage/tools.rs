@@ -63,6 +63,20 @@ fn rare_phrases() -> &'static regex::Regex {
             "no habanalabs network interfaces",
             "too many open files",
             "down since",
+            "module rdma_rxe",
+            "module ib_rxe",
+            "module siw",
+            "module rdma_ucm",
+            "module rdma_cm",
+            "module ib_uverbs",
+            "module ib_core",
+            "module ib_umad",
+            "module mlx5_ib",
+            "module mlx4_ib",
+            "module irdma",
+            "module bnxt_re",
+            "module efa",
+            "wqe[",
         ];
         let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
@@ -417,14 +431,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 continue;
             }
         }
-        // A kernel module of the RDMA stack that modprobe or modinfo cannot find ("modprobe: FATAL:
-        // Module rdma_rxe not found in directory /lib/modules/6.14.0-1015-aws"): a kernel package
-        // without it (Ubuntu's cloud kernels keep Soft-RoCE in linux-modules-extra), or an older
-        // kernel that names it otherwise (ib_rxe), so the device it would provide never exists.
-        if raw.contains("Module ") && raw.contains(" not found") && rdma_module_missing(trimmed) {
-            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
-            continue;
-        }
         // ibstatus (infiniband-diags, a script over sysfs) finds no device at all.
         if trimmed.contains("sys files not found") && trimmed.contains("/sys/class/infiniband") {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
@@ -754,6 +760,25 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // peer's socket or data ("wait socket establish timeout", "EI0006: ... Getting socket
             // times out. Reason: Remote Rank did not send the data in time"), which say that a
             // collective's peers did not answer, not why.
+            // A kernel module of the RDMA stack that modprobe or modinfo cannot find ("modprobe:
+            // FATAL: Module rdma_rxe not found in directory /lib/modules/6.14.0-1015-aws"): a kernel
+            // package without it (Ubuntu's cloud kernels keep Soft-RoCE in linux-modules-extra), or
+            // an older kernel that names it otherwise (ib_rxe), so the device it would provide
+            // never exists.
+            if rdma_module_missing(trimmed) {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // UCX names the work request that failed by its index in the queue pair's send queue
+            // ("RC QP 0xc8d wqe[837]: SEND --e ..."): an index past the queue's length
+            // (UCX_RC_TX_QUEUE_LEN, 256 by default) means earlier work requests on it had
+            // completed, so the queue pair reached its peer with the GID it had: a retry exhausted
+            // later is loss on the path, not an unroutable GID index (which fails the first
+            // transfer).
+            if let Some(index) = failed_work_request(trimmed).filter(|index| *index >= UCX_SEND_QUEUE_LENGTH) {
+                facts.push(Fact::new("rdma.queue_pair_delivered").attr("work_request", index).evidence(evidence()));
+                continue;
+            }
             // A health agent's word that an RDMA port has been down for a while ("mlx5_0 port 1
             // down since 2025-07-10T03:40:48Z", gpud's InfiniBand component): the port is down,
             // whatever the agent's threshold for calling it persistent.
@@ -1285,15 +1310,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 let nic = port.trim_end_matches("/RoCE").split(':').next().unwrap_or(port);
                 facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(evidence()));
             }
-            continue;
-        }
-        // UCX names the work request that failed by its index in the queue pair's send queue ("RC
-        // QP 0xc8d wqe[837]: SEND --e ..."): an index past the queue's length (UCX_RC_TX_QUEUE_LEN,
-        // 256 by default) means earlier work requests on it had completed, so the queue pair
-        // reached its peer with the GID it had: a retry exhausted later is loss on the path, not
-        // an unroutable GID index (which fails the first transfer).
-        if let Some(index) = failed_work_request(trimmed).filter(|index| *index >= UCX_SEND_QUEUE_LENGTH) {
-            facts.push(Fact::new("rdma.queue_pair_delivered").attr("work_request", index).evidence(evidence()));
             continue;
         }
         // libnvidia-container (nvidia-container-cli, the container runtime's GPU hook) asks the

@@ -66,8 +66,10 @@ pub fn looks_like_error(line: &str) -> bool {
     // title that names errors without a number ("Input errors:", "Ethernet FEC statistics
     // Errors", a switch's or a counter tool's section heads, and a table's column heads set apart
     // by runs of spaces) reports none.
-    let lower = line.to_ascii_lowercase();
-    let corrected = lower.contains("corrected errors") && !lower.contains("uncorrected");
+    let corrected = line.contains("orrected") && {
+        let lower = line.to_ascii_lowercase();
+        lower.contains("corrected errors") && !lower.contains("uncorrected")
+    };
     let columns = line.trim().split("  ").filter(|column| !column.trim().is_empty()).count();
     let title = !line.contains(|c: char| c.is_ascii_digit())
         && (columns >= 3 || error_words().find_iter(line).all(|word| word.as_str().eq_ignore_ascii_case("errors")));
