@@ -657,13 +657,10 @@ impl Rule {
             .chain(&self.weakened_by)
     }
 
-    /// Whether this rule names `fact` only in other forms: one of its patterns (what it needs, is
-    /// diagnosed from, is ruled out, strengthened or weakened by) has the fact's name, and none
-    /// matches it (a queue pair that failed RTR without the zero GID or address the rule looks for).
-    pub fn names_only_otherwise(&self, fact: &Fact) -> bool {
-        let patterns: Vec<Pattern> = self.patterns().filter_map(|text| Pattern::parse(text).ok()).collect();
-        patterns.iter().any(|pattern| pattern.name == fact.name)
-            && !patterns.iter().any(|pattern| pattern.matches(fact))
+    /// Whether one of this rule's patterns (what it needs, is diagnosed from, is ruled out,
+    /// strengthened or weakened by) has `fact`'s name, whatever attributes it asks for.
+    pub fn names(&self, fact: &Fact) -> bool {
+        self.patterns().filter_map(|text| Pattern::parse(text).ok()).any(|pattern| pattern.name == fact.name)
     }
 
     /// Whether any of this rule's patterns matches `fact`.

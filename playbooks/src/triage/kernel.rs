@@ -110,11 +110,8 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
 /// detected by dmesg (47 minutes ago)"): the words "xid", the code, then "detected", in a lower-cased
 /// line.
 fn detected_xid(lower: &str) -> Option<u32> {
-    let at = lower.find("xid ")?;
-    let rest = &lower[at + 4..];
-    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-    let code = rest[..digits].parse().ok()?;
-    rest[digits..].trim_start().starts_with("detected").then_some(code)
+    let (code, after) = code_after_xid(lower, lower.find("xid ")?)?;
+    after.trim_start().starts_with("detected").then_some(code)
 }
 
 /// An Xid as a monitoring agent reports it rather than the driver: gpud's "XID 79(GPU has fallen
@@ -122,10 +119,7 @@ fn detected_xid(lower: &str) -> Option<u32> {
 /// name the GPU's PCI address, so prose that mentions an Xid is not an event.
 fn reported_xid(raw: &str) -> Option<(u32, String)> {
     let upper = raw.to_ascii_uppercase();
-    let at = upper.find("XID ")?;
-    let rest = &raw[at + 4..];
-    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-    let code: u32 = rest[..digits].parse().ok()?;
+    let (code, after) = code_after_xid(raw, upper.find("XID ")?)?;
     let marker = upper.find("PCI:")?;
     let pci: String = raw[marker + 4..]
         .chars()
@@ -133,7 +127,14 @@ fn reported_xid(raw: &str) -> Option<(u32, String)> {
         .collect::<String>()
         .trim_end_matches([':', '.'])
         .to_ascii_lowercase();
-    (pci.matches(':').count() >= 1 && rest[digits..].starts_with(['(', ' ', ','])).then_some((code, pci))
+    (pci.matches(':').count() >= 1 && after.starts_with(['(', ' ', ','])).then_some((code, pci))
+}
+
+/// The Xid code after the word at `at` ("XID " or "xid ", four bytes) and the text after the code.
+fn code_after_xid(line: &str, at: usize) -> Option<(u32, &str)> {
+    let rest = &line[at + 4..];
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    Some((rest[..digits].parse().ok()?, &rest[digits..]))
 }
 
 /// An NVSwitch error as its driver logs it: "nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028,

@@ -131,9 +131,10 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
     // a launcher's transport left unused by policy), whose lines stay explained.
     if diagnoses.is_empty() {
         let rules = || playbooks.iter().flat_map(|p| &p.rules);
-        let unheeded = analysis.facts.iter().filter(|fact| {
-            rules().any(|rule| rule.names_only_otherwise(fact)) && !rules().any(|rule| rule.heeds(fact))
-        });
+        let unheeded = analysis
+            .facts
+            .iter()
+            .filter(|fact| rules().any(|rule| rule.names(fact)) && !rules().any(|rule| rule.heeds(fact)));
         let faults: Vec<&Fact> =
             rules().flat_map(|rule| rule.wanting_context(&analysis.facts)).chain(unheeded).collect();
         if let Some(unused) = super::unexplained::unused_error_lines(&faults) {

@@ -63,22 +63,17 @@ fn rare_phrases() -> &'static regex::Regex {
             "no habanalabs network interfaces",
             "too many open files",
             "down since",
-            "module rdma_rxe",
-            "module ib_rxe",
-            "module siw",
-            "module rdma_ucm",
-            "module rdma_cm",
-            "module ib_uverbs",
-            "module ib_core",
-            "module ib_umad",
-            "module mlx5_ib",
-            "module mlx4_ib",
-            "module irdma",
-            "module bnxt_re",
-            "module efa",
             "wqe[",
         ];
-        let alternation = phrases.iter().map(|p| regex::escape(p)).collect::<Vec<_>>().join("|");
+        // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
+        let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
+        let alternation = phrases
+            .iter()
+            .map(|p| p.to_string())
+            .chain(modules)
+            .map(|p| regex::escape(&p))
+            .collect::<Vec<_>>()
+            .join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
     })
 }
@@ -182,25 +177,28 @@ fn launcher_host(line: &str) -> Option<&str> {
 /// Whether a modprobe/modinfo line says a module of the RDMA stack was not found ("Module rdma_rxe
 /// not found").
 fn rdma_module_missing(line: &str) -> bool {
-    const MODULES: [&str; 13] = [
-        "rdma_rxe",
-        "ib_rxe",
-        "siw",
-        "rdma_ucm",
-        "rdma_cm",
-        "ib_uverbs",
-        "ib_core",
-        "ib_umad",
-        "mlx5_ib",
-        "mlx4_ib",
-        "irdma",
-        "bnxt_re",
-        "efa",
-    ];
     line.split_once("Module ").is_some_and(|(_, rest)| {
-        rest.split_whitespace().next().is_some_and(|module| MODULES.contains(&module)) && rest.contains(" not found")
+        rest.split_whitespace().next().is_some_and(|module| RDMA_MODULES.contains(&module))
+            && rest.contains(" not found")
     })
 }
+
+/// The kernel modules of the RDMA stack (its core, user-space access, and providers' drivers).
+const RDMA_MODULES: [&str; 13] = [
+    "rdma_rxe",
+    "ib_rxe",
+    "siw",
+    "rdma_ucm",
+    "rdma_cm",
+    "ib_uverbs",
+    "ib_core",
+    "ib_umad",
+    "mlx5_ib",
+    "mlx4_ib",
+    "irdma",
+    "bnxt_re",
+    "efa",
+];
 
 /// UCX's default send queue length of its RC transports (UCX_RC_TX_QUEUE_LEN).
 const UCX_SEND_QUEUE_LENGTH: u64 = 256;
