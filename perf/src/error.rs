@@ -12,9 +12,10 @@ pub enum PerfError {
     PeerSilent { peer: String, waited: Duration },
     #[error("peer {peer} closed the connection during {during}")]
     PeerClosed { peer: String, during: &'static str },
-    /// A peer gave up because of another rank and said so before it left (`because` names that rank).
-    #[error("peer {peer} left the collective because {because}")]
-    PeerLeft { peer: String, because: String },
+    /// A peer gave up because of another rank and said so before it left: `first` exited (`silent`
+    /// is `None`) or sent no data for `silent`.
+    #[error("peer {peer} left the collective because {}", departure_words(.first, .silent))]
+    PeerLeft { peer: String, first: String, silent: Option<Duration> },
     #[error("i/o error with {peer} during {during}: {cause}")]
     Io { peer: String, during: &'static str, cause: std::io::Error },
     #[error("handshake with {peer} failed: {reason}")]
@@ -31,4 +32,12 @@ pub enum PerfError {
     Transport(String),
     #[error("GPU buffer: {0}")]
     Gpu(#[from] crate::gpu::GpuError),
+}
+
+/// Why the rank that stopped first stopped, as a peer that left because of it says.
+fn departure_words(first: &str, silent: &Option<Duration>) -> String {
+    match silent {
+        None => format!("{first} exited"),
+        Some(waited) => format!("{first} sent no data for {waited:?}"),
+    }
 }

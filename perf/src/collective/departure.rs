@@ -80,13 +80,34 @@ fn first_of_word(labels: &[String], first: usize, silent_ms: Option<u64>) -> Opt
 /// ([`hear_the_first`]).
 pub(super) fn name_the_first(control: &mut [TcpStream], labels: &[String], error: PerfError) -> PerfError {
     let (error, first) = follow_the_words(control, labels, error);
-    if let Some((first, silent)) = first {
-        let word = Control::Stopped { first, silent_ms: millis(silent) };
-        for (index, stream) in control.iter_mut().enumerate() {
-            say(stream, &name_of(labels, index + 1), &word);
-        }
+    if let Some(first) = first {
+        tell_the_others(control, labels, first);
     }
     error
+}
+
+/// Rank 0 over verbs, failing in a collective: its links' watch has already followed the words to the
+/// rank that stopped first (`verbs::watch`), and `error` names it. The other ranks may be waiting for
+/// rank 0 on their control connections (a barrier, between two sizes) rather than on the links, where
+/// they would find only rank 0 gone: tell them which rank it was.
+pub(super) fn tell_what_the_links_found(control: &mut [TcpStream], labels: &[String], error: &PerfError) {
+    let first = match error {
+        PerfError::PeerLeft { first, silent, .. } => {
+            labels.iter().position(|label| label == first).map(|r| (r, *silent))
+        }
+        other => named_rank(other, labels),
+    };
+    if let Some(first) = first.filter(|(rank, _)| *rank != 0) {
+        tell_the_others(control, labels, first);
+    }
+}
+
+/// Rank 0 to every other rank: `first` stopped first.
+fn tell_the_others(control: &mut [TcpStream], labels: &[String], (first, silent): First) {
+    let word = Control::Stopped { first, silent_ms: millis(silent) };
+    for (index, stream) in control.iter_mut().enumerate() {
+        say(stream, &name_of(labels, index + 1), &word);
+    }
 }
 
 /// The rank that stopped first, and the silence it was given up for (`None`: it exited).
@@ -219,12 +240,7 @@ pub(super) fn rank_zero_left(labels: &[String], first: usize, silent_ms: Option<
 }
 
 fn left_because(labels: &[String], named: usize, (first, silent): First) -> PerfError {
-    let first_name = name_of(labels, first);
-    let because = match silent {
-        None => format!("{first_name} exited"),
-        Some(waited) => format!("{first_name} sent no data for {waited:?}"),
-    };
-    PerfError::PeerLeft { peer: name_of(labels, named), because }
+    PerfError::PeerLeft { peer: name_of(labels, named), first: name_of(labels, first), silent }
 }
 
 #[cfg(test)]
@@ -322,6 +338,46 @@ mod tests {
         let error = name_the_first(&mut zero, &labels, closed).to_string();
         assert_eq!(error, "peer rank 2 (10.0.0.3) left the collective because rank 1 (10.0.0.2) sent no data for 3s");
         assert!(started.elapsed() < LISTEN_PATIENCE * 3, "rank 0 listened {:?}", started.elapsed());
+    }
+
+    /// Over verbs rank 0's links found rank 1 gone (directly, or by rank 2's word on them) while
+    /// rank 2 waited for rank 0 at a barrier: rank 2 hears which rank stopped, not only that rank 0
+    /// left (a CI run under TCG saw rank 2 name only rank 0's reset).
+    #[test]
+    fn rank_zero_over_verbs_tells_a_rank_waiting_at_a_barrier_what_its_links_found() {
+        let labels = labels(3);
+        let found = [
+            PerfError::PeerLeft { peer: labels[2].clone(), first: labels[1].clone(), silent: None },
+            PerfError::PeerClosed { peer: labels[1].clone(), during: "receive" },
+            PerfError::PeerSilent { peer: labels[1].clone(), waited: Duration::from_secs(10) },
+        ];
+        let expected = [
+            "peer rank 0 (10.0.0.1) left the collective because rank 1 (10.0.0.2) exited",
+            "peer rank 0 (10.0.0.1) left the collective because rank 1 (10.0.0.2) exited",
+            "peer rank 0 (10.0.0.1) left the collective because rank 1 (10.0.0.2) sent no data for 10s",
+        ];
+        for (error, expected) in found.iter().zip(expected) {
+            let (mut zero, mut others) = control(3);
+            tell_what_the_links_found(&mut zero, &labels, error);
+            drop(zero);
+            for stream in &mut others {
+                let word = read_message::<Control>(stream, "rank 0", "barrier").expect("rank 0's word");
+                let Control::Stopped { first, silent_ms } = word else { panic!("{word:?}") };
+                assert_eq!(rank_zero_left(&labels, first, silent_ms).to_string(), expected);
+            }
+        }
+        // An error that names no other rank (its own, or rank 0) says nothing: the others find rank 0
+        // gone, which is then the truth.
+        for error in [
+            PerfError::Validation("3 wrong elements".into()),
+            PerfError::PeerLeft { peer: labels[2].clone(), first: labels[0].clone(), silent: None },
+        ] {
+            let (mut zero, mut others) = control(3);
+            tell_what_the_links_found(&mut zero, &labels, &error);
+            drop(zero);
+            let heard = read_message::<Control>(&mut others[0], "rank 0", "barrier");
+            assert!(matches!(heard, Err(PerfError::PeerClosed { .. })), "{error}: {heard:?}");
+        }
     }
 
     #[test]

@@ -986,9 +986,14 @@ impl Communicator {
 
     /// Over TCP a failure names the rank that stopped first, as rank 0 learns it (`departure.rs`):
     /// rank 0 follows what the others said as they left and tells them what it found, and they
-    /// wait a moment for it. Over verbs the links' own watch does (`verbs::watch`).
+    /// wait a moment for it. Over verbs the links' own watch does (`verbs::watch`), and rank 0 tells
+    /// what it found to the ranks that may be waiting for it outside the links.
     fn name_who_stopped(&mut self, result: Result<(), PerfError>) -> Result<(), PerfError> {
         match result {
+            Err(error) if self.port.is_some() && self.rank == 0 && self.world > 1 => {
+                departure::tell_what_the_links_found(&mut self.control, &self.labels, &error);
+                Err(error)
+            }
             Err(error) if self.port.is_none() && self.world > 1 => Err(if self.rank == 0 {
                 departure::name_the_first(&mut self.control, &self.labels, error)
             } else {

@@ -233,11 +233,11 @@ impl Ranks {
             }
             Some(departure) => {
                 let first = self.name(departure.rank() as usize);
-                let because = match departure {
-                    Departure::Exited(_) => format!("{first} exited"),
-                    Departure::Silent(_, waited) => format!("{first} sent no data for {waited:?}"),
+                let silent = match departure {
+                    Departure::Exited(_) => None,
+                    Departure::Silent(_, waited) => Some(waited),
                 };
-                (PerfError::PeerLeft { peer, because }, departure)
+                (PerfError::PeerLeft { peer, first, silent }, departure)
             }
         }
     }
