@@ -36,6 +36,8 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "no such device",
             "surprise down",
             "device is not usable",
+            "fatal error during gpu init",
+            "probe routine failed",
         ];
         regex::Regex::new(&words.map(regex::escape).join("|")).expect("literal phrases compile")
     });
@@ -88,6 +90,16 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "the driver cannot reset the GPU or resume it after a reset (amdgpu)",
             bus_after("amdgpu ").or_else(|| bus_after("drm dev,")),
         )
+    } else if raw.contains("amdgpu") && lower.contains("fatal error during gpu init") {
+        // AMD's driver gave up bringing the GPU up at probe (amdgpu_device.c: "Fatal error during
+        // GPU init", then "probe of 0000:05:00.0 failed with error -22"; ROCm/ROCm#3856, after an
+        // invalid IP discovery table): no process can use it, as with NVIDIA's RmInitAdapter.
+        ("the driver cannot initialise the GPU (amdgpu: Fatal error during GPU init)", bus_after("amdgpu "))
+    } else if raw.contains("NVRM") && lower.contains("probe routine failed") {
+        // The NVIDIA driver's probe refused a GPU on the bus ("NVRM: The NVIDIA probe routine failed
+        // for 1 device(s)", nv.c; NVIDIA/aicr#1858, an H100 present on PCI that faults in the
+        // probe): the GPU is missing from nvidia-smi and from every job on the node.
+        ("the NVIDIA driver's probe failed for a GPU on the bus (probe routine failed)", None)
     } else if raw.contains("habanalabs") && lower.contains("device is not usable") {
         // Intel Gaudi's driver giving up on an accelerator at start ("habanalabs 0000:1a:00.0:
         // Failed to initialize hl2. Device is NOT usable !", after "Failed to communicate with
@@ -665,6 +677,14 @@ mod tests {
         assert_eq!(fact.get("bus_id"), Some("0000:1a:00.0"));
         let other = "[ 5.0] somedriver 0000:1a:00.0: Device is NOT usable !";
         assert!(gpu_lost_line(other, &other.to_ascii_lowercase(), "h", Evidence::new("k", 1, other)).is_none());
+        // ROCm/ROCm#3856 and NVIDIA/aicr#1858: a GPU its driver's probe gave up on.
+        let lost = |line: &str| gpu_lost_line(line, &line.to_ascii_lowercase(), "h", Evidence::new("k", 1, line));
+        let amd = "[  361.718375] amdgpu 0000:05:00.0: amdgpu: Fatal error during GPU init";
+        assert_eq!(lost(amd).expect("lost").get("bus_id"), Some("0000:05:00.0"));
+        assert!(lost("NVRM: The NVIDIA probe routine failed for 1 device(s).").is_some());
+        // Another driver's fatal init, or a probe that did not fail, is none.
+        assert!(lost("[ 3.1] i915 0000:00:02.0: Fatal error during GPU init").is_none());
+        assert!(lost("NVRM: loading NVIDIA UNIX x86_64 Kernel Module; probe routine succeeded").is_none());
     }
 
     #[test]

@@ -280,6 +280,8 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
         } else if let Some(version) = raw.trim().strip_prefix("NCCL version ") {
             let version = version.split_whitespace().next().unwrap_or("").to_string();
             log.versions.push((None, version, Evidence::new(file, line_no, raw)));
+        } else if about_nccl && newer_than_the_catalogue(raw) {
+            log.lines.push(NcclLine::bare(line_no, raw, Level::Warn, raw.trim().to_string()));
         } else if let Some(entry) = about_nccl.then(|| super::catalogue::untagged(raw)).flatten() {
             // NCCL's message pasted without its prefix and level: read as the line it was.
             let message = raw.trim().to_string();
@@ -289,6 +291,13 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
         }
     }
     log
+}
+
+/// NCCL's warnings pasted without their prefix in the wording of releases newer than the catalogue's
+/// last tag (v2.30.7): 2.31's enqueue.cc names the symmetric kernels too ("No algorithm/protocol nor
+/// symKernelId available for function Broadcast with datatype ncclInt8.", vllm-project/vllm#58179).
+fn newer_than_the_catalogue(raw: &str) -> bool {
+    raw.trim_start().starts_with("No algorithm/protocol nor symKernelId available")
 }
 
 /// A channel connection quoted without its prefix ("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA"):
@@ -461,6 +470,11 @@ type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64
 /// to compare across hosts, communicator membership, and the NICs behind the inter-node channels.
 #[derive(Debug, Default)]
 struct Observations {
+    /// Hosts where a rank's proxy thread failed an operation.
+    proxy_failed: BTreeSet<String>,
+    /// `nccl.ib_hca_mixed` facts with the RoCE ports' indexes in the host's list, kept until the
+    /// input says whether the job spans hosts and which ports its connections use.
+    mixed_fabrics: Vec<(Fact, Vec<u32>)>,
     versions: BTreeMap<String, Vec<Evidence>>,
     drivers: BTreeMap<String, Vec<Evidence>>,
     /// Setting name -> value -> where it was set.
@@ -533,6 +547,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     missing_ranks(&seen.comms, &seen.channel_sources, analysis);
     shared_gpus(&seen.comm_gpus, analysis);
     single_host(&seen, analysis);
+    mixed_fabrics(&mut seen, analysis);
     refused_again_and_again(&seen, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
@@ -908,7 +923,7 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         seen.one_node = Some((host.clone(), evidence.clone()));
     }
     if message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using") {
-        record_ib_nics(message, &host, &evidence, &mut seen.host_nics, analysis);
+        record_ib_nics(message, &host, &evidence, seen, analysis);
         if let Some(oob) = message.split("OOB ").nth(1).and_then(|r| r.split(':').next()) {
             seen.oob_interfaces.entry(host.clone()).or_insert_with(|| (oob.trim().to_string(), evidence.clone()));
         }
@@ -1146,6 +1161,20 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
                 );
             }
         }
+        // A rank's proxy thread that failed an operation ("[Proxy Service 1] Failed to execute
+        // operation Connect from rank 1, retcode 3", proxy.cc) closes its socket, and the rank's
+        // main thread then finds "Connection closed by remote peer" naming its own host: the peer
+        // that went away is this rank's own proxy, whose failure is already the fact, not a rank
+        // missing from the job (ROCm/rccl#1261).
+        if line.message.contains("Failed to execute operation") {
+            seen.proxy_failed.insert(host.clone());
+        }
+        if fact.name == "nccl.remote_closed"
+            && fact.get("host") == Some(host.as_str())
+            && seen.proxy_failed.contains(&host)
+        {
+            return;
+        }
         analysis.push(fact);
     }
 }
@@ -1257,13 +1286,7 @@ fn record_init(line: &NcclLine, evidence: &Evidence, comms: &mut Communicators, 
 
 /// A `NET/IB : Using` line: the host's NICs in NCCL's index order (channels name them by index),
 /// and a fact when any of them is RoCE.
-fn record_ib_nics(
-    message: &str,
-    host: &str,
-    evidence: &Evidence,
-    host_nics: &mut BTreeMap<String, Vec<String>>,
-    analysis: &mut Analysis,
-) {
+fn record_ib_nics(message: &str, host: &str, evidence: &Evidence, seen: &mut Observations, analysis: &mut Analysis) {
     let nics = using_list(message);
     if nics.iter().any(|n| n.ends_with("/RoCE")) {
         analysis.push(Fact::new("nccl.roce").host(host).evidence(evidence.clone()));
@@ -1280,14 +1303,36 @@ fn record_ib_nics(
     }
     // InfiniBand rails and a RoCE port in one list: NCCL_IB_HCA (or its default, every device)
     // takes in a port of another fabric, usually the host's front-end bond, which the rails'
-    // peers cannot reach over IB.
-    let roce: Vec<&String> = nics.iter().filter(|n| n.ends_with("/RoCE")).collect();
+    // peers cannot reach over IB. Said once the whole input is read ([`mixed_fabrics`]).
+    let roce: Vec<(u32, &String)> =
+        nics.iter().enumerate().filter(|(_, n)| n.ends_with("/RoCE")).map(|(i, n)| (i as u32, n)).collect();
     if !roce.is_empty() && nics.iter().any(|n| n.ends_with("/IB")) {
-        let names: Vec<&str> = roce.iter().map(|n| n.split(':').next().unwrap_or(n)).collect();
-        analysis
-            .push(Fact::new("nccl.ib_hca_mixed").host(host).attr("nics", names.join(", ")).evidence(evidence.clone()));
+        let names: Vec<&str> = roce.iter().map(|(_, n)| n.split(':').next().unwrap_or(n)).collect();
+        let fact = Fact::new("nccl.ib_hca_mixed").host(host).attr("nics", names.join(", ")).evidence(evidence.clone());
+        seen.mixed_fabrics.push((fact, roce.iter().map(|(i, _)| *i).collect()));
     }
-    host_nics.insert(host.to_string(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
+    seen.host_nics
+        .insert(host.to_string(), nics.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()).collect());
+}
+
+/// NET/IB lists that mix InfiniBand rails with a RoCE port, except where the job runs on one host:
+/// NCCL then sends nothing over any NIC (its ranks meet over NVLink, PCIe or shared memory), so the
+/// list costs nothing (a healthy 8-GPU Azure node lists its front-end mlx5_an0 beside the eight
+/// rails, AMD-AGI/sand-pipeline).
+/// A connection of the host's over the RoCE port (`used=yes`) is one its InfiniBand peers cannot
+/// take, which explains a queue pair that then fails to connect better than a GID index does.
+fn mixed_fabrics(seen: &mut Observations, analysis: &mut Analysis) {
+    let mixed = std::mem::take(&mut seen.mixed_fabrics);
+    if analysis.has("nccl.single_host") {
+        return;
+    }
+    for (fact, roce_indexes) in mixed {
+        let used = seen
+            .channels
+            .iter()
+            .any(|channel| channel.host.as_deref() == fact.get("host") && roce_indexes.contains(&channel.nic_index));
+        analysis.push(if used { fact.attr("used", "yes") } else { fact });
+    }
 }
 
 /// A `Bootstrap : Using` or `NET/Socket : Using` line whose first interface is one ranks can rarely
@@ -1376,6 +1421,17 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // collective sizes or environment settings"): the peer sent for another collective, or with
         // other sizes, NCCL's own words say. The bootstrap's "Message truncated" stays internal.
         collective_mismatch_fact(message, host)
+    } else if lower.contains("failed to execute operation")
+        && lower.contains("retcode 3")
+        && !lower.contains("operation close")
+    {
+        // proxy.cc: the proxy thread's operation (a network connect, a registration) returned
+        // ncclInternalError (3, nccl.h's ncclResult_t): the net transport or plugin under it failed
+        // in its own code; a fault NCCL could name would have returned a system (2) or remote (6)
+        // error, and its own WARN beside this one names it. A Close that fails is the teardown of a
+        // communicator already aborted for another reason (GKE fault-injection labs: a count
+        // mismatch, a straggler).
+        Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.contains("duplicate gpu detected") || lower.contains("multiple ranks detected using the same gpu") {
         // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it).
         Fact::new("nccl.duplicate_gpu").host(host).attr("text", message)
@@ -1403,9 +1459,13 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || lower.contains("failed to cuda malloc")
     {
         Fact::new("nccl.gpu_out_of_memory").host(host).attr("text", message)
-    } else if lower.contains("no algorithm/protocol available") {
+    } else if lower.contains("no algorithm/protocol available")
+        || lower.contains("no algorithm/protocol nor symkernelid available")
+    {
         // enqueue.cc getAlgoInfo: every algorithm/protocol pair is disabled for this collective,
-        // which happens when NCCL_ALGO / NCCL_PROTO force one that cannot run here.
+        // which happens when NCCL_ALGO / NCCL_PROTO force one that cannot run here; from 2.28 the
+        // message also names the symmetric kernels ("No algorithm/protocol nor symKernelId
+        // available for function Broadcast", vllm-project/vllm#58179).
         Fact::new("nccl.no_algorithm").host(host).attr("text", message)
     } else if lower.contains("cannot be captured in a graph")
         || lower.contains("not supported in the installed cuda driver")
@@ -1913,6 +1973,35 @@ mod tests {
         analysis.facts
     }
 
+    /// NVIDIA/nccl#302 (a ring through the RoCE port among InfiniBand rails), the ML Engineering
+    /// book's list (the same mix, nothing else known) and AMD-AGI/sand-pipeline (the same mix on a
+    /// healthy one-node job).
+    #[test]
+    fn a_roce_port_among_infiniband_rails_matters_where_the_job_spans_hosts() {
+        let using = "crow-7:7240:7240 [0] NCCL INFO NET/IB : Using [0]mlx5_3:1/IB [1]mlx5_0:1/IB [2]mlx5_2:1/RoCE [3]mlx5_4:1/IB ; OOB eth0:10.100.72.18<0>\n";
+        let mixed = |text: &str| facts(text).into_iter().find(|f| f.name == "nccl.ib_hca_mixed");
+        let alone = mixed(using).expect("the list alone");
+        assert_eq!((alone.get("nics"), alone.get("used")), (Some("mlx5_2"), None));
+        let ring =
+            format!("{using}crow-7:7240:7401 [0] NCCL INFO Ring 00 : 51[3d000] -> 56[1a000] [receive] via NET/IB/2\n");
+        assert_eq!(mixed(&ring).expect("used").get("used"), Some("yes"));
+        let other = ring.replace("NET/IB/2", "NET/IB/1");
+        assert_eq!(mixed(&other).expect("not used").get("used"), None);
+        let one_node = format!("{using}crow-7:7240:7401 [0] NCCL INFO comm 0x2e40c290 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n");
+        assert!(mixed(&one_node).is_none(), "a one-host job sends nothing over any NIC");
+    }
+
+    /// vllm-project/vllm#58179: NCCL 2.31's wording of a collective left without an algorithm,
+    /// pasted without its prefix.
+    #[test]
+    fn a_collective_without_an_algorithm_in_the_newest_wording() {
+        let text = "No algorithm/protocol nor symKernelId available for function Broadcast with datatype ncclInt8.\nNCCL_ALGO was set to allreduce:tree. NCCL_PROTO was set to Simple.\n";
+        assert!(facts(text).iter().any(|f| f.name == "nccl.no_algorithm"));
+        assert!(!facts("a note: No algorithm/protocol nor symKernelId available (NCCL)\n")
+            .iter()
+            .any(|f| f.name == "nccl.no_algorithm"));
+    }
+
     /// NVIDIA/nccl#1637: NCCL 2.25.1 on an RTX 5090, its kernels' shared memory past the GPU's.
     #[test]
     fn kernels_that_need_more_shared_memory_than_the_gpu_offers() {
@@ -2129,6 +2218,16 @@ mod tests {
         let found = facts("a100-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer a100-23.cluster<47861>\n");
         let closed = found.iter().find(|f| f.name == "nccl.remote_closed").expect("remote closed");
         assert_eq!((closed.get("host"), closed.get("seen_by")), (Some("a100-23.cluster"), Some("a100-22")));
+        // ROCm/rccl#1261: the rank's own proxy failed a Connect (internal error, retcode 3) and
+        // closed its socket; the "remote peer" on the rank's own host is that proxy, not a rank
+        // missing from the job. A failed Close is teardown after another failure, and says nothing.
+        let proxy = "node02:10366:10377 [0] proxy.cc:1524 NCCL WARN [Proxy Service 1] Failed to execute operation Connect from rank 1, retcode 3\nnode02:10366:10376 [0] misc/socket.cc:57 NCCL WARN socketProgress: Connection closed by remote peer node02<35187>\n";
+        let found = facts(proxy);
+        assert!(has(&found, "nccl.internal") && !has(&found, "nccl.remote_closed"), "{found:?}");
+        let elsewhere = proxy.replace("remote peer node02<", "remote peer node05<");
+        assert!(has(&facts(&elsewhere), "nccl.remote_closed"), "a peer on another host is still one");
+        let teardown = proxy.replace("operation Connect", "operation Close");
+        assert!(!has(&facts(&teardown), "nccl.internal"));
         // ml-engineering, SLURM chapter: a refused connection is a network failure, not a hang.
         let found = facts("r11i6n2:486514:486651 [1] include/socket.h:403 NCCL WARN Connect to 10.148.3.247<56821> failed : Connection refused\n");
         assert!(has(&found, "nccl.network_unreachable"));

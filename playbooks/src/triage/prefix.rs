@@ -155,7 +155,6 @@ impl Prefixes {
         let (mut count, mut tasks, mut hosts, mut quotes) = (0usize, 0usize, 0usize, 0usize);
         for (raw, stripped) in lines.filter(|(raw, _)| !raw.trim().is_empty()) {
             count += 1;
-            quotes += usize::from(raw.trim_start().starts_with('>'));
             let stripped = stripped.as_ref();
             let task = patterns.task_label.find(stripped);
             // Labels stack: `srun -l` over a pdsh-labelled log gives "3: node2: ...".
@@ -163,11 +162,12 @@ impl Prefixes {
             let host = patterns.host_label.is_match(after_task);
             hosts += usize::from(host);
             // And the other way round, with a timestamp between them: "node2: [Mon May  1 ...] 3: ...".
-            let inner_task = || {
-                let inner = Prefixes { host_labels: true, ..Prefixes::default() }.strip(after_task).text;
-                patterns.task_label.is_match(&inner)
-            };
-            tasks += usize::from(task.is_some() || (host && inner_task()));
+            let inner = || Prefixes { host_labels: true, ..Prefixes::default() }.strip(after_task).text;
+            tasks += usize::from(task.is_some() || (host && patterns.task_label.is_match(&inner())));
+            // A quoted log may carry a launcher's or collector's label before the quote mark (a
+            // mailing-list reply quoting a labelled log, or a log of quoted lines labelled again).
+            let quoted = |text: &str| text.trim_start().starts_with('>');
+            quotes += usize::from(quoted(raw) || quoted(after_task) || (host && quoted(&inner())));
         }
         Prefixes {
             task_labels: count > 0 && tasks * 2 >= count,
@@ -377,6 +377,12 @@ mod tests {
         // One quoted line in a log is the log's own text.
         let once = format!("{NCCL}\n> not a quote\n{NCCL}\n");
         assert_eq!(strip(&once)[1], "> not a quote");
+        // A quoted log labelled again (a mailing-list reply quoting ibqueryerrors, collected by a
+        // launcher or pdsh): the label, then the quote mark.
+        for label in ["[1,3]<stdout>:", "3: ", "gpu-node-002: [Mon May  1 10:00:01 2026] "] {
+            let labelled = format!("{label}> {NCCL}\n{label}> {NCCL}\n");
+            assert_eq!(strip(&labelled), vec![NCCL.to_string(); 2], "{label}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "n_gids_found=0",
             "cudaerrormemoryallocation",
             "cuda_error_out_of_memory",
+            "cuda error: out of memory",
             "cuda error: 2",
             "no active ports detected",
             "no ib port is active",
@@ -669,8 +670,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // a bare "CUDA error: 2" print it: the rank could not get the GPU memory its communication
             // needs (the framework took the GPU first, or buffers leak). PyTorch's own allocator
             // ("CUDA out of memory. Tried to allocate") is the model's memory, and is not read here.
+            // The same code as a CUDA error check words it ("CUDA error: out of memory",
+            // cudaGetErrorString; "CUDA Error: out of memory at .../cumem_allocator.cpp" from vLLM's
+            // sleep-mode allocator waking its engine beside a trainer, TideDra/lmm-r1#43): memory
+            // asked of the driver outside PyTorch's caching allocator.
             let cuda_out_of_memory = lower.contains("cudaerrormemoryallocation")
                 || lower.contains("cuda_error_out_of_memory")
+                || lower.contains("cuda error: out of memory")
                 || lower == "cuda error: 2";
             // A GPU allocation call that a communication library reports failed for want of memory
             // (UCX's "cuMemAlloc_v2(...) failed: out of memory" and "unable to allocate cuda memory
@@ -856,10 +862,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             let call_failed = lower.contains("fail") || lower.contains("error") || failed_call_result(&lower);
             // Open MPI's cache of peers' GPU memory (opal/mca/rcache/rgpusm, the smcuda transport's
             // CUDA IPC path) says "Failed to register remote memory, rc=-1" when the open fails.
+            // The driver's virtual memory calls that share memory beyond one process (cuMemCreate of
+            // a fabric handle, its export and import; cuda.h) refused with CUDA_ERROR_NOT_PERMITTED
+            // (800): the process may not use fabric handles, which NVLink-connected systems gate by
+            // an IMEX channel device (/dev/nvidia-caps-imex-channels) a container often lacks
+            // (microsoft/mscclpp#467, NVIDIA/nvbandwidth#39).
+            let shared_memory_call = lower.contains("cumemcreate")
+                || lower.contains("cumemimportfromshareablehandle")
+                || lower.contains("cumemexporttoshareablehandle");
+            let not_permitted = lower.contains("not_permitted") || lower.contains("not permitted");
             if (ipc_call && call_failed)
+                || (shared_memory_call && not_permitted)
                 || lower.contains("ipc memory creation failed")
                 || lower.contains("failed to register remote memory")
-                || lower.contains("peer access is not supported between these two devices")
+                || lower.contains("peer access is not supported between")
                 || lower.contains("cudaerrorpeeraccessunsupported")
             {
                 facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(evidence()));
@@ -1191,7 +1207,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if (lower.contains("fi_av_insert") && (lower.contains("inserted = 0") || lower.contains("failed")))
             || (lower.contains("ibv_create_ah") && (lower.contains("fail") || lower.contains("error")))
         {
-            facts.push(Fact::new("rdma.address_failed").attr("text", trimmed).evidence(evidence()));
+            // A handle towards an IPv4-mapped GID (a RoCE v2 address) that timed out: the GIDs were
+            // routable ones, and the kernel could not resolve the peer's address to a MAC from this
+            // port (ib_resolve_eth_dmac: the neighbour lookup gives up with ETIMEDOUT), so the peer's
+            // IP is not reachable on the port's network (another subnet without a route, a missing
+            // ARP answer), not a wrong GID index (openucx/ucx#9970, NVIDIA/nccl#1467).
+            let ipv4_peer = raw.split_once("dgid=").is_some_and(|(_, rest)| rest.starts_with("::ffff:"));
+            let resolved_nothing = lower.contains("connection timed out") || lower.contains("etimedout");
+            let name = if ipv4_peer && resolved_nothing { "network.host_unreachable" } else { "rdma.address_failed" };
+            facts.push(Fact::new(name).attr("text", trimmed).evidence(evidence()));
             // The handle's GIDs say the link layer where nothing else does: a MAC-derived or
             // IPv4-mapped GID is an Ethernet port's (UCX: "ibv_create_ah(... dgid=fe80::5aa2:
             // e1ff:fefe:c130 ... sgid_index=0 ...) for UD mlx5 connect on mlx5_0 failed").
@@ -1798,6 +1822,11 @@ mod tests {
             ":1:hip_memory.cpp:3354: IPC memory creation failed for memory: 0xbae00000",
             "Cuda failure 217 'peer access is not supported between these two devices'",
             "[clima.gps.caltech.edu:1868819] Failed to register remote memory, rc=-1",
+            // hiyouga/EasyR1#579: the same error as PyTorch's "Last error:" quotes it, cut short.
+            "(Runner pid=16018) Cuda failure 217 'peer access is not supported between these",
+            // microsoft/mscclpp#467 and NVIDIA/nvbandwidth#39: a fabric handle refused (no IMEX channel).
+            "mscclpp._mscclpp.CuError: (800, 'Call to cuMemCreate(&memHandle, nbytes, &prop, 0 ) failed./root/mscclpp/src/gpu_utils.cc:113 (Cu failure: operation not permitted)')",
+            "[CUDA_ERROR_NOT_PERMITTED] operation not permitted in expression cuMemCreate(&handle, roundedUpAllocationSize, &prop, 0 ) on worker-0, rank = 0",
         ] {
             let facts = parse("job.log", line);
             assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.ipc_refused"], "{line}");
@@ -1805,6 +1834,9 @@ mod tests {
         }
         assert!(parse("f", "host:1:2 [0] NCCL INFO cudaIpcGetMemHandle is used for legacy IPC\n").is_empty());
         assert!(parse("f", "hipIpcGetMemHandle -> 0 (success)\n").is_empty());
+        // Memory the driver could not create for want of memory is not a refusal to share it.
+        let out_of_memory = "Call to cuMemCreate(&handle, size, &prop, 0) failed: out of memory\n";
+        assert!(parse("f", out_of_memory).iter().all(|f| f.name != "gpu.ipc_refused"));
     }
 
     /// deepseek-ai/DeepEP#13 and #553: DeepEP's dispatch giving up on its peers, from the host and
@@ -1910,6 +1942,8 @@ mod tests {
             "\tError 2 cudaErrorMemoryAllocation: out of memory--------------------------------------------",
             "2020-05-03 02:06:12.462209: I tensorflow/stream_executor/cuda/cuda_driver.cc:764] failed to allocate 2.2K (2304 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
             "CUDA error: 2",
+            // TideDra/lmm-r1#43: vLLM's sleep-mode allocator waking beside a trainer.
+            "(ActorModelRayActor pid=348952) RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62",
         ] {
             let facts = parse("job.log", line);
             assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.out_of_memory"], "{line}");
@@ -2113,6 +2147,13 @@ mod tests {
         let infiniband = ucx.replace("fe80::5aa2:e1ff:fefe:c130", "fe80::248a:703:9a:1234");
         assert_eq!(parse("f", &infiniband).len(), 1, "a GUID-derived GID is InfiniBand's");
         assert!(parse("f", "fi_av_insert: number of addresses inserted = 1;\n").is_empty());
+        // openucx/ucx#9970: a handle towards an IPv4-mapped GID that timed out is the peer's address
+        // unresolved from this port, not the GID index; any other failure towards it stays one.
+        let unresolved = "[1719157763.321281] [node2:19381:0]       ib_device.c:1163 UCX  ERROR   ibv_create_ah(dlid=49152 sl=0 port=1 src_path_bits=0 dgid=::ffff:172.16.0.2 flow_label=0xffffffff sgid_index=3 traffic_class=106) for UD mlx5 connect on mlx5_1 failed: Connection timed out\n";
+        let names: Vec<String> = parse("f", unresolved).into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["network.host_unreachable", "rdma.roce"]);
+        let refused = unresolved.replace("Connection timed out", "Invalid argument");
+        assert_eq!(parse("f", &refused)[0].name, "rdma.address_failed");
 
         let gloo = "RuntimeError: Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:152]\n  timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:<port>\n  (rank=8, size=16, local=[127.0.0.1])\n";
         let facts = parse("f", gloo);
