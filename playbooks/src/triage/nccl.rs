@@ -472,6 +472,8 @@ type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64
 struct Observations {
     /// Hosts where a rank's proxy thread failed an operation.
     proxy_failed: BTreeSet<String>,
+    /// Hosts where a rank failed to connect to a peer (refused, timed out, no route).
+    connect_failed: BTreeSet<String>,
     /// `nccl.ib_hca_mixed` facts with the RoCE ports' indexes in the host's list, kept until the
     /// input says whether the job spans hosts and which ports its connections use.
     mixed_fabrics: Vec<(Fact, Vec<u32>)>,
@@ -1150,6 +1152,7 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
                 || lower.contains("connection refused")
                 || (lower.contains("connect") && lower.contains("connection timed out"))
             {
+                seen.connect_failed.insert(host.clone());
                 analysis.push(Fact::new("nccl.network_unreachable").host(&host).evidence(evidence.clone()));
             }
             if let Some(address) = unreachable_address(&line.message) {
@@ -1172,6 +1175,15 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         if fact.name == "nccl.remote_closed"
             && fact.get("host") == Some(host.as_str())
             && seen.proxy_failed.contains(&host)
+        {
+            return;
+        }
+        // A rank that could not connect to its peer (refused, timed out, no route) and then finds
+        // a connection closed by a peer it cannot name: the close follows the connection that never
+        // formed, and says nothing of a rank of its own (NVIDIA/nccl-tests#15, PaddlePaddle#10499).
+        if fact.name == "nccl.remote_closed"
+            && fact.get("peer") == Some("unknown")
+            && seen.connect_failed.contains(&host)
         {
             return;
         }
@@ -2228,6 +2240,13 @@ mod tests {
         assert!(has(&facts(&elsewhere), "nccl.remote_closed"), "a peer on another host is still one");
         let teardown = proxy.replace("operation Connect", "operation Close");
         assert!(!has(&facts(&teardown), "nccl.internal"));
+        // NVIDIA/nccl-tests#15: a connect that timed out, then a close by a peer the line does not
+        // name: the close follows the failed connect. A named peer's close is still its own fact.
+        let unreachable = "gpu-bql:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out\ngpu-bql:18553:18612 [0] include/socket.h:371 WARN Connection closed by remote peer\n";
+        let found = facts(unreachable);
+        assert!(has(&found, "nccl.network_unreachable") && !has(&found, "nccl.remote_closed"), "{found:?}");
+        let named = unreachable.replace("closed by remote peer\n", "closed by remote peer gpu-other<4242>\n");
+        assert!(has(&facts(&named), "nccl.remote_closed"));
         // ml-engineering, SLURM chapter: a refused connection is a network failure, not a hang.
         let found = facts("r11i6n2:486514:486651 [1] include/socket.h:403 NCCL WARN Connect to 10.148.3.247<56821> failed : Connection refused\n");
         assert!(has(&found, "nccl.network_unreachable"));
