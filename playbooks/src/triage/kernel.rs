@@ -38,6 +38,7 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "device is not usable",
             "fatal error during gpu init",
             "probe routine failed",
+            "heartbeat timed out",
         ];
         regex::Regex::new(&words.map(regex::escape).join("|")).expect("literal phrases compile")
     });
@@ -90,6 +91,11 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "the driver cannot reset the GPU or resume it after a reset (amdgpu)",
             bus_after("amdgpu ").or_else(|| bus_after("drm dev,")),
         )
+    } else if raw.contains("NVRM") && lower.contains("heartbeat timed out") && lower.contains("gsp") {
+        // The GPU System Processor stopped answering the driver ("NVRM: _kgspRpcRecvPoll: GSP RM
+        // heartbeat timed out", NVIDIA/open-gpu-kernel-modules#1200): the firmware that runs the GPU
+        // is gone, as Xid 119's RPC timeout says, and the GPU serves no process until it is reset.
+        ("the GPU's GSP firmware stopped answering (heartbeat timed out)", None)
     } else if raw.contains("amdgpu") && lower.contains("fatal error during gpu init") {
         // AMD's driver gave up bringing the GPU up at probe (amdgpu_device.c: "Fatal error during
         // GPU init", then "probe of 0000:05:00.0 failed with error -22"; ROCm/ROCm#3856, after an
@@ -679,6 +685,9 @@ mod tests {
         assert!(gpu_lost_line(other, &other.to_ascii_lowercase(), "h", Evidence::new("k", 1, other)).is_none());
         // ROCm/ROCm#3856 and NVIDIA/aicr#1858: a GPU its driver's probe gave up on.
         let lost = |line: &str| gpu_lost_line(line, &line.to_ascii_lowercase(), "h", Evidence::new("k", 1, line));
+        // NVIDIA/open-gpu-kernel-modules#1200: the GSP's heartbeat gone.
+        assert!(lost("NVRM: _kgspRpcRecvPoll: GSP RM heartbeat timed out").is_some());
+        assert!(lost("watchdog: BMC heartbeat timed out").is_none(), "another heartbeat is not the GPU's");
         let amd = "[  361.718375] amdgpu 0000:05:00.0: amdgpu: Fatal error during GPU init";
         assert_eq!(lost(amd).expect("lost").get("bus_id"), Some("0000:05:00.0"));
         assert!(lost("NVRM: The NVIDIA probe routine failed for 1 device(s).").is_some());

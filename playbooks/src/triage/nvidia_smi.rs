@@ -770,6 +770,14 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "nvidia-container-cli: requirement error: unsatisfied condition: cuda",
         ),
         ("gpu.driver_mismatch", "unsupported cuda version: driver", "unsupported CUDA version: driver"),
+        // PyTorch's own check at CUDA initialisation (torch/cuda/__init__.py: "The NVIDIA driver on
+        // your system is too old (found version 12040)"): a build for a newer CUDA than the driver
+        // serves (sgl-project/sglang#11395, CUDA 13 wheels on a 12.4 driver).
+        (
+            "gpu.driver_mismatch",
+            "the nvidia driver on your system is too old",
+            "The NVIDIA driver on your system is too old",
+        ),
         (
             "gpu.driver_unreachable",
             "couldn't communicate with the nvidia driver",
@@ -1154,6 +1162,9 @@ mod tests {
         // NVIDIA/gpu-operator#277: the CUDA validator on a 450 driver (error 804).
         let validator = "[Vector addition of 50000 elements]\nFailed to allocate device vector A (error code forward compatibility was attempted on non supported HW)!\n";
         assert_eq!(names(&parse("validator.log", validator)), vec!["gpu.driver_mismatch"]);
+        // sgl-project/sglang#11395: PyTorch's own check, a CUDA 13 build on a CUDA 12.4 driver.
+        let torch = "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:182: UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 12040). Please update your GPU driver\n";
+        assert_eq!(names(&parse("job.log", torch)), vec!["gpu.driver_mismatch"]);
     }
 
     /// From tests/corpus/cases/mixed-nccltests12-cuda-driver-insufficient.txt (train): nccl-tests'

@@ -28,6 +28,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "peer mapping resources exhausted",
             "no space left on device",
             "insufficient shared memory",
+            "not enough memory to write",
             "original timeout was",
             "no socket interface found",
             "can't find interface",
@@ -779,9 +780,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // completed, so the queue pair reached its peer with the GID it had: a retry exhausted
             // later is loss on the path, not an unroutable GID index (which fails the first
             // transfer).
-            if let Some(index) = failed_work_request(trimmed).filter(|index| *index >= UCX_SEND_QUEUE_LENGTH) {
-                facts.push(Fact::new("rdma.queue_pair_delivered").attr("work_request", index).evidence(evidence()));
-                continue;
+            if let Some(index) = failed_work_request(trimmed) {
+                if index >= UCX_SEND_QUEUE_LENGTH {
+                    facts.push(Fact::new("rdma.queue_pair_delivered").attr("work_request", index).evidence(evidence()));
+                    continue;
+                }
+                // The failed work request's destination GID as UCX prints it ("sgix 3 dgid
+                // ::ffff:10.150.0.7"): an IPv4-mapped GID is a routable RoCE v2 one, so the index
+                // was right, whatever else made the retries run out (openucx/ucx#6522).
+                if let Some(gid) =
+                    trimmed.split_once("dgid ::ffff:").and_then(|(_, rest)| rest.split([' ', ']']).next())
+                {
+                    facts
+                        .push(Fact::new("nccl.gid_routable").attr("gid", format!("::ffff:{gid}")).evidence(evidence()));
+                    continue;
+                }
             }
             // A health agent's word that an RDMA port has been down for a while ("mlx5_0 port 1
             // down since 2025-07-10T03:40:48Z", gpud's InfiniBand component): the port is down,
@@ -960,8 +973,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // System V shared memory past the kernel's limits says the same ENOSPC (shmget(2): the
             // segment would pass SHMALL or SHMMNI; UCX's "shmget(size=...) for mm_recv_desc failed:
             // No space left on device, please check shared memory limits by 'ipcs -l'").
+            // UCX's shared-memory transport says so in its own words ("Not enough memory to write
+            // total of 4292720 bytes. Please check that /dev/shm or the directory you specified has
+            // more available memory.", mm_posix.c; rapidsai/cudf#22233, a container's /dev/shm).
             if lower.contains("insufficient shared memory")
                 || (lower.contains("no space left on device") && (text.contains("SemLock") || lower.contains("shmget")))
+                || (lower.contains("not enough memory to write") && lower.contains("/dev/shm"))
             {
                 facts.push(Fact::new("process.shm_full").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -2461,6 +2478,16 @@ mod tests {
         let later = "[ksgpu-v-051:51920:0:52950] ib_mlx5_log.c:139  RC QP 0xc8d wqe[837]: SEND --e [va 0x7f11d4dc1640 len 101 lkey 0x368d04]\n";
         assert_eq!(parse("f", later)[0].name, "rdma.queue_pair_delivered");
         assert!(parse("f", &later.replace("wqe[837]", "wqe[3]")).is_empty(), "within the first queue's length");
+        // openucx/ucx#6522: a failed work request towards an IPv4-mapped GID (a routable RoCE v2 one).
+        let routable = "[x1001c5s1b1n0:157231:0:157231] ib_mlx5_log.c:147  DCI QP 0x3d04 wqe[96]: SEND s-e [rqpn 0x5fa2 rmac 02:00:00:00:20:63 sgix 3 dgid ::ffff:10.150.0.7 tc 106] [inl len 26]\n";
+        let found = parse("f", routable);
+        assert_eq!((found[0].name.as_str(), found[0].get("gid")), ("nccl.gid_routable", Some("::ffff:10.150.0.7")));
+        let link_local = routable.replace("dgid ::ffff:10.150.0.7", "dgid fe80::248a:703:9a:1234");
+        assert!(parse("f", &link_local).is_empty(), "a link-local GID says nothing of routing");
+        // rapidsai/cudf#22233: UCX's shared-memory transport finding /dev/shm full.
+        let shm = "[1776787275.688491] [c0f19bdfa686:677454:0]        mm_posix.c:206  UCX  ERROR   Not enough memory to write total of 4292720 bytes. Please check that /dev/shm or the directory you specified has more available memory.\n";
+        assert_eq!(parse("f", shm)[0].name, "process.shm_full");
+        assert!(parse("f", "Not enough memory to write the checkpoint\n").iter().all(|f| f.name != "process.shm_full"));
         // leptonai/gpud#971: gpud's word that a port has been down.
         let down = "{\"level\":\"warn\",\"ts\":\"2025-07-10T03:55:49.819Z\",\"msg\":\"mlx5_0 port 1 down since 2025-07-10T03:40:48Z\"}\n";
         let facts = parse("f", down);
