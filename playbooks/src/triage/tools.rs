@@ -55,6 +55,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "cudamalloc",
             "hipmalloc",
             "cumemcreate",
+            "cumemimportfromshareablehandle",
+            "cumemexporttoshareablehandle",
             "unable to allocate cuda memory",
             "match incoming connection from",
             "can't open nic unit",
