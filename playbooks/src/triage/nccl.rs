@@ -1147,10 +1147,14 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
             // firewall rejects it, or the address is a host that is not the peer at all. A connect
             // that timed out (ETIMEDOUT, connect(2): no answer to its SYNs) reached nothing: a
             // firewall that drops, or an address no route leads to (nccl-tests#15).
+            // A connect the local stack aborted ("Software caused connection abort", ECONNABORTED:
+            // the handshake was torn down, as a firewall's reset or a vanished route does; xDiT#111)
+            // reached no peer either.
             if lower.contains("no route to host")
                 || lower.contains("network is unreachable")
                 || lower.contains("connection refused")
                 || (lower.contains("connect") && lower.contains("connection timed out"))
+                || (lower.contains("connect") && lower.contains("software caused connection abort"))
             {
                 seen.connect_failed.insert(host.clone());
                 analysis.push(Fact::new("nccl.network_unreachable").host(&host).evidence(evidence.clone()));
@@ -2249,6 +2253,9 @@ mod tests {
         assert!(has(&facts(&named), "nccl.remote_closed"));
         // ml-engineering, SLURM chapter: a refused connection is a network failure, not a hang.
         let found = facts("r11i6n2:486514:486651 [1] include/socket.h:403 NCCL WARN Connect to 10.148.3.247<56821> failed : Connection refused\n");
+        assert!(has(&found, "nccl.network_unreachable"));
+        // xdit-project/xDiT#111: a connect the local stack aborted.
+        let found = facts("h:1:2 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.5.0.11<44589> failed : Software caused connection abort\n");
         assert!(has(&found, "nccl.network_unreachable"));
         // A reset connection says nothing about who is at fault (nccl#2076): no accusation.
         let found = facts("n1:1:2 [0] misc/socket.cc:50 NCCL WARN socketProgressOpt: Call to recv from 172.1.1.1<33759> failed : Connection reset by peer\n");

@@ -55,6 +55,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "cudamalloc",
             "hipmalloc",
             "cumemcreate",
+            "undefined symbol: nccl",
             "cumemimportfromshareablehandle",
             "cumemexporttoshareablehandle",
             "unable to allocate cuda memory",
@@ -248,6 +249,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // `ibv_devinfo -v` GID tables (or show_gids), one per device or host pasted: a table restarts
     // at index 0. For each, where its first IPv4-mapped GID (a RoCE v2 address) sits.
     let mut gid_tables: Vec<(Option<u32>, Evidence)> = Vec::new();
+    // A CUDA IPC call named in a traceback's frame, whose error may follow a few lines on.
+    let mut ipc_frame: Option<Evidence> = None;
+    let mut last_gid_index: Option<u32> = None;
+    let mut gid_table_header = false;
     // perftest run with --use_cuda: the buffer it then registers is GPU memory.
     let mut gpu_buffer: Option<Evidence> = None;
     let mut gpu_registration_failed = false;
@@ -311,10 +316,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 None => p2p_latency = None,
             }
         }
-        if let Some((index, gid)) = gid_entry(trimmed) {
-            if index == 0 || gid_tables.is_empty() {
+        // show_gids prints a header over each table; a pasted table of one container or pod may
+        // start past index 0 (its sparse table), so a header, or an index that does not rise,
+        // starts the next table too (k8snetworkplumbingwg/multus-cni#1100: two pods on one port).
+        if trimmed.starts_with("DEV") && trimmed.contains("INDEX") && trimmed.contains("GID") {
+            gid_table_header = true;
+            continue;
+        }
+        if let Some((index, gid)) = gid_entry(trimmed).or_else(|| show_gids_entry(trimmed)) {
+            let restarts = std::mem::take(&mut gid_table_header) || last_gid_index.is_some_and(|last| index <= last);
+            if index == 0 || gid_tables.is_empty() || restarts {
                 gid_tables.push((None, evidence()));
             }
+            last_gid_index = Some(index);
             if let Some(table) = gid_tables.last_mut() {
                 if table.0.is_none() && ipv4_mapped(gid) {
                     *table = (Some(index), evidence());
@@ -664,6 +678,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
             continue;
         }
+        // A traceback whose frames call CUDA IPC (CuPy's "ipcOpenMemHandle(dst_mem_handle)") and
+        // whose exception, a few lines on, is a CUDA error ("CUDARuntimeError:
+        // cudaErrorInvalidResourceHandle"): the driver refused the IPC call, as when the error is on
+        // the call's own line (NVIDIA/cuQuantum#77).
+        if let Some(call) = ipc_frame.take().filter(|call| line_no <= call.line + IPC_FRAME_REACH) {
+            if lower.contains("cudaerror") {
+                facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(call).evidence(evidence()));
+                continue;
+            }
+            ipc_frame = Some(call);
+        }
         // The readers below look for phrases most lines lack: one pass of a literal set decides
         // whether any of them is worth trying (each `contains` builds its own searcher).
         if rare_phrases().is_match(&lower) {
@@ -886,6 +911,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("cumemimportfromshareablehandle")
                 || lower.contains("cumemexporttoshareablehandle");
             let not_permitted = lower.contains("not_permitted") || lower.contains("not permitted");
+            if ipc_call && !call_failed {
+                ipc_frame = Some(evidence());
+            }
+            // A library built against a newer NCCL than the one the process loaded ("symbol lookup
+            // error: .../libwholegraph.so: undefined symbol: ncclCommSplit", rapidsai/wholegraph#218:
+            // NCCL 2.10 lacks ncclCommSplit, added in 2.18): NCCL and the code over it do not match.
+            if lower.contains("undefined symbol: nccl") {
+                facts.push(Fact::new("nccl.internal").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
             if (ipc_call && call_failed)
                 || (shared_memory_call && not_permitted)
                 || lower.contains("ipc memory creation failed")
@@ -1720,6 +1755,22 @@ fn gid_entry(line: &str) -> Option<(u32, &str)> {
     Some((index.trim().parse().ok()?, gid))
 }
 
+/// How many lines after a traceback frame that calls CUDA IPC its exception may come (CPython prints
+/// the frames below it, two lines each, then the exception).
+const IPC_FRAME_REACH: usize = 8;
+
+/// A row of show_gids (mlnx-tools/rdma-core: "mlx5_4  1  5  0000:...:ffff:ac14:0101  172.20.1.1
+/// v2  net1"): the index and the GID.
+fn show_gids_entry(line: &str) -> Option<(u32, &str)> {
+    let mut fields = line.split_whitespace();
+    let (device, port, index, gid) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+    let numbered = |word: &str| !word.is_empty() && word.chars().all(|c| c.is_ascii_digit());
+    let device_name =
+        device.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && device.contains(|c: char| c.is_ascii_digit());
+    (device_name && numbered(port) && gid.contains(':')).then_some(())?;
+    Some((index.parse().ok()?, gid))
+}
+
 /// A GID as a tool prints it (`0000:0000:0000:0000:0000:ffff:0a00:0006`, `::ffff:10.0.0.6`,
 /// `fe80::5aa2:e1ff:fefe:c130`), as its sixteen bytes, for NCCL's reader's judgement of its kind.
 fn gid_bytes(gid: &str) -> Option<[u8; 16]> {
@@ -1853,6 +1904,21 @@ mod tests {
         }
         assert!(parse("f", "host:1:2 [0] NCCL INFO cudaIpcGetMemHandle is used for legacy IPC\n").is_empty());
         assert!(parse("f", "hipIpcGetMemHandle -> 0 (success)\n").is_empty());
+        // rapidsai/wholegraph#218: a library built against a newer NCCL than the one loaded.
+        let symbol = "./WHOLEMEMORY_HANDLE_TEST: symbol lookup error: /opt/conda/lib/libwholegraph.so: undefined symbol: ncclCommSplit\n";
+        assert_eq!(parse("ci.log", symbol)[0].name, "nccl.internal");
+        assert!(parse("ci.log", "undefined symbol: cudaGraphInstantiateWithFlags\n")
+            .iter()
+            .all(|f| f.name != "nccl.internal"));
+        // NVIDIA/cuQuantum#77: the call in a traceback's frame, its CUDA error as the exception.
+        let traceback = "    d_sub_sv_p2p = cp.cuda.runtime.ipcOpenMemHandle(dst_mem_handle)\n  File \"cupy_backends/cuda/api/runtime.pyx\", line 456, in cupy_backends.cuda.api.runtime.ipcOpenMemHandle\n  File \"cupy_backends/cuda/api/runtime.pyx\", line 143, in cupy_backends.cuda.api.runtime.check_status\ncupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidResourceHandle: invalid resource handle\n";
+        let found = parse("job.log", traceback);
+        assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.ipc_refused"]);
+        assert_eq!(found[0].evidence.len(), 2, "the call and the error");
+        let far = traceback.replace("cupy_backends.cuda.api.runtime.CUDARuntimeError", &"x\n".repeat(12));
+        assert!(parse("job.log", &format!("{far}CUDARuntimeError: cudaErrorInvalidValue\n"))
+            .iter()
+            .all(|f| f.name != "gpu.ipc_refused"));
         // Memory the driver could not create for want of memory is not a refusal to share it.
         let out_of_memory = "Call to cuMemCreate(&handle, size, &prop, 0) failed: out of memory\n";
         assert!(parse("f", out_of_memory).iter().all(|f| f.name != "gpu.ipc_refused"));
@@ -1928,6 +1994,13 @@ mod tests {
             assert!(!parse("gids.txt", &same).iter().any(|f| f.name == "rdma.gid_tables_differ"));
         }
         assert_eq!(gid_entry("GID[  3]:  ::ffff:10.0.0.6, RoCE v2"), Some((3, "::ffff:10.0.0.6")));
+        // k8snetworkplumbingwg/multus-cni#1100: show_gids of two pods sharing one port, each table
+        // sparse (4 and 5 in one, 6 and 7 in the other).
+        let pods = "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\nmlx5_4\t1\t4\t0000:0000:0000:0000:0000:ffff:ac14:0101\t172.20.1.1  \tv1\tnet1\nmlx5_4\t1\t5\t0000:0000:0000:0000:0000:ffff:ac14:0101\t172.20.1.1  \tv2\tnet1\nDEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\nmlx5_4\t1\t6\t0000:0000:0000:0000:0000:ffff:ac14:0102\t172.20.1.2  \tv1\tnet1\nmlx5_4\t1\t7\t0000:0000:0000:0000:0000:ffff:ac14:0102\t172.20.1.2  \tv2\tnet1.\n";
+        let differ = parse("gids.txt", pods).into_iter().find(|f| f.name == "rdma.gid_tables_differ").expect("differ");
+        assert_eq!(differ.get("indices"), Some("4, 6"));
+        let one_pod: String = pods.lines().take(4).map(|l| format!("{l}\n")).collect();
+        assert!(!parse("gids.txt", &one_pod).iter().any(|f| f.name == "rdma.gid_tables_differ"), "one sparse table");
         assert_eq!(gid_entry("GID[x]: ::1"), None);
     }
 

@@ -259,8 +259,14 @@ fn torch_fact(entry: &super::catalogue::TorchEntry, evidence: Evidence, rendezvo
     let family = super::catalogue::torch_family(entry.file);
     let lower = entry.message.to_ascii_lowercase();
     let retried = rendezvous_done && is_warning(&evidence.text);
+    // A read on a socket that is connected ("waitForInput: socket SocketImpl(fd=71, addr=...,
+    // remote=[localhost]:29500) timed out after 600000ms", socket.cpp) reached the store: it is a
+    // wait for a key that another rank has not set yet, which is a rank behind, not an address out
+    // of reach (hao-ai-lab/FastVideo#228).
+    let waited_on_a_connection = lower.contains("waitforinput");
     let unreachable = matches!(family, "store" | "socket")
         && !retried
+        && !waited_on_a_connection
         && (lower.contains("connect") || lower.contains("timed out") || lower.contains("timeout"));
     let name = if unreachable { "pytorch.store_unreachable" } else { "pytorch.error" };
     Fact::new(name)
@@ -400,6 +406,9 @@ mod tests {
         assert!(!has(&format!("{timeout}{retry}")));
         let error = "[E socket.cpp:957] [c10d] The client socket has timed out after 900s while trying to connect to (10.0.0.1, 29500).\n";
         assert!(has(&format!("{timeout}{error}")), "an error, not a retry");
+        // hao-ai-lab/FastVideo#228: a read on a connected store socket timed out: reached, waiting.
+        let waiting = "[rank2]:[W303 08:23:41.025328690 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=71, addr=[localhost]:43246, remote=[localhost]:29500) timed out after 600000ms\n";
+        assert!(!has(waiting));
         assert!(is_warning("[W1127 08:55:12.921262401 socket.cpp:752] [c10d] The client socket has failed to connect"));
         assert!(!is_warning("[WARNING] something"));
     }
