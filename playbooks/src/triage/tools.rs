@@ -18,10 +18,15 @@ fn rare_phrases() -> &'static regex::Regex {
             "cudaerrormemoryallocation",
             "cuda_error_out_of_memory",
             "cuda error: out of memory",
+            "ze_result_error_out_of_device_memory",
+            "non-zero status: 2 cumem",
+            "cannot allocate buffer on the specified memory type",
+            "is invalid for family",
             "cuda error: 2",
             "no active ports detected",
             "no ib port is active",
             "no hfi units are active",
+            "no psm2 device is active",
             "not enumerated as an mlx5 device",
             "not an mlx5 device",
             "btl_tcp_endpoint",
@@ -702,9 +707,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // cudaGetErrorString; "CUDA Error: out of memory at .../cumem_allocator.cpp" from vLLM's
             // sleep-mode allocator waking its engine beside a trainer, TideDra/lmm-r1#43): memory
             // asked of the driver outside PyTorch's caching allocator.
+            // Level Zero's code for the same on Intel GPUs (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+            // ze_api.h), as oneCCL reports it (intel/intel-extension-for-pytorch#640), and NVSHMEM's
+            // form of a driver allocation that returned 2 ("non-zero status: 2 cuMemCreate failed",
+            // its symmetric heap; deepseek-ai/DeepEP#157).
+            let nvshmem_status_2 = lower.contains("non-zero status: 2 cumem");
             let cuda_out_of_memory = lower.contains("cudaerrormemoryallocation")
                 || lower.contains("cuda_error_out_of_memory")
                 || lower.contains("cuda error: out of memory")
+                || lower.contains("ze_result_error_out_of_device_memory")
+                || nvshmem_status_2
                 || lower == "cuda error: 2";
             // A GPU allocation call that a communication library reports failed for want of memory
             // (UCX's "cuMemAlloc_v2(...) failed: out of memory" and "unable to allocate cuda memory
@@ -729,12 +741,43 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // can't open nic unit: 0 (err=23)", PSM2_EP_DEVICE_FAILURE): on a host without an RDMA
             // NIC it takes the Ethernet device and fails, and MPI over it hangs; another provider
             // (FI_PROVIDER=tcp) or an RDMA NIC is the way out.
+            // NVSHMEM's IBGDA transport skipping a NIC that cannot register memory of the type it
+            // asked for ("WARN: device mlx5_0 cannot allocate buffer on the specified memory type.
+            // Skipping...", deepseek-ai/DeepEP#128): GPU memory the NIC cannot map, which is
+            // GPUDirect RDMA unavailable to it (no peer-memory support, or the driver's
+            // PeerMappingOverride off).
+            if lower.contains("cannot allocate buffer on the specified memory type") {
+                let nic = rdma_device_word(trimmed).unwrap_or("an RDMA NIC (NVSHMEM's IBGDA)");
+                facts.push(Fact::new("nccl.gdr_disabled").attr("nic", nic).attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // The GID filter NCCL and NVSHMEM apply on RoCE (NCCL_IB_ADDR_FAMILY / NCCL_IB_ADDR_RANGE,
+            // NVSHMEM_IB_ADDR_*) given a range of the other family ("NET/IB: Ip address '::' is invalid
+            // for family AF_INET, ignoring address", deepseek-ai/DeepEP#38): no GID passes it, so the
+            // queue pairs are built on one that does not route.
+            if lower.contains("is invalid for family") && lower.contains("ip address") {
+                facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
+                facts.push(Fact::new("rdma.no_suitable_gid").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
             if lower.contains("can't open nic unit") {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // libfabric's psm2 provider in its own words ("no PSM2 device is active"), where the
+            // same input shows the Omni-Path port Active (opainfo's "PortState: Active"): the port
+            // is up and the library cannot see the device (rdma-core 24 renamed hfi1_0 to opap...,
+            // and libpsm2 looked for the old sysfs name; cornelisnetworks/opa-psm2#43).
+            let psm2_none_active = lower.contains("no psm2 device is active");
+            if (psm2_none_active || lower.contains("no hfi units are active"))
+                && (text.contains("PortState:     Active") || text.contains("PortState: Active"))
+            {
                 facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
             if lower.contains("no active ports detected")
                 || lower.contains("no hfi units are active")
+                || psm2_none_active
                 || lower.contains("no ib port is active")
             {
                 let (nic, state) = if lower.contains("hfi") {
@@ -1406,7 +1449,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // nothing runs on it until it is reset.
         if let Some(what) = [
             ("uncorrectable ECC error encountered", "uncorrectable ECC error (cudaErrorECCUncorrectable)"),
-            ("uncorrectable NVLink error was detected", "uncorrectable NVLink error (cudaErrorNvlinkUncorrectable)"),
+            // CUDA 11's wording is "uncorrectable NVLink error detected during the execution"
+            // (pytorch/pytorch#58155), later releases' "... was detected during the execution".
+            ("uncorrectable NVLink error", "uncorrectable NVLink error (cudaErrorNvlinkUncorrectable)"),
             ("NV_ERR_RESET_REQUIRED", "the driver requires a GPU reset (NV_ERR_RESET_REQUIRED)"),
         ]
         .iter()
@@ -2023,6 +2068,35 @@ mod tests {
             assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"], "{line}");
         }
         assert!(parse("plugin.log", r#"2025/07/26 20:29:31 exposing "2" devices"#).is_empty());
+    }
+
+    /// deepseek-ai/DeepEP#157, #128 and #38 (NVSHMEM's heap, IBGDA and GID filter), Intel's
+    /// oneCCL on Level Zero (intel-extension-for-pytorch#640), libfabric's psm2 beside an Active
+    /// Omni-Path port (opa-psm2#43) and CUDA 11's NVLink wording (pytorch/pytorch#58155).
+    #[test]
+    fn nvshmem_level_zero_psm2_and_nvlink_in_their_own_words() {
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        assert_eq!(
+            names("/nvshmem/src/host/mem/mem_heap.cpp:1509: non-zero status: 2 cuMemCreate failed \n"),
+            ["gpu.out_of_memory"]
+        );
+        assert!(
+            names("/nvshmem/src/host/mem/mem_heap.cpp:1509: non-zero status: 1 cuMemCreate failed \n").is_empty(),
+            "not memory"
+        );
+        let ze = "oneCCL: ze_call.cpp:28 do_call: EXCEPTION: ze error at zeCommandQueueExecuteCommandLists, code: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\n";
+        assert_eq!(names(ze), ["gpu.out_of_memory"]);
+        let ibgda =
+            parse("f", "WARN: device mlx5_3 cannot allocate buffer on the specified memory type. Skipping...\n");
+        assert_eq!((ibgda[0].name.as_str(), ibgda[0].get("nic")), ("nccl.gdr_disabled", Some("mlx5_3")));
+        let family = "/work/nvshmem_src/src/modules/transport/common/transport_ib_common.h 138 NET/IB: Ip address '::' is invalid for family AF_INET, ignoring address\n";
+        assert_eq!(names(family), ["rdma.roce", "rdma.no_suitable_gid"]);
+        let psm2 = "libfabric:psm2:core:psmx2_getinfo():436<info> no PSM2 device is active.\n";
+        assert_eq!(names(psm2), ["rdma.port_down"], "alone, the port is what is not active");
+        let active = format!("{psm2}opap134s0:1                        PortGID:0xfe80000000000000:0011750901841a24\n   PortState:     Active\n");
+        assert_eq!(names(&active), ["rdma.device_missing"], "an Active port the library cannot see");
+        let nvlink = "  what():  CUDA error: uncorrectable NVLink error detected during the execution\n";
+        assert_eq!(names(nvlink), ["gpu.cuda_hardware_error"]);
     }
 
     /// mpi4jax#106 (CUDA-aware MPI), tensorflow#39110 (TensorFlow's stream executor) and a CSCS
