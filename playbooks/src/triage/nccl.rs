@@ -1335,6 +1335,7 @@ fn record_ib_nics(message: &str, host: &str, evidence: &Evidence, seen: &mut Obs
 /// NCCL then sends nothing over any NIC (its ranks meet over NVLink, PCIe or shared memory), so the
 /// list costs nothing (a healthy 8-GPU Azure node lists its front-end mlx5_an0 beside the eight
 /// rails, AMD-AGI/sand-pipeline).
+///
 /// A connection of the host's over the RoCE port (`used=yes`) is one its InfiniBand peers cannot
 /// take, which explains a queue pair that then fails to connect better than a GID index does.
 fn mixed_fabrics(seen: &mut Observations, analysis: &mut Analysis) {
@@ -1479,8 +1480,8 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || lower.contains("no algorithm/protocol nor symkernelid available")
     {
         // enqueue.cc getAlgoInfo: every algorithm/protocol pair is disabled for this collective,
-        // which happens when NCCL_ALGO / NCCL_PROTO force one that cannot run here; from 2.28 the
-        // message also names the symmetric kernels ("No algorithm/protocol nor symKernelId
+        // which happens when NCCL_ALGO / NCCL_PROTO force one that cannot run here; 2.31's message
+        // also names the symmetric kernels ("No algorithm/protocol nor symKernelId
         // available for function Broadcast", vllm-project/vllm#58179).
         Fact::new("nccl.no_algorithm").host(host).attr("text", message)
     } else if lower.contains("cannot be captured in a graph")
