@@ -21,6 +21,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "ze_result_error_out_of_device_memory",
             "non-zero status: 2 cumem",
             "cannot allocate buffer on the specified memory type",
+            "unable to register memory handle",
             "is invalid for family",
             "cuda error: 2",
             "no active ports detected",
@@ -606,13 +607,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             || lower.contains("system not yet initialized")
             || (lower.contains("fabric")
                 && ((lower.contains("nvidia-fabricmanager.service")
-                    && lower.contains("failed")
+                    && lower.contains("fail")
                     && !text.contains("NV_WARN_NOTHING_TO_DO"))
                     || (lower.contains("fabric manager")
                         && (lower.contains("cannot be started")
                             || lower.contains("failed to start")
                             || lower.contains("not active")
-                            || lower.contains("not running")))))
+                            || lower.contains("not running")
+                            // Its package and the loaded driver of two releases ("fabric manager
+                            // NVIDIA GPU driver interface version 550.127.05 don't match with
+                            // driver version 550.120", Akash's provider guide): it refuses to start.
+                            || lower.contains("don't match with driver version")
+                            || lower.contains("doesn't match with driver version")))))
         {
             facts.push(Fact::new("gpu.fabric_not_ready").attr("text", trimmed).evidence(evidence()));
             continue;
@@ -746,7 +752,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // Skipping...", deepseek-ai/DeepEP#128): GPU memory the NIC cannot map, which is
             // GPUDirect RDMA unavailable to it (no peer-memory support, or the driver's
             // PeerMappingOverride off).
-            if lower.contains("cannot allocate buffer on the specified memory type") {
+            // NVSHMEM's IB transport unable to register its symmetric heap, which is GPU memory
+            // ("ibrc.cpp:486: non-zero status: 2 Unable to register memory handle", after "mem
+            // registration failed"; Azure/azhpc-images#316, an image without nvidia_peermem): the
+            // NIC cannot map GPU memory, as when IBGDA skips a NIC.
+            if lower.contains("cannot allocate buffer on the specified memory type")
+                || lower.contains("unable to register memory handle")
+            {
                 let nic = rdma_device_word(trimmed).unwrap_or("an RDMA NIC (NVSHMEM's IBGDA)");
                 facts.push(Fact::new("nccl.gdr_disabled").attr("nic", nic).attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -1920,6 +1932,16 @@ mod tests {
             r#"        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active","#;
         let facts = parse("gpud.json", text);
         assert!(facts.iter().any(|f| f.name == "gpu.fabric_not_ready"), "{facts:?}");
+        // Akash's provider guide: the manager's package and the loaded driver of two releases, and
+        // systemd's word that its control process failed.
+        for line in [
+            "Nov 05 13:55:26 node1 nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver interface version 550.127.05 don't match with driver version 550.120. Please update with matching NVIDIA driver package.",
+            "Nov 05 13:55:26 node1 systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
+        ] {
+            assert!(parse("journal.txt", line).iter().any(|f| f.name == "gpu.fabric_not_ready"), "{line}");
+        }
+        let started = "Nov 05 13:55:27 node1 systemd[1]: Started NVIDIA fabric manager service.";
+        assert!(parse("journal.txt", started).is_empty());
     }
 
     /// ROCm/rccl#1454 and #908 (RCCL's hipified P2P transport), ray_lightning#24 (NCCL 2.7's open of
@@ -2086,6 +2108,8 @@ mod tests {
         );
         let ze = "oneCCL: ze_call.cpp:28 do_call: EXCEPTION: ze error at zeCommandQueueExecuteCommandLists, code: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\n";
         assert_eq!(names(ze), ["gpu.out_of_memory"]);
+        let heap = "src/comm/transports/ibrc/ibrc.cpp:486: non-zero status: 2 Unable to register memory handle.\n";
+        assert_eq!(names(heap), ["nccl.gdr_disabled"]);
         let ibgda =
             parse("f", "WARN: device mlx5_3 cannot allocate buffer on the specified memory type. Skipping...\n");
         assert_eq!((ibgda[0].name.as_str(), ibgda[0].get("nic")), ("nccl.gdr_disabled", Some("mlx5_3")));
