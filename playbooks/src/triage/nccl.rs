@@ -470,6 +470,11 @@ type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64
 /// to compare across hosts, communicator membership, and the NICs behind the inter-node channels.
 #[derive(Debug, Default)]
 struct Observations {
+    /// Collective calls as NCCL_DEBUG_SUBSYS=COLL logs them, by communicator size and operation
+    /// count, with the process that made each.
+    calls: BTreeMap<(u64, String), Vec<(Process, CollectiveCall, Evidence)>>,
+    /// The communicators (their addresses in the process) each process logged calls on.
+    call_comms: BTreeMap<Process, BTreeSet<String>>,
     /// Hosts where a rank's proxy thread failed an operation.
     proxy_failed: BTreeSet<String>,
     /// Hosts where a rank failed to connect to a peer (refused, timed out, no route).
@@ -550,6 +555,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     shared_gpus(&seen.comm_gpus, analysis);
     single_host(&seen, analysis);
     mixed_fabrics(&mut seen, analysis);
+    calls_that_differ(&seen, analysis);
     refused_again_and_again(&seen, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
@@ -920,6 +926,11 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
                 ranks.entry((host.clone(), bus.to_string())).or_default().entry(rank).or_insert(evidence.clone());
             }
         }
+    }
+    if let Some(call) = collective_call(message) {
+        let process = (host.clone(), line.pid);
+        seen.call_comms.entry(process.clone()).or_default().insert(call.comm.clone());
+        seen.calls.entry((call.ranks, call.op_count.clone())).or_default().push((process, call, evidence.clone()));
     }
     if message.contains(" nNodes 1 ") && message.contains("localRanks") && seen.one_node.is_none() {
         seen.one_node = Some((host.clone(), evidence.clone()));
@@ -1778,6 +1789,78 @@ fn collective_mismatch_fact(message: &str, host: &str) -> Fact {
     fact
 }
 
+/// A process as NCCL's line prefix names it: its host and pid.
+type Process = (String, Option<u64>);
+
+/// One collective call as NCCL logs it with NCCL_DEBUG_SUBSYS=COLL (enqueue.cc: "Broadcast: opCount 0
+/// sendbuff 0x... recvbuff 0x... count 53 datatype 4 op 0 root 0 comm 0x... [nranks=8] stream ...").
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CollectiveCall {
+    op: String,
+    op_count: String,
+    count: String,
+    datatype: String,
+    root: String,
+    comm: String,
+    ranks: u64,
+}
+
+fn collective_call(message: &str) -> Option<CollectiveCall> {
+    let (op, rest) = message.split_once(": opCount ")?;
+    if op.is_empty() || !op.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let field = |name: &str| word_after(rest, name).map(str::to_string);
+    let ranks = rest.split_once("[nranks=")?.1.split(']').next()?.parse().ok()?;
+    Some(CollectiveCall {
+        op: op.to_string(),
+        op_count: rest.split_whitespace().next()?.to_string(),
+        count: field("count")?,
+        datatype: field("datatype")?,
+        root: field("root").unwrap_or_default(),
+        comm: field("comm")?,
+        ranks,
+    })
+}
+
+/// Ranks of one communicator whose calls of one operation count differ in the collective, its
+/// element count, datatype or root (NVIDIA/nccl#147: the first Broadcast of 25,503,912 elements of
+/// datatype 6 on rank 0 and of 53 of datatype 4 on the others): they are not running the same
+/// collective, which hangs or corrupts whatever the fabric does. Communicators are told apart by
+/// size only (each process logs its own address for them), so the reading is made only where every
+/// process logged calls on a single communicator.
+fn calls_that_differ(seen: &Observations, analysis: &mut Analysis) {
+    if seen.call_comms.values().any(|comms| comms.len() > 1) {
+        return;
+    }
+    for ((ranks, op_count), calls) in &seen.calls {
+        let Some((_, first, first_evidence)) = calls.first() else { continue };
+        let signature =
+            |call: &CollectiveCall| (call.op.clone(), call.count.clone(), call.datatype.clone(), call.root.clone());
+        let Some((_, other, other_evidence)) = calls.iter().find(|(_, call, _)| signature(call) != signature(first))
+        else {
+            continue;
+        };
+        let describe = |call: &CollectiveCall| {
+            format!("{} of {} elements of datatype {} (root {})", call.op, call.count, call.datatype, call.root)
+        };
+        analysis.push(
+            Fact::new("nccl.collective_mismatch")
+                .attr(
+                    "text",
+                    format!(
+                        "operation {op_count} of a {ranks}-rank communicator is {} on one rank and {} on another",
+                        describe(first),
+                        describe(other)
+                    ),
+                )
+                .evidence(first_evidence.clone())
+                .evidence(other_evidence.clone()),
+        );
+        return;
+    }
+}
+
 /// A setting given different values in different places.
 fn env_mismatch(settings: &BTreeMap<String, BTreeMap<String, Vec<Evidence>>>, analysis: &mut Analysis) {
     for (name, values) in settings {
@@ -2017,6 +2100,28 @@ mod tests {
         assert!(!facts("a note: No algorithm/protocol nor symKernelId available (NCCL)\n")
             .iter()
             .any(|f| f.name == "nccl.no_algorithm"));
+    }
+
+    /// NVIDIA/nccl#147: the first Broadcast called with other arguments on rank 0 than on the
+    /// others; the same calls everywhere, or calls of two communicators in one process, say nothing.
+    #[test]
+    fn collective_calls_that_differ_between_ranks() {
+        let call = |rank: u32, pid: u32, count: u32, datatype: u32| {
+            format!("learnfair062:{pid}:{pid} [{rank}] NCCL INFO Broadcast: opCount 0 sendbuff 0x7f88e4000000 recvbuff 0x7f88e4000000 count {count} datatype {datatype} op 0 root 0 comm 0x7f88e005a2{rank}0 [nranks=8] stream 0x55f\n")
+        };
+        let differ = [call(0, 32615, 25503912, 6), call(1, 32617, 53, 4), call(2, 32619, 53, 4)].concat();
+        let found = facts(&differ);
+        let mismatch = found.iter().find(|f| f.name == "nccl.collective_mismatch").expect("mismatch");
+        assert!(
+            mismatch.get("text").is_some_and(|t| t.contains("25503912") && t.contains("of 53 elements")),
+            "{mismatch:?}"
+        );
+        let same = [call(0, 32615, 53, 4), call(1, 32617, 53, 4)].concat();
+        let has = |found: &[Fact], name: &str| found.iter().any(|f| f.name == name);
+        assert!(!has(&facts(&same), "nccl.collective_mismatch"));
+        let two_comms =
+            format!("{differ}{}", call(0, 32615, 53, 4).replace("comm 0x7f88e005a200", "comm 0x7f88e0099900"));
+        assert!(!has(&facts(&two_comms), "nccl.collective_mismatch"), "two communicators in one process");
     }
 
     /// NVIDIA/nccl#1637: NCCL 2.25.1 on an RTX 5090, its kernels' shared memory past the GPU's.

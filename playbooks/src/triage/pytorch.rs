@@ -530,13 +530,19 @@ const PASSED_WHILE_STUCK: u64 = 16;
 /// rank never finished it, which NCCL allows only when the two called different collectives there
 /// (a smaller count completes against a larger one, lightning#20832, Qwen-VL fine-tuning's text-only
 /// batches that skip the vision tower), or a different number of them. Not a rank that fell behind:
-/// it is in the collective, waiting for data its peers will never send.
+/// it is in the collective, waiting for data its peers will never send. A rank stuck in a small
+/// Broadcast (or Reduce, or Scatter) proves neither that nor that it is behind: their root
+/// completes once its data sits in the peers' staging buffers (NCCL_BUFFSIZE, 4 MiB a channel by
+/// default), whether or not they ever take it, so the root moving on is its right and why the data
+/// never arrived is open (isaac-sim/OmniIsaacGymEnvs#50: the first Broadcast of a dual-GPU
+/// workstation, its size not printed). A Broadcast of millions of elements cannot fit there, and
+/// keeps the reading (Lightning-AI/pytorch-lightning#20832: 5,164,000 elements).
 fn passed_while_stuck(
     records: &[&WatchdogRecord],
     rank: u64,
     seq: u64,
     ahead: Option<&&WatchdogRecord>,
-) -> Option<Fact> {
+) -> Option<StuckInside> {
     let ahead = ahead?;
     let ahead_seq = ahead.seq?;
     if ahead.rank == Some(rank) || ahead_seq <= seq || ahead_seq - seq > PASSED_WHILE_STUCK {
@@ -545,12 +551,18 @@ fn passed_while_stuck(
     let stuck = records.iter().find(|r| {
         r.rank == Some(rank) && r.seq == Some(seq) && r.op.is_some() && r.last_enqueued.is_none_or(|last| last == seq)
     })?;
+    let rooted = stuck.op.as_deref().map(str::to_ascii_uppercase).is_some_and(|op| {
+        (op.contains("BROADCAST") || op == "REDUCE" || op.contains("SCATTER")) && !op.contains("REDUCE_SCATTER")
+    });
+    if rooted && stuck.numel_in.is_none_or(|elements| elements <= ROOT_MAY_PASS_ELEMENTS) {
+        return Some(StuckInside::RootMayHavePassed);
+    }
     let described = |r: &WatchdogRecord| {
         let count = r.numel_in.map(|n| format!(" of {n} elements")).unwrap_or_default();
         format!("{}{count}", r.op.as_deref().unwrap_or("?"))
     };
     let ahead_rank = ahead.rank.map_or_else(|| "another rank".to_string(), |r| format!("rank {r}"));
-    Some(
+    Some(StuckInside::Mismatch(
         Fact::new("pytorch.op_mismatch")
             .attr("seq", seq)
             .attr(
@@ -564,8 +576,21 @@ fn passed_while_stuck(
             .attr("rank", rank)
             .evidence(stuck.evidence.clone())
             .evidence(ahead.evidence.clone()),
-    )
+    ))
 }
+
+/// What a rank stuck inside a collective that another rank completed says.
+enum StuckInside {
+    /// The two ran different collectives there.
+    Mismatch(Fact),
+    /// A rooted collective small enough for its root to complete alone: neither a mismatch nor a
+    /// rank behind follows.
+    RootMayHavePassed,
+}
+
+/// The elements (4 MiB of 4-byte ones) up to which a rooted collective may fit the staging buffers of
+/// one channel, so that its root completes before the peers take the data.
+const ROOT_MAY_PASS_ELEMENTS: u64 = 1 << 20;
 
 /// How many ranks the timed-out collective's group holds, where its element counts say so: an
 /// AllGather's output is every rank's input (NumelOut = NumelIn x ranks), a ReduceScatter's input
@@ -644,9 +669,13 @@ fn watchdog_facts(records: &[&WatchdogRecord], signalled: &[(u64, u64, Evidence)
         let ahead = last.iter().find(|(_, v)| v.0 == max).map(|(_, v)| v.1.clone());
         let ahead_record = records.iter().find(|r| r.seq == Some(max) && r.op.is_some());
         for (rank, (seq, evidence)) in &last {
-            if let Some(passed) = passed_while_stuck(records, *rank, *seq, ahead_record) {
-                analysis.push(passed);
-                continue;
+            match passed_while_stuck(records, *rank, *seq, ahead_record) {
+                Some(StuckInside::Mismatch(passed)) => {
+                    analysis.push(passed);
+                    continue;
+                }
+                Some(StuckInside::RootMayHavePassed) => continue,
+                None => {}
             }
             if *seq < max {
                 let mut fact = Fact::new("pytorch.rank_behind")
@@ -820,6 +849,14 @@ mod tests {
         let apart = judged([line(0, 96120, 1), line(7, 64088, 1)].concat());
         assert!(!apart.has("pytorch.op_mismatch"));
         assert!(apart.has("pytorch.rank_behind"));
+        // isaac-sim/OmniIsaacGymEnvs#50: stuck in a Broadcast, whose root completes once its data
+        // sits in the peers' buffers; that the root moved on proves no mismatch.
+        let broadcast = |numel: u64| line(1, 1, numel).replace("OpType=ALLREDUCE", "OpType=BROADCAST");
+        let rooted = judged([broadcast(2560), line(0, 3, 2560)].concat());
+        assert!(!rooted.has("pytorch.op_mismatch") && !rooted.has("pytorch.rank_behind"), "{:?}", rooted.facts);
+        // Lightning-AI/pytorch-lightning#20832: a Broadcast of millions of elements fits no buffer.
+        let large = judged([broadcast(5164000), line(0, 3, 2560)].concat());
+        assert!(large.has("pytorch.op_mismatch"), "{:?}", large.facts);
     }
 
     /// LlamaFactory#2424: ranks 1-3 time out on SeqNum 2; rank 0, still tokenizing, never came.

@@ -28,6 +28,10 @@ fn rare_phrases() -> &'static regex::Regex {
             "no ib port is active",
             "no hfi units are active",
             "no psm2 device is active",
+            "is not available, please use",
+            "no usable transports",
+            "devices are busy or unavailable",
+            "cudaerrordevicesunavailable",
             "not enumerated as an mlx5 device",
             "not an mlx5 device",
             "btl_tcp_endpoint",
@@ -747,6 +751,22 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // can't open nic unit: 0 (err=23)", PSM2_EP_DEVICE_FAILURE): on a host without an RDMA
             // NIC it takes the Ethernet device and fails, and MPI over it hangs; another provider
             // (FI_PROVIDER=tcp) or an RDMA NIC is the way out.
+            // CUDA's cudaErrorDevicesUnavailable (46, "all CUDA-capable devices are busy or
+            // unavailable", driver_types.h): the GPU is in Exclusive Process (or Prohibited) compute
+            // mode and another process holds it, an earlier job's or a second rank's
+            // (NVIDIA/DIGITS#2005, Summit's jsrun with six ranks on one resource set).
+            if lower.contains("devices are busy or unavailable") || lower.contains("cudaerrordevicesunavailable") {
+                facts.push(
+                    Fact::new("gpu.shared_by_ranks")
+                        .attr("gpu", "unknown")
+                        .attr(
+                            "text",
+                            format!("another process holds the GPU in an exclusive compute mode (\"{trimmed}\")"),
+                        )
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             // NVSHMEM's IBGDA transport skipping a NIC that cannot register memory of the type it
             // asked for ("WARN: device mlx5_0 cannot allocate buffer on the specified memory type.
             // Skipping...", deepseek-ai/DeepEP#128): GPU memory the NIC cannot map, which is
@@ -770,6 +790,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if lower.contains("is invalid for family") && lower.contains("ip address") {
                 facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
                 facts.push(Fact::new("rdma.no_suitable_gid").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // UCX asked for an RDMA transport it cannot find ("transport 'rc' is not available,
+            // please use one or more of: cma, cuda, ..., tcp", then "no usable transports/devices
+            // (asked rc on network:eth0 )", NVIDIA/nvbandwidth#35): no verbs device is usable by
+            // this process, as when NCCL finds no IB device.
+            let rdma_transport_asked = ["'rc'", "'ud'", "'dc'", "asked rc", "asked ud", "asked dc"]
+                .iter()
+                .any(|transport| lower.contains(transport));
+            if rdma_transport_asked && (lower.contains("is not available") || lower.contains("no usable transports")) {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
             if lower.contains("can't open nic unit") {
@@ -2119,6 +2150,13 @@ mod tests {
         assert_eq!(names(psm2), ["rdma.port_down"], "alone, the port is what is not active");
         let active = format!("{psm2}opap134s0:1                        PortGID:0xfe80000000000000:0011750901841a24\n   PortState:     Active\n");
         assert_eq!(names(&active), ["rdma.device_missing"], "an Active port the library cannot see");
+        // NVIDIA/DIGITS#2005: a GPU in Exclusive Process mode another process holds.
+        let busy = "Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices are busy or unavailable\n";
+        assert_eq!(names(busy), ["gpu.shared_by_ranks"]);
+        // NVIDIA/nvbandwidth#35: UCX asked for RC and found no device for it.
+        let ucx = "[1741236511.646162] [node-0:364800:0]     ucp_context.c:1451 UCX  ERROR no usable transports/devices (asked rc on network:eth0 )\n";
+        assert_eq!(names(ucx), ["rdma.device_missing"]);
+        assert!(names("UCX  ERROR no usable transports/devices (asked tcp on network:eth0 )\n").is_empty());
         let nvlink = "  what():  CUDA error: uncorrectable NVLink error detected during the execution\n";
         assert_eq!(names(nvlink), ["gpu.cuda_hardware_error"]);
     }
