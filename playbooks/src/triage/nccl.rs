@@ -472,7 +472,7 @@ type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64
 struct Observations {
     /// Collective calls as NCCL_DEBUG_SUBSYS=COLL logs them, by communicator size and operation
     /// count, with the process that made each.
-    calls: BTreeMap<(u64, String), Vec<(Process, CollectiveCall, Evidence)>>,
+    calls: BTreeMap<(u64, String), Vec<LoggedCall>>,
     /// The communicators (their addresses in the process) each process logged calls on.
     call_comms: BTreeMap<Process, BTreeSet<String>>,
     /// Hosts where a rank's proxy thread failed an operation.
@@ -1791,6 +1791,9 @@ fn collective_mismatch_fact(message: &str, host: &str) -> Fact {
 
 /// A process as NCCL's line prefix names it: its host and pid.
 type Process = (String, Option<u64>);
+
+/// A collective call, the process that logged it and where.
+type LoggedCall = (Process, CollectiveCall, Evidence);
 
 /// One collective call as NCCL logs it with NCCL_DEBUG_SUBSYS=COLL (enqueue.cc: "Broadcast: opCount 0
 /// sendbuff 0x... recvbuff 0x... count 53 datatype 4 op 0 root 0 comm 0x... [nranks=8] stream ...").
