@@ -283,6 +283,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut port_inactive_seen = false;
     // Whether the NVIDIA driver refused a pin for its alignment (looked for once, at a pin failure).
     let pin_arguments_refused: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    // Whether an Omni-Path port reads Active in this input (looked for once, at a PSM2 line that
+    // finds no active device: an input of many such lines would otherwise be read again for each).
+    let port_active_shown: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
@@ -813,7 +816,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // and libpsm2 looked for the old sysfs name; cornelisnetworks/opa-psm2#43).
             let psm2_none_active = lower.contains("no psm2 device is active");
             if (psm2_none_active || lower.contains("no hfi units are active"))
-                && (text.contains("PortState:     Active") || text.contains("PortState: Active"))
+                && *port_active_shown
+                    .get_or_init(|| text.contains("PortState:     Active") || text.contains("PortState: Active"))
             {
                 facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
                 continue;
