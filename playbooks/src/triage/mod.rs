@@ -9,6 +9,7 @@ pub mod catalogue;
 pub mod counters;
 pub mod dcgm;
 pub mod decode;
+mod error_families;
 pub mod horovod;
 pub mod ibstat;
 pub mod join;
@@ -254,6 +255,7 @@ fn name_gpu_faults(analysis: &mut Analysis) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::playbook::Confidence;
 
     /// A launcher's labels and a collector's timestamps change nothing but the quoted evidence: the
     /// same facts with the same attributes, and the evidence is the line as given.
@@ -361,5 +363,27 @@ mod tests {
         assert!(analysis.facts.is_empty(), "{:?}", analysis.facts);
         let text = "Nov 22 10:00:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n";
         assert!(analyze(&[Input::new("dmesg", text.as_bytes().to_vec())]).has("gpu.xid"));
+    }
+
+    /// An error line no reader knows word for word, from a library the playbooks never read, is
+    /// named by the family its words speak of, first and at low
+    /// confidence, with the errors-not-understood diagnosis after it; a rule read in full keeps the
+    /// first place, and the family is not added beside it.
+    #[test]
+    fn an_unknown_line_is_named_by_its_family_only_when_no_rule_read_the_input() {
+        let ze = "[0] ERROR: xccl allreduce: device out of memory (2147483648 bytes requested)\n";
+        let ids = |text: &str| -> Vec<(String, Confidence)> {
+            triage(&[Input::new("log", text.as_bytes().to_vec())], &Playbook::embedded())
+                .diagnoses
+                .into_iter()
+                .map(|d| (d.id, d.confidence))
+                .collect()
+        };
+        let got = ids(ze);
+        assert_eq!(got[0], ("gpu-resource-limit".to_string(), Confidence::Low), "{got:?}");
+        assert!(got.iter().any(|(id, _)| id == "errors-not-understood"), "{got:?}");
+        let read = "node7:1234:1250 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.8<33468> with error 12, opcode 0, len 0, vendor err 129 (Send)\n";
+        let got = ids(&format!("{read}{ze}"));
+        assert!(got.iter().all(|(id, _)| id != "gpu-resource-limit"), "{got:?}");
     }
 }

@@ -97,6 +97,34 @@ fn diagnose(playbook: &Playbook, rule: &Rule, confidence: Confidence, support: &
     }
 }
 
+/// The diagnoses of the fault family that the first of the unexplained error lines names, if one
+/// does: the rules that fire once its fact is added, and only through it, at low confidence.
+fn by_family(facts: &[Fact], unexplained: &[Evidence], playbooks: &[Playbook]) -> Vec<Diagnosis> {
+    let mut lines: Vec<&Evidence> = unexplained.iter().collect();
+    lines.sort_by(|a, b| (a.file.as_str(), a.line).cmp(&(b.file.as_str(), b.line)));
+    lines.dedup_by(|a, b| a.file == b.file && a.line == b.line);
+    let Some(named) = super::error_families::first_family(&lines) else { return Vec::new() };
+    let mut facts = facts.to_vec();
+    facts.push(named);
+    let named = facts.last().expect("just pushed");
+    let mut diagnoses = Vec::new();
+    for playbook in playbooks {
+        for rule in playbook.rules.iter().filter(|rule| !rule.fallback && !rule.catch_all) {
+            let Some((_, support)) = rule.evaluate(&facts) else { continue };
+            if !support.iter().any(|fact| std::ptr::eq(*fact, named)) {
+                continue;
+            }
+            let mut diagnosis = diagnose(playbook, rule, Confidence::Low, &support);
+            diagnosis.undetermined = Some(format!(
+                "Named from the words of an error line that no playbook reads in full (\"{}\"); confirm with the next steps.",
+                named.get("text").unwrap_or_default()
+            ));
+            diagnoses.push(diagnosis);
+        }
+    }
+    diagnoses
+}
+
 pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
     let mut diagnoses = Vec::new();
     let mut fallbacks = Vec::new();
@@ -114,12 +142,22 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
             }
         }
     }
+    // Nothing read in full: the first unexplained error line that names a family of faults (the
+    // call, status or resource it speaks of) gives the fault it belongs to, ranked first at low
+    // confidence, with the undetermined diagnoses after it.
+    let read_in_full = !diagnoses.is_empty();
     if diagnoses.is_empty() {
         diagnoses = fallbacks;
     }
     if diagnoses.is_empty() {
         diagnoses = catch_alls;
     }
+    let mut unexplained: Vec<Evidence> = analysis
+        .facts
+        .iter()
+        .filter(|fact| fact.name == "input.error_lines")
+        .flat_map(|fact| fact.evidence.iter().cloned())
+        .collect();
     // Never silent: lines that look like errors, read into facts a rule is diagnosed from but that
     // it could not take up for want of a fact it requires (a RoCE address error where nothing else
     // says the port is RoCE), are errors no playbook explains. Facts that explain lines as
@@ -138,6 +176,7 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
         let faults: Vec<&Fact> =
             rules().flat_map(|rule| rule.wanting_context(&analysis.facts)).chain(unheeded).collect();
         if let Some(unused) = super::unexplained::unused_error_lines(&faults) {
+            unexplained.extend(unused.evidence.iter().cloned());
             let mut facts = analysis.facts.clone();
             facts.push(unused);
             for playbook in playbooks {
@@ -150,6 +189,10 @@ pub fn evaluate(analysis: Analysis, playbooks: &[Playbook]) -> TriageReport {
         }
     }
     diagnoses.sort_by(|a, b| b.confidence.cmp(&a.confidence).then(b.evidence.len().cmp(&a.evidence.len())));
+    if !read_in_full {
+        let named = by_family(&analysis.facts, &unexplained, playbooks);
+        diagnoses.splice(0..0, named);
+    }
     let ranks = analysis
         .ranks
         .ranks

@@ -1,0 +1,209 @@
+//! Error lines no playbook reads in full, named by what they speak of. The readers know the
+//! messages that NCCL, PyTorch, the kernel and the usual tools print, word for word; a library or
+//! a release they have never seen words the same failure its own way ("ZE_RESULT_ERROR_OUT_OF_
+//! DEVICE_MEMORY", "cuMemImportFromShareableHandle failed", "no active HCA ports"). The call,
+//! status or resource such a line names is the same, and an on-call engineer reads the family from
+//! it before reading the rest. When no rule fired, the first unexplained error line that names one
+//! of these families gives the fault it belongs to, at low confidence and saying so.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use crate::fact::{Evidence, Fact};
+
+/// One family: the fact its lines stand for (one the playbooks already diagnose from), and the
+/// words that name it.
+struct Family {
+    fact: &'static str,
+    words: Regex,
+    /// Words that, beside the family's, make the line another fault's (the kernel's OOM killer
+    /// speaks of memory, but host memory and a killed process).
+    not: Option<Regex>,
+}
+
+fn family(fact: &'static str, words: &str, not: Option<&str>) -> Family {
+    Family {
+        fact,
+        words: Regex::new(words).expect("a fixed pattern compiles"),
+        not: not.map(|n| Regex::new(n).expect("a fixed pattern compiles")),
+    }
+}
+
+/// The families, most specific first: a line that names two (a cuMem call that ran out of memory)
+/// belongs to the first.
+fn families() -> &'static [Family] {
+    static FAMILIES: OnceLock<Vec<Family>> = OnceLock::new();
+    FAMILIES.get_or_init(|| {
+        vec![
+            // A GPU that left the bus, or that the driver can no longer reach (NVIDIA's Xid catalog:
+            // Xid 79 "GPU has fallen off the bus"; nvidia-smi's "Unable to determine the device
+            // handle"; "GPU is lost" in NVML's status names, NVML_ERROR_GPU_IS_LOST).
+            family(
+                "gpu.lost",
+                r"(?i)fallen off the bus|\bGPU (?:is|was) lost\b|GPU_IS_LOST|GpuIsLost|unable to determine the device handle|GPU requires reset|GPU has fallen",
+                None,
+            ),
+            // The descriptors' limit (errno EMFILE, getrlimit(2) RLIMIT_NOFILE).
+            family("host.open_files_exhausted", r"(?i)too many open files|\bEMFILE\b|RLIMIT_NOFILE", None),
+            // Locked memory (setrlimit(2) RLIMIT_MEMLOCK, `ulimit -l`), which memory registration
+            // with an RDMA NIC pins.
+            family("rdma.memlock", r"(?i)\bmemlock\b|RLIMIT_MEMLOCK|locked memory|ulimit -l\b", None),
+            // Device memory: CUDA's cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY, HIP's
+            // hipErrorOutOfMemory, Level Zero's ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, the frameworks'
+            // OutOfMemoryError. Not the kernel's OOM killer (host memory, a killed process), nor a
+            // host's failed allocation (ENOMEM "Cannot allocate memory", which memory registration
+            // returns for a memlock limit too).
+            family(
+                "gpu.out_of_memory",
+                r"(?i)out of (?:device |gpu |cuda )?memory|OUT_OF_(?:DEVICE_)?MEMORY|OutOfMemory|MemoryAllocation\b|cudaMalloc\w* failed|failed to allocate (?:device|gpu|cuda)",
+                Some(r"(?i)killed process|oom[-_ ]?kill|oom_reaper|out of memory: kill|host memory|pinned|invoked oom"),
+            ),
+            // GPUs sharing memory between processes: CUDA and HIP IPC (cudaIpcOpenMemHandle,
+            // hipIpcGetMemHandle), peer access (cudaDeviceEnablePeerAccess, "peer access is not
+            // supported between these two devices"), and the virtual memory calls that share
+            // memory across processes and nodes (cuMemCreate, cuMemExportToShareableHandle,
+            // cuMemImportFromShareableHandle; IMEX channels across NVLink domains).
+            family(
+                "gpu.ipc_refused",
+                r"(?i)\b(?:cuda|hip|cu)Ipc\w+|\bIPC (?:mem(?:ory)? )?handle|\bpeer access|CanAccessPeer|EnablePeerAccess|\bcuMem(?:Create|Import\w*|Export\w*|Map|SetAccess)\b|\bIMEX\b|\bP2P (?:is )?not (?:supported|available)",
+                None,
+            ),
+            // A GPU another process holds: cudaErrorDevicesUnavailable ("all CUDA-capable devices
+            // are busy or unavailable"), CUDA_ERROR_DEVICE_UNAVAILABLE, hipErrorDeviceAlreadyInUse,
+            // and the compute modes that refuse a second process (nvidia-smi -c).
+            family(
+                "gpu.shared_by_ranks",
+                r"(?i)busy or unavailable|DEVICES?_UNAVAILABLE|DevicesUnavailable|DeviceAlreadyInUse|exclusive[_ ]process|prohibited compute mode",
+                None,
+            ),
+            // POSIX shared memory (shm_open(3) under /dev/shm) and System V's (shmget(2)).
+            family("process.shm_full", r"(?i)/dev/shm|\bshm_open\b|\bshmget\b|\bshm\b", None),
+            // GPU memory registered with the NIC: GPUDirect RDMA through nvidia_peermem (formerly
+            // nv_peer_mem) or DMA-BUF.
+            // Only its absence is this family: a peer-memory module that reports a context it
+            // skipped (nvidia-peermem's "detected invalid context") is working, and says so.
+            family(
+                "nccl.gdr_disabled",
+                r"(?i)(?:GPUDirect|\bGDR\b|peermem|peer_mem|\bdma-?buf\b).*(?:\bnot (?:found|loaded|available|supported|enabled)|unavailable|disabled|missing|unknown symbol|disagrees|\bcannot\b|can't|unable|failed to (?:load|register|map|import|insert)|no such)|(?:\bnot (?:found|loaded|available|supported|enabled)|unavailable|disabled|missing|\bcannot\b|can't|unable|failed to (?:load|register|map|import|insert)).*(?:GPUDirect|\bGDR\b|peermem|peer_mem|\bdma-?buf\b)",
+                None,
+            ),
+            // The RDMA devices themselves: libibverbs' device list and open (ibv_get_device_list(3),
+            // ibv_open_device(3)), the uverbs nodes under /dev/infiniband, and the words of the
+            // providers that find none. Not libibverbs' warning that it could not load a provider
+            // for hardware the host does not have.
+            family(
+                "rdma.device_missing",
+                r"(?i)\bno (?:active |usable |available )?(?:RDMA|IB|InfiniBand|verbs|HCA|EFA) (?:device|port|adapter)s?\b|ibv_get_device_list|ibv_open_device|/dev/infiniband|\buverbs\d*\b|no (?:RDMA|IB|InfiniBand) devices? (?:found|available)",
+                Some(r"(?i)couldn't load driver|could not load driver"),
+            ),
+            // The NVSwitch fabric's manager (nv-fabricmanager) and the state it sets: CUDA's
+            // cudaErrorSystemNotReady ("system not yet initialized") on NVSwitch systems.
+            family(
+                "fabricmanager.error",
+                r"(?i)fabric ?manager|FABRIC_MANAGER|system not yet initialized|SystemNotReady|SYSTEM_NOT_READY|fabric (?:is )?not (?:yet )?(?:ready|initialized)",
+                None,
+            ),
+            // A driver older than the runtime: cudaErrorInsufficientDriver ("CUDA driver version is
+            // insufficient for CUDA runtime version"), CUDA_ERROR_UNSUPPORTED_PTX_VERSION.
+            family(
+                "gpu.driver_mismatch",
+                r"(?i)driver version is insufficient|InsufficientDriver|INSUFFICIENT_DRIVER|driver (?:\S+ )?is too old|unsupported PTX|UNSUPPORTED_PTX|PTX was compiled with an unsupported toolchain|compat(?:ibility)? (?:library|package).*(?:mismatch|not supported)",
+                None,
+            ),
+            // GPU hardware faults: uncorrectable ECC (CUDA_ERROR_ECC_UNCORRECTABLE,
+            // cudaErrorECCUncorrectable), NVLink errors, row-remapping failures.
+            family(
+                "gpu.hardware_error",
+                r"(?i)ECC_UNCORRECTABLE|ECCUncorrectable|uncorrectable ECC|ECC error|double[- ]bit|NVLink (?:error|fault)|row remap\w* fail",
+                None,
+            ),
+            // NCCL's own failures: ncclInternalError and the words NCCL prints for it.
+            family("nccl.internal", r"ncclInternalError|(?i:nccl\S* internal (?:error|check))", None),
+            // A peer's address that no route reaches (connect(2): ENETUNREACH, EHOSTUNREACH,
+            // ECONNREFUSED; getaddrinfo(3): EAI_NONAME, EAI_AGAIN).
+            family(
+                "network.host_unreachable",
+                r"(?i)no route to host|network is unreachable|connection refused|name or service not known|temporary failure in name resolution|\bECONNREFUSED\b|\bEHOSTUNREACH\b|\bENETUNREACH\b",
+                None,
+            ),
+        ]
+    })
+}
+
+/// The fact the first of `lines` that names a family stands for, read from its words: the line's
+/// text as `text` (what the diagnoses quote), `read=words` to say how it was found, and the line as
+/// evidence. `None` when no line names a family.
+pub fn first_family(lines: &[&Evidence]) -> Option<Fact> {
+    lines.iter().find_map(|evidence| {
+        let text = super::prefix::without_colours(&evidence.text);
+        let family = families()
+            .iter()
+            .find(|f| f.words.is_match(&text) && !f.not.as_ref().is_some_and(|not| not.is_match(&text)))?;
+        let trimmed = text.trim();
+        // The line names no host the readers could take; the diagnosis speaks of the one that
+        // printed it.
+        let mut fact =
+            Fact::new(family.fact).attr("host", "the host that printed it").attr("text", trimmed).attr("read", "words");
+        if family.fact == "gpu.hardware_error" {
+            fact = fact.attr("what", trimmed);
+        }
+        Some(fact.evidence((*evidence).clone()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(line: &str) -> Option<String> {
+        let evidence = Evidence::new("log", 7, line);
+        first_family(&[&evidence]).map(|fact| fact.name)
+    }
+
+    #[test]
+    fn each_family_is_read_from_the_words_of_a_vendor_the_readers_do_not_know() {
+        let cases = [
+            ("ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY in allreduce", "gpu.out_of_memory"),
+            ("RuntimeError: hipErrorOutOfMemory during reduce_scatter", "gpu.out_of_memory"),
+            ("error: cuMemImportFromShareableHandle failed with 101", "gpu.ipc_refused"),
+            ("E0101 transport: hipIpcOpenMemHandle returned error", "gpu.ipc_refused"),
+            ("error: all CUDA-capable devices are busy or unavailable", "gpu.shared_by_ranks"),
+            ("ERROR: failed to map segment /dev/shm/ccl-17 (No space left on device)", "process.shm_full"),
+            ("Failed to register GPU memory: GPUDirect not available", "nccl.gdr_disabled"),
+            ("fatal: no active HCA ports found", "rdma.device_missing"),
+            ("ERROR: fabric manager has not finished", "fabricmanager.error"),
+            ("error: CUDA driver version is insufficient for CUDA runtime version", "gpu.driver_mismatch"),
+            ("failed: CUDA_ERROR_ECC_UNCORRECTABLE", "gpu.hardware_error"),
+            ("error: ncclInternalError in group end", "nccl.internal"),
+            ("connect to 10.0.0.2:29500 failed: No route to host", "network.host_unreachable"),
+            ("accept failed: Too many open files", "host.open_files_exhausted"),
+            ("error: failed to pin: check memlock", "rdma.memlock"),
+            ("Unable to determine the device handle for GPU 0000:1b:00.0: Unknown Error", "gpu.lost"),
+        ];
+        for (line, fact) in cases {
+            assert_eq!(named(line).as_deref(), Some(fact), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_kernels_oom_killer_and_a_missing_provider_name_no_family() {
+        assert_eq!(named("Out of memory: Killed process 4711 (python) total-vm:1234kB"), None);
+        assert_eq!(named("libibverbs: Warning: couldn't load driver 'libhfi1verbs-rdmav34.so': error"), None);
+        assert_eq!(named("RuntimeError: the step failed"), None);
+        // A peer-memory module at work, skipping a context it does not own.
+        assert_eq!(named("nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context"), None);
+    }
+
+    #[test]
+    fn the_first_line_that_names_a_family_is_the_one_read() {
+        let first = Evidence::new("log", 3, "RuntimeError: the step failed");
+        let second = Evidence::new("log", 4, "error: cuMemCreate failed: out of memory");
+        let third = Evidence::new("log", 9, "error: No route to host");
+        let fact = first_family(&[&first, &second, &third]).expect("a family");
+        // Out of memory is named before the cuMem call that ran out of it.
+        assert_eq!(fact.name, "gpu.out_of_memory");
+        assert_eq!(fact.evidence[0].line, 4);
+        assert_eq!(fact.get("read"), Some("words"));
+    }
+}
