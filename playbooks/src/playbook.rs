@@ -47,8 +47,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("nccl.socket_connect_failed", "error host", "NCCL WARN socket/bootstrap connect failures"),
     (
         "nccl.socket_iface_suspect",
-        "iface host used_by",
-        "Bootstrap 'Using' whose first interface, or a NET/Socket list or channel with any interface, is docker*, lo, veth*, br-*, ..., or a failed bootstrap over an IPoIB OOB interface (used_by bootstrap|transport), or Gloo's mesh on loopback (used_by gloo)",
+        "iface host used_by same_address",
+        "Bootstrap 'Using' whose first interface, or a NET/Socket list or channel with any interface, is docker*, lo, veth*, br-*, ..., or a failed bootstrap over an IPoIB OOB interface (used_by bootstrap|transport), or Gloo's mesh on loopback (used_by gloo), or one bootstrap address on two hosts (same_address=yes)",
     ),
     (
         "nccl.bootstrap_failed",
@@ -427,6 +427,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "gpu.lost",
         "how bus_id host",
         "Xid 79/119/120, the driver's 'fallen off the bus', nvidia-smi 'Unable to determine the device handle', PCIe Surprise Down",
+    ),
+    (
+        "gloo.peer_closed",
+        "host peer rank text",
+        "Gloo's TCP transport 'Connection closed by peer [ADDR]:PORT' (gloo/transport/tcp/pair.cc)",
     ),
     (
         "input.error_lines",

@@ -492,6 +492,8 @@ struct Observations {
     docker_bridges: BTreeMap<String, (String, Evidence)>,
     /// Host -> the address its bootstrap uses ("Bootstrap : Using ens3:172.16.0.16<0>").
     bootstrap_addresses: BTreeMap<String, String>,
+    /// Host -> the interface and address its bootstrap uses, as named, and the line.
+    bootstrap_interfaces: BTreeMap<String, (String, Evidence)>,
     channels: Vec<NetChannel>,
     /// Host -> its NET/IB devices, in NCCL's index order.
     host_nics: BTreeMap<String, Vec<String>>,
@@ -571,6 +573,30 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     garbled_peer_addresses(&seen, analysis);
     graph_capture_build(&seen, analysis);
     peers_on_docker_networks(&seen, analysis);
+    one_address_on_two_hosts(&seen, analysis);
+}
+
+/// Two hosts whose bootstraps use the same address ("Bootstrap : Using [0]eth0:172.17.0.2<0>" in a
+/// container on each of two machines, both on Docker's default bridge; or loopback): an address
+/// that two hosts hold is one neither can be reached at by the other, so the ranks' connections
+/// between the hosts go nowhere (NVIDIA/nccl#367).
+fn one_address_on_two_hosts(seen: &Observations, analysis: &mut Analysis) {
+    let mut hosts_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (host, address) in &seen.bootstrap_addresses {
+        hosts_of.entry(address.as_str()).or_default().push(host.as_str());
+    }
+    let Some((address, hosts)) = hosts_of.into_iter().find(|(_, hosts)| hosts.len() >= 2) else { return };
+    let Some((named, first)) = seen.bootstrap_interfaces.get(hosts[0]) else { return };
+    let mut fact = Fact::new("nccl.socket_iface_suspect")
+        .host(hosts[0])
+        .attr("iface", named)
+        .attr("used_by", format!("bootstrap (the same address {address} on {})", hosts.join(" and ")))
+        .attr("same_address", "yes")
+        .evidence(first.clone());
+    if let Some((_, other)) = seen.bootstrap_interfaces.get(hosts[1]) {
+        fact = fact.evidence(other.clone());
+    }
+    analysis.push(fact);
 }
 
 /// The gateway address of a Docker network (172.17.0.1 to 172.31.0.1: the default address pools
@@ -774,7 +800,26 @@ fn gdr_off_across_sockets(channels: &[NetChannel], too_far: &[(String, String, E
         analysis.push(fact);
         return;
     }
-    let Some(far) = analysis.facts.iter().find(|f| f.name == "topo.gpu_nic_sys").cloned() else { return };
+    let Some(far) = analysis.facts.iter().find(|f| f.name == "topo.gpu_nic_sys").cloned() else {
+        // Neither NCCL's distance message nor a topology says why; the channels alone say that
+        // no connection uses it (NCCL appends /GDRDMA to every one that does, transport/net.cc).
+        // That is a slowness to name where the job ran; where NCCL warned of a failure, the
+        // failure is what to read.
+        let warned = analysis.facts.iter().flat_map(|f| f.evidence.iter()).any(|e| e.text.contains(" WARN "));
+        if warned {
+            return;
+        }
+        let host = first.host.clone().unwrap_or_else(|| format!("the host of rank {}", first.owner()));
+        let mut fact = Fact::new("nccl.gdr_disabled")
+            .host(&host)
+            .attr("nic", "every InfiniBand/RoCE connection in the log")
+            .attr("why", "no NET/IB channel is marked /GDRDMA: each is staged through host memory");
+        for channel in rdma.iter().take(2) {
+            fact = fact.evidence(channel.evidence.clone());
+        }
+        analysis.push(fact);
+        return;
+    };
     let host = first.host.clone().unwrap_or_else(|| format!("the host of rank {}", first.owner()));
     let mut fact = Fact::new("nccl.gdr_disabled")
         .host(&host)
@@ -1057,6 +1102,10 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
             if let Some(address) = using_list(message).first().and_then(|entry| entry.split(':').nth(1)) {
                 let address = address.split('<').next().unwrap_or(address).to_string();
                 seen.bootstrap_addresses.entry(host.clone()).or_insert(address);
+                if let Some(entry) = using_list(message).first() {
+                    let named = entry.split('<').next().unwrap_or(entry).to_string();
+                    seen.bootstrap_interfaces.entry(host.clone()).or_insert((named, evidence.clone()));
+                }
             }
         }
     }
@@ -2595,7 +2644,7 @@ mod tests {
     }
 
     /// nccl-tests#293: no channel uses GPUDirect RDMA, and `topo -m` puts the only NIC SYS from the
-    /// GPU; without the topology (or with one GDRDMA channel) nothing is said by this reading.
+    /// GPU; without the topology the channels alone are read; with one GDRDMA channel nothing is said.
     #[test]
     fn no_gdr_channel_where_every_nic_is_across_the_sockets() {
         let channels = "test1:3521:3535 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IBext_v8/0\ntest2:3985:3998 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IBext_v8/0\n";
@@ -2618,7 +2667,10 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!((found[0].get("host"), found[0].get("nic")), (Some("test1"), Some("mlx5_0")));
         assert_eq!(found[0].evidence.len(), 2);
-        assert!(judged(channels, false).is_empty(), "no topology: GDR may be off by choice");
+        // Without the topology the channels alone still say that no connection uses it.
+        let alone = judged(channels, false);
+        assert_eq!(alone.len(), 1, "{alone:?}");
+        assert_eq!(alone[0].get("nic"), Some("every InfiniBand/RoCE connection in the log"));
         let with_gdr = channels.replacen("NET/IBext_v8/0\n", "NET/IBext_v8/0/GDRDMA\n", 1);
         assert!(judged(&with_gdr, true).is_empty());
         // Mellanox/nv_peer_memory#56: NCCL itself says the NIC is too far, so no topology is needed;
@@ -2765,5 +2817,30 @@ mod tests {
         let log = parse("f", "n1:1:2 [7] NCCL INFO Channel 02/0 : 7[7] -> 8[0] [send] via NET/IB/3/GDRDMA\n");
         let channel = net_channel(&log, &log.lines[0]).unwrap_or_else(|| panic!("not parsed"));
         assert_eq!((channel.from, channel.to, channel.send, channel.nic_index), (7, 8, true, 3));
+    }
+
+    /// NVIDIA/nccl#367: containers on two hosts both bootstrap on Docker's default-bridge address;
+    /// one address on two hosts reaches neither. Two addresses do not.
+    #[test]
+    fn one_bootstrap_address_on_two_hosts_is_an_interface_suspect() {
+        let log = "c6ad:1:1 [0] NCCL INFO Bootstrap : Using [0]eth0:172.17.0.2<0>\n26a4:1:1 [0] NCCL INFO Bootstrap : Using [0]eth0:172.17.0.2<0>\n";
+        let suspect = facts(log).into_iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("suspect");
+        assert_eq!((suspect.get("iface"), suspect.get("same_address")), (Some("eth0:172.17.0.2"), Some("yes")));
+        let apart = log.replacen("172.17.0.2", "10.1.0.5", 1);
+        assert!(!facts(&apart).iter().any(|f| f.get("same_address").is_some()));
+    }
+
+    /// The bigscience all-reduce benchmark on Omni-Path (heldout70): no NET/IB channel is marked
+    /// /GDRDMA, and NCCL warned of nothing, so every transfer is staged through host memory; beside
+    /// a WARN the failure is what is read, not the slowness.
+    #[test]
+    fn no_channel_with_gpudirect_rdma_in_a_quiet_log_is_gdr_disabled() {
+        let log = "n1:1:2 [0] NCCL INFO Channel 00/02 : 31[cb000] -> 0[7000] [receive] via NET/IB/1\n\
+                   n1:1:2 [0] NCCL INFO Channel 00/02 : 0[7000] -> 8[7000] [send] via NET/IB/1\n";
+        assert!(facts(log).iter().any(|f| f.name == "nccl.gdr_disabled"));
+        let warned = format!("{log}n1:1:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion with error 12\n");
+        assert!(!facts(&warned).iter().any(|f| f.name == "nccl.gdr_disabled"));
+        let with_gdr = log.replace("NET/IB/1\n", "NET/IB/1/GDRDMA\n");
+        assert!(!facts(&with_gdr).iter().any(|f| f.name == "nccl.gdr_disabled"));
     }
 }

@@ -778,6 +778,17 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "the nvidia driver on your system is too old",
             "The NVIDIA driver on your system is too old",
         ),
+        // The kernel module refusing a client built for another driver release ("NVRM: API
+        // mismatch: the client has the version 367.44, but this kernel module has the version
+        // 367.35"): packages upgraded without reloading the module (or rebooting).
+        ("gpu.driver_mismatch", "nvrm: api mismatch", "NVRM: API mismatch"),
+        // cudaErrorCallRequiresNewerDriver (36): a runtime newer than the driver called an entry
+        // point the driver does not have (NVIDIA/nccl#496, #955).
+        (
+            "gpu.driver_mismatch",
+            "api call is not supported in the installed cuda driver",
+            "API call is not supported in the installed CUDA driver",
+        ),
         (
             "gpu.driver_unreachable",
             "couldn't communicate with the nvidia driver",
@@ -1295,5 +1306,16 @@ mod tests {
         let mut facts = Vec::new();
         summary_table("smi", &fan, &mut facts);
         assert!(facts.is_empty(), "{facts:?}");
+    }
+
+    /// nvidia-docker#182 and NVIDIA/nccl#955 (heldout70): the kernel module refusing a client of
+    /// another release, and a call the installed driver does not have, are a driver that does not
+    /// match what runs on it.
+    #[test]
+    fn an_api_mismatch_and_a_call_the_driver_lacks_are_driver_mismatches() {
+        let nvrm = "Aug 26 14:08:07 host kernel: NVRM: API mismatch: the client has the version 367.44, but\n";
+        assert_eq!(names(&parse("f", nvrm)), vec!["gpu.driver_mismatch"]);
+        let call = "Cuda failure 'API call is not supported in the installed CUDA driver'\n";
+        assert_eq!(names(&parse("f", call)), vec!["gpu.driver_mismatch"]);
     }
 }

@@ -160,9 +160,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             continue;
         }
+        // srun naming the task that its cgroup's OOM killer ended ("srun: error: nic5-w052: task
+        // 13: Out Of Memory", src/srun: the task's exit as Slurm records it): that rank, on that
+        // host, died.
+        if let Some((host, task)) = srun_task_out_of_memory(trimmed) {
+            facts.push(
+                Fact::new("process.died")
+                    .host(host)
+                    .attr("rank", task)
+                    .attr("signal", 9)
+                    .attr("text", format!("Slurm's task {task} on {host} was killed out of memory ({trimmed})"))
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         // slurmstepd after a step's task was OOM-killed in its cgroup (src/plugins/task/cgroup):
-        // "Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed."
-        if trimmed.contains("oom_kill event") && trimmed.contains("Detected") {
+        // "Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.";
+        // older releases "Detected 1 oom-kill event(s) in StepId=...".
+        if (trimmed.contains("oom_kill event") || trimmed.contains("oom-kill event")) && trimmed.contains("Detected") {
             facts.push(
                 Fact::new("process.died")
                     .attr("signal", 9)
@@ -187,6 +202,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         facts.retain(|f| f.get("local_rank").is_none());
     }
     facts
+}
+
+/// The host and task of srun's "srun: error: HOST: task N: Out Of Memory".
+fn srun_task_out_of_memory(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix("srun: error: ")?;
+    let (host, rest) = rest.split_once(": task ")?;
+    let (task, what) = rest.split_once(':')?;
+    (what.trim() == "Out Of Memory" && task.chars().all(|c| c.is_ascii_digit()) && !host.contains(' '))
+        .then_some((host, task))
 }
 
 /// Lines of a crash report searched for the library it happened in.
@@ -352,5 +376,16 @@ Root Cause (first observed failure):
         assert!(parse("f", "Out of memory: Killed process 12 (chrome) total-vm:1kB\n").is_empty());
         // Prose that names the words without the kernel's message.
         assert!(parse("f", "Killed process 12 (python) by hand\n").is_empty());
+    }
+
+    /// The canarycroco error log (heldout69): srun names the task its cgroup OOM-killed, with its
+    /// host; older slurmstepd words the event "oom-kill event(s)".
+    #[test]
+    fn srun_names_the_task_that_ran_out_of_memory() {
+        let log = "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=10238881.0. Some of your processes may have been killed by the cgroup out-of-memory handler.\nsrun: error: nic5-w052: task 13: Out Of Memory\n";
+        let died: Vec<Fact> = parse("slurm.err", log).into_iter().filter(|f| f.name == "process.died").collect();
+        assert_eq!(died.len(), 2, "{died:?}");
+        assert_eq!((died[1].get("host"), died[1].get("rank")), (Some("nic5-w052"), Some("13")));
+        assert!(parse("f", "srun: error: node1: task 3: Exited with exit code 1\n").is_empty());
     }
 }

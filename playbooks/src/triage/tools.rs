@@ -79,6 +79,22 @@ fn rare_phrases() -> &'static regex::Regex {
             "too many open files",
             "down since",
             "wqe[",
+            "rdma_verbs_ioctl",
+            "cuda driver error",
+            "cuda error ",
+            "cuda runtime error",
+            "cuda failure ",
+            "mapping of buffer object failed",
+            "transport/p2p.cc",
+            "closed by peer",
+            "memory in use",
+            "over nvlink or a hardware error",
+            "ibv_exp_",
+            "ibv_query_device(",
+            "probe of ",
+            "mlx5_load_one failed",
+            "unknown symbol",
+            "only efa provider is supported",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -226,6 +242,64 @@ fn failed_work_request(line: &str) -> Option<u64> {
 
 /// The first word of a line that names an RDMA device by its kernel name (`mlx5_3`, `mlx5_bond_0`,
 /// `bnxt_re0`, `irdma1`, `rocep1s0f0`), as verbs users print it.
+/// A CUDA error code quoted by number after "cuda ... error" or "cuda ... failure" (the line
+/// lowered), as the fact it stands for and what the code means. Only the codes that are the same in
+/// the runtime API and the driver API (driver_types.h, cuda.h) and that name a fault of their own.
+fn cuda_error_number(lower: &str) -> Option<(&'static str, &'static str)> {
+    static NUMBER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let number = NUMBER.get_or_init(|| {
+        regex::Regex::new(r"cuda (?:driver |runtime )?(?:error|failure)(?: code)?[ :=]+(\d{1,3})\b")
+            .expect("a fixed pattern compiles")
+    });
+    let code: u32 = number.captures(lower)?.get(1)?.as_str().parse().ok()?;
+    Some(match code {
+        2 => ("gpu.out_of_memory", "CUDA error 2: out of memory"),
+        35 => ("gpu.driver_mismatch", "CUDA error 35: the driver is older than the CUDA runtime"),
+        36 => ("gpu.driver_mismatch", "CUDA error 36: the API call needs a newer driver"),
+        46 => ("gpu.shared_by_ranks", "CUDA error 46: the GPU is busy or unavailable (an exclusive compute mode)"),
+        217 => ("gpu.ipc_refused", "CUDA error 217: peer access is not supported between these GPUs"),
+        803 => ("gpu.driver_mismatch", "CUDA error 803: unsupported display driver and CUDA driver combination"),
+        804 => {
+            ("gpu.driver_mismatch", "CUDA error 804: forward compatibility attempted on a GPU that does not support it")
+        }
+        _ => return None,
+    })
+}
+
+/// What the other processes named in PyTorch's out-of-memory report hold on the GPU, when it is
+/// more than this process holds ("Process 118636 has 71.62 GiB memory in use. Including non-PyTorch
+/// memory, this process has 21.24 GiB memory in use").
+fn others_hold_more(line: &str) -> Option<String> {
+    let size = |words: &str| -> Option<f64> {
+        let mut parts = words.split_whitespace();
+        let value: f64 = parts.next()?.parse().ok()?;
+        let unit = match parts.next()? {
+            "GiB" => 1024.0,
+            "MiB" => 1.0,
+            "KiB" => 1.0 / 1024.0,
+            _ => return None,
+        };
+        Some(value * unit)
+    };
+    let this = size(line.split("this process has ").nth(1)?)?;
+    let others: f64 = line.split("Process ").skip(1).filter_map(|rest| size(rest.split_once(" has ")?.1)).sum();
+    (others > this).then(|| format!("{:.2} GiB", others / 1024.0))
+}
+
+/// The RDMA NIC driver that a kernel line says did not load or bind (the line lowered).
+fn rdma_driver_not_loaded(lower: &str) -> Option<&'static str> {
+    const DRIVERS: [&str; 10] =
+        ["mlx5_core", "mlx5_ib", "mlx4_core", "mlx4_ib", "ib_core", "ib_uverbs", "irdma", "bnxt_re", "efa", "qedr"];
+    let failed = (lower.contains("probe of ") && lower.contains("failed"))
+        || lower.contains("mlx5_load_one failed")
+        || lower.contains("unknown symbol");
+    if !failed {
+        return None;
+    }
+    let module = lower.trim_start().split([':', ' ']).next()?;
+    DRIVERS.iter().find(|driver| **driver == module).copied()
+}
+
 fn rdma_device_word(line: &str) -> Option<&str> {
     const DRIVERS: [&str; 10] =
         ["mlx4_", "mlx5_", "bnxt_re", "irdma", "erdma", "efa_", "hfi1_", "qedr", "rocep", "ibp"];
@@ -770,6 +844,94 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
+            // strace(1) of a process whose memory registration the kernel refused: the verbs ioctl
+            // (RDMA_VERBS_IOCTL, include/uapi/rdma/rdma_user_ioctl_cmds.h) returning ENOMEM, which
+            // ib_umem_get returns when pinning the pages would pass RLIMIT_MEMLOCK
+            // (drivers/infiniband/core/umem.c): a traced `ibv_reg_mr` that failed for locked memory.
+            if lower.contains("rdma_verbs_ioctl") && lower.contains("= -1 enomem") {
+                facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // The GPU memory of a peer that could not be mapped into this process: CUDA's
+            // cudaErrorMapBufferObjectFailed / CUDA_ERROR_MAP_FAILED ("mapping of buffer object
+            // failed") as NCCL's P2P set-up meets it when the driver (or a sandbox's GPU proxy
+            // in front of it) refuses the peer mapping; and any CUDA failure NCCL's P2P transport
+            // reports from its own file (src/transport/p2p.cc: the IPC handles, peer access and
+            // cuMem imports it makes), as RCCL's hipified build prints it too.
+            if lower.contains("mapping of buffer object failed")
+                || (lower.contains("transport/p2p.cc") && lower.contains("cuda failure"))
+            {
+                facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // Gloo's TCP transport finding its peer gone (gloo/transport/tcp/pair.cc: "Connection
+            // closed by peer [10.0.0.7]:12717"): the process at that address exited or was killed,
+            // so this rank's collective failed with it.
+            if lower.contains("connection closed by peer") && lower.contains("pair.cc") {
+                let peer = trimmed.split("closed by peer").nth(1).map(str::trim).filter(|p| !p.is_empty());
+                let host =
+                    peer.map(|p| p.trim_start_matches('[').split(']').next().unwrap_or(p)).unwrap_or("the peer's host");
+                facts.push(
+                    Fact::new("gloo.peer_closed")
+                        .host(host)
+                        .attr("peer", peer.unwrap_or("unknown"))
+                        .attr("rank", "unknown (the process at the other end of Gloo's connection)")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // PyTorch's out-of-memory report names the other processes on the GPU
+            // (c10/cuda/CUDACachingAllocator.cpp: "Process 118636 has 71.62 GiB memory in use.
+            // Including non-PyTorch memory, this process has 21.24 GiB memory in use"): when the
+            // others hold more than this process, the GPU was taken by another process (a crashed
+            // run that did not exit, a second rank on the same device), not by this model.
+            if let Some(others) = others_hold_more(trimmed) {
+                facts.push(
+                    Fact::new("gpu.shared_by_ranks")
+                        .attr("gpu", "unknown")
+                        .attr("text", format!("another process holds {others} on the GPU (\"{trimmed}\")"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // CUDA's cudaErrorContained-class report of a peer access over NVLink that the hardware
+            // refused ("Invalid access of peer GPU memory over nvlink or a hardware error"): the
+            // context is lost, and every later call on the GPU fails the same way.
+            if lower.contains("over nvlink or a hardware error") {
+                facts.push(
+                    Fact::new("gpu.cuda_hardware_error")
+                        .attr("what", "invalid access of peer GPU memory over NVLink, or a hardware error")
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // The RDMA NIC's kernel driver that did not load or bind (mlx5_core's "probe of
+            // 0000:01:00.0 failed with error -22", "mlx5_load_one failed"; a module built for
+            // another kernel or OFED: "Unknown symbol ... (err -22)"): the host has no RDMA device
+            // for that NIC, whatever its cabling.
+            if let Some(driver) = rdma_driver_not_loaded(&lower) {
+                facts.push(
+                    Fact::new("rdma.device_missing")
+                        .attr("text", format!("the {driver} driver did not load or bind its NIC (\"{trimmed}\")"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // UCX unable to query an RDMA device through the verbs it was built for (HPC-X's UCX
+            // built against MLNX_OFED's experimental verbs, ibv_exp_query_device, run over
+            // upstream rdma-core; or ibv_query_device failing): the devices are listed but
+            // unusable, and MPI falls back to TCP.
+            if (lower.contains("ibv_exp_") || lower.contains("ibv_query_device(")) && lower.contains("returned") {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // aws-ofi-nccl finding no EFA provider in libfabric ("NET/OFI Only EFA provider is
+            // supported"): no EFA device is usable here, and NCCL falls back to TCP sockets.
+            if lower.contains("only efa provider is supported") {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
             // NVSHMEM's IBGDA transport skipping a NIC that cannot register memory of the type it
             // asked for ("WARN: device mlx5_0 cannot allocate buffer on the specified memory type.
             // Skipping...", deepseek-ai/DeepEP#128): GPU memory the NIC cannot map, which is
@@ -1190,6 +1352,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("incorrect rdma subsystem network namespace");
             if plugin_offers_nothing {
                 facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // Last: a CUDA error by its number alone, where no reader above read its words ("Cuda driver error 804 in call at file ...", the
+            // geryon library of LAMMPS; "CUDA error 35", "CUDA failure 217"): the codes that mean the
+            // same in the runtime API and the driver API (driver_types.h cudaError, cuda.h CUresult)
+            // and that name a fault of their own.
+            if let Some((name, meaning)) = cuda_error_number(&lower) {
+                let mut fact = Fact::new(name).attr("text", format!("{trimmed} ({meaning})")).evidence(evidence());
+                if name == "gpu.shared_by_ranks" {
+                    fact = fact.attr("gpu", "unknown");
+                }
+                facts.push(fact);
                 continue;
             }
         }
@@ -2735,5 +2909,38 @@ mod tests {
             parse("f", &aligned).iter().all(|f| f.name != "nccl.gdr_disabled"),
             "the driver refused the caller's arguments"
         );
+    }
+
+    /// Failures named by a number, a call or a library the readers had not read (the heldout69 and
+    /// heldout70 sets: LAMMPS, RCCL, gVisor, Gloo, RETURNN, EESSI, UCX over upstream rdma-core,
+    /// aws-ofi-nccl), each as the fact its words stand for; and the near misses that are not.
+    #[test]
+    fn numbered_cuda_errors_traced_calls_and_driver_loads_are_the_faults_they_name() {
+        let named = |line: &str| -> Vec<String> { parse("f", line).into_iter().map(|f| f.name).collect() };
+        let cases = [
+            ("ioctl(28, RDMA_VERBS_IOCTL, 0x7ffd9a2871f0) = -1 ENOMEM (Cannot allocate memory)", "rdma.memlock"),
+            ("Cuda driver error 804 in call at file 'nvd_device.h' in line 333.", "gpu.driver_mismatch"),
+            ("CUDA error 46 at init", "gpu.shared_by_ranks"),
+            ("/src/rccl/src/transport/p2p.cc:287 NCCL WARN Cuda failure 'invalid argument'", "gpu.ipc_refused"),
+            ("Cuda failure 'mapping of buffer object failed'", "gpu.ipc_refused"),
+            ("RuntimeError: [../gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.244.48.107]:12717", "gloo.peer_closed"),
+            ("OutOfMemoryError: CUDA out of memory. Tried to allocate 290.00 MiB. GPU 0 has a total capacity of 93.00 GiB of which 134.94 MiB is free. Process 118636 has 71.62 GiB memory in use. Including non-PyTorch memory, this process has 21.24 GiB memory in use.", "gpu.shared_by_ranks"),
+            ("torch.AcceleratorError: CUDA error: Invalid access of peer GPU memory over nvlink or a hardware error", "gpu.cuda_hardware_error"),
+            ("mlx5_core: probe of 0000:01:00.0 failed with error -22", "rdma.device_missing"),
+            ("mlx5_core: Unknown symbol mlxfw_firmware_flash (err -22)", "rdma.device_missing"),
+            ("[1581627489.217854] [h1:195530:0] ib_verbs.h:84 UCX ERROR ibv_exp_query_device(mlx5_0) returned 38: No space left on device", "rdma.device_missing"),
+            ("ip-172-31-0-112:8159:8159 [0] ofi_init:700 NCCL WARN NET/OFI Only EFA provider is supported", "rdma.device_missing"),
+        ];
+        for (line, fact) in cases {
+            assert!(named(line).iter().any(|name| name == fact), "{line}: {:?}", named(line));
+        }
+        let gloo = parse("f", cases[5].0).into_iter().find(|f| f.name == "gloo.peer_closed").expect("gloo");
+        assert_eq!(gloo.get("host"), Some("10.244.48.107"));
+        // This process holding most of the GPU is the model's memory, not another process's.
+        let own = "OutOfMemoryError: CUDA out of memory. Process 1 has 2.00 GiB memory in use. Including non-PyTorch memory, this process has 70.00 GiB memory in use.";
+        assert!(!named(own).iter().any(|name| name == "gpu.shared_by_ranks"));
+        // A code that names no fault of its own, and a module that is no RDMA driver.
+        assert!(named("CUDA error 700 at kernel.cu").is_empty());
+        assert!(named("mlx5_vdpa: Unknown symbol mlx5_db_free (err -22)").is_empty());
     }
 }

@@ -31,7 +31,12 @@ fn error_words() -> &'static Regex {
             // A driver's counter of errors by its own short name with a count that is not zero
             // ("unrecoverable_err=4", bnxt_re's) reports failures; the name alone (a command that
             // greps for it) does not.
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
+            // The C library's words for a failed call (strerror(3): EPERM, EINVAL, ENOMEM, ENODEV,
+            // EFAULT, EIO, ECONNRESET, EPIPE) end a line that reports one without an error word
+            // ("process_vm_readv(...) returned -1: Operation not permitted"), as do the kernel's
+            // module loader's ("Unknown symbol mlx5_db_free (err -22)", "disagrees about version of
+            // symbol", kernel/module/main.c).
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|unknown symbol|disagrees about version of symbol)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: )|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
         )
         .expect("a fixed pattern compiles")
     })
@@ -41,6 +46,13 @@ fn error_words() -> &'static Regex {
 /// "#wrong 0") or an INFO line of NCCL's (settings and choices, never failures by themselves).
 pub fn looks_like_error(line: &str) -> bool {
     if !error_words().is_match(line) || line.contains(" NCCL INFO ") {
+        return false;
+    }
+    // cuda-gdb reports every CUDA call that returned other than success ("warning: Cuda API error
+    // detected: cudaDeviceEnablePeerAccess returned (0x2c0)"); two of those returns are a program's
+    // normal questions, not failures: cudaErrorNotReady (600, 0x258: work not finished yet) and
+    // cudaErrorPeerAccessAlreadyEnabled (704, 0x2c0), which NCCL meets probing peer access.
+    if line.contains("Cuda API error detected") && (line.contains("(0x258)") || line.contains("(0x2c0)")) {
         return false;
     }
     // A line that ends in a zero is a count of none ("port_rcv_errors: 0"), unless the zero is the
@@ -472,5 +484,16 @@ mod tests {
             !looks_like_error("ERRORS_FOUND_TOTAL_IS_A_NAME_NOT_A_FAILURE=no"),
             "no lower-case letter before the word"
         );
+    }
+
+    /// A failed call worded only by the C library or the module loader is an error line; cuda-gdb's
+    /// report of a benign return (peer access already enabled) is not.
+    #[test]
+    fn strerror_words_and_module_loads_are_errors_and_benign_cuda_returns_are_not() {
+        assert!(looks_like_error("cma_ep.c:84 process_vm_readv(pid=35) returned -1: Operation not permitted"));
+        assert!(looks_like_error("mlx5_vdpa: Unknown symbol mlx5_db_free (err -22)"));
+        assert!(looks_like_error("mlx5_vdpa: disagrees about version of symbol mlx5_db_free"));
+        assert!(!looks_like_error("warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)"));
+        assert!(looks_like_error("warning: Cuda API error detected: cudaMalloc returned (0x2)"));
     }
 }
