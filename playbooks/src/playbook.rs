@@ -429,6 +429,16 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "Xid 79/119/120, the driver's 'fallen off the bus', nvidia-smi 'Unable to determine the device handle', PCIe Surprise Down",
     ),
     (
+        "nccl.ib_hca_matches_nothing",
+        "host value text",
+        "NCCL_IB_HCA set (by environment, or echoed 'set to') where NET/IB : No device found",
+    ),
+    (
+        "pytorch.store_closed",
+        "rank text",
+        "a TCPStore connection that broke ('Broken pipe', 'TCPStore server has shut down too early'): the store's process, rank 0, is gone",
+    ),
+    (
         "gloo.peer_closed",
         "host peer rank text",
         "Gloo's TCP transport 'Connection closed by peer [ADDR]:PORT' (gloo/transport/tcp/pair.cc)",

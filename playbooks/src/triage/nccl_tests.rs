@@ -60,6 +60,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             continue;
         }
+        if let Some(row) = maximum_error_row(raw) {
+            facts.push(
+                Fact::new("nccltests.wrong")
+                    .attr("size", row.size)
+                    .attr("type", row.data_type)
+                    .attr("wrong_out_of_place", format!("max error {}", row.out_of_place))
+                    .attr("wrong_in_place", format!("max error {}", row.in_place))
+                    .evidence(Evidence::new(file, line_no, raw)),
+            );
+            continue;
+        }
         let Some(row) = result_row(raw) else { continue };
         if row.wrong_out_of_place > 0 || row.wrong_in_place > 0 {
             facts.push(
@@ -115,7 +126,8 @@ fn processes_on_one_device(file: &str, text: &str) -> Option<Fact> {
 /// (for the input's kind): the footer alone identifies the table even in the layouts whose rows are
 /// not read (before 2.13, an `error` column of floating-point maximum errors).
 pub fn has_rows(text: &str) -> bool {
-    text.lines().any(|line| result_row(line).is_some() || out_of_bounds(line).is_some())
+    text.lines()
+        .any(|line| result_row(line).is_some() || out_of_bounds(line).is_some() || maximum_error_row(line).is_some())
 }
 
 /// The line number (1-based) of the input's last nccl-tests result row, if it has one: every
@@ -157,6 +169,44 @@ fn result_row(line: &str) -> Option<ResultRow<'_>> {
     })
 }
 
+/// A row of the layout before 2.13 whose maximum error is wrong data: `size count type [redop]
+/// [root] | time algbw busbw error | time algbw busbw error`, the error a floating-point maximum
+/// difference from the expected values. The tests fill their buffers with values of order one, so
+/// rounding stays orders of magnitude below one whatever the type (2e-07 for float sums); an error
+/// of a half or more is values that are wrong, not rounded. `None` for rows within that, and for
+/// every other line.
+struct MaximumErrorRow<'a> {
+    size: u64,
+    data_type: &'a str,
+    out_of_place: &'a str,
+    in_place: &'a str,
+}
+
+fn maximum_error_row(line: &str) -> Option<MaximumErrorRow<'_>> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    if !(10..=13).contains(&tokens.len()) {
+        return None;
+    }
+    let size = tokens[0].parse::<u64>().ok()?;
+    tokens[1].parse::<u64>().ok()?;
+    if !tokens[2].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || tokens[2].parse::<f64>().is_ok() {
+        return None;
+    }
+    let error = |token: &str| -> Option<f64> {
+        // A maximum error is printed in exponent form ("2e-07"); a count of wrong values is an
+        // integer, which is the newer layout's.
+        (token.contains('e') || token == "N/A").then(|| token.parse::<f64>().unwrap_or(0.0))
+    };
+    let (out_of_place, in_place) = (tokens[tokens.len() - 5], tokens[tokens.len() - 1]);
+    let worst = error(out_of_place)?.max(error(in_place)?);
+    for time_or_bandwidth in
+        [tokens.len() - 8, tokens.len() - 7, tokens.len() - 6, tokens.len() - 4, tokens.len() - 3, tokens.len() - 2]
+    {
+        tokens[time_or_bandwidth].parse::<f64>().ok()?;
+    }
+    (worst >= 0.5).then_some(MaximumErrorRow { size, data_type: tokens[2], out_of_place, in_place })
+}
+
 /// `# Out of bounds values : 3 FAILED` -> 3.
 fn out_of_bounds(line: &str) -> Option<u64> {
     let rest = line.trim_start_matches('#').trim_start().strip_prefix("Out of bounds values")?;
@@ -168,15 +218,32 @@ fn out_of_bounds(line: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// nccl-tests before 2.13 printed a maximum error instead of a count (nccl-tests#37): the rows
-    /// are not read, but the footer's total still names corrupted data, and identifies the table.
+    /// nccl-tests before 2.13 printed a maximum error instead of a count (nccl-tests#37): a row
+    /// whose error is of the order of the values is wrong data, and the footer's total names it
+    /// too; either identifies the table.
     #[test]
     fn the_footer_alone_reports_wrong_values_in_the_older_layout() {
         let text = "       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error\n  4294967296     134217728   float    29122  129.05  129.05  1e+00    29169  128.84  128.84  1e+00\n Out of bounds values : 2 FAILED\n";
         assert!(has_rows(text));
         let facts = parse("all_gather.txt", text);
+        let names: Vec<&str> = facts.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["nccltests.wrong", "nccltests.out_of_bounds"], "{facts:?}");
+        assert_eq!(facts[0].get("wrong_in_place"), Some("max error 1e+00"));
+    }
+
+    /// NVIDIA/nccl#698 (heldout72): the older layout without its footer, the last size wrong (3e+00
+    /// and 2e+01) and the sizes before it rounded (2e-07), which are not.
+    #[test]
+    fn an_older_row_with_an_error_of_the_values_order_is_wrong_data() {
+        let rows = "   268435456      67108864     float     sum   2247.8  119.42  208.98  2e-07   2218.4  121.00  211.76  2e-07\n   536870912     134217728     float     sum   4231.5  126.88  222.03  3e+00   4214.5  127.39  222.93  2e+01\n";
+        assert!(has_rows(rows));
+        let facts = parse("f", rows);
         assert_eq!(facts.len(), 1, "{facts:?}");
-        assert_eq!(facts[0].name, "nccltests.out_of_bounds");
+        assert_eq!(
+            (facts[0].get("size"), facts[0].get("wrong_out_of_place")),
+            (Some("536870912"), Some("max error 3e+00"))
+        );
+        assert!(parse("f", rows.lines().next().unwrap_or_default()).is_empty());
     }
 
     const HEALTHY: &str = "\

@@ -782,6 +782,13 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         // mismatch: the client has the version 367.44, but this kernel module has the version
         // 367.35"): packages upgraded without reloading the module (or rebooting).
         ("gpu.driver_mismatch", "nvrm: api mismatch", "NVRM: API mismatch"),
+        // RMM's check that the driver serves stream-ordered allocation (cudaMallocAsync, CUDA 11.2
+        // and its driver): "cudaMallocAsync not supported with this CUDA driver/runtime version".
+        (
+            "gpu.driver_mismatch",
+            "not supported with this cuda driver/runtime version",
+            "not supported with this CUDA driver/runtime version",
+        ),
         // cudaErrorCallRequiresNewerDriver (36): a runtime newer than the driver called an entry
         // point the driver does not have (NVIDIA/nccl#496, #955).
         (
@@ -1317,5 +1324,8 @@ mod tests {
         assert_eq!(names(&parse("f", nvrm)), vec!["gpu.driver_mismatch"]);
         let call = "Cuda failure 'API call is not supported in the installed CUDA driver'\n";
         assert_eq!(names(&parse("f", call)), vec!["gpu.driver_mismatch"]);
+        // RMM's check for stream-ordered allocation (rapidsai spark-rapids#5242, heldout72).
+        let pool = "ai.rapids.cudf.CudfException: RMM failure at: cuda_async_memory_resource.hpp:67: cudaMallocAsync not supported with this CUDA driver/runtime version\n";
+        assert_eq!(names(&parse("f", pool)), vec!["gpu.driver_mismatch"]);
     }
 }

