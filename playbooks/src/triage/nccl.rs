@@ -855,8 +855,14 @@ fn gdr_off_across_sockets(channels: &[NetChannel], too_far: &[(String, String, E
 /// do not (`via NET/IB/1`): NCCL enables it per rank when it finds peer-memory support on that
 /// host, so the ranks without it are on hosts whose nvidia_peermem (or DMA-BUF path) is missing.
 /// Their transfers are staged through host memory.
+/// A send uses GPUDirect RDMA only when NCCL may also read GPU memory from the NIC
+/// (NCCL_NET_GDR_READ; "GPU Direct RDMA Enabled ... read 0" stages every send by design), a
+/// receive whenever GPUDirect RDMA is on: sends without /GDRDMA count only where another send has
+/// it, receives without it wherever any connection has it.
 fn gdr_partial(channels: &[NetChannel], analysis: &mut Analysis) {
     let ib: Vec<&NetChannel> = channels.iter().filter(|c| c.evidence.text.contains("via NET/IB/")).collect();
+    let gdr_sends = ib.iter().any(|c| c.gdr && c.send);
+    let ib: Vec<&NetChannel> = ib.into_iter().filter(|c| !c.send || gdr_sends).collect();
     if !ib.iter().any(|c| c.gdr) {
         return;
     }
@@ -2358,6 +2364,10 @@ mod tests {
         assert!(!found.iter().any(|f| f.name == "nccl.cross_nic"), "an unnumbered channel is not paired: {found:?}");
         let all = facts("n1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\nn2:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0/GDRDMA\n");
         assert!(!all.iter().any(|f| f.name == "nccl.gdr_disabled"), "{all:?}");
+        // nccl-tests#36 (heldout73): with GPUDirect RDMA reads off ("read 0") every send is staged
+        // and every receive uses it, on both hosts: no host is without it.
+        let reads_off = facts("a:1:2 [0] NCCL INFO Ring 00 : 1[18100000] -> 0[435e00000] [receive] via NET/IB/0/GDRDMA\nb:1:2 [0] NCCL INFO Ring 00 : 0[435e00000] -> 1[18100000] [receive] via NET/IB/0/GDRDMA\na:1:2 [0] NCCL INFO Ring 00 : 0[435e00000] -> 1[18100000] [send] via NET/IB/0\n");
+        assert!(!reads_off.iter().any(|f| f.name == "nccl.gdr_disabled"), "{reads_off:?}");
         // nccl#1634: one host loads the HPC-X plugin, another NCCL's internal transport.
         let plugins = facts("HGX-H100-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\nHGX-H100-04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so\n");
         let mismatch = plugins.iter().find(|f| f.name == "nccl.env_mismatch").expect("plugin mismatch");

@@ -475,7 +475,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // The GPU Direct RDMA samples name the buffer ("Couldn't register GPU MR",
         // Mellanox/gpu_direct_rdma_access), so no set-up line is needed to know it is GPU memory.
         let gpu_named = trimmed.starts_with("Couldn't register GPU MR");
+        // libgdsync's and the GPUDirect Async tests' "Couldn't register MR" after their
+        // "allocated GPU buffer" lines is the same refusal of GPU memory.
         let registration_failed = trimmed.starts_with("Couldn't allocate MR")
+            || (trimmed.starts_with("Couldn't register MR") && gpu_buffer.is_some())
             || gpu_named
             || trimmed == "failed to create mr"
             || efault_registration
@@ -3047,5 +3050,15 @@ mod tests {
         let suspect = found.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("loopback suspect");
         assert_eq!(suspect.evidence.len(), 2);
         assert!(parse("f", gloo.lines().next().unwrap_or_default()).is_empty(), "a fallback alone is no failure");
+    }
+
+    /// gpudirect/libgdsync#40 (heldout73): the GPUDirect Async tests' "Couldn't register MR" after
+    /// their GPU buffer allocations is GPU memory the NIC refuses; without a GPU buffer it is not
+    /// read so.
+    #[test]
+    fn a_gpu_buffer_the_async_tests_could_not_register_is_gdr_disabled() {
+        let log = "allocated GPU buffer address at 000001030b000000\ncuMemAlloc() of a 131072 bytes GPU buffer\nCouldn't register MR\n";
+        assert!(parse("f", log).iter().any(|f| f.name == "nccl.gdr_disabled"));
+        assert!(!parse("f", "Couldn't register MR\n").iter().any(|f| f.name == "nccl.gdr_disabled"));
     }
 }
