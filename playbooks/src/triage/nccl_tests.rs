@@ -183,6 +183,10 @@ struct MaximumErrorRow<'a> {
 }
 
 fn maximum_error_row(line: &str) -> Option<MaximumErrorRow<'_>> {
+    // A row starts with its size: most lines of a log are passed over before they are split.
+    if !line.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
     let tokens: Vec<&str> = line.split_whitespace().collect();
     if !(10..=13).contains(&tokens.len()) {
         return None;
