@@ -120,6 +120,29 @@ fn families() -> &'static [Family] {
             ),
             // NCCL's own failures: ncclInternalError and the words NCCL prints for it.
             family("nccl.internal", r"ncclInternalError|(?i:nccl\S* internal (?:error|check))", None),
+            // A work request the NIC completed in error, by the status names of ibv_wc_status
+            // (infiniband/verbs.h): IBV_WC_RETRY_EXC_ERR (12, the transport retry counter ran out)
+            // and IBV_WC_LOC_PROT_ERR (4, a local protection error: memory the NIC may not touch).
+            family(
+                "nccl.wc_error",
+                r"(?i)retry exc|RETRY_EXC_ERR|retry count(?:er)? exceeded|local protection error|LOC_PROT_ERR",
+                None,
+            ),
+            // An address that no interface of this host holds (bind(2): EADDRNOTAVAIL, "Cannot
+            // assign requested address"), and a library that found no interface to bind: the
+            // socket interface the job was given (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME) is
+            // wrong for this host.
+            family(
+                "nccl.socket_iface_suspect",
+                r"(?i)cannot assign requested address|\bEADDRNOTAVAIL\b|no socket interface|(?:NCCL|GLOO)_SOCKET_IFNAME",
+                None,
+            ),
+            // A rank killed from outside (SIGKILL: the OOM killer, a scheduler): signal(7).
+            family(
+                "process.died",
+                r"(?i)\bSIGKILL\b|killed by signal 9|signal 9\b|exit(?:ed with)? (?:exit )?code:? -9\b|exitcode: -9\b",
+                None,
+            ),
             // A peer's address that no route reaches (connect(2): ENETUNREACH, EHOSTUNREACH,
             // ECONNREFUSED; getaddrinfo(3): EAI_NONAME, EAI_AGAIN).
             family(
@@ -145,9 +168,18 @@ pub fn first_family(lines: &[&Evidence]) -> Option<Fact> {
         // printed it.
         let mut fact =
             Fact::new(family.fact).attr("host", "the host that printed it").attr("text", trimmed).attr("read", "words");
-        if family.fact == "gpu.hardware_error" {
-            fact = fact.attr("what", trimmed);
-        }
+        fact = match family.fact {
+            "gpu.hardware_error" => fact.attr("what", trimmed),
+            // The statuses by their numbers, as the rules name them.
+            "nccl.wc_error" => {
+                let lower = trimmed.to_ascii_lowercase();
+                let protection = lower.contains("protection") || lower.contains("loc_prot");
+                fact.attr("status", if protection { 4 } else { 12 })
+            }
+            "nccl.socket_iface_suspect" => fact.attr("iface", "none").attr("used_by", "the interface the line names"),
+            "process.died" => fact.attr("signal", 9).attr("rank", "the rank that printed it"),
+            _ => fact,
+        };
         Some(fact.evidence((*evidence).clone()))
     })
 }
@@ -180,10 +212,23 @@ mod tests {
             ("accept failed: Too many open files", "host.open_files_exhausted"),
             ("error: failed to pin: check memlock", "rdma.memlock"),
             ("Unable to determine the device handle for GPU 0000:1b:00.0: Unknown Error", "gpu.lost"),
+            ("transport error: IBV_WC_RETRY_EXC_ERR on qp 0x1f", "nccl.wc_error"),
+            ("bind(10.0.0.9) failed: Cannot assign requested address", "nccl.socket_iface_suspect"),
+            ("worker 3 failed: killed by signal 9", "process.died"),
         ];
         for (line, fact) in cases {
             assert_eq!(named(line).as_deref(), Some(fact), "{line}");
         }
+    }
+
+    /// The statuses are given their numbers, as the rules name them.
+    #[test]
+    fn a_completion_status_read_by_its_name_carries_its_number() {
+        let status = |line: &str| {
+            first_family(&[&Evidence::new("log", 1, line)]).and_then(|f| f.get("status").map(str::to_string))
+        };
+        assert_eq!(status("error: IBV_WC_RETRY_EXC_ERR").as_deref(), Some("12"));
+        assert_eq!(status("failed: local protection error on wr 7").as_deref(), Some("4"));
     }
 
     #[test]
