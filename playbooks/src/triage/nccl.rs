@@ -470,6 +470,14 @@ type Communicators = BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>;
 /// commId -> (host, busId) -> the ranks of that communicator that started there.
 type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64, Evidence>>>;
 
+/// The interface and address a host's bootstrap uses, and the line that says so.
+#[derive(Debug)]
+struct Bootstrap {
+    iface: String,
+    address: String,
+    evidence: Evidence,
+}
+
 /// What the logs say that is only judged once all of them are read: versions, drivers and settings
 /// to compare across hosts, communicator membership, and the NICs behind the inter-node channels.
 #[derive(Debug, Default)]
@@ -494,10 +502,9 @@ struct Observations {
     comm_gpus: CommunicatorGpus,
     /// Host -> the Docker default-bridge interface its bootstrap uses, and the line.
     docker_bridges: BTreeMap<String, (String, Evidence)>,
-    /// Host -> the address its bootstrap uses ("Bootstrap : Using ens3:172.16.0.16<0>").
-    bootstrap_addresses: BTreeMap<String, String>,
-    /// Host -> the interface and address its bootstrap uses, as named, and the line.
-    bootstrap_interfaces: BTreeMap<String, (String, Evidence)>,
+    /// Host -> the interface and address its bootstrap uses ("Bootstrap : Using
+    /// ens3:172.16.0.16<0>"), and the line.
+    bootstraps: BTreeMap<String, Bootstrap>,
     channels: Vec<NetChannel>,
     /// Host -> its NET/IB devices, in NCCL's index order.
     host_nics: BTreeMap<String, Vec<String>>,
@@ -585,21 +592,20 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
 /// that two hosts hold is one neither can be reached at by the other, so the ranks' connections
 /// between the hosts go nowhere (NVIDIA/nccl#367).
 fn one_address_on_two_hosts(seen: &Observations, analysis: &mut Analysis) {
-    let mut hosts_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (host, address) in &seen.bootstrap_addresses {
-        hosts_of.entry(address.as_str()).or_default().push(host.as_str());
+    let mut hosts_of: BTreeMap<&str, Vec<(&str, &Bootstrap)>> = BTreeMap::new();
+    for (host, bootstrap) in &seen.bootstraps {
+        hosts_of.entry(bootstrap.address.as_str()).or_default().push((host.as_str(), bootstrap));
     }
     let Some((address, hosts)) = hosts_of.into_iter().find(|(_, hosts)| hosts.len() >= 2) else { return };
-    let Some((named, first)) = seen.bootstrap_interfaces.get(hosts[0]) else { return };
-    let mut fact = Fact::new("nccl.socket_iface_suspect")
-        .host(hosts[0])
-        .attr("iface", named)
-        .attr("used_by", format!("bootstrap (the same address {address} on {})", hosts.join(" and ")))
+    let names: Vec<&str> = hosts.iter().map(|(host, _)| *host).collect();
+    let (host, first) = hosts[0];
+    let fact = Fact::new("nccl.socket_iface_suspect")
+        .host(host)
+        .attr("iface", format!("{}:{address}", first.iface))
+        .attr("used_by", format!("bootstrap (the same address {address} on {})", names.join(" and ")))
         .attr("same_address", "yes")
-        .evidence(first.clone());
-    if let Some((_, other)) = seen.bootstrap_interfaces.get(hosts[1]) {
-        fact = fact.evidence(other.clone());
-    }
+        .evidence(first.evidence.clone())
+        .evidence(hosts[1].1.evidence.clone());
     analysis.push(fact);
 }
 
@@ -624,7 +630,7 @@ fn peers_on_docker_networks(seen: &Observations, analysis: &mut Analysis) {
         let peer = error.split("Connect to ").nth(1)?.split(['<', ' ', ':']).next()?;
         let network = docker_gateway(peer)?;
         let host = fact.get("host").unwrap_or(crate::fact::UNKNOWN_HOST);
-        let own = seen.bootstrap_addresses.get(host)?;
+        let own = &seen.bootstraps.get(host)?.address;
         if own.starts_with(&format!("172.{network}.")) {
             return None;
         }
@@ -702,7 +708,8 @@ fn garbled_peer_addresses(seen: &Observations, analysis: &mut Analysis) {
     for fact in analysis.facts.iter_mut() {
         let garbled = fact.name == "nccl.socket_iface_suspect"
             && fact.get("text").is_some_and(|text| text.to_ascii_lowercase().contains("neither af_inet"));
-        let Some(address) = fact.get("host").and_then(|host| seen.bootstrap_addresses.get(host)).filter(|_| garbled)
+        let Some(address) =
+            fact.get("host").and_then(|host| seen.bootstraps.get(host)).map(|b| &b.address).filter(|_| garbled)
         else {
             continue;
         };
@@ -731,13 +738,13 @@ fn failed_bootstraps(seen: &Observations, analysis: &mut Analysis) {
         // An IPv6 link-local address (fe80::/10, RFC 4291 §2.5.6) is valid only on its own link
         // and only with its scope: a bootstrap bound there ("Using ib0:fe80::...%ib0") is reached
         // by no host on another link, and a bind to it fails where the scope is lost.
-        let link_local = seen.bootstrap_interfaces.get(host).filter(|(named, _)| {
-            named.split_once(':').is_some_and(|(_, address)| address.to_ascii_lowercase().starts_with("fe80:"))
-        });
-        let link_local = link_local.map(|(named, said)| {
-            let iface = named.split(':').next().unwrap_or(named).to_string();
-            (iface, said.clone(), "bootstrap (an IPv6 link-local address)")
-        });
+        let link_local = seen
+            .bootstraps
+            .get(host)
+            .filter(|bootstrap| bootstrap.address.to_ascii_lowercase().starts_with("fe80:"))
+            .map(|bootstrap| {
+                (bootstrap.iface.clone(), bootstrap.evidence.clone(), "bootstrap (an IPv6 link-local address)")
+            });
         let listed = docker
             .into_iter()
             .chain(ipoib)
@@ -1140,13 +1147,15 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     {
         suspect_socket_interface(message, &host, &evidence, &mut seen.docker_bridges, analysis);
         if message.starts_with("Bootstrap : Using") {
-            if let Some(address) = using_list(message).first().and_then(|entry| entry.split(':').nth(1)) {
-                let address = address.split('<').next().unwrap_or(address).to_string();
-                seen.bootstrap_addresses.entry(host.clone()).or_insert(address);
-                if let Some(entry) = using_list(message).first() {
-                    let named = entry.split('<').next().unwrap_or(entry).to_string();
-                    seen.bootstrap_interfaces.entry(host.clone()).or_insert((named, evidence.clone()));
-                }
+            // The address is all after the interface's name: an IPv6 one has colons of its own.
+            let first = using_list(message).into_iter().next();
+            let named = first.as_deref().map(|entry| entry.split('<').next().unwrap_or(entry));
+            if let Some((iface, address)) = named.and_then(|named| named.split_once(':')) {
+                seen.bootstraps.entry(host.clone()).or_insert(Bootstrap {
+                    iface: iface.to_string(),
+                    address: address.to_string(),
+                    evidence: evidence.clone(),
+                });
             }
         }
     }
@@ -2877,6 +2886,9 @@ mod tests {
         assert_eq!((suspect.get("iface"), suspect.get("same_address")), (Some("eth0:172.17.0.2"), Some("yes")));
         let apart = log.replacen("172.17.0.2", "10.1.0.5", 1);
         assert!(!facts(&apart).iter().any(|f| f.get("same_address").is_some()));
+        // Two IPv6 link-local addresses share their first group, not the address.
+        let ipv6 = "a:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::ba59:9f03:fc:765c%ib0<0>\nb:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::ba59:9f03:fc:9999%ib0<0>\n";
+        assert!(!facts(ipv6).iter().any(|f| f.get("same_address").is_some()));
     }
 
     /// The bigscience all-reduce benchmark on Omni-Path (heldout70): no NET/IB channel is marked
