@@ -247,6 +247,36 @@ fn failed_work_request(line: &str) -> Option<u64> {
 
 /// The first word of a line that names an RDMA device by its kernel name (`mlx5_3`, `mlx5_bond_0`,
 /// `bnxt_re0`, `irdma1`, `rocep1s0f0`), as verbs users print it.
+/// Lines that say one fault in words of their own, read as the fact it names with the line as its
+/// text: every phrase of a row is in the line (lowered).
+const WORDED_FAULTS: &[(&[&str], &str)] = &[
+    // strace(1) of a process whose memory registration the kernel refused: the verbs ioctl
+    // (RDMA_VERBS_IOCTL, include/uapi/rdma/rdma_user_ioctl_cmds.h) returning ENOMEM, which
+    // ib_umem_get returns when pinning the pages would pass RLIMIT_MEMLOCK
+    // (drivers/infiniband/core/umem.c): a traced `ibv_reg_mr` that failed for locked memory.
+    (&["rdma_verbs_ioctl", "= -1 enomem"], "rdma.memlock"),
+    // torch.distributed.elastic's rendezvous unable to reach its store ("RendezvousConnectionError:
+    // The connection to the C10d store has failed", c10d_rendezvous_backend.py): the rendezvous
+    // host or port is out of reach (a name that does not resolve, a firewall).
+    (&["connection to the c10d store has failed"], "pytorch.store_unreachable"),
+    // librdmacm's RDMA_CM_EVENT_UNREACHABLE (rdma_cma.h): the connection request got no answer
+    // from the peer's address, which no route reaches (or nothing listens there).
+    (&["rdma_cm_event_unreachable"], "network.host_unreachable"),
+    // UCX unable to query an RDMA device through the verbs it was built for (HPC-X's UCX built
+    // against MLNX_OFED's experimental verbs, ibv_exp_query_device, run over upstream rdma-core;
+    // or ibv_query_device failing): the devices are listed but unusable, and MPI falls back to TCP.
+    (&["ibv_exp_", "returned"], "rdma.device_missing"),
+    (&["ibv_query_device(", "returned"], "rdma.device_missing"),
+    // aws-ofi-nccl finding no EFA provider in libfabric ("NET/OFI Only EFA provider is
+    // supported"): no EFA device is usable here, and NCCL falls back to TCP sockets.
+    (&["only efa provider is supported"], "rdma.device_missing"),
+];
+
+/// The fact of the first [`WORDED_FAULTS`] row whose phrases are all in the (lowered) line.
+fn worded_fault(lower: &str) -> Option<&'static str> {
+    WORDED_FAULTS.iter().find(|(phrases, _)| phrases.iter().all(|phrase| lower.contains(phrase))).map(|(_, name)| *name)
+}
+
 /// A CUDA error code quoted by number after "cuda ... error" or "cuda ... failure" (the line
 /// lowered), as the fact it stands for and what the code means. Only the codes that are the same in
 /// the runtime API and the driver API (driver_types.h, cuda.h) and that name a fault of their own.
@@ -854,19 +884,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
-            // strace(1) of a process whose memory registration the kernel refused: the verbs ioctl
-            // (RDMA_VERBS_IOCTL, include/uapi/rdma/rdma_user_ioctl_cmds.h) returning ENOMEM, which
-            // ib_umem_get returns when pinning the pages would pass RLIMIT_MEMLOCK
-            // (drivers/infiniband/core/umem.c): a traced `ibv_reg_mr` that failed for locked memory.
-            if lower.contains("rdma_verbs_ioctl") && lower.contains("= -1 enomem") {
-                facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
-                continue;
-            }
-            // torch.distributed.elastic's rendezvous unable to reach its store ("RendezvousConnectionError:
-            // The connection to the C10d store has failed", c10d_rendezvous_backend.py): the
-            // rendezvous host or port is out of reach (a name that does not resolve, a firewall).
-            if lower.contains("connection to the c10d store has failed") {
-                facts.push(Fact::new("pytorch.store_unreachable").attr("text", trimmed).evidence(evidence()));
+            // Faults a line says in words of its own (the table below).
+            if let Some(name) = worded_fault(&lower) {
+                facts.push(Fact::new(name).attr("text", trimmed).evidence(evidence()));
                 continue;
             }
             // A TCPStore connection that was up and broke ("sendBytes failed ... Broken pipe",
@@ -883,12 +903,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("text", trimmed)
                         .evidence(evidence()),
                 );
-                continue;
-            }
-            // librdmacm's RDMA_CM_EVENT_UNREACHABLE (rdma_cma.h): the connection request got no
-            // answer from the peer's address, which no route reaches (or nothing listens there).
-            if lower.contains("rdma_cm_event_unreachable") {
-                facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
             // A libfabric registration refused for want of space (fi_mr_reg/fi_mr_regattr: -28,
@@ -982,20 +996,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("text", format!("the {driver} driver did not load or bind its NIC (\"{trimmed}\")"))
                         .evidence(evidence()),
                 );
-                continue;
-            }
-            // UCX unable to query an RDMA device through the verbs it was built for (HPC-X's UCX
-            // built against MLNX_OFED's experimental verbs, ibv_exp_query_device, run over
-            // upstream rdma-core; or ibv_query_device failing): the devices are listed but
-            // unusable, and MPI falls back to TCP.
-            if (lower.contains("ibv_exp_") || lower.contains("ibv_query_device(")) && lower.contains("returned") {
-                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
-                continue;
-            }
-            // aws-ofi-nccl finding no EFA provider in libfabric ("NET/OFI Only EFA provider is
-            // supported"): no EFA device is usable here, and NCCL falls back to TCP sockets.
-            if lower.contains("only efa provider is supported") {
-                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
             // NVSHMEM's IBGDA transport skipping a NIC that cannot register memory of the type it
