@@ -431,10 +431,16 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
-        // Intel VT-d (DMAR), AMD-Vi (IO_PAGE_FAULT) and Arm SMMU fault reports.
+        // Intel VT-d (DMAR), AMD-Vi (IO_PAGE_FAULT) and Arm SMMU fault reports, and the NVIDIA
+        // driver's own word that it could not map one GPU's memory for another through the IOMMU
+        // ("NVRM: IOMMU mapping failed from GPU1 to GPU0"): peer-to-peer traffic is remapped, and
+        // the peer access CUDA asks for fails.
         if (lower.contains("dmar:") && lower.contains("fault"))
             || lower.contains("io_page_fault")
             || (lower.contains("smmu") && lower.contains("fault"))
+            || (raw.contains("NVRM")
+                && lower.contains("iommu")
+                && (lower.contains("failed") || lower.contains("fault")))
         {
             facts.push(Fact::new("iommu.fault").host(&host).evidence(evidence()));
             continue;
@@ -769,6 +775,21 @@ mod tests {
         );
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.lost"]);
         assert!(parse_kernel("f", "see the XID 79 documentation for what to do\n").is_empty());
+    }
+
+    /// tinygrad/open-gpu-kernel-modules#44 (heldout74): the P2P driver on two RTX 5090s could not map
+    /// the peer GPU's BAR through the IOMMU.
+    #[test]
+    fn the_driver_that_cannot_map_a_peer_gpu_through_the_iommu_is_an_iommu_fault() {
+        let text = "NVRM: The peer DMA address 0x1800400000 is not aligned at 0x20000000\n\
+                    NVRM: IOMMU mapping failed from GPU1 to GPU0\n";
+        let facts = parse_kernel("k", text);
+        assert_eq!(
+            facts.iter().map(|f| (f.name.as_str(), f.evidence[0].line)).collect::<Vec<_>>(),
+            [("iommu.fault", 2)]
+        );
+        // The driver saying the IOMMU is on is no fault.
+        assert!(parse_kernel("k", "NVRM: GPU 0000:01:00.0: IOMMU is enabled\n").is_empty());
     }
 
     #[test]

@@ -512,6 +512,9 @@ struct Observations {
     hosts: BTreeSet<String>,
     /// Ranks that printed a channel connection line (the sending rank of "Channel 00 : 1[1] -> 0[0]").
     channel_sources: BTreeSet<u64>,
+    /// The connections of those lines: sender, receiver, and whether the transport stays inside
+    /// one host (P2P, SHM), with the first line that named each pair.
+    channel_links: Vec<ChannelLink>,
     /// Host -> its NET/Socket interfaces, in NCCL's index order.
     socket_interfaces: BTreeMap<String, Vec<String>>,
     /// Host -> the out-of-band (bootstrap) interface its NET/IB line names ("OOB ibp75s0:...").
@@ -564,7 +567,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     mismatch_fact(analysis, "nccl.driver_mismatch", "CUDA driver", &seen.drivers);
     env_mismatch(&seen.settings, analysis);
     rank_nics(&seen.channels, &seen.host_nics, analysis);
-    missing_ranks(&seen.comms, &seen.channel_sources, analysis);
+    missing_ranks(&seen.comms, &seen.channel_sources, &seen.channel_links, analysis);
     shared_gpus(&seen.comm_gpus, analysis);
     single_host(&seen, analysis);
     mixed_fabrics(&mut seen, analysis);
@@ -1220,6 +1223,11 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         .and_then(|r| r.trim().parse::<u64>().ok())
     {
         seen.channel_sources.insert(source);
+    }
+    if let Some(link) = channel_link(message, &host, &evidence) {
+        if !seen.channel_links.iter().any(|known| (known.sender, known.receiver) == (link.sender, link.receiver)) {
+            seen.channel_links.push(link);
+        }
     }
     // IBV_EVENT_PORT_ERR then IBV_EVENT_PORT_ACTIVE on one port (net_ib async events): the link
     // went down and came back, a flap; again and again, a bad cable, optic or switch port.
@@ -2035,19 +2043,62 @@ fn mismatch_fact(analysis: &mut Analysis, name: &str, what: &str, values: &BTree
     analysis.push(fact);
 }
 
+/// One connection a rank set up: "Channel 00/0 : 1[89000] -> 0[3d000] via P2P/IPC" (transport/p2p.cc,
+/// shm.cc and net.cc print it as the sending rank selects the transport).
+#[derive(Debug, Clone)]
+struct ChannelLink {
+    sender: u64,
+    receiver: u64,
+    /// A transport that only connects GPUs of one host: P2P (CUDA IPC, NVLink, cuMem) and shared
+    /// memory ("SHM", and "direct shared memory" in releases before 2.12). NET and CollNet cross hosts.
+    inside_host: bool,
+    host: String,
+    evidence: Evidence,
+}
+
+fn channel_link(message: &str, host: &str, evidence: &Evidence) -> Option<ChannelLink> {
+    let (_, rest) = message.strip_prefix("Channel ")?.split_once(" : ")?;
+    let (ends, transport) = rest.split_once(" via ")?;
+    let (sender, receiver) = ends.split_once("->")?;
+    let rank = |end: &str| end.split('[').next()?.trim().parse::<u64>().ok();
+    let transport = transport.trim_start();
+    let inside_host =
+        ["P2P/", "SHM/", "SHM ", "direct shared memory", "CUMEM"].iter().any(|name| transport.starts_with(name))
+            || transport == "SHM"
+            || transport == "P2P";
+    Some(ChannelLink {
+        sender: rank(sender)?,
+        receiver: rank(receiver)?,
+        inside_host,
+        host: host.to_string(),
+        evidence: evidence.clone(),
+    })
+}
+
 /// Ranks that never reached Init COMPLETE while most of their communicator did. Only judged when the
 /// log plainly covers the communicator (at least half its ranks completed): an excerpt with a few
 /// ranks says nothing about the others.
-fn missing_ranks(comms: &Communicators, channel_sources: &BTreeSet<u64>, analysis: &mut Analysis) {
-    // Channel lines do not name their communicator: they vouch for a rank only when one
-    // communicator is in the log.
-    let connected = |rank: u64| comms.len() == 1 && channel_sources.contains(&rank);
+fn missing_ranks(
+    comms: &Communicators,
+    channel_sources: &BTreeSet<u64>,
+    channel_links: &[ChannelLink],
+    analysis: &mut Analysis,
+) {
     for (key, (nranks, ranks)) in comms {
         let nranks = *nranks;
         if !(2..=1 << 16).contains(&nranks) {
             continue;
         }
         let completed: BTreeSet<u64> = ranks.iter().filter(|(_, s)| s.1).map(|(r, _)| *r).collect();
+        // Channel lines do not name their communicator: they vouch for a rank only when one
+        // communicator is in the log. The sender of a connection was there; so was its receiver
+        // when the sender completed its init, which waits for every peer it connects to to send
+        // its end of the connection (transport.cc, ncclTransportP2pSetup).
+        let connected = |rank: u64| {
+            comms.len() == 1
+                && (channel_sources.contains(&rank)
+                    || channel_links.iter().any(|link| link.receiver == rank && completed.contains(&link.sender)))
+        };
         if completed.is_empty() || (completed.len() as u64) * 2 < nranks || completed.len() as u64 >= nranks {
             continue;
         }
@@ -2121,7 +2172,45 @@ fn single_host(seen: &Observations, analysis: &mut Analysis) {
     let whole = seen.comms.values().filter(|(nranks, ranks)| ranks.len() as u64 >= *nranks);
     if let Some(fact) = whole.filter_map(|(_, ranks)| analysis.ranks.single_host(ranks.keys().copied())).next() {
         analysis.push(fact);
+        return;
     }
+    // A communicator whose ranks are all joined by transports that never leave a host (P2P, shared
+    // memory): GPUs that share memory are on one host, whatever host names the lines carry.
+    if let [(nranks, _)] = seen.comms.values().collect::<Vec<_>>()[..] {
+        if let Some(link) = one_host_by_links(*nranks, &seen.channel_links) {
+            analysis.push(
+                Fact::new("nccl.single_host")
+                    .host(&link.host)
+                    .attr("ranks", nranks)
+                    .attr("read", "every rank joined to the others over P2P or shared memory")
+                    .evidence(link.evidence.clone()),
+            );
+        }
+    }
+}
+
+/// The first of `links` when the ranks 0..`nranks` are all joined to each other by connections
+/// that stay inside one host.
+fn one_host_by_links(nranks: u64, links: &[ChannelLink]) -> Option<&ChannelLink> {
+    if !(2..=1 << 16).contains(&nranks) {
+        return None;
+    }
+    let inside: Vec<&ChannelLink> =
+        links.iter().filter(|link| link.inside_host && link.sender < nranks && link.receiver < nranks).collect();
+    let mut group: Vec<u64> = (0..nranks).collect();
+    fn root(group: &mut [u64], mut rank: u64) -> u64 {
+        while group[rank as usize] != rank {
+            group[rank as usize] = group[group[rank as usize] as usize];
+            rank = group[rank as usize];
+        }
+        rank
+    }
+    for link in &inside {
+        let (a, b) = (root(&mut group, link.sender), root(&mut group, link.receiver));
+        group[a as usize] = b;
+    }
+    let first = root(&mut group, 0);
+    ((1..nranks).all(|rank| root(&mut group, rank) == first)).then(|| inside.first().copied()).flatten()
 }
 
 /// Inter-node connections whose two ends use different NICs (by index on each host, or by name when
@@ -2177,6 +2266,32 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse("log", text)], &mut analysis);
         analysis.facts
+    }
+
+    /// NVIDIA/nccl#1190 (heldout74): a healthy two-rank init on one host, its bootstrap on loopback,
+    /// the paste cut before rank 0's Init COMPLETE. Rank 1 completed its init with a shared-memory
+    /// connection to rank 0, which took part in it.
+    #[test]
+    fn ranks_joined_over_shared_memory_are_one_host_and_the_peer_of_a_completed_rank_was_there() {
+        let text = "NCCL INFO Bootstrap : Using lo:127.0.0.1<0>\n\
+                    NCCL INFO Channel 00 : 1[89000] -> 0[3d000] via direct shared memory\n\
+                    NCCL INFO comm 0x7fac840181a0 rank 1 nranks 2 cudaDev 0 busId 89000 - Init COMPLETE\n";
+        let names = |text: &str| facts(text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        let found = names(text);
+        assert!(found.contains(&"nccl.single_host".to_string()), "{found:?}");
+        assert!(!found.contains(&"nccl.rank_missing".to_string()), "{found:?}");
+        // Over the network the two ranks may be on two hosts.
+        let found = names(&text.replace("via direct shared memory", "via NET/Socket/0"));
+        assert!(!found.contains(&"nccl.single_host".to_string()), "{found:?}");
+        // A third rank that no connection reaches and that never completed is still missing, and
+        // the two joined over P2P are not the whole communicator.
+        let three = "NCCL INFO Channel 00 : 0[3d000] -> 1[89000] via P2P/IPC\n\
+                     NCCL INFO Channel 00 : 1[89000] -> 0[3d000] via P2P/IPC\n\
+                     NCCL INFO comm 0x7fac840181a0 rank 0 nranks 3 cudaDev 0 busId 3d000 - Init COMPLETE\n\
+                     NCCL INFO comm 0x7fac840181a0 rank 1 nranks 3 cudaDev 1 busId 89000 - Init COMPLETE\n";
+        let missing: Vec<Fact> = facts(three).into_iter().filter(|f| f.name == "nccl.rank_missing").collect();
+        assert_eq!(missing.iter().map(|f| f.get("rank").unwrap_or_default()).collect::<Vec<_>>(), ["2"], "{missing:?}");
+        assert!(!names(three).contains(&"nccl.single_host".to_string()));
     }
 
     /// NVIDIA/nccl#302 (a ring through the RoCE port among InfiniBand rails), the ML Engineering
