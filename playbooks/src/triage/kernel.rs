@@ -693,6 +693,11 @@ mod tests {
         let lost = |line: &str| gpu_lost_line(line, &line.to_ascii_lowercase(), "h", Evidence::new("k", 1, line));
         // NVIDIA/open-gpu-kernel-modules#1200: the GSP's heartbeat gone.
         assert!(lost("NVRM: _kgspRpcRecvPoll: GSP RM heartbeat timed out").is_some());
+        // The AER driver's short name for a Surprise Down in its list of uncorrectable errors
+        // ("[ 5] SDES", drivers/pci/pcie/aer.c) is read as the AER event it is: three corpus cases
+        // of it, two labelled as PCIe errors by their threads (a switch port with no GPU below it,
+        // a root port the maintainer called hardware), one as a lost GPU by its collector.
+        assert!(lost("pcieport 0000:00:01.1:    [5 ] SDES        (First)").is_none());
         assert!(lost("watchdog: BMC heartbeat timed out").is_none(), "another heartbeat is not the GPU's");
         let amd = "[  361.718375] amdgpu 0000:05:00.0: amdgpu: Fatal error during GPU init";
         assert_eq!(lost(amd).expect("lost").get("bus_id"), Some("0000:05:00.0"));

@@ -28,6 +28,7 @@ pub mod rdma;
 pub mod report;
 #[cfg(test)]
 mod robustness;
+mod storage;
 pub mod subnet_manager;
 pub mod tools;
 pub mod topo;
@@ -188,6 +189,11 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("kernel-log");
         }
         analysis.facts.extend(kernel_events);
+        let storage_events = storage::parse(name, &text);
+        if !storage_events.is_empty() {
+            kinds.push("gpudirect-storage");
+        }
+        analysis.facts.extend(storage_events);
         let ranks_header = join::parse_nccl_tests_ranks(name, &text, &mut analysis.ranks);
         nccl_tests_header |= ranks_header;
         // nccl-tests' own report of a failed NCCL call ("Test NCCL failure common.cu:345
@@ -277,6 +283,21 @@ mod tests {
         );
         let warn = got.iter().find(|f| f.name == "nccl.wc_error").expect("wc error fact");
         assert!(warn.evidence[0].text.starts_with("[1,3]<stdout>:2024-05-01T10:00:01.123Z"), "{:?}", warn.evidence);
+    }
+
+    /// NERSC podman-nccl-testing (heldout75) and aws-ofi-nccl#584: aws-ofi-nccl refusing a GPU
+    /// buffer is GPUDirect RDMA unavailable where libfabric said it could not start its CUDA memory
+    /// interface, and a plugin and libfabric that do not go together where it did not.
+    #[test]
+    fn a_gpu_buffer_libfabric_cannot_register_is_gpudirect_off_only_without_its_cuda_interface() {
+        let refused = "nid004048:1379601:1379824 [2] register_mr_buffers:647 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 3. RC: -22, Error: Invalid argument\n";
+        let hmem = "libfabric:2023029:1726869858::core:core:ofi_hmem_init():339<warn> Failed to initialize hmem iface FI_HMEM_CUDA: No data available\n";
+        let top = |text: String| {
+            let report = triage(&[Input::new("log", text.into_bytes())], &crate::playbook::Playbook::embedded());
+            report.diagnoses.first().map(|d| d.id.clone())
+        };
+        assert_eq!(top(format!("{hmem}{refused}")).as_deref(), Some("gdr-disabled"));
+        assert_eq!(top(refused.to_string()).as_deref(), Some("version-env-mismatch"));
     }
 
     /// nccl#257: nccl-tests with every rank on one host never touches the network, so libibverbs

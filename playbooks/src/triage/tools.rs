@@ -95,6 +95,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "mlx5_load_one failed",
             "unknown symbol",
             "only efa provider is supported",
+            "failed to initialize hmem iface fi_hmem_cuda",
             "connection to the c10d store has failed",
             "tcpstore",
             "rdma_cm_event_unreachable",
@@ -270,6 +271,10 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // aws-ofi-nccl finding no EFA provider in libfabric ("NET/OFI Only EFA provider is
     // supported"): no EFA device is usable here, and NCCL falls back to TCP sockets.
     (&["only efa provider is supported"], "rdma.device_missing"),
+    // libfabric unable to start its CUDA memory interface ("ofi_hmem_init(): Failed to initialize
+    // hmem iface FI_HMEM_CUDA: No data available", after "cuda_hmem_dl_init(): Failed to dlopen
+    // libcuda.so": a container without the driver's library): no provider can register GPU memory.
+    (&["failed to initialize hmem iface fi_hmem_cuda"], "libfabric.cuda_memory_unavailable"),
 ];
 
 /// The fact of the first [`WORDED_FAULTS`] row whose phrases are all in the (lowered) line.

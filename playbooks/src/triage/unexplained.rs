@@ -137,7 +137,14 @@ fn is_log(kinds: &[String]) -> bool {
     kinds.iter().all(|k| {
         matches!(
             k.as_str(),
-            "unrecognised" | "nccl-log" | "kernel-log" | "nccl-ras" | "nccl-tests" | "tool-messages" | "process-exit"
+            "unrecognised"
+                | "nccl-log"
+                | "kernel-log"
+                | "gpudirect-storage"
+                | "nccl-ras"
+                | "nccl-tests"
+                | "tool-messages"
+                | "process-exit"
         ) || k.starts_with("pytorch-")
     })
 }
