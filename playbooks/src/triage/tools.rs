@@ -96,6 +96,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "unknown symbol",
             "only efa provider is supported",
             "failed to initialize hmem iface fi_hmem_cuda",
+            "invalid config blocking attribute value",
             "connection to the c10d store has failed",
             "tcpstore",
             "rdma_cm_event_unreachable",
@@ -275,6 +276,11 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // hmem iface FI_HMEM_CUDA: No data available", after "cuda_hmem_dl_init(): Failed to dlopen
     // libcuda.so": a container without the driver's library): no provider can register GPU memory.
     (&["failed to initialize hmem iface fi_hmem_cuda"], "libfabric.cuda_memory_unavailable"),
+    // NCCL refusing the communicator configuration its caller passed ("Invalid config blocking
+    // attribute value -2147483648", init.cc: the field left at NCCL_CONFIG_UNDEF_INT): the caller
+    // was built against another NCCL's ncclConfig_t than the library it loaded (a second, older
+    // libnccl found first), which no setting of the job mends.
+    (&["invalid config blocking attribute value"], "nccl.internal"),
 ];
 
 /// The fact of the first [`WORDED_FAULTS`] row whose phrases are all in the (lowered) line.
@@ -1671,6 +1677,27 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
                 continue;
             }
+            // The mesh failing to connect with no answer from the address a peer advertised
+            // ("Gloo connectFullMesh failed with [.../gloo/transport/tcp/pair.cc:144] no error",
+            // a connect that timed out or found no route): Gloo binds the address the host name
+            // resolves to unless GLOO_SOCKET_IFNAME names an interface, and on a multi-homed or
+            // containerised host that address is often one the other hosts cannot reach. A peer
+            // that closed or reset the connection, or refused it, is another fault (its process
+            // gone), read elsewhere.
+            let unanswered = ["] no error", "timed out", "no route to host", "network is unreachable"]
+                .iter()
+                .any(|words| lower.contains(words));
+            if lower.contains("connectfullmesh failed") && unanswered && !gloo_loopback_seen {
+                gloo_loopback_seen = true;
+                facts.push(
+                    Fact::new("nccl.socket_iface_suspect")
+                        .attr("iface", "the one Gloo took from the host name (set GLOO_SOCKET_IFNAME)")
+                        .attr("used_by", "gloo")
+                        .evidence(evidence()),
+                );
+                facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
+                continue;
+            }
         }
         // An NCCL call's result as its caller reports it, as PyTorch's "NCCL error in: ..." is:
         // XLA's "NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda
@@ -2658,6 +2685,17 @@ mod tests {
         assert_eq!(facts[0].name, "nccl.socket_iface_suspect");
         assert_eq!(facts[0].get("used_by"), Some("gloo"));
         assert!(parse("f", "  (rank=8, size=16, local=[127.0.0.1])\n").is_empty(), "no Gloo failure before it");
+        // vllm-project/vllm#13121 (heldout76): the mesh got no answer from the address a peer
+        // advertised, with no loopback in sight: the interface Gloo took from the host name.
+        let unanswered = "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n";
+        let facts = parse("f", unanswered);
+        assert_eq!(
+            facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            ["nccl.socket_iface_suspect", "nccl.socket_connect_failed"]
+        );
+        // A peer that closed its end is gone, not unreachable.
+        let closed = "RuntimeError: Gloo connectFullMesh failed with [../gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.7]:1234\n";
+        assert!(parse("f", closed).iter().all(|f| f.name != "nccl.socket_iface_suspect"));
 
         let ibdev2netdev = "mlx5_3 port 1 ==> net1 (Down)\nmlx5_4 port 1 ==> net2 (Up)\n";
         let facts = parse("f", ibdev2netdev);
@@ -3046,6 +3084,10 @@ mod tests {
         assert_eq!(names("[1556549940.707934] [dgx15:16780:0] rdmacm_iface.c:403 UCX ERROR received event RDMA_CM_EVENT_UNREACHABLE. status = 1."), ["network.host_unreachable"]);
         assert_eq!(names("*** WARNING (proc 1): Unexpected error -28 (No space left on device) from fi_mr_regattr() when binding segment"), ["rdma.registration_limit"]);
         assert_eq!(names("[1619044902.015564] [host:33810:0] sock.c:261 UCX ERROR connect(fd=23, dest_addr=127.0.0.1:47793) failed: Connection refused"), ["nccl.socket_iface_suspect", "network.host_unreachable"]);
+        // vllm-project/vllm#1726 (heldout76): an older libnccl loaded under a framework built
+        // against a newer one refuses the configuration it is handed.
+        assert_eq!(names("Invalid config blocking attribute value -2147483648"), ["nccl.internal"]);
+        assert!(names("NCCL_COMM_BLOCKING set by environment to 0.").is_empty());
         // ENOMEM from the same call is a memlock limit as often as a full table: not read so.
         assert!(!names("Unexpected error 12 (Cannot allocate memory) from fi_mr_regattr()")
             .iter()
