@@ -515,6 +515,8 @@ struct Observations {
     /// The connections of those lines: sender, receiver, and whether the transport stays inside
     /// one host (P2P, SHM), with the first line that named each pair.
     channel_links: Vec<ChannelLink>,
+    /// The (sender, receiver) pairs of `channel_links`, each kept once.
+    channel_pairs: BTreeSet<(u64, u64)>,
     /// Host -> its NET/Socket interfaces, in NCCL's index order.
     socket_interfaces: BTreeMap<String, Vec<String>>,
     /// Host -> the out-of-band (bootstrap) interface its NET/IB line names ("OOB ibp75s0:...").
@@ -1225,7 +1227,7 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         seen.channel_sources.insert(source);
     }
     if let Some(link) = channel_link(message, &host, &evidence) {
-        if !seen.channel_links.iter().any(|known| (known.sender, known.receiver) == (link.sender, link.receiver)) {
+        if seen.channel_pairs.insert((link.sender, link.receiver)) {
             seen.channel_links.push(link);
         }
     }

@@ -16,12 +16,13 @@ use crate::triage::{Evidence, Fact};
 const DRIVERS_LISTED: usize = 3;
 
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
-    // Most inputs are neither: look for the words first.
-    let lower_text = text.to_ascii_lowercase();
-    if !["nvidia_fs", "nvidia-fs", "cufio", "driver configuration", "nvfs", "o2ib", "lnet"]
-        .iter()
-        .any(|word| lower_text.contains(word))
-    {
+    // Most inputs are neither: look for the words first, without copying the input.
+    static WORDS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        regex::Regex::new(r"(?i)nvidia[_-]fs|cufio|driver configuration|nvfs|o2ib|lnet")
+            .expect("a fixed pattern compiles")
+    });
+    if !words.is_match(text) {
         return Vec::new();
     }
     let mut facts = Vec::new();
