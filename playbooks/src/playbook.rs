@@ -412,6 +412,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("iommu.fault", "host", "kernel DMAR/AMD-Vi/SMMU fault lines"),
     ("rdma.registration_limit", "device host", "kernel mlx5 CREATE_MKEY failed with status limits exceeded"),
     ("libfabric.cuda_memory_unavailable", "", "libfabric 'Failed to initialize hmem iface FI_HMEM_CUDA'"),
+    ("rdma.device_skipped", "host text", "NCCL WARN 'Unable to open device' on a host where NET/IB then lists others"),
     ("gpu.xid", "xid meaning bus_id host what", "kernel 'NVRM: Xid' with a hardware/driver Xid"),
     (
         "gpu.xid_application",

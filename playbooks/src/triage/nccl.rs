@@ -517,6 +517,9 @@ struct Observations {
     channel_links: Vec<ChannelLink>,
     /// The (sender, receiver) pairs of `channel_links`, each kept once.
     channel_pairs: BTreeSet<(u64, u64)>,
+    /// The ranks of each ring rank 0 printed ("Channel 00/02 :    0   1"), as sets: every rank of
+    /// the communicator is on every ring.
+    ring_members: BTreeSet<BTreeSet<u64>>,
     /// Host -> its NET/Socket interfaces, in NCCL's index order.
     socket_interfaces: BTreeMap<String, Vec<String>>,
     /// Host -> the out-of-band (bootstrap) interface its NET/IB line names ("OOB ibp75s0:...").
@@ -577,6 +580,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     refused_again_and_again(&seen, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
+    devices_left_open(&seen, analysis);
     if seen.ib_not_used.is_empty() {
         sockets_beside_an_rdma_plugin(&seen, analysis);
     }
@@ -1225,6 +1229,9 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         .and_then(|r| r.trim().parse::<u64>().ok())
     {
         seen.channel_sources.insert(source);
+    }
+    if let Some(members) = ring_members(message) {
+        seen.ring_members.insert(members);
     }
     if let Some(link) = channel_link(message, &host, &evidence) {
         if seen.channel_pairs.insert((link.sender, link.receiver)) {
@@ -2100,6 +2107,25 @@ fn channel_link(message: &str, host: &str, evidence: &Evidence) -> Option<Channe
     })
 }
 
+/// A device NCCL could not open ("NET/IB : Unable to open device mlx5_58", "Call to ibv_open_device
+/// failed") on a host where it then listed others to use ("NET/IB : Using [0]mlx5_1:1/RoCE ...") is
+/// no host without RDMA: a pod handed more device nodes than it may open (a Kubernetes RDMA device
+/// plugin's share) runs over the ones it can.
+/// Such lines stay cited (`rdma.device_skipped`), so they are not quoted as errors nothing read.
+fn devices_left_open(seen: &Observations, analysis: &mut Analysis) {
+    for fact in &mut analysis.facts {
+        let opened_others =
+            fact.get("host").and_then(|host| seen.host_nics.get(host)).is_some_and(|nics| !nics.is_empty());
+        let one_device = fact.get("text").is_some_and(|text| {
+            let lower = text.to_ascii_lowercase();
+            lower.contains("unable to open device") || lower.contains("ibv_open_device failed")
+        });
+        if fact.name == "rdma.device_missing" && opened_others && one_device {
+            fact.name = "rdma.device_skipped".to_string();
+        }
+    }
+}
+
 /// Ranks that never reached Init COMPLETE while most of their communicator did. Only judged when the
 /// log plainly covers the communicator (at least half its ranks completed): an excerpt with a few
 /// ranks says nothing about the others.
@@ -2200,9 +2226,16 @@ fn single_host(seen: &Observations, analysis: &mut Analysis) {
         return;
     }
     // A communicator whose ranks are all joined by transports that never leave a host (P2P, shared
-    // memory): GPUs that share memory are on one host, whatever host names the lines carry.
-    if let [(nranks, _)] = seen.comms.values().collect::<Vec<_>>()[..] {
-        if let Some(link) = one_host_by_links(*nranks, &seen.channel_links) {
+    // memory): GPUs that share memory are on one host, whatever host names the lines carry. Its
+    // size is its Init lines' nranks, or, where the paste kept none, the ranks of its rings.
+    let comms: Vec<&(u64, _)> = seen.comms.values().collect();
+    let nranks = match (&comms[..], seen.ring_members.len()) {
+        ([(nranks, _)], _) => Some(*nranks),
+        ([], 1) => seen.ring_members.first().map(|members| members.len() as u64),
+        _ => None,
+    };
+    if let Some(nranks) = nranks {
+        if let Some(link) = one_host_by_links(nranks, &seen.channel_links) {
             analysis.push(
                 Fact::new("nccl.single_host")
                     .host(&link.host)
@@ -2212,6 +2245,16 @@ fn single_host(seen: &Observations, analysis: &mut Analysis) {
             );
         }
     }
+}
+
+/// The ranks of a ring as rank 0 lists them: "Channel 00/02 :    0   1   2   3" (graph/connect.cc),
+/// when they are 0..n in some order.
+fn ring_members(message: &str) -> Option<BTreeSet<u64>> {
+    let (head, ranks) = message.strip_prefix("Channel ")?.split_once(" : ")?;
+    head.contains('/').then_some(())?;
+    let members: BTreeSet<u64> = ranks.split_whitespace().map(|r| r.parse().ok()).collect::<Option<_>>()?;
+    let n = members.len() as u64;
+    (n >= 2 && members.iter().next_back() == Some(&(n - 1))).then_some(members)
 }
 
 /// The first of `links` when the ranks 0..`nranks` are all joined to each other by connections
@@ -2317,6 +2360,24 @@ mod tests {
         let missing: Vec<Fact> = facts(three).into_iter().filter(|f| f.name == "nccl.rank_missing").collect();
         assert_eq!(missing.iter().map(|f| f.get("rank").unwrap_or_default()).collect::<Vec<_>>(), ["2"], "{missing:?}");
         assert!(!names(three).contains(&"nccl.single_host".to_string()));
+        // THUDM/GLM#123 (heldout77): no Init line kept, the ring rank 0 printed names the ranks.
+        let rings = "h:1919:1999 [0] NCCL INFO Channel 00/02 :    0   1\n\
+                     h:1919:1999 [0] NCCL INFO Channel 00 : 0[4f000] -> 1[d1000] via direct shared memory\n";
+        assert!(names(rings).contains(&"nccl.single_host".to_string()));
+        assert!(!names(&rings.replace(":    0   1", ":    0   1   2")).contains(&"nccl.single_host".to_string()));
+    }
+
+    /// zai-org/ImageReward#65 (heldout77): two of a pod's RDMA devices cannot be opened, NCCL uses the
+    /// other two: no host without RDMA, and the lines stay cited.
+    #[test]
+    fn a_device_left_unopened_beside_devices_in_use_is_no_missing_rdma() {
+        let text = "pod:80744:80744 [1] transport/net_ib.cc:149 NCCL WARN NET/IB : Unable to open device mlx5_58\n\
+                    pod:80744:80744 [1] NCCL INFO NET/IB : Using [0]mlx5_1:1/RoCE [1]mlx5_18:1/RoCE ; OOB eth0:33.117.221.247<0>\n";
+        let found: Vec<String> = facts(text).into_iter().map(|f| f.name).collect();
+        assert!(found.contains(&"rdma.device_skipped".to_string()), "{found:?}");
+        assert!(!found.contains(&"rdma.device_missing".to_string()), "{found:?}");
+        let alone: Vec<String> = facts(text.lines().next().unwrap_or_default()).into_iter().map(|f| f.name).collect();
+        assert!(alone.contains(&"rdma.device_missing".to_string()), "{alone:?}");
     }
 
     /// NVIDIA/nccl#302 (a ring through the RoCE port among InfiniBand rails), the ML Engineering

@@ -97,6 +97,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "only efa provider is supported",
             "failed to initialize hmem iface fi_hmem_cuda",
             "invalid config blocking attribute value",
+            "is ib_uverbs loaded",
+            "missing run-time dependency on rdma-core",
+            "hami-core error",
             "connection to the c10d store has failed",
             "tcpstore",
             "rdma_cm_event_unreachable",
@@ -281,6 +284,15 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // was built against another NCCL's ncclConfig_t than the library it loaded (a second, older
     // libnccl found first), which no setting of the job mends.
     (&["invalid config blocking attribute value"], "nccl.internal"),
+    // DPDK's Mellanox drivers finding no verbs device or library ("net_mlx4: cannot list devices,
+    // is ib_uverbs loaded?"; "net_mlx5: cannot initialize PMD due to missing run-time dependency on
+    // rdma-core libraries"): the port is driven through libibverbs, which sees nothing usable here.
+    (&["is ib_uverbs loaded"], "rdma.device_missing"),
+    (&["missing run-time dependency on rdma-core"], "rdma.device_missing"),
+    // HAMi-core, the GPU-sharing layer of Kubernetes clusters that caps each container's device
+    // memory, refusing an allocation ("[HAMI-core ERROR (...)]: Device 0 OOM 1844... / 5368709120"):
+    // the container's share of GPU memory is spent (or the layer miscounted it).
+    (&["hami-core error", " oom "], "gpu.out_of_memory"),
 ];
 
 /// The fact of the first [`WORDED_FAULTS`] row whose phrases are all in the (lowered) line.
@@ -366,6 +378,7 @@ fn names_mlx5_device(text: &str) -> bool {
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     facts.extend(openib_not_used(file, text));
+    facts.extend(throughput_outlier(file, text));
     facts.extend(ranks_sharing_a_gpu(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
@@ -1936,6 +1949,46 @@ fn p2p_matrix_row(line: &str) -> Option<(usize, Vec<f64>)> {
     (values.len() > gpu).then_some((gpu, values))
 }
 
+/// A GPU that computes far less than the other GPUs of its node in a burn-in tool that runs the same
+/// work on each (DCGM's ubergemm plugin: "GEMM [I] (ADAPTER#0)  Ending with 6698.44 GFlops"):
+/// identical GPUs under identical load deliver within a few per cent of each other, so one below
+/// half of its peers' median is failing or held down (a row-remapping, power or thermal fault).
+fn throughput_outlier(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("(ADAPTER#") {
+        return None;
+    }
+    let rates: Vec<(u32, f64, Evidence)> = numbered_lines(text)
+        .filter_map(|(line_no, raw)| {
+            let (_, rest) = raw.split_once("(ADAPTER#")?;
+            let (gpu, rest) = rest.split_once(')')?;
+            let value = rest.split_whitespace().zip(rest.split_whitespace().skip(1)).find_map(|(number, unit)| {
+                unit.eq_ignore_ascii_case("gflops").then(|| number.parse::<f64>().ok()).flatten()
+            })?;
+            Some((gpu.trim().parse().ok()?, value, Evidence::new(file, line_no, raw)))
+        })
+        .collect();
+    const PEERS: usize = 3;
+    if rates.len() < PEERS + 1 {
+        return None;
+    }
+    let (gpu, value, evidence) = rates.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let mut others: Vec<f64> = rates.iter().filter(|(other, _, _)| other != gpu).map(|(_, v, _)| *v).collect();
+    others.sort_by(f64::total_cmp);
+    let median = others[others.len() / 2];
+    (*value < median / 2.0).then(|| {
+        Fact::new("gpu.hardware_error")
+            .attr("gpu", gpu)
+            .attr(
+                "what",
+                format!(
+                    "GPU {gpu} computes {value:.0} GFlops under ubergemm against a median of {median:.0} on its {} peers",
+                    others.len()
+                ),
+            )
+            .evidence(evidence.clone())
+    })
+}
+
 /// Open MPI 4.0 and later leave InfiniBand ports to UCX: its openib BTL says so in a help message
 /// ("infiniband ports on a device are not used by default ... btl_openib_allow_ib", help topic
 /// help-mpi-btl-openib.txt "ib port not selected") and then that it could not initialise the device
@@ -2656,6 +2709,23 @@ mod tests {
         assert!(parse("f", &ib).iter().all(|f| f.name != "rdma.roce"));
     }
 
+    /// NVIDIA/DCGM#122 (heldout77): ubergemm's GPU 0 at a third of its seven peers' throughput;
+    /// eight GPUs within a few per cent of each other are no fault.
+    #[test]
+    fn a_gpu_far_below_its_peers_under_the_same_gemm_is_a_gpu_fault() {
+        let line = |gpu: u32, rate: f64| format!("GEMM [I] (ADAPTER#{gpu})  Ending with {rate} GFlops\n");
+        let slow: String =
+            (0..8).map(|gpu| line(gpu, if gpu == 0 { 6698.44 } else { 19190.0 + f64::from(gpu) })).collect();
+        let facts = parse("f", &slow);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("gpu")), ("gpu.hardware_error", Some("0")));
+        assert_eq!(facts[0].evidence[0].line, 1);
+        let even: String = (0..8).map(|gpu| line(gpu, 19000.0 + 50.0 * f64::from(gpu))).collect();
+        assert!(parse("f", &even).is_empty());
+        // Two GPUs say nothing of which one is slow.
+        assert!(parse("f", &(line(0, 6000.0) + &line(1, 19000.0))).is_empty());
+    }
+
     /// ofiwg/libfabric#12673 (no address handle on a RoCE port), aws-do-eks#69 (Gloo on loopback),
     /// jax#17399 (XLA's report of an NCCL result).
     #[test]
@@ -3084,6 +3154,12 @@ mod tests {
         assert_eq!(names("[1556549940.707934] [dgx15:16780:0] rdmacm_iface.c:403 UCX ERROR received event RDMA_CM_EVENT_UNREACHABLE. status = 1."), ["network.host_unreachable"]);
         assert_eq!(names("*** WARNING (proc 1): Unexpected error -28 (No space left on device) from fi_mr_regattr() when binding segment"), ["rdma.registration_limit"]);
         assert_eq!(names("[1619044902.015564] [host:33810:0] sock.c:261 UCX ERROR connect(fd=23, dest_addr=127.0.0.1:47793) failed: Connection refused"), ["nccl.socket_iface_suspect", "network.host_unreachable"]);
+        // microsoft/lisa#1159 and F-Stack#531 (heldout77): DPDK's Mellanox drivers without a verbs
+        // device or library; HAMi-core's refusal of a container's GPU allocation.
+        assert_eq!(names("net_mlx4: cannot list devices, is ib_uverbs loaded?"), ["rdma.device_missing"]);
+        assert_eq!(names("net_mlx5: cannot initialize PMD due to missing run-time dependency on rdma-core libraries (libibverbs, libmlx5)"), ["rdma.device_missing"]);
+        assert_eq!(names("[HAMI-core ERROR (pid:38 thread=140412686483456 allocator.c:53)]: Device 0 OOM 18446744073604695040 / 5368709120"), ["gpu.out_of_memory"]);
+        assert!(names("[HAMI-core Msg(38:140412686483456:memory.c:511)]: orig free=15521808384 total=15642329088 limit=5368709120 usage=0").is_empty());
         // vllm-project/vllm#1726 (heldout76): an older libnccl loaded under a framework built
         // against a newer one refuses the configuration it is handed.
         assert_eq!(names("Invalid config blocking attribute value -2147483648"), ["nccl.internal"]);
