@@ -2145,11 +2145,9 @@ fn missing_ranks(
         // communicator is in the log. The sender of a connection was there; so was its receiver
         // when the sender completed its init, which waits for every peer it connects to to send
         // its end of the connection (transport.cc, ncclTransportP2pSetup).
-        let connected = |rank: u64| {
-            comms.len() == 1
-                && (channel_sources.contains(&rank)
-                    || channel_links.iter().any(|link| link.receiver == rank && completed.contains(&link.sender)))
-        };
+        let joined: BTreeSet<u64> =
+            channel_links.iter().filter(|link| completed.contains(&link.sender)).map(|link| link.receiver).collect();
+        let connected = |rank: u64| comms.len() == 1 && (channel_sources.contains(&rank) || joined.contains(&rank));
         if completed.is_empty() || (completed.len() as u64) * 2 < nranks || completed.len() as u64 >= nranks {
             continue;
         }
