@@ -1233,9 +1233,17 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     if let Some(members) = ring_members(message) {
         seen.ring_members.insert(members);
     }
-    if let Some(link) = channel_link(message, &host, &evidence) {
-        if seen.channel_pairs.insert((link.sender, link.receiver)) {
-            seen.channel_links.push(link);
+    // Most lines of a large job's log are channel lines: the line and host are copied only for a
+    // pair not seen before.
+    if let Some((sender, receiver, inside_host)) = channel_link(message) {
+        if seen.channel_pairs.insert((sender, receiver)) {
+            seen.channel_links.push(ChannelLink {
+                sender,
+                receiver,
+                inside_host,
+                host: host.clone(),
+                evidence: evidence.clone(),
+            });
         }
     }
     // IBV_EVENT_PORT_ERR then IBV_EVENT_PORT_ACTIVE on one port (net_ib async events): the link
@@ -2088,23 +2096,27 @@ struct ChannelLink {
     evidence: Evidence,
 }
 
-fn channel_link(message: &str, host: &str, evidence: &Evidence) -> Option<ChannelLink> {
-    let (_, rest) = message.strip_prefix("Channel ")?.split_once(" : ")?;
-    let (ends, transport) = rest.split_once(" via ")?;
-    let (sender, receiver) = ends.split_once("->")?;
-    let rank = |end: &str| end.split('[').next()?.trim().parse::<u64>().ok();
-    let transport = transport.trim_start();
+/// The sender, receiver and whether the transport stays inside one host, of a channel line:
+/// "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read", "Channel 00/0 : 255[7] -> 0[0] [receive] via
+/// NET/IB/7/GDRDMA". Read by single characters (memchr), since most lines of a large job's log are
+/// these.
+fn channel_link(message: &str) -> Option<(u64, u64, bool)> {
+    let (_, rest) = message.strip_prefix("Channel ")?.split_once(':')?;
+    let (sender, rest) = rest.split_once('[')?;
+    let (_, rest) = rest.split_once('>')?;
+    let (receiver, rest) = rest.split_once('[')?;
+    let (_, rest) = rest.split_once(']')?;
+    let mut rest = rest.trim_start();
+    // "[send]" or "[receive]" before the transport on network connections.
+    if rest.starts_with('[') {
+        rest = rest.split_once(']')?.1.trim_start();
+    }
+    let transport = rest.strip_prefix("via ")?.trim_start();
     let inside_host =
         ["P2P/", "SHM/", "SHM ", "direct shared memory", "CUMEM"].iter().any(|name| transport.starts_with(name))
             || transport == "SHM"
             || transport == "P2P";
-    Some(ChannelLink {
-        sender: rank(sender)?,
-        receiver: rank(receiver)?,
-        inside_host,
-        host: host.to_string(),
-        evidence: evidence.clone(),
-    })
+    Some((sender.trim().parse().ok()?, receiver.trim().parse().ok()?, inside_host))
 }
 
 /// A device NCCL could not open ("NET/IB : Unable to open device mlx5_58", "Call to ibv_open_device
@@ -2113,14 +2125,14 @@ fn channel_link(message: &str, host: &str, evidence: &Evidence) -> Option<Channe
 /// plugin's share) runs over the ones it can.
 /// Such lines stay cited (`rdma.device_skipped`), so they are not quoted as errors nothing read.
 fn devices_left_open(seen: &Observations, analysis: &mut Analysis) {
-    for fact in &mut analysis.facts {
+    for fact in analysis.facts.iter_mut().filter(|fact| fact.name == "rdma.device_missing") {
         let opened_others =
             fact.get("host").and_then(|host| seen.host_nics.get(host)).is_some_and(|nics| !nics.is_empty());
         let one_device = fact.get("text").is_some_and(|text| {
             let lower = text.to_ascii_lowercase();
             lower.contains("unable to open device") || lower.contains("ibv_open_device failed")
         });
-        if fact.name == "rdma.device_missing" && opened_others && one_device {
+        if opened_others && one_device {
             fact.name = "rdma.device_skipped".to_string();
         }
     }
@@ -2248,7 +2260,7 @@ fn single_host(seen: &Observations, analysis: &mut Analysis) {
 /// The ranks of a ring as rank 0 lists them: "Channel 00/02 :    0   1   2   3" (graph/connect.cc),
 /// when they are 0..n in some order.
 fn ring_members(message: &str) -> Option<BTreeSet<u64>> {
-    let (head, ranks) = message.strip_prefix("Channel ")?.split_once(" : ")?;
+    let (head, ranks) = message.strip_prefix("Channel ")?.split_once(':')?;
     head.contains('/').then_some(())?;
     let members: BTreeSet<u64> = ranks.split_whitespace().map(|r| r.parse().ok()).collect::<Option<_>>()?;
     let n = members.len() as u64;

@@ -100,6 +100,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "is ib_uverbs loaded",
             "missing run-time dependency on rdma-core",
             "hami-core error",
+            "error: this container was built for nvidia driver release",
+            ") returned ",
             "connection to the c10d store has failed",
             "tcpstore",
             "rdma_cm_event_unreachable",
@@ -293,6 +295,10 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // memory, refusing an allocation ("[HAMI-core ERROR (...)]: Device 0 OOM 1844... / 5368709120"):
     // the container's share of GPU memory is spent (or the layer miscounted it).
     (&["hami-core error", " oom "], "gpu.out_of_memory"),
+    // NVIDIA's containers checking the host's driver at start ("ERROR: This container was built
+    // for NVIDIA Driver Release 455.23 or later, but version 450.66 was detected and compatibility
+    // mode is UNAVAILABLE."): the driver is older than the container's CUDA.
+    (&["error: this container was built for nvidia driver release"], "gpu.driver_mismatch"),
 ];
 
 /// The fact of the first [`WORDED_FAULTS`] row whose phrases are all in the (lowered) line.
@@ -306,7 +312,9 @@ fn worded_fault(lower: &str) -> Option<&'static str> {
 fn cuda_error_number(lower: &str) -> Option<(&'static str, &'static str)> {
     static NUMBER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let number = NUMBER.get_or_init(|| {
-        regex::Regex::new(r"cuda (?:driver |runtime )?(?:error|failure)(?: code)?[ :=]+(\d{1,3})\b")
+        // Also a call's own report of its return ("cuInit(0) returned 804", NGC's banner;
+        // "cudaGetDeviceCount() returned 35").
+        regex::Regex::new(r"(?:cuda (?:driver |runtime )?(?:error|failure)(?: code)?[ :=]+|\bcu[a-z]\w*\([^)]*\) returned )(\d{1,3})\b")
             .expect("a fixed pattern compiles")
     });
     let code: u32 = number.captures(lower)?.get(1)?.as_str().parse().ok()?;
@@ -1954,7 +1962,9 @@ fn p2p_matrix_row(line: &str) -> Option<(usize, Vec<f64>)> {
 /// identical GPUs under identical load deliver within a few per cent of each other, so one below
 /// half of its peers' median is failing or held down (a row-remapping, power or thermal fault).
 fn throughput_outlier(file: &str, text: &str) -> Option<Fact> {
-    if !text.contains("(ADAPTER#") {
+    // The regex crate's literal search (SIMD) rather than `str::contains` over the whole input.
+    static ADAPTER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if !ADAPTER.get_or_init(|| regex::Regex::new(r"\(ADAPTER#").expect("a fixed pattern compiles")).is_match(text) {
         return None;
     }
     let rates: Vec<(u32, f64, Evidence)> = numbered_lines(text)
@@ -3163,6 +3173,18 @@ mod tests {
         // vllm-project/vllm#1726 (heldout76): an older libnccl loaded under a framework built
         // against a newer one refuses the configuration it is handed.
         assert_eq!(names("Invalid config blocking attribute value -2147483648"), ["nccl.internal"]);
+        // ultralytics/yolov5#1232 (heldout78): NGC's banner on a host driver older than the
+        // container's CUDA, and the call's own return code.
+        assert_eq!(
+            names("ERROR: This container was built for NVIDIA Driver Release 455.23 or later, but"),
+            ["gpu.driver_mismatch"]
+        );
+        assert!(names(
+            "This container image and its contents are governed by the NVIDIA Deep Learning Container License."
+        )
+        .is_empty());
+        assert_eq!(names("       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]"), ["gpu.driver_mismatch"]);
+        assert!(names("cuInit(0) returned 0").is_empty());
         assert!(names("NCCL_COMM_BLOCKING set by environment to 0.").is_empty());
         // ENOMEM from the same call is a memlock limit as often as a full table: not read so.
         assert!(!names("Unexpected error 12 (Cannot allocate memory) from fi_mr_regattr()")
