@@ -268,6 +268,12 @@ mod tests {
 
     /// A launcher's labels and a collector's timestamps change nothing but the quoted evidence: the
     /// same facts with the same attributes, and the evidence is the line as given.
+    /// The first diagnosis triage gives one input.
+    fn top(text: String) -> Option<String> {
+        let report = triage(&[Input::new("log", text.into_bytes())], &crate::playbook::Playbook::embedded());
+        report.diagnoses.first().map(|d| d.id.clone())
+    }
+
     #[test]
     fn prefixed_lines_give_the_same_facts_and_quote_the_original() {
         let plain = "node7:1234:1250 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.7<0>\n\
@@ -292,10 +298,6 @@ mod tests {
     fn a_gpu_buffer_libfabric_cannot_register_is_gpudirect_off_only_without_its_cuda_interface() {
         let refused = "nid004048:1379601:1379824 [2] register_mr_buffers:647 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 3. RC: -22, Error: Invalid argument\n";
         let hmem = "libfabric:2023029:1726869858::core:core:ofi_hmem_init():339<warn> Failed to initialize hmem iface FI_HMEM_CUDA: No data available\n";
-        let top = |text: String| {
-            let report = triage(&[Input::new("log", text.into_bytes())], &crate::playbook::Playbook::embedded());
-            report.diagnoses.first().map(|d| d.id.clone())
-        };
         assert_eq!(top(format!("{hmem}{refused}")).as_deref(), Some("gdr-disabled"));
         assert_eq!(top(refused.to_string()).as_deref(), Some("version-env-mismatch"));
     }
@@ -306,10 +308,6 @@ mod tests {
     fn an_rdma_device_missing_on_a_single_host_job_is_not_the_diagnosis() {
         let header = "# Using devices\n#   Rank  0 Pid  15833 on jupyter device  0 [0x02] GeForce GTX 1080 Ti\n#   Rank  1 Pid  15833 on jupyter device  1 [0x03] GeForce GTX 1080 Ti\n";
         let warn = "jupyter:15833:15833 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n";
-        let top = |text: String| {
-            let report = triage(&[Input::new("log", text.into_bytes())], &crate::playbook::Playbook::embedded());
-            report.diagnoses.first().map(|d| d.id.clone())
-        };
         assert_ne!(top(format!("{header}{warn}")).as_deref(), Some("rdma-device-missing"));
         let two_hosts = header.replace("Rank  1 Pid  15833 on jupyter", "Rank  1 Pid  15833 on other");
         assert_eq!(top(format!("{two_hosts}{warn}")).as_deref(), Some("rdma-device-missing"));

@@ -1667,13 +1667,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         };
         if (gloo_failed || gloo_connect_here) && !gloo_loopback_seen && loopback() {
             gloo_loopback_seen = true;
-            facts.push(
-                Fact::new("nccl.socket_iface_suspect")
-                    .attr("iface", "lo (Gloo's address is loopback: set GLOO_SOCKET_IFNAME)")
-                    .attr("used_by", "gloo")
-                    .evidence(evidence()),
-            );
-            facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
+            facts.extend(gloo_interface(
+                "lo (Gloo's address is loopback: set GLOO_SOCKET_IFNAME)",
+                None,
+                trimmed,
+                evidence(),
+            ));
             continue;
         }
         // ProcessGroupGloo's own warning that it could not resolve the host name to a local
@@ -1688,14 +1687,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             gloo_failed = true;
             if let Some(fallback) = gloo_fallback.take().filter(|_| !gloo_loopback_seen) {
                 gloo_loopback_seen = true;
-                facts.push(
-                    Fact::new("nccl.socket_iface_suspect")
-                        .attr("iface", "lo (Gloo fell back to loopback: set GLOO_SOCKET_IFNAME)")
-                        .attr("used_by", "gloo")
-                        .evidence(fallback)
-                        .evidence(evidence()),
-                );
-                facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
+                let iface = "lo (Gloo fell back to loopback: set GLOO_SOCKET_IFNAME)";
+                facts.extend(gloo_interface(iface, Some(fallback), trimmed, evidence()));
                 continue;
             }
             // The mesh failing to connect with no answer from the address a peer advertised
@@ -1710,13 +1703,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 .any(|words| lower.contains(words));
             if lower.contains("connectfullmesh failed") && unanswered && !gloo_loopback_seen {
                 gloo_loopback_seen = true;
-                facts.push(
-                    Fact::new("nccl.socket_iface_suspect")
-                        .attr("iface", "the one Gloo took from the host name (set GLOO_SOCKET_IFNAME)")
-                        .attr("used_by", "gloo")
-                        .evidence(evidence()),
-                );
-                facts.push(Fact::new("nccl.socket_connect_failed").attr("error", trimmed).evidence(evidence()));
+                let iface = "the one Gloo took from the host name (set GLOO_SOCKET_IFNAME)";
+                facts.extend(gloo_interface(iface, None, trimmed, evidence()));
                 continue;
             }
         }
@@ -1897,6 +1885,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         facts.push(fact);
     }
     facts
+}
+
+/// Gloo's mesh that failed over the interface `iface` names: the interface suspect (with the
+/// line that chose it, where one did) and the failed connect, both citing the failure `line`.
+fn gloo_interface(iface: &str, chosen: Option<Evidence>, line: &str, failure: Evidence) -> [Fact; 2] {
+    let mut suspect = Fact::new("nccl.socket_iface_suspect").attr("iface", iface).attr("used_by", "gloo");
+    if let Some(chosen) = chosen {
+        suspect = suspect.evidence(chosen);
+    }
+    [suspect.evidence(failure.clone()), Fact::new("nccl.socket_connect_failed").attr("error", line).evidence(failure)]
 }
 
 /// p2pBandwidthLatencyTest's bandwidth matrices by (bidirectional, P2P enabled): each row's GPU,
