@@ -26,6 +26,20 @@ use crate::PerfError;
 /// wait covers a rank that is still giving up (both timed out on a silent rank at about once).
 pub(super) const LISTEN_PATIENCE: Duration = Duration::from_secs(1);
 
+/// How long rank 0 listens at most: the word can lead to a rank that closed its links but is still
+/// connected and has not spoken. That rank is on its way out and saying why: a rank whose receive
+/// fails ends its own sends at once (`Ring::pipeline` interrupts its writer, so a send blocked on a
+/// stalled neighbour does not wait out the timeout) and says its word only after, so on a loaded
+/// host its right neighbour's word can reach rank 0 a scheduling delay before its own (a CI run
+/// beside three QEMU guests had rank 0 name rank 2 as the first, which had only left because of
+/// the stalled rank 1). Rank 0 gives such a rank this long, counted from when it began to listen.
+pub(super) const LISTEN_LONGEST: Duration = Duration::from_secs(2);
+
+/// How long a rank other than 0 waits for rank 0's word beyond the communicator's timeout: rank 0
+/// may wait out a silent rank for the timeout, then listens for at most [`LISTEN_LONGEST`]; the
+/// rest is margin for a loaded host.
+pub(super) const WORD_PATIENCE: Duration = Duration::from_secs(3);
+
 /// What one rank's control connection told rank 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Heard {
@@ -123,7 +137,8 @@ fn follow_the_words(control: &mut [TcpStream], labels: &[String], error: PerfErr
     let world = labels.len();
     // heard[r] is rank r's word (index 0, rank 0 itself, is never listened to).
     let mut heard = vec![Heard::Nothing; world];
-    let deadline = Instant::now() + LISTEN_PATIENCE;
+    let began = Instant::now();
+    let (deadline, longest) = (began + LISTEN_PATIENCE, began + LISTEN_LONGEST);
     loop {
         for (index, stream) in control.iter_mut().enumerate() {
             let rank = index + 1;
@@ -132,7 +147,12 @@ fn follow_the_words(control: &mut [TcpStream], labels: &[String], error: PerfErr
             }
         }
         let (first, silent, said) = follow(named, &heard);
-        let waited_out = Instant::now() >= deadline;
+        // The word ends at a rank still connected that was left for closing its link (by the rank
+        // before it, or by rank 0's own error): it is leaving, and its word may still be coming.
+        let closed_yet_connected =
+            said == Heard::Nothing && if first == named { named_silent } else { silent }.is_none();
+        let now = Instant::now();
+        let waited_out = now >= deadline && !(closed_yet_connected && now < longest);
         match said {
             // A rank on the way has said nothing yet: listen on.
             Heard::Nothing if !waited_out => std::thread::sleep(Duration::from_millis(10)),
@@ -338,6 +358,38 @@ mod tests {
         let error = name_the_first(&mut zero, &labels, closed).to_string();
         assert_eq!(error, "peer rank 2 (10.0.0.3) left the collective because rank 1 (10.0.0.2) sent no data for 3s");
         assert!(started.elapsed() < LISTEN_PATIENCE * 3, "rank 0 listened {:?}", started.elapsed());
+    }
+
+    /// Rank 1 stalled; rank 2 gave up on it and ended its sends at once, so rank 3 saw rank 2's link
+    /// close and said so before rank 2, slowed on a loaded host, said why it left. Rank 0 waits for a
+    /// rank that closed its link yet is still connected, and names the stalled rank, not rank 2.
+    #[test]
+    fn a_rank_that_closed_its_link_is_waited_for_while_it_says_why() {
+        let labels = labels(4);
+        let (mut zero, mut others) = control(4);
+        let closed = |peer: usize| PerfError::PeerClosed { peer: labels[peer].clone(), during: "receive" };
+        tell_rank_zero(std::slice::from_mut(&mut others[2]), &labels, &closed(2));
+        let mut rank_two = others.remove(1);
+        let silent = PerfError::PeerSilent { peer: labels[1].clone(), waited: Duration::from_secs(3) };
+        let slow_word = std::thread::spawn({
+            let labels = labels.clone();
+            move || {
+                std::thread::sleep(LISTEN_PATIENCE + Duration::from_millis(400));
+                tell_rank_zero(std::slice::from_mut(&mut rank_two), &labels, &silent);
+                rank_two
+            }
+        });
+        let started = Instant::now();
+        let error = name_the_first(&mut zero, &labels, closed(3)).to_string();
+        assert_eq!(error, "peer rank 3 (10.0.0.4) left the collective because rank 1 (10.0.0.2) sent no data for 3s");
+        assert!(started.elapsed() < LISTEN_LONGEST + LISTEN_PATIENCE, "rank 0 listened {:?}", started.elapsed());
+        drop(slow_word.join().expect("no panic"));
+        // Rank 3 hears the stalled rank from rank 0.
+        let heard = hear_the_first(std::slice::from_mut(&mut others[1]), &labels, closed(2), LISTEN_PATIENCE);
+        assert_eq!(
+            heard.to_string(),
+            "peer rank 2 (10.0.0.3) left the collective because rank 1 (10.0.0.2) sent no data for 3s"
+        );
     }
 
     /// Over verbs rank 0's links found rank 1 gone (directly, or by rank 2's word on them) while

@@ -197,15 +197,16 @@ impl std::fmt::Debug for Communicator {
 
 /// A rank other than 0 waiting for rank 0's word where rank 0 waits on every rank first (a
 /// barrier, an algorithm choice): rank 0 may itself wait out a silent rank for the communicator's
-/// `timeout` and then listen for the others' words (`departure::LISTEN_PATIENCE`) before it says
-/// which rank stopped, so this rank waits that long and a little more before it blames rank 0.
+/// `timeout` and then listen for the others' words (at most `departure::LISTEN_LONGEST`) before it
+/// says which rank stopped, so this rank waits that long and a little more
+/// (`departure::WORD_PATIENCE`) before it blames rank 0.
 fn read_from_rank_zero(
     stream: &mut TcpStream,
     master: &str,
     during: &'static str,
     timeout: Duration,
 ) -> Result<Control, PerfError> {
-    let _ = stream.set_read_timeout(Some(timeout + departure::LISTEN_PATIENCE * 2));
+    let _ = stream.set_read_timeout(Some(timeout + departure::WORD_PATIENCE));
     let message = read_message::<Control>(stream, master, during);
     let _ = stream.set_read_timeout(Some(timeout));
     message
@@ -1008,7 +1009,7 @@ impl Communicator {
                 }
                 // Rank 0 fails of the same cause within one timeout of this rank (its own wait on a
                 // link), then listens for at most its patience.
-                let patience = self.timeout + departure::LISTEN_PATIENCE;
+                let patience = self.timeout + departure::WORD_PATIENCE;
                 departure::hear_the_first(&mut self.control, &self.labels, error, patience)
             }),
             other => other,
