@@ -160,6 +160,9 @@ fn families() -> &'static [Family] {
 pub fn first_family(lines: &[&Evidence]) -> Option<Fact> {
     lines.iter().find_map(|evidence| {
         let text = super::prefix::without_colours(&evidence.text);
+        if resolves_a_symbol(&text) {
+            return None;
+        }
         let family = families()
             .iter()
             .find(|f| f.words.is_match(&text) && !f.not.as_ref().is_some_and(|not| not.is_match(&text)))?;
@@ -184,6 +187,20 @@ pub fn first_family(lines: &[&Evidence]) -> Option<Fact> {
     })
 }
 
+/// A line about finding a function rather than calling it ("Failed to get driver entry point
+/// 'cuDeviceCanAccessPeer' (CUDA error 34)", "undefined symbol: cuMemCreate", dlsym(3)): the name
+/// it quotes is a symbol of a library that did not load or lacks it, not a failure of what that
+/// function does, so the family its name belongs to is not the fault.
+fn resolves_a_symbol(text: &str) -> bool {
+    static WORDS: OnceLock<Regex> = OnceLock::new();
+    WORDS
+        .get_or_init(|| {
+            Regex::new(r"(?i)\bentry ?point\b|\bundefined symbol\b|\bsymbol lookup\b|\bdlsym\b|\bundefined reference\b|\bunresolved symbol\b|\bcould not (?:find|load) symbol\b")
+                .expect("a fixed pattern compiles")
+        })
+        .is_match(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +208,16 @@ mod tests {
     fn named(line: &str) -> Option<String> {
         let evidence = Evidence::new("log", 7, line);
         first_family(&[&evidence]).map(|fact| fact.name)
+    }
+
+    /// NVIDIA/warp#219: a stub libcuda.so has none of the driver's entry points; the one named
+    /// cuDeviceCanAccessPeer is a symbol that was looked for, not peer access refused.
+    #[test]
+    fn a_function_looked_for_and_not_found_names_no_family_warp219() {
+        let line = "Warp CUDA error: Failed to get driver entry point 'cuDeviceCanAccessPeer' (CUDA error 34)";
+        assert_eq!(named(line), None);
+        assert_eq!(named("undefined symbol: cuMemCreate"), None);
+        assert_eq!(named("cuDeviceCanAccessPeer failed: peer access is not supported"), Some("gpu.ipc_refused".into()));
     }
 
     #[test]

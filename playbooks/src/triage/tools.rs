@@ -679,6 +679,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(fact);
             continue;
         }
+        // NVSHMEM's transports report a call's errno by number ("ibrc.cpp:422: non-zero status: 110
+        // ibv_modify_qp failed", NVSHMEMI_NZ_ERROR_JMP): ibv_modify_qp fails with ETIMEDOUT (110),
+        // EHOSTUNREACH (113), ENETUNREACH (101) or ENODEV (19) only where the move to RTR resolves
+        // a RoCE address, as above.
+        if lower.contains("ibv_modify_qp failed") {
+            let errno = raw
+                .split_once("non-zero status: ")
+                .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok());
+            if let Some(errno @ (110 | 113 | 101 | 19)) = errno {
+                facts.push(
+                    Fact::new("rdma.qp_rtr_failed").attr("reason", "address").attr("errno", errno).evidence(evidence()),
+                );
+                continue;
+            }
+        }
         // libibverbs (rdma-core libibverbs/init.c): the user-space provider does not match the
         // kernel's uverbs ABI, or no provider loads, so no device can be opened.
         // A provider for other hardware that is not installed ("couldn't load driver
@@ -1580,6 +1595,28 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // reader to the locked-memory limit first: a completion queue is pinned memory.
         // A library that checks the limit itself at start-up says so by the limit's name (Intel MPI's
         // DAPL provider: "DAPL startup: RLIMIT_MEMLOCK too small", firemodels/fds#5670).
+        // UCX's own report of a registration refused with ENOMEM carries, since UCX 1.5, a hint
+        // whenever the process's locked-memory limit is finite (". Please set max locked memory
+        // (ulimit -l) to 'unlimited' (current: N kbytes)": uct_ib_md_print_mem_reg_err_msg in
+        // src/uct/ib/base/ib_md.c, uct_ib_memlock_limit_msg in ib_log.c from 1.13). The same line
+        // without it was printed under an unlimited limit: the NIC itself refused the registration
+        // (its memory keys or translation entries are spent), which no `ulimit -l` changes.
+        if raw.contains("UCX")
+            && raw.contains("Cannot allocate memory")
+            && (raw.contains("ibv_reg_mr(address=") || raw.contains("ibv_exp_reg_mr(address="))
+            && !raw.contains("max locked memory")
+        {
+            facts.push(
+                Fact::new("rdma.registration_limit")
+                    .attr(
+                        "device",
+                        "the RDMA NIC UCX registered with (UCX gave no locked-memory hint: the limit was unlimited)",
+                    )
+                    .attr("text", trimmed)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         if (raw.contains("Cannot allocate memory") && rdma_library())
             || lower.contains("cannot create cq")
             || lower.contains("failed to create a completion queue")
@@ -2805,6 +2842,31 @@ mod tests {
             assert_eq!(facts[0].get("source"), Some("paddle"));
         }
         assert!(parse("f", "NCCL error(x), garbled\n").is_empty());
+    }
+
+    /// bytedance/flux#51: NVSHMEM's IBRC transport gives ibv_modify_qp's errno by number.
+    #[test]
+    fn nvshmem_modify_qp_timing_out_is_a_roce_address_not_answering_flux51() {
+        let line = "/flux/3rdparty/nvshmem/src/modules/transport/ibrc/ibrc.cpp:422: non-zero status: 110 ibv_modify_qp failed\n";
+        let facts = parse("f", line);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("reason")), ("rdma.qp_rtr_failed", Some("address")));
+        // EINVAL is an attribute the QP refused, which says nothing of the link layer.
+        let refused = parse("f", "ibrc.cpp:422: non-zero status: 22 ibv_modify_qp failed\n");
+        assert!(refused.iter().all(|f| f.name != "rdma.qp_rtr_failed"), "{refused:?}");
+    }
+
+    #[test]
+    fn ucx_registration_refused_without_its_memlock_hint_is_the_nic_charm2636() {
+        // charmplusplus/charm#2636: UCX printed no locked-memory hint, so the limit was unlimited.
+        let unlimited = "[1574806880.828857] [c104-124:313563:0]          ib_md.c:478  UCX  ERROR ibv_reg_mr(address=0x2b4d043eaaf0, length=7472, access=0xf) failed: Cannot allocate memory\n";
+        assert_eq!(parse("f", unlimited)[0].name, "rdma.registration_limit");
+        // The same refusal under a finite limit carries UCX's hint: the limit.
+        let limited = "[1765653660.705652] [magi175:640743:0] ib_md.c:287 UCX ERROR ibv_reg_mr(address=0x15213b956010, length=65536, access=0xf) failed: Cannot allocate memory : Please set max locked memory (ulimit -l) to 'unlimited' (current: 524288 kbytes)\n";
+        assert_eq!(parse("f", limited)[0].name, "rdma.memlock");
+        // A completion queue UCX could not create says nothing of the limit before UCX 1.13
+        // (openucx/ucx#8229 ran under 64 KiB): still the limit.
+        let queue = "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory\n";
+        assert_eq!(parse("f", queue)[0].name, "rdma.memlock");
     }
 
     #[test]
