@@ -107,6 +107,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "rdma_cm_event_unreachable",
             "fi_mr_reg",
             "dest_addr=127.",
+            "ibv_modify_qp failed",
+            "memory access fault by gpu",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -679,21 +681,6 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             facts.push(fact);
             continue;
         }
-        // NVSHMEM's transports report a call's errno by number ("ibrc.cpp:422: non-zero status: 110
-        // ibv_modify_qp failed", NVSHMEMI_NZ_ERROR_JMP): ibv_modify_qp fails with ETIMEDOUT (110),
-        // EHOSTUNREACH (113), ENETUNREACH (101) or ENODEV (19) only where the move to RTR resolves
-        // a RoCE address, as above.
-        if lower.contains("ibv_modify_qp failed") {
-            let errno = raw
-                .split_once("non-zero status: ")
-                .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok());
-            if let Some(errno @ (110 | 113 | 101 | 19)) = errno {
-                facts.push(
-                    Fact::new("rdma.qp_rtr_failed").attr("reason", "address").attr("errno", errno).evidence(evidence()),
-                );
-                continue;
-            }
-        }
         // libibverbs (rdma-core libibverbs/init.c): the user-space provider does not match the
         // kernel's uverbs ABI, or no provider loads, so no device can be opened.
         // A provider for other hardware that is not installed ("couldn't load driver
@@ -871,6 +858,42 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // The readers below look for phrases most lines lack: one pass of a literal set decides
         // whether any of them is worth trying (each `contains` builds its own searcher).
         if rare_phrases().is_match(&lower) {
+            // NVSHMEM's transports report a call's errno by number ("ibrc.cpp:422: non-zero status: 110
+            // ibv_modify_qp failed", NVSHMEMI_NZ_ERROR_JMP): ibv_modify_qp fails with ETIMEDOUT (110),
+            // EHOSTUNREACH (113), ENETUNREACH (101) or ENODEV (19) only where the move to RTR resolves
+            // a RoCE address, as above.
+            if lower.contains("ibv_modify_qp failed") {
+                let errno = raw
+                    .split_once("non-zero status: ")
+                    .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok());
+                if let Some(errno @ (110 | 113 | 101 | 19)) = errno {
+                    facts.push(
+                        Fact::new("rdma.qp_rtr_failed")
+                            .attr("reason", "address")
+                            .attr("errno", errno)
+                            .evidence(evidence()),
+                    );
+                    continue;
+                }
+            }
+            // ROCm's runtime (ROCr) reports a GPU page fault as "Memory access fault by GPU node-1
+            // (Agent handle: 0x...) on address 0x7fb0f2759000. Reason: Unknown.": a kernel touched
+            // memory not mapped for it (a host or freed buffer handed to a GPU kernel, a library
+            // passing device memory where it expects host memory), the event NVIDIA's Xid 31 reports.
+            // The application's fault, not the GPU's.
+            if let Some(rest) = trimmed.split_once("Memory access fault by GPU ").map(|(_, rest)| rest) {
+                let agent = rest.split(" (").next().unwrap_or("unknown").trim();
+                let reason = rest.split_once("Reason: ").map_or("not given", |(_, r)| r.trim().trim_end_matches('.'));
+                facts.push(
+                    Fact::new("gpu.xid_application")
+                        .attr("xid", "none (ROCm's report of a GPU page fault, as NVIDIA's Xid 31)")
+                        .attr("meaning", format!("a GPU memory access fault (reason: {reason}): a kernel used an address not mapped for it"))
+                        .attr("bus_id", format!("GPU {agent}"))
+                        .attr("host", "the host that printed it")
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             // CUDA's own out-of-memory code where a library or program reports it (the runtime's
             // cudaErrorMemoryAllocation and the driver's CUDA_ERROR_OUT_OF_MEMORY, both code 2:
             // driver_types.h, cuda.h), as a CUDA-aware MPI or UCX, TensorFlow's stream executor or
@@ -2853,6 +2876,16 @@ mod tests {
         // EINVAL is an attribute the QP refused, which says nothing of the link layer.
         let refused = parse("f", "ibrc.cpp:422: non-zero status: 22 ibv_modify_qp failed\n");
         assert!(refused.iter().all(|f| f.name != "rdma.qp_rtr_failed"), "{refused:?}");
+    }
+
+    /// hypre-space/hypre#1231: device buffers handed to an MPI that is not GPU-aware fault the
+    /// GPU's memory; ROCm's runtime says so in its own words.
+    #[test]
+    fn rocm_memory_access_fault_is_the_applications_hypre1231() {
+        let line = "Memory access fault by GPU node-1 (Agent handle: 0x55adf2938840) on address 0x7fb0f2759000. Reason: Unknown.\n";
+        let facts = parse("f", line);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.xid_application", Some("GPU node-1")));
+        assert!(super::super::unexplained::looks_like_error(line.trim()), "an error line even where no rule reads it");
     }
 
     #[test]
