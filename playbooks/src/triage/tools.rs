@@ -1624,8 +1624,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // src/uct/ib/base/ib_md.c, uct_ib_memlock_limit_msg in ib_log.c from 1.13). The same line
         // without it was printed under an unlimited limit: the NIC itself refused the registration
         // (its memory keys or translation entries are spent), which no `ulimit -l` changes.
-        if raw.contains("UCX")
-            && raw.contains("Cannot allocate memory")
+        let refused_memory = raw.contains("Cannot allocate memory");
+        if refused_memory
+            && raw.contains("UCX")
             && (raw.contains("ibv_reg_mr(address=") || raw.contains("ibv_exp_reg_mr(address="))
             && !raw.contains("max locked memory")
         {
@@ -1640,7 +1641,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
-        if (raw.contains("Cannot allocate memory") && rdma_library())
+        if (refused_memory && rdma_library())
             || lower.contains("cannot create cq")
             || lower.contains("failed to create a completion queue")
             || ((lower.contains("too small") || lower.contains("too low")) && raw.contains("RLIMIT_MEMLOCK"))
