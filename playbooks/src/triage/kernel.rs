@@ -36,7 +36,6 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "no such device",
             "surprise down",
             "device is not usable",
-            "fatal error during gpu init",
             "probe routine failed",
             "heartbeat timed out",
         ];
@@ -96,11 +95,6 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         // heartbeat timed out", NVIDIA/open-gpu-kernel-modules#1200): the firmware that runs the GPU
         // is gone, as Xid 119's RPC timeout says, and the GPU serves no process until it is reset.
         ("the GPU's GSP firmware stopped answering (heartbeat timed out)", None)
-    } else if raw.contains("amdgpu") && lower.contains("fatal error during gpu init") {
-        // AMD's driver gave up bringing the GPU up at probe (amdgpu_device.c: "Fatal error during
-        // GPU init", then "probe of 0000:05:00.0 failed with error -22"; ROCm/ROCm#3856, after an
-        // invalid IP discovery table): no process can use it, as with NVIDIA's RmInitAdapter.
-        ("the driver cannot initialise the GPU (amdgpu: Fatal error during GPU init)", bus_after("amdgpu "))
     } else if raw.contains("NVRM") && lower.contains("probe routine failed") {
         // The NVIDIA driver's probe refused a GPU on the bus ("NVRM: The NVIDIA probe routine failed
         // for 1 device(s)", nv.c; NVIDIA/aicr#1858, an H100 present on PCI that faults in the
@@ -196,7 +190,11 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     if !(lower.contains("mlx5_core")
         || lower.contains("mlx4_core")
         || lower.contains("bnxt")
-        || lower.contains("irdma"))
+        || lower.contains("irdma")
+        || lower.contains("hns")
+        || lower.contains("qedr")
+        || lower.contains("ionic")
+        || lower.contains("erdma"))
     {
         return None;
     }
@@ -224,11 +222,34 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         // completed with a bad status ("mlx5_cmd_out_err ... status bad parameter") is an answer
         // to its caller, not a firmware that stopped working, and is not matched.
         "the NIC's firmware stopped completing commands"
+    } else if lower.contains("in pre-initializing state") {
+        // mlx5 main.c wait_fw_init: "Firmware over 120000 MS in pre-initializing state, aborting":
+        // the adapter's firmware never came up (a bad or foreign image in its flash, a failing
+        // adapter), so the driver gives the device up.
+        "the NIC's firmware never finished initialising"
+    } else if firmware_command_timed_out(lower) {
+        "the NIC's firmware stopped completing commands"
+    } else if lower.contains("fw_status_reg") || lower.contains("crt fatal error") {
+        // Broadcom's bnxt drivers read the firmware's status register when it stops answering
+        // ("VER_GET failed- FW_STATUS_REG: 0x89021") and print the fatal error it recorded ("CRT
+        // FATAL ERROR: 0x9021"): the firmware crashed.
+        "the NIC's firmware crashed"
     } else {
         return None;
     };
     let device = pci_address_token(raw).unwrap_or("");
     Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
+}
+
+/// Other RDMA NICs' drivers giving up on a command their firmware never answered: Broadcom's
+/// bnxt_re ("QPLIB: cmdq[0x41d]=0x3 timedout (20000)msec", qplib_rcfw.c) and bnxt_en ("hwrm req_type
+/// 0x... seq id 0x... timeout", "HWRM cmd resp_len timeout" on ESXi's bnxtnet), HiSilicon's hns
+/// RoCE engine ("[cmd]token 14e mailbox 20 timeout.", hns_roce_hw_v2.c). A command answered with an
+/// error status is not one of them.
+fn firmware_command_timed_out(lower: &str) -> bool {
+    let timed_out = lower.contains("timeout") || lower.contains("timedout") || lower.contains("timed out");
+    timed_out
+        && (lower.contains("cmdq[") || lower.contains("hwrm") || (lower.contains("mailbox") && lower.contains("token")))
 }
 
 /// The facts of one Xid on one GPU, whichever tool reported it (the kernel's NVRM line, DCGM's
@@ -279,6 +300,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // Loss:20%)"), by device, for the verdict printed after it.
     let mut link_reports: BTreeMap<String, Evidence> = BTreeMap::new();
     let slot_verdicts = text.contains("not sufficient for optimal performance");
+    let bars_unplaced = text.contains("can't assign; no space");
     // The severity of the firmware's last error record ("[Hardware Error]: event severity: fatal"),
     // for the device lines that follow it.
     let mut firmware_severity: Option<(&'static str, Evidence)> = None;
@@ -318,6 +340,32 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         let lower = raw.to_ascii_lowercase();
         if let Some(code) = detected_xid(&lower) {
             facts.extend(xid_facts(code, "unknown", &host, &evidence()));
+            continue;
+        }
+        // AMD's driver gave up bringing a GPU up at probe (amdgpu_device.c: "Fatal error during GPU
+        // init", then "probe of 0000:05:00.0 failed with error -22"): the card's own VBIOS would
+        // not run ("atombios stuck executing", "gpu post error", ROCm/ROCm#1320) or its firmware's
+        // table of blocks was invalid (ROCm/ROCm#3856), which AMD's engineers read as the card's
+        // fault. Where the kernel could not place devices' memory windows ("BAR 0 [mem ...]: can't
+        // assign; no space", ROCm/ROCm#6281) the host's PCI address space is short (the BIOS's
+        // Above 4G Decoding and Resizable BAR), not the card; its lines are left to be quoted.
+        // The same where the driver cannot open its channel to the card's security processor, which
+        // loads every other firmware block ("[drm:psp_hw_start [amdgpu]] *ERROR* PSP create ring
+        // failed!", amdgpu_psp.c; ROCm/ROCm#2747, a faulty Infinity Fabric bridge across four cards).
+        let psp = raw.contains("amdgpu") && lower.contains("psp create ring failed");
+        if psp || raw.contains("amdgpu") && lower.contains("fatal error during gpu init") {
+            if !bars_unplaced {
+                let bus = pci_address_token(raw).unwrap_or("");
+                let words = if psp { "PSP create ring failed" } else { "Fatal error during GPU init" };
+                let gpu = if bus.is_empty() { "an AMD GPU".to_string() } else { format!("AMD GPU {bus}") };
+                facts.push(
+                    Fact::new("gpu.hardware_error")
+                        .attr("what", format!("{gpu} failed its initialisation (amdgpu: {words})"))
+                        .attr("bus_id", bus)
+                        .host(&host)
+                        .evidence(evidence()),
+                );
+            }
             continue;
         }
         if let Some(fact) = gpu_lost_line(raw, &lower, &host, evidence()) {
@@ -700,11 +748,55 @@ mod tests {
         assert!(lost("pcieport 0000:00:01.1:    [5 ] SDES        (First)").is_none());
         assert!(lost("watchdog: BMC heartbeat timed out").is_none(), "another heartbeat is not the GPU's");
         let amd = "[  361.718375] amdgpu 0000:05:00.0: amdgpu: Fatal error during GPU init";
-        assert_eq!(lost(amd).expect("lost").get("bus_id"), Some("0000:05:00.0"));
+        assert!(lost(amd).is_none(), "a card that fails its start is faulty, not lost (amdgpu_init_is_the_card)");
         assert!(lost("NVRM: The NVIDIA probe routine failed for 1 device(s).").is_some());
         // Another driver's fatal init, or a probe that did not fail, is none.
         assert!(lost("[ 3.1] i915 0000:00:02.0: Fatal error during GPU init").is_none());
         assert!(lost("NVRM: loading NVIDIA UNIX x86_64 Kernel Module; probe routine succeeded").is_none());
+    }
+
+    /// RDMA NICs beside Mellanox's whose firmware stopped answering: Broadcom's bnxt_re and
+    /// bnxt_en (a linux-nvme thread, Broadcom's knowledge base 426419), HiSilicon's hns (a
+    /// linux-rdma patch); and a ConnectX whose firmware never came up (an Innova-2 board's
+    /// flash). A command the firmware answered with an error is not one of them.
+    #[test]
+    fn firmware_that_stops_answering_is_the_nic_whoever_made_it() {
+        let how = |line: &str| {
+            nic_health_line(line, &line.to_ascii_lowercase(), "h").and_then(|f| f.get("how").map(str::to_string))
+        };
+        for line in [
+            "[  102.405967] bnxt_en 0000:19:00.0: QPLIB: cmdq[0x41d]=0x3 timedout (20000)msec",
+            "WARNING: bnxtnet: hwrm_send_msg:123: [vmnic0 : 0x0] HWRM cmd resp_len timeout, cmd_type 0x0(HWRM_FUNC_QSTATS) seq 1",
+            "  hns3 0000:bd:00.2: [cmd]token 14e mailbox 20 timeout.",
+        ] {
+            assert_eq!(how(line).as_deref(), Some("the NIC's firmware stopped completing commands"), "{line}");
+        }
+        assert_eq!(
+            how("WARNING: bnxtnet: hwrm_get_version:1: [vmnic0] VER_GET failed- FW_STATUS_REG: 0x89021").as_deref(),
+            Some("the NIC's firmware crashed")
+        );
+        let preinit = "[  121.336005] mlx5_core 0000:03:00.0: mlx5_function_setup:1236:(pid 182): Firmware over 120000 MS in pre-initializing state, aborting";
+        assert_eq!(how(preinit).as_deref(), Some("the NIC's firmware never finished initialising"));
+        assert_eq!(how("hns3 0000:bd:00.2 hns_2: failed to set gid, ret = -11!"), None);
+        assert_eq!(how("bnxt_en 0000:19:00.0: hwrm req_type 0x21 error 0x2"), None, "an answer, not a silence");
+    }
+
+    /// ROCm/ROCm#1320 and #3856: a card whose VBIOS or firmware tables fail at start is faulty;
+    /// ROCm/ROCm#6281: beside memory windows the kernel could not place, the host is short of
+    /// address space and the card is not blamed.
+    #[test]
+    fn amdgpu_init_is_the_card_unless_the_host_had_no_room_for_its_windows() {
+        let card = "[drm:amdgpu_atom_execute_table_locked [amdgpu]] *ERROR* atombios stuck executing 9300 (len 1031, WS 12, PS 8) @ 0x93A0\namdgpu 0000:67:00.0: gpu post error!\namdgpu 0000:67:00.0: Fatal error during GPU init\n";
+        let facts = parse_kernel("k", card);
+        let fault = facts.iter().find(|f| f.name == "gpu.hardware_error").expect("the card");
+        assert_eq!(fault.get("bus_id"), Some("0000:67:00.0"));
+        assert!(facts.iter().all(|f| f.name != "gpu.lost"), "{facts:?}");
+        let room = "[    4.189981] pci 0000:ca:00.0: BAR 0 [mem size 0x00004000 64bit pref]: can't assign; no space\n[    8.839735] amdgpu 0000:c3:00.0: amdgpu: Fatal error during GPU init\n[    8.841500] amdgpu: probe of 0000:c3:00.0 failed with error -12\n";
+        let facts = parse_kernel("k", room);
+        assert!(facts.iter().all(|f| f.name != "gpu.hardware_error" && f.name != "gpu.lost"), "{facts:?}");
+        let psp = "[Mon Dec 18 08:34:36 2023] [drm:psp_hw_start [amdgpu]] *ERROR* PSP create ring failed!\n";
+        assert!(parse_kernel("k", psp).iter().any(|f| f.name == "gpu.hardware_error"));
+        assert!(parse_kernel("k", "amdgpu 0000:c7:00.0: amdgpu: Will use PSP to load VCN firmware\n").is_empty());
     }
 
     #[test]

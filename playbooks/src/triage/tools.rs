@@ -108,6 +108,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "fi_mr_reg",
             "dest_addr=127.",
             "ibv_modify_qp failed",
+            "probe with driver ",
+            "irdma hardware initialization failed",
             "memory access fault by gpu",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
@@ -358,13 +360,27 @@ fn others_hold_more(line: &str) -> Option<String> {
 fn rdma_driver_not_loaded(lower: &str) -> Option<&'static str> {
     const DRIVERS: [&str; 10] =
         ["mlx5_core", "mlx5_ib", "mlx4_core", "mlx4_ib", "ib_core", "ib_uverbs", "irdma", "bnxt_re", "efa", "qedr"];
+    // Intel's ice driver starting its RDMA function ("IRDMA hardware initialization FAILED
+    // init_state=4 status=-110", ice_idc.c): the E810's irdma device does not come up.
+    if lower.contains("irdma hardware initialization failed") {
+        return Some("irdma");
+    }
+    // The driver core's own words for a probe that failed on the auxiliary bus (drivers/base/dd.c
+    // really_probe: "irdma.gen_2 ice.roce.1: probe with driver irdma.gen_2 failed with error -110").
+    if let Some((_, rest)) = lower.split_once("probe with driver ") {
+        let driver = rest.split([' ', '.']).next()?;
+        return DRIVERS.iter().find(|known| **known == driver).copied();
+    }
     let failed = (lower.contains("probe of ") && lower.contains("failed"))
         || lower.contains("mlx5_load_one failed")
         || lower.contains("unknown symbol");
     if !failed {
         return None;
     }
-    let module = lower.trim_start().split([':', ' ']).next()?;
+    // A syslog's "kernel:" before the driver's name is the journal's, not the driver's.
+    let line = lower.trim_start();
+    let line = line.strip_prefix("kernel:").map_or(line, str::trim_start);
+    let module = line.split([':', ' ']).next()?;
     DRIVERS.iter().find(|driver| **driver == module).copied()
 }
 
@@ -3230,6 +3246,10 @@ mod tests {
             ("OutOfMemoryError: CUDA out of memory. Tried to allocate 290.00 MiB. GPU 0 has a total capacity of 93.00 GiB of which 134.94 MiB is free. Process 118636 has 71.62 GiB memory in use. Including non-PyTorch memory, this process has 21.24 GiB memory in use.", "gpu.shared_by_ranks"),
             ("torch.AcceleratorError: CUDA error: Invalid access of peer GPU memory over nvlink or a hardware error", "gpu.cuda_hardware_error"),
             ("mlx5_core: probe of 0000:01:00.0 failed with error -22", "rdma.device_missing"),
+            // Intel's E810 after a resume (a netdev thread on ice and irdma): the RDMA function's
+            // start timed out, and the auxiliary bus's probe of irdma failed.
+            ("kernel: ice 0000:60:00.0: IRDMA hardware initialization FAILED init_state=4 status=-110", "rdma.device_missing"),
+            ("kernel: irdma.gen_2 ice.roce.1: probe with driver irdma.gen_2 failed with error -110", "rdma.device_missing"),
             ("mlx5_core: Unknown symbol mlxfw_firmware_flash (err -22)", "rdma.device_missing"),
             ("[1581627489.217854] [h1:195530:0] ib_verbs.h:84 UCX ERROR ibv_exp_query_device(mlx5_0) returned 38: No space left on device", "rdma.device_missing"),
             ("ip-172-31-0-112:8159:8159 [0] ofi_init:700 NCCL WARN NET/OFI Only EFA provider is supported", "rdma.device_missing"),
