@@ -1355,8 +1355,9 @@ fn a_handshake_cut_off_by_the_agent_is_tried_again_on_a_new_connection() {
 
 /// Every link at R = 200 Mbit/s (tbf on each host's egress). Relative isolation sees nothing wrong
 /// with a fabric where every pair is equally slow; an absolute expectation does. 2R: every pair is
-/// below it and the rail gets one fabric-wide finding, and isolation names no suspect. 0.8R: the
-/// same fabric signs off.
+/// below it and the rail gets one fabric-wide finding, and isolation names no suspect. 0.5R: the
+/// same fabric signs off (a CI run whose machine was busy with other builds measured one pair of a
+/// one-second burn-in at 0.7R, below an expectation of 0.8R).
 #[test]
 fn namespace_cluster_judges_pairs_against_an_absolute_expectation() {
     if !have_root() {
@@ -1396,7 +1397,7 @@ fn namespace_cluster_judges_pairs_against_an_absolute_expectation() {
         assert!((0.3..0.55).contains(&fraction), "{} -> {}: {fraction}", pair.client, pair.server);
     }
 
-    let (output, report, dir) = run("under", "0.16");
+    let (output, report, dir) = run("under", "0.1");
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert_eq!(report.signoff.verdict, SignOffVerdict::Pass);
     assert!(!report.findings.iter().any(|f| f.id.ends_with("below_expected")), "{:?}", report.findings);
