@@ -196,6 +196,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
     }
     facts.extend(crash_inside_nccl(file, text));
+    facts.extend(sanitizer_in_nccl(file, text));
+    facts.extend(abort_that_did_not_return(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
     // which has the host.
     if root_cause_seen {
@@ -230,13 +232,19 @@ const BACKTRACE_LINES: usize = 30;
 /// in NCCL's thread.
 fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
     const BUS: [&str; 3] = ["Caught signal 7", "SIGBUS", "Bus error"];
-    const SEGV: [&str; 5] = ["Caught signal 11", "SIGSEGV", "Segmentation fault", "signal 11", "Segfault"];
+    // A debugger's innermost frame at address zero ("#0  0x0000000000000000 in ?? ()") is a call
+    // through a null function pointer: the process faults there, whether or not the signal's line
+    // was kept (pytorch/pytorch#94393, an injected library's dlvsym inside NCCL's ibvwrap).
+    const SEGV: [&str; 6] =
+        ["Caught signal 11", "SIGSEGV", "Segmentation fault", "signal 11", "Segfault", "#0  0x0000000000000000 in "];
     let marked = |line: &str, marks: &[&str]| marks.iter().any(|mark| line.contains(mark));
     if !marked(text, &BUS) && !marked(text, &SEGV) {
         return None;
     }
     let in_nccl = |line: &str| {
-        line.contains("libnccl") || line.split_whitespace().any(|word| word.starts_with("nccl") && word.contains('('))
+        line.contains("libnccl")
+            || line.split_whitespace().any(|word| word.starts_with("nccl") && word.contains('('))
+            || debugger_frame(line).is_some_and(|function| function.starts_with("nccl"))
     };
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     lines.iter().enumerate().filter(|(_, (_, raw))| marked(raw, &BUS) || marked(raw, &SEGV)).find_map(
@@ -255,9 +263,105 @@ fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
     )
 }
 
+/// The function of a debugger's frame line: gdb's "#7  0x00007ff58bde3349 in ncclIbInit
+/// (logFunction=...) at transport/net_ib.cc:150" or "#9  ncclNetInit (comm=...) at net.cc:273",
+/// py-spy's native frame "    ncclCommAbort (init.cc:1931)".
+fn debugger_frame(line: &str) -> Option<&str> {
+    let trimmed = line.trim_start();
+    if let Some(rest) = trimmed.strip_prefix('#') {
+        let (number, rest) = rest.split_once(char::is_whitespace)?;
+        if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let rest = rest.trim_start();
+        let rest = match rest.strip_prefix("0x") {
+            Some(address) => address.split_once(" in ")?.1,
+            None => rest,
+        };
+        return rest.split([' ', '(']).next().filter(|f| !f.is_empty());
+    }
+    // py-spy: an indented function, then its file and line (or library) in parentheses.
+    let (function, place) = trimmed.split_once(" (")?;
+    (line.starts_with("    ") && place.ends_with(')') && !function.contains(' ')).then_some(function)
+}
+
+/// compute-sanitizer's memcheck report of a bad access ("========= Invalid __global__ read of
+/// size 4 bytes", then "=========     at ncclDevKernel_AllReduce_Sum_u8_RING_LL(...)") made by one of
+/// NCCL's kernels: NCCL's device code read or wrote outside the buffers it was given, which is
+/// NCCL's fault or that of what its caller handed it (pytorch/pytorch#132640: a one-byte barrier
+/// buffer that the all-reduce kernel reads four bytes of).
+fn sanitizer_in_nccl(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("=========") {
+        return None;
+    }
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    lines.iter().enumerate().find_map(|(index, (line_no, raw))| {
+        let report = raw.split_once("========= Invalid ")?.1;
+        let kernel = lines[index + 1..].iter().take(3).find_map(|(_, line)| {
+            let at = line.split_once("=========")?.1.trim_start().strip_prefix("at ")?;
+            let name = at.split('(').next()?.trim();
+            (name.starts_with("ncclDevKernel") || name.starts_with("ncclKernel")).then_some(name)
+        })?;
+        Some(
+            Fact::new("nccl.internal")
+                .attr("text", format!("compute-sanitizer: NCCL's kernel {kernel} made an invalid {}", report.trim()))
+                .evidence(Evidence::new(file, *line_no, raw)),
+        )
+    })
+}
+
+/// A stack taken from a hung process (gdb, py-spy) that stands inside ncclCommAbort or
+/// ncclCommDestroy, in the teardown they run (commReclaim, commCleanup, commFree): NCCL's abort is
+/// meant to return whatever state the communicator is in (nccl.h), so one that does not is NCCL's
+/// own fault (NVIDIA/nccl#992: aborting from several threads hung in NCCL 2.18.1, fixed in 2.19.1).
+/// A crash is another reading (`crash_inside_nccl`).
+fn abort_that_did_not_return(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("ncclCommAbort") && !text.contains("ncclCommDestroy") {
+        return None;
+    }
+    let frames: Vec<(usize, &str, &str)> =
+        numbered_lines(text).filter_map(|(n, raw)| debugger_frame(raw).map(|f| (n, raw, f))).collect();
+    if frames.len() < 3 || text.contains("SIGSEGV") || text.contains("Segmentation fault") {
+        return None;
+    }
+    let teardown = ["commReclaim", "commCleanup", "commFree", "commDestroy"];
+    let inner = frames.iter().position(|(_, _, f)| teardown.iter().any(|t| f.starts_with(t)))?;
+    let (line_no, raw, entry) =
+        frames[inner..].iter().find(|(_, _, f)| *f == "ncclCommAbort" || *f == "ncclCommDestroy")?;
+    Some(
+        Fact::new("nccl.internal")
+            .attr("text", format!("{entry} did not return: the stack stands in {}", frames[inner].2))
+            .evidence(Evidence::new(file, frames[inner].0, frames[inner].1))
+            .evidence(Evidence::new(file, *line_no, raw)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pytorch/pytorch#94393 (a null call inside NCCL's ibvwrap, no signal line kept),
+    /// pytorch/pytorch#132640 (compute-sanitizer in NCCL's kernel), NVIDIA/nccl#992 (an abort
+    /// that never returned); and a stack of a healthy wait, which is none of them.
+    #[test]
+    fn debuggers_and_sanitizers_inside_nccl_name_nccl() {
+        let null = "#0  0x0000000000000000 in ?? ()\n#1  0x00007ff5c8b0f1da in ?? () from /opt/nsight/libToolsInjection64.so\n#3  0x00007ff58be01168 in initOnceFunc () at misc/ibvwrap.cc:94\n#7  0x00007ff58bde3349 in ncclIbInit (logFunction=<optimized out>) at transport/net_ib.cc:150\n";
+        assert_eq!(parse("f", null).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.crashed"]);
+        let sanitizer = "========= COMPUTE-SANITIZER\n========= Invalid __global__ read of size 4 bytes\n=========     at ncclDevKernel_AllReduce_Sum_u8_RING_LL(ncclDevComm *, unsigned long, ncclWork *)+0x1ad0\n";
+        let facts = parse("f", sanitizer);
+        assert_eq!(facts[0].name, "nccl.internal");
+        assert!(
+            facts[0].get("text").is_some_and(|t| t.contains("ncclDevKernel_AllReduce_Sum_u8_RING_LL")),
+            "{facts:?}"
+        );
+        let own = "========= Invalid __global__ read of size 4 bytes\n=========     at my_kernel(float *)+0x10\n";
+        assert!(parse("f", own).is_empty(), "the program's own kernel");
+        let abort = "Thread 3438296 (idle): \"Thread-41\"\n    0x155555277197 (libc.so.6)\n    commFree (init.cc:180)\n    commCleanup (init.cc:1731)\n    commReclaim (init.cc:1862)\n    ncclCommAbort (init.cc:1931)\n    c10d::NCCLComm::ncclCommAbort (libtorch_cuda.so)\n";
+        let facts = parse("f", abort);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.internal"]);
+        let waiting = "#0  0x00007fff8deb4588 in sched_yield () from /usr/lib64/libc.so.6\n#2  0x00007fff618e4964 in ncclCpuBarrierOut (comm=0x7ffc10000dc0)\n#5  0x00007fff61820248 in ncclAllReduce (sendbuff=0x7ffe9320aa00)\n";
+        assert!(parse("f", waiting).is_empty());
+    }
 
     #[test]
     fn a_rank_killed_or_crashed_is_named_with_its_host() {

@@ -38,8 +38,9 @@ fn error_words() -> &'static Regex {
             // symbol", kernel/module/main.c). A fault or trap is named by its own words without an
             // error word: ROCm's runtime "Memory access fault by GPU node-1", CUDA's "an illegal
             // memory access was encountered" (cudaGetErrorString), SIGILL's "Illegal instruction"
-            // (strsignal(3)), the kernel's "general protection fault".
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b)|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
+            // (strsignal(3)), the kernel's "general protection fault", an access a checker finds
+            // "out of bounds" (compute-sanitizer), ENOSYS's "Function not implemented".
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b)|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
         )
         .expect("a fixed pattern compiles")
     })
