@@ -300,7 +300,7 @@ fn sanitizer_in_nccl(file: &str, text: &str) -> Option<Fact> {
         let kernel = lines[index + 1..].iter().take(3).find_map(|(_, line)| {
             let at = line.split_once("=========")?.1.trim_start().strip_prefix("at ")?;
             let name = at.split('(').next()?.trim();
-            (name.starts_with("ncclDevKernel") || name.starts_with("ncclKernel")).then_some(name)
+            (name.starts_with("ncclDev") || name.starts_with("ncclKernel")).then_some(name)
         })?;
         Some(
             Fact::new("nccl.internal")
