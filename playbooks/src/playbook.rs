@@ -410,7 +410,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("pcie.link_degraded", "device what", "lspci LnkSta below LnkCap on a NIC or bridge (not a GPU)"),
     ("pcie.aer_event", "severity device host", "kernel 'AER:' / 'PCIe Bus Error:' lines"),
     ("iommu.fault", "host", "kernel DMAR/AMD-Vi/SMMU fault lines"),
-    ("rdma.registration_limit", "device host", "kernel mlx5 CREATE_MKEY failed with status limits exceeded"),
+    ("rdma.registration_limit", "device host", "the NIC's fixed tables full: mlx5 CREATE_MKEY or CREATE_QP failing with status limits exceeded, UCX's registration ENOMEM without its memlock hint, libfabric's fi_mr_reg ENOSPC, GPFS's 'Try increasing device MTTs'"),
     ("libfabric.cuda_memory_unavailable", "", "libfabric 'Failed to initialize hmem iface FI_HMEM_CUDA'"),
     ("rdma.device_skipped", "host text", "NCCL WARN 'Unable to open device' on a host where NET/IB then lists others"),
     ("gpu.xid", "xid meaning bus_id host what", "kernel 'NVRM: Xid' with a hardware/driver Xid"),

@@ -202,7 +202,11 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     // exceeded(0x8)"): the adapter's table of memory keys is full. Every further registration fails
     // with ENOMEM whatever the process's memlock limit (openucx/ucx#6264: UCX's registration cache
     // kept every buffer registered). The adapter itself is well.
-    if lower.contains("create_mkey") && lower.contains("limits exceeded") {
+    // The same status on the other objects the adapter keeps in fixed tables (CREATE_QP, CREATE_CQ,
+    // CREATE_SRQ, CREATE_DCT): a libfabric verbs endpoint's rdma_create_qp failing with ENOMEM
+    // while the firmware says its queue-pair table is full (ofiwg/libfabric#7368, DAOS).
+    let table_object = ["create_mkey", "create_qp", "create_cq", "create_srq", "create_dct", "create_xrc_srq"];
+    if lower.contains("limits exceeded") && table_object.iter().any(|object| lower.contains(object)) {
         let device = pci_address_token(raw).unwrap_or("");
         return Some(Fact::new("rdma.registration_limit").attr("device", device).host(host));
     }
@@ -779,6 +783,16 @@ mod tests {
         assert_eq!(how(preinit).as_deref(), Some("the NIC's firmware never finished initialising"));
         assert_eq!(how("hns3 0000:bd:00.2 hns_2: failed to set gid, ret = -11!"), None);
         assert_eq!(how("bnxt_en 0000:19:00.0: hwrm req_type 0x21 error 0x2"), None, "an answer, not a silence");
+    }
+
+    /// ofiwg/libfabric#7368 (DAOS): the queue-pair table full, as the memory-key table can be.
+    #[test]
+    fn a_queue_pair_the_firmware_has_no_room_for_is_the_nics_table() {
+        let line = "[1899678.679848] mlx5_core 0000:5e:00.0: mlx5_cmd_check:824:(pid 46096): CREATE_QP(0x500) op_mod(0x0) failed, status limits exceeded(0x8), syndrome (0x19c6d6)";
+        let fact = nic_health_line(line, &line.to_ascii_lowercase(), "h").expect("a table full");
+        assert_eq!((fact.name.as_str(), fact.get("device")), ("rdma.registration_limit", Some("0000:5e:00.0")));
+        let refused = "mlx5_core 0000:5e:00.0: mlx5_cmd_check:824:(pid 1): CREATE_QP(0x500) op_mod(0x0) failed, status bad parameter(0x3), syndrome (0x1)";
+        assert!(nic_health_line(refused, &refused.to_ascii_lowercase(), "h").is_none(), "an answer to a bad request");
     }
 
     /// ROCm/ROCm#1320 and #3856: a card whose VBIOS or firmware tables fail at start is faulty;

@@ -111,6 +111,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "probe with driver ",
             "irdma hardware initialization failed",
             "memory access fault by gpu",
+            "rdma address resolution error",
+            "increasing device mtts",
+            "barrier timed out",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -273,6 +276,11 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // librdmacm's RDMA_CM_EVENT_UNREACHABLE (rdma_cma.h): the connection request got no answer
     // from the peer's address, which no route reaches (or nothing listens there).
     (&["rdma_cm_event_unreachable"], "network.host_unreachable"),
+    // SPDK's NVMe-over-RDMA initiator failing to resolve a target's address ("RDMA address
+    // resolution error", then "CQ transport error -6 (No such device or address)", spdk/spdk#2686):
+    // no local RDMA port reaches that target. (librdmacm's own RDMA_CM_EVENT_ADDR_ERROR is read by
+    // its error number below: ENODEV is no RDMA device at all.)
+    (&["rdma address resolution error"], "network.host_unreachable"),
     // UCX unable to query an RDMA device through the verbs it was built for (HPC-X's UCX built
     // against MLNX_OFED's experimental verbs, ibv_exp_query_device, run over upstream rdma-core;
     // or ibv_query_device failing): the devices are listed but unusable, and MPI falls back to TCP.
@@ -404,6 +412,7 @@ fn names_mlx5_device(text: &str) -> bool {
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     facts.extend(openib_not_used(file, text));
+    facts.extend(ucx_without_verbs(file, text));
     facts.extend(throughput_outlier(file, text));
     facts.extend(ranks_sharing_a_gpu(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
@@ -1335,6 +1344,32 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
+            // A registration that the adapter's memory translation table cannot hold, as IBM
+            // Spectrum Scale (GPFS) says it ("VERBS RDMA ibv_reg_mr err 12 device mlx4_0 ... Try
+            // increasing device MTTs"): mlx4's MTT (log_num_mtt) bounds how much memory can be
+            // registered, whatever the locked-memory limit.
+            if lower.contains("increasing device mtts") {
+                let device = trimmed.split_once(" device ").and_then(|(_, rest)| rest.split_whitespace().next());
+                facts.push(
+                    Fact::new("rdma.registration_limit")
+                        .attr("device", device.unwrap_or("the RDMA NIC"))
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // JAX's coordination service giving up on a barrier ("DEADLINE_EXCEEDED: Barrier timed
+            // out. ... # of tasks that reached the barrier: 1/8"): the tasks' rendezvous timed out,
+            // as a collective's watchdog does, and these lines do not say why.
+            if lower.contains("barrier timed out") && lower.contains("deadline_exceeded") {
+                facts.push(
+                    Fact::new("collective.timeout")
+                        .attr("library", "JAX's coordination service")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             // DeepEP's expert-parallel dispatch or combine gave up waiting for its peers' tokens
             // ("DeepEP error: timeout (dispatch CPU)" from the host side, "DeepEP timeout for
             // dispatch receivers" from its kernels): a communication timeout, as a collective's
@@ -2072,6 +2107,41 @@ fn throughput_outlier(file: &str, text: &str) -> Option<Fact> {
             )
             .evidence(evidence.clone())
     })
+}
+
+/// `ucx_info -d` or `-e` listing the IPoIB interface as a TCP resource ("resource 3 : md 3 dev 1
+/// flags -- tcp/ib0") and no verbs transport (rc_verbs, ud_mlx5, dc_mlx5, an "ib/" memory domain):
+/// UCX sees the InfiniBand port only through IP, so it was built without its verbs support or
+/// cannot open the HCA, and MPI and UCX users run over TCP on a fabric built for RDMA
+/// (openucx/ucx#7245: a UCX built on a login node without the HCA).
+fn ucx_without_verbs(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("tcp/ib") {
+        return None;
+    }
+    let mut ipoib = None;
+    for (index, line) in text.lines().enumerate() {
+        let Some((_, listed)) = line.split_once(" flags ") else { continue };
+        if !line.contains("resource") {
+            continue;
+        }
+        let transport = listed.split_whitespace().last().unwrap_or("");
+        let verbs = ["rc_", "ud_", "dc_", "ib/", "mlx"].iter().any(|word| transport.contains(word));
+        if verbs {
+            return None;
+        }
+        if transport.starts_with("tcp/ib") && ipoib.is_none() {
+            ipoib = Some((index + 1, line, transport));
+        }
+    }
+    let (line_no, line, transport) = ipoib?;
+    Some(
+        Fact::new("rdma.device_missing")
+            .attr(
+                "text",
+                format!("UCX lists the InfiniBand port only as an IP interface ({transport}) and no verbs transport"),
+            )
+            .evidence(Evidence::new(file, line_no, line)),
+    )
 }
 
 /// Open MPI 4.0 and later leave InfiniBand ports to UCX: its openib BTL says so in a help message
@@ -2903,6 +2973,25 @@ mod tests {
         let facts = parse("f", line);
         assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.xid_application", Some("GPU node-1")));
         assert!(super::super::unexplained::looks_like_error(line.trim()), "an error line even where no rule reads it");
+    }
+
+    /// Storage and runtimes over RDMA that say a fault their own way: GPFS's registration beyond
+    /// the adapter's translation table (a GPFS administrator's page), SPDK's failed RDMA address
+    /// resolution (spdk/spdk#2686), JAX's coordination barrier that timed out (marin#6950), and
+    /// `ucx_info` listing the IPoIB interface without a verbs transport (openucx/ucx#7245).
+    #[test]
+    fn storage_runtimes_and_ucx_listings_say_their_faults_in_their_own_words() {
+        let mtt = "Wed Apr 20 09:53:54.268 2011: VERBS RDMA ibv_reg_mr err 12 device mlx4_0 addr 0x4000000000 len 8388608 KB. Try increasing device MTTs.\n";
+        let facts = parse("f", mtt);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("rdma.registration_limit", Some("mlx4_0")));
+        let spdk = "[2022-10-31 10:02:42.026771] nvme_rdma.c:1064:nvme_rdma_addr_resolved: *ERROR*: RDMA address resolution error\n";
+        assert_eq!(parse("f", spdk)[0].name, "network.host_unreachable");
+        let jax = "Barrier result: 'DEADLINE_EXCEEDED: Barrier timed out. Id: Shutdown::0.\n";
+        assert_eq!(parse("f", jax)[0].name, "collective.timeout");
+        let listing = "#      resource 2  :  md 2  dev 0  flags -- self/memory\n#      resource 3  :  md 3  dev 1  flags -- tcp/ib0\n#      resource 4  :  md 3  dev 2  flags -- tcp/eth0\n";
+        assert_eq!(parse("f", listing)[0].name, "rdma.device_missing");
+        let with_verbs = format!("{listing}#      resource 5  :  md 4  dev 3  flags -- rc_verbs/mlx5_0:1\n");
+        assert!(parse("f", &with_verbs).iter().all(|f| f.name != "rdma.device_missing"), "UCX has its verbs");
     }
 
     #[test]
