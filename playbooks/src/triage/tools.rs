@@ -112,6 +112,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "irdma hardware initialization failed",
             "memory access fault by gpu",
             "rdma address resolution error",
+            "error obtaining device attributes for",
             "increasing device mtts",
             "barrier timed out",
         ];
@@ -286,6 +287,10 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // or ibv_query_device failing): the devices are listed but unusable, and MPI falls back to TCP.
     (&["ibv_exp_", "returned"], "rdma.device_missing"),
     (&["ibv_query_device(", "returned"], "rdma.device_missing"),
+    // Open MPI's openib BTL unable to query a device it found ("init_one_device] error obtaining
+    // device attributes for mlx4_0", btl_openib_component.c; open-mpi/ompi#5964, a broken
+    // MLNX_OFED install): the device is listed but cannot be used.
+    (&["error obtaining device attributes for"], "rdma.device_missing"),
     // aws-ofi-nccl finding no EFA provider in libfabric ("NET/OFI Only EFA provider is
     // supported"): no EFA device is usable here, and NCCL falls back to TCP sockets.
     (&["only efa provider is supported"], "rdma.device_missing"),
@@ -2986,6 +2991,8 @@ mod tests {
         assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("rdma.registration_limit", Some("mlx4_0")));
         let spdk = "[2022-10-31 10:02:42.026771] nvme_rdma.c:1064:nvme_rdma_addr_resolved: *ERROR*: RDMA address resolution error\n";
         assert_eq!(parse("f", spdk)[0].name, "network.host_unreachable");
+        let openib = "[compute-9-19][[47293,1],9][btl_openib_component.c:1670:init_one_device] error obtaining device attributes for mlx4_0 errno says Success\n";
+        assert_eq!(parse("f", openib)[0].name, "rdma.device_missing");
         let jax = "Barrier result: 'DEADLINE_EXCEEDED: Barrier timed out. Id: Shutdown::0.\n";
         assert_eq!(parse("f", jax)[0].name, "collective.timeout");
         let listing = "#      resource 2  :  md 2  dev 0  flags -- self/memory\n#      resource 3  :  md 3  dev 1  flags -- tcp/ib0\n#      resource 4  :  md 3  dev 2  flags -- tcp/eth0\n";
