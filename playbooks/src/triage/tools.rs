@@ -1363,28 +1363,22 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
-            // JAX's coordination service giving up on a barrier ("DEADLINE_EXCEEDED: Barrier timed
-            // out. ... # of tasks that reached the barrier: 1/8"): the tasks' rendezvous timed out,
-            // as a collective's watchdog does, and these lines do not say why.
-            if lower.contains("barrier timed out") && lower.contains("deadline_exceeded") {
+            // A library's own timeout of a communication whose cause these lines do not say, as a
+            // collective's watchdog is: DeepEP's expert-parallel dispatch or combine that gave up
+            // waiting for its peers' tokens ("DeepEP error: timeout (dispatch CPU)" from the host
+            // side, "DeepEP timeout for dispatch receivers" from its kernels), and JAX's
+            // coordination service giving up on a barrier ("DEADLINE_EXCEEDED: Barrier timed out.
+            // ... # of tasks that reached the barrier: 1/8").
+            let timed_out = if lower.contains("deepep") && lower.contains("timeout") {
+                Some("DeepEP")
+            } else if lower.contains("barrier timed out") && lower.contains("deadline_exceeded") {
+                Some("JAX's coordination service")
+            } else {
+                None
+            };
+            if let Some(library) = timed_out {
                 facts.push(
-                    Fact::new("collective.timeout")
-                        .attr("library", "JAX's coordination service")
-                        .attr("text", trimmed)
-                        .evidence(evidence()),
-                );
-                continue;
-            }
-            // DeepEP's expert-parallel dispatch or combine gave up waiting for its peers' tokens
-            // ("DeepEP error: timeout (dispatch CPU)" from the host side, "DeepEP timeout for
-            // dispatch receivers" from its kernels): a communication timeout, as a collective's
-            // watchdog is, whose cause these lines do not say.
-            if lower.contains("deepep") && lower.contains("timeout") {
-                facts.push(
-                    Fact::new("collective.timeout")
-                        .attr("library", "DeepEP")
-                        .attr("text", trimmed)
-                        .evidence(evidence()),
+                    Fact::new("collective.timeout").attr("library", library).attr("text", trimmed).evidence(evidence()),
                 );
                 continue;
             }
