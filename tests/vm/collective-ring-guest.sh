@@ -75,7 +75,10 @@ done
 
 # disrupt NAME SIGNAL TIMEOUT: an AllReduce over verbs that rank 1 disrupts. Rank 1 starts like the
 # others, waits until the collective runs (its connection to rank 0 and two data connections per
-# channel are up, then 3 s more), records the time in NAME.at and sends SIGNAL to its own rank. The
+# channel are up, then 6 s more: the queue pairs are set up over those connections after they open,
+# and a CI run whose host was busy with other builds saw the 3 s this waited before end inside that
+# set-up, where rank 0 names the rank it waits on), records the time in NAME.at and sends SIGNAL to
+# its own rank. The
 # others run with --timeout TIMEOUT and must stop on their own. After SIGSTOP, rank 1 kills its
 # stopped rank once the others are surely done.
 disrupt() {
@@ -93,7 +96,7 @@ disrupt() {
     [ "$(ss -Htn state established 2> /dev/null | grep -c .)" -ge 5 ] && break
     sleep 0.1
   done
-  sleep 3
+  sleep 6
   now_ms > "$out/$name.at"
   kill "-$signal" "$pid"
   log "$name-allreduce: rank 1 sent SIG$signal"
