@@ -356,8 +356,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // The same where the driver cannot open its channel to the card's security processor, which
         // loads every other firmware block ("[drm:psp_hw_start [amdgpu]] *ERROR* PSP create ring
         // failed!", amdgpu_psp.c; ROCm/ROCm#2747, a faulty Infinity Fabric bridge across four cards).
-        let psp = raw.contains("amdgpu") && lower.contains("psp create ring failed");
-        if psp || raw.contains("amdgpu") && lower.contains("fatal error during gpu init") {
+        let amdgpu = raw.contains("amdgpu");
+        let psp = amdgpu && lower.contains("psp create ring failed");
+        if psp || amdgpu && lower.contains("fatal error during gpu init") {
             if !bars_unplaced {
                 let bus = pci_address_token(raw).unwrap_or("");
                 let words = if psp { "PSP create ring failed" } else { "Fatal error during GPU init" };

@@ -218,6 +218,20 @@ fn srun_task_out_of_memory(line: &str) -> Option<(&str, &str)> {
 /// Lines of a crash report searched for the library it happened in.
 const BACKTRACE_LINES: usize = 30;
 
+/// The words of a fatal SIGBUS, as the handlers below print it.
+const BUS: [&str; 3] = ["Caught signal 7", "SIGBUS", "Bus error"];
+
+/// The words of a fatal SIGSEGV. A debugger's innermost frame at address zero ("#0
+/// 0x0000000000000000 in ?? ()") is a call through a null function pointer: the process faults
+/// there, whether or not the signal's line was kept (pytorch/pytorch#94393, an injected library's
+/// dlvsym inside NCCL's ibvwrap).
+const SEGV: [&str; 6] =
+    ["Caught signal 11", "SIGSEGV", "Segmentation fault", "signal 11", "Segfault", "#0  0x0000000000000000 in "];
+
+fn marked(text: &str, marks: &[&str]) -> bool {
+    marks.iter().any(|mark| text.contains(mark))
+}
+
 /// A rank that died of a fatal signal whose backtrace runs through libnccl.
 ///
 /// SIGBUS (UCX's or the runtime's "Caught signal 7 (Bus error: nonexistent physical address)"):
@@ -231,13 +245,6 @@ const BACKTRACE_LINES: usize = 30;
 /// NCCL itself, or a library it calls into (a verbs provider, a net plugin, the CUDA driver), crashed
 /// in NCCL's thread.
 fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
-    const BUS: [&str; 3] = ["Caught signal 7", "SIGBUS", "Bus error"];
-    // A debugger's innermost frame at address zero ("#0  0x0000000000000000 in ?? ()") is a call
-    // through a null function pointer: the process faults there, whether or not the signal's line
-    // was kept (pytorch/pytorch#94393, an injected library's dlvsym inside NCCL's ibvwrap).
-    const SEGV: [&str; 6] =
-        ["Caught signal 11", "SIGSEGV", "Segmentation fault", "signal 11", "Segfault", "#0  0x0000000000000000 in "];
-    let marked = |line: &str, marks: &[&str]| marks.iter().any(|mark| line.contains(mark));
     if !marked(text, &BUS) && !marked(text, &SEGV) {
         return None;
     }
@@ -321,7 +328,7 @@ fn abort_that_did_not_return(file: &str, text: &str) -> Option<Fact> {
     }
     let frames: Vec<(usize, &str, &str)> =
         numbered_lines(text).filter_map(|(n, raw)| debugger_frame(raw).map(|f| (n, raw, f))).collect();
-    if frames.len() < 3 || text.contains("SIGSEGV") || text.contains("Segmentation fault") {
+    if frames.len() < 3 || marked(text, &SEGV) {
         return None;
     }
     let teardown = ["commReclaim", "commCleanup", "commFree", "commDestroy"];
