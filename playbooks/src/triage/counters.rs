@@ -17,6 +17,9 @@ pub struct CounterRecord {
     pub port: Option<u32>,
     pub name: String,
     pub value: u64,
+    /// The value is an increase a tool measured over its own run (ibdiagnet's delta between two
+    /// reads of the port's counters), not a count since the counters were cleared.
+    pub during_run: bool,
     pub evidence: Evidence,
 }
 
@@ -69,6 +72,7 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
                         port: found.1,
                         name: name.to_string(),
                         value,
+                        during_run: false,
                         evidence: Evidence::new(file, line_no, raw),
                     });
                     continue;
@@ -85,9 +89,28 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             context = Some((device, port));
             continue;
         }
+        if let Some(record) = ibdiagnet_increase(line) {
+            let (device, name, value) = record;
+            records.push(CounterRecord {
+                device,
+                port: None,
+                name,
+                value,
+                during_run: true,
+                evidence: Evidence::new(file, line_no, raw),
+            });
+            continue;
+        }
         if let Some((name, value)) = named_count(line) {
             let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
-            records.push(CounterRecord { device, port, name, value, evidence: Evidence::new(file, line_no, raw) });
+            records.push(CounterRecord {
+                device,
+                port,
+                name,
+                value,
+                during_run: false,
+                evidence: Evidence::new(file, line_no, raw),
+            });
             continue;
         }
         // ibqueryerrors (infiniband-diags): `Errors for "node-3 HCA-1"` names the node, and the
@@ -103,7 +126,14 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
         }
         if let Some((name, value)) = perfquery_counter(line) {
             let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
-            records.push(CounterRecord { device, port, name, value, evidence: Evidence::new(file, line_no, raw) });
+            records.push(CounterRecord {
+                device,
+                port,
+                name,
+                value,
+                during_run: false,
+                evidence: Evidence::new(file, line_no, raw),
+            });
             continue;
         }
         if let Some(rest) = line.strip_prefix("ethtool -S ").or_else(|| line.split_once("ethtool -S ").map(|(_, r)| r))
@@ -137,6 +167,7 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
                     port,
                     name: name.clone(),
                     value,
+                    during_run: false,
                     evidence: Evidence::new(file, *header_line, header),
                 });
             }
@@ -152,6 +183,7 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
                             port: None,
                             name: name.to_string(),
                             value,
+                            during_run: false,
                             evidence: Evidence::new(file, line_no, raw),
                         });
                     }
@@ -172,7 +204,14 @@ fn record_each(
     evidence: Evidence,
 ) {
     for (name, value) in counters {
-        records.push(CounterRecord { device: device.to_string(), port, name, value, evidence: evidence.clone() });
+        records.push(CounterRecord {
+            device: device.to_string(),
+            port,
+            name,
+            value,
+            during_run: false,
+            evidence: evidence.clone(),
+        });
     }
 }
 
@@ -210,6 +249,36 @@ fn named_count(line: &str) -> Option<(String, u64)> {
     let (name, value) = line.split_once(' ')?;
     let known = [RETRANSMISSION, CONGESTION, LINK_EVENTS, PORT_DROPS].iter().any(|names| names.contains(&name));
     known.then(|| value.trim().parse().ok().map(|value| (name.to_string(), value))).flatten()
+}
+
+/// ibdiagnet's report of a port counter that grew while it ran (it reads every port's
+/// PortCounters at the start and the end of its run and reports each error counter whose
+/// difference reaches its threshold): `S7cfe9003.../N7cfe9003.../P28 - "symbol_error_counter"
+/// increased during the run (difference value=27,difference allowed threshold=1)`, after its
+/// `-E- ` mark or a list's `* `. The port (ibdiagnet's switch/node/port path or a node's
+/// description), the counter under its sysfs name, and the increase.
+fn ibdiagnet_increase(line: &str) -> Option<(String, String, u64)> {
+    // The line ends with the threshold's parenthesis: a look at its last byte passes most lines by.
+    if !line.ends_with(')') {
+        return None;
+    }
+    let (before, after) = line.split_once("\" increased during the run (difference value=")?;
+    let (port, counter) = before.rsplit_once(" - \"")?;
+    let value = after.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
+    let port = port.trim().trim_start_matches("-E-").trim_start_matches("-W-").trim_start_matches(['*', ' ']).trim();
+    if port.is_empty() || counter.is_empty() || !counter.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    // ibdiagnet names the PortCounters fields as its CSV columns do; those that differ from the
+    // kernel's sysfs names (Documentation/ABI/stable/sysfs-class-infiniband) are mapped.
+    let name = match counter {
+        "link_down_counter" | "link_downed_counter" => "link_downed",
+        "link_error_recovery_counter" => "link_error_recovery",
+        "symbol_error_counter" => "symbol_error",
+        "port_xmit_discard" => "port_xmit_discards",
+        other => other,
+    };
+    Some((port.to_string(), name.to_string(), value))
 }
 
 /// perfquery's header for the port it read (infiniband-diags perfquery.c: "# Port counters: Lid 134
@@ -326,7 +395,17 @@ pub fn analyze(records: &[CounterRecord], analysis: &mut Analysis) {
             of_device.iter().copied().filter(|r| names.contains(&r.name.as_str()) && r.value > 0).collect()
         };
         let listed = |found: &[&CounterRecord]| -> String {
-            found.iter().map(|r| format!("{} {}", r.name, r.value)).collect::<Vec<_>>().join(", ")
+            found
+                .iter()
+                .map(|r| {
+                    if r.during_run {
+                        format!("{} +{} while ibdiagnet ran", r.name, r.value)
+                    } else {
+                        format!("{} {}", r.name, r.value)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let loss = nonzero(RETRANSMISSION);
         let drops = nonzero(PORT_DROPS);
@@ -375,9 +454,11 @@ pub fn analyze(records: &[CounterRecord], analysis: &mut Analysis) {
         let links = nonzero(LINK_EVENTS);
         // One link_downed in a port's cumulative counters, with no retraining and no physical
         // errors beside it, is the link going down once since the counters were cleared (its peer
-        // rebooted, a cable moved): an event to note, not a link that flaps.
+        // rebooted, a cable moved): an event to note, not a link that flaps. The same one seen
+        // while a tool watched the port (ibdiagnet's run of minutes) is the link going down now.
         let errors = |name: &str| of_device.iter().any(|r| r.name == name && r.value > 0);
         let once = links.len() == 1
+            && !links[0].during_run
             && links[0].name == "link_downed"
             && links[0].value == 1
             && !errors("symbol_error")
@@ -400,7 +481,7 @@ pub fn analyze(records: &[CounterRecord], analysis: &mut Analysis) {
             analysis.push(fact);
         }
         let saturated: Vec<&CounterRecord> =
-            of_device.iter().copied().filter(|r| legacy_width_max(&r.name) == Some(r.value)).collect();
+            of_device.iter().copied().filter(|r| !r.during_run && legacy_width_max(&r.name) == Some(r.value)).collect();
         if !saturated.is_empty() {
             let mut finding = Finding::new(
                 "counters.saturated",
@@ -528,5 +609,31 @@ mod tests {
         assert!(!once.facts.iter().any(|f| f.name == "link.flap"));
         assert!(once.observations.iter().any(|o| o.id == "counters.link_downed"));
         assert!(judged(3).facts.iter().any(|f| f.name == "link.flap"));
+    }
+
+    /// A fabric health report of the pot repository (heldout84), quoting ibdiagnet's port-counter
+    /// errors: a link that went down while ibdiagnet ran is going down now, however few times;
+    /// symbol errors alone are no link event, and ibdiagnet's deltas are never saturated counts.
+    #[test]
+    fn a_link_that_went_down_while_ibdiagnet_ran_flaps_now_pot() {
+        let text = "* Sfc6a1c03009be0c0/Nfc6a1c03009be0c0/P1/3/1 - \"link_down_counter\" increased during the run (difference value=1,difference allowed threshold=1)\n\
+                    -E- Sfc6a1c0300b00580/Nfc6a1c0300b00580/P1/5/1 - \"symbol_error_counter\" increased during the run (difference value=65535,difference allowed threshold=1)\n";
+        let records = parse("f", text);
+        assert_eq!(
+            records.iter().map(|r| (r.device.as_str(), r.name.as_str(), r.value, r.during_run)).collect::<Vec<_>>(),
+            [
+                ("Sfc6a1c03009be0c0/Nfc6a1c03009be0c0/P1/3/1", "link_downed", 1, true),
+                ("Sfc6a1c0300b00580/Nfc6a1c0300b00580/P1/5/1", "symbol_error", 65535, true)
+            ]
+        );
+        let mut analysis = Analysis::default();
+        analyze(&records, &mut analysis);
+        let flaps: Vec<_> = analysis.facts.iter().filter(|f| f.name == "link.flap").collect();
+        assert_eq!(flaps.len(), 1);
+        assert_eq!(flaps[0].get("nic"), Some("Sfc6a1c03009be0c0/Nfc6a1c03009be0c0/P1/3/1"));
+        assert_eq!(flaps[0].get("counters"), Some("link_downed +1 while ibdiagnet ran"));
+        assert!(!analysis.observations.iter().any(|o| o.id == "counters.saturated" || o.id == "counters.link_downed"));
+        // The same words without ibdiagnet's difference are no counter.
+        assert!(parse("f", "port P1 - \"link_down_counter\" increased during the run (see above)\n").is_empty());
     }
 }

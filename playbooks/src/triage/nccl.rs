@@ -1343,6 +1343,14 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         {
             return;
         }
+        // A listening socket NCCL could not bind because another process holds the address
+        // (EADDRINUSE, bind(2): a run killed before it closed its sockets, a second job given the
+        // same NCCL_COMM_ID port): the line states its cause, which is no fault of NCCL's and
+        // which no playbook names. It stays an error line to quote, as PyTorch's store that
+        // finds its port taken does (unexplained.rs), not an NCCL failure of unknown cause.
+        if fact.name == "nccl.error" && line.message.contains("Address already in use") {
+            return;
+        }
         analysis.push(fact);
     }
 }
@@ -3146,5 +3154,20 @@ mod tests {
         assert!(!facts(&routable).iter().any(|f| f.get("used_by") == Some("bootstrap (an IPv6 link-local address)")));
         let pool = "ip-10-0-9-191:1:2 [0] init.cc:416 NCCL WARN Cuda failure 'operation not supported'\n";
         assert!(facts(pool).iter().any(|f| f.name == "nccl.internal"));
+    }
+
+    /// open-mmlab/mmdetection#7047 (heldout87): NCCL's listening socket finds its address held by
+    /// another process (a run killed before it closed its sockets): the line states its cause and
+    /// is left to be quoted, not made an NCCL failure of unknown cause; a bind refused for another
+    /// reason stays one.
+    #[test]
+    fn an_nccl_socket_that_finds_its_address_taken_is_quoted_mmdetection7047() {
+        let taken = "gpu2:1653:1695 [0] include/socket.h:347 NCCL WARN Call to bind failed : Address already in use\n";
+        assert!(facts(taken).is_empty(), "{:?}", facts(taken));
+        let analysis = crate::triage::analyze(&[crate::triage::Input::new("f", taken.as_bytes().to_vec())]);
+        let lines = analysis.facts.iter().find(|f| f.name == "input.error_lines").expect("quoted");
+        assert!(lines.get("first").is_some_and(|l| l.contains("Address already in use")));
+        let other = taken.replace("Address already in use", "Permission denied");
+        assert!(facts(&other).iter().any(|f| f.name == "nccl.error"));
     }
 }

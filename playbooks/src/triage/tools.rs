@@ -1655,11 +1655,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // locked-memory limit (RLIMIT_MEMLOCK, `ulimit -l`) is too low to pin queues and buffers.
         // A memory registration by any name (ibv_reg_mr(3): ENOMEM when the pinned pages would
         // pass RLIMIT_MEMLOCK; async-rdma's "RawMemoryRegion::register_from_pd failed ... Cannot
-        // allocate memory", Mooncake's "Failed to register memory") is one of them.
+        // allocate memory", Mooncake's "Failed to register memory", ps-lite's "Failed to register the
+        // memory region: Cannot allocate memory") is one of them.
         // (The errno's words are looked for first: most lines have none, and then no library is.)
         let rdma_library = || {
             ["ibv_create_cq", "ibv_reg_mr", "ibv_create_qp", "ibv_create_srq"].iter().any(|call| raw.contains(call))
-                || ["libfabric", "openib", "memoryregion", "memory_region", "register memory"]
+                || ["libfabric", "openib", "memoryregion", "memory_region", "memory region", "register memory"]
                     .iter()
                     .any(|word| lower.contains(word))
         };
@@ -3033,6 +3034,11 @@ mod tests {
         assert_eq!(parse("f", mooncake)[0].name, "nccl.gdr_disabled");
         let refused = parse("f", "Failed to register memory 0x7c1cda000000: Cannot allocate memory\n");
         assert_eq!(refused.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.memlock"]);
+        // bytedance/byteps#313 (heldout85): ps-lite's verbs van names the memory region, not the
+        // call, on the line that carries the errno (the paste broke the check's line in two).
+        let region = ", p, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) Failed to register the memory region: Cannot allocate memory, sa.size()=2359296\n";
+        assert_eq!(parse("f", region).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.memlock"]);
+        assert!(parse("f", "memory region cache resized\n").is_empty());
         // pytorch/pytorch#169879: NVSHMEM's NVLS team cannot map its multicast memory.
         let nvshmem = "2025-12-08T12:46:36.6790166Z /dvs/p4/build/sw/rel/gpgpu/toolkit/r12.9/main_nvshmem/src/host/team/team_internal_nvls.cpp:258: non-zero status: 401\n";
         assert_eq!(parse("f", nvshmem)[0].name, "nccl.nvls_failed");
