@@ -298,6 +298,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // PCI devices whose driver probe this log holds ("mlx5_core 0000:1b:00.1: firmware version:
     // 22.38.1002"): the log covers their start.
     let mut probed: BTreeSet<String> = BTreeSet::new();
+    // PCI devices whose module cage saw a cable go in, and the line that says so (mlx5's port
+    // module event, drivers/net/ethernet/mellanox/mlx5/core/events.c: "Port module event: module
+    // 0, Cable plugged").
+    let mut plugged: BTreeMap<String, usize> = BTreeMap::new();
     // Intel's NIC drivers' link report ("ixgbe 0000:82:00.0: (Speed:5.0GT/s, Width: x4, Encoding
     // Loss:20%)"), by device, for the verdict printed after it.
     let mut link_reports: BTreeMap<String, Evidence> = BTreeMap::new();
@@ -306,6 +310,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // The severity of the firmware's last error record ("[Hardware Error]: event severity: fatal"),
     // for the device lines that follow it.
     let mut firmware_severity: Option<(&'static str, Evidence)> = None;
+    // Whether the PCIe error section of that record reports data that arrived poisoned (its
+    // device's Status register, "command: 0x0546, status: 0xc110", with Master Data Parity Error,
+    // bit 8: a poisoned completion or request, PCIe Base Spec 7.5.1.1.4).
+    let mut firmware_poisoned = false;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
@@ -395,6 +403,42 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                 _ => "unknown",
             };
             firmware_severity = Some((severity, evidence()));
+            firmware_poisoned = false;
+            continue;
+        }
+        if let Some(status) = firmware_aer
+            .then(|| raw.split_once("[Hardware Error]:"))
+            .flatten()
+            .and_then(|(_, rest)| rest.trim().strip_prefix("command: "))
+            .and_then(|rest| rest.split_once("status: 0x"))
+            .and_then(|(_, status)| u16::from_str_radix(status.trim(), 16).ok())
+        {
+            firmware_poisoned = status & 0x0100 != 0;
+            continue;
+        }
+        // The PCIe error section of the same record names its device on a line of its own
+        // (cper_print_pcie, drivers/firmware/efi/cper.c: "[Hardware Error]:   device_id:
+        // 0000:01:00.0", then "slot", "secondary_bus" and the vendor's "vendor_id: 0x10de,
+        // device_id: 0x2204"): the record is a PCIe error of that device, whether or not the
+        // paste kept its severity. A device that received poisoned data is not where the error
+        // arose: the data was poisoned at its source, most often host memory with an uncorrectable
+        // error (EDAC's "UE memory read error" beside it), and the lines stay quoted as errors.
+        if let Some(device) = firmware_aer
+            .then_some(())
+            .filter(|()| !firmware_poisoned)
+            .and_then(|()| raw.split_once("[Hardware Error]:"))
+            .and_then(|(_, rest)| rest.trim().strip_prefix("device_id: "))
+            .filter(|device| pci_address_token(device) == Some(device.trim()))
+        {
+            let mut fact = Fact::new("pcie.aer_event")
+                .attr("severity", firmware_severity.as_ref().map_or("unknown", |(severity, _)| *severity))
+                .attr("device", device.trim())
+                .host(&host)
+                .evidence(evidence());
+            if let Some((_, record)) = &firmware_severity {
+                fact = fact.evidence(record.clone());
+            }
+            facts.push(fact);
             continue;
         }
         if firmware_aer && raw.contains(": aer_status: 0x") {
@@ -558,6 +602,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                 probed.insert(device.to_string());
             }
         }
+        if raw.trim_end().ends_with("Cable plugged") && raw.contains("Port module event") {
+            if let Some(device) = pci_address_token(raw) {
+                plugged.entry(device.to_string()).or_insert(line_no);
+            }
+        }
         // The bonding driver's "bond0: link status definitely down for interface eno50" (after its
         // miimon downdelay): a member link lost carrier.
         if lower.contains("link down")
@@ -590,7 +639,14 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         let initial_state = events.len() == 1
             && !link_ups.contains_key(&key)
             && pci_address_token(&events[0].text).is_some_and(|device| probed.contains(device));
-        if initial_state {
+        // The same port down once before a cable went into its cage, and up after: the cable being
+        // plugged in, not a link that went away.
+        let plugged_in = events.len() == 1
+            && link_ups.contains_key(&key)
+            && pci_address_token(&events[0].text)
+                .and_then(|device| plugged.get(device))
+                .is_some_and(|line| *line > events[0].line);
+        if initial_state || plugged_in {
             continue;
         }
         let (host, interface) = key.split_once(' ').unwrap_or((crate::fact::UNKNOWN_HOST, key.as_str()));
@@ -1045,6 +1101,47 @@ mod tests {
         assert_eq!(aer[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), [3, 1]);
         let alone = parse_kernel("f", "amdgpu 0000:83:00.0: aer_status: 0x00000001, aer_mask: 0x00000000");
         assert_eq!(alone[0].get("severity"), Some("unknown"));
+    }
+
+    /// ikawrakow/ik_llama.cpp#1596 (heldout90): the PCIe section of a firmware error record names
+    /// its device on a line of its own, severity cut from the paste; lwa-issues#117 (heldout71):
+    /// a device whose Status register says the data it received was poisoned (Master Data Parity
+    /// Error) beside a host memory UE is not where the error arose.
+    #[test]
+    fn a_firmware_record_names_its_pcie_device_unless_the_data_came_poisoned() {
+        let section = "[Thu Apr  9 04:50:00 2026] {3}[Hardware Error]:   device_id: 0000:01:00.0\n\
+                       [Thu Apr  9 04:50:00 2026] {3}[Hardware Error]:   slot: 0\n\
+                       [Thu Apr  9 04:50:00 2026] {3}[Hardware Error]:   vendor_id: 0x10de, device_id: 0x2204\n";
+        let aer: Vec<Fact> = parse_kernel("f", section).into_iter().filter(|f| f.name == "pcie.aer_event").collect();
+        assert_eq!(aer.len(), 1);
+        assert_eq!((aer[0].get("device"), aer[0].get("severity")), (Some("0000:01:00.0"), Some("unknown")));
+        let record = |status: &str| {
+            format!(
+                "{{1}}[Hardware Error]: event severity: recoverable\n{{1}}[Hardware Error]:   section_type: PCIe error\n\
+                 {{1}}[Hardware Error]:   command: 0x0546, status: {status}\n{{1}}[Hardware Error]:   device_id: 0000:5e:00.0\n"
+            )
+        };
+        let link = parse_kernel("f", &record("0x0010"));
+        assert_eq!(
+            link.iter().filter(|f| f.name == "pcie.aer_event").map(|f| f.get("severity")).collect::<Vec<_>>(),
+            [Some("uncorrected")]
+        );
+        assert!(parse_kernel("f", &record("0xc110")).iter().all(|f| f.name != "pcie.aer_event"));
+    }
+
+    /// NVIDIA/NemoClaw#8520 (heldout90): a DGX Spark's port reports its link down, the module
+    /// event says a cable went in, and the link comes up: the cable being plugged in. Down after
+    /// the cable went in, or down twice, is a link that went away.
+    #[test]
+    fn a_link_that_comes_up_after_its_cable_went_in_did_not_flap() {
+        let down = "[Fri Aug  7 03:13:04] mlx5_core 0000:01:00.0 enp1s0f0np0: Link down\n";
+        let plugged = "[Fri Aug  7 03:13:05] mlx5_core 0000:01:00.0: Port module event: module 0, Cable plugged\n";
+        let up = "[Fri Aug  7 03:13:05] mlx5_core 0000:01:00.0 enp1s0f0np0: Link up\n";
+        let flaps = |text: String| parse_kernel("f", &text).iter().filter(|f| f.name == "link.flap").count();
+        assert_eq!(flaps(format!("{down}{plugged}{up}")), 0);
+        assert_eq!(flaps(format!("{plugged}{up}{down}{up}")), 1);
+        assert_eq!(flaps(format!("{down}{plugged}{up}{down}{up}")), 1);
+        assert_eq!(flaps(format!("{down}{up}")), 1);
     }
 
     /// mlx5's health poller with the sensor's number inside its message, and the port module

@@ -73,6 +73,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "can't open nic unit",
             "bar-usage failed",
             "network port is down",
+            "are not available, please use one or more of",
             "ei0006",
             "socket establish timeout",
             "no habanalabs network interfaces",
@@ -892,6 +893,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // ibv_modify_qp failed", NVSHMEMI_NZ_ERROR_JMP): ibv_modify_qp fails with ETIMEDOUT (110),
             // EHOSTUNREACH (113), ENETUNREACH (101) or ENODEV (19) only where the move to RTR resolves
             // a RoCE address, as above.
+            // UCX's ucp_context.c: the transports asked for (UCX_TLS) exist on none of the host's
+            // devices, and the ones it offers instead follow ("transports 'knem','dc_x','rc' are
+            // not available, please use one or more of: mm, posix, self, shm, sm, sysv, tcp").
+            // InfiniBand transports asked for and none offered: UCX found no usable RDMA device.
+            if let Some(fact) = ucx_offers_no_verbs(&lower, trimmed) {
+                facts.push(fact.evidence(evidence()));
+                continue;
+            }
             if lower.contains("ibv_modify_qp failed") {
                 let errno = raw
                     .split_once("non-zero status: ")
@@ -1575,6 +1584,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             || lower.contains("name or service not known")
             || lower.contains("name does not resolve")
             || lower.contains("temporary failure in name resolution")
+            || connect_failed_to_endpoint(trimmed)
         {
             facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
             continue;
@@ -2142,6 +2152,46 @@ fn ucx_without_verbs(file: &str, text: &str) -> Option<Fact> {
             )
             .evidence(Evidence::new(file, line_no, line)),
     )
+}
+
+/// UCX's list of the transports it was asked for and could not give, and of those it offers
+/// instead: a device-missing fact where a verbs transport (rc, ud, dc and their accelerated
+/// `_x`/`_mlx5`/`_verbs` forms) was asked for and none is offered.
+fn ucx_offers_no_verbs(lower: &str, trimmed: &str) -> Option<Fact> {
+    let (asked, offered) = lower.split_once("are not available, please use one or more of:")?;
+    let verbs = |name: &str| {
+        let family = name.split('_').next().unwrap_or("");
+        matches!(family, "rc" | "ud" | "dc" | "ib") || name.starts_with("mlx")
+    };
+    let names = |list: &str| -> Vec<String> {
+        list.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let asked = names(asked.rsplit_once("transports").map_or(asked, |(_, list)| list));
+    let offered = names(offered);
+    (asked.iter().any(|n| verbs(n)) && !offered.iter().any(|n| verbs(n))).then(|| {
+        Fact::new("rdma.device_missing").attr(
+            "text",
+            format!(
+                "UCX was asked for {} and offers no InfiniBand transport on this host (only {}): \"{trimmed}\"",
+                asked.join(", "),
+                offered.join(", ")
+            ),
+        )
+    })
+}
+
+/// A client that says it could not connect to a peer's endpoint, named as host and port ("Failed
+/// to connect to 10.0.0.2:50052", llama.cpp's RPC client; "Failed to connect to :50052" where the
+/// host it was given is empty): the peer's socket address cannot be reached.
+fn connect_failed_to_endpoint(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("Failed to connect to ") else { return false };
+    let endpoint = rest.split_whitespace().next().unwrap_or("").trim_end_matches([',', '.', ';']);
+    endpoint
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| !port.is_empty() && port.len() <= 5 && port.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Open MPI 4.0 and later leave InfiniBand ports to UCX: its openib BTL says so in a help message
@@ -3029,6 +3079,23 @@ mod tests {
         assert_eq!(parse("f", registration)[0].name, "rdma.memlock");
         let ssh = "ssh: connect to host (worker_ip) port 22: Connection refused\n";
         assert_eq!(parse("f", ssh)[0].name, "network.host_unreachable");
+        // openucx/ucx#9610 (heldout92): UCX asked for InfiniBand transports and offering only
+        // shared memory and TCP; the same list with a verbs transport offered is no fault.
+        let frontera = "[1705555968.594314] [c204-009:189455:0]     ucp_context.c:1081 UCX  WARN  transports 'knem','dc_x','rc' are not available, please use one or more of: mm, posix, self, shm, sm, sysv, tcp\n";
+        let found = parse("f", frontera);
+        assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"]);
+        assert!(found[0].get("text").is_some_and(|t| t.starts_with("UCX was asked for knem, dc_x, rc and offers")));
+        assert!(parse("f", &frontera.replace(", tcp", ", tcp, rc_verbs, ud_verbs")).is_empty());
+        assert!(parse("f", &frontera.replace("'knem','dc_x','rc'", "'cuda_ipc'")).is_empty());
+        // ggml-org/llama.cpp#12385 (heldout90): the RPC client cannot reach its servers' endpoint.
+        for endpoint in ["Failed to connect to :50052\n", "Failed to connect to 192.168.1.20:50052\n"] {
+            assert_eq!(
+                parse("f", endpoint).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+                ["network.host_unreachable"]
+            );
+        }
+        assert!(parse("f", "Failed to connect to the database\n").is_empty());
+        assert!(parse("f", "Failed to connect to NVML: 12:30\n").iter().all(|f| f.name != "network.host_unreachable"));
         // sgl-project/sglang#6753: a transfer engine's registration refused with EFAULT.
         let mooncake = "E0529 23:22:59.553362 67580 rdma_context.cpp:203] Failed to register memory 0x7c1cda000000: Bad address [14]\n";
         assert_eq!(parse("f", mooncake)[0].name, "nccl.gdr_disabled");

@@ -120,10 +120,14 @@ fn names_zero(after: &str) -> bool {
 }
 
 /// A tool's report that it failed: a line that starts with the failure ("Failed to initialize
-/// NVML: Unknown Error", "Unable to open umad port", "ERROR: ...", "error: ...").
+/// NVML: Unknown Error", "Unable to open umad port", "ERROR: ...", "error: ..."), or a CUDA
+/// program's checked call that failed as the CUDA samples' helper prints it (helper_cuda.h's
+/// check(): "CUDA error at test.cu:44 code=35(cudaErrorInsufficientDriver) ...").
 fn tool_failed(line: &str) -> bool {
     let line = line.trim_start();
-    ["Failed to ", "Unable to ", "ERROR:", "Error:", "error:", "FATAL:", "fatal:"].iter().any(|p| line.starts_with(p))
+    ["Failed to ", "Unable to ", "ERROR:", "Error:", "error:", "FATAL:", "fatal:", "CUDA error at "]
+        .iter()
+        .any(|p| line.starts_with(p))
         || raised(line)
 }
 
@@ -395,6 +399,21 @@ mod tests {
         for field in ["Symbol Error: 5", "rx_crc_errors: 5", "Error: 5", "Error Count: 3", "Link Error: 3"] {
             assert!(!raised(field), "{field}");
         }
+    }
+
+    /// jade-hpc-gpu#10 (heldout92): nvidia-smi's banner above a CUDA sample's failed call; the
+    /// input reads as nvidia-smi, and the checked call's failure is still the program's error.
+    #[test]
+    fn a_cuda_samples_failed_call_beside_nvidia_smi_is_an_error_line() {
+        let text = "NVIDIA-SMI 375.66                 Driver Version: 375.66\n\
+                    CUDA error at test.cu:44 code=35(cudaErrorInsufficientDriver) \"cudaMalloc((void **)&d_u, sizeof(float)*NX)\"\n";
+        let lines = facts_of(text).into_iter().find(|f| f.name == "input.error_lines").expect("the call is quoted");
+        assert!(lines.get("first").is_some_and(|l| l.contains("cudaErrorInsufficientDriver")), "{lines:?}");
+        let input = super::super::Input::new("case.txt", text.as_bytes().to_vec());
+        let report = super::super::triage(&[input], &crate::playbook::Playbook::embedded());
+        assert_eq!(report.diagnoses.first().map(|d| d.id.as_str()), Some("cuda-driver-mismatch"));
+        assert!(tool_failed("CUDA error at test.cu:44 code=35(cudaErrorInsufficientDriver)"));
+        assert!(!tool_failed("    CUDA Version: 12.4"));
     }
 
     /// NVIDIA/gds-nvidia-fs#60: dmesg pasted below lspci's ACS lines; the input reads as lspci, and
