@@ -30,6 +30,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut gds_off: Option<(String, Evidence)> = None;
     let mut driver_lines = (0usize, 0usize, None::<Evidence>);
     let mut in_driver_configuration = false;
+    // cuFile could not tell what the file's volume is ("cufio-udev:67 udev property not found:
+    // ID_FS_USAGE dm-0", "cufio-fs:759 error getting volume attributes error for device"): a
+    // device-mapper or overlay volume, or a file system GPUDirect Storage does not support.
+    let mut volume_unknown = false;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -56,6 +60,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 in_driver_configuration = false;
             }
         }
+        if lower.contains("cufio")
+            && (lower.contains("udev property not found") || lower.contains("error getting volume attributes"))
+        {
+            volume_unknown = true;
+        }
         let reason = if lower.contains("unknown symbol nvidia_p2p_") {
             // nvidia-fs (or any module that maps GPU pages for a device) refused the NVIDIA
             // driver's peer-to-peer symbols ("nvidia_fs: Unknown symbol nvidia_p2p_get_pages (err
@@ -78,7 +87,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // cuFile's own word that it reads through host memory: "cuFileHandleRegister GDS not
             // supported or disabled by config, using cuFile posix read/write with compat mode
             // enabled", "running in compatible mode".
-            Some("cuFile runs in its compatibility mode (reads through host memory)")
+            Some(COMPATIBILITY_MODE)
         } else {
             None
         };
@@ -95,6 +104,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .evidence(evidence()),
             );
         }
+    }
+    // The compatibility mode of a file on a volume cuFile cannot place is that file's storage
+    // path, not GPUDirect off on the host: the volume's lines stay quoted as the errors they are.
+    if volume_unknown && gds_off.as_ref().is_some_and(|(reason, _)| reason == COMPATIBILITY_MODE) {
+        gds_off = None;
     }
     let (supported, unsupported, first_unsupported) = driver_lines;
     if gds_off.is_none() && supported == 0 && unsupported >= DRIVERS_LISTED {
@@ -113,6 +127,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     }
     facts
 }
+
+/// cuFile's own word that it reads through host memory.
+const COMPATIBILITY_MODE: &str = "cuFile runs in its compatibility mode (reads through host memory)";
 
 /// The server an LNet o2ib line says it could not reach: "kiblnd_check_conns()) Timed out tx for
 /// 172.31.126.87@o2ib: 403055 seconds" (lnet/klnds/o2iblnd/o2iblnd_cb.c: messages queued to that
@@ -145,6 +162,13 @@ mod tests {
         assert_eq!(found[0].evidence[0].line, 2);
         let compat = " 02-11-2023 11:42:01:926 [pid=3540949 tid=3540949] NOTICE  cufio:1036 cuFileHandleRegister GDS not supported or disabled by config, using cuFile posix read/write with compat mode enabled\n";
         assert!(named(compat)[0].1.as_deref().unwrap_or_default().contains("compatibility mode"));
+        // LMCache/LMCache#795 (heldout98): the same mode for a file on a device-mapper volume
+        // cuFile cannot place is that file's path, not GPUDirect off; nvidia-fs missing beside it
+        // still is.
+        let volume = " 09-06-2025 07:01:23:837 [pid=276 tid=454] ERROR  cufio-udev:67 udev property not found: ID_FS_USAGE dm-0\n";
+        assert!(named(&format!("{volume}{compat}")).iter().all(|(name, _)| name != "nccl.gdr_disabled"));
+        let unloaded = "nvidia_fs: Unknown symbol nvidia_p2p_get_pages (err -2)\n";
+        assert!(named(&format!("{volume}{unloaded}")).iter().any(|(name, _)| name == "nccl.gdr_disabled"));
         let table = " =====================\n DRIVER CONFIGURATION:\n =====================\n NVMe               : Unsupported\n NVMeOF             : Unsupported\n SCSI               : Unsupported\n BeeGFS             : Unsupported\n Userspace RDMA     : Unsupported\n --Mellanox PeerDirect : Disabled\n";
         assert_eq!(named(table).len(), 1);
         // A node whose NVMe goes through GPUDirect Storage is fine whatever else it lacks.
