@@ -89,8 +89,7 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             context = Some((device, port));
             continue;
         }
-        if let Some(record) = ibdiagnet_increase(line) {
-            let (device, name, value) = record;
+        if let Some((device, name, value)) = ibdiagnet_increase(line) {
             records.push(CounterRecord {
                 device,
                 port: None,
@@ -272,10 +271,11 @@ fn ibdiagnet_increase(line: &str) -> Option<(String, String, u64)> {
     // ibdiagnet names the PortCounters fields as its CSV columns do; those that differ from the
     // kernel's sysfs names (Documentation/ABI/stable/sysfs-class-infiniband) are mapped.
     let name = match counter {
-        "link_down_counter" | "link_downed_counter" => "link_downed",
+        "link_down_counter" => "link_downed",
         "link_error_recovery_counter" => "link_error_recovery",
         "symbol_error_counter" => "symbol_error",
         "port_xmit_discard" => "port_xmit_discards",
+        "vl15_dropped" => "VL15_dropped",
         other => other,
     };
     Some((port.to_string(), name.to_string(), value))

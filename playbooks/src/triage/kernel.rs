@@ -314,6 +314,8 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // device's Status register, "command: 0x0546, status: 0xc110", with Master Data Parity Error,
     // bit 8: a poisoned completion or request, PCIe Base Spec 7.5.1.1.4).
     let mut firmware_poisoned = false;
+    // The device that record's PCIe section named, once it did.
+    let mut record_device: Option<String> = None;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let host = syslog_host(raw).unwrap_or(crate::fact::UNKNOWN_HOST).to_string();
@@ -404,6 +406,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             };
             firmware_severity = Some((severity, evidence()));
             firmware_poisoned = false;
+            record_device = None;
             continue;
         }
         if let Some(status) = firmware_aer
@@ -423,25 +426,30 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // paste kept its severity. A device that received poisoned data is not where the error
         // arose: the data was poisoned at its source, most often host memory with an uncorrectable
         // error (EDAC's "UE memory read error" beside it), and the lines stay quoted as errors.
-        if let Some(device) = firmware_aer
-            .then_some(())
-            .filter(|()| !firmware_poisoned)
-            .and_then(|()| raw.split_once("[Hardware Error]:"))
+        if let Some(device) = (firmware_aer && !firmware_poisoned)
+            .then(|| raw.split_once("[Hardware Error]:"))
+            .flatten()
             .and_then(|(_, rest)| rest.trim().strip_prefix("device_id: "))
-            .filter(|device| pci_address_token(device) == Some(device.trim()))
+            .map(str::trim)
+            .filter(|device| pci_address_token(device) == Some(*device))
         {
             let mut fact = Fact::new("pcie.aer_event")
                 .attr("severity", firmware_severity.as_ref().map_or("unknown", |(severity, _)| *severity))
-                .attr("device", device.trim())
+                .attr("device", device)
                 .host(&host)
                 .evidence(evidence());
             if let Some((_, record)) = &firmware_severity {
                 fact = fact.evidence(record.clone());
             }
             facts.push(fact);
+            record_device = Some(device.to_string());
             continue;
         }
         if firmware_aer && raw.contains(": aer_status: 0x") {
+            // The device's registers after its record's own device line: the same error, told once.
+            if pci_address_token(raw).is_some_and(|device| record_device.as_deref() == Some(device)) {
+                continue;
+            }
             if let Some(device) = pci_address_token(raw) {
                 let mut fact = Fact::new("pcie.aer_event")
                     .attr("severity", firmware_severity.as_ref().map_or("unknown", |(severity, _)| *severity))
@@ -1121,6 +1129,9 @@ mod tests {
                  {{1}}[Hardware Error]:   command: 0x0546, status: {status}\n{{1}}[Hardware Error]:   device_id: 0000:5e:00.0\n"
             )
         };
+        let registers = "amdgpu 0000:5e:00.0: aer_status: 0x00004000, aer_mask: 0x00000000\n";
+        let both = parse_kernel("f", &format!("{}{registers}", record("0x0010")));
+        assert_eq!(both.iter().filter(|f| f.name == "pcie.aer_event").count(), 1, "one error, told once");
         let link = parse_kernel("f", &record("0x0010"));
         assert_eq!(
             link.iter().filter(|f| f.name == "pcie.aer_event").map(|f| f.get("severity")).collect::<Vec<_>>(),

@@ -897,7 +897,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // devices, and the ones it offers instead follow ("transports 'knem','dc_x','rc' are
             // not available, please use one or more of: mm, posix, self, shm, sm, sysv, tcp").
             // InfiniBand transports asked for and none offered: UCX found no usable RDMA device.
-            if let Some(fact) = ucx_offers_no_verbs(&lower, trimmed) {
+            if let Some(fact) = ucx_offers_no_verbs(&lower) {
                 facts.push(fact.evidence(evidence()));
                 continue;
             }
@@ -2157,7 +2157,7 @@ fn ucx_without_verbs(file: &str, text: &str) -> Option<Fact> {
 /// UCX's list of the transports it was asked for and could not give, and of those it offers
 /// instead: a device-missing fact where a verbs transport (rc, ud, dc and their accelerated
 /// `_x`/`_mlx5`/`_verbs` forms) was asked for and none is offered.
-fn ucx_offers_no_verbs(lower: &str, trimmed: &str) -> Option<Fact> {
+fn ucx_offers_no_verbs(lower: &str) -> Option<Fact> {
     let (asked, offered) = lower.split_once("are not available, please use one or more of:")?;
     let verbs = |name: &str| {
         let family = name.split('_').next().unwrap_or("");
@@ -2175,7 +2175,7 @@ fn ucx_offers_no_verbs(lower: &str, trimmed: &str) -> Option<Fact> {
         Fact::new("rdma.device_missing").attr(
             "text",
             format!(
-                "UCX was asked for {} and offers no InfiniBand transport on this host (only {}): \"{trimmed}\"",
+                "UCX was asked for {} and offers no InfiniBand transport on this host (only {})",
                 asked.join(", "),
                 offered.join(", ")
             ),
