@@ -100,7 +100,8 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             });
             continue;
         }
-        if let Some((name, value)) = named_count(line) {
+        // A counter named alone with its count, or perfquery's field (the two shapes never meet).
+        if let Some((name, value)) = named_count(line).or_else(|| perfquery_counter(line)) {
             let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
             records.push(CounterRecord {
                 device,
@@ -121,18 +122,6 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
         if let Some((port, fields)) = ibqueryerrors_port(line) {
             let device = context.as_ref().map_or("unknown", |(device, _)| device.as_str());
             record_each(&mut records, device, port, fields, Evidence::new(file, line_no, raw));
-            continue;
-        }
-        if let Some((name, value)) = perfquery_counter(line) {
-            let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
-            records.push(CounterRecord {
-                device,
-                port,
-                name,
-                value,
-                during_run: false,
-                evidence: Evidence::new(file, line_no, raw),
-            });
             continue;
         }
         if let Some(rest) = line.strip_prefix("ethtool -S ").or_else(|| line.split_once("ethtool -S ").map(|(_, r)| r))

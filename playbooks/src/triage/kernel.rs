@@ -433,15 +433,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             .map(str::trim)
             .filter(|device| pci_address_token(device) == Some(*device))
         {
-            let mut fact = Fact::new("pcie.aer_event")
-                .attr("severity", firmware_severity.as_ref().map_or("unknown", |(severity, _)| *severity))
-                .attr("device", device)
-                .host(&host)
-                .evidence(evidence());
-            if let Some((_, record)) = &firmware_severity {
-                fact = fact.evidence(record.clone());
-            }
-            facts.push(fact);
+            facts.push(firmware_aer_event(device, firmware_severity.as_ref(), &host, evidence()));
             record_device = Some(device.to_string());
             continue;
         }
@@ -451,15 +443,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                 continue;
             }
             if let Some(device) = pci_address_token(raw) {
-                let mut fact = Fact::new("pcie.aer_event")
-                    .attr("severity", firmware_severity.as_ref().map_or("unknown", |(severity, _)| *severity))
-                    .attr("device", device)
-                    .host(&host)
-                    .evidence(evidence());
-                if let Some((_, record)) = &firmware_severity {
-                    fact = fact.evidence(record.clone());
-                }
-                facts.push(fact);
+                facts.push(firmware_aer_event(device, firmware_severity.as_ref(), &host, evidence()));
                 continue;
             }
         }
@@ -665,6 +649,20 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         facts.push(fact);
     }
     facts
+}
+
+/// A PCIe error of `device` that the platform's firmware reported, with the severity of its record
+/// and the record's severity line as evidence beside the device's own line.
+fn firmware_aer_event(device: &str, record: Option<&(&str, Evidence)>, host: &str, evidence: Evidence) -> Fact {
+    let mut fact = Fact::new("pcie.aer_event")
+        .attr("severity", record.map_or("unknown", |(severity, _)| *severity))
+        .attr("device", device)
+        .host(host)
+        .evidence(evidence);
+    if let Some((_, line)) = record {
+        fact = fact.evidence(line.clone());
+    }
+    fact
 }
 
 /// The interface a driver message names before its last colon ("mlx5_core 0000:01:00.1 eth1: Link up").
