@@ -573,6 +573,25 @@ impl DataStreams {
     }
 }
 
+/// Tries to bind a listener to any free port again when the kernel reported the address in use.
+/// A port the system hands out is free when handed out, yet burn-in agents of one machine bind
+/// theirs at the same moment as rank 0 binds the port an agent reserved and released for its
+/// rendezvous, and a bind to port 0 has been seen to fail so (EADDRINUSE, bind(2)); the next one
+/// gets another port. Bounded: five tries, 20 ms apart; any other error at once.
+fn bind_any_port(mut bind: impl FnMut() -> std::io::Result<TcpListener>) -> std::io::Result<TcpListener> {
+    const TRIES: u32 = 5;
+    let mut tried = 1;
+    loop {
+        match bind() {
+            Err(e) if e.kind() == ErrorKind::AddrInUse && tried < TRIES => {
+                tried += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            result => return result,
+        }
+    }
+}
+
 /// Which of a rank's data streams a verbs link was set up over; its stream halves go there.
 #[derive(Debug, Clone, Copy)]
 enum LinkPlace {
@@ -590,7 +609,7 @@ impl Communicator {
             return Err(PerfError::Unsupported(format!("rank {rank} is outside a world of {world} ranks")));
         }
         let deadline = Instant::now() + timeout;
-        let data = TcpListener::bind((rendezvous.listen_on(), 0))
+        let data = bind_any_port(|| TcpListener::bind((rendezvous.listen_on(), 0)))
             .map_err(|e| io_error("data listener", "bind", e, timeout))?;
         let data_port = data.local_addr().map_err(|e| io_error("data listener", "bind", e, timeout))?.port();
         let membership = if rank == 0 {
@@ -1606,6 +1625,36 @@ pub fn check_buffer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The local burn-in's all-to-all (main job, 2026-11-30): one agent's data listener failed to
+    /// bind with "Address already in use" while the others and rank 0's rendezvous bound theirs.
+    /// A port in use is asked again, a bounded number of times; other errors are not.
+    #[test]
+    fn a_listener_bind_that_finds_the_address_in_use_tries_another_port() {
+        let mut calls = 0;
+        let listener = bind_any_port(|| {
+            calls += 1;
+            if calls < 3 {
+                Err(std::io::Error::from(ErrorKind::AddrInUse))
+            } else {
+                TcpListener::bind(("127.0.0.1", 0))
+            }
+        });
+        assert!(listener.is_ok(), "{listener:?}");
+        assert_eq!(calls, 3);
+        let mut calls = 0;
+        let always = bind_any_port(|| {
+            calls += 1;
+            Err(std::io::Error::from(ErrorKind::AddrInUse))
+        });
+        assert_eq!((always.map(|_| ()).map_err(|e| e.kind()), calls), (Err(ErrorKind::AddrInUse), 5));
+        let mut calls = 0;
+        let denied = bind_any_port(|| {
+            calls += 1;
+            Err(std::io::Error::from(ErrorKind::PermissionDenied))
+        });
+        assert_eq!((denied.map(|_| ()).map_err(|e| e.kind()), calls), (Err(ErrorKind::PermissionDenied), 1));
+    }
 
     #[test]
     fn parts_cover_any_count_exactly_once() {
