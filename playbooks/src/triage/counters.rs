@@ -23,6 +23,13 @@ pub struct CounterRecord {
     pub evidence: Evidence,
 }
 
+impl CounterRecord {
+    /// A count since the counters were cleared, as every dump but ibdiagnet's gives it.
+    fn cumulative(device: String, port: Option<u32>, name: String, value: u64, evidence: Evidence) -> CounterRecord {
+        CounterRecord { device, port, name, value, during_run: false, evidence }
+    }
+}
+
 /// The device and port in a sysfs path: `/sys/class/infiniband/mlx5_0/ports/1/...`.
 fn device_in_path(path: &str) -> Option<(String, Option<u32>)> {
     let after = path.split("/infiniband/").nth(1)?;
@@ -67,14 +74,13 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
                 let name = path.rsplit('/').next().unwrap_or("");
                 let is_counter_dir = path.contains("/hw_counters/") || path.contains("/counters/");
                 if let (true, Ok(value)) = (is_counter_dir, value.trim().parse::<u64>()) {
-                    records.push(CounterRecord {
-                        device: found.0.clone(),
-                        port: found.1,
-                        name: name.to_string(),
+                    records.push(CounterRecord::cumulative(
+                        found.0.clone(),
+                        found.1,
+                        name.to_string(),
                         value,
-                        during_run: false,
-                        evidence: Evidence::new(file, line_no, raw),
-                    });
+                        Evidence::new(file, line_no, raw),
+                    ));
                     continue;
                 }
             }
@@ -103,14 +109,7 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
         // A counter named alone with its count, or perfquery's field (the two shapes never meet).
         if let Some((name, value)) = named_count(line).or_else(|| perfquery_counter(line)) {
             let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
-            records.push(CounterRecord {
-                device,
-                port,
-                name,
-                value,
-                during_run: false,
-                evidence: Evidence::new(file, line_no, raw),
-            });
+            records.push(CounterRecord::cumulative(device, port, name, value, Evidence::new(file, line_no, raw)));
             continue;
         }
         // ibqueryerrors (infiniband-diags): `Errors for "node-3 HCA-1"` names the node, and the
@@ -150,14 +149,13 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             if let Ok(value) = line.parse::<u64>() {
                 let (device, port) = context.clone().unwrap_or(("unknown".into(), None));
                 // The header line names the counter; its value is in the record (and the fact).
-                records.push(CounterRecord {
+                records.push(CounterRecord::cumulative(
                     device,
                     port,
-                    name: name.clone(),
+                    name.clone(),
                     value,
-                    during_run: false,
-                    evidence: Evidence::new(file, *header_line, header),
-                });
+                    Evidence::new(file, *header_line, header),
+                ));
             }
             pending_block = None;
             continue;
@@ -166,14 +164,13 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             match line.split_once(':') {
                 Some((name, value)) if !name.contains(' ') => {
                     if let Ok(value) = value.trim().parse::<u64>() {
-                        records.push(CounterRecord {
-                            device: ethtool_device.clone().unwrap_or_else(|| "unknown".into()),
-                            port: None,
-                            name: name.to_string(),
+                        records.push(CounterRecord::cumulative(
+                            ethtool_device.clone().unwrap_or_else(|| "unknown".into()),
+                            None,
+                            name.to_string(),
                             value,
-                            during_run: false,
-                            evidence: Evidence::new(file, line_no, raw),
-                        });
+                            Evidence::new(file, line_no, raw),
+                        ));
                     }
                 }
                 _ => in_ethtool = false,
@@ -192,14 +189,7 @@ fn record_each(
     evidence: Evidence,
 ) {
     for (name, value) in counters {
-        records.push(CounterRecord {
-            device: device.to_string(),
-            port,
-            name,
-            value,
-            during_run: false,
-            evidence: evidence.clone(),
-        });
+        records.push(CounterRecord::cumulative(device.to_string(), port, name, value, evidence.clone()));
     }
 }
 

@@ -394,11 +394,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // One prebuilt search decides whether either form is on the line (most lines of a log are
         // neither, and each `contains` would build its own searcher).
         let firmware_aer = firmware_aer_phrases().is_match(raw);
-        if let Some(severity) = firmware_aer
-            .then(|| raw.split_once("[Hardware Error]:"))
-            .flatten()
-            .and_then(|(_, rest)| rest.trim().strip_prefix("event severity:"))
-        {
+        // What a record's line says after its "[Hardware Error]:" mark, found once for the fields
+        // read below.
+        let record_field =
+            firmware_aer.then(|| raw.split_once("[Hardware Error]:")).flatten().map(|(_, rest)| rest.trim());
+        if let Some(severity) = record_field.and_then(|field| field.strip_prefix("event severity:")) {
             let severity = match severity.trim() {
                 "fatal" | "recoverable" => "uncorrected",
                 "corrected" => "corrected",
@@ -409,10 +409,8 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             record_device = None;
             continue;
         }
-        if let Some(status) = firmware_aer
-            .then(|| raw.split_once("[Hardware Error]:"))
-            .flatten()
-            .and_then(|(_, rest)| rest.trim().strip_prefix("command: "))
+        if let Some(status) = record_field
+            .and_then(|field| field.strip_prefix("command: "))
             .and_then(|rest| rest.split_once("status: 0x"))
             .and_then(|(_, status)| u16::from_str_radix(status.trim(), 16).ok())
         {
@@ -426,10 +424,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // paste kept its severity. A device that received poisoned data is not where the error
         // arose: the data was poisoned at its source, most often host memory with an uncorrectable
         // error (EDAC's "UE memory read error" beside it), and the lines stay quoted as errors.
-        if let Some(device) = (firmware_aer && !firmware_poisoned)
-            .then(|| raw.split_once("[Hardware Error]:"))
-            .flatten()
-            .and_then(|(_, rest)| rest.trim().strip_prefix("device_id: "))
+        if let Some(device) = record_field
+            .filter(|_| !firmware_poisoned)
+            .and_then(|field| field.strip_prefix("device_id: "))
             .map(str::trim)
             .filter(|device| pci_address_token(device) == Some(*device))
         {
@@ -438,12 +435,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             continue;
         }
         if firmware_aer && raw.contains(": aer_status: 0x") {
-            // The device's registers after its record's own device line: the same error, told once.
-            if pci_address_token(raw).is_some_and(|device| record_device.as_deref() == Some(device)) {
-                continue;
-            }
             if let Some(device) = pci_address_token(raw) {
-                facts.push(firmware_aer_event(device, firmware_severity.as_ref(), &host, evidence()));
+                // The device's registers after its record's own device line: the same error, told once.
+                if record_device.as_deref() != Some(device) {
+                    facts.push(firmware_aer_event(device, firmware_severity.as_ref(), &host, evidence()));
+                }
                 continue;
             }
         }
