@@ -143,7 +143,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nics host",
         "NCCL's NET/IB list holds InfiniBand rails and RoCE ports together (NCCL_IB_HCA takes in another fabric)",
     ),
-    ("nccl.topology_file", "text host", "NCCL WARN importing NCCL_TOPO_FILE/NCCL_GRAPH_FILE ('XML Import')"),
+    (
+        "nccl.topology_file",
+        "text host",
+        "NCCL WARN importing NCCL_TOPO_FILE/NCCL_GRAPH_FILE ('XML Import'); a loaded topology file whose NVLink paths differ by direction",
+    ),
     ("nccl.nvls_failed", "text host", "NCCL WARN from transport/nvls.cc (NVLink SHARP setup)"),
     ("nccl.network_unreachable", "host", "NCCL WARN socket connect 'No route to host' / 'Network is unreachable'"),
     (
@@ -250,7 +254,6 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "text library_version driver_version",
         "CUDA 'driver version is insufficient for CUDA runtime version', NVML 'Driver/library version mismatch'",
     ),
-    ("gpu.driver_unreachable", "text", "nvidia-smi 'couldn't communicate with the NVIDIA driver' (no driver loaded)"),
     (
         "rdma.sm_unconfigured",
         "nic port lid sm_lid guid",
@@ -428,7 +431,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "gpu.lost",
         "how bus_id host",
-        "Xid 79/119/120, the driver's 'fallen off the bus', nvidia-smi 'Unable to determine the device handle', PCIe Surprise Down",
+        "Xid 79/119/120, the driver's 'fallen off the bus', nvidia-smi 'Unable to determine the device handle', NV_ERR_GPU_IS_LOST (status 0x0000000f) or NVML error 15, PCIe Surprise Down",
     ),
     (
         "nccl.ib_hca_matches_nothing",

@@ -38,6 +38,9 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "device is not usable",
             "probe routine failed",
             "heartbeat timed out",
+            "status 0x0000000f",
+            "status=0x0000000f",
+            "error 15",
         ];
         regex::Regex::new(&words.map(regex::escape).join("|")).expect("literal phrases compile")
     });
@@ -77,6 +80,17 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         // NVML_ERROR_GPU_IS_LOST (nvml.h: "The GPU has fallen off the bus or has otherwise become
         // inaccessible"), as nvidia-smi words it or as the NVML bindings name it (gpud, DCGM).
         ("NVML reports the GPU lost", bus_after("GPU"))
+    } else if raw.contains("NVRM") && returns_gpu_is_lost(lower) {
+        // A driver call that returns NV_ERR_GPU_IS_LOST (0x0000000F, "GPU lost from the bus",
+        // src/common/sdk/nvidia/inc/nvstatuscodes.h), as the driver prints a failed RPC to the GSP
+        // firmware ("NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for
+        // fn 10"): the driver can no longer reach the GPU.
+        ("the driver's calls to the GPU return NV_ERR_GPU_IS_LOST (status 0x0000000f)", None)
+    } else if lower.contains("nvml") && nvml_error_number(lower) == Some(15) {
+        // NVML's return code 15 by number (nvml.h: NVML_ERROR_GPU_IS_LOST), as a program that
+        // prints the code rather than nvmlErrorString prints it ("NVML: cannot get current
+        // temperature, error 15").
+        ("NVML reports the GPU lost (error 15, NVML_ERROR_GPU_IS_LOST)", None)
     } else if raw.contains("RmInitAdapter failed") || raw.contains("rm_init_adapter failed") {
         // The driver could not bring the GPU up at all (NVIDIA's resource manager init, printed as
         // "NVRM: GPU 0000:81:00.0: RmInitAdapter failed! (0x25:0x40:1470)"): no process can use it.
@@ -116,6 +130,24 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         fact = fact.attr("bus_id", bus);
     }
     Some(fact)
+}
+
+/// Whether a lower-cased NVRM line reports a status of NV_ERR_GPU_IS_LOST ("status 0x0000000f",
+/// "status=0x0000000f"), the whole hexadecimal word.
+fn returns_gpu_is_lost(lower: &str) -> bool {
+    lower.match_indices("status").any(|(at, word)| {
+        let rest = lower[at + word.len()..].trim_start_matches([' ', '=', ':']);
+        let Some(hex) = rest.strip_prefix("0x") else { return false };
+        let digits = &hex[..hex.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(hex.len())];
+        u32::from_str_radix(digits, 16) == Ok(0xf)
+    })
+}
+
+/// The code after "error" in a lower-cased line that names NVML ("..., error 15"), a whole number.
+fn nvml_error_number(lower: &str) -> Option<u32> {
+    let rest = &lower[lower.find("error ")? + "error ".len()..];
+    let digits: &str = &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())];
+    digits.parse().ok()
 }
 
 /// An Xid an agent reports as detected without the GPU's address (gpud's event message "xid 119
@@ -306,7 +338,14 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // Loss:20%)"), by device, for the verdict printed after it.
     let mut link_reports: BTreeMap<String, Evidence> = BTreeMap::new();
     let slot_verdicts = text.contains("not sufficient for optimal performance");
-    let bars_unplaced = text.contains("can't assign; no space");
+    // The host could not place a device's memory windows: the kernel's "BAR 0 [mem ...]: can't
+    // assign; no space", or the NVIDIA driver finding a BAR the firmware left unassigned ("NVRM:
+    // This PCI I/O region assigned to your NVIDIA device is invalid: BAR1 is 0M @ 0x0", nv-pci.c,
+    // a Thunderbolt enclosure's hot-plug bridge with too small a window). A driver probe that then
+    // fails is the host's PCI address space (the BIOS's Above 4G Decoding, the bridge windows), not
+    // a GPU gone from the bus; its lines are left to be quoted.
+    let bars_unplaced = text.contains("can't assign; no space")
+        || text.contains("PCI I/O region assigned to your NVIDIA device is invalid");
     // The severity of the firmware's last error record ("[Hardware Error]: event severity: fatal"),
     // for the device lines that follow it.
     let mut firmware_severity: Option<(&'static str, Evidence)> = None;
@@ -382,7 +421,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             continue;
         }
         if let Some(fact) = gpu_lost_line(raw, &lower, &host, evidence()) {
-            facts.push(fact);
+            let probe_refused =
+                fact.get("how").is_some_and(|how| how.contains("probe failed") || how.contains("finds no GPU"));
+            if !(bars_unplaced && probe_refused) {
+                facts.push(fact);
+            }
             continue;
         }
         // Firmware-first AER: the platform reports the PCIe error in a CPER record (APEI GHES,
@@ -788,6 +831,54 @@ mod tests {
         let facts =
             parse_kernel("events.json", "        \"message\": \"xid 119 detected by dmesg (47 minutes ago)\",\n");
         assert!(facts.iter().any(|f| f.name == "gpu.lost"), "{facts:?}");
+    }
+
+    /// Neroued/ninfer#12 and nanopool/Claymore-Dual-Miner#246: the driver's calls returning
+    /// NV_ERR_GPU_IS_LOST, and NVML's code 15 printed by number, are a GPU gone from the bus;
+    /// another status (0x56, NV_ERR_NOT_SUPPORTED), another code, or a code without NVML is not.
+    #[test]
+    fn driver_calls_that_return_gpu_is_lost_are_a_lost_gpu_ninfer12() {
+        let lost = |line: &str| gpu_lost_line(line, &line.to_ascii_lowercase(), "h", Evidence::new("k", 1, line));
+        let rpc = "Aug 10 22:40:59 anthill kernel: NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 10 sequence 759!";
+        assert!(lost(rpc).is_some_and(|f| f.get("how").is_some_and(|h| h.contains("NV_ERR_GPU_IS_LOST"))));
+        assert!(lost("NVRM: GPU0 rpcRmApiFree_GSP: GspRmFree failed: hClient=0xc1d00018; paramsStatus=0x00000000; status=0x0000000f").is_some());
+        assert!(lost(
+            "NVRM: refcntRequestReference_IMPL: Failed to enter state 1 (current state: 0, status: 0x00000056)"
+        )
+        .is_none());
+        assert!(
+            lost("NVRM: GPU0 rpcRmApiControl_GSP: status 0x0000000f0").is_none(),
+            "a longer code is another status"
+        );
+        assert!(lost("NVML: cannot get current temperature, error 15").is_some());
+        for other in [
+            "NVML: cannot get current temperature, error 150",
+            "NVML: cannot get fan speed, error 1",
+            "socket error 15",
+        ] {
+            assert!(lost(other).is_none(), "{other}");
+        }
+    }
+
+    /// Dunedan/mbp-2016-linux#60: the NVIDIA driver refuses an eGPU whose BAR the firmware left
+    /// unassigned, and its probe fails: the host's PCI address space, not a GPU off the bus; the
+    /// same probe failure without that line is still a lost GPU (NVIDIA/aicr#1858).
+    #[test]
+    fn a_probe_refused_for_a_bar_the_firmware_left_unassigned_is_no_lost_gpu() {
+        let probe = "[ 5.1] nvidia: probe of 0000:0a:00.0 failed with error -1
+[ 5.1] NVRM: The NVIDIA probe routine failed for 1 device(s).
+";
+        let bar = "[ 5.0] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:
+                           NVRM: BAR1 is 0M @ 0x0 (PCI:0000:0a:00.0)
+[ 5.0] NVRM: The system BIOS may have misconfigured your GPU.
+";
+        let lost = |text: &str| parse_kernel("k", text).iter().any(|f| f.name == "gpu.lost");
+        assert!(lost(probe));
+        assert!(!lost(&format!("{bar}{probe}")));
+        let modprobe = "modprobe: ERROR: could not insert 'nvidia': No such device
+";
+        assert!(lost(modprobe));
+        assert!(!lost(&format!("{bar}{modprobe}")));
     }
 
     /// HabanaAI/Setup_and_Install#1: Gaudi's driver giving up on an accelerator at start.

@@ -274,6 +274,17 @@ mod tests {
         report.diagnoses.first().map(|d| d.id.clone())
     }
 
+    /// system76/firmware-open#66 and microsoft/pai#3537: nvidia-smi that cannot reach the driver
+    /// says no driver is loaded, not which cause kept it out (a BAR left unassigned, GPUs gone from
+    /// the bus); it is no CUDA driver older than the runtime.
+    #[test]
+    fn nvidia_smi_without_a_driver_is_no_driver_older_than_the_runtime_system76() {
+        let smi = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n";
+        assert_eq!(top(smi.to_string()).as_deref(), Some("errors-not-understood"));
+        let old = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n";
+        assert_eq!(top(format!("{smi}{old}")).as_deref(), Some("cuda-driver-mismatch"));
+    }
+
     #[test]
     fn prefixed_lines_give_the_same_facts_and_quote_the_original() {
         let plain = "node7:1234:1250 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.7<0>\n\

@@ -546,6 +546,12 @@ struct Observations {
     one_node: Option<(String, Evidence)>,
     /// Host -> its socket connects that were refused and retried.
     refused_retries: BTreeMap<String, Vec<Evidence>>,
+    /// Where NCCL said it loads a topology file rather than detecting the machine ("Loading
+    /// topology file /path", "NCCL_TOPO_FILE set by environment to ...").
+    topology_file: Option<Evidence>,
+    /// (host, GPU, peer GPU) -> the NVLink bandwidth of that path in the topology NCCL printed
+    /// (graph/paths.cc: "GPU/0-17000 :... GPU/0-65000 (1/240.0/NVL)"), with its line.
+    nvlink_paths: BTreeMap<(String, String, String), (String, Evidence)>,
 }
 
 /// Facts from the NCCL logs of all inputs, joined across them.
@@ -577,6 +583,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     single_host(&seen, analysis);
     mixed_fabrics(&mut seen, analysis);
     calls_that_differ(&seen, analysis);
+    topology_file_nvlinks_one_way(&seen, analysis);
     refused_again_and_again(&seen, analysis);
     cross_nic(&seen.channels, &seen.host_nics, analysis);
     ib_expected_but_missing(&seen, analysis);
@@ -1033,6 +1040,14 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         let process = (host.clone(), line.pid);
         seen.call_comms.entry(process.clone()).or_default().insert(call.comm.clone());
         seen.calls.entry((call.ranks, call.op_count.clone())).or_default().push((process, call, evidence.clone()));
+    }
+    if seen.topology_file.is_none()
+        && (message.starts_with("Loading topology file") || message.starts_with("NCCL_TOPO_FILE set by environment"))
+    {
+        seen.topology_file = Some(evidence.clone());
+    }
+    if message.starts_with("GPU/") {
+        record_nvlink_paths(message, &host, &evidence, &mut seen.nvlink_paths);
     }
     if message.contains(" nNodes 1 ") && message.contains("localRanks") && seen.one_node.is_none() {
         seen.one_node = Some((host.clone(), evidence.clone()));
@@ -1999,7 +2014,16 @@ fn calls_that_differ(seen: &Observations, analysis: &mut Analysis) {
         let Some((_, first, first_evidence)) = calls.first() else { continue };
         let signature =
             |call: &CollectiveCall| (call.op.clone(), call.count.clone(), call.datatype.clone(), call.root.clone());
-        let Some((_, other, other_evidence)) = calls.iter().find(|(_, call, _)| signature(call) != signature(first))
+        // Another rank's call: a process calling again on the same communicator with the operation
+        // count it logged before (nccl-tests' sizes, each an AllReduce logged as "opCount 0" by
+        // NCCL 2.27) is one rank's sequence, not two ranks disagreeing. The process is known by its
+        // pid and the communicator's address (a host name glued to a result row that shared its
+        // output line, "0mew0:65704:...", is no other host).
+        let same_rank = |(process, call, _): &&LoggedCall| {
+            process.1.is_some() && process.1 == calls[0].0 .1 && call.comm == first.comm
+        };
+        let Some((_, other, other_evidence)) =
+            calls.iter().find(|logged| signature(&logged.1) != signature(first) && !same_rank(logged))
         else {
             continue;
         };
@@ -2020,6 +2044,63 @@ fn calls_that_differ(seen: &Observations, analysis: &mut Analysis) {
                 .evidence(other_evidence.clone()),
         );
         return;
+    }
+}
+
+/// The NVLink paths of one GPU's line of NCCL's path dump ("GPU/0-17000 :GPU/0-17000
+/// (0/5000.0/LOC) GPU/0-65000 (1/240.0/NVL) CPU/0-0 (1/24.0/PHB)"): each peer GPU reached over
+/// NVLink, with the path's bandwidth.
+fn record_nvlink_paths(
+    message: &str,
+    host: &str,
+    evidence: &Evidence,
+    paths: &mut BTreeMap<(String, String, String), (String, Evidence)>,
+) {
+    let Some((gpu, rest)) = message.split_once(" :") else { return };
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    for pair in tokens.windows(2) {
+        let (peer, path) = (pair[0], pair[1]);
+        let Some(fields) = path.strip_prefix('(').and_then(|p| p.strip_suffix(')')) else { continue };
+        let fields: Vec<&str> = fields.split('/').collect();
+        if peer.starts_with("GPU/") && peer != gpu && fields.len() == 3 && fields[2] == "NVL" {
+            paths
+                .entry((host.to_string(), gpu.trim().to_string(), peer.to_string()))
+                .or_insert_with(|| (fields[1].to_string(), evidence.clone()));
+        }
+    }
+}
+
+/// A topology file whose NVLinks between two GPUs carry different bandwidths in the two
+/// directions: an NVLink is one bidirectional connection (its links counted alike from either
+/// GPU's side, as NVML reports them), so a file that gives GPU 0 -> GPU 1 240 GB/s and GPU 1 ->
+/// GPU 0 20 GB/s was written or edited for another layout, and NCCL builds its channels on what
+/// the file says (timezx's fault injection: one side's NVLink count cut from 12 to 1).
+fn topology_file_nvlinks_one_way(seen: &Observations, analysis: &mut Analysis) {
+    let Some(loaded) = &seen.topology_file else { return };
+    for ((host, gpu, peer), (bandwidth, evidence)) in &seen.nvlink_paths {
+        let Some((reverse, reverse_evidence)) = seen.nvlink_paths.get(&(host.clone(), peer.clone(), gpu.clone()))
+        else {
+            continue;
+        };
+        let parse = |b: &str| b.parse::<f64>().ok();
+        if let (Some(forward), Some(backward)) = (parse(bandwidth), parse(reverse)) {
+            if (forward - backward).abs() > f64::EPSILON && forward > backward {
+                analysis.push(
+                    Fact::new("nccl.topology_file")
+                        .host(host)
+                        .attr(
+                            "text",
+                            format!(
+                                "the topology file NCCL loaded gives NVLink {gpu} -> {peer} {bandwidth} GB/s and {peer} -> {gpu} {reverse} GB/s: one link cannot differ by direction, so the file does not describe this machine"
+                            ),
+                        )
+                        .evidence(loaded.clone())
+                        .evidence(evidence.clone())
+                        .evidence(reverse_evidence.clone()),
+                );
+                return;
+            }
+        }
     }
 }
 
@@ -2458,6 +2539,43 @@ mod tests {
         let two_comms =
             format!("{differ}{}", call(0, 32615, 53, 4).replace("comm 0x7f88e005a200", "comm 0x7f88e0099900"));
         assert!(!has(&facts(&two_comms), "nccl.collective_mismatch"), "two communicators in one process");
+    }
+
+    /// Timez-zx/nccl-tests' fault log: one process calling AllReduce again on its communicator
+    /// (nccl-tests' next size, logged as "opCount 0" again, its host name glued to a result row)
+    /// is one rank's sequence; another process doing so with other arguments is a mismatch.
+    #[test]
+    fn one_rank_calling_again_with_another_size_is_no_mismatch_timezx() {
+        let call = |glue: &str, pid: u32, comm: &str, count: u32| {
+            format!("{glue}mew0:{pid}:{pid} [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x720000000 recvbuff 0x920000000 count {count} datatype 7 op 0 root 0 comm {comm} [nranks=2] stream 0x55d5f4d50b60\n")
+        };
+        let one_rank = [
+            call("   536870912     134217728     float     sum      -1", 65704, "0x55d5f5ac09e0", 134217728),
+            call("    18825   28.52   28.52      0", 65704, "0x55d5f5ac09e0", 134217728),
+            call("  1073741824     268435456     float     sum      -1", 65704, "0x55d5f5ac09e0", 268435456),
+        ]
+        .concat();
+        let mismatch = |text: &str| facts(text).iter().any(|f| f.name == "nccl.collective_mismatch");
+        assert!(!mismatch(&one_rank));
+        let two_ranks =
+            [call("", 65704, "0x55d5f5ac09e0", 134217728), call("", 65705, "0x55d5f5bca580", 268435456)].concat();
+        assert!(mismatch(&two_ranks));
+    }
+
+    /// Timez-zx/nccl-tests' fault injection: a topology file whose NVLink between two GPUs is 240
+    /// GB/s one way and 20 GB/s the other; the same paths detected without a file, or alike both
+    /// ways, are no topology-file fault.
+    #[test]
+    fn a_topology_file_whose_nvlink_differs_by_direction_timezx() {
+        let loaded = "mew0:65704:65723 [1] NCCL INFO Loading topology file /home/zx/nccl-tests/topo_fail.xml\n";
+        let paths = |back: &str| {
+            format!("mew0:65704:65723 [1] NCCL INFO GPU/0-17000 :GPU/0-17000 (0/5000.0/LOC) GPU/0-65000 (1/240.0/NVL) CPU/0-0 (1/24.0/PHB) \nmew0:65704:65723 [1] NCCL INFO GPU/0-65000 :GPU/0-17000 (1/{back}/NVL) GPU/0-65000 (0/5000.0/LOC) CPU/0-0 (1/24.0/PHB) \n")
+        };
+        let file_fault = |text: &str| facts(text).into_iter().find(|f| f.name == "nccl.topology_file");
+        let fact = file_fault(&format!("{loaded}{}", paths("20.0"))).expect("one-way NVLink");
+        assert!(fact.get("text").is_some_and(|t| t.contains("GPU/0-17000 -> GPU/0-65000 240.0 GB/s")), "{fact:?}");
+        assert!(file_fault(&paths("20.0")).is_none(), "detected, not loaded from a file");
+        assert!(file_fault(&format!("{loaded}{}", paths("240.0"))).is_none());
     }
 
     /// NVIDIA/nccl#1637: NCCL 2.25.1 on an RTX 5090, its kernels' shared memory past the GPU's.

@@ -740,7 +740,9 @@ fn driver_version_of(line: &str) -> Option<&str> {
 /// A message the terminal wrapped onto the next line ("unsatisfied condi" / "tion: cuda >= 9.0",
 /// as pasted from an 80-column console) is read across the break.
 ///
-/// nvidia-smi's "couldn't communicate with the NVIDIA driver" is reported apart: no driver is loaded.
+/// nvidia-smi's "couldn't communicate with the NVIDIA driver" is not among them: it says no driver is
+/// loaded, not why (GPUs gone from the bus, a BAR the firmware left unassigned, a module not built
+/// for the running kernel), so its line is left to be quoted beside whatever the input says of that.
 /// NCCL's own log lines are left to the NCCL parser, which reads them with their rank and host.
 fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
     const MESSAGES: &[(&str, &str, &str)] = &[
@@ -795,11 +797,6 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "gpu.driver_mismatch",
             "api call is not supported in the installed cuda driver",
             "API call is not supported in the installed CUDA driver",
-        ),
-        (
-            "gpu.driver_unreachable",
-            "couldn't communicate with the nvidia driver",
-            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
         ),
     ];
     static NEEDLES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();

@@ -116,6 +116,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "error obtaining device attributes for",
             "increasing device mtts",
             "barrier timed out",
+            "an invalid value was given for",
+            "unable to find address for",
+            "not found (required by",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -209,7 +212,13 @@ fn rank_and_gpu(lower: &str) -> Option<(u64, u64)> {
 /// Open MPI's TCP transport failing over an interface it should not use (`iface` says which): the
 /// suspect interface and the failed connection, on the host the line begins with.
 fn openmpi_interface_failed(iface: &str, line: &str, evidence: Evidence) -> [Fact; 2] {
-    let mut suspect = Fact::new("nccl.socket_iface_suspect").attr("iface", iface).attr("used_by", "openmpi");
+    interface_failed("openmpi", iface, line, evidence)
+}
+
+/// A TCP transport (`used_by`) failing over an interface it should not use, or one it was told to
+/// use and cannot find: the suspect interface and the failure.
+fn interface_failed(used_by: &str, iface: &str, line: &str, evidence: Evidence) -> [Fact; 2] {
+    let mut suspect = Fact::new("nccl.socket_iface_suspect").attr("iface", iface).attr("used_by", used_by);
     let mut failed = Fact::new("nccl.socket_connect_failed").attr("error", line);
     if let Some(host) = launcher_host(line) {
         suspect = suspect.host(host);
@@ -224,6 +233,21 @@ fn launcher_host(line: &str) -> Option<&str> {
     let inside = line.strip_prefix('[')?.split(']').next()?;
     let host = inside.split(':').next()?;
     (!host.is_empty() && !host.contains(' ')).then_some(host)
+}
+
+/// The setting Open MPI's "An invalid value was given for btl_tcp_if_include" names (the TCP
+/// transport's or the runtime's interface lists: btl_tcp_if_include/exclude, oob_tcp_if_*).
+fn invalid_interface_setting(line: &str) -> Option<&str> {
+    let setting = line.split("An invalid value was given for ").nth(1)?.split(['.', ' ']).next()?;
+    (setting.contains("_if_include") || setting.contains("_if_exclude")).then_some(setting)
+}
+
+/// The verbs provider (a library under libibverbs/, "libbnxt_re-rdmav34.so") that the dynamic
+/// linker names as needing what it cannot find ("... not found (required by <provider>)").
+fn provider_the_loader_refused(line: &str) -> Option<&str> {
+    let path = line.split("not found (required by ").nth(1)?.split(')').next()?;
+    let file = path.rsplit('/').next()?;
+    (path.contains("/libibverbs/") || file.contains("-rdmav")).then_some(file)
 }
 
 /// Whether a modprobe/modinfo line says a module of the RDMA stack was not found ("Module rdma_rxe
@@ -436,6 +460,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A CUDA IPC call named in a traceback's frame, whose error may follow a few lines on.
     let mut ipc_frame: Option<Evidence> = None;
     let mut last_gid_index: Option<u32> = None;
+    // Whether the port `ibv_devinfo -v` is listing has an InfiniBand link layer: its GIDs are the
+    // subnet prefix and port GUID, never an IPv4 address, so its table says nothing of where a
+    // RoCE v2 GID sits (a host with an InfiniBand HCA beside its RoCE ports).
+    let mut infiniband_port = false;
     let mut gid_table_header = false;
     // perftest run with --use_cuda: the buffer it then registers is GPU memory.
     let mut gpu_buffer: Option<Evidence> = None;
@@ -512,7 +540,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             gid_table_header = true;
             continue;
         }
-        if let Some((index, gid)) = gid_entry(trimmed).or_else(|| show_gids_entry(trimmed)) {
+        if let Some(layer) = trimmed.strip_prefix("link_layer:") {
+            infiniband_port = layer.trim() == "InfiniBand";
+        } else if trimmed.starts_with("hca_id:") {
+            infiniband_port = false;
+        }
+        if let Some((index, gid)) = gid_entry(trimmed).or_else(|| show_gids_entry(trimmed)).filter(|_| !infiniband_port)
+        {
             let restarts = std::mem::take(&mut gid_table_header) || last_gid_index.is_some_and(|last| index <= last);
             if index == 0 || gid_tables.is_empty() || restarts {
                 gid_tables.push((None, evidence()));
@@ -1507,6 +1541,45 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if let Some(gateway) = openmpi_tcp_connect_to_docker(trimmed) {
                 let iface = format!("a Docker bridge (its gateway {gateway}, offered to Open MPI's TCP transport)");
                 facts.extend(openmpi_interface_failed(&iface, trimmed, evidence()));
+                continue;
+            }
+            // Open MPI's warning that an interface list it was given names what this host lacks
+            // (help-mpi-btl-tcp.txt, "invalid if_inexclude": "WARNING: An invalid value was given
+            // for btl_tcp_if_include. This value will be ignored." then "Local host:", "Value:" and
+            // "Message: Unknown interface name" or "Did not find interface matching this subnet"):
+            // hosts that name their interfaces differently (em1 on one, eno1 on another) are given
+            // one list, and the transport on the host without the interface has no path to its
+            // peers. Interface names common to all hosts, or a subnet, are the fix.
+            if let Some(setting) = invalid_interface_setting(trimmed) {
+                let mut following = text.lines().skip(line_no).take(6).map(str::trim);
+                let value = following
+                    .find_map(|line| line.strip_prefix("Value:"))
+                    .map_or_else(|| "unknown".to_string(), |value| value.trim().to_string());
+                let iface = format!("{value} (named in {setting}, which this host's interfaces do not match)");
+                facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
+                continue;
+            }
+            // Gloo's TCP transport asked for an interface that has no address on this host
+            // (gloo/transport/tcp/device.cc, lookupAddrForIface: "Unable to find address for:
+            // enp129s0f1"): GLOO_SOCKET_IFNAME (or Horovod's --network-interface) names an interface
+            // another host has and this one does not.
+            if let Some(name) = trimmed.split("Unable to find address for: ").nth(1) {
+                let name = name.split_whitespace().next().unwrap_or("unknown");
+                let iface = format!("{name} (named for Gloo, without an address on this host)");
+                facts.extend(interface_failed("gloo", &iface, trimmed, evidence()));
+                continue;
+            }
+            // The dynamic linker refusing a verbs provider ("libc.so.6: version `GLIBC_2.32' not
+            // found (required by /usr/lib/x86_64-linux-gnu/libibverbs/libbnxt_re-rdmav34.so)",
+            // ld.so's message for a library built against a newer C library): libibverbs cannot
+            // load the user-space driver of the device, so no RDMA device opens, as when the
+            // provider is absent. A host's provider mounted into an older container does this.
+            if let Some(provider) = provider_the_loader_refused(trimmed) {
+                facts.push(
+                    Fact::new("rdma.device_missing")
+                        .attr("text", format!("{trimmed} (the verbs provider {provider} cannot be loaded)"))
+                        .evidence(evidence()),
+                );
                 continue;
             }
             // NVSHMEM's IBGDA transport skipping a device that is no mlx5 ("WARN: device erdma_0 is not
@@ -2630,6 +2703,50 @@ mod tests {
         let own =
             "libibverbs: Warning: couldn't load driver 'rxe': librxe-rdmav2.so: cannot open shared object file\nrxe0\n";
         assert_eq!(parse("f", own)[0].name, "rdma.device_missing");
+    }
+
+    /// E3SM-Project/scorpio's Chrysalis ibv_devinfo: an InfiniBand HCA's table (its subnet prefix
+    /// and GUID, never an IPv4 address) beside two RoCE ports that keep theirs at the same index
+    /// is no pair of tables that differ; the same two RoCE tables at different indexes are.
+    #[test]
+    fn an_infiniband_ports_gid_table_is_not_compared_with_roce_tables_scorpio() {
+        let infiniband = "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tlink_layer:\t\tInfiniBand\n\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0c42:a103:0065:d6b6\n";
+        let roce = |ip: &str, index: u32| {
+            format!("hca_id:\tmlx5_1\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0e42:a1ff:fe2b:07a4, RoCE v1\n\t\t\tGID[  {index}]:\t\t0000:0000:0000:0000:0000:ffff:{ip}, RoCE v2\n")
+        };
+        let differ = |text: &str| parse("ibv_devinfo.txt", text).iter().any(|f| f.name == "rdma.gid_tables_differ");
+        assert!(!differ(&format!("{infiniband}{}{}", roce("8cdd:3c0b", 2), roce("0a3c:200b", 2))));
+        assert!(differ(&format!("{infiniband}{}{}", roce("8cdd:3c0b", 2), roce("0a3c:200b", 3))));
+    }
+
+    /// horovod/horovod#2159 and #2431: an interface list that names an interface one host lacks,
+    /// in Open MPI's warning and in Gloo's; another invalid Open MPI value is not an interface.
+    #[test]
+    fn an_interface_named_for_the_transport_that_this_host_lacks_horovod2159() {
+        let openmpi = "WARNING: An invalid value was given for btl_tcp_if_include.  This\nvalue will be ignored.\n  Local host: node211\n  Value:      em1\n  Message:    Unknown interface name\n";
+        let facts = parse("mpi.log", openmpi);
+        let suspect = facts.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("suspect");
+        assert!(suspect.get("iface").is_some_and(|i| i.starts_with("em1 (named in btl_tcp_if_include")), "{suspect:?}");
+        assert!(facts.iter().any(|f| f.name == "nccl.socket_connect_failed"));
+        let other =
+            "WARNING: An invalid value was given for btl_openib_receive_queues.  This\nvalue will be ignored.\n";
+        assert!(!parse("mpi.log", other).iter().any(|f| f.name == "nccl.socket_iface_suspect"));
+        let gloo = "Tue Nov 10 10:05:04 2020[13]<stderr>:  what():  [enforce fail at gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable to find address for: enp129s0f1\n";
+        let suspect = parse("hvd.log", gloo).into_iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("gloo");
+        assert_eq!(suspect.get("used_by"), Some("gloo"));
+        assert!(suspect.get("iface").is_some_and(|i| i.starts_with("enp129s0f1 ")));
+    }
+
+    /// volcengine/verl#1516: the dynamic linker refuses the host's bnxt_re provider in an older
+    /// container, so no verbs device opens; a library outside libibverbs' providers is not one.
+    #[test]
+    fn a_verbs_provider_the_loader_refuses_is_no_rdma_device_verl1516() {
+        let line = "ibv_devinfo: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by /usr/lib/x86_64-linux-gnu/libibverbs/libbnxt_re-rdmav34.so)\n";
+        let facts = parse("f", line);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"]);
+        assert!(facts[0].get("text").is_some_and(|t| t.contains("libbnxt_re-rdmav34.so cannot be loaded")));
+        let other = "python: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by /opt/lib/libfoo.so)\n";
+        assert!(!parse("f", other).iter().any(|f| f.name == "rdma.device_missing"));
     }
 
     /// openucx/ucx#7785: two hosts' GID tables, the IPv4 RoCE GID at index 2 on one and 1 on the

@@ -122,12 +122,23 @@ fn names_zero(after: &str) -> bool {
 /// A tool's report that it failed: a line that starts with the failure ("Failed to initialize
 /// NVML: Unknown Error", "Unable to open umad port", "ERROR: ...", "error: ..."), or a CUDA
 /// program's checked call that failed as the CUDA samples' helper prints it (helper_cuda.h's
-/// check(): "CUDA error at test.cu:44 code=35(cudaErrorInsufficientDriver) ...").
+/// check(): "CUDA error at test.cu:44 code=35(cudaErrorInsufficientDriver) ..."), or nvidia-smi's
+/// own ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver").
 fn tool_failed(line: &str) -> bool {
     let line = line.trim_start();
-    ["Failed to ", "Unable to ", "ERROR:", "Error:", "error:", "FATAL:", "fatal:", "CUDA error at "]
-        .iter()
-        .any(|p| line.starts_with(p))
+    [
+        "Failed to ",
+        "Unable to ",
+        "ERROR:",
+        "Error:",
+        "error:",
+        "FATAL:",
+        "fatal:",
+        "CUDA error at ",
+        "NVIDIA-SMI has failed",
+    ]
+    .iter()
+    .any(|p| line.starts_with(p))
         || raised(line)
 }
 
