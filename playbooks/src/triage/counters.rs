@@ -59,12 +59,41 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
     let mut in_ethtool = false;
     let mut pending_block: Option<(String, usize, String)> = None; // (counter, header line, header text)
                                                                    // Every line, for perfquery's header, which is shaped as a comment; other comments are skipped.
+                                                                   // ibcheckerrors' counters past their thresholds, held until its verdict line names the port.
+    let mut warned: Vec<(String, u64, Evidence)> = Vec::new();
+    // The LID of a verdict line whose port the next line names.
+    let mut checked_lid: Option<String> = None;
     for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
         let line = raw.trim();
         if let Some(port) = perfquery_port(line) {
             context = Some(port);
             continue;
         }
+        // infiniband-diags' ibcheckerrors (ibcheckerrs for each port): "#warn: counter LinkDowned =
+        // 20 (threshold 10)" for each counter past its threshold, then "Error check on lid 1 (MT47396
+        // Infiniscale-III ...) port 10:  FAILED" (or "port all") naming the port they belong to.
+        if let Some((name, value)) = ibcheckerrors_warning(line) {
+            warned.push((name, value, Evidence::new(file, line_no, raw)));
+            continue;
+        }
+        // A terminal may have wrapped the verdict before its "port 10:  FAILED".
+        let verdict = ibcheckerrors_verdict(line).or_else(|| {
+            let lid = checked_lid.take()?;
+            let port = line.strip_prefix("port ")?.split(':').next()?.trim();
+            Some((lid, Some(port.parse().ok())))
+        });
+        if let Some((lid, port)) = verdict {
+            match port {
+                Some(port) => {
+                    for (name, value, evidence) in warned.drain(..) {
+                        records.push(CounterRecord::cumulative(format!("lid {lid}"), port, name, value, evidence));
+                    }
+                }
+                None => checked_lid = Some(lid),
+            }
+            continue;
+        }
+        checked_lid = None;
         if is_comment(raw) {
             continue;
         }
@@ -177,7 +206,51 @@ pub fn parse(file: &str, text: &str) -> Vec<CounterRecord> {
             }
         }
     }
+    for (name, value, evidence) in warned {
+        records.push(CounterRecord::cumulative("unknown".into(), None, name, value, evidence));
+    }
     records
+}
+
+/// ibcheckerrors' warning for one counter past its threshold: "#warn: counter SymbolErrors = 65535
+/// (threshold 10)", under its sysfs name.
+fn ibcheckerrors_warning(line: &str) -> Option<(String, u64)> {
+    let (name, rest) = line.strip_prefix("#warn: counter ")?.split_once(" = ")?;
+    let value = rest.split_whitespace().next()?.parse().ok()?;
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())).then(|| (short_counter_name(name), value))
+}
+
+/// ibcheckerrors' verdict on one port, "Error check on lid 1 (MT47396 Infiniscale-III Mellanox
+/// Technologies) port 10:  FAILED": the LID, and the port where the line names it (within it, none
+/// for "port all", the node's sum).
+fn ibcheckerrors_verdict(line: &str) -> Option<(String, Option<Option<u32>>)> {
+    let rest = line.strip_prefix("Error check on lid ")?;
+    let lid = rest.split_whitespace().next()?;
+    if !lid.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let port = rest.rsplit_once(" port ").and_then(|(_, after)| after.split(':').next()).map(|p| p.trim().parse().ok());
+    Some((lid.to_string(), port))
+}
+
+/// The short names the older infiniband-diags scripts print for PortCounters fields
+/// (ibcheckerrs: SymbolErrors, LinkRecovers, LinkDowned, RcvErrors, XmtDiscards, ...), as sysfs
+/// names the same fields (Documentation/ABI/stable/sysfs-class-infiniband, ports/N/counters).
+fn short_counter_name(name: &str) -> String {
+    match name {
+        "SymbolErrors" => "symbol_error".to_string(),
+        "LinkRecovers" => "link_error_recovery".to_string(),
+        "LinkDowned" => "link_downed".to_string(),
+        "RcvErrors" => "port_rcv_errors".to_string(),
+        "RcvRemotePhysErrors" => "port_rcv_remote_physical_errors".to_string(),
+        "RcvSwRelayErrors" => "port_rcv_switch_relay_errors".to_string(),
+        "XmtDiscards" => "port_xmit_discards".to_string(),
+        "XmtConstraintErrors" => "port_xmit_constraint_errors".to_string(),
+        "RcvConstraintErrors" => "port_rcv_constraint_errors".to_string(),
+        "LinkIntegrityErrors" => "local_link_integrity_errors".to_string(),
+        "ExcBufOverrunErrors" => "excessive_buffer_overrun_errors".to_string(),
+        other => sysfs_name(other),
+    }
 }
 
 /// One record for each counter a line lists for one port, each citing that line.
@@ -588,6 +661,27 @@ mod tests {
         assert!(!once.facts.iter().any(|f| f.name == "link.flap"));
         assert!(once.observations.iter().any(|o| o.id == "counters.link_downed"));
         assert!(judged(3).facts.iter().any(|f| f.name == "link.flap"));
+    }
+
+    /// Open MPI's users list, 2009/01/7713: ibcheckerrors' warnings, each under the port its
+    /// verdict names (the verdict wrapped before "port 10:" as the poster's terminal printed it, or
+    /// "port all", the node's sum), under sysfs names; a warning whose verdict never came stays.
+    #[test]
+    fn ibcheckerrors_warnings_under_the_port_their_verdict_names_ompi7713() {
+        let text = "#warn: counter SymbolErrors = 65535     (threshold 10)\n#warn: counter LinkDowned = 20  (threshold 10)\nError check on lid 1 (MT47396 Infiniscale-III Mellanox Technologies) \nport all:  FAILED\n#warn: counter XmtDiscards = 65535      (threshold 100)\nError check on lid 1 (MT47396 Infiniscale-III Mellanox Technologies) port 10:  FAILED\n#warn: counter LinkRecovers = 3 (threshold 2)\n";
+        let records = parse("f", text);
+        let seen: Vec<(&str, Option<u32>, &str, u64)> =
+            records.iter().map(|r| (r.device.as_str(), r.port, r.name.as_str(), r.value)).collect();
+        assert_eq!(
+            seen,
+            [
+                ("lid 1", None, "symbol_error", 65535),
+                ("lid 1", None, "link_downed", 20),
+                ("lid 1", Some(10), "port_xmit_discards", 65535),
+                ("unknown", None, "link_error_recovery", 3),
+            ]
+        );
+        assert!(parse("f", "#warn: counter Link Downed = 20\n# a comment\n").is_empty());
     }
 
     /// A fabric health report of the pot repository (heldout84), quoting ibdiagnet's port-counter

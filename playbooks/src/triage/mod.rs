@@ -285,6 +285,17 @@ mod tests {
         assert_eq!(top(format!("{smi}{old}")).as_deref(), Some("cuda-driver-mismatch"));
     }
 
+    /// Timez-zx/nccl-tests' baseline log (heldout110): NCCL leaving GPUDirect RDMA off on a job
+    /// whose two ranks share one host cost it nothing; on a job across hosts it is the diagnosis.
+    #[test]
+    fn gpudirect_off_on_a_one_host_job_is_no_diagnosis_timezzx() {
+        let log = |nodes: u32| {
+            format!("mew0:64904:64920 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\nmew0:64904:64920 [0] NCCL INFO comm 0x55b6aa64a990 rank 0 nRanks 2 nNodes {nodes} localRanks {} localRank 0 MNNVL 0\n", 3 - nodes)
+        };
+        assert_eq!(top(log(1)), None);
+        assert_eq!(top(log(2)).as_deref(), Some("gdr-disabled"));
+    }
+
     #[test]
     fn prefixed_lines_give_the_same_facts_and_quote_the_original() {
         let plain = "node7:1234:1250 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.7<0>\n\

@@ -119,6 +119,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "an invalid value was given for",
             "unable to find address for",
             "not found (required by",
+            "allow registering part of your physical memory",
+            "no openfabrics connection schemes reported",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -464,6 +466,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // subnet prefix and port GUID, never an IPv4 address, so its table says nothing of where a
     // RoCE v2 GID sits (a host with an InfiniBand HCA beside its RoCE ports).
     let mut infiniband_port = false;
+    // The host an Open MPI help message names ("Local host:   node-0-2.local").
+    let mut help_host: Option<&str> = None;
     let mut gid_table_header = false;
     // perftest run with --use_cuda: the buffer it then registers is GPU memory.
     let mut gpu_buffer: Option<Evidence> = None;
@@ -772,6 +776,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
             continue;
+        }
+        // Open MPI's report of an asynchronous event from the verbs stack (help-mpi-btl-openib.txt,
+        // "The OpenFabrics stack has reported a network error event", then "Error number: 10
+        // (IBV_EVENT_PORT_ERR)"): the port left the Active state, as NCCL's "Got async event : port
+        // error" says; its "Local host:" line names the host.
+        if trimmed.starts_with("Error number:") && trimmed.contains("(IBV_EVENT_PORT_ERR)") {
+            let mut fact = Fact::new("nccl.port_error").attr("nic", "unknown");
+            if let Some(host) = help_host {
+                fact = fact.host(host);
+            }
+            facts.push(fact.evidence(evidence()));
+            continue;
+        }
+        if let Some(host) = trimmed.strip_prefix("Local host:") {
+            help_host = Some(host.trim());
         }
         // perftest's connection header: "Device : mlx5_0" then "Link type : Ethernet" (RoCE).
         if let Some(device) = trimmed.strip_prefix("Device").and_then(|r| r.trim_start().strip_prefix(':')) {
@@ -1543,6 +1562,37 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.extend(openmpi_interface_failed(&iface, trimmed, evidence()));
                 continue;
             }
+            // Open MPI's openib transport finding that the adapter's driver lets only part of the
+            // host's memory be registered (help-mpi-btl-openib.txt, "reg mem limit low": "your
+            // OpenFabrics subsystem is configured to only allow registering part of your physical
+            // memory", then "Registerable memory: 8192 MiB" and "Total memory: 16036 MiB"): the
+            // mlx4 driver's memory translation table (log_num_mtt, log_mtts_per_seg) is sized below
+            // the host's memory, an adapter table that no `ulimit -l` enlarges.
+            if lower.contains("allow registering part of your physical memory") {
+                let following: Vec<&str> = text.lines().skip(line_no).take(24).map(str::trim).collect();
+                let field = |name: &str| following.iter().find_map(|l| l.strip_prefix(name)).map(str::trim);
+                let device = match (field("Registerable memory:"), field("Total memory:")) {
+                    (Some(registerable), Some(total)) => {
+                        format!("of this host (its driver's translation table covers {registerable} of {total})")
+                    }
+                    _ => "of this host (its driver's translation table covers part of the host's memory)".to_string(),
+                };
+                let mut fact = Fact::new("rdma.registration_limit").attr("device", device).attr("text", trimmed);
+                if let Some(host) = field("Local host:") {
+                    fact = fact.host(host);
+                }
+                facts.push(fact.evidence(evidence()));
+                continue;
+            }
+            // Open MPI's openib transport giving up on a port for want of a connection method
+            // (help-mpi-btl-openib-cpc-base.txt: "No OpenFabrics connection schemes reported that
+            // they were able to be used on a specific port. As such, the openib BTL (OpenFabrics
+            // support) will be disabled for this port."; rdmacm wants an IP address on the port's
+            // IPoIB interface, "rdmacm IP address not found on port"): the job runs over TCP.
+            if lower.contains("no openfabrics connection schemes reported") {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
             // Open MPI's warning that an interface list it was given names what this host lacks
             // (help-mpi-btl-tcp.txt, "invalid if_inexclude": "WARNING: An invalid value was given
             // for btl_tcp_if_include. This value will be ignored." then "Local host:", "Value:" and
@@ -1775,7 +1825,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
+        // libibverbs' own warning at start-up when the limit is 32 KiB or less (libibverbs/init.c,
+        // check_memlock_limit: "libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes. This will
+        // severely limit memory registrations."), as a batch system's daemon passes it on to jobs.
+        let verbs_memlock_warning = verbs_warning && raw.contains("RLIMIT_MEMLOCK is ") && raw.contains(" bytes");
         if (refused_memory && rdma_library())
+            || verbs_memlock_warning
             || lower.contains("cannot create cq")
             || lower.contains("failed to create a completion queue")
             || ((lower.contains("too small") || lower.contains("too low")) && raw.contains("RLIMIT_MEMLOCK"))
@@ -2346,6 +2401,15 @@ fn completion_status(lower: &str) -> Option<u32> {
             return Some(status);
         }
     }
+    // Open MPI's openib transport names the status by its number ("error polling LP CQ with status
+    // RETRY EXCEEDED ERROR status number 12 for wr_id ...", btl_openib_component.c handle_wc), the
+    // ibv_wc_status value. Only the retries exhausted (12, 13) are the fabric's: in an MPI transport
+    // over host memory a protection error or a flushed request is the program's own registration
+    // (a buffer freed while in flight) or the flush that follows another error.
+    if let Some(rest) = lower.split("cq with status ").nth(1).and_then(|r| r.split(" status number ").nth(1)) {
+        let status = rest.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("").parse().ok();
+        return status.filter(|status| [12, 13].contains(status));
+    }
     // Every phrase below holds one of these: most lines are passed over at three searches.
     let ucx = lower.contains("(synd 0x");
     if !(ucx || lower.contains("err") || lower.contains("retry")) {
@@ -2735,6 +2799,33 @@ mod tests {
         let suspect = parse("hvd.log", gloo).into_iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("gloo");
         assert_eq!(suspect.get("used_by"), Some("gloo"));
         assert!(suspect.get("iface").is_some_and(|i| i.starts_with("enp129s0f1 ")));
+    }
+
+    /// Open MPI's users list (2009/09/10700, 2009/01/7895, 2014/12/26076, 2011/04/16381): the
+    /// openib transport's retries exhausted by number (a protection error by number is the
+    /// program's), its port error event with the help message's host, libibverbs' warning of a
+    /// 32 KiB locked-memory limit, the adapter's translation table covering part of the memory,
+    /// and a port left with no connection scheme.
+    #[test]
+    fn open_mpi_openib_reports_read_by_their_own_words_ompi10700() {
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        let retry = "[[718,1],20][btl_openib_component.c:2902:handle_wc] from node-0-22.local to: node-0-2 error polling LP CQ with status RETRY EXCEEDED ERROR status number 12 for wr_id 66384128 opcode 128 qp_idx 3\n";
+        let facts = parse("f", retry);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("status")), ("nccl.wc_error", Some("12")));
+        let protection = retry.replace("RETRY EXCEEDED ERROR status number 12", "LOCAL PROTOCOL ERROR status number 4");
+        assert!(!names(&protection).contains(&"nccl.wc_error".to_string()));
+        let event = "The OpenFabrics stack has reported a network error event.  Open MPI\nwill try to continue, but your job may end up failing.\n  Local host:        node-0-2.local\n  MPI process PID:   11840\n  Error number:      10 (IBV_EVENT_PORT_ERR)\n";
+        let port = parse("f", event).into_iter().find(|f| f.name == "nccl.port_error").expect("port error");
+        assert_eq!(port.get("host"), Some("node-0-2.local"));
+        let memlock =
+            "libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes.\nThis will severely limit memory registrations.\n";
+        assert_eq!(names(memlock), ["rdma.memlock"]);
+        let table = "WARNING: It appears that your OpenFabrics subsystem is configured to\nonly\nallow registering part of your physical memory.  This can cause MPI jobs\nto\n  Local host:              comp022.local\n  Registerable memory:     8192 MiB\n  Total memory:            16036 MiB\n";
+        let limit = parse("f", table).into_iter().find(|f| f.name == "rdma.registration_limit").expect("table");
+        assert!(limit.get("device").is_some_and(|d| d.contains("8192 MiB of 16036 MiB")), "{limit:?}");
+        assert_eq!(limit.get("host"), Some("comp022.local"));
+        let schemes = "No OpenFabrics connection schemes reported that they were able to be\nused on a specific port.  As such, the openib BTL (OpenFabrics\n";
+        assert_eq!(names(schemes), ["rdma.device_missing"]);
     }
 
     /// volcengine/verl#1516: the dynamic linker refuses the host's bnxt_re provider in an older
