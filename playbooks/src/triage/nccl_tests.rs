@@ -90,9 +90,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 /// ("#  Rank  0 Group  0 Pid 223120 on cnode2-002 device  0 [0000:1b:00]", once per process): the
 /// tests were built without MPI (MPI=1), so every process mpirun or srun starts runs a one-rank job
 /// of its own on the first GPU, and they all share it instead of one GPU each.
+/// Each run prints its own "# Using devices" list; a list that names several ranks is one job of
+/// several processes (tests run one after another in one file each list rank 0 again), so only the
+/// ranks of lists that name one rank each are one-rank jobs.
 fn processes_on_one_device(file: &str, text: &str) -> Option<Fact> {
-    let mut processes: BTreeMap<(&str, &str, &str), BTreeMap<&str, Evidence>> = BTreeMap::new();
+    // (host, rank, device) -> pid -> (the device list it was named in, its line).
+    type Listed = (usize, Evidence);
+    let mut processes: BTreeMap<(&str, &str, &str), BTreeMap<&str, Listed>> = BTreeMap::new();
+    // The ranks each device list names, by list (0: lines before any list's header).
+    let mut lists: Vec<std::collections::BTreeSet<&str>> = vec![Default::default()];
     for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+        if raw.contains("Using devices") {
+            lists.push(Default::default());
+            continue;
+        }
         let tokens: Vec<&str> = raw.trim_start_matches('#').split_whitespace().collect();
         if tokens.first() != Some(&"Rank") {
             continue;
@@ -101,12 +112,17 @@ fn processes_on_one_device(file: &str, text: &str) -> Option<Fact> {
         if let (Some(rank), Some(pid), Some(host), Some(device)) =
             (tokens.get(1), after("Pid"), after("on"), after("device"))
         {
+            let list = lists.len() - 1;
+            lists[list].insert(rank);
             processes
                 .entry((host, rank, device))
                 .or_default()
                 .entry(pid)
-                .or_insert_with(|| Evidence::new(file, line_no, raw));
+                .or_insert_with(|| (list, Evidence::new(file, line_no, raw)));
         }
+    }
+    for pids in processes.values_mut() {
+        pids.retain(|_, (list, _)| lists[*list].len() == 1);
     }
     let ((host, rank, device), pids) = processes.iter().find(|(_, pids)| pids.len() >= 2)?;
     let mut fact = Fact::new("gpu.shared_by_ranks").host(host).attr("gpu", device).attr(
@@ -116,7 +132,7 @@ fn processes_on_one_device(file: &str, text: &str) -> Option<Fact> {
             pids.len()
         ),
     );
-    for evidence in pids.values().take(8) {
+    for (_, evidence) in pids.values().take(8) {
         fact = fact.evidence(evidence.clone());
     }
     Some(fact)
@@ -317,5 +333,14 @@ mod tests {
         assert_eq!((facts[0].get("host"), facts[0].get("gpu")), (Some("cnode2-002"), Some("0")));
         let one_job = format!("{}{}", line(1, "n1"), line(1, "n2").replace("Rank  0", "Rank  1"));
         assert!(parse("t", &one_job).is_empty());
+        // xxrjun/nccl-tests-cluster's example-cluster01 (heldout115): two tests of one pair in one
+        // file, each listing ranks 0 to 3, rank 0 on the same GPU of the same host in both.
+        let header = "# Using devices\n";
+        let run = |pid: u32| {
+            format!("{header}{}{}", line(pid, "cnode3-004"), line(pid + 1, "cnode3-009").replace("Rank  0", "Rank  1"))
+        };
+        assert!(parse("t", &format!("{}{}", run(1400477), run(1401875))).is_empty());
+        let launched_alone = format!("{header}{}{header}{}", line(223120, "cnode2-002"), line(223121, "cnode2-002"));
+        assert_eq!(parse("t", &launched_alone)[0].name, "gpu.shared_by_ranks");
     }
 }

