@@ -215,6 +215,14 @@ fn all_links_inactive(line: &str) -> bool {
     line.to_ascii_lowercase().contains("all links are inactive")
 }
 
+/// A board whose NVLink comes through bridges: a PCIe card ("NVIDIA H100 PCIe"), or an NVL card
+/// ("NVIDIA H100 NVL", "NVIDIA H200 NVL": PCIe cards joined in pairs by three NVLink bridges, 12 of
+/// their 18 links; NVIDIA's H100 NVL product brief), whose links without a bridge stay inactive.
+fn bridged_board(header: &str) -> bool {
+    let upper = header.to_ascii_uppercase();
+    upper.contains("PCIE") || upper.split(|c: char| !c.is_ascii_alphanumeric()).any(|word| word == "NVL")
+}
+
 /// Blackwell's data-centre parts (B100, B200, B300, GB200, GB300) come only on NVLink baseboards
 /// and carry no SXM in their names; nor does Hopper's "H100 80GB HBM3" or "H200" (the SXM parts:
 /// the PCIe H100 says PCIe, the PCIe H200 says NVL). GH200 is a superchip whose GPU NVLink is wired
@@ -628,7 +636,7 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
         uuid: String,
         /// An SXM module or an NVL board: built with NVLink, so links down are a fault.
         nvlink_part: bool,
-        /// A PCIe board ("NVIDIA H100 PCIe"), whose NVLink comes through bridges.
+        /// A PCIe board ("NVIDIA H100 PCIe", "NVIDIA H100 NVL"), whose NVLink comes through bridges.
         pcie_board: bool,
         header: Evidence,
         inactive: Vec<(u32, Evidence)>,
@@ -645,7 +653,7 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
                 index,
                 uuid,
                 nvlink_part: is_nvlink_part(line),
-                pcie_board: line.to_ascii_uppercase().contains("PCIE"),
+                pcie_board: bridged_board(line),
                 header: Evidence::new(file, line_no, raw),
                 inactive: Vec::new(),
                 all_inactive: None,
@@ -1235,6 +1243,19 @@ mod tests {
         let links: Vec<String> =
             parse("nvlink.txt", &failed).iter().filter_map(|f| f.get("links").map(str::to_string)).collect();
         assert_eq!(links, ["2,3", "2,3"]);
+        // NVIDIA/nccl#1608 (heldout104): an H100 NVL, 12 of its 18 links bridged to its pair; the
+        // same links inactive on an SXM module are down.
+        let nvl = |name: &str| {
+            let links: String = (0..18)
+                .map(|link| {
+                    let state = if [4, 5, 10, 11, 16, 17].contains(&link) { "<inactive>" } else { "26.562 GB/s" };
+                    format!("         Link {link}: {state}\n")
+                })
+                .collect();
+            format!("GPU 0: NVIDIA {name} (UUID: GPU-5895e020)\n{links}")
+        };
+        assert!(parse("nvlink.txt", &nvl("H100 NVL")).is_empty());
+        assert_eq!(names(&parse("nvlink.txt", &nvl("H100 80GB HBM3"))), vec!["gpu.nvlink_inactive"]);
     }
 
     /// From tests/corpus/cases/nvsmi-mlengineering-nvlink-e-clean.txt (train): error counters are not
