@@ -5,7 +5,7 @@
 use fabricdoctor_probes::pci_config::AcsBits;
 use std::collections::BTreeMap;
 
-use super::lines::numbered_lines;
+use super::lines::{lines_after, numbered_lines};
 use crate::fact::{Evidence, Fact};
 
 /// The phrases of the less common tool messages read in `parse`, lower-case: a line with none of
@@ -1569,7 +1569,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // mlx4 driver's memory translation table (log_num_mtt, log_mtts_per_seg) is sized below
             // the host's memory, an adapter table that no `ulimit -l` enlarges.
             if lower.contains("allow registering part of your physical memory") {
-                let following: Vec<&str> = text.lines().skip(line_no).take(24).map(str::trim).collect();
+                let following: Vec<&str> = lines_after(text, raw).take(24).map(str::trim).collect();
                 let field = |name: &str| following.iter().find_map(|l| l.strip_prefix(name)).map(str::trim);
                 let device = match (field("Registerable memory:"), field("Total memory:")) {
                     (Some(registerable), Some(total)) => {
@@ -1601,7 +1601,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // one list, and the transport on the host without the interface has no path to its
             // peers. Interface names common to all hosts, or a subnet, are the fix.
             if let Some(setting) = invalid_interface_setting(trimmed) {
-                let mut following = text.lines().skip(line_no).take(6).map(str::trim);
+                let mut following = lines_after(text, raw).take(6).map(str::trim);
                 let value = following
                     .find_map(|line| line.strip_prefix("Value:"))
                     .map_or_else(|| "unknown".to_string(), |value| value.trim().to_string());
