@@ -93,3 +93,21 @@ hyperfine --warmup 1 --runs 5 -N -i \
   "$bin triage --json $kernel" \
   "grep -c NCCL.WARN $kernel"
 summarise target/bench-triage-kernel.json "kernel log, 100k lines"
+
+# Third input: 100,000 NCCL WARN lines of failed completions (every rank of a large job reporting
+# its queue pairs' retries exhausted, each line its own): one rule is supported by 100,000 facts,
+# which must cost in proportion to them, not to their pairs.
+errors=target/bench-triage-errors.log
+python3 - "$errors" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(100_000):
+        host, rank = i // 64, i % 64
+        f.write(f"gpu-{host:04d}:{1000 + rank}:{2000 + rank} [{rank % 8}] transport/net_ib.cc:1295 NCCL WARN NET/IB : "
+                f"Got completion from peer 10.2.{host % 250}.{rank}<{40000 + i % 20000}> with error 12, opcode 0, len 0, vendor err 129 (Send)\n")
+PY
+hyperfine --warmup 1 --runs 5 -N -i \
+  --export-json target/bench-triage-errors.json \
+  "$bin triage --json $errors" \
+  "grep -c NCCL.WARN $errors"
+summarise target/bench-triage-errors.json "100k completion errors"

@@ -742,14 +742,11 @@ impl Rule {
                 delta -= 1;
             }
         }
-        let mut seen = Vec::new();
-        support.retain(|f| {
-            let fresh = !seen.contains(f);
-            if fresh {
-                seen.push(*f);
-            }
-            fresh
-        });
+        // Each fact once, however many patterns found it: told apart by where it lives, so that a
+        // rule supported by thousands of facts (a log of one error per rank and retry) is not
+        // compared pairwise.
+        let mut seen = std::collections::HashSet::new();
+        support.retain(|f| seen.insert(std::ptr::from_ref::<Fact>(f)));
         Some((self.confidence.step(delta), support))
     }
 }

@@ -2401,6 +2401,11 @@ fn completion_status(lower: &str) -> Option<u32> {
             return Some(status);
         }
     }
+    // Every phrase below holds one of these: most lines are passed over at three searches.
+    let ucx = lower.contains("(synd 0x");
+    if !(ucx || lower.contains("err") || lower.contains("retry")) {
+        return None;
+    }
     // Open MPI's openib transport names the status by its number ("error polling LP CQ with status
     // RETRY EXCEEDED ERROR status number 12 for wr_id ...", btl_openib_component.c handle_wc), the
     // ibv_wc_status value. Only the retries exhausted (12, 13) are the fabric's: in an MPI transport
@@ -2409,11 +2414,6 @@ fn completion_status(lower: &str) -> Option<u32> {
     if let Some(rest) = lower.split("cq with status ").nth(1).and_then(|r| r.split(" status number ").nth(1)) {
         let status = rest.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("").parse().ok();
         return status.filter(|status| [12, 13].contains(status));
-    }
-    // Every phrase below holds one of these: most lines are passed over at three searches.
-    let ucx = lower.contains("(synd 0x");
-    if !(ucx || lower.contains("err") || lower.contains("retry")) {
-        return None;
     }
     let found =
         |table: &[(&str, u32)]| table.iter().find(|(words, _)| lower.contains(words)).map(|(_, status)| *status);
