@@ -211,14 +211,9 @@ fn rank_and_gpu(lower: &str) -> Option<(u64, u64)> {
     })
 }
 
-/// Open MPI's TCP transport failing over an interface it should not use (`iface` says which): the
-/// suspect interface and the failed connection, on the host the line begins with.
-fn openmpi_interface_failed(iface: &str, line: &str, evidence: Evidence) -> [Fact; 2] {
-    interface_failed("openmpi", iface, line, evidence)
-}
-
-/// A TCP transport (`used_by`) failing over an interface it should not use, or one it was told to
-/// use and cannot find: the suspect interface and the failure.
+/// A TCP transport (`used_by`: Open MPI's, Gloo's) failing over an interface it should not use, or
+/// one it was told to use and cannot find (`iface` says which): the suspect interface and the
+/// failure, on the host the line begins with.
 fn interface_failed(used_by: &str, iface: &str, line: &str, evidence: Evidence) -> [Fact; 2] {
     let mut suspect = Fact::new("nccl.socket_iface_suspect").attr("iface", iface).attr("used_by", used_by);
     let mut failed = Fact::new("nccl.socket_connect_failed").attr("error", line);
@@ -1549,7 +1544,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 let iface = format!(
                     "an address its peer never announced ({address}: another interface, or NAT between the hosts), met by Open MPI's TCP transport"
                 );
-                facts.extend(openmpi_interface_failed(&iface, trimmed, evidence()));
+                facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
                 continue;
             }
             // Open MPI's TCP transport failing to connect to a Docker network's gateway address
@@ -1559,7 +1554,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // _exclude docker0) is the fix, as NCCL_SOCKET_IFNAME is NCCL's.
             if let Some(gateway) = openmpi_tcp_connect_to_docker(trimmed) {
                 let iface = format!("a Docker bridge (its gateway {gateway}, offered to Open MPI's TCP transport)");
-                facts.extend(openmpi_interface_failed(&iface, trimmed, evidence()));
+                facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
                 continue;
             }
             // Open MPI's openib transport finding that the adapter's driver lets only part of the
