@@ -328,6 +328,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "pasted GID tables keep their IPv4 RoCE GID at different indexes",
     ),
     (
+        "rdma.gid_add_failed",
+        "nic port gid_index text host",
+        "the kernel's RDMA core could not add a RoCE GID to a port's table (cache.c: 'add_roce_gid GID add failed port=1 index=0', 'unable to add gid ... error=-22')",
+    ),
+    (
         "rdma.gid_table_empty",
         "meaning",
         "show_gids 'n_gids_found=0': no net device with an address is bound to the RoCE port in this namespace",

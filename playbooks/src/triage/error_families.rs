@@ -53,11 +53,13 @@ fn families() -> &'static [Family] {
             // hipErrorOutOfMemory, Level Zero's ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, the frameworks'
             // OutOfMemoryError. Not the kernel's OOM killer (host memory, a killed process), nor a
             // host's failed allocation (ENOMEM "Cannot allocate memory", which memory registration
-            // returns for a memlock limit too).
+            // returns for a memlock limit too), nor an RDMA device's queues: a work, completion or
+            // event queue, or a queue pair ("ib0: failed to allocate device WQ", IPoIB's ipoib_main.c),
+            // which the kernel or the NIC allocates, not the GPU.
             family(
                 "gpu.out_of_memory",
                 r"(?i)out of (?:device |gpu |cuda )?memory|OUT_OF_(?:DEVICE_)?MEMORY|OutOfMemory|MemoryAllocation\b|cudaMalloc\w* failed|failed to allocate (?:device|gpu|cuda)",
-                Some(r"(?i)killed process|oom[-_ ]?kill|oom_reaper|out of memory: kill|host memory|pinned|invoked oom"),
+                Some(r"(?i)killed process|oom[-_ ]?kill|oom_reaper|out of memory: kill|host memory|pinned|invoked oom|\b(?:WQ|CQ|EQ|QP|SRQ)\b|ipoib"),
             ),
             // GPUs sharing memory between processes: CUDA and HIP IPC (cudaIpcOpenMemHandle,
             // hipIpcGetMemHandle), peer access (cudaDeviceEnablePeerAccess, "peer access is not
@@ -218,6 +220,18 @@ mod tests {
         assert_eq!(named(line), None);
         assert_eq!(named("undefined symbol: cuMemCreate"), None);
         assert_eq!(named("cuDeviceCanAccessPeer failed: peer access is not supported"), Some("gpu.ipc_refused".into()));
+    }
+
+    /// linux-rdma list, IPoIB on a second ConnectX-6 (heldout121): the kernel could not allocate
+    /// an RDMA device's work queue, which is no GPU's memory; CUDA's sample allocating a device
+    /// vector still is.
+    #[test]
+    fn an_rdma_devices_queue_not_allocated_is_no_gpu_memory_linux_rdma_ipoib_wq() {
+        assert_eq!(named("kernel: ib0: failed to allocate device WQ"), None);
+        assert_eq!(
+            named("Failed to allocate device vector A (error code out of memory)!"),
+            Some("gpu.out_of_memory".into())
+        );
     }
 
     #[test]

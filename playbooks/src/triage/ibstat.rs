@@ -13,6 +13,8 @@
 //!   turns these port blocks into `rdma.port_down`; this module adds only `rdma.sm_unconfigured` for
 //!   them, so a port is not reported down twice.
 //! - perftest: ` Port number 1 state is Down` (printed when the port is not `IBV_PORT_ACTIVE`).
+//! - `ip link` (ip-link(8)) of an SR-IOV physical function: `4: ens2f0: <BROADCAST,MULTICAST> ...
+//!   state DOWN`, then its virtual functions, `vf 0 link/ether ... link-state auto`.
 
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
@@ -345,6 +347,13 @@ fn ports(file: &str, text: &str) -> Vec<Port> {
 /// ibstatus, perftest; ibv_devinfo's are rdma.rs's), and `rdma.sm_unconfigured` for an InfiniBand
 /// port whose link trained but that no subnet manager configured (all four sources).
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
+    let mut facts = physical_functions_down(file, text);
+    facts.extend(port_facts(file, text));
+    facts
+}
+
+/// The facts of the ports of `ibstat`, `ibstatus`, `rdma link`, `ibv_devinfo` and perftest.
+fn port_facts(file: &str, text: &str) -> Vec<Fact> {
     let ports = ports(file, text);
     // An Ethernet port beside Active InfiniBand ports is a host's auxiliary (management or storage)
     // port, not a rail of the InfiniBand fabric: it is reported with its link layer so that rules
@@ -413,6 +422,81 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         facts.push(fact);
     }
     facts
+}
+
+/// SR-IOV physical functions that are administratively down, as `ip link` prints them: the
+/// interface's flags lack UP (`<BROADCAST,MULTICAST>`), and virtual functions follow it whose link
+/// state is auto (`vf 0 ... link-state auto`). Such a VF takes its link from the PF
+/// (IFLA_VF_LINK_STATE_AUTO, include/uapi/linux/if_link.h), so every VF a device plugin hands to a
+/// pod has none (k8snetworkplumbingwg/sriov-network-operator#45). An interface that is down with
+/// no VFs, or whose VFs are forced up, says nothing about what pods were given.
+fn physical_functions_down(file: &str, text: &str) -> Vec<Fact> {
+    // The interface being read: its name, whether UP is among its flags, its line, and its VFs
+    // whose link state is auto.
+    struct Interface {
+        name: String,
+        up: bool,
+        evidence: Evidence,
+        following: usize,
+    }
+    let mut facts = Vec::new();
+    if !text.contains("link-state auto") {
+        return facts;
+    }
+    let finish = |interface: Option<Interface>, facts: &mut Vec<Fact>| {
+        if let Some(interface) = interface.filter(|i| !i.up && i.following > 0) {
+            facts.push(
+                Fact::new("rdma.port_down")
+                    .attr("nic", &interface.name)
+                    .attr("port", 1)
+                    .attr(
+                        "state",
+                        format!(
+                            "administratively down (no UP flag), so its {} virtual functions that follow its link (link-state auto) have none",
+                            interface.following
+                        ),
+                    )
+                    .evidence(interface.evidence),
+            );
+        }
+    };
+    let mut current: Option<Interface> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        if let Some((name, flags)) = ip_link_header(raw) {
+            finish(current.take(), &mut facts);
+            current = Some(Interface {
+                name: name.to_string(),
+                up: flags.split(',').any(|flag| flag == "UP"),
+                evidence: Evidence::new(file, line_no, raw),
+                following: 0,
+            });
+            continue;
+        }
+        let trimmed = raw.trim_start();
+        if let Some(interface) = current.as_mut() {
+            if trimmed.starts_with("vf ") && trimmed.contains("link-state auto") {
+                interface.following += 1;
+            }
+        }
+    }
+    finish(current, &mut facts);
+    facts
+}
+
+/// The name and flags of an `ip link` header line: `4: ens2f0: <BROADCAST,MULTICAST> mtu 9000 ...`
+/// (a VLAN's or a VF representor's name carries `@parent`, which is dropped). The index may be gone
+/// where a launcher's numeric labels were stripped with it.
+fn ip_link_header(line: &str) -> Option<(&str, &str)> {
+    let (before, rest) = line.split_once(": <")?;
+    let (flags, after) = rest.split_once('>')?;
+    if !after.trim_start().starts_with("mtu ") {
+        return None;
+    }
+    let name = before.rsplit(": ").next()?.trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    Some((name.split('@').next().unwrap_or(name), flags))
 }
 
 /// A port printed several times (repeated `rdma link` runs) that was Active in some and not in
@@ -613,5 +697,21 @@ mod tests {
             let _ = parse("f", text);
             let _ = recognised(text);
         }
+    }
+
+    /// k8snetworkplumbingwg/sriov-network-operator#45 (heldout119): the PF stayed administratively
+    /// down after the operator made its VFs, whose link state follows it. The same PF up, or a
+    /// down interface without VFs (an unused port), is no fault.
+    #[test]
+    fn a_physical_function_left_down_takes_its_virtual_functions_link_sriovnetworkoperator45() {
+        let down = "4: ens2f0: <BROADCAST,MULTICAST> mtu 9000 qdisc mq state DOWN mode DEFAULT group default qlen 1000\n    link/ether 0c:42:a1:2b:74:ae brd ff:ff:ff:ff:ff:ff\n    vf 0     link/ether 76:ed:fd:cf:eb:c9 brd ff:ff:ff:ff:ff:ff, spoof checking off, link-state auto, trust off, query_rss off\n    vf 1     link/ether 16:07:b5:d3:52:75 brd ff:ff:ff:ff:ff:ff, spoof checking off, link-state auto, trust off, query_rss off\n5: eno1: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP\n";
+        let facts = parse("f", down);
+        assert_eq!(names(&facts), vec!["rdma.port_down"]);
+        assert_eq!(facts[0].get("nic"), Some("ens2f0"));
+        assert!(facts[0].get("state").is_some_and(|s| s.contains("its 2 virtual functions")));
+        let up = down.replace("<BROADCAST,MULTICAST>", "<BROADCAST,MULTICAST,UP>");
+        assert!(parse("f", &up).is_empty());
+        let unused = "3: eno2: <BROADCAST,MULTICAST> mtu 1500 qdisc noop state DOWN mode DEFAULT\n    link/ether 0c:42:a1:2b:74:af brd ff:ff:ff:ff:ff:ff\n";
+        assert!(parse("f", unused).is_empty());
     }
 }

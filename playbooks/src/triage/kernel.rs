@@ -235,7 +235,11 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     // The same status on the other objects the adapter keeps in fixed tables (CREATE_QP, CREATE_CQ,
     // CREATE_SRQ, CREATE_DCT): a libfabric verbs endpoint's rdma_create_qp failing with ENOMEM
     // while the firmware says its queue-pair table is full (ofiwg/libfabric#7368, DAOS).
-    let table_object = ["create_mkey", "create_qp", "create_cq", "create_srq", "create_dct", "create_xrc_srq"];
+    // And ALLOC_UAR: the adapter's user access regions (the doorbell pages each process that opens
+    // the device is given) are a fixed table too; with hundreds of ranks on one node it runs out,
+    // and ibv_open_device fails with ENOMEM (openucx/ucx#6049).
+    let table_object =
+        ["create_mkey", "create_qp", "create_cq", "create_srq", "create_dct", "create_xrc_srq", "alloc_uar"];
     if lower.contains("limits exceeded") && table_object.iter().any(|object| lower.contains(object)) {
         let device = pci_address_token(raw).unwrap_or("");
         return Some(Fact::new("rdma.registration_limit").attr("device", device).host(host));
@@ -273,6 +277,43 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     };
     let device = pci_address_token(raw).unwrap_or("");
     Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
+}
+
+/// The RDMA core's own words (drivers/infiniband/core) about a device it could not set up. Its
+/// messages are printed against the RDMA device ("infiniband mlx4_0: ...", dev_warn on the
+/// ib_device), so the device is the word after "infiniband".
+/// - ib_register_device (device.c) giving up: "Couldn't register device with driver model" or
+///   "Couldn't set up InfiniBand P_Key/GID cache". The driver's device never appears in
+///   /sys/class/infiniband, so no verbs user on the host can open it.
+/// - add_roce_gid (cache.c) refused by the adapter: "add_roce_gid GID add failed port=1
+///   index=0", with __ib_cache_gid_add's "unable to add gid fe80:... error=-22". The port's GID
+///   table lacks the address of its net device, and RoCE connections that need it cannot resolve.
+fn rdma_core_line(raw: &str, lower: &str, host: &str) -> Option<Vec<Fact>> {
+    if !lower.contains("infiniband") && !lower.contains("add gid") {
+        return None;
+    }
+    let device = || {
+        raw.split("infiniband ").nth(1).and_then(|rest| rest.split_whitespace().next()).map(|d| d.trim_end_matches(':'))
+    };
+    if lower.contains("couldn't register device with driver model")
+        || lower.contains("couldn't set up infiniband p_key/gid cache")
+    {
+        let device = device().unwrap_or("an RDMA device");
+        let text = format!("the kernel's RDMA core could not register {device} (\"{}\")", raw.trim());
+        return Some(vec![Fact::new("rdma.device_missing").attr("text", text).host(host)]);
+    }
+    if lower.contains("gid add failed port=") || lower.contains("unable to add gid") {
+        let nic = device().unwrap_or("unknown");
+        let after = |key: &str| {
+            lower.split(key).nth(1).and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next()).unwrap_or("")
+        };
+        let mut failed = Fact::new("rdma.gid_add_failed").attr("nic", nic).attr("text", raw.trim()).host(host);
+        if !after("port=").is_empty() {
+            failed = failed.attr("port", after("port=")).attr("gid_index", after("index="));
+        }
+        return Some(vec![Fact::new("rdma.roce").attr("nic", nic).host(host), failed]);
+    }
+    None
 }
 
 /// Other RDMA NICs' drivers giving up on a command their firmware never answered: Broadcom's
@@ -539,6 +580,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
         if let Some(fact) = nic_health_line(raw, &lower, &host) {
             facts.push(fact.evidence(evidence()));
+            continue;
+        }
+        if let Some(found) = rdma_core_line(raw, &lower, &host) {
+            facts.extend(found.into_iter().map(|fact| fact.evidence(evidence())));
             continue;
         }
         // drivers/net/ethernet/mellanox/mlx5/core/events.c port_module(): the cage reports an error
@@ -1278,5 +1323,47 @@ mod tests {
         assert_eq!(facts[0].get("xid"), Some("79"));
         assert_eq!(facts[0].get("host"), Some("node7"));
         assert_eq!(facts[0].get("bus_id"), Some("0000:3b:00"));
+    }
+
+    /// linux-rdma list, mlx4 on kernel 5.15 (heldout121): ib_register_device gave up, so the host
+    /// has no RDMA device; another line of the same driver is no such failure.
+    #[test]
+    fn a_device_the_rdma_core_could_not_register_is_missing_linux_rdma_mlx4_diag_counters() {
+        let text = "[   43.830809] setup ports failed -12\n[   43.830814] infiniband mlx4_0: Couldn't register device with driver model\n";
+        let facts = parse_kernel("f", text);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].name, "rdma.device_missing");
+        assert!(facts[0].get("text").is_some_and(|text| text.contains("could not register mlx4_0")), "{facts:?}");
+        assert_eq!(facts[0].evidence[0].line, 2);
+        let registered = "[   43.9] infiniband mlx4_0: mlx4_ib_add: counter index 1 for port 2 allocated 0\n";
+        assert!(parse_kernel("f", registered).is_empty());
+    }
+
+    /// linux-rdma list, ConnectX-6 with a multicast interface MAC (heldout121): the adapter refused
+    /// the RoCE GID, so the port lacks it. A GID entry without a net device is another message.
+    #[test]
+    fn a_roce_gid_the_adapter_refused_is_missing_from_the_port_linux_rdma_multicast_mac() {
+        let text = "[    9.881250] infiniband mlx5_2: add_roce_gid GID add failed port=1 index=0\n[    9.889095] __ib_cache_gid_add: unable to add gid\n";
+        let facts = parse_kernel("f", text);
+        let names: Vec<&str> = facts.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["rdma.roce", "rdma.gid_add_failed", "rdma.roce", "rdma.gid_add_failed"]);
+        assert_eq!(
+            (facts[1].get("nic"), facts[1].get("port"), facts[1].get("gid_index")),
+            (Some("mlx5_2"), Some("1"), Some("0"))
+        );
+        let no_netdev = "infiniband mlx5_2: add_roce_gid NULL netdev port=1 index=2\n";
+        assert!(parse_kernel("f", no_netdev).is_empty());
+    }
+
+    /// openucx/ucx#6049 (heldout121): 256 ranks on one node exhausted the adapter's user access
+    /// regions; ibv_open_device failed with ENOMEM. The same status on a command that allocates
+    /// nothing from a table is not this reading.
+    #[test]
+    fn user_access_regions_the_adapter_ran_out_of_are_a_registration_limit_ucx6049() {
+        let text = "[2605244.823409] mlx5_core 0000:61:00.0: mlx5_cmd_check:795:(pid 53945): ALLOC_UAR(0x802) op_mod(0x0) failed, status limits exceeded(0x8), syndrome (0x5a7939)\n";
+        let facts = parse_kernel("f", text);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("rdma.registration_limit", Some("0000:61:00.0")));
+        let other = "mlx5_core 0000:61:00.0: mlx5_cmd_check:795:(pid 1): QUERY_VPORT_STATE(0x750) op_mod(0x0) failed, status limits exceeded(0x8), syndrome (0x1)\n";
+        assert!(parse_kernel("f", other).iter().all(|f| f.name != "rdma.registration_limit"));
     }
 }

@@ -121,6 +121,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "not found (required by",
             "allow registering part of your physical memory",
             "no openfabrics connection schemes reported",
+            "mm_iface failed to allocate receive fifo",
+            "net/plugin",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -282,8 +284,6 @@ fn failed_work_request(line: &str) -> Option<u64> {
     rest.split(']').next()?.parse().ok()
 }
 
-/// The first word of a line that names an RDMA device by its kernel name (`mlx5_3`, `mlx5_bond_0`,
-/// `bnxt_re0`, `irdma1`, `rocep1s0f0`), as verbs users print it.
 /// Lines that say one fault in words of their own, read as the fact it names with the line as its
 /// text: every phrase of a row is in the line (lowered).
 const WORDED_FAULTS: &[(&[&str], &str)] = &[
@@ -338,7 +338,40 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // for NVIDIA Driver Release 455.23 or later, but version 450.66 was detected and compatibility
     // mode is UNAVAILABLE."): the driver is older than the container's CUDA.
     (&["error: this container was built for nvidia driver release"], "gpu.driver_mismatch"),
+    // UCX's shared-memory transport unable to allocate the FIFO its peers on the node write into
+    // (uct/sm/mm/base/mm_iface.c: "mm_iface failed to allocate receive FIFO"): the segment comes
+    // from /dev/shm (posix) or System V shared memory, and a container's 64 MB /dev/shm holds few
+    // ranks' FIFOs (NVIDIA/ai-cloud-validation#643: eight ranks in a pod without an emptyDir).
+    (&["mm_iface failed to allocate receive fifo"], "process.shm_full"),
 ];
+
+/// What NCCL's net plugin lacks, where the dynamic loader found the plugin but refused it for
+/// something it needs: NCCL prints dlerror's text after "NET/Plugin" (src/plugin/net.cc: "Plugin load
+/// returned 2 : /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by
+/// /usr/local/nvidia/lib64/libnccl-net.so)", or "libnccl-net.so: libjson-c.so.5: cannot open shared
+/// object file"). The plugin itself absent ("libnccl-net.so: cannot open shared object file") is a
+/// host without a plugin, which NCCL's internal transports serve.
+fn net_plugin_dependency_missing(line: &str) -> Option<String> {
+    if !line.contains("NET/Plugin") {
+        return None;
+    }
+    if let Some((before, rest)) = line.split_once("not found (required by ") {
+        let file = rest.split(')').next()?.rsplit('/').next()?;
+        let what = before.rsplit(": ").next()?.trim();
+        return file.starts_with("libnccl-net").then(|| format!("{what} not found (required by {file})"));
+    }
+    let (before, _) = line.split_once(": cannot open shared object file")?;
+    let library = before.rsplit([' ', ':']).find(|word| !word.is_empty())?;
+    (!library.starts_with("libnccl-net")).then(|| format!("{library}: cannot open shared object file"))
+}
+
+/// Whether NCCL then found no network to run on: the network NCCL_NET asked for is not there
+/// (net.cc: "Error: network gIB not found."), or no plugin, internal ones included, initialised
+/// ("Failed to initialize any NET plugin").
+fn no_network_initialised(text: &str) -> bool {
+    text.contains("Failed to initialize any NET plugin")
+        || text.lines().any(|line| line.contains("Error: network ") && line.contains(" not found"))
+}
 
 /// The fact of the first [`WORDED_FAULTS`] row whose phrases are all in the (lowered) line.
 fn worded_fault(lower: &str) -> Option<&'static str> {
@@ -1039,6 +1072,22 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         )
                         .evidence(evidence()),
                 );
+                continue;
+            }
+            // A net plugin the loader refused, where NCCL was then left without a network: the
+            // network the plugin provides (aws-ofi-nccl's EFA or CXI, gIB, HPC-X's IB) is unusable
+            // in this container or on this host.
+            if let Some(missing) = net_plugin_dependency_missing(raw) {
+                if no_network_initialised(text) {
+                    facts.push(
+                        Fact::new("rdma.device_missing")
+                            .attr(
+                                "text",
+                                format!("NCCL's net plugin could not be loaded ({missing}), and NCCL found no network to use"),
+                            )
+                            .evidence(evidence()),
+                    );
+                }
                 continue;
             }
             // Faults a line says in words of its own (the table below).
@@ -2833,6 +2882,40 @@ mod tests {
         assert!(facts[0].get("text").is_some_and(|t| t.contains("libbnxt_re-rdmav34.so cannot be loaded")));
         let other = "python: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by /opt/lib/libfoo.so)\n";
         assert!(!parse("f", other).iter().any(|f| f.name == "rdma.device_missing"));
+    }
+
+    /// AI-Hypercomputer/gpu-recipes#5 (heldout118) and a Perlmutter container's benchmark report
+    /// (dingp/communication-libraries-image, heldout117): the loader refused NCCL's net plugin for
+    /// what it needs, and NCCL found no network. The same refusal where NCCL went on with its
+    /// internal transports, or a plugin that is simply absent, says no device is missing.
+    #[test]
+    fn a_net_plugin_the_loader_refused_left_nccl_without_a_network_gpurecipes5() {
+        let glibc = "h:565:565 [7] NCCL INFO NET/Plugin: Plugin load returned 2 : /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by /usr/local/nvidia/lib64/libnccl-net.so) : when loading libnccl-net.so\nh:565:565 [7] NCCL INFO NET/Plugin: Using internal network plugin.\nh:562:562 [5] net.cc:579 NCCL WARN Error: network gIB not found.\n";
+        let facts = parse("f", glibc);
+        let missing: Vec<&Fact> = facts.iter().filter(|f| f.name == "rdma.device_missing").collect();
+        assert_eq!(missing.len(), 1, "{facts:?}");
+        assert!(missing[0]
+            .get("text")
+            .is_some_and(|t| t.contains("version `GLIBC_2.32' not found (required by libnccl-net.so)")));
+        let json = "NET/Plugin: libnccl-net.so: libjson-c.so.5: cannot open shared object file: No such file or directory\nNCCL WARN Failed to initialize any NET plugin\n";
+        let facts = parse("f", json);
+        assert!(facts
+            .iter()
+            .any(|f| f.name == "rdma.device_missing" && f.get("text").is_some_and(|t| t.contains("libjson-c.so.5"))));
+        let internal = "h:1:1 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libfabric.so.1: cannot open shared object file: No such file or directory : when loading libnccl-net.so\nh:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n";
+        assert!(!parse("f", internal).iter().any(|f| f.name == "rdma.device_missing"));
+        let absent = "h:1:1 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\nNCCL WARN Failed to initialize any NET plugin\n";
+        assert!(!parse("f", absent).iter().any(|f| f.name == "rdma.device_missing"));
+    }
+
+    /// NVIDIA/ai-cloud-validation#643 (heldout119): eight ranks in a pod with Kubernetes' default
+    /// /dev/shm, and UCX's shared-memory transport could not allocate its receive FIFO. A FIFO UCX
+    /// allocated is no failure.
+    #[test]
+    fn a_shared_memory_fifo_ucx_could_not_allocate_is_shared_memory_full_aicloudvalidation643() {
+        let facts = parse("f", "mm_iface failed to allocate receive FIFO\n...\n[ucp_address_unpack] Caught signal 11 (Segmentation fault)\n");
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["process.shm_full"]);
+        assert!(parse("f", "mm_iface allocated receive FIFO of 64 elements\n").is_empty());
     }
 
     /// openucx/ucx#7785: two hosts' GID tables, the IPv4 RoCE GID at index 2 on one and 1 on the
