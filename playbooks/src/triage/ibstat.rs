@@ -69,6 +69,8 @@ struct Port {
     base_lid: Option<(u32, Evidence)>,
     sm_lid: Option<u32>,
     link_layer: Option<String>,
+    /// The line that gave the link layer.
+    link_layer_line: Option<Evidence>,
     guid: Option<String>,
 }
 
@@ -83,6 +85,7 @@ impl Port {
             base_lid: None,
             sm_lid: None,
             link_layer: None,
+            link_layer_line: None,
             guid: None,
         }
     }
@@ -336,7 +339,10 @@ fn ports(file: &str, text: &str) -> Vec<Port> {
             Field::PhysicalState => current.physical_state = Some((bare_label(value).to_string(), evidence())),
             Field::BaseLid => current.base_lid = parse_lid(value).map(|lid| (lid, evidence())),
             Field::SmLid => current.sm_lid = parse_lid(value),
-            Field::LinkLayer => current.link_layer = Some(value.to_string()),
+            Field::LinkLayer => {
+                current.link_layer = Some(value.to_string());
+                current.link_layer_line = Some(evidence());
+            }
             Field::Guid => current.guid = Some(value.to_string()),
         }
     }
@@ -347,7 +353,7 @@ fn ports(file: &str, text: &str) -> Vec<Port> {
 /// ibstatus, perftest; ibv_devinfo's are rdma.rs's), and `rdma.sm_unconfigured` for an InfiniBand
 /// port whose link trained but that no subnet manager configured (all four sources).
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
-    let mut facts = physical_functions_down(file, text);
+    let mut facts = interfaces_down_under_dependents(file, text);
     facts.extend(port_facts(file, text));
     facts
 }
@@ -362,6 +368,14 @@ fn port_facts(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     let flapped = link_flaps(&ports, &mut facts);
     for (index, port) in ports.iter().enumerate() {
+        // An Ethernet link layer is RoCE (or iWARP), as ibv_devinfo's says in rdma.rs: the rules
+        // that need RoCE (a GID index, a lossy fabric) can then hold for the ports ibstat shows.
+        if let (true, Some(line), false) =
+            (port.is_ethernet(), &port.link_layer_line, port.source == Source::IbvDevinfo)
+        {
+            let nic = port.nic.as_deref().unwrap_or("unknown");
+            facts.push(Fact::new("rdma.roce").attr("nic", nic).evidence(line.clone()));
+        }
         if port.source == Source::RdmaLink && flapped.contains(&(port.nic.clone(), port.port)) {
             continue;
         }
@@ -424,69 +438,73 @@ fn port_facts(file: &str, text: &str) -> Vec<Fact> {
     facts
 }
 
-/// SR-IOV physical functions that are administratively down, as `ip link` prints them: the
-/// interface's flags lack UP (`<BROADCAST,MULTICAST>`), and virtual functions follow it whose link
-/// state is auto (`vf 0 ... link-state auto`). Such a VF takes its link from the PF
-/// (IFLA_VF_LINK_STATE_AUTO, include/uapi/linux/if_link.h), so every VF a device plugin hands to a
-/// pod has none (k8snetworkplumbingwg/sriov-network-operator#45). An interface that is down with
-/// no VFs, or whose VFs are forced up, says nothing about what pods were given.
-fn physical_functions_down(file: &str, text: &str) -> Vec<Fact> {
-    // The interface being read: its name, whether UP is among its flags, its line, and its VFs
-    // whose link state is auto.
-    struct Interface {
-        name: String,
-        up: bool,
-        evidence: Evidence,
-        following: usize,
-    }
+/// Interfaces that are administratively down under interfaces that depend on them, as `ip link`
+/// (or `ip addr`) prints them: the interface's flags lack UP (`<BROADCAST,MULTICAST>`), and
+/// - virtual functions follow it whose link state is auto (`vf 0 ... link-state auto`): such a VF
+///   takes its link from the PF (IFLA_VF_LINK_STATE_AUTO, include/uapi/linux/if_link.h), so every
+///   VF a device plugin hands to a pod has none (k8snetworkplumbingwg/sriov-network-operator#45);
+/// - or child interfaces stacked on it (`ib0.beef@ib0`, a VLAN `eth0.100@eth0`) are up but flagged
+///   `M-DOWN`, their lower device down (iproute2 prints it when the link's lower device is not up):
+///   an IPoIB child of an enhanced-IPoIB parent passes nothing until the parent is up (linux-rdma
+///   list, 2021-03).
+///
+/// An interface that is down with nothing on it, or whose VFs are forced up, says nothing about
+/// what jobs were given.
+fn interfaces_down_under_dependents(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
-    if !text.contains("link-state auto") {
+    if !text.contains("link-state auto") && !text.contains("M-DOWN") {
         return facts;
     }
-    let finish = |interface: Option<Interface>, facts: &mut Vec<Fact>| {
-        if let Some(interface) = interface.filter(|i| !i.up && i.following > 0) {
-            facts.push(
-                Fact::new("rdma.port_down")
-                    .attr("nic", &interface.name)
-                    .attr("port", 1)
-                    .attr(
-                        "state",
-                        format!(
-                            "administratively down (no UP flag), so its {} virtual functions that follow its link (link-state auto) have none",
-                            interface.following
-                        ),
-                    )
-                    .evidence(interface.evidence),
-            );
-        }
-    };
-    let mut current: Option<Interface> = None;
+    // Per interface, in the order printed: whether UP is among its flags, its line, and the
+    // dependents that lost their link with it (VFs that follow it, children flagged M-DOWN).
+    let mut interfaces: Vec<(String, bool, Evidence, usize)> = Vec::new();
+    let mut current: Option<usize> = None;
     for (line_no, raw) in numbered_lines(text) {
-        if let Some((name, flags)) = ip_link_header(raw) {
-            finish(current.take(), &mut facts);
-            current = Some(Interface {
-                name: name.to_string(),
-                up: flags.split(',').any(|flag| flag == "UP"),
-                evidence: Evidence::new(file, line_no, raw),
-                following: 0,
-            });
+        if let Some(header) = ip_link_header(raw) {
+            if let Some(parent) = header.parent.filter(|_| header.flags.split(',').any(|f| f == "M-DOWN")) {
+                if let Some(entry) = interfaces.iter_mut().find(|entry| entry.0 == parent) {
+                    entry.3 += 1;
+                }
+            }
+            let up = header.flags.split(',').any(|flag| flag == "UP");
+            interfaces.push((header.name.to_string(), up, Evidence::new(file, line_no, raw), 0));
+            current = Some(interfaces.len() - 1);
             continue;
         }
         let trimmed = raw.trim_start();
-        if let Some(interface) = current.as_mut() {
-            if trimmed.starts_with("vf ") && trimmed.contains("link-state auto") {
-                interface.following += 1;
+        if trimmed.starts_with("vf ") && trimmed.contains("link-state auto") {
+            if let Some(index) = current {
+                interfaces[index].3 += 1;
             }
         }
     }
-    finish(current, &mut facts);
+    for (name, _, evidence, dependents) in interfaces.into_iter().filter(|entry| !entry.1 && entry.3 > 0) {
+        facts.push(
+            Fact::new("rdma.port_down")
+                .attr("nic", &name)
+                .attr("port", 1)
+                .attr(
+                    "state",
+                    format!(
+                        "administratively down (no UP flag), so the {dependents} interfaces that take their link from it (virtual functions, child interfaces) have none"
+                    ),
+                )
+                .evidence(evidence),
+        );
+    }
     facts
 }
 
-/// The name and flags of an `ip link` header line: `4: ens2f0: <BROADCAST,MULTICAST> mtu 9000 ...`
-/// (a VLAN's or a VF representor's name carries `@parent`, which is dropped). The index may be gone
+/// An `ip link` header line: `4: ens2f0: <BROADCAST,MULTICAST> mtu 9000 ...`, a stacked one
+/// `6: ib0.beef@ib0: <BROADCAST,MULTICAST,UP,LOWER_UP,M-DOWN> mtu 4092`. The index may be gone
 /// where a launcher's numeric labels were stripped with it.
-fn ip_link_header(line: &str) -> Option<(&str, &str)> {
+struct IpLinkHeader<'a> {
+    name: &'a str,
+    parent: Option<&'a str>,
+    flags: &'a str,
+}
+
+fn ip_link_header(line: &str) -> Option<IpLinkHeader<'_>> {
     let (before, rest) = line.split_once(": <")?;
     let (flags, after) = rest.split_once('>')?;
     if !after.trim_start().starts_with("mtu ") {
@@ -496,7 +514,11 @@ fn ip_link_header(line: &str) -> Option<(&str, &str)> {
     if name.is_empty() || name.contains(char::is_whitespace) {
         return None;
     }
-    Some((name.split('@').next().unwrap_or(name), flags))
+    let (name, parent) = match name.split_once('@') {
+        Some((name, parent)) => (name, Some(parent)),
+        None => (name, None),
+    };
+    Some(IpLinkHeader { name, parent, flags })
 }
 
 /// A port printed several times (repeated `rdma link` runs) that was Active in some and not in
@@ -570,7 +592,13 @@ mod tests {
     #[test]
     fn a_roce_rail_that_is_down_is_a_port_down() {
         assert!(recognised(ROCE_RAIL_DOWN));
-        let facts = parse("ibstat.txt", ROCE_RAIL_DOWN);
+        let (roce, facts): (Vec<Fact>, Vec<Fact>) =
+            parse("ibstat.txt", ROCE_RAIL_DOWN).into_iter().partition(|f| f.name == "rdma.roce");
+        // Each Ethernet port says RoCE, with its link-layer line.
+        assert_eq!(
+            roce.iter().map(|f| (f.get("nic"), f.evidence[0].line)).collect::<Vec<_>>(),
+            [(Some("mlx5_10"), 14), (Some("mlx5_11"), 27)]
+        );
         assert_eq!(names(&facts), vec!["rdma.port_down"]);
         let down = &facts[0];
         assert_eq!(down.get("nic"), Some("mlx5_11"));
@@ -588,7 +616,7 @@ mod tests {
     #[test]
     fn an_ethernet_port_down_beside_active_infiniband_carries_its_link_layer() {
         let text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tBase lid: 75\n\t\tLMC: 0\n\t\tSM lid: 334\n\t\tCapability mask: 0xa751e848\n\t\tPort GUID: 0x946dae0300cde72c\n\t\tLink layer: InfiniBand\nCA 'mlx5_2'\n\tCA type: MT4125\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 40\n\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 0\n\t\tCapability mask: 0x00010000\n\t\tPort GUID: 0x966daefffec2b691\n\t\tLink layer: Ethernet\n";
-        let facts = parse("ibstat.txt", text);
+        let facts: Vec<Fact> = parse("ibstat.txt", text).into_iter().filter(|f| f.name != "rdma.roce").collect();
         assert_eq!(names(&facts), vec!["rdma.auxiliary_port_down"]);
         assert_eq!(facts[0].get("nic"), Some("mlx5_2"));
         assert_eq!(facts[0].get("link_layer"), Some("Ethernet"));
@@ -708,10 +736,26 @@ mod tests {
         let facts = parse("f", down);
         assert_eq!(names(&facts), vec!["rdma.port_down"]);
         assert_eq!(facts[0].get("nic"), Some("ens2f0"));
-        assert!(facts[0].get("state").is_some_and(|s| s.contains("its 2 virtual functions")));
+        assert!(facts[0].get("state").is_some_and(|s| s.contains("the 2 interfaces")));
         let up = down.replace("<BROADCAST,MULTICAST>", "<BROADCAST,MULTICAST,UP>");
         assert!(parse("f", &up).is_empty());
         let unused = "3: eno2: <BROADCAST,MULTICAST> mtu 1500 qdisc noop state DOWN mode DEFAULT\n    link/ether 0c:42:a1:2b:74:af brd ff:ff:ff:ff:ff:ff\n";
         assert!(parse("f", unused).is_empty());
+    }
+
+    /// linux-rdma list, IPoIB children of a parent left down (heldout122): the children are up but
+    /// flagged M-DOWN, and pass nothing until the parent is up. The same children under a parent
+    /// that is up are healthy.
+    #[test]
+    fn a_parent_left_down_takes_its_childrens_link_linux_rdma_ipoib_children() {
+        let text = "4: ib0: <BROADCAST,MULTICAST> mtu 4092 qdisc noop state DOWN group default qlen 256\n    link/infiniband 00:00:10:29:fe:80 brd 00:ff:ff:ff:ff:12\n6: ib0.beef@ib0: <BROADCAST,MULTICAST,UP,LOWER_UP,M-DOWN> mtu 4092 qdisc mq state UP group default qlen 256\n    inet 10.42.3.146/20 brd 10.42.15.255 scope global ib0.beef\n7: ib0.dddd@ib0: <BROADCAST,MULTICAST,UP,LOWER_UP,M-DOWN> mtu 4092 qdisc mq state UP\n";
+        let facts = parse("f", text);
+        assert_eq!(names(&facts), vec!["rdma.port_down"]);
+        assert_eq!(facts[0].get("nic"), Some("ib0"));
+        assert_eq!(facts[0].evidence[0].line, 1);
+        let up = text
+            .replace("4: ib0: <BROADCAST,MULTICAST>", "4: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP>")
+            .replace(",M-DOWN", "");
+        assert!(parse("f", &up).is_empty());
     }
 }

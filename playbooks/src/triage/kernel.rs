@@ -132,6 +132,22 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
     Some(fact)
 }
 
+/// The PCI addresses (lower-case, with their domain) of the devices a kernel log says it could not
+/// give a BAR: "pci 0000:06:00.0: BAR 1: failed to assign [mem size ...]", "... BAR 1: no space for
+/// [mem size ...]", and newer kernels' "... BAR 0 [mem size ...]: can't assign; no space".
+fn devices_without_bars(text: &str) -> BTreeSet<String> {
+    if !text.contains("BAR ") {
+        return BTreeSet::new();
+    }
+    numbered_lines(text)
+        .filter(|(_, line)| {
+            line.contains("BAR ")
+                && (line.contains("failed to assign") || line.contains("no space for") || line.contains("can't assign"))
+        })
+        .filter_map(|(_, line)| pci_address_token(line).map(str::to_ascii_lowercase))
+        .collect()
+}
+
 /// Whether a lower-cased NVRM line reports a status of NV_ERR_GPU_IS_LOST ("status 0x0000000f",
 /// "status=0x0000000f"), the whole hexadecimal word.
 fn returns_gpu_is_lost(lower: &str) -> bool {
@@ -387,6 +403,12 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // a GPU gone from the bus; its lines are left to be quoted.
     let bars_unplaced = text.contains("can't assign; no space")
         || text.contains("PCI I/O region assigned to your NVIDIA device is invalid");
+    // The devices whose BARs the kernel could not place, by address: older kernels word it "BAR 1:
+    // no space for [mem size 0x2000000000 64bit pref]" and "BAR 1: failed to assign [mem size ...]"
+    // (drivers/pci/setup-res.c). The NVIDIA driver cannot initialise such a GPU ("RmInitAdapter
+    // failed"): the host's address space is short (a VM whose CPU model addresses too little, a
+    // BIOS without Above 4G Decoding), and the GPU is not lost.
+    let unplaced_devices = devices_without_bars(text);
     // The severity of the firmware's last error record ("[Hardware Error]: event severity: fatal"),
     // for the device lines that follow it.
     let mut firmware_severity: Option<(&'static str, Evidence)> = None;
@@ -464,7 +486,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         if let Some(fact) = gpu_lost_line(raw, &lower, &host, evidence()) {
             let probe_refused =
                 fact.get("how").is_some_and(|how| how.contains("probe failed") || how.contains("finds no GPU"));
-            if !(bars_unplaced && probe_refused) {
+            let unplaced = fact
+                .get("bus_id")
+                .filter(|bus| !bus.is_empty())
+                .is_some_and(|bus| unplaced_devices.iter().any(|device| device.ends_with(bus)));
+            if !(unplaced || bars_unplaced && probe_refused) {
                 facts.push(fact);
             }
             continue;
@@ -1365,5 +1391,16 @@ mod tests {
         assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("rdma.registration_limit", Some("0000:61:00.0")));
         let other = "mlx5_core 0000:61:00.0: mlx5_cmd_check:795:(pid 1): QUERY_VPORT_STATE(0x750) op_mod(0x0) failed, status limits exceeded(0x8), syndrome (0x1)\n";
         assert!(parse_kernel("f", other).iter().all(|f| f.name != "rdma.registration_limit"));
+    }
+
+    /// linux-pci list, eight A100s in a VM whose CPU model addresses 1 TB (heldout123): three GPUs
+    /// got no BAR 1, and the driver could not initialise them. A GPU whose BARs were placed and
+    /// that still fails to initialise is lost.
+    #[test]
+    fn a_gpu_whose_bar_the_kernel_could_not_place_is_not_lost_linux_pci_a100_vm() {
+        let text = "[    1.421559] pci 0000:06:00.0: BAR 1: failed to assign [mem size 0x2000000000 64bit pref]\n[    1.421562] pci 0000:06:00.0: BAR 3: no space for [mem size 0x02000000 64bit pref]\n[   26.946648] NVRM: GPU 0000:06:00.0: RmInitAdapter failed! (0x22:0xffff:662)\n";
+        assert!(parse_kernel("f", text).iter().all(|f| f.name != "gpu.lost"));
+        let placed = "[    1.403889] pci 0000:01:00.0: BAR 1: assigned [mem 0x2000000000-0x3fffffffff 64bit pref]\n[   26.946648] NVRM: GPU 0000:06:00.0: RmInitAdapter failed! (0x22:0xffff:662)\n";
+        assert!(parse_kernel("f", placed).iter().any(|f| f.name == "gpu.lost"));
     }
 }

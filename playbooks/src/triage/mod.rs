@@ -285,6 +285,60 @@ mod tests {
         assert_eq!(top(format!("{smi}{old}")).as_deref(), Some("cuda-driver-mismatch"));
     }
 
+    /// linux-pci list, a ConnectX under DPC (heldout123): an uncorrected PCIe error at the port above
+    /// the NIC came first, and the NIC's "PCI channel offline" followed from the recovery. The same
+    /// NIC lines without the PCIe error are the NIC's own fault.
+    #[test]
+    fn a_nic_gone_offline_after_an_uncorrected_pcie_error_is_the_pcie_error_linux_pci_dpc() {
+        let aer = "[ 81.029598] pcieport 0004:00:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Receiver ID)\n";
+        let nic = "[ 81.083307] mlx5_core 0004:01:00.0: mlx5_error_sw_reset:252:(pid 1618): PCI channel offline, stop waiting for NIC IFC\n[ 82.395040] mlx5_core 0004:01:00.1: print_health:819:(pid 0): Fatal error detected\n";
+        assert_eq!(top(format!("{aer}{nic}")).as_deref(), Some("pcie-aer"));
+        assert_eq!(top(nic.to_string()).as_deref(), Some("nic-hw-fault"));
+    }
+
+    /// linux-rdma list, Soft-RoCE on a Wi-Fi netdev (heldout122): ibv_rc_pingpong used GID index 0,
+    /// a link-local address the interface did not hold, and could not bring its queue pair to RTR
+    /// on an Ethernet port (ibstat). The same failure on an InfiniBand port is no GID index.
+    #[test]
+    fn a_queue_pair_that_failed_on_a_link_local_gid_over_roce_is_the_gid_index_linux_rdma_rxe() {
+        let port = |layer: &str| {
+            format!("CA 'rxe0'\n        Port 1:\n                State: Active\n                Physical state: LinkUp\n                Link layer: {layer}\n")
+        };
+        let pingpong = ">ibv_rc_pingpong -d rxe0 -g 0\n  local address:  LID 0x0000, QPN 0x000015, PSN 0x015dd8, GID\nfe80::4a51:c5ff:fef6:e159\nFailed to modify QP to RTR\nCouldn't connect to remote QP\n";
+        assert_eq!(top(format!("{}{pingpong}", port("Ethernet"))).as_deref(), Some("roce-gid-index"));
+        assert_ne!(top(format!("{}{pingpong}", port("InfiniBand"))).as_deref(), Some("roce-gid-index"));
+    }
+
+    /// Hugging Face Accelerate's troubleshooting guide (heldout124): its debug mode names processes
+    /// that passed tensors of different shapes to one broadcast.
+    #[test]
+    fn processes_that_passed_different_shapes_to_a_collective_mismatch_accelerate_docs() {
+        let text = "accelerate.utils.operations.DistributedOperationException:\n\nCannot apply desired operation due to shape mismatches. All shapes across devices must be valid.\n\nOperation: `accelerate.utils.operations.broadcast`\nInput shapes:\n  - Process 0: [1, 5]\n  - Process 1: [1, 2, 5]\n";
+        assert_eq!(top(text.to_string()).as_deref(), Some("collective-mismatch"));
+        let valid = "Operation: `accelerate.utils.operations.broadcast`\nInput shapes:\n  - Process 0: [1, 5]\n";
+        assert_eq!(top(valid.to_string()), None);
+    }
+
+    /// linux-rdma list, irdma deadlocked on rtnl (heldout122): hung-task reports are errors, even
+    /// where no playbook reads them, never "no diagnosis".
+    #[test]
+    fn tasks_the_kernel_reports_hung_are_quoted_as_errors_linux_rdma_irdma() {
+        let text = "[  257.719496] INFO: task kworker/87:0:470 blocked for more than 122 seconds.\n[  257.726423]       Tainted: G            E      6.1.4-0.gdc.el9.x86_64 #1\n";
+        assert_eq!(top(text.to_string()).as_deref(), Some("errors-not-understood"));
+    }
+
+    /// meta-pytorch/torchcomms#1350 (heldout125) and the linux-rdma list's MLNX_OFED user space over
+    /// an upstream kernel (heldout122): CTRAN finding no InfiniBand device, and perftest unable to
+    /// query the device it opened, are no usable RDMA device.
+    #[test]
+    fn no_infiniband_device_for_ctran_and_a_device_perftest_cannot_query_are_missing() {
+        let ctran = "E0331 CtranIb.cc:101] CTRAN-IB: Found 0 InfiniBand device(s) but 1 required (NCCL_CTRAN_IB_DEVICES_PER_RANK). Set NCCL_CTRAN_BACKENDS=nvl,socket to use alternative backends.\n";
+        assert_eq!(top(ctran.to_string()).as_deref(), Some("rdma-device-missing"));
+        let perftest = "$ /usr/bin/ib_write_bw -d mlx5_0\nCouldn't get device attributes\nUnable to create QP.\n";
+        assert_eq!(top(perftest.to_string()).as_deref(), Some("rdma-device-missing"));
+        assert_eq!(top("CTRAN-IB: Found 2 InfiniBand device(s)\n".to_string()), None);
+    }
+
     /// Timez-zx/nccl-tests' baseline log (heldout110): NCCL leaving GPUDirect RDMA off on a job
     /// whose two ranks share one host cost it nothing; on a job across hosts it is the diagnosis.
     #[test]

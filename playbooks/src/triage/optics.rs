@@ -8,7 +8,9 @@
 //! - ethtool: `Module temperature : 35.00 degrees C / 95.00 degrees F`, `Laser output power :
 //!   0.6770 mW / -1.69 dBm`, `Rcvr signal avg optical power(Channel 2) : 0.0000 mW / -inf dBm`,
 //!   `Laser rx power low alarm threshold : 0.0229 mW / -16.40 dBm`, flags `Laser rx power low alarm
-//!   (Chan 2) : On`.
+//!   (Chan 2) : On`; the module's per-lane status flags of a QSFP or CMIS module (ethtool's
+//!   qsfp.c and cmis.c, from ethtool 6.x): `Rx loss of signal : [ Yes, Yes, No, No ]`, `Tx fault :
+//!   None`.
 //! - mlxlink: `Temperature [C] : 54 [-5..75]`, `Rx Power Current [dBm] : 1.886,1.989,2.281,1.976
 //!   [-10.41..6]`, `Status Opcode : 0`, `Recommendation : No issue was observed`, `Effective
 //!   Physical Errors : 0`.
@@ -82,7 +84,31 @@ pub fn recognised(text: &str) -> bool {
             || key == "Temperature [C]"
             || key == "Rx Power Current [dBm]"
             || (key == "Recommendation" && text.contains("Status Opcode"))
+            || lane_flag(key).is_some()
     })
+}
+
+/// The per-lane status flags ethtool prints for QSFP and CMIS modules (SFF-8636 bytes 3-5, CMIS
+/// page 11h): whether the flag means no receive light (loss of signal on the receive side) or
+/// another fault of the lane.
+fn lane_flag(key: &str) -> Option<bool> {
+    match key {
+        "Rx loss of signal" => Some(true),
+        "Tx loss of signal" | "Rx loss of lock" | "Tx loss of lock" | "Tx fault" | "Tx adaptive eq fault" => {
+            Some(false)
+        }
+        _ => None,
+    }
+}
+
+/// The lanes (from 1) a flag's value marks: `[ Yes, No, Yes, No ]`; `None` marks none.
+fn flagged_lanes(value: &str) -> Vec<u32> {
+    let Some(list) = value.trim().strip_prefix('[').and_then(|v| v.strip_suffix(']')) else { return Vec::new() };
+    (1..)
+        .zip(list.split(','))
+        .filter(|(_, flag)| flag.trim().eq_ignore_ascii_case("yes"))
+        .map(|(lane, _)| lane)
+        .collect()
 }
 
 /// A reading of one quantity, on one lane where the module has lanes.
@@ -115,6 +141,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         let (label, value) = (label.trim(), value.trim());
         if let Some(found) = mlxlink_field(label, value, &evidence) {
             facts.extend(found);
+            continue;
+        }
+        if let Some(receive_dark) = lane_flag(label) {
+            let lanes = flagged_lanes(value);
+            if !lanes.is_empty() {
+                let named: Vec<String> = lanes.iter().map(u32::to_string).collect();
+                let fact = if receive_dark {
+                    Fact::new("optics.no_light").attr("lane", named.join(",")).attr(
+                        "what",
+                        format!("the module reports loss of receive signal on lanes {}", named.join(", ")),
+                    )
+                } else {
+                    Fact::new("optics.alarm_flag")
+                        .attr("flag", label)
+                        .attr("what", format!("the module flags '{label}' on lanes {}", named.join(", ")))
+                };
+                facts.push(fact.evidence(evidence()));
+            }
             continue;
         }
         let Some(quantity) = quantity_of(label) else { continue };
@@ -289,5 +333,19 @@ mod tests {
         assert!(facts[2].get("what").is_some_and(|w| w.contains("lane 2")), "{facts:?}");
         let advice = "Troubleshooting Info\n--------------------\nStatus Opcode                      : 49\nRecommendation                     : Check cable/module; replace if the issue persists\nEffective Physical Errors          : 1372\n";
         assert_eq!(names(&parse("f", advice)), vec!["mlxlink.recommendation", "mlxlink.effective_errors"]);
+    }
+
+    /// netdev list, ethtool's SFF-8636 status flags (heldout123): an AOC whose far end was taken
+    /// down reports loss of signal on every receive lane. Flags that mark no lane are a healthy
+    /// module's.
+    #[test]
+    fn receive_lanes_that_lost_their_signal_are_dark_netdev_sff8636() {
+        let dark = "        Rx loss of signal                         : [ Yes, Yes, Yes, Yes ]\n        Tx loss of signal                         : None\n        Rx loss of lock                           : [ Yes, Yes, Yes, Yes ]\n        Tx loss of lock                           : None\n        Tx adaptive eq fault                      : None\n";
+        assert!(recognised(dark));
+        let facts = parse("f", dark);
+        assert_eq!(names(&facts), vec!["optics.no_light", "optics.alarm_flag"]);
+        assert_eq!(facts[0].get("lane"), Some("1,2,3,4"));
+        let healthy = "        Rx loss of signal                         : None\n        Tx loss of signal                         : None\n        Rx loss of lock                           : [ No, No, No, No ]\n";
+        assert!(parse("f", healthy).is_empty());
     }
 }

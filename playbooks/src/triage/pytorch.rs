@@ -184,6 +184,22 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             records.stated.push(Fact::new("pytorch.op_mismatch").attr("seq", seq).attr("ops", ops).evidence(evidence));
             continue;
         }
+        // Accelerate's own check of a collective's inputs across processes (debug mode,
+        // accelerate/utils/operations.py verify_operation): "Cannot apply desired operation due to
+        // shape mismatches. All shapes across devices must be valid.", then the operation and each
+        // process's shape. Processes that pass different shapes to one collective hang it.
+        if trimmed.contains("Cannot apply desired operation due to shape mismatches") {
+            records.stated.push(
+                Fact::new("pytorch.op_mismatch")
+                    .attr("seq", "unknown")
+                    .attr(
+                        "ops",
+                        "the processes passed tensors of different shapes to one collective (Accelerate's check)",
+                    )
+                    .evidence(evidence),
+            );
+            continue;
+        }
         // c10d desync debug report (TORCH_NCCL_DESYNC_DEBUG=1), under "the lagging/dead/mismatched
         // ranks that caused the desync are:": "[7] finished collective #182, but didn't join
         // collective #183 (count from 1)".

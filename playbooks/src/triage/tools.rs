@@ -123,6 +123,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "no openfabrics connection schemes reported",
             "mm_iface failed to allocate receive fifo",
             "net/plugin",
+            "found 0 infiniband device",
+            "couldn't get device attributes",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -343,6 +345,15 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // from /dev/shm (posix) or System V shared memory, and a container's 64 MB /dev/shm holds few
     // ranks' FIFOs (NVIDIA/ai-cloud-validation#643: eight ranks in a pod without an emptyDir).
     (&["mm_iface failed to allocate receive fifo"], "process.shm_full"),
+    // Meta's CTRAN transport finding no InfiniBand device where its IB backend needs one
+    // ("CTRAN-IB: Found 0 InfiniBand device(s) but 1 required (NCCL_CTRAN_IB_DEVICES_PER_RANK)",
+    // meta-pytorch/torchcomms#1350): it falls back to NVLink and sockets, or fails.
+    (&["found 0 infiniband device"], "rdma.device_missing"),
+    // perftest unable to query the device it opened (ibv_query_device failing: "Couldn't get device
+    // attributes"): the user-space provider cannot talk to this kernel's driver (MLNX_OFED's
+    // libraries over an upstream kernel, linux-rdma list 2019-07), as libibverbs' own ABI warnings
+    // say; the device is listed but unusable.
+    (&["couldn't get device attributes"], "rdma.device_missing"),
 ];
 
 /// What NCCL's net plugin lacks, where the dynamic loader found the plugin but refused it for
@@ -478,6 +489,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
+    // A link-local GID a verbs test printed as its own end of the connection, and whether the last
+    // such line ended before its GID (wrapped onto the next line).
+    let mut link_local_gid: Option<Evidence> = None;
+    let mut wrapped_gid = false;
     let mut perftest_device: Option<String> = None;
     let mut roce_gid_seen = false;
     // A `setpci ... ECAP_ACS+6.w` (or a switch's own ACS Control offset, PLX: f2a.w) read loop: the
@@ -504,6 +519,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // The verbs providers whose devices the input names, found once (only when a provider failed
     // to load).
     let providers_named: std::cell::OnceCell<Vec<&str>> = std::cell::OnceCell::new();
+    // Whether UCX's locked-memory hint is anywhere in the input (read once, on the first UCX
+    // registration refusal).
+    let ucx_memlock_hint = std::cell::OnceCell::new();
+    // Whether NCCL was left without a network (read once, on the first net plugin refused).
+    let no_network = std::cell::OnceCell::new();
     let osu_device_header = text
         .contains("Buffer on DEVICE (D)")
         .then(|| text.lines().enumerate().find(|(_, line)| line.contains("Buffer on DEVICE (D)")))
@@ -751,6 +771,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if lid != 0 {
                 facts.push(Fact::new("rdma.infiniband").attr("lid", lid).evidence(evidence()));
             }
+            // The same line ends with the GID the test used ("..., GID fe80::4a51:c5ff:fef6:e159";
+            // a mail client may wrap the address onto the next line). A link-local GID, made from
+            // the port's MAC address, is RoCE v1's or the first entry of the table: it is routable
+            // only where the net device holds that fe80:: address.
+            let gid = trimmed.rsplit("GID").next().unwrap_or("").trim();
+            wrapped_gid = gid.is_empty();
+            if gid.to_ascii_lowercase().starts_with("fe80:") {
+                link_local_gid = Some(evidence());
+            }
+            continue;
+        }
+        if std::mem::take(&mut wrapped_gid) && lower.starts_with("fe80:") {
+            link_local_gid = Some(evidence());
             continue;
         }
         if trimmed.starts_with("GID:")
@@ -767,6 +800,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             let mut fact = Fact::new("rdma.qp_rtr_failed").evidence(evidence());
             if let Some(gid) = zero_gid.take() {
                 fact = fact.attr("gid", "zero").evidence(gid);
+            } else if let Some(gid) = link_local_gid.take() {
+                fact = fact.attr("gid", "link-local").evidence(gid);
             }
             // Only on RoCE does the move to RTR resolve the peer's GID to a MAC address, through
             // the source GID's net device (ib_core's ib_resolve_eth_dmac): ETIMEDOUT, EHOSTUNREACH
@@ -1078,7 +1113,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // network the plugin provides (aws-ofi-nccl's EFA or CXI, gIB, HPC-X's IB) is unusable
             // in this container or on this host.
             if let Some(missing) = net_plugin_dependency_missing(raw) {
-                if no_network_initialised(text) {
+                if *no_network.get_or_init(|| no_network_initialised(text)) {
                     facts.push(
                         Fact::new("rdma.device_missing")
                             .attr(
@@ -1851,12 +1886,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // (ulimit -l) to 'unlimited' (current: N kbytes)": uct_ib_md_print_mem_reg_err_msg in
         // src/uct/ib/base/ib_md.c, uct_ib_memlock_limit_msg in ib_log.c from 1.13). The same line
         // without it was printed under an unlimited limit: the NIC itself refused the registration
-        // (its memory keys or translation entries are spent), which no `ulimit -l` changes.
+        // (its memory keys or translation entries are spent), which no `ulimit -l` changes. Where
+        // the input holds that hint elsewhere, the limit was finite: the line without it came from
+        // a UCX that predates the hint (openucx/ucx#7930 shows the same refusal before and after).
         let refused_memory = raw.contains("Cannot allocate memory");
         if refused_memory
             && raw.contains("UCX")
             && (raw.contains("ibv_reg_mr(address=") || raw.contains("ibv_exp_reg_mr(address="))
             && !raw.contains("max locked memory")
+            && !*ucx_memlock_hint.get_or_init(|| text.contains("Please set max locked memory"))
         {
             facts.push(
                 Fact::new("rdma.registration_limit")
@@ -3344,6 +3382,11 @@ mod tests {
         // (openucx/ucx#8229 ran under 64 KiB): still the limit.
         let queue = "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory\n";
         assert_eq!(parse("f", queue)[0].name, "rdma.memlock");
+        // openucx/ucx#7930 (heldout125): the refusal printed by a UCX without the hint beside the
+        // same refusal with it: the limit was finite, so neither is the NIC's table.
+        let both = format!("{unlimited}{limited}");
+        let facts = parse("f", &both);
+        assert!(facts.iter().all(|f| f.name == "rdma.memlock"), "{facts:?}");
     }
 
     #[test]

@@ -39,8 +39,11 @@ fn error_words() -> &'static Regex {
             // error word: ROCm's runtime "Memory access fault by GPU node-1", CUDA's "an illegal
             // memory access was encountered" (cudaGetErrorString), SIGILL's "Illegal instruction"
             // (strsignal(3)), the kernel's "general protection fault", an access a checker finds
-            // "out of bounds" (compute-sanitizer), ENOSYS's "Function not implemented".
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b)|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
+            // "out of bounds" (compute-sanitizer), ENOSYS's "Function not implemented". The kernel's
+            // hung-task detector reports a task stuck in uninterruptible sleep as "INFO: task
+            // kworker/87:0:470 blocked for more than 122 seconds." (kernel/hung_task.c): a driver
+            // deadlocked or waiting on hardware that never answers.
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b)|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
         )
         .expect("a fixed pattern compiles")
     })
