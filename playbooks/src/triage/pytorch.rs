@@ -188,6 +188,24 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
         // accelerate/utils/operations.py verify_operation): "Cannot apply desired operation due to
         // shape mismatches. All shapes across devices must be valid.", then the operation and each
         // process's shape. Processes that pass different shapes to one collective hang it.
+        // c10d's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL) comparing the shapes every
+        // rank passes before the collective: "Error when verifying shape tensors for collective
+        // ALLREDUCE on rank 0. This likely indicates that input shapes into the collective are
+        // mismatched across ranks."
+        if trimmed.contains("Error when verifying shape tensors for collective") {
+            let op = trimmed
+                .split("for collective ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("unknown");
+            records.stated.push(
+                Fact::new("pytorch.op_mismatch")
+                    .attr("seq", "unknown")
+                    .attr("ops", format!("the ranks passed tensors of different shapes to {op} (c10d's shape check)"))
+                    .evidence(evidence),
+            );
+            continue;
+        }
         if trimmed.contains("Cannot apply desired operation due to shape mismatches") {
             records.stated.push(
                 Fact::new("pytorch.op_mismatch")

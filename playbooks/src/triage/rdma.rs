@@ -141,6 +141,76 @@ pub fn parse(file: &str, text: &str) -> RdmaRecords {
     records
 }
 
+/// The verbs tests (perftest's, rdma-core's pingpong examples, rping, qperf) whose command lines
+/// name the device they ran on.
+const VERBS_TESTS: [&str; 14] = [
+    "ib_write_bw",
+    "ib_write_lat",
+    "ib_read_bw",
+    "ib_read_lat",
+    "ib_send_bw",
+    "ib_send_lat",
+    "ib_atomic_bw",
+    "ib_atomic_lat",
+    "ibv_rc_pingpong",
+    "ibv_uc_pingpong",
+    "ibv_ud_pingpong",
+    "ibv_srq_pingpong",
+    "ibv_xsrq_pingpong",
+    "ibv_devinfo",
+];
+
+/// The RDMA devices a text's verbs tests ran on: the device after `-d`, `--ib-dev=` or `--ib-dev`
+/// on a test's command line (`ib_write_bw -d mlx5_0 ...`), and perftest's own header (` Device :
+/// mlx5_0`).
+fn devices_tested(text: &str) -> BTreeSet<&str> {
+    let mut devices = BTreeSet::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(device) = trimmed.strip_prefix("Device").map(str::trim_start).and_then(|r| r.strip_prefix(':')) {
+            // perftest's header puts two fields on a line ("Device : mlx5_0   Transport type : IB").
+            if let Some(device) = device.split_whitespace().next() {
+                devices.insert(device);
+            }
+            continue;
+        }
+        let mut words =
+            trimmed.split_whitespace().skip_while(|word| !VERBS_TESTS.iter().any(|test| word.ends_with(test)));
+        if words.next().is_none() {
+            continue;
+        }
+        while let Some(word) = words.next() {
+            let device = match word {
+                "-d" | "--ib-dev" => words.next(),
+                _ => word.strip_prefix("--ib-dev="),
+            };
+            if let Some(device) = device {
+                devices.insert(device);
+            }
+        }
+    }
+    devices
+}
+
+/// A port that is not Active on a device other than those the input's verbs tests ran on, where
+/// they named at least one: a port left uncabled beside the ones in use (a DGX Spark's second port
+/// pair, NVIDIA's dual-Spark guide), or another adapter's, is no cause of what the tests showed.
+/// It stays reported (`rdma.auxiliary_port_down`), not diagnosed.
+pub fn ports_the_tests_did_not_use(texts: &[(String, String)], analysis: &mut Analysis) {
+    for (name, text) in texts {
+        let tested = devices_tested(text);
+        if tested.is_empty() {
+            continue;
+        }
+        for fact in analysis.facts.iter_mut().filter(|fact| fact.name == "rdma.port_down") {
+            let from_this_input = fact.evidence.first().is_some_and(|evidence| &evidence.file == name);
+            if from_this_input && fact.get("nic").is_some_and(|nic| !tested.contains(nic)) {
+                fact.name = "rdma.auxiliary_port_down".to_string();
+            }
+        }
+    }
+}
+
 pub fn analyze(records: &RdmaRecords, logs: &[NcclLog], analysis: &mut Analysis) {
     let policy = Policy::default();
     let mut firmware_by_part: BTreeMap<String, BTreeMap<String, Vec<(String, Evidence)>>> = BTreeMap::new();

@@ -125,6 +125,10 @@ fn rare_phrases() -> &'static regex::Regex {
             "net/plugin",
             "found 0 infiniband device",
             "couldn't get device attributes",
+            "can't alloc va space",
+            "failed: resource temporarily unavailable",
+            "_ifname=",
+            "could not insert '",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -260,6 +264,29 @@ fn rdma_module_missing(line: &str) -> bool {
     })
 }
 
+/// Whether a modprobe line says the kernel refused to load a module of the RDMA stack ("modprobe:
+/// ERROR: could not insert 'rdma_rxe': Operation not permitted").
+fn rdma_module_refused(line: &str) -> bool {
+    line.split("could not insert '")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .is_some_and(|module| RDMA_MODULES.contains(&module))
+}
+
+/// An interface setting that names an interface the host lacks ("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=eth0
+/// does not exist"): the setting and the interface.
+fn missing_interface_setting(line: &str) -> Option<(&str, &str)> {
+    if !line.contains("does not exist") {
+        return None;
+    }
+    let (before, after) = line.split_once("_IFNAME=")?;
+    let setting_start =
+        before.rfind(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')).map_or(0, |i| i + 1);
+    let setting = &line[setting_start..before.len() + "_IFNAME".len()];
+    let name = after.split_whitespace().next()?.trim_end_matches('.');
+    (!name.is_empty() && setting.len() > "_IFNAME".len()).then_some((setting, name))
+}
+
 /// The kernel modules of the RDMA stack (its core, user-space access, and providers' drivers).
 const RDMA_MODULES: [&str; 13] = [
     "rdma_rxe",
@@ -354,6 +381,15 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // libraries over an upstream kernel, linux-rdma list 2019-07), as libibverbs' own ABI warnings
     // say; the device is listed but unusable.
     (&["couldn't get device attributes"], "rdma.device_missing"),
+    // The NVIDIA driver out of the address space it maps GPU memory into for another device
+    // ("NVRM: dmaAllocMapping_GM107: can't alloc VA space for mapping.", uccl-project/uccl#826: a
+    // NIC's dma-buf registration of GPU memory then failed with ENOMEM): as with BAR1 full, no more
+    // GPU memory can be mapped for the NIC.
+    (&["nvrm", "can't alloc va space"], "gpu.bar1_exhausted"),
+    // PSM2 (Omni-Path) unable to map its receive header queue ("hfi_userinit: mmap of rcvhdrq at
+    // ... failed: Resource temporarily unavailable"): mmap(2) of locked pages fails with EAGAIN
+    // when the process would pass RLIMIT_MEMLOCK ("too much memory has been locked").
+    (&["mmap of", "failed: resource temporarily unavailable"], "rdma.memlock"),
 ];
 
 /// What NCCL's net plugin lacks, where the dynamic loader found the plugin but refused it for
@@ -1356,7 +1392,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // package without it (Ubuntu's cloud kernels keep Soft-RoCE in linux-modules-extra), or
             // an older kernel that names it otherwise (ib_rxe), so the device it would provide
             // never exists.
-            if rdma_module_missing(trimmed) {
+            // modprobe refusing to load one ("modprobe: ERROR: could not insert 'rdma_rxe':
+            // Operation not permitted", the module's init failed: Soft-RoCE with IPv6 disabled on
+            // the kernel command line cannot open its UDP tunnel) leaves no device either.
+            if rdma_module_missing(trimmed) || rdma_module_refused(trimmed) {
                 facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
@@ -1696,6 +1735,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 let name = name.split_whitespace().next().unwrap_or("unknown");
                 let iface = format!("{name} (named for Gloo, without an address on this host)");
                 facts.extend(interface_failed("gloo", &iface, trimmed, evidence()));
+                continue;
+            }
+            // A bootstrap's interface setting naming an interface this host does not have
+            // (NVSHMEM's "NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=eth0 does not exist...", after which it
+            // picks another address family and interface of its own).
+            if let Some((setting, name)) = missing_interface_setting(trimmed) {
+                let iface = format!("{name} (named in {setting}, which this host does not have)");
+                facts.extend(interface_failed(setting, &iface, trimmed, evidence()));
                 continue;
             }
             // The dynamic linker refusing a verbs provider ("libc.so.6: version `GLIBC_2.32' not
@@ -2944,6 +2991,45 @@ mod tests {
         assert!(!parse("f", internal).iter().any(|f| f.name == "rdma.device_missing"));
         let absent = "h:1:1 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\nNCCL WARN Failed to initialize any NET plugin\n";
         assert!(!parse("f", absent).iter().any(|f| f.name == "rdma.device_missing"));
+    }
+
+    /// linux-rdma list, Soft-RoCE with IPv6 disabled (heldout128): modprobe could not load
+    /// rdma_rxe, so no device exists. A module outside the RDMA stack refused is not this.
+    #[test]
+    fn an_rdma_module_the_kernel_refused_to_load_is_no_device_linux_rdma_rxe_ipv6() {
+        let facts = parse("f", "modprobe: ERROR: could not insert 'rdma_rxe': Operation not permitted\n");
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["rdma.device_missing"]);
+        let other = parse("f", "modprobe: ERROR: could not insert 'nvidia_drm': Operation not permitted\n");
+        assert!(other.iter().all(|f| f.name != "rdma.device_missing"));
+    }
+
+    /// Triton-distributed#97 (heldout127): NVSHMEM's bootstrap was told to use an interface the
+    /// host does not have. The setting echoed without the complaint is not this.
+    #[test]
+    fn a_bootstrap_interface_the_host_does_not_have_tritondistributed97() {
+        let line = "⚠️ WARNING:  NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=eth0 does not exist...\n";
+        let facts = parse("f", line);
+        let suspect = facts.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("suspect interface");
+        assert!(suspect
+            .get("iface")
+            .is_some_and(|i| i.starts_with("eth0 (named in NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME")));
+        assert!(parse("f", "NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=eth0\n")
+            .iter()
+            .all(|f| f.name != "nccl.socket_iface_suspect"));
+    }
+
+    /// uccl-project/uccl#826 (heldout127) and Niflheim's Omni-Path notes (heldout130): the NVIDIA
+    /// driver out of address space to map GPU memory for the NIC, and PSM2's mmap refused for
+    /// locked memory. A socket's EAGAIN is neither.
+    #[test]
+    fn mapping_space_and_locked_memory_refused_in_their_own_words_uccl826() {
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        assert_eq!(names("NVRM: dmaAllocMapping_GM107: can't alloc VA space for mapping.\n"), ["gpu.bar1_exhausted"]);
+        assert_eq!(
+            names("hfi_userinit: mmap of rcvhdrq at dabbad0004030000 failed: Resource temporarily unavailable\n"),
+            ["rdma.memlock"]
+        );
+        assert!(names("recv failed: Resource temporarily unavailable\n").is_empty());
     }
 
     /// NVIDIA/ai-cloud-validation#643 (heldout119): eight ranks in a pod with Kubernetes' default
