@@ -964,13 +964,23 @@ fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
         "NCCL_IB_HCA names the devices to use".to_string()
     } else if seen.rdma_plugin {
         "an RDMA net plugin is installed and loaded".to_string()
+    } else if let Some(ipoib) = seen.socket_interfaces.values().flatten().find(|interface| interface.starts_with("ib"))
+    {
+        // IPoIB interfaces are named ib0, ib1 or ibp<bus>s<slot> (drivers/infiniband/ulp/ipoib,
+        // systemd's predictable names): sockets over one run on an InfiniBand port.
+        format!("NCCL's socket transport runs over {ipoib}, an IPoIB interface of an InfiniBand port")
     } else {
         return;
+    };
+    let what = if evidence.text.contains("libibverbs") {
+        "NCCL could not load libibverbs"
+    } else {
+        "NET/IB : No device found"
     };
     analysis.push(
         Fact::new("rdma.device_missing")
             .host(host)
-            .attr("text", format!("NET/IB : No device found, although {why}"))
+            .attr("text", format!("{what}, although {why}"))
             .evidence(evidence.clone()),
     );
 }
@@ -1186,8 +1196,14 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // The INFO line that says IB is not in use at all (net_ib.cc). A single-host or TCP-only job
     // prints it too, so alone it establishes nothing; beside a failure to open a device it confirms
     // the fallback to sockets.
+    // So is NCCL unable to load libibverbs at all (misc/ibvwrap.cc: "Failed to open
+    // libibverbs.so[.1]"), as in a container image without rdma-core's libraries: no IB device can
+    // be used, whatever the host has.
     if message.starts_with("NET/IB : No device found") {
         analysis.push(Fact::new("nccl.ib_not_used").host(&host).evidence(evidence.clone()));
+        seen.ib_not_used.push((host.clone(), evidence.clone()));
+    } else if message.starts_with("Failed to open libibverbs") && line.level != Level::Warn {
+        // Only recorded: as a WARN (NCCL before 2.19) the catalogue reads it on its own.
         seen.ib_not_used.push((host.clone(), evidence.clone()));
     }
     seen.hosts.insert(host.clone());
@@ -3287,5 +3303,21 @@ mod tests {
         assert!(lines.get("first").is_some_and(|l| l.contains("Address already in use")));
         let other = taken.replace("Address already in use", "Permission denied");
         assert!(facts(&other).iter().any(|f| f.name == "nccl.error"));
+    }
+
+    /// sgl-project/sglang#1427 (heldout133): NCCL could not load libibverbs in the image and ran its
+    /// socket transport over ib0, an IPoIB interface: the host has InfiniBand that the job could not
+    /// use. The same line beside sockets over an Ethernet interface says nothing.
+    #[test]
+    fn libibverbs_not_loaded_beside_sockets_over_ipoib_is_no_rdma_device_sglang1427() {
+        let log = |interface: &str| {
+            format!("h:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]{interface}:10.0.0.1<0>\n")
+        };
+        let found = facts(&log("ib0"));
+        let missing = found.iter().find(|f| f.name == "rdma.device_missing").expect("no RDMA device");
+        assert!(missing
+            .get("text")
+            .is_some_and(|t| t.starts_with("NCCL could not load libibverbs, although") && t.contains("ib0")));
+        assert!(facts(&log("eth0")).iter().all(|f| f.name != "rdma.device_missing"));
     }
 }
