@@ -107,6 +107,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "tcpstore",
             "rdma_cm_event_unreachable",
             "fi_mr_reg",
+            "fi_mr_enable",
             "dest_addr=127.",
             "ibv_modify_qp failed",
             "probe with driver ",
@@ -1184,8 +1185,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             // A libfabric registration refused for want of space (fi_mr_reg/fi_mr_regattr: -28,
             // ENOSPC; the CXI provider's "cxil_map: write error"): the NIC's translation tables
-            // cannot map more, which no locked-memory limit changes.
-            if lower.contains("fi_mr_reg") && (lower.contains("no space left on device") || lower.contains("error -28"))
+            // cannot map more, which no locked-memory limit changes. Providers that bind a
+            // registration to its endpoint refuse it when enabling it (fi_mr_enable, Mercury's
+            // "na_ofi_mem_register() fi_mr_enable() failed, rc: -28 (No space left on device)",
+            // ALCF's DAOS notes: a fragmented buffer used up the registrations).
+            let registration_call = lower.contains("fi_mr_reg") || lower.contains("fi_mr_enable");
+            if registration_call
+                && (lower.contains("no space left on device")
+                    || lower.contains("error -28")
+                    || lower.contains("rc: -28"))
             {
                 facts.push(
                     Fact::new("rdma.registration_limit")
@@ -3879,6 +3887,14 @@ mod tests {
         assert!(names("cuInit(0) returned 0").is_empty());
         assert!(names("NCCL_COMM_BLOCKING set by environment to 0.").is_empty());
         // ENOMEM from the same call is a memlock limit as often as a full table: not read so.
+        // argonne-lcf/user-guides, Aurora's DAOS notes (heldout139): the registration refused when
+        // Mercury enabled it.
+        assert_eq!(
+            names("mercury->mem [error] na_ofi.c:8870 na_ofi_mem_register() fi_mr_enable() failed, rc: -28 (No space left on device),"),
+            ["rdma.registration_limit"]
+        );
+        assert!(!names("na_ofi_mem_register() fi_mr_enable() failed, rc: -22 (Invalid argument)")
+            .contains(&"rdma.registration_limit".to_string()));
         assert!(!names("Unexpected error 12 (Cannot allocate memory) from fi_mr_regattr()")
             .iter()
             .any(|n| n == "rdma.registration_limit"));
