@@ -458,15 +458,18 @@ fn interfaces_down_under_dependents(file: &str, text: &str) -> Vec<Fact> {
     // Per interface, in the order printed: whether UP is among its flags, its line, and the
     // dependents that lost their link with it (VFs that follow it, children flagged M-DOWN).
     let mut interfaces: Vec<(String, bool, Evidence, usize)> = Vec::new();
+    // Where each interface name is in that list.
+    let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut current: Option<usize> = None;
     for (line_no, raw) in numbered_lines(text) {
         if let Some(header) = ip_link_header(raw) {
             if let Some(parent) = header.parent.filter(|_| header.flags.split(',').any(|f| f == "M-DOWN")) {
-                if let Some(entry) = interfaces.iter_mut().find(|entry| entry.0 == parent) {
-                    entry.3 += 1;
+                if let Some(&index) = by_name.get(parent) {
+                    interfaces[index].3 += 1;
                 }
             }
             let up = header.flags.split(',').any(|flag| flag == "UP");
+            by_name.entry(header.name.to_string()).or_insert(interfaces.len());
             interfaces.push((header.name.to_string(), up, Evidence::new(file, line_no, raw), 0));
             current = Some(interfaces.len() - 1);
             continue;

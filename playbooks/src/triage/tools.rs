@@ -561,6 +561,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let ucx_memlock_hint = std::cell::OnceCell::new();
     // Whether NCCL was left without a network (read once, on the first net plugin refused).
     let no_network = std::cell::OnceCell::new();
+    let mut plugin_refused_seen = false;
     let osu_device_header = text
         .contains("Buffer on DEVICE (D)")
         .then(|| text.lines().enumerate().find(|(_, line)| line.contains("Buffer on DEVICE (D)")))
@@ -1150,7 +1151,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // network the plugin provides (aws-ofi-nccl's EFA or CXI, gIB, HPC-X's IB) is unusable
             // in this container or on this host.
             if let Some(missing) = net_plugin_dependency_missing(raw) {
-                if *no_network.get_or_init(|| no_network_initialised(text)) {
+                // Read once per input: every rank of a job prints it.
+                if !std::mem::replace(&mut plugin_refused_seen, true)
+                    && *no_network.get_or_init(|| no_network_initialised(text))
+                {
                     facts.push(
                         Fact::new("rdma.device_missing")
                             .attr(

@@ -244,13 +244,13 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
         // drivers/infiniband/hw/mlx5/wr.c:81 (size 2)"): the copy was meant, and the drivers
         // annotate it rather than change it (the linux-rdma list, 2023). That warning's header, at
         // the place the check named, is no failure to quote.
-        let spanning: Vec<&str> = text
+        let spanning: BTreeSet<&str> = text
             .lines()
             .filter(|line| line.contains("detected field-spanning write"))
             .filter_map(|line| line.rsplit(" at ").next()?.split_whitespace().next())
             .collect();
         if !spanning.is_empty() {
-            lines.retain(|(_, line)| !(line.contains("WARNING: CPU:") && spanning.iter().any(|at| line.contains(at))));
+            lines.retain(|(_, line)| !warning_place(line).is_some_and(|at| spanning.contains(at)));
         }
         // A failure PyTorch's distributed stack is known to print is named with the part that
         // printed it (its message catalogue), not left as an unknown error line.
@@ -368,6 +368,12 @@ fn names_what_failed(fact: &Fact) -> bool {
         }
         _ => false,
     })
+}
+
+/// The place a kernel warning's header names: the word after its " at " ("WARNING: CPU: 2 PID: 1217
+/// at drivers/infiniband/hw/mlx5/wr.c:81 mlx5_ib_post_send+0x59d/0x867").
+fn warning_place(line: &str) -> Option<&str> {
+    line.split_once("WARNING: CPU:")?.1.split_once(" at ")?.1.split_whitespace().next()
 }
 
 /// How many stamps of the kernel's log a line carries, as dmesg ("[  245.749599] ...", "[Tue Apr
