@@ -127,6 +127,18 @@ fn numbers(text: &str) -> Vec<u64> {
     text.split(|c: char| !c.is_ascii_digit()).filter_map(|t| t.parse().ok()).take(1 << 16).collect()
 }
 
+/// The phrases of the checks that find ranks disagreeing on a collective: c10d's wrapper's
+/// collective and shape checks, Accelerate's shape check.
+fn mismatch_phrases() -> &'static regex::Regex {
+    static PHRASES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    PHRASES.get_or_init(|| {
+        regex::Regex::new(
+            "Detected mismatch between collectives on ranks|Error when verifying shape tensors for collective|Cannot apply desired operation due to shape mismatches",
+        )
+        .expect("literal phrases compile")
+    })
+}
+
 pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     let mut records = PytorchRecords::default();
     let mut context: BTreeMap<&str, String> = BTreeMap::new();
@@ -176,46 +188,29 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             }
             continue;
         }
-        // c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): "Detected mismatch between
-        // collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(...)".
-        if trimmed.contains("Detected mismatch between collectives on ranks") {
+        // The checks that find ranks passing different collectives or shapes, in one search (each
+        // `contains` would scan every line again):
+        if mismatch_phrases().is_match(trimmed) {
+            let ops = if let Some(rest) = trimmed.split("Detected mismatch between collectives on ranks.").nth(1) {
+                // c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): "Detected mismatch
+                // between collectives on ranks. Rank 1 is running collective:
+                // CollectiveFingerPrint(...)".
+                rest.trim().to_string()
+            } else if let Some(rest) = trimmed.split("Error when verifying shape tensors for collective ").nth(1) {
+                // The same wrapper comparing the shapes every rank passes before the collective:
+                // "Error when verifying shape tensors for collective ALLREDUCE on rank 0. This
+                // likely indicates that input shapes into the collective are mismatched across
+                // ranks."
+                let op = rest.split_whitespace().next().unwrap_or("unknown");
+                format!("the ranks passed tensors of different shapes to {op} (c10d's shape check)")
+            } else {
+                // Accelerate's own check of a collective's inputs across processes (debug mode,
+                // accelerate/utils/operations.py verify_operation): "Cannot apply desired operation
+                // due to shape mismatches. All shapes across devices must be valid."
+                "the processes passed tensors of different shapes to one collective (Accelerate's check)".to_string()
+            };
             let seq = keyed_number(raw, "SequenceNumber=").map_or_else(|| "unknown".to_string(), |s| s.to_string());
-            let ops = trimmed.split("Detected mismatch between collectives on ranks.").nth(1).unwrap_or("").trim();
             records.stated.push(Fact::new("pytorch.op_mismatch").attr("seq", seq).attr("ops", ops).evidence(evidence));
-            continue;
-        }
-        // Accelerate's own check of a collective's inputs across processes (debug mode,
-        // accelerate/utils/operations.py verify_operation): "Cannot apply desired operation due to
-        // shape mismatches. All shapes across devices must be valid.", then the operation and each
-        // process's shape. Processes that pass different shapes to one collective hang it.
-        // c10d's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL) comparing the shapes every
-        // rank passes before the collective: "Error when verifying shape tensors for collective
-        // ALLREDUCE on rank 0. This likely indicates that input shapes into the collective are
-        // mismatched across ranks."
-        if trimmed.contains("Error when verifying shape tensors for collective") {
-            let op = trimmed
-                .split("for collective ")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .unwrap_or("unknown");
-            records.stated.push(
-                Fact::new("pytorch.op_mismatch")
-                    .attr("seq", "unknown")
-                    .attr("ops", format!("the ranks passed tensors of different shapes to {op} (c10d's shape check)"))
-                    .evidence(evidence),
-            );
-            continue;
-        }
-        if trimmed.contains("Cannot apply desired operation due to shape mismatches") {
-            records.stated.push(
-                Fact::new("pytorch.op_mismatch")
-                    .attr("seq", "unknown")
-                    .attr(
-                        "ops",
-                        "the processes passed tensors of different shapes to one collective (Accelerate's check)",
-                    )
-                    .evidence(evidence),
-            );
             continue;
         }
         // c10d desync debug report (TORCH_NCCL_DESYNC_DEBUG=1), under "the lagging/dead/mismatched

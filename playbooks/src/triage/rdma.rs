@@ -164,9 +164,22 @@ const VERBS_TESTS: [&str; 14] = [
 /// on a test's command line (`ib_write_bw -d mlx5_0 ...`), and perftest's own header (` Device :
 /// mlx5_0`).
 fn devices_tested(text: &str) -> BTreeSet<&str> {
+    // One scan of the text finds the lines worth reading (most inputs hold no such test).
+    static NAMES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        let alternation = VERBS_TESTS.map(regex::escape).join("|");
+        regex::Regex::new(&format!(r"(?m)^\s*Device\s*:|{alternation}")).expect("literal names compile")
+    });
     let mut devices = BTreeSet::new();
-    for line in text.lines() {
-        let trimmed = line.trim();
+    let mut last_line_end = 0;
+    for found in names.find_iter(text) {
+        if found.start() < last_line_end {
+            continue;
+        }
+        let start = text[..found.start()].rfind('\n').map_or(0, |at| at + 1);
+        let end = text[found.start()..].find('\n').map_or(text.len(), |at| found.start() + at);
+        last_line_end = end;
+        let trimmed = text[start..end].trim();
         if let Some(device) = trimmed.strip_prefix("Device").map(str::trim_start).and_then(|r| r.strip_prefix(':')) {
             // perftest's header puts two fields on a line ("Device : mlx5_0   Transport type : IB").
             if let Some(device) = device.split_whitespace().next() {
