@@ -368,7 +368,7 @@ fn port_facts(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     let flapped = link_flaps(&ports, &mut facts);
     for (index, port) in ports.iter().enumerate() {
-        // An Ethernet link layer is RoCE (or iWARP), as ibv_devinfo's says in rdma.rs: the rules
+        // An Ethernet link layer is RoCE (or iWARP), as ibv_devinfo's link_layer is in rdma.rs: the rules
         // that need RoCE (a GID index, a lossy fabric) can then hold for the ports ibstat shows.
         if let (true, Some(line), false) =
             (port.is_ethernet(), &port.link_layer_line, port.source == Source::IbvDevinfo)
@@ -455,9 +455,16 @@ fn interfaces_down_under_dependents(file: &str, text: &str) -> Vec<Fact> {
     if !text.contains("link-state auto") && !text.contains("M-DOWN") {
         return facts;
     }
-    // Per interface, in the order printed: whether UP is among its flags, its line, and the
-    // dependents that lost their link with it (VFs that follow it, children flagged M-DOWN).
-    let mut interfaces: Vec<(String, bool, Evidence, usize)> = Vec::new();
+    // Each interface in the order printed.
+    struct Interface {
+        name: String,
+        /// UP is among its flags.
+        up: bool,
+        line: Evidence,
+        /// Those that lost their link with it: VFs that follow it, children flagged M-DOWN.
+        dependents: usize,
+    }
+    let mut interfaces: Vec<Interface> = Vec::new();
     // Where each interface name is in that list.
     let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut current: Option<usize> = None;
@@ -465,23 +472,28 @@ fn interfaces_down_under_dependents(file: &str, text: &str) -> Vec<Fact> {
         if let Some(header) = ip_link_header(raw) {
             if let Some(parent) = header.parent.filter(|_| header.flags.split(',').any(|f| f == "M-DOWN")) {
                 if let Some(&index) = by_name.get(parent) {
-                    interfaces[index].3 += 1;
+                    interfaces[index].dependents += 1;
                 }
             }
             let up = header.flags.split(',').any(|flag| flag == "UP");
             by_name.entry(header.name.to_string()).or_insert(interfaces.len());
-            interfaces.push((header.name.to_string(), up, Evidence::new(file, line_no, raw), 0));
+            interfaces.push(Interface {
+                name: header.name.to_string(),
+                up,
+                line: Evidence::new(file, line_no, raw),
+                dependents: 0,
+            });
             current = Some(interfaces.len() - 1);
             continue;
         }
         let trimmed = raw.trim_start();
         if trimmed.starts_with("vf ") && trimmed.contains("link-state auto") {
             if let Some(index) = current {
-                interfaces[index].3 += 1;
+                interfaces[index].dependents += 1;
             }
         }
     }
-    for (name, _, evidence, dependents) in interfaces.into_iter().filter(|entry| !entry.1 && entry.3 > 0) {
+    for Interface { name, line, dependents, .. } in interfaces.into_iter().filter(|i| !i.up && i.dependents > 0) {
         facts.push(
             Fact::new("rdma.port_down")
                 .attr("nic", &name)
@@ -492,7 +504,7 @@ fn interfaces_down_under_dependents(file: &str, text: &str) -> Vec<Fact> {
                         "administratively down (no UP flag), so the {dependents} interfaces that take their link from it (virtual functions, child interfaces) have none"
                     ),
                 )
-                .evidence(evidence),
+                .evidence(line),
         );
     }
     facts

@@ -141,9 +141,9 @@ pub fn parse(file: &str, text: &str) -> RdmaRecords {
     records
 }
 
-/// The verbs tests (perftest's, rdma-core's pingpong examples, rping, qperf) whose command lines
-/// name the device they ran on.
-const VERBS_TESTS: [&str; 14] = [
+/// The verbs tests (perftest's, and rdma-core's pingpong examples) whose command lines name the
+/// device they ran on.
+const VERBS_TESTS: [&str; 13] = [
     "ib_write_bw",
     "ib_write_lat",
     "ib_read_bw",
@@ -157,7 +157,6 @@ const VERBS_TESTS: [&str; 14] = [
     "ibv_ud_pingpong",
     "ibv_srq_pingpong",
     "ibv_xsrq_pingpong",
-    "ibv_devinfo",
 ];
 
 /// The RDMA devices a text's verbs tests ran on: the device after `-d`, `--ib-dev=` or `--ib-dev`
