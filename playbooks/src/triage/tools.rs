@@ -248,10 +248,18 @@ fn invalid_interface_setting(line: &str) -> Option<&str> {
     (setting.contains("_if_include") || setting.contains("_if_exclude")).then_some(setting)
 }
 
+/// The dynamic linker's refusal of a library for something it needs (ld.so: "/lib/.../libc.so.6:
+/// version `GLIBC_2.32' not found (required by /usr/lib/.../libbnxt_re-rdmav34.so)"): what was not
+/// found ("version `GLIBC_2.32'") and the path of the library that needs it.
+fn loader_refused(line: &str) -> Option<(&str, &str)> {
+    let (before, rest) = line.split_once("not found (required by ")?;
+    Some((before.rsplit(": ").next()?.trim(), rest.split(')').next()?))
+}
+
 /// The verbs provider (a library under libibverbs/, "libbnxt_re-rdmav34.so") that the dynamic
 /// linker names as needing what it cannot find ("... not found (required by <provider>)").
 fn provider_the_loader_refused(line: &str) -> Option<&str> {
-    let path = line.split("not found (required by ").nth(1)?.split(')').next()?;
+    let (_, path) = loader_refused(line)?;
     let file = path.rsplit('/').next()?;
     (path.contains("/libibverbs/") || file.contains("-rdmav")).then_some(file)
 }
@@ -403,9 +411,8 @@ fn net_plugin_dependency_missing(line: &str) -> Option<String> {
     if !line.contains("NET/Plugin") {
         return None;
     }
-    if let Some((before, rest)) = line.split_once("not found (required by ") {
-        let file = rest.split(')').next()?.rsplit('/').next()?;
-        let what = before.rsplit(": ").next()?.trim();
+    if let Some((what, path)) = loader_refused(line) {
+        let file = path.rsplit('/').next()?;
         return file.starts_with("libnccl-net").then(|| format!("{what} not found (required by {file})"));
     }
     let (before, _) = line.split_once(": cannot open shared object file")?;
