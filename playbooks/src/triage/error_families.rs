@@ -96,7 +96,7 @@ fn families() -> &'static [Family] {
             // for hardware the host does not have.
             family(
                 "rdma.device_missing",
-                r"(?i)\bno (?:active |usable |available )?(?:RDMA|IB|InfiniBand|verbs|HCA|EFA) (?:device|port|adapter)s?\b|ibv_get_device_list|ibv_open_device|/dev/infiniband|\buverbs\d*\b|no (?:RDMA|IB|InfiniBand) devices? (?:found|available)",
+                r"(?i)\bno (?:active |usable |available )?(?:RDMA|IB|InfiniBand|verbs|HCA|EFA) (?:device|port|adapter)s?\b|ibv_get_device_list|ibv_open_device|/dev/infiniband|\buverbs\d*\b|no (?:RDMA|IB|InfiniBand) devices? (?:(?:was|were) )?(?:found|available)",
                 Some(r"(?i)couldn't load driver|could not load driver"),
             ),
             // The NVSwitch fabric's manager (nv-fabricmanager) and the state it sets: CUDA's
@@ -245,6 +245,8 @@ mod tests {
             ("ERROR: failed to map segment /dev/shm/ccl-17 (No space left on device)", "process.shm_full"),
             ("Failed to register GPU memory: GPUDirect not available", "nccl.gdr_disabled"),
             ("fatal: no active HCA ports found", "rdma.device_missing"),
+            // mej/nhc#111: Node Health Check's InfiniBand check on a node whose adapter was removed.
+            ("check_hw_ib:  No Infiniband device was found.", "rdma.device_missing"),
             ("ERROR: fabric manager has not finished", "fabricmanager.error"),
             ("error: CUDA driver version is insufficient for CUDA runtime version", "gpu.driver_mismatch"),
             ("failed: CUDA_ERROR_ECC_UNCORRECTABLE", "gpu.hardware_error"),

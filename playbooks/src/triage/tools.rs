@@ -2014,6 +2014,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             continue;
         }
+        // The shell's `ulimit -l` at a prompt, its answer on the next line in KiB (bash(1): "-l The
+        // maximum size that may be locked into memory"), as a job's environment shows it (the Open
+        // MPI list, 2014-06: 64 inside Torque's jobs, unlimited over ssh). `ulimit -l unlimited` sets
+        // the limit and shows nothing.
+        if trimmed.ends_with(" ulimit -l") || trimmed == "ulimit -l" {
+            let answer = lines_after(text, raw).next().map(str::trim).unwrap_or("");
+            let soft = match answer {
+                "unlimited" => Some(None),
+                number => number.parse::<u64>().ok().map(|kib| Some(kib.saturating_mul(1024))),
+            };
+            if let Some(soft) = soft {
+                if !fabricdoctor_checks::host::memlock_sufficient(soft, &fabricdoctor_checks::Policy::default()) {
+                    let text = format!("ulimit -l: {answer} KiB");
+                    facts.push(Fact::new("host.memlock_low").attr("text", text).evidence(evidence()));
+                }
+            }
+            continue;
+        }
         // The peer's address could not be turned into an address handle: libfabric's address
         // vector took none of the addresses given (fi_av_insert(3) returns the count inserted), or
         // verbs could not create the address handle (ibv_create_ah(3)). On RoCE the handle is built
@@ -3328,6 +3346,14 @@ mod tests {
         assert_eq!(parse("f", limits)[0].name, "host.memlock_low");
         assert!(parse("f", "Max locked memory         unlimited            unlimited            bytes\n").is_empty());
         assert_eq!(memlock_limit("max locked memory (kbytes, -l) 8192"), Some(Some(8 << 20)));
+        // The Open MPI list, 2014-06 ("openib segfaults with Torque"): `ulimit -l` at the prompt
+        // inside the job, then over ssh; the one setting it answers nothing.
+        let asked = "[binf316:fischega] $ ulimit -l\n64\n[binf316:fischega] $ ulimit -l\nunlimited\n";
+        let facts = parse("f", asked);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("text")), ("host.memlock_low", Some("ulimit -l: 64 KiB")));
+        assert!(parse("f", "$ ulimit -l\nunlimited\n").is_empty());
+        assert!(parse("f", "$ ulimit -l unlimited\n$ mpirun -np 2 hello\n").is_empty());
         assert_eq!(memlock_limit("max locked memory (kbytes, -l) lots"), None, "not a number");
 
         let ofi = "find_ofi_provider:543 NCCL WARN NET/OFI Couldn't find any optimal provider\nError: EFA libfabric provider not detected.\n";

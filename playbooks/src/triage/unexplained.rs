@@ -99,8 +99,12 @@ pub fn looks_like_error(line: &str) -> bool {
         let lower = line.to_ascii_lowercase();
         lower.contains("corrected errors") && !lower.contains("uncorrected")
     };
+    // A line that opens with its severity ("ERROR:  nhc:  Health check failed:  check_hw_ib:  ...",
+    // Node Health Check's log, which sets its fields apart by two spaces) is a report, not a head.
     let columns = line.trim().split("  ").filter(|column| !column.trim().is_empty()).count();
-    let title = !line.contains(|c: char| c.is_ascii_digit())
+    let reported = ["ERROR:", "FATAL:", "CRITICAL:"].iter().any(|severity| level.starts_with(severity));
+    let title = !reported
+        && !line.contains(|c: char| c.is_ascii_digit())
         && (columns >= 3 || error_words().find_iter(line).all(|word| word.as_str().eq_ignore_ascii_case("errors")));
     if corrected || title {
         return false;
@@ -610,6 +614,14 @@ mod tests {
     /// The linux-rdma list (heldout138): a kernel warning's header and a net device the kernel
     /// cannot free, quoted in threads whose cause was a driver's bug. A kernel's own line that only
     /// mentions a warning or a device becoming free is not one.
+    /// mej/nhc#111: Node Health Check sets its fields apart by two spaces, and a failed check whose
+    /// message has no number is still its report of a failure, not a table's head.
+    #[test]
+    fn a_health_check_failed_without_a_number_is_an_error_nhc111() {
+        assert!(looks_like_error("ERROR:  nhc:  Health check failed:  check_hw_ib:  No Infiniband device was found."));
+        assert!(!looks_like_error("  Port    Errors    Discards    Drops"));
+    }
+
     #[test]
     fn kernel_warnings_and_devices_held_are_errors_linux_rdma() {
         assert!(looks_like_error(
