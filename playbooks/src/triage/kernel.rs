@@ -682,10 +682,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             continue;
         }
         // Kubernetes' NVIDIA device plugin: "XidCriticalError: Xid=69 on Device=GPU-..., the device
-        // will go unhealthy."
-        if let Some(code) =
-            raw.split("Xid=").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok())
-        {
+        // will go unhealthy."; its DRA driver's health monitor: "Processing event XID=43 event".
+        let xid_field = raw.split_once("Xid=").or_else(|| raw.split_once("XID=")).map(|(_, rest)| rest);
+        if let Some(code) = xid_field.and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u32>().ok()) {
             let (meaning, severity) = xid_meaning(code).unwrap_or(("see NVIDIA's Xid catalog", XidSeverity::Attention));
             let name = if severity == XidSeverity::Application { "gpu.xid_application" } else { "gpu.xid" };
             let device = raw.split("Device=").nth(1).and_then(|r| r.split([',', ' ']).next()).unwrap_or("unknown");
@@ -1157,6 +1156,11 @@ mod tests {
             "2020/08/10 19:09:42 XidCriticalError: Xid=48 on Device=GPU-7540a9b3, the device will go unhealthy.",
         );
         assert_eq!((facts[0].name.as_str(), facts[0].get("bus_id")), ("gpu.xid", Some("GPU-7540a9b3")));
+        // kubernetes-sigs/dra-driver-nvidia-gpu#983: the DRA driver's health monitor in capitals.
+        let facts =
+            parse_kernel("f", "I0409 23:33:27.290825       1 device_health.go:255] Processing event XID=43 event");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("xid")), ("gpu.xid_application", Some("43")));
+        assert!(parse_kernel("f", "W0409 23:33:27.291027       1 driver.go:477] Received xid health event").is_empty());
         let facts = parse_kernel("f", "Aug 17 06:18:01 vm-0 systemd-networkd[5398]: ib6: lost carrier\nAug 17 06:18:06 vm-0 systemd-networkd[5398]: ib6: gained carrier\n");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("link.flap", Some("ib6")));
     }

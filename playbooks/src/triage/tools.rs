@@ -130,6 +130,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "failed: resource temporarily unavailable",
             "_ifname=",
             "could not insert '",
+            "cable is unplugged",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1384,6 +1385,25 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
+            // A port with no cable in its cage, as NVIDIA's link diagnostics word status opcode 1024
+            // (mlxlink's "Recommendation : Cable is unplugged"; NVOS's `nv show interface --view
+            // link-diagnostics` rows "sw1p1s1  1024  Cable is unplugged"): the link cannot come up.
+            if lower.contains("cable is unplugged") {
+                let mut words = trimmed.split_whitespace();
+                let port = match (words.next(), words.next()) {
+                    (Some(port), Some(code)) if code.chars().all(|c| c.is_ascii_digit()) => port,
+                    _ => "unknown",
+                };
+                facts.push(
+                    Fact::new("rdma.port_down")
+                        .attr("nic", port)
+                        .attr("port", "the port the link diagnostics read")
+                        .attr("state", "no cable plugged in (link diagnostics' status opcode 1024)")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             // The same transfer engine left without any device it could open ("RdmaTransport: No
             // available RNIC"): every RDMA device was disabled or none was found. A port it found
             // not Active is the cause when it said so above.
@@ -2632,6 +2652,12 @@ fn memlock_limit(line: &str) -> Option<Option<u64>> {
     if line.starts_with("Max locked memory") && words.last() == Some(&"bytes") && words.len() >= 6 {
         return value(words[3], 1);
     }
+    // Open MPI's openib help message when a verbs allocation failed with ENOMEM ("Memlock limit:
+    // 32768"): the soft RLIMIT_MEMLOCK in bytes as getrlimit(2) gave it, or "unlimited"
+    // (ompi/mca/btl/openib/btl_openib.c, show_init_error; help-mpi-btl-openib.txt init-fail-no-mem).
+    if let Some(limit) = line.strip_prefix("Memlock limit:") {
+        return value(limit.trim(), 1);
+    }
     None
 }
 
@@ -3355,6 +3381,10 @@ mod tests {
         assert!(parse("f", "$ ulimit -l\nunlimited\n").is_empty());
         assert!(parse("f", "$ ulimit -l unlimited\n$ mpirun -np 2 hello\n").is_empty());
         assert_eq!(memlock_limit("max locked memory (kbytes, -l) lots"), None, "not a number");
+        // The Open MPI list, 2007-11 ("openib memlock"): Torque's jobs inherited pbs_mom's limit.
+        let help = "    Function:      ibv_create_cq()\n    Device:        mthca0\n    Memlock limit: 32768\n";
+        assert_eq!(parse("f", help)[0].name, "host.memlock_low");
+        assert!(parse("f", "    Memlock limit: unlimited\n").is_empty());
 
         let ofi = "find_ofi_provider:543 NCCL WARN NET/OFI Couldn't find any optimal provider\nError: EFA libfabric provider not detected.\n";
         let facts = parse("f", ofi);
@@ -3432,6 +3462,15 @@ mod tests {
         assert_eq!(facts.len(), 1, "{facts:?}");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("rdma.port_down", Some("mlx5_3")));
         assert_eq!(parse("f", "MPIDI_CH3I_RDMA_init(...): cannot create cq\n")[0].name, "rdma.memlock");
+        // NVIDIA's NVOS switch manual (heldout143): the link diagnostics of ports without a cable;
+        // mlxlink's recommendation for the same opcode.
+        let rows = "sw1p1s1  1024  Cable is unplugged\nacp1  2  Negotiation failure\n";
+        let facts = parse("f", rows);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("rdma.port_down", Some("sw1p1s1")));
+        let mlxlink = "Recommendation                     : Cable is unplugged\n";
+        assert_eq!(parse("f", mlxlink)[0].get("nic"), Some("unknown"));
+        assert!(parse("f", "sw1p1s2  0  No issue was observed\n").is_empty());
         // mej/nhc#82: Node Health Check finds no InfiniBand port Active (the cables not yet in).
         let nhc = "ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).\n";
         assert_eq!(parse("f", nhc)[0].name, "rdma.port_down");

@@ -47,8 +47,10 @@ fn error_words() -> &'static Regex {
             // __warn), reports a driver in a state it should never reach; and a net device that
             // cannot be unregistered because something still holds it ("unregister_netdevice:
             // waiting for eno1.1000 to become free. Usage count = 4", net/core/dev.c) is a leaked
-            // reference (RDMA queue pairs holding a VLAN's GID).
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])",
+            // reference (RDMA queue pairs holding a VLAN's GID). A work completion's status other than
+            // success is named IBV_WC_..._ERR (ibv_poll_cq(3), enum ibv_wc_status in verbs.h), on a
+            // line of its own where a paste wrapped NCCL's "Got completion from peer" report.
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)",
         )
         .expect("a fixed pattern compiles")
     })
@@ -620,6 +622,19 @@ mod tests {
     fn a_health_check_failed_without_a_number_is_an_error_nhc111() {
         assert!(looks_like_error("ERROR:  nhc:  Health check failed:  check_hw_ib:  No Infiniband device was found."));
         assert!(!looks_like_error("  Port    Errors    Discards    Drops"));
+    }
+
+    /// EldritchJS/ml-dev-env's IOMMU note: NCCL's completion error wrapped by the page, its status on
+    /// a line of its own; a status of success is none.
+    #[test]
+    fn a_completion_status_on_a_wrapped_line_is_an_error_ml_dev_env_iommu() {
+        let first = "h-kim-0:1353:1409 [3] ib_plugin.c:2033 NCCL WARN NET/IB: Got completion";
+        let wrapped = "from peer 10.128.8.30<55095> with status=IBV_WC_LOC_PROT_ERR(4) opcode=IBV_WC_SEND(0)";
+        assert!(looks_like_error(wrapped));
+        assert!(!looks_like_error("wc.status=IBV_WC_SUCCESS opcode=IBV_WC_RDMA_WRITE"));
+        let found = facts_of(&format!("{first}\n{wrapped}\n"));
+        let quoted = found.iter().find(|f| f.name == "input.error_lines").expect("the error lines quoted");
+        assert!(quoted.evidence.iter().any(|e| e.text == wrapped), "{quoted:?}");
     }
 
     #[test]
