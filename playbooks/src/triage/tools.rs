@@ -145,14 +145,21 @@ fn rare_phrases() -> &'static regex::Regex {
     })
 }
 
-/// The Docker gateway address Open MPI's TCP transport failed to connect to, if this line says so.
-fn openmpi_tcp_connect_to_docker(line: &str) -> Option<&str> {
+/// The host-local bridge Open MPI's TCP transport failed to connect to, if this line says so: its
+/// gateway address and what bridge it is. Docker's networks (172.17.0.1 to 172.31.0.1) and
+/// libvirt's default network (192.168.122.1 on virbr0, libvirt's networks/default.xml) have the
+/// same address on every host that runs them, so a peer that offers one offers an address that
+/// leads each host to its own bridge.
+fn openmpi_tcp_connect_to_bridge(line: &str) -> Option<(&str, &'static str)> {
     if !line.contains("btl_tcp_endpoint") {
         return None;
     }
     let address = line.split("connect() to ").nth(1)?.split_whitespace().next()?;
     let address = address.trim_end_matches([':', ',']);
-    super::nccl::docker_gateway(address).map(|_| address)
+    if super::nccl::docker_gateway(address).is_some() {
+        return Some((address, "a Docker bridge"));
+    }
+    (address == "192.168.122.1").then_some((address, "libvirt's default bridge virbr0"))
 }
 
 /// Ranks that print the GPU they chose ("MPI rank 1 uses GPU #0", "rank 3 using device 0", "Rank
@@ -529,6 +536,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     facts.extend(openib_not_used(file, text));
     facts.extend(ucx_without_verbs(file, text));
+    facts.extend(devices_without_uverbs_nodes(file, text));
     facts.extend(throughput_outlier(file, text));
     facts.extend(ranks_sharing_a_gpu(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
@@ -1711,11 +1719,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             // Open MPI's TCP transport failing to connect to a Docker network's gateway address
             // ("[host][[38971,1],2][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect]
-            // connect() to 172.17.0.1 failed: Connection refused (111)", horovod#310): a peer offered
-            // the address of its docker0 bridge, which no other host reaches; btl_tcp_if_include (or
-            // _exclude docker0) is the fix, as NCCL_SOCKET_IFNAME is NCCL's.
-            if let Some(gateway) = openmpi_tcp_connect_to_docker(trimmed) {
-                let iface = format!("a Docker bridge (its gateway {gateway}, offered to Open MPI's TCP transport)");
+            // connect() to 172.17.0.1 failed: Connection refused (111)", horovod#310), or to libvirt's
+            // 192.168.122.1 (the Open MPI list, 2012-09): a peer offered the address of a bridge that
+            // every host has for itself; btl_tcp_if_include (or _exclude docker0,virbr0) is the fix,
+            // as NCCL_SOCKET_IFNAME is NCCL's.
+            if let Some((gateway, bridge)) = openmpi_tcp_connect_to_bridge(trimmed) {
+                let iface = format!("{bridge} (its gateway {gateway}, offered to Open MPI's TCP transport)");
                 facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
                 continue;
             }
@@ -2439,6 +2448,11 @@ fn throughput_outlier(file: &str, text: &str) -> Option<Fact> {
 /// cannot open the HCA, and MPI and UCX users run over TCP on a fabric built for RDMA
 /// (openucx/ucx#7245: a UCX built on a login node without the HCA).
 fn ucx_without_verbs(file: &str, text: &str) -> Option<Fact> {
+    if text.contains("#      Transport: ") || text.contains("#   Transport: ") {
+        if let Some(fact) = ucx_transports_without_verbs(file, text) {
+            return Some(fact);
+        }
+    }
     if !text.contains("tcp/ib") {
         return None;
     }
@@ -2463,6 +2477,91 @@ fn ucx_without_verbs(file: &str, text: &str) -> Option<Fact> {
             .attr(
                 "text",
                 format!("UCX lists the InfiniBand port only as an IP interface ({transport}) and no verbs transport"),
+            )
+            .evidence(Evidence::new(file, line_no, line)),
+    )
+}
+
+/// The names `ls DIRECTORY` printed at a prompt ("# ls /dev/infiniband/" then "rdma_cm  uverbs0"),
+/// up to the next prompt or blank line, with the evidence of the command's line.
+fn listed_at_prompt<'a>(file: &str, text: &'a str, directory: &str) -> Option<(Vec<&'a str>, Evidence)> {
+    // A root shell's prompt is "# ", which the readers elsewhere skip as a comment: read every line.
+    let (index, command) = text.lines().enumerate().find(|(_, line)| {
+        let line = line.trim_end().trim_end_matches('/');
+        line.ends_with(&format!("ls {directory}")) && (line.contains("$ ") || line.contains("# "))
+    })?;
+    let line_no = index + 1;
+    let names = lines_after(text, command)
+        .take_while(|line| !line.trim().is_empty() && !line.contains("$ ") && !line.contains("# "))
+        .flat_map(str::split_whitespace)
+        .collect();
+    Some((names, Evidence::new(file, line_no, command)))
+}
+
+/// RDMA devices the kernel lists (`ls /sys/class/infiniband`) without their uverbs nodes under
+/// /dev/infiniband, as a container shows them when only some of the host's character devices were
+/// passed in: libibverbs opens a device through its /dev/infiniband/uverbsN (ibv_open_device(3)),
+/// so a device without one cannot be used, and librdmacm before rdma-core 29 refused every device
+/// when one failed (linux-rdma/rdma-core#1060: uverbs1 and uverbs3 not mapped into the container).
+fn devices_without_uverbs_nodes(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("/sys/class/infiniband") || !text.contains("/dev/infiniband") {
+        return None;
+    }
+    let (devices, kernel_listing) = listed_at_prompt(file, text, "/sys/class/infiniband")?;
+    let (nodes, node_listing) = listed_at_prompt(file, text, "/dev/infiniband")?;
+    let uverbs = nodes.iter().filter(|name| name.starts_with("uverbs")).count();
+    if devices.is_empty() || uverbs >= devices.len() {
+        return None;
+    }
+    Some(
+        Fact::new("rdma.device_missing")
+            .attr(
+                "text",
+                format!(
+                    "{} RDMA devices ({}) and {uverbs} uverbs nodes under /dev/infiniband ({}): a device without its node cannot be opened",
+                    devices.len(),
+                    devices.join(" "),
+                    nodes.join(" ")
+                ),
+            )
+            .evidence(kernel_listing)
+            .evidence(node_listing),
+    )
+}
+
+/// `ucx_info -d`'s transports ("#      Transport: rc_mlx5", one per device it opened) with none of
+/// verbs (rc, ud, dc and their forms), where the same input shows an RDMA device (ibv_devinfo's
+/// `hca_id:`): UCX was built without its verbs support or cannot load it (the UCX package's IB
+/// module not installed), so UCX's users run over TCP or find no transport to their peers (the
+/// LinuxHPC notes: "no active messages transport ... Destination is unreachable" until `dnf
+/// install ucx-ib`).
+fn ucx_transports_without_verbs(file: &str, text: &str) -> Option<Fact> {
+    let device = text.lines().find_map(|line| line.trim().strip_prefix("hca_id:"))?.trim();
+    let mut first = None;
+    let mut transports: Vec<&str> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let Some(transport) = line.strip_prefix('#').and_then(|rest| rest.trim().strip_prefix("Transport:")) else {
+            continue;
+        };
+        let transport = transport.trim();
+        let family = transport.split('_').next().unwrap_or("");
+        if matches!(family, "rc" | "ud" | "dc" | "ib") || transport.starts_with("mlx") {
+            return None;
+        }
+        first.get_or_insert((index + 1, line));
+        if !transports.contains(&transport) {
+            transports.push(transport);
+        }
+    }
+    let (line_no, line) = first?;
+    Some(
+        Fact::new("rdma.device_missing")
+            .attr(
+                "text",
+                format!(
+                    "UCX offers {} and no verbs transport, on a host with the RDMA device {device}",
+                    transports.join(", ")
+                ),
             )
             .evidence(Evidence::new(file, line_no, line)),
     )
@@ -3249,6 +3348,10 @@ mod tests {
         assert_eq!(suspect.get("host"), Some("u10-154-66-206"));
         assert!(suspect.get("iface").is_some_and(|iface| iface.contains("172.17.0.1")));
         assert!(found.iter().any(|f| f.name == "nccl.socket_connect_failed"));
+        // The Open MPI list, 2012-09 ("ring failed: blocked at MPI_Send"): libvirt's bridge on the nodes.
+        let virbr = "[[53402,1],6][btl_tcp_endpoint.c:638:mca_btl_tcp_endpoint_complete_connect] connect() to 192.168.122.1 failed: Connection refused (111\n";
+        let suspect = parse("f", virbr).into_iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("suspect");
+        assert!(suspect.get("iface").is_some_and(|iface| iface.contains("virbr0")));
         let routed = refused.replace("172.17.0.1", "10.2.0.7");
         assert!(
             !parse("f", &routed).iter().any(|f| f.name == "nccl.socket_iface_suspect"),
@@ -3538,6 +3641,42 @@ mod tests {
         assert_eq!(parse("f", listing)[0].name, "rdma.device_missing");
         let with_verbs = format!("{listing}#      resource 5  :  md 4  dev 3  flags -- rc_verbs/mlx5_0:1\n");
         assert!(parse("f", &with_verbs).iter().all(|f| f.name != "rdma.device_missing"), "UCX has its verbs");
+    }
+
+    /// linux-rdma/rdma-core#1060: a container given two of the host's four uverbs nodes; every node
+    /// given, or a listing of one directory alone, says nothing is missing.
+    #[test]
+    fn rdma_devices_without_their_uverbs_nodes_are_missing_rdma_core1060() {
+        let text = "# ls /sys/class/infiniband\nmlx5_0  mlx5_1  mlx5_2  mlx5_3\n\n# ls /dev/infiniband/\nrdma_cm  ucm0  ucm2  uverbs0  uverbs2\n";
+        let facts = parse("f", text);
+        let missing = facts.iter().find(|f| f.name == "rdma.device_missing").expect("nodes missing");
+        assert!(missing
+            .get("text")
+            .is_some_and(|t| t.starts_with("4 RDMA devices (mlx5_0 mlx5_1 mlx5_2 mlx5_3) and 2 uverbs nodes")));
+        assert_eq!(missing.evidence.len(), 2);
+        let all = text.replace("uverbs0  uverbs2", "uverbs0  uverbs1  uverbs2  uverbs3");
+        assert!(parse("f", &all).iter().all(|f| f.name != "rdma.device_missing"));
+        let one = "# ls /sys/class/infiniband\nmlx5_0  mlx5_1\n";
+        assert!(parse("f", one).iter().all(|f| f.name != "rdma.device_missing"));
+    }
+
+    /// jtipton2/LinuxHPC's notes on Intel MPI over UCX: `ucx_info -d` shows only TCP and shared
+    /// memory on a host whose ibv_devinfo shows an active ConnectX-6; the IB module was not
+    /// installed. The same listing with a verbs transport, or without a device shown, is no fault.
+    #[test]
+    fn ucx_transports_without_verbs_beside_an_rdma_device_linuxhpc_sierra() {
+        let devinfo = "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n";
+        let transports =
+            "#      Transport: self\n#      Transport: tcp\n#      Transport: sysv\n#      Transport: posix\n";
+        let facts = parse("f", &format!("{devinfo}{transports}"));
+        let missing = facts.iter().find(|f| f.name == "rdma.device_missing").expect("no verbs transport");
+        assert_eq!(
+            missing.get("text"),
+            Some("UCX offers self, tcp, sysv, posix and no verbs transport, on a host with the RDMA device mlx5_0")
+        );
+        let verbs = format!("{devinfo}{transports}#      Transport: rc_mlx5\n");
+        assert!(parse("f", &verbs).iter().all(|f| f.name != "rdma.device_missing"));
+        assert!(parse("f", transports).iter().all(|f| f.name != "rdma.device_missing"));
     }
 
     #[test]
