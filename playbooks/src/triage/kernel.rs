@@ -710,7 +710,8 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         }
         // The bonding driver's "bond0: link status definitely down for interface eno50" (after its
         // miimon downdelay): a member link lost carrier.
-        if lower.contains("link down")
+        // A counter's name ("Link Down Counter : 0", mlxlink's Physical Counters) is no event.
+        if lower.contains("link down") && !lower.contains("link down count")
             || lower.contains("link is down")
             || lower.contains("lost carrier")
             || lower.contains("link status definitely down for interface")
@@ -1298,6 +1299,16 @@ mod tests {
             [Some("uncorrected")]
         );
         assert!(parse_kernel("f", &record("0xc110")).iter().all(|f| f.name != "pcie.aer_event"));
+    }
+
+    /// fchamicapereira/sigcomm26-tutorial-bluefield (heldout157): mlxlink's physical counters name
+    /// the link's downs without one happening; a driver's own "Link down" still counts.
+    #[test]
+    fn a_link_down_counter_is_no_link_down_sigcomm26_bluefield() {
+        let counters = "Link Down Counter                  : 0\nLink Error Recovery Counter        : 0\n";
+        assert!(parse_kernel("f", &counters.repeat(3)).is_empty());
+        let down = "[ 9.1] mlx5_core 0000:03:00.0 enp3s0f0np0: Link down\n[ 19.1] mlx5_core 0000:03:00.0 enp3s0f0np0: Link up\n";
+        assert!(parse_kernel("f", &down.repeat(3)).iter().any(|f| f.name == "link.flap"));
     }
 
     /// NVIDIA/NemoClaw#8520 (heldout90): a DGX Spark's port reports its link down, the module

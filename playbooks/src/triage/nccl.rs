@@ -137,16 +137,29 @@ fn collectives_marker(raw: &str) -> Option<((usize, usize), Level)> {
     Some(((at, " CCOM WARN ".len()), level))
 }
 
-/// One entry of an interface list wrapped onto its own line: `[3]br-dd40dc616638:172.30.0.1<0>`.
+/// Entries of an interface or device list wrapped onto a line of their own: `[3]br-dd40dc616638:
+/// 172.30.0.1<0>` (NET/Socket), or `[4]mlx5_12:1/RoCE [5]mlx5_13:1/RoCE` (NET/IB, as a document
+/// wraps its long line), up to the list's end ("; OOB eth0:10.0.0.1<0>").
 fn wrapped_list_entry(raw: &str) -> Option<&str> {
-    let entry = raw.trim();
-    let (index, rest) = entry.strip_prefix('[')?.split_once(']')?;
-    (!index.is_empty()
-        && index.chars().all(|c| c.is_ascii_digit())
-        && rest.contains(':')
-        && rest.ends_with('>')
-        && !rest.contains(char::is_whitespace))
-    .then_some(entry)
+    let entries = raw.trim();
+    let list = entries.split(';').next().unwrap_or("");
+    let entry = |token: &str| {
+        let Some((index, rest)) = token.strip_prefix('[').and_then(|t| t.split_once(']')) else { return false };
+        !index.is_empty()
+            && index.chars().all(|c| c.is_ascii_digit())
+            && rest.contains(':')
+            && (rest.ends_with('>') || rest.contains('/'))
+    };
+    let mut tokens = list.split_whitespace().peekable();
+    (tokens.peek().is_some() && tokens.all(entry)).then_some(entries)
+}
+
+/// Whether an interface or device list's line leaves the list open for entries on the next lines:
+/// its head alone ("NET/Socket : Using"), or NET/IB's devices without the "; OOB" that ends them.
+fn list_left_open(message: &str) -> bool {
+    let message = message.trim_end();
+    message.ends_with("Using")
+        || ((message.starts_with("NET/IB : Using") || message.starts_with("NET/IB: Using")) && !message.contains(';'))
 }
 
 /// A line that starts with the level, as posters quote a WARN without its prefix
@@ -250,11 +263,11 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
             if let Some(last) = log.lines.last_mut() {
                 last.message.push(' ');
                 last.message.push_str(entry);
+                list_open = !last.message.contains(';');
             }
-            list_open = true;
             continue;
         } else if let Some(line) = parse_line(line_no, raw) {
-            list_open = line.message.trim_end().ends_with("Using");
+            list_open = list_left_open(&line.message);
             if list_open {
                 log.lines.push(line);
                 continue;
@@ -289,7 +302,7 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
         } else if let Some(entry) = about_nccl.then(|| super::catalogue::untagged(raw)).flatten() {
             // NCCL's message pasted without its prefix and level: read as the line it was.
             let message = raw.trim().to_string();
-            list_open = message.ends_with("Using");
+            list_open = list_left_open(&message);
             let level = if entry.level == "WARN" { Level::Warn } else { Level::Info };
             log.lines.push(NcclLine::bare(line_no, raw, level, message));
         }
@@ -1491,16 +1504,22 @@ fn record_init(line: &NcclLine, evidence: &Evidence, comms: &mut Communicators, 
     );
 }
 
+/// The link layer NCCL names a device of its `NET/IB : Using` list by ("mlx5_0:1/IB", "mlx5_2:1/RoCE"),
+/// without the SHARP capability it adds after it ("mlx5_16:1/IB/SHARP", net_ib.cc).
+fn link_layer(device: &str) -> &str {
+    device.split('/').nth(1).unwrap_or("")
+}
+
 /// A `NET/IB : Using` line: the host's NICs in NCCL's index order (channels name them by index),
 /// and a fact when any of them is RoCE.
 fn record_ib_nics(message: &str, host: &str, evidence: &Evidence, seen: &mut Observations, analysis: &mut Analysis) {
     let nics = using_list(message);
-    if nics.iter().any(|n| n.ends_with("/RoCE")) {
+    if nics.iter().any(|n| link_layer(n) == "RoCE") {
         analysis.push(Fact::new("nccl.roce").host(host).evidence(evidence.clone()));
     }
     // Every device InfiniBand (NCCL names each by its port's link layer, net_ib.cc): the job's
     // connections cross LID-routed ports, where no lossy Ethernet drops packets.
-    if !nics.is_empty() && nics.iter().all(|n| n.ends_with("/IB")) {
+    if !nics.is_empty() && nics.iter().all(|n| link_layer(n) == "IB") {
         analysis.push(
             Fact::new("rdma.infiniband")
                 .host(host)
@@ -1512,8 +1531,8 @@ fn record_ib_nics(message: &str, host: &str, evidence: &Evidence, seen: &mut Obs
     // takes in a port of another fabric, usually the host's front-end bond, which the rails'
     // peers cannot reach over IB. Said once the whole input is read ([`mixed_fabrics`]).
     let roce: Vec<(u32, &String)> =
-        nics.iter().enumerate().filter(|(_, n)| n.ends_with("/RoCE")).map(|(i, n)| (i as u32, n)).collect();
-    if !roce.is_empty() && nics.iter().any(|n| n.ends_with("/IB")) {
+        nics.iter().enumerate().filter(|(_, n)| link_layer(n) == "RoCE").map(|(i, n)| (i as u32, n)).collect();
+    if !roce.is_empty() && nics.iter().any(|n| link_layer(n) == "IB") {
         let names: Vec<&str> = roce.iter().map(|(_, n)| n.split(':').next().unwrap_or(n)).collect();
         let fact = Fact::new("nccl.ib_hca_mixed").host(host).attr("nics", names.join(", ")).evidence(evidence.clone());
         seen.mixed_fabrics.push((fact, roce.iter().map(|(i, _)| *i).collect()));
@@ -1543,6 +1562,13 @@ fn mixed_fabrics(seen: &mut Observations, analysis: &mut Analysis) {
         // job. (A line or two of a larger log says nothing of the channels left out.)
         let listed = fact.get("host").and_then(|host| seen.host_nics.get(host)).map_or(usize::MAX, Vec::len);
         if !used && channels.len() >= listed.max(2) {
+            continue;
+        }
+        // The host's bootstrap failed before any channel was built: its TCP sockets, not a NIC of
+        // the list, stopped the job (NVIDIA/nccl#1000: SHARP rails and a RoCE port listed, and the
+        // bootstrap over IPoIB failing).
+        let bootstrap_failed = fact.get("host").is_some_and(|host| seen.bootstrap_failures.contains_key(host));
+        if !used && channels.is_empty() && bootstrap_failed {
             continue;
         }
         analysis.push(if used { fact.attr("used", "yes") } else { fact });
@@ -2522,6 +2548,27 @@ mod tests {
         assert!(mixed(&format!("{using}{rails}")).is_none(), "a port no channel uses");
         let one_node = format!("{using}crow-7:7240:7401 [0] NCCL INFO comm 0x2e40c290 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n");
         assert!(mixed(&one_node).is_none(), "a one-host job sends nothing over any NIC");
+    }
+
+    /// rxsalad/rail-optimized's lab guide (heldout156): NCCL_IB_HCA=mlx5_0,mlx5_1 matched mlx5_10 to
+    /// mlx5_19 by prefix, RoCE rails and InfiniBand ports with SHARP in one list that the document
+    /// wrapped over three lines; a list of SHARP ports alone is InfiniBand.
+    #[test]
+    fn sharp_ports_and_a_wrapped_device_list_are_read_rail_optimized() {
+        let wrapped = "  NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_10:1/RoCE\n                      [4]mlx5_12:1/RoCE [5]mlx5_13:1/RoCE\n                      [8]mlx5_16:1/IB/SHARP [9]mlx5_17:1/IB/SHARP\n";
+        let mixed = facts(wrapped).into_iter().find(|f| f.name == "nccl.ib_hca_mixed").expect("RoCE among IB");
+        assert_eq!(mixed.get("nics"), Some("mlx5_0, mlx5_1, mlx5_10, mlx5_12, mlx5_13"));
+        let sharp = "n3:2331:2666 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/IB/SHARP; OOB ib0:192.168.0.103<0>\n";
+        let found = facts(sharp);
+        assert!(found.iter().any(|f| f.name == "rdma.infiniband"), "{found:?}");
+        // NVIDIA/nccl#1000: the same mix on a host whose bootstrap failed before any channel.
+        let bootstrap = sharp.replace("[1]mlx5_1:1/IB/SHARP", "[1]mlx5_8:1/RoCE");
+        assert!(facts(&bootstrap).iter().any(|f| f.name == "nccl.ib_hca_mixed"));
+        let failed = format!("{bootstrap}n3:2331:2658 [3] NCCL INFO bootstrap.cc:270 -> 2\n");
+        assert!(facts(&failed).iter().all(|f| f.name != "nccl.ib_hca_mixed"), "the bootstrap failed first");
+        let closed =
+            "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB eth0:10.0.0.1<0>\n    [1]mlx5_16:1/IB/SHARP\n";
+        assert!(facts(closed).iter().all(|f| f.name != "nccl.ib_hca_mixed"), "the list ended before");
     }
 
     /// vllm-project/vllm#58179: NCCL 2.31's wording of a collective left without an algorithm,
