@@ -131,6 +131,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "_ifname=",
             "could not insert '",
             "cable is unplugged",
+            "acs redirect",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1391,6 +1392,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("text", trimmed)
                         .evidence(evidence()),
                 );
+                continue;
+            }
+            // A check's own report that ACS redirects peer-to-peer requests on named ports ("ACS redirect
+            // is enabled on: 0000:0d:01.0, 0000:0b:00.0"; intel/compute-runtime#935, where the kernel's
+            // P2P DMA then answered PCI_P2PDMA_MAP_NOT_SUPPORTED): the requests go up to the root
+            // complex, as lspci's ACSCtl "ReqRedir+ CmpltRedir+" says.
+            if lower.contains("acs redirect") && lower.contains("enabled") && !lower.contains("not enabled") {
+                let ports: Vec<&str> = trimmed
+                    .split([' ', ',', ';'])
+                    .filter(|word| word.len() == 12 && word.as_bytes().get(4) == Some(&b':') && word.contains('.'))
+                    .collect();
+                let device = if ports.is_empty() { "the ports the check named".to_string() } else { ports.join(", ") };
+                facts.push(Fact::new("pcie.acs_redirect").attr("device", device).evidence(evidence()));
                 continue;
             }
             // A port with no cable in its cage, as NVIDIA's link diagnostics word status opcode 1024
@@ -3565,6 +3579,15 @@ mod tests {
         assert_eq!(facts.len(), 1, "{facts:?}");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("rdma.port_down", Some("mlx5_3")));
         assert_eq!(parse("f", "MPIDI_CH3I_RDMA_init(...): cannot create cq\n")[0].name, "rdma.memlock");
+        // intel/compute-runtime#935: a check naming the switch ports that redirect; one that finds
+        // redirect off is no fault.
+        let acs = "ACS redirect is enabled on: 0000:0d:01.0, 0000:0b:00.0, 0000:11:01.0, 0000:0b:10.0\n";
+        let found = parse("f", acs);
+        assert_eq!(
+            (found[0].name.as_str(), found[0].get("device")),
+            ("pcie.acs_redirect", Some("0000:0d:01.0, 0000:0b:00.0, 0000:11:01.0, 0000:0b:10.0"))
+        );
+        assert!(parse("f", "ACS redirect is not enabled on any port\n").is_empty());
         // NVIDIA's NVOS switch manual (heldout143): the link diagnostics of ports without a cable;
         // mlxlink's recommendation for the same opcode.
         let rows = "sw1p1s1  1024  Cable is unplugged\nacp1  2  Negotiation failure\n";

@@ -32,7 +32,7 @@ fn error_words() -> &'static Regex {
             // ("unrecoverable_err=4", bnxt_re's) reports failures; the name alone (a command that
             // greps for it) does not.
             // The C library's words for a failed call (strerror(3): EPERM, EINVAL, ENOMEM, ENODEV,
-            // EFAULT, EIO, ECONNRESET, EPIPE) end a line that reports one without an error word
+            // EFAULT, EIO, ECONNRESET, EPIPE, EAFNOSUPPORT) end a line that reports one without an error word
             // ("process_vm_readv(...) returned -1: Operation not permitted"), as do the kernel's
             // module loader's ("Unknown symbol mlx5_db_free (err -22)", "disagrees about version of
             // symbol", kernel/module/main.c). A fault or trap is named by its own words without an
@@ -50,7 +50,7 @@ fn error_words() -> &'static Regex {
             // reference (RDMA queue pairs holding a VLAN's GID). A work completion's status other than
             // success is named IBV_WC_..._ERR (ibv_poll_cq(3), enum ibv_wc_status in verbs.h), on a
             // line of its own where a paste wrapped NCCL's "Got completion from peer" report.
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)",
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)",
         )
         .expect("a fixed pattern compiles")
     })
@@ -616,6 +616,14 @@ mod tests {
     /// The linux-rdma list (heldout138): a kernel warning's header and a net device the kernel
     /// cannot free, quoted in threads whose cause was a driver's bug. A kernel's own line that only
     /// mentions a warning or a device becoming free is not one.
+    /// ofiwg/libfabric#10873: PSM3 unable to open a UDP socket on a host without IPv6, in strerror's
+    /// words for EAFNOSUPPORT alone.
+    #[test]
+    fn an_address_family_the_host_lacks_is_an_error_libfabric10873() {
+        assert!(looks_like_error("Unable to create UDP socket for eth0: Address family not supported by protocol"));
+        assert!(!looks_like_error("Unable to create UDP socket for eth0"));
+    }
+
     /// mej/nhc#111: Node Health Check sets its fields apart by two spaces, and a failed check whose
     /// message has no number is still its report of a failure, not a table's head.
     #[test]
