@@ -96,7 +96,7 @@ fn families() -> &'static [Family] {
             // for hardware the host does not have.
             family(
                 "rdma.device_missing",
-                r"(?i)\bno (?:active |usable |available )?(?:RDMA|IB|InfiniBand|verbs|HCA|EFA) (?:device|port|adapter)s?\b|ibv_get_device_list|ibv_open_device|/dev/infiniband|\buverbs\d*\b|no (?:RDMA|IB|InfiniBand) devices? (?:(?:was|were) )?(?:found|available)",
+                r"(?i)\bno (?:active |usable |available )?(?:RDMA|IB|InfiniBand|verbs|HCA|EFA) (?:device|port|adapter)s?\b|ibv_get_device_list|ibv_open_device|/dev/infiniband|\buverbs\d*\b|no (?:RDMA|IB|InfiniBand) devices? (?:found|available)",
                 Some(r"(?i)couldn't load driver|could not load driver"),
             ),
             // The NVSwitch fabric's manager (nv-fabricmanager) and the state it sets: CUDA's
