@@ -132,6 +132,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "could not insert '",
             "cable is unplugged",
             "acs redirect",
+            "failed to tcp connect to a peer",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -157,10 +158,26 @@ fn openmpi_tcp_connect_to_bridge(line: &str) -> Option<(&str, &'static str)> {
     }
     let address = line.split("connect() to ").nth(1)?.split_whitespace().next()?;
     let address = address.trim_end_matches([':', ',']);
+    host_bridge(address).map(|bridge| (address, bridge))
+}
+
+/// The bridge an address is the gateway of on every host that runs it: Docker's networks and
+/// libvirt's default network.
+fn host_bridge(address: &str) -> Option<&'static str> {
     if super::nccl::docker_gateway(address).is_some() {
-        return Some((address, "a Docker bridge"));
+        return Some("a Docker bridge");
     }
-    (address == "192.168.122.1").then_some((address, "libvirt's default bridge virbr0"))
+    (address == "192.168.122.1").then_some("libvirt's default bridge virbr0")
+}
+
+/// An interface that `ifconfig` or `ip addr` shows holding a host bridge's gateway address ("inet
+/// 172.17.0.1  netmask 255.255.0.0", "inet 192.168.122.1/24 brd ..."), with that address and bridge.
+fn bridge_address_shown(text: &str) -> Option<(String, &'static str)> {
+    text.lines().find_map(|line| {
+        let address = line.trim_start().strip_prefix("inet ")?.split_whitespace().next()?;
+        let address = address.split('/').next()?;
+        host_bridge(address).map(|bridge| (address.to_string(), bridge))
+    })
 }
 
 /// Ranks that print the GPU they chose ("MPI rank 1 uses GPU #0", "rank 3 using device 0", "Rank
@@ -597,6 +614,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Whether an Omni-Path port reads Active in this input (looked for once, at a PSM2 line that
     // finds no active device: an input of many such lines would otherwise be read again for each).
     let port_active_shown: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    // A host bridge's address an interface listing shows (looked for once, at Open MPI's TCP
+    // connect warning).
+    let bridge_shown: std::cell::OnceCell<Option<(String, &'static str)>> = std::cell::OnceCell::new();
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
@@ -1737,6 +1757,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // 192.168.122.1 (the Open MPI list, 2012-09): a peer offered the address of a bridge that
             // every host has for itself; btl_tcp_if_include (or _exclude docker0,virbr0) is the fix,
             // as NCCL_SOCKET_IFNAME is NCCL's.
+            // Open MPI's own warning that its TCP transport could not connect to a peer
+            // (help-mpi-btl-tcp.txt, "client connect fail": "Open MPI failed to TCP connect to a peer
+            // MPI process"), where the input shows an interface holding a host bridge's address
+            // (open-mpi/ompi#4963: docker0's 172.17.0.1 beside eth0): the transport offers every
+            // interface it finds, the bridge among them, unless btl_tcp_if_include names the one the
+            // hosts share.
+            if lower.contains("failed to tcp connect to a peer") {
+                if let Some((address, bridge)) = bridge_shown.get_or_init(|| bridge_address_shown(text)) {
+                    let iface =
+                        format!("{bridge} (its address {address} on this host, offered to Open MPI's TCP transport)");
+                    facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
+                    continue;
+                }
+            }
             if let Some((gateway, bridge)) = openmpi_tcp_connect_to_bridge(trimmed) {
                 let iface = format!("{bridge} (its gateway {gateway}, offered to Open MPI's TCP transport)");
                 facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
@@ -3366,6 +3400,14 @@ mod tests {
         let virbr = "[[53402,1],6][btl_tcp_endpoint.c:638:mca_btl_tcp_endpoint_complete_connect] connect() to 192.168.122.1 failed: Connection refused (111\n";
         let suspect = parse("f", virbr).into_iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("suspect");
         assert!(suspect.get("iface").is_some_and(|iface| iface.contains("virbr0")));
+        // open-mpi/ompi#4963: Open MPI's own warning beside ifconfig's docker0; without a bridge
+        // shown, the warning alone names no interface.
+        let warning = "WARNING: Open MPI failed to TCP connect to a peer MPI process.  This\nshould not happen.\n";
+        let ifconfig = "docker0: flags=4099<UP,BROADCAST,MULTICAST>  mtu 1500\n        inet 172.17.0.1  netmask 255.255.0.0  broadcast 172.17.255.255\neth0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 1500\n        inet 10.23.167.122  netmask 255.255.255.0\n";
+        let found = parse("f", &format!("{warning}{ifconfig}"));
+        let suspect = found.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("the bridge");
+        assert!(suspect.get("iface").is_some_and(|iface| iface.contains("172.17.0.1")));
+        assert!(parse("f", warning).iter().all(|f| f.name != "nccl.socket_iface_suspect"));
         let routed = refused.replace("172.17.0.1", "10.2.0.7");
         assert!(
             !parse("f", &routed).iter().any(|f| f.name == "nccl.socket_iface_suspect"),
