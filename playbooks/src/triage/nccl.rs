@@ -257,7 +257,7 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
         let list_was_open = std::mem::take(&mut list_open);
         if let Some(message) = quoted {
             log.lines.push(NcclLine::bare(line_no, raw, Level::Warn, message));
-        } else if let Some(entry) = wrapped_list_entry(raw).filter(|_| list_was_open) {
+        } else if let Some(entry) = list_was_open.then(|| wrapped_list_entry(raw)).flatten() {
             // "NET/Socket : Using" with its interfaces one per line below it, as a poster wrapped
             // the list: the entries belong to that line.
             if let Some(last) = log.lines.last_mut() {
