@@ -263,7 +263,8 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
             if let Some(last) = log.lines.last_mut() {
                 last.message.push(' ');
                 last.message.push_str(entry);
-                list_open = !last.message.contains(';');
+                // The list ends with the entry that carries its "; OOB".
+                list_open = !entry.contains(';');
             }
             continue;
         } else if let Some(line) = parse_line(line_no, raw) {

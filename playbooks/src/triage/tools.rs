@@ -617,6 +617,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A host bridge's address an interface listing shows (looked for once, at Open MPI's TCP
     // connect warning).
     let bridge_shown: std::cell::OnceCell<Option<(String, &'static str)>> = std::cell::OnceCell::new();
+    let mut tcp_warning_read = false;
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
@@ -1763,11 +1764,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // (open-mpi/ompi#4963: docker0's 172.17.0.1 beside eth0): the transport offers every
             // interface it finds, the bridge among them, unless btl_tcp_if_include names the one the
             // hosts share.
+            // The bridge is the host's, so the first warning says it; the others repeat it.
             if lower.contains("failed to tcp connect to a peer") {
                 if let Some((address, bridge)) = bridge_shown.get_or_init(|| bridge_address_shown(text)) {
-                    let iface =
-                        format!("{bridge} (its address {address} on this host, offered to Open MPI's TCP transport)");
-                    facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
+                    if !std::mem::replace(&mut tcp_warning_read, true) {
+                        let iface = format!(
+                            "{bridge} (its address {address} on this host, offered to Open MPI's TCP transport)"
+                        );
+                        facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
+                    }
                     continue;
                 }
             }
