@@ -108,7 +108,11 @@ pub(super) fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
             && parts[0].chars().all(|c| c.is_ascii_digit())
             && parts[1].chars().all(|c| c.is_ascii_digit())
         {
-            host = Some(parts[2].to_string()).filter(|h| !h.is_empty());
+            // A host name has no colon: one that does is two ranks' writes interleaved in one file
+            // ("stone:2984736:2stone:2984737:2984737 [2]"), whose first writer's host begins it
+            // (the ranks writing one file run on one host).
+            let name = parts[2].split(':').next().unwrap_or("");
+            host = Some(name.to_string()).filter(|h| !h.is_empty());
             pid = parts[1].parse().ok();
             dev = next.trim_start_matches('[').trim_end_matches(']').parse().ok();
             break;
@@ -2648,6 +2652,18 @@ mod tests {
         let line = "localhost:11344:11344 [1] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856\n";
         assert!(facts(line).iter().any(|f| f.name == "nccl.internal"));
         assert!(!facts("h:1:2 [0] NCCL INFO ncclMaxSharedMem 40000\n").iter().any(|f| f.name == "nccl.internal"));
+    }
+
+    /// sugarlxn/nccl_test (heldout154): four ranks of one host writing one file, two writes run
+    /// together; the host is still the one host, so the job's missing NET/IB is that of a one-host
+    /// job.
+    #[test]
+    fn two_ranks_writes_run_together_name_one_host_sugarlxn() {
+        let joined = parse_line(1, "stone:2984736:2stone:2984737:2984737 [2] NCCL INFO PROFILER/Plugin: Loaded")
+            .expect("a line");
+        assert_eq!(joined.host.as_deref(), Some("stone"));
+        let log = "stone:2984738:2984738 [3] NCCL INFO NET/IB : No device found.\nstone:2984736:2stone:2984737:2984737 [2] NCCL INFO PROFILER/Plugin: Loaded Inspector (v5)\n";
+        assert!(facts(log).iter().all(|f| f.name != "rdma.device_missing"), "{:?}", facts(log));
     }
 
     /// aws-neuron/aws-neuron-sdk#851: Neuron's CCOM prints NCCL's lines under its own name.

@@ -133,6 +133,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "cable is unplugged",
             "acs redirect",
             "failed to tcp connect to a peer",
+            "status: no carrier",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -555,6 +556,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(openib_not_used(file, text));
     facts.extend(ucx_without_verbs(file, text));
     facts.extend(devices_without_uverbs_nodes(file, text));
+    facts.extend(gaudi_links_down(file, text));
     facts.extend(throughput_outlier(file, text));
     facts.extend(ranks_sharing_a_gpu(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
@@ -1426,6 +1428,32 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .collect();
                 let device = if ports.is_empty() { "the ports the check named".to_string() } else { ports.join(", ") };
                 facts.push(Fact::new("pcie.acs_redirect").attr("device", device).evidence(evidence()));
+                continue;
+            }
+            // FreeBSD's ifconfig of an interface without a link ("status: no carrier"), to which
+            // NVIDIA's mlx5en driver adds the reason its firmware gives ("no carrier (FEC sync
+            // loss)", the FreeBSD driver manual's Port Down State Diagnostics).
+            if let Some(after) = trimmed.split("status: no carrier").nth(1) {
+                let interface = trimmed
+                    .split(" flags=")
+                    .next()
+                    .and_then(|before| before.split_whitespace().last())
+                    .map(|name| name.trim_end_matches(':'))
+                    .filter(|name| trimmed.contains(" flags=") && !name.is_empty())
+                    .unwrap_or("unknown");
+                let reason = after.trim_start().strip_prefix('(').and_then(|r| r.split_once(')')).map(|(r, _)| r);
+                let state = match reason {
+                    Some(reason) => format!("no carrier ({reason}, ifconfig)"),
+                    None => "no carrier (ifconfig)".to_string(),
+                };
+                facts.push(
+                    Fact::new("rdma.port_down")
+                        .attr("nic", interface)
+                        .attr("port", "its network interface")
+                        .attr("state", state)
+                        .attr("physical_state", "unknown")
+                        .evidence(evidence()),
+                );
                 continue;
             }
             // A port with no cable in its cage, as NVIDIA's link diagnostics word status opcode 1024
@@ -2535,6 +2563,58 @@ fn ucx_without_verbs(file: &str, text: &str) -> Option<Fact> {
     )
 }
 
+/// Intel Gaudi Health Screen's report table ("| node_id | index | module_id | pci_address | ... |
+/// down_links | multi_node_fail | missing |", HabanaAI/Setup_and_Install utils/
+/// intel_gaudi_health_screen): the cards of each node whose scale-out links it found down, one fact
+/// a node. A card with `[]` has every link up.
+fn gaudi_links_down(file: &str, text: &str) -> Vec<Fact> {
+    if !text.contains("down_links") || !text.contains("multi_node_fail") {
+        return Vec::new();
+    }
+    let cells = |line: &str| -> Vec<String> {
+        line.trim().trim_matches('|').split('|').map(|c| c.trim().to_string()).collect()
+    };
+    let mut columns: Option<(usize, usize, usize, usize)> = None;
+    let mut nodes: BTreeMap<String, (Vec<String>, Evidence)> = BTreeMap::new();
+    for (line_no, raw) in numbered_lines(text) {
+        let trimmed = raw.trim();
+        if !trimmed.starts_with('|') {
+            continue;
+        }
+        let row = cells(trimmed);
+        let at = |name: &str| row.iter().position(|c| c == name);
+        if let (Some(node), Some(index), Some(pci), Some(links)) =
+            (at("node_id"), at("index"), at("pci_address"), at("down_links"))
+        {
+            columns = Some((node, index, pci, links));
+            continue;
+        }
+        let Some((node, index, pci, links)) = columns else { continue };
+        let (Some(name), Some(card), Some(address), Some(down)) =
+            (row.get(node), row.get(index), row.get(pci), row.get(links))
+        else {
+            continue;
+        };
+        if !down.starts_with('[') || down == "[]" || name.starts_with('-') {
+            continue;
+        }
+        let entry = nodes.entry(name.clone()).or_insert_with(|| (Vec::new(), Evidence::new(file, line_no, raw)));
+        entry.0.push(format!("card {card} ({address}) links {down}"));
+    }
+    nodes
+        .into_iter()
+        .map(|(node, (cards, evidence))| {
+            Fact::new("rdma.port_down")
+                .host(&node)
+                .attr("nic", format!("{node}'s Gaudi cards ({})", cards.len()))
+                .attr("port", cards.join(", "))
+                .attr("state", "down (Intel Gaudi Health Screen's down_links)")
+                .attr("physical_state", "unknown")
+                .evidence(evidence)
+        })
+        .collect()
+}
+
 /// The names `ls DIRECTORY` printed at a prompt ("# ls /dev/infiniband/" then "rdma_cm  uverbs0"),
 /// up to the next prompt or blank line, with the evidence of the command's line.
 fn listed_at_prompt<'a>(file: &str, text: &'a str, directory: &str) -> Option<(Vec<&'a str>, Evidence)> {
@@ -3626,6 +3706,15 @@ mod tests {
         assert_eq!(facts.len(), 1, "{facts:?}");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("rdma.port_down", Some("mlx5_3")));
         assert_eq!(parse("f", "MPIDI_CH3I_RDMA_init(...): cannot create cq\n")[0].name, "rdma.memlock");
+        // NVIDIA's FreeBSD driver manual (heldout143): ifconfig's media status with the firmware's
+        // reason; "status: active" is a link.
+        let freebsd = "mce0: flags=8843<UP,BROADCAST,RUNNING,SIMPLEX,MULTICAST> metric 0 mtu 1500 media: Ethernet autoselect (100GBase-CR4 <full-duplex>) status: no carrier (FEC sync loss) nd6 options=21\n";
+        let found = parse("f", freebsd);
+        assert_eq!(
+            (found[0].name.as_str(), found[0].get("nic"), found[0].get("state")),
+            ("rdma.port_down", Some("mce0"), Some("no carrier (FEC sync loss, ifconfig)"))
+        );
+        assert!(parse("f", &freebsd.replace("no carrier (FEC sync loss)", "active")).is_empty());
         // intel/compute-runtime#935: a check naming the switch ports that redirect; one that finds
         // redirect off is no fault.
         let acs = "ACS redirect is enabled on: 0000:0d:01.0, 0000:0b:00.0, 0000:11:01.0, 0000:0b:10.0\n";
@@ -3728,6 +3817,18 @@ mod tests {
         assert!(parse("f", &all).iter().all(|f| f.name != "rdma.device_missing"));
         let one = "# ls /sys/class/infiniband\nmlx5_0  mlx5_1\n";
         assert!(parse("f", one).iter().all(|f| f.name != "rdma.device_missing"));
+    }
+
+    /// HabanaAI/Setup_and_Install's Health Screen example (heldout143): the cards of sys-9-05 with
+    /// links down, and sys-4-04's with none.
+    #[test]
+    fn gaudi_cards_with_links_down_habana_health_screen() {
+        let report = "| node_id  | index | module_id | pci_address  | temperature_C | temperature_C | device_acquire_fail | down_links | multi_node_fail | missing |\n| -------- | ----- | --------- | ------------ | ------------- | ------------- | ------------------- | ---------- | ----------------| ------- |\n| sys-9-05 | 0     | 3         | 0000:19:00.0 | 22            |               | False               | [9]        | True            | False   |\n| sys-9-05 | 2     | 2         | 0000:1a:00.0 | 84            | CRITICAL      | False               | [5, 7]     | True            | False   |\n| sys-4-04 | 0     | 3         | 0000:19:00.0 | 28            |               | False               | []         | False           | False   |\n";
+        let found = parse("f", report);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].get("host"), Some("sys-9-05"));
+        assert_eq!(found[0].get("port"), Some("card 0 (0000:19:00.0) links [9], card 2 (0000:1a:00.0) links [5, 7]"));
+        assert!(parse("f", &report.replace("[9]", "[]").replace("[5, 7]", "[]")).is_empty());
     }
 
     /// jtipton2/LinuxHPC's notes on Intel MPI over UCX: `ucx_info -d` shows only TCP and shared
