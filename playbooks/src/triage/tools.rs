@@ -2119,7 +2119,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // memory (kbytes, -l) 64") or /proc/PID/limits ("Max locked memory 65536 65536 bytes"),
         // judged by check's host.memlock rule.
         if let Some(soft) = memlock_limit(trimmed) {
-            if !fabricdoctor_checks::host::memlock_sufficient(soft, &fabricdoctor_checks::Policy::default()) {
+            if memlock_too_low(soft) {
                 facts.push(Fact::new("host.memlock_low").attr("text", trimmed).evidence(evidence()));
             }
             continue;
@@ -2135,7 +2135,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 number => number.parse::<u64>().ok().map(|kib| Some(kib.saturating_mul(1024))),
             };
             if let Some(soft) = soft {
-                if !fabricdoctor_checks::host::memlock_sufficient(soft, &fabricdoctor_checks::Policy::default()) {
+                if memlock_too_low(soft) {
                     let text = format!("ulimit -l: {answer} KiB");
                     facts.push(Fact::new("host.memlock_low").attr("text", text).evidence(evidence()));
                 }
@@ -2619,9 +2619,10 @@ fn gaudi_links_down(file: &str, text: &str) -> Vec<Fact> {
 /// up to the next prompt or blank line, with the evidence of the command's line.
 fn listed_at_prompt<'a>(file: &str, text: &'a str, directory: &str) -> Option<(Vec<&'a str>, Evidence)> {
     // A root shell's prompt is "# ", which the readers elsewhere skip as a comment: read every line.
+    let listing = format!("ls {directory}");
     let (index, command) = text.lines().enumerate().find(|(_, line)| {
         let line = line.trim_end().trim_end_matches('/');
-        line.ends_with(&format!("ls {directory}")) && (line.contains("$ ") || line.contains("# "))
+        line.ends_with(&listing) && (line.contains("$ ") || line.contains("# "))
     })?;
     let line_no = index + 1;
     let names = lines_after(text, command)
@@ -2662,6 +2663,13 @@ fn devices_without_uverbs_nodes(file: &str, text: &str) -> Option<Fact> {
     )
 }
 
+/// Whether a UCX transport is one of verbs: rc, ud, dc and their accelerated `_x`, `_mlx5` and
+/// `_verbs` forms, and the mlx5 ones by their device's name (UCX's uct/ib).
+fn verbs_transport(name: &str) -> bool {
+    let family = name.split('_').next().unwrap_or("");
+    matches!(family, "rc" | "ud" | "dc" | "ib") || name.starts_with("mlx")
+}
+
 /// `ucx_info -d`'s transports ("#      Transport: rc_mlx5", one per device it opened) with none of
 /// verbs (rc, ud, dc and their forms), where the same input shows an RDMA device (ibv_devinfo's
 /// `hca_id:`): UCX was built without its verbs support or cannot load it (the UCX package's IB
@@ -2677,8 +2685,7 @@ fn ucx_transports_without_verbs(file: &str, text: &str) -> Option<Fact> {
             continue;
         };
         let transport = transport.trim();
-        let family = transport.split('_').next().unwrap_or("");
-        if matches!(family, "rc" | "ud" | "dc" | "ib") || transport.starts_with("mlx") {
+        if verbs_transport(transport) {
             return None;
         }
         first.get_or_insert((index + 1, line));
@@ -2705,10 +2712,7 @@ fn ucx_transports_without_verbs(file: &str, text: &str) -> Option<Fact> {
 /// `_x`/`_mlx5`/`_verbs` forms) was asked for and none is offered.
 fn ucx_offers_no_verbs(lower: &str) -> Option<Fact> {
     let (asked, offered) = lower.split_once("are not available, please use one or more of:")?;
-    let verbs = |name: &str| {
-        let family = name.split('_').next().unwrap_or("");
-        matches!(family, "rc" | "ud" | "dc" | "ib") || name.starts_with("mlx")
-    };
+    let verbs = |name: &str| verbs_transport(name);
     let names = |list: &str| -> Vec<String> {
         list.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .filter(|n| !n.is_empty())
@@ -2865,6 +2869,12 @@ fn completion_status(lower: &str) -> Option<u32> {
         ("remote access on ", 10),
         ("remote qp on ", 11),
     ])
+}
+
+/// Whether a locked-memory limit (`None`: unlimited) is too low for RDMA, by check's host.memlock
+/// rule under the default policy.
+fn memlock_too_low(soft: Option<u64>) -> bool {
+    !fabricdoctor_checks::host::memlock_sufficient(soft, &fabricdoctor_checks::Policy::default())
 }
 
 /// The soft locked-memory limit of a `ulimit -a` or /proc/PID/limits line, in bytes (`None`:
