@@ -540,6 +540,10 @@ struct Observations {
     ring_members: BTreeSet<BTreeSet<u64>>,
     /// Host -> its NET/Socket interfaces, in NCCL's index order.
     socket_interfaces: BTreeMap<String, Vec<String>>,
+    /// Host -> the interfaces and addresses its socket transport lists, with the line that says
+    /// so ("NET/Socket : Using [0]eth0:10.0.0.1<0> [1]lo:127.0.0.1<0>", or before NCCL 2.4 one
+    /// "NET : Using interface lo:127.0.0.1<0>" line each).
+    socket_addresses: BTreeMap<String, Vec<Bootstrap>>,
     /// Host -> the out-of-band (bootstrap) interface its NET/IB line names ("OOB ibp75s0:...").
     oob_interfaces: BTreeMap<String, (String, Evidence)>,
     /// Host -> the first failed call in NCCL's bootstrap (an INFO trace "bootstrap.cc:270 -> 2").
@@ -550,6 +554,9 @@ struct Observations {
     roce_from_gid: BTreeSet<String>,
     /// An RDMA net plugin was loaded.
     rdma_plugin: bool,
+    /// The first rank whose tree has two children or more ("Trees [0] 1/8/-1->0->-1"), and the
+    /// line: inside a host a tree is a chain, so only a tree that joins hosts has them.
+    tree_across_hosts: Option<(u64, Evidence)>,
     /// Where NCCL said "NET/IB : No device found".
     ib_not_used: Vec<(String, Evidence)>,
     /// NCCL's own word that a GPU and a NIC are too far apart for GPUDirect RDMA (graph/paths.cc:
@@ -624,19 +631,35 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
 /// Two hosts whose bootstraps use the same address ("Bootstrap : Using [0]eth0:172.17.0.2<0>" in a
 /// container on each of two machines, both on Docker's default bridge; or loopback): an address
 /// that two hosts hold is one neither can be reached at by the other, so the ranks' connections
-/// between the hosts go nowhere (NVIDIA/nccl#367).
+/// between the hosts go nowhere (NVIDIA/nccl#367). So is one in two hosts' socket transport lists:
+/// the transport spreads its channels over every listed interface (transport/net_socket.cc), and a
+/// peer's connection to the shared address stays on the host that makes it.
 fn one_address_on_two_hosts(seen: &Observations, analysis: &mut Analysis) {
-    let mut hosts_of: BTreeMap<&str, Vec<(&str, &Bootstrap)>> = BTreeMap::new();
-    for (host, bootstrap) in &seen.bootstraps {
-        hosts_of.entry(bootstrap.address.as_str()).or_default().push((host.as_str(), bootstrap));
+    fn shared<'a>(
+        named: impl Iterator<Item = (&'a str, Vec<&'a Bootstrap>)>,
+    ) -> Option<(&'a str, Vec<(&'a str, &'a Bootstrap)>)> {
+        let mut hosts_of: BTreeMap<&str, Vec<(&str, &Bootstrap)>> = BTreeMap::new();
+        for (host, interfaces) in named {
+            let mut addresses = BTreeSet::new();
+            for interface in interfaces.into_iter().filter(|i| addresses.insert(i.address.as_str())) {
+                hosts_of.entry(interface.address.as_str()).or_default().push((host, interface));
+            }
+        }
+        hosts_of.into_iter().find(|(_, hosts)| hosts.len() >= 2)
     }
-    let Some((address, hosts)) = hosts_of.into_iter().find(|(_, hosts)| hosts.len() >= 2) else { return };
+    let bootstraps = seen.bootstraps.iter().map(|(host, b)| (host.as_str(), vec![b]));
+    let transports = seen.socket_addresses.iter().map(|(host, list)| (host.as_str(), list.iter().collect()));
+    let (used_by, (address, hosts)) = match (shared(bootstraps), shared(transports)) {
+        (Some(found), _) => ("bootstrap", found),
+        (None, Some(found)) => ("socket transport", found),
+        (None, None) => return,
+    };
     let names: Vec<&str> = hosts.iter().map(|(host, _)| *host).collect();
     let (host, first) = hosts[0];
     let fact = Fact::new("nccl.socket_iface_suspect")
         .host(host)
         .attr("iface", format!("{}:{address}", first.iface))
-        .attr("used_by", format!("bootstrap (the same address {address} on {})", names.join(" and ")))
+        .attr("used_by", format!("{used_by} (the same address {address} on {})", names.join(" and ")))
         .attr("same_address", "yes")
         .evidence(first.evidence.clone())
         .evidence(hosts[1].1.evidence.clone());
@@ -976,6 +999,8 @@ fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
     } else if !seen.channels.is_empty() {
         // NCCL uses its network transport only between ranks of different hosts.
         "NCCL connects ranks of different hosts over the network".to_string()
+    } else if let Some((rank, _)) = &seen.tree_across_hosts {
+        format!("NCCL's trees join rank {rank} to ranks of other hosts")
     } else if asked("NCCL_IB_DISABLE", Some("0")) {
         "NCCL_IB_DISABLE=0 asks for InfiniBand".to_string()
     } else if asked("NCCL_IB_HCA", None) {
@@ -1155,6 +1180,11 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     // So is aws-ofi-nccl (for EFA and other libfabric RDMA providers), whether it initialised or
     // not ("NET/OFI Initializing aws-ofi-nccl 1.12.1-aws", "NET/OFI aws-ofi-nccl initialization
     // failed").
+    if seen.tree_across_hosts.is_none() {
+        if let Some(rank) = message.strip_prefix("Trees ").and_then(tree_with_children_of_other_hosts) {
+            seen.tree_across_hosts = Some((rank, evidence.clone()));
+        }
+    }
     let ofi = message.contains("NET/OFI");
     if message.contains("Loaded net plugin NCCL RDMA Plugin")
         || message.starts_with("P2P plugin IBext")
@@ -1198,17 +1228,18 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         || message.starts_with("NET : Using interface")
     {
         suspect_socket_interface(message, &host, &evidence, &mut seen.docker_bridges, analysis);
+        // The address is all after the interface's name: an IPv6 one has colons of its own.
+        let interfaces = using_list(message).into_iter().filter_map(|entry| {
+            let named = entry.split('<').next().unwrap_or(&entry);
+            let (iface, address) = named.split_once(':')?;
+            Some(Bootstrap { iface: iface.to_string(), address: address.to_string(), evidence: evidence.clone() })
+        });
         if message.starts_with("Bootstrap : Using") {
-            // The address is all after the interface's name: an IPv6 one has colons of its own.
-            let first = using_list(message).into_iter().next();
-            let named = first.as_deref().map(|entry| entry.split('<').next().unwrap_or(entry));
-            if let Some((iface, address)) = named.and_then(|named| named.split_once(':')) {
-                seen.bootstraps.entry(host.clone()).or_insert(Bootstrap {
-                    iface: iface.to_string(),
-                    address: address.to_string(),
-                    evidence: evidence.clone(),
-                });
+            if let Some(first) = interfaces.into_iter().next() {
+                seen.bootstraps.entry(host.clone()).or_insert(first);
             }
+        } else {
+            seen.socket_addresses.entry(host.clone()).or_default().extend(interfaces);
         }
     }
     // The INFO line that says IB is not in use at all (net_ib.cc). A single-host or TCP-only job
@@ -2393,6 +2424,19 @@ fn single_host(seen: &Observations, analysis: &mut Analysis) {
     }
 }
 
+/// The rank of a "Trees [0] 1/8/-1->0->-1 [1] ..." line (init.cc: each channel's children, the rank
+/// and its parent) when a channel's tree gives it two children or more. Inside a host NCCL builds
+/// each tree as a chain, one child a rank (graph/connect.cc, ncclTopoPreset); further children are
+/// the heads of other hosts' chains, added only by connectTrees between nodes.
+fn tree_with_children_of_other_hosts(trees: &str) -> Option<u64> {
+    trees.split_whitespace().filter(|t| t.contains("->")).find_map(|entry| {
+        let mut parts = entry.split("->");
+        let children = parts.next()?.split('/').filter(|c| c.parse::<i64>().is_ok_and(|c| c >= 0)).count();
+        let rank = parts.next()?.parse().ok()?;
+        (children >= 2).then_some(rank)
+    })
+}
+
 /// The ranks of a ring as rank 0 lists them: "Channel 00/02 :    0   1   2   3" (graph/connect.cc),
 /// when they are 0..n in some order.
 fn ring_members(message: &str) -> Option<BTreeSet<u64>> {
@@ -3317,6 +3361,49 @@ mod tests {
         // Two IPv6 link-local addresses share their first group, not the address.
         let ipv6 = "a:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::ba59:9f03:fc:765c%ib0<0>\nb:1:1 [0] NCCL INFO Bootstrap : Using ib0:fe80::ba59:9f03:fc:9999%ib0<0>\n";
         assert!(!facts(ipv6).iter().any(|f| f.get("same_address").is_some()));
+    }
+
+    /// elideng-sg/hypercomputer-internode-deepdive lab 6 (heldout22): two GKE hosts without their
+    /// GPUDirect-TCPX NICs; the paste keeps one host's lines, NET/IB finding no device, and a
+    /// "Trees" line whose rank 0 has two children: another host's chain joined to this one. A
+    /// chain inside one host gives each rank one child at most.
+    #[test]
+    fn a_tree_with_two_children_spans_hosts_hypercomputer_lab6() {
+        let log = "gke-a:1596:2150 [0] NCCL INFO NET/IB : No device found.\n\
+                   gke-a:1596:2150 [0] NCCL INFO NET/Socket : Using [0]eth0:10.128.0.52<0>\n\
+                   gke-a:1596:2150 [0] NCCL INFO Trees [0] 1/8/-1->0->-1 [1] 1/8/-1->0->-1\n";
+        let found = facts(log);
+        let missing = found.iter().find(|f| f.name == "rdma.device_missing").expect("device missing");
+        assert!(missing.get("text").is_some_and(|t| t.contains("trees join rank 0")), "{found:?}");
+        let chain = log.replace("1/8/-1->0->-1", "1/-1/-1->0->-1");
+        assert!(!facts(&chain).iter().any(|f| f.name == "rdma.device_missing"));
+        assert_eq!(tree_with_children_of_other_hosts("[0] -1/-1/-1->7->6 [1] 2/9/-1->1->0"), Some(1));
+        assert_eq!(tree_with_children_of_other_hosts("[0] 3/-1/-1->2->1"), None);
+    }
+
+    /// horovod/horovod#789 (heldout62): containers on two hosts whose socket transport (NCCL before
+    /// 2.4, one line an interface) lists loopback beside eth0, so a share of the channels goes to
+    /// 127.0.0.1, the connecting host itself. One host's list naming one address twice is no pair.
+    #[test]
+    fn one_address_in_two_hosts_socket_lists_is_an_interface_suspect_horovod789() {
+        let log = "51ca:48:51 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>
+                   51ca:48:51 [0] NCCL INFO NET : Using interface eth0:3.5.6.12<0>
+                   e53b:24:27 [1] NCCL INFO NET : Using interface lo:127.0.0.1<0>
+                   e53b:24:27 [1] NCCL INFO NET : Using interface eth0:3.10.11.7<0>
+";
+        let found = facts(log);
+        let suspect = found.iter().find(|f| f.get("same_address").is_some()).expect("one address on two hosts");
+        assert_eq!(suspect.get("iface"), Some("lo:127.0.0.1"), "{found:?}");
+        let current = "a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]lo:127.0.0.1<0>
+                       b:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0> [1]lo:127.0.0.1<0>
+";
+        assert!(facts(current).iter().any(|f| f.get("same_address").is_some()));
+        let apart = current.replace("[1]lo:127.0.0.1<0>", "");
+        assert!(!facts(&apart).iter().any(|f| f.get("same_address").is_some()));
+        let one_host = "a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>
+a:2:2 [1] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>
+";
+        assert!(!facts(one_host).iter().any(|f| f.get("same_address").is_some()));
     }
 
     /// The bigscience all-reduce benchmark on Omni-Path (heldout70): no NET/IB channel is marked
