@@ -343,6 +343,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "a GPU driver's report of an uncorrectable hardware error of the GPU (amdgpu's 'uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!')",
     ),
     (
+        "collective.group_mismatch",
+        "text",
+        "a collective library's refusal of a member whose device type or group size differs from its group's (TensorFlow's 'is joining a group with incompatible device type')",
+    ),
+    (
         "collective.timeout",
         "library text",
         "a communication library's own timeout waiting for its peers (DeepEP's 'timeout (dispatch CPU)')",

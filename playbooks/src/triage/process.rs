@@ -59,12 +59,17 @@ fn oom_killed(line: &str) -> Option<&str> {
 
 /// A job's own word that it finished well: MLPerf's logger ending the run (`:::MLLOG {"key":
 /// "run_stop", ... "status": "success"}`, mlcommons/logging), nccl-tests' closing check ("# Out of
-/// bounds values : 0 OK"), torchrun's agent ("worker group successfully finished"). Errors printed
-/// after it are the job's teardown; a job that says so did not hang.
+/// bounds values : 0 OK"), torchrun's agent ("worker group successfully finished"), PyTorch
+/// Lightning's fit loop reaching the steps or epochs it was asked for ("`Trainer.fit` stopped:
+/// `max_steps=20` reached.", loops/fit_loop.py; NeMo and other trainers built on it print it too).
+/// Errors printed after it are the job's teardown; a job that says so did not hang.
 fn completed(line: &str) -> bool {
     (line.contains("\"run_stop\"") && line.contains("\"status\": \"success\""))
         || (line.contains("Out of bounds values") && line.trim_end().ends_with("OK"))
         || line.contains("worker group successfully finished")
+        || (line.contains("`Trainer.fit` stopped: `max_")
+            && ["`max_steps=", "`max_epochs="].iter().any(|limit| line.contains(limit))
+            && line.trim_end().ends_with("reached."))
 }
 
 /// The process id of a line: NCCL's "host:pid:tid [dev]" prefix (read as NCCL's lines are), or
@@ -90,6 +95,14 @@ fn another_run_fails_after(text: &str, completed: usize) -> bool {
             .any(|pid| !job.contains(&pid))
 }
 
+/// Whether a collective timed out after the job's word that it finished (PyTorch's watchdog:
+/// "Watchdog caught collective operation timeout"): teardown does not wait minutes on a collective,
+/// so the job went on to one its ranks did not all enter (a checkpoint's barrier called on rank 0
+/// only after Lightning's fit loop ended, Lightning-AI autocast#381).
+fn a_collective_timed_out_after(text: &str, completed: usize) -> bool {
+    text.lines().skip(completed + 1).any(|line| line.contains("caught collective operation timeout"))
+}
+
 /// Whether a test that nccl-tests ran before the one that finished well (each run begins "#
 /// Collective test starting: alltoall_perf") failed: a sweep that runs several tests in one file,
 /// whose first failed ("Test NCCL failure common.cu:401 'remote process exited ...'") and whose
@@ -107,7 +120,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // nccl-tests prints its verdict as a "#" line, which the comment filter of `numbered_lines`
     // would drop: the end of the job is looked for in every line.
     if let Some((index, line)) = text.lines().enumerate().find(|(_, line)| completed(line)) {
-        if !another_run_fails_after(text, index) && !an_earlier_test_failed(text, index) {
+        if !another_run_fails_after(text, index)
+            && !an_earlier_test_failed(text, index)
+            && !a_collective_timed_out_after(text, index)
+        {
             facts.push(Fact::new("job.completed").attr("text", line.trim()).evidence(Evidence::new(
                 file,
                 index + 1,
@@ -489,6 +505,24 @@ Root Cause (first observed failure):
         assert!(parse("f", one_test).iter().any(|f| f.name == "job.completed"));
         assert!(parse("f", "# Out of bounds values : 3 FAILED\n").is_empty());
         assert!(parse("f", &mlperf.replace("success", "aborted")).is_empty());
+    }
+
+    /// verdimrc/playground-nemo-2.0-gh's sample log (heldout166): NeMo, on PyTorch Lightning,
+    /// stops its fit loop at the steps it was asked for, and NCCL's proxy WARNs on its way out are
+    /// teardown. A fit loop that stopped for another reason did not finish well.
+    #[test]
+    fn a_fit_loop_that_reached_its_steps_finished_well_nemo_playground() {
+        let log = "`Trainer.fit` stopped: `max_steps=20` reached.\n\
+                   7d3a:444:957 [0] proxy.cc:1521 NCCL WARN [Proxy Service 0] Failed to execute operation Close from rank 0, retcode 3\n";
+        assert_eq!(parse("f", log).first().map(|f| f.name.as_str()), Some("job.completed"));
+        assert!(parse("f", &log.replace("max_steps=20", "max_epochs=3")).iter().any(|f| f.name == "job.completed"));
+        // The training repository behind autocast#381 (heldout2): after fit ended, rank 0 alone
+        // entered a checkpoint's barrier, and the watchdog ended it half an hour later.
+        let hang =
+            "`Trainer.fit` stopped: `max_epochs=3` reached.\n[Rank 0] Watchdog caught collective operation timeout:\n";
+        assert!(parse("f", hang).iter().all(|f| f.name != "job.completed"));
+        let no_batches = "`Trainer.fit` stopped: No training batches.\n";
+        assert!(parse("f", no_batches).is_empty());
     }
 
     #[test]

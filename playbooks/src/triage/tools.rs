@@ -15,6 +15,7 @@ fn rare_phrases() -> &'static regex::Regex {
     PHRASES.get_or_init(|| {
         let phrases = [
             "n_gids_found=0",
+            "is joining a group with",
             "cudaerrormemoryallocation",
             "cuda_error_out_of_memory",
             "cuda error: out of memory",
@@ -1415,6 +1416,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("text", trimmed)
                         .evidence(evidence()),
                 );
+                continue;
+            }
+            // TensorFlow's collective parameter resolver refusing a member whose device type or
+            // group size differs from the group's ("Device /job:worker/replica:0/task:1/device:GPU:0
+            // is joining a group with incompatible device typeCPU (group_key=3)", or "... with
+            // size2, but that group has size 4"; collective_param_resolver_local.cc): the workers
+            // of one collective disagree on what it is, a configuration fault, not the fabric's.
+            if lower.contains("is joining a group with")
+                && (lower.contains("incompatible device type") || lower.contains("but that group has size"))
+            {
+                facts.push(Fact::new("collective.group_mismatch").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
             // A check's own report that ACS redirects peer-to-peer requests on named ports ("ACS redirect
@@ -3827,6 +3839,20 @@ mod tests {
         assert!(parse("f", &all).iter().all(|f| f.name != "rdma.device_missing"));
         let one = "# ls /sys/class/infiniband\nmlx5_0  mlx5_1\n";
         assert!(parse("f", one).iter().all(|f| f.name != "rdma.device_missing"));
+    }
+
+    /// tensorflow/tensorflow#60847 (heldout171): MultiWorkerMirroredStrategy over two workers, one
+    /// of whose collective groups mixed a GPU and a CPU; TensorFlow's resolver refuses it, as it
+    /// does a member that brings another group size. A group that is joined is no fault.
+    #[test]
+    fn a_member_that_does_not_fit_its_collective_group_tensorflow60847() {
+        let device = "2023-06-13 13:30:32.188736: E tensorflow/core/common_runtime/base_collective_executor.cc:249] BaseCollectiveExecutor::StartAbort INTERNAL: Device /job:worker/replica:0/task:1/device:GPU:0 is joining a group with incompatible device typeCPU (group_key=3)\n";
+        let found = parse("f", device);
+        assert_eq!(found.first().map(|f| f.name.as_str()), Some("collective.group_mismatch"), "{found:?}");
+        let size = "INTERNAL: Device /job:worker/replica:0/task:0/device:GPU:0 is joining a group with size2, but that group has size 4 (group_key=1)\n";
+        assert!(parse("f", size).iter().any(|f| f.name == "collective.group_mismatch"));
+        let joined = "Device /job:worker/replica:0/task:1/device:GPU:0 is joining a group with key 3\n";
+        assert!(!parse("f", joined).iter().any(|f| f.name == "collective.group_mismatch"));
     }
 
     /// HabanaAI/Setup_and_Install's Health Screen example (heldout143): the cards of sys-9-05 with
