@@ -297,6 +297,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("nccl.env", "name value", "'NCCL_X set by environment to Y', or -x/export NCCL_X=Y on a launcher line"),
     ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),
     ("nccl.version_mismatch", "what values", "different 'NCCL version' across ranks"),
+    (
+        "mpi.version_mismatch",
+        "what values",
+        "an MPI launcher and its ranks of different releases (Open MPI's 'Data unpack would read past end of buffer' in orte_init)",
+    ),
     ("nccl.driver_mismatch", "what values", "different 'cudaDriverVersion' across ranks"),
     (
         "nccl.rank_missing",

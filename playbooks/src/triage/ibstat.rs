@@ -513,13 +513,13 @@ fn interfaces_down_under_dependents(file: &str, text: &str) -> Vec<Fact> {
 /// An `ip link` header line: `4: ens2f0: <BROADCAST,MULTICAST> mtu 9000 ...`, a stacked one
 /// `6: ib0.beef@ib0: <BROADCAST,MULTICAST,UP,LOWER_UP,M-DOWN> mtu 4092`. The index may be gone
 /// where a launcher's numeric labels were stripped with it.
-struct IpLinkHeader<'a> {
-    name: &'a str,
+pub(super) struct IpLinkHeader<'a> {
+    pub(super) name: &'a str,
     parent: Option<&'a str>,
-    flags: &'a str,
+    pub(super) flags: &'a str,
 }
 
-fn ip_link_header(line: &str) -> Option<IpLinkHeader<'_>> {
+pub(super) fn ip_link_header(line: &str) -> Option<IpLinkHeader<'_>> {
     let (before, rest) = line.split_once(": <")?;
     let (flags, after) = rest.split_once('>')?;
     if !after.trim_start().starts_with("mtu ") {

