@@ -677,6 +677,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // The addresses of interfaces the input lists without a link (read once, on the first failed
     // TCP connection).
     let linkless: std::cell::OnceCell<BTreeMap<String, String>> = std::cell::OnceCell::new();
+    let mut linkless_reported: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    // ORTE's unpack past the buffer, read once (each layer of its start-up repeats it); likewise a
+    // shared-memory file system out of room and a collective group's refusals.
+    let mut unpack_read = false;
+    let mut shm_full_read = false;
+    let mut group_mismatch_read = false;
     let mut tcp_warning_read = false;
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
@@ -1483,7 +1489,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if lower.contains("is joining a group with")
                 && (lower.contains("incompatible device type") || lower.contains("but that group has size"))
             {
-                facts.push(Fact::new("collective.group_mismatch").attr("text", trimmed).evidence(evidence()));
+                // Every member the resolver refuses is reported; the first names the fault.
+                if !std::mem::replace(&mut group_mismatch_read, true) {
+                    facts.push(Fact::new("collective.group_mismatch").attr("text", trimmed).evidence(evidence()));
+                }
                 continue;
             }
             // Open MPI's run-time (ORTE) unable to read the start-up data mpirun sent a rank ("ORTE_ERROR_LOG:
@@ -1493,7 +1502,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // users list, 2010-12). Once an input: every rank prints it at each layer.
             if lower.contains("data unpack would read past end of buffer")
                 && ["nidmap", "orte_init", "ess_"].iter().any(|place| lower.contains(place))
-                && !facts.iter().any(|f| f.name == "mpi.version_mismatch")
+                && !std::mem::replace(&mut unpack_read, true)
             {
                 facts.push(
                     Fact::new("mpi.version_mismatch")
@@ -1839,7 +1848,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || (lower.contains("not enough memory to write") && lower.contains("/dev/shm"))
                 || lower.contains("(the shared-memory backing file)")
             {
-                facts.push(Fact::new("process.shm_full").attr("text", trimmed).evidence(evidence()));
+                // Each process that fills the file system says so; the first says it all.
+                if !std::mem::replace(&mut shm_full_read, true) {
+                    facts.push(Fact::new("process.shm_full").attr("text", trimmed).evidence(evidence()));
+                }
                 continue;
             }
             // PyTorch 1.x's TCPStore: "connect() timed out. Original timeout was 60000 ms." (the
@@ -1927,8 +1939,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 .map(|address| address.trim_end_matches([':', ',']))
             {
                 if let Some(name) = linkless.get_or_init(|| addresses_without_link(text)).get(address) {
-                    let iface = format!("{name} (its address {address} on an interface without a link)");
-                    facts.extend(interface_failed("the TCP transport", &iface, trimmed, evidence()));
+                    // Every rank that tries the address says so; the first says it all.
+                    if linkless_reported.insert(address.to_string()) {
+                        let iface = format!("{name} (its address {address} on an interface without a link)");
+                        facts.extend(interface_failed("the TCP transport", &iface, trimmed, evidence()));
+                    }
                     continue;
                 }
             }
