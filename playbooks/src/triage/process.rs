@@ -276,6 +276,9 @@ fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
     if !marked(text, &BUS) && !marked(text, &SEGV) {
         return None;
     }
+    if let Some(fact) = bus_error_in_open_mpi_shared_memory(file, text) {
+        return Some(fact);
+    }
     let in_nccl = |line: &str| {
         line.contains("libnccl")
             || line.split_whitespace().any(|word| word.starts_with("nccl") && word.contains('('))
@@ -296,6 +299,31 @@ fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
             Some(fact.evidence(Evidence::new(file, *line_no, raw)).evidence(Evidence::new(file, frame.0, frame.1)))
         },
     )
+}
+
+/// Open MPI's shared-memory components keep their segments in a backing file of the session
+/// directory (under TMPDIR, /tmp by default, or /dev/shm), which they mmap: a store to a page the
+/// file system cannot back raises SIGBUS (mmap(2)) inside them, as in NCCL's case above (the users
+/// list, 2016-03: a full /tmp on the compute nodes, "Signal: Bus error (7)" in mca_shmem_mmap.so
+/// under mca_common_sm_module_create_and_attach).
+fn bus_error_in_open_mpi_shared_memory(file: &str, text: &str) -> Option<Fact> {
+    const COMPONENTS: [&str; 4] = ["mca_shmem_mmap", "mca_common_sm", "mca_btl_sm", "mca_btl_vader"];
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    lines.iter().enumerate().filter(|(_, (_, raw))| marked(raw, &BUS)).find_map(|(index, (line_no, raw))| {
+        let frame = lines[index + 1..]
+            .iter()
+            .take(BACKTRACE_LINES)
+            .find(|(_, line)| COMPONENTS.iter().any(|component| line.contains(component)))?;
+        Some(
+            Fact::new("process.shm_full")
+                .attr(
+                    "text",
+                    "a process died of SIGBUS inside Open MPI's shared memory (a page of its backing file that the file system could not back)",
+                )
+                .evidence(Evidence::new(file, *line_no, raw))
+                .evidence(Evidence::new(file, frame.0, frame.1)),
+        )
+    })
 }
 
 /// The function of a debugger's frame line: gdb's "#7  0x00007ff58bde3349 in ncclIbInit
@@ -458,6 +486,19 @@ Root Cause (first observed failure):
         assert_eq!((facts[0].evidence[0].line, facts[0].evidence[1].line), (1, 4));
         let elsewhere = crash.replace("ncclGroupEnd()", "memcpy()");
         assert!(parse("f", &elsewhere).is_empty(), "a bus error in another library");
+    }
+
+    /// The Open MPI users list, 2016-03 (heldout175): a full /tmp on the compute nodes, and the
+    /// processes' SIGBUS inside Open MPI's mmap'ed shared memory; the same signal elsewhere is not.
+    #[test]
+    fn a_bus_error_in_open_mpi_shared_memory_is_its_file_system_full_ompi_users_2016_28757() {
+        let crash = "[csclprd3-6-12:30667] *** Process received signal ***\n[csclprd3-6-12:30667] Signal: Bus error (7)\n[csclprd3-6-12:30667] [ 0] /lib64/libpthread.so.0(+0xf500)[0x2b1b0e06c500]\n[csclprd3-6-12:30667] [ 1] /hpc/apps/mpi/openmpi/1.10.1/lib/openmpi/mca_shmem_mmap.so(+0x1524)[0x2b1b0f5fd524]\n";
+        let found = parse("f", crash);
+        let full = found.iter().find(|f| f.name == "process.shm_full").expect("shared memory full");
+        assert_eq!((full.evidence[0].line, full.evidence[1].line), (2, 4));
+        assert!(parse("f", &crash.replace("mca_shmem_mmap.so", "libfoo.so"))
+            .iter()
+            .all(|f| f.name != "process.shm_full"));
     }
 
     /// chainer/chainer#7586: Open MPI's report of a SIGSEGV in NCCL's thread, inside the mlx4
