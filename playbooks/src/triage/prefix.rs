@@ -151,7 +151,12 @@ const DRIVERS_WITH_DIGITS: [&str; 13] = [
 
 /// A pdsh/clush label at the start of `text` ("node7: "), and the host it names.
 fn host_label(text: &str) -> Option<regex::Captures<'_>> {
-    patterns().host_label.captures(text).filter(|captures| !DRIVERS_WITH_DIGITS.contains(&&captures[1]))
+    // Most lines are no label at all: the match alone is cheaper than its captures.
+    let pattern = &patterns().host_label;
+    if !pattern.is_match(text) {
+        return None;
+    }
+    pattern.captures(text).filter(|captures| !DRIVERS_WITH_DIGITS.contains(&&captures[1]))
 }
 
 impl Prefixes {
