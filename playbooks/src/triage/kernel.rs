@@ -239,7 +239,8 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     // and each `contains` would scan the line again).
     static DRIVERS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let drivers = DRIVERS.get_or_init(|| {
-        regex::Regex::new("mlx5_core|mlx4_core|bnxt|bnx2x|irdma|hns|qedr|ionic|erdma").expect("literal names compile")
+        regex::Regex::new("mlx5_core|mlx4_core|bnxt|bnx2x|irdma|hns|qedr|ionic|erdma|pcie link lost")
+            .expect("literal names compile")
     });
     if !drivers.is_match(lower) {
         return None;
@@ -267,7 +268,10 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     } else if (lower.contains("fatal error") || lower.contains("internal error")) && lower.contains("detected") {
         // health.c poll_health: "Fatal error %u detected" (the sensor's number between the words).
         "the NIC reported a fatal internal error"
-    } else if lower.contains("pci channel offline") || lower.contains("device lost") {
+    } else if lower.contains("pci channel offline") || lower.contains("device lost") || lower.contains("pcie link lost")
+    {
+        // Intel's NIC drivers (igb, ixgbe, igc: "PCIe link lost, device now detached") on a
+        // register read that came back all ones: the device left the bus.
         "the NIC stopped answering on PCIe"
     } else if lower.contains("no done completion") || (lower.contains("timeout") && lower.contains("leak of a command"))
     {
@@ -1017,6 +1021,10 @@ mod tests {
         let fact = nic_health_line(bnx2x, &bnx2x.to_ascii_lowercase(), "h").expect("a silent firmware");
         assert_eq!(fact.get("device"), Some("enp2s0f0"));
         assert_eq!(how("bnx2x: [bnx2x_state_wait:312(enp2s0f0)]timeout waiting for state"), None);
+        // The intel-wired-lan list, 2025-09 (heldout178): an I226 whose PCIe link went away.
+        let detached = "Aug 28 10:04:12 titanium kernel: igc 0000:0a:00.0 enp10s0: PCIe link lost, device now detached";
+        assert_eq!(how(detached).as_deref(), Some("the NIC stopped answering on PCIe"));
+        assert_eq!(how("igc 0000:0a:00.0 enp10s0: NIC Link is Up 1000 Mbps Full Duplex"), None);
     }
 
     /// ofiwg/libfabric#7368 (DAOS): the queue-pair table full, as the memory-key table can be.

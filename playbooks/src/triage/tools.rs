@@ -84,6 +84,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "socket establish timeout",
             "no habanalabs network interfaces",
             "too many open files",
+            "errno 24",
+            "errno=24",
+            "unable to allocate shared memory",
             "down since",
             "wqe[",
             "rdma_verbs_ioctl",
@@ -680,10 +683,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let linkless: std::cell::OnceCell<BTreeMap<String, String>> = std::cell::OnceCell::new();
     let mut linkless_reported: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     // ORTE's unpack past the buffer, read once (each layer of its start-up repeats it); likewise a
-    // shared-memory file system out of room and a collective group's refusals.
+    // shared-memory file system out of room, a collective group's refusals and the open-file limit.
     let mut unpack_read = false;
     let mut shm_full_read = false;
     let mut group_mismatch_read = false;
+    let mut open_files_read = false;
     let mut tcp_warning_read = false;
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
@@ -1656,8 +1660,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // open files", NCCL's or Neuron CCOM's bootstrap; accept(2), socket(2), open(2)): the
             // process holds as many descriptors as RLIMIT_NOFILE allows, and a job opens sockets
             // per peer, so the limit, not the network, stops the connection.
-            if lower.contains("too many open files") {
-                facts.push(Fact::new("host.open_files_exhausted").attr("text", trimmed).evidence(evidence()));
+            // Open MPI's run-time gives the number alone ("mca_oob_tcp_accept: accept() failed with
+            // errno 24.", the users list, 2007-10): EMFILE is 24 in Linux's errno-base.h.
+            let emfile_by_number = ["errno 24", "errno=24"].iter().any(|form| {
+                lower
+                    .match_indices(form)
+                    .any(|(at, _)| !lower[at + form.len()..].starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if lower.contains("too many open files") || emfile_by_number {
+                // Every accept that fails says so again; the first says it all.
+                if !std::mem::replace(&mut open_files_read, true) {
+                    facts.push(Fact::new("host.open_files_exhausted").attr("text", trimmed).evidence(evidence()));
+                }
                 continue;
             }
             // Intel Gaudi's scale-out ports are the accelerator's own RoCE interfaces; its
@@ -1840,6 +1854,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // UCX's shared-memory transport says so in its own words ("Not enough memory to write
             // total of 4292720 bytes. Please check that /dev/shm or the directory you specified has
             // more available memory.", mm_posix.c; rapidsai/cudf#22233, a container's /dev/shm).
+            // And a library's own word that it could not allocate its shared memory ("Unable to
+            // allocate shared memory for intra-node messaging. Delete stale shared memory files in
+            // /dev/shm.", the Open MPI list, 2008-11; PyTorch's DataLoader "unable to allocate shared
+            // memory(shm)").
             // Open MPI's shared-memory component likewise, where the file system behind its backing
             // file (/dev/shm, or the session directory under /tmp) is short ("It appears as if there
             // is not enough space for /tmp/openmpi-sessions-.../shared_window_688 (the shared-memory
@@ -1849,6 +1867,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || (lower.contains("not enough memory to write") && lower.contains("/dev/shm"))
                 || lower.contains("(the shared-memory backing")
                 || lower.contains("it appears as if there is not enough space for")
+                || lower.contains("unable to allocate shared memory")
             {
                 // Each process that fills the file system says so; the first says it all.
                 if !std::mem::replace(&mut shm_full_read, true) {
@@ -4412,6 +4431,12 @@ mod tests {
         let shm = "[1776787275.688491] [c0f19bdfa686:677454:0]        mm_posix.c:206  UCX  ERROR   Not enough memory to write total of 4292720 bytes. Please check that /dev/shm or the directory you specified has more available memory.\n";
         assert_eq!(parse("f", shm)[0].name, "process.shm_full");
         assert!(parse("f", "Not enough memory to write the checkpoint\n").iter().all(|f| f.name != "process.shm_full"));
+        // The Open MPI users list, 2008-11 (heldout177): an MPI's own word, stale files filling /dev/shm.
+        let stale = "node: Unable to allocate shared memory for intra-node messaging.\nnode: Delete stale shared memory files in /dev/shm.\n";
+        assert_eq!(parse("f", stale).first().map(|f| f.name.as_str()), Some("process.shm_full"));
+        assert!(parse("f", "node: allocated shared memory for intra-node messaging\n")
+            .iter()
+            .all(|f| f.name != "process.shm_full"));
         // leptonai/gpud#971: gpud's word that a port has been down.
         let down = "{\"level\":\"warn\",\"ts\":\"2025-07-10T03:55:49.819Z\",\"msg\":\"mlx5_0 port 1 down since 2025-07-10T03:40:48Z\"}\n";
         let facts = parse("f", down);
@@ -4422,6 +4447,15 @@ mod tests {
         // aws-neuron/aws-neuron-sdk#713: the bootstrap's accept refused for the open-file limit.
         let emfile = "2023-Aug-01 16:12:43.0204 332066:332417 [18] bootstrap.cc:106 CCOM WARN Call to accept failed : Too many open files\n";
         assert_eq!(parse("f", emfile)[0].name, "host.open_files_exhausted");
+        // The Open MPI users list, 2007-10 (heldout177): the run-time's accept by errno number.
+        let errno = "[m2001:16147] mca_oob_tcp_accept: accept() failed with errno 24.\n";
+        assert_eq!(parse("f", errno).first().map(|f| f.name.as_str()), Some("host.open_files_exhausted"));
+        assert!(parse("f", &errno.replace("errno 24", "errno 240"))
+            .iter()
+            .all(|f| f.name != "host.open_files_exhausted"));
+        assert!(parse("f", &errno.replace("errno 24", "errno 2"))
+            .iter()
+            .all(|f| f.name != "host.open_files_exhausted"));
         // HabanaAI/hccl_demo#47: Gaudi's network script finds none of the accelerators' ports.
         let gaudi = "Warning: no habanalabs network interfaces were detected\n";
         assert_eq!(parse("f", gaudi)[0].name, "rdma.device_missing");
