@@ -298,9 +298,9 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("nccl.env_mismatch", "name values", "one NCCL_* setting with different values across ranks"),
     ("nccl.version_mismatch", "what values", "different 'NCCL version' across ranks"),
     (
-        "mpi.version_mismatch",
+        "peers.mismatch",
         "what values",
-        "an MPI launcher and its ranks of different releases (Open MPI's 'Data unpack would read past end of buffer' in orte_init)",
+        "a library's own word that its peers run different releases or settings (Open MPI's 'Data unpack would read past end of buffer' in orte_init, DAOS's 'fabric provider ... does not match system provider')",
     ),
     ("nccl.driver_mismatch", "what values", "different 'cudaDriverVersion' across ranks"),
     (

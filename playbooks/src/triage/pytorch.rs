@@ -498,7 +498,10 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
     // The program's rank labels are tried first, then srun's task labels.
     let kinds: [fn(&LineLabels) -> Option<u64>; 2] = [|labels| labels.rank, |labels| labels.task];
     let timed_out_records: Vec<&WatchdogRecord> = timed_out.values().copied().collect();
-    let are_ranks = |kind: &fn(&LineLabels) -> Option<u64>| labels_are_ranks(&timed_out_records, *kind, analysis);
+    // Every report counts, not only each rank's last: PyTorch prints the timeout again in the
+    // exception's "what():" line, which a launcher's label may not carry, and that later copy
+    // says nothing against the labelled one.
+    let are_ranks = |kind: &fn(&LineLabels) -> Option<u64>| labels_are_ranks(records, *kind, analysis);
     let mut labelled_above: BTreeMap<u64, Evidence> = BTreeMap::new();
     if let Some(kind) = kinds.iter().find(|kind| are_ranks(kind)) {
         for (file, labels) in &analysis.ranks.labels {
@@ -932,6 +935,16 @@ mod tests {
         let behind: Vec<_> = found.facts.iter().filter(|f| f.name == "pytorch.rank_behind").collect();
         assert_eq!(behind.iter().map(|f| f.get("rank")).collect::<Vec<_>>(), vec![Some("7")]);
         assert!(behind[0].evidence.iter().any(|e| e.text.starts_with("7: torch.OutOfMemoryError")));
+        // nebius/soperator's MLPerf run (heldout180): each timeout printed again in the exception's
+        // "what():" line without the label, after the labelled one; the labels still count.
+        let repeated: String = (0..7)
+            .map(|rank| format!("{rank}: {}", line(rank)))
+            .chain((0..7).map(|rank| format!("  what():  {}", line(rank))))
+            .collect::<String>()
+            + "7: torch.OutOfMemoryError: CUDA out of memory.\n";
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", repeated.into_bytes())]);
+        let behind: Vec<_> = found.facts.iter().filter(|f| f.name == "pytorch.rank_behind").collect();
+        assert_eq!(behind.iter().map(|f| f.get("rank")).collect::<Vec<_>>(), vec![Some("7")]);
         // Labels that are not the ranks the lines name (srun tasks numbering nodes) name nobody.
         let nodes = labelled.replacen("3: [E", "4: [E", 1);
         let found = crate::triage::analyze(&[crate::triage::Input::new("log", nodes.into_bytes())]);

@@ -17,6 +17,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "n_gids_found=0",
             "is joining a group with",
             "would read past end of buffer",
+            "does not match system provider",
             "cudaerrormemoryallocation",
             "cuda_error_out_of_memory",
             "cuda error: out of memory",
@@ -688,6 +689,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut shm_full_read = false;
     let mut group_mismatch_read = false;
     let mut open_files_read = false;
+    let mut provider_mismatch_read = false;
     let mut tcp_warning_read = false;
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
@@ -1510,7 +1512,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 && !std::mem::replace(&mut unpack_read, true)
             {
                 facts.push(
-                    Fact::new("mpi.version_mismatch")
+                    Fact::new("peers.mismatch")
                         .attr("what", "Open MPI release")
                         .attr(
                             "values",
@@ -1518,6 +1520,22 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         )
                         .evidence(evidence()),
                 );
+                continue;
+            }
+            // DAOS refusing an engine whose fabric provider differs from the system's ("rank 1 fabric
+            // provider "ofi+tcp" does not match system provider "ofi+tcp;ofi_rxm"", DAOS's
+            // troubleshooting guide): the servers' configurations differ, not the network. Once.
+            if lower.contains("does not match system provider") {
+                if !std::mem::replace(&mut provider_mismatch_read, true) {
+                    let provider = trimmed.split("does not match system provider").next().unwrap_or(trimmed);
+                    let values = provider.rsplit("fabric provider").next().map_or("", str::trim);
+                    facts.push(
+                        Fact::new("peers.mismatch")
+                            .attr("what", "DAOS fabric provider")
+                            .attr("values", format!("an engine's fabric provider {values} against the system's"))
+                            .evidence(evidence()),
+                    );
+                }
                 continue;
             }
             // A check's own report that ACS redirects peer-to-peer requests on named ports ("ACS redirect
@@ -4057,15 +4075,24 @@ mod tests {
     /// libraries; each layer of ORTE's start-up reports the unpack that ran past the data, read
     /// once. The same error outside start-up (a message of the application's) is not a release's.
     #[test]
-    fn startup_data_one_side_cannot_read_is_two_open_mpi_releases_ompi_users_2010_15037() {
+    fn peers_of_other_releases_or_settings_ompi_users_2010_15037_and_daos() {
         let log = "[rc002.local:17727] [[56831,1],1] ORTE_ERROR_LOG: Data unpack would read past end of buffer in file util/nidmap.c at line 371\n\
                    [rc002.local:17727] [[56831,1],1] ORTE_ERROR_LOG: Data unpack would read past end of buffer in file runtime/orte_init.c at line 132\n";
-        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "mpi.version_mismatch").collect();
+        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "peers.mismatch").collect();
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].evidence[0].line, 1);
         let elsewhere =
             "ORTE_ERROR_LOG: Data unpack would read past end of buffer in file dss/dss_unpack.c at line 90\n";
-        assert!(!parse("f", elsewhere).iter().any(|f| f.name == "mpi.version_mismatch"));
+        assert!(!parse("f", elsewhere).iter().any(|f| f.name == "peers.mismatch"));
+        // DAOS's troubleshooting guide (heldout180): two engines refused, their provider not the
+        // system's; read once. A provider that matches is no refusal.
+        let daos = "1    1ad01ebe 10.7.1.75:10001 /boro-75     Errored DAOS engine 0 exited unexpectedly: rpc error: code = Unknown desc = rank 1 fabric provider \"ofi+tcp\" does not match system provider \"ofi+tcp;ofi_rxm\"\n3    15e53aa7 10.7.1.75:10001 /boro-75     Errored DAOS engine 1 exited unexpectedly: rpc error: code = Unknown desc = rank 3 fabric provider \"ofi+tcp\" does not match system provider \"ofi+tcp;ofi_rxm\"\n";
+        let found: Vec<Fact> = parse("f", daos).into_iter().filter(|f| f.name == "peers.mismatch").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].get("values"), Some("an engine's fabric provider \"ofi+tcp\" against the system's"));
+        assert!(parse("f", "rank 1 fabric provider \"ofi+tcp\" matches the system provider\n")
+            .iter()
+            .all(|f| f.name != "peers.mismatch"));
     }
 
     /// tensorflow/tensorflow#60847 (heldout171): MultiWorkerMirroredStrategy over two workers, one
