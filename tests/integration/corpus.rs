@@ -129,9 +129,24 @@ fn prefixed(text: &str, style: usize, seed: &mut u64) -> String {
         *seed
     };
     let mut out = String::new();
+    let own_rank = |line: &str| -> Option<u64> {
+        line.strip_prefix("[rank").and_then(|rest| rest.split_once("]:")).and_then(|(n, _)| n.parse().ok())
+    };
+    let mut program_rank: Option<u64> = text.lines().find_map(own_rank);
     for line in text.lines() {
         let r = next();
-        let (minute, second, micros, rank) = (r % 60, (r >> 8) % 60, (r >> 16) % 1_000_000, (r >> 40) % 8);
+        let (minute, second, micros, mut rank) = (r % 60, (r >> 8) % 60, (r >> 16) % 1_000_000, (r >> 40) % 8);
+        // A launcher labels a line with the rank that printed it: where the program labelled its
+        // lines itself (torchrun's "[rank15]:"), the launcher's label names the same rank, and the
+        // unlabelled lines about one (an exception's continuation, a blank line) the rank that
+        // printed it, not another that would contradict the program's own word or invent a rank
+        // the job lacks.
+        if let Some(own) = own_rank(line) {
+            program_rank = Some(own);
+        }
+        if let Some(own) = program_rank {
+            rank = own;
+        }
         let label = match style {
             0 => format!("[1,{rank}]<stdout>:2026-05-01T10:{minute:02}:{second:02}.{micros:06}Z "),
             1 => format!("[rank{rank}]: [2026-05-01 10:{minute:02}:{second:02}] "),

@@ -498,10 +498,16 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
     // The program's rank labels are tried first, then srun's task labels.
     let kinds: [fn(&LineLabels) -> Option<u64>; 2] = [|labels| labels.rank, |labels| labels.task];
     let timed_out_records: Vec<&WatchdogRecord> = timed_out.values().copied().collect();
-    // Every report counts, not only each rank's last: PyTorch prints the timeout again in the
-    // exception's "what():" line, which a launcher's label may not carry, and that later copy
-    // says nothing against the labelled one.
-    let are_ranks = |kind: &fn(&LineLabels) -> Option<u64>| labels_are_ranks(records, *kind, analysis);
+    // Each rank's first report is the one its label is read from, not its last: PyTorch prints
+    // the timeout again in the exception's "what():" line, which a launcher's label may not
+    // carry, and that later copy says nothing against the labelled one.
+    let mut reported = BTreeSet::new();
+    let first_records: Vec<&WatchdogRecord> = records
+        .iter()
+        .filter(|record| record.seq.is_some() && record.rank.is_some_and(|rank| reported.insert(rank)))
+        .copied()
+        .collect();
+    let are_ranks = |kind: &fn(&LineLabels) -> Option<u64>| labels_are_ranks(&first_records, *kind, analysis);
     let mut labelled_above: BTreeMap<u64, Evidence> = BTreeMap::new();
     if let Some(kind) = kinds.iter().find(|kind| are_ranks(kind)) {
         for (file, labels) in &analysis.ranks.labels {
