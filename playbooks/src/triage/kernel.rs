@@ -235,8 +235,9 @@ pub(super) fn pci_address_token(line: &str) -> Option<&str> {
 /// ("device lost" / "PCI channel offline"). Every queue pair on it is dead until it is reset. Also
 /// the one firmware refusal that is no fault of the adapter but of its users: memory keys exhausted.
 fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
-    // The RDMA NIC drivers whose words follow, found in one scan (a kernel log is mostly other lines,
-    // and each `contains` would scan the line again).
+    // The NIC drivers whose words follow (RDMA NICs', Broadcom's bnx2x, and Intel's drivers' word
+    // that the device left the bus), found in one scan (a kernel log is mostly other lines, and
+    // each `contains` would scan the line again).
     static DRIVERS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let drivers = DRIVERS.get_or_init(|| {
         regex::Regex::new("mlx5_core|mlx4_core|bnxt|bnx2x|irdma|hns|qedr|ionic|erdma|pcie link lost")
@@ -302,7 +303,10 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     };
     // bnx2x names the interface, not the PCI function, in its function-and-line head
     // ("[bnx2x_fw_command:3055(enp2s0f0)]").
-    let interface = || raw.split_once("(").and_then(|(_, rest)| rest.split_once(")]")).map(|(name, _)| name);
+    let interface = || {
+        let head = raw.split_once('[')?.1.split_once(']')?.0;
+        head.split_once('(')?.1.strip_suffix(')')
+    };
     let device = pci_address_token(raw).or_else(interface).unwrap_or("");
     Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
 }

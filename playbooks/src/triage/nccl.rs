@@ -1175,16 +1175,16 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
             );
         }
     }
-    // A net plugin for RDMA (HPC-X's "NCCL RDMA Plugin", the IBext transport) is installed to use
-    // InfiniBand or RoCE: the job expects RDMA devices.
-    // So is aws-ofi-nccl (for EFA and other libfabric RDMA providers), whether it initialised or
-    // not ("NET/OFI Initializing aws-ofi-nccl 1.12.1-aws", "NET/OFI aws-ofi-nccl initialization
-    // failed").
     if seen.tree_across_hosts.is_none() {
         if let Some(rank) = message.strip_prefix("Trees ").and_then(tree_with_children_of_other_hosts) {
             seen.tree_across_hosts = Some((rank, evidence.clone()));
         }
     }
+    // A net plugin for RDMA (HPC-X's "NCCL RDMA Plugin", the IBext transport) is installed to use
+    // InfiniBand or RoCE: the job expects RDMA devices.
+    // So is aws-ofi-nccl (for EFA and other libfabric RDMA providers), whether it initialised or
+    // not ("NET/OFI Initializing aws-ofi-nccl 1.12.1-aws", "NET/OFI aws-ofi-nccl initialization
+    // failed").
     let ofi = message.contains("NET/OFI");
     if message.contains("Loaded net plugin NCCL RDMA Plugin")
         || message.starts_with("P2P plugin IBext")

@@ -229,6 +229,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
     }
     facts.extend(crash_inside_nccl(file, text));
+    facts.extend(bus_error_in_open_mpi_shared_memory(file, text));
     facts.extend(sanitizer_in_nccl(file, text));
     facts.extend(abort_that_did_not_return(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
@@ -281,9 +282,6 @@ fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
     if !marked(text, &BUS) && !marked(text, &SEGV) {
         return None;
     }
-    if let Some(fact) = bus_error_in_open_mpi_shared_memory(file, text) {
-        return Some(fact);
-    }
     let in_nccl = |line: &str| {
         line.contains("libnccl")
             || line.split_whitespace().any(|word| word.starts_with("nccl") && word.contains('('))
@@ -308,11 +306,14 @@ fn crash_inside_nccl(file: &str, text: &str) -> Option<Fact> {
 
 /// Open MPI's shared-memory components keep their segments in a backing file of the session
 /// directory (under TMPDIR, /tmp by default, or /dev/shm), which they mmap: a store to a page the
-/// file system cannot back raises SIGBUS (mmap(2)) inside them, as in NCCL's case above (the users
+/// file system cannot back raises SIGBUS (mmap(2)) inside them, as in NCCL's case (the users
 /// list, 2016-03: a full /tmp on the compute nodes, "Signal: Bus error (7)" in mca_shmem_mmap.so
 /// under mca_common_sm_module_create_and_attach).
 fn bus_error_in_open_mpi_shared_memory(file: &str, text: &str) -> Option<Fact> {
     const COMPONENTS: [&str; 4] = ["mca_shmem_mmap", "mca_common_sm", "mca_btl_sm", "mca_btl_vader"];
+    if !marked(text, &BUS) {
+        return None;
+    }
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     lines.iter().enumerate().filter(|(_, (_, raw))| marked(raw, &BUS)).find_map(|(index, (line_no, raw))| {
         let frame = lines[index + 1..]
