@@ -181,12 +181,20 @@ fn host_bridge(address: &str) -> Option<&'static str> {
     (address == "192.168.122.1").then_some("libvirt's default bridge virbr0")
 }
 
-/// An interface that `ifconfig` or `ip addr` shows holding a host bridge's gateway address ("inet
-/// 172.17.0.1  netmask 255.255.0.0", "inet 192.168.122.1/24 brd ..."), with that address and bridge.
+/// The IPv4 address of an interface listing's address line: net-tools' ifconfig ("inet
+/// 172.17.0.1  netmask 255.255.0.0", before 2.10 "inet addr:172.17.0.1  Bcast:...") or `ip addr`
+/// ("inet 192.168.122.1/24 brd ...").
+fn inet_address(line: &str) -> Option<&str> {
+    let trimmed = line.trim_start();
+    let rest = trimmed.strip_prefix("inet addr:").or_else(|| trimmed.strip_prefix("inet "))?;
+    rest.split_whitespace().next()?.split('/').next()
+}
+
+/// An interface that `ifconfig` or `ip addr` shows holding a host bridge's gateway address, with
+/// that address and bridge.
 fn bridge_address_shown(text: &str) -> Option<(String, &'static str)> {
     text.lines().find_map(|line| {
-        let address = line.trim_start().strip_prefix("inet ")?.split_whitespace().next()?;
-        let address = address.split('/').next()?;
+        let address = inet_address(line)?;
         host_bridge(address).map(|bridge| (address.to_string(), bridge))
     })
 }
@@ -229,10 +237,8 @@ fn addresses_without_link(text: &str) -> BTreeMap<String, String> {
         }
         let Some(current) = block.as_mut() else { continue };
         let trimmed = line.trim_start();
-        if let Some(address) = trimmed.strip_prefix("inet addr:").or_else(|| trimmed.strip_prefix("inet ")) {
-            if let Some(address) = address.split_whitespace().next().and_then(|a| a.split('/').next()) {
-                current.addresses.push(address);
-            }
+        if let Some(address) = inet_address(line) {
+            current.addresses.push(address);
         } else if current.running.is_none() && trimmed.starts_with("UP ") && trimmed.contains("MTU:") {
             current.running = Some(trimmed.split_whitespace().any(|flag| flag == "RUNNING"));
         }
@@ -3685,6 +3691,9 @@ mod tests {
         let suspect = found.iter().find(|f| f.name == "nccl.socket_iface_suspect").expect("the bridge");
         assert!(suspect.get("iface").is_some_and(|iface| iface.contains("172.17.0.1")));
         assert!(parse("f", warning).iter().all(|f| f.name != "nccl.socket_iface_suspect"));
+        // net-tools before 2.10 prints the address as "inet addr:".
+        let older = "docker0   Link encap:Ethernet  HWaddr 02:42:ac:11:00:01\n          inet addr:172.17.0.1  Bcast:172.17.255.255  Mask:255.255.0.0\n";
+        assert!(parse("f", &format!("{warning}{older}")).iter().any(|f| f.name == "nccl.socket_iface_suspect"));
         let routed = refused.replace("172.17.0.1", "10.2.0.7");
         assert!(
             !parse("f", &routed).iter().any(|f| f.name == "nccl.socket_iface_suspect"),
