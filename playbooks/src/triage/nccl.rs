@@ -496,6 +496,17 @@ struct Bootstrap {
     evidence: Evidence,
 }
 
+/// The interfaces a host's socket transport lists, each with its address and the line that says
+/// so: "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]lo:127.0.0.1<0>", or before NCCL 2.4 one
+/// "NET : Using interface lo:127.0.0.1<0>" line each. Every listing is kept (an address on two
+/// hosts' lists is judged over all of them); a channel's "via NET/Socket/N" indexes the last
+/// "NET/Socket : Using" listing, which starts at `last_listing`.
+#[derive(Debug, Default)]
+struct SocketTransport {
+    listed: Vec<Bootstrap>,
+    last_listing: usize,
+}
+
 /// What the logs say that is only judged once all of them are read: versions, drivers and settings
 /// to compare across hosts, communicator membership, and the NICs behind the inter-node channels.
 #[derive(Debug, Default)]
@@ -538,12 +549,8 @@ struct Observations {
     /// The ranks of each ring rank 0 printed ("Channel 00/02 :    0   1"), as sets: every rank of
     /// the communicator is on every ring.
     ring_members: BTreeSet<BTreeSet<u64>>,
-    /// Host -> its NET/Socket interfaces, in NCCL's index order.
-    socket_interfaces: BTreeMap<String, Vec<String>>,
-    /// Host -> the interfaces and addresses its socket transport lists, with the line that says
-    /// so ("NET/Socket : Using [0]eth0:10.0.0.1<0> [1]lo:127.0.0.1<0>", or before NCCL 2.4 one
-    /// "NET : Using interface lo:127.0.0.1<0>" line each).
-    socket_addresses: BTreeMap<String, Vec<Bootstrap>>,
+    /// Host -> the interfaces and addresses its socket transport lists.
+    socket_transports: BTreeMap<String, SocketTransport>,
     /// Host -> the out-of-band (bootstrap) interface its NET/IB line names ("OOB ibp75s0:...").
     oob_interfaces: BTreeMap<String, (String, Evidence)>,
     /// Host -> the first failed call in NCCL's bootstrap (an INFO trace "bootstrap.cc:270 -> 2").
@@ -641,14 +648,16 @@ fn one_address_on_two_hosts(seen: &Observations, analysis: &mut Analysis) {
         let mut hosts_of: BTreeMap<&str, Vec<(&str, &Bootstrap)>> = BTreeMap::new();
         for (host, interfaces) in named {
             let mut addresses = BTreeSet::new();
-            for interface in interfaces.into_iter().filter(|i| addresses.insert(i.address.as_str())) {
+            for interface in
+                interfaces.into_iter().filter(|i| !i.address.is_empty() && addresses.insert(i.address.as_str()))
+            {
                 hosts_of.entry(interface.address.as_str()).or_default().push((host, interface));
             }
         }
         hosts_of.into_iter().find(|(_, hosts)| hosts.len() >= 2)
     }
     let bootstraps = seen.bootstraps.iter().map(|(host, b)| (host.as_str(), vec![b]));
-    let transports = seen.socket_addresses.iter().map(|(host, list)| (host.as_str(), list.iter().collect()));
+    let transports = seen.socket_transports.iter().map(|(host, t)| (host.as_str(), t.listed.iter().collect()));
     let (used_by, (address, hosts)) = match (shared(bootstraps), shared(transports)) {
         (Some(found), _) => ("bootstrap", found),
         (None, Some(found)) => ("socket transport", found),
@@ -1007,7 +1016,8 @@ fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
         "NCCL_IB_HCA names the devices to use".to_string()
     } else if seen.rdma_plugin {
         "an RDMA net plugin is installed and loaded".to_string()
-    } else if let Some(ipoib) = seen.socket_interfaces.values().flatten().find(|interface| interface.starts_with("ib"))
+    } else if let Some(ipoib) =
+        seen.socket_transports.values().flat_map(|t| &t.listed).map(|b| &b.iface).find(|iface| iface.starts_with("ib"))
     {
         // IPoIB interfaces are named ib0, ib1 or ibp<bus>s<slot> (drivers/infiniband/ulp/ipoib,
         // systemd's predictable names): sockets over one run on an InfiniBand port.
@@ -1118,9 +1128,6 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
             seen.bootstrap_failures.entry(host.clone()).or_insert_with(|| evidence.clone());
         }
     }
-    if message.starts_with("NET/Socket : Using") {
-        seen.socket_interfaces.insert(host.clone(), using_list(message));
-    }
     // "Channel 00 : 1[18000] -> 0[18000] [send] via NET/Socket/1": a channel over interface 1 of
     // the NET/Socket list; a container's veth or a link-local address there reaches no other host.
     if let Some(index) = message
@@ -1128,10 +1135,10 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         .nth(1)
         .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse::<usize>().ok())
     {
-        if let Some(interface) = seen.socket_interfaces.get(&host).and_then(|list| list.get(index)) {
-            let name = interface.split(':').next().unwrap_or(interface);
+        let listed = seen.socket_transports.get(&host).and_then(|t| t.listed.get(t.last_listing.checked_add(index)?));
+        if let Some(Bootstrap { iface: name, address, .. }) = listed {
             if index > 0
-                && (is_suspect_interface(name) || unreachable_address(interface).is_some())
+                && (is_suspect_interface(name) || unreachable_address(address).is_some())
                 && seen.suspect_channel.insert(host.clone())
             {
                 analysis.push(
@@ -1228,18 +1235,23 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         || message.starts_with("NET : Using interface")
     {
         suspect_socket_interface(message, &host, &evidence, &mut seen.docker_bridges, analysis);
-        // The address is all after the interface's name: an IPv6 one has colons of its own.
-        let interfaces = using_list(message).into_iter().filter_map(|entry| {
+        // The address is all after the interface's name: an IPv6 one has colons of its own. An
+        // entry whose address the poster hid ("[0]ib0.<ip>") keeps its place in the list, without one.
+        let mut interfaces = using_list(message).into_iter().map(|entry| {
             let named = entry.split('<').next().unwrap_or(&entry);
-            let (iface, address) = named.split_once(':')?;
-            Some(Bootstrap { iface: iface.to_string(), address: address.to_string(), evidence: evidence.clone() })
+            let (iface, address) = named.split_once(':').unwrap_or((named, ""));
+            Bootstrap { iface: iface.to_string(), address: address.to_string(), evidence: evidence.clone() }
         });
         if message.starts_with("Bootstrap : Using") {
-            if let Some(first) = interfaces.into_iter().next() {
+            if let Some(first) = interfaces.find(|b| !b.address.is_empty()) {
                 seen.bootstraps.entry(host.clone()).or_insert(first);
             }
         } else {
-            seen.socket_addresses.entry(host.clone()).or_default().extend(interfaces);
+            let transport = seen.socket_transports.entry(host.clone()).or_default();
+            if message.starts_with("NET/Socket : Using") {
+                transport.last_listing = transport.listed.len();
+            }
+            transport.listed.extend(interfaces);
         }
     }
     // The INFO line that says IB is not in use at all (net_ib.cc). A single-host or TCP-only job
@@ -2959,6 +2971,20 @@ mod tests {
         let found = facts("worker:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:172.18.40.41<0> [1]veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>\nworker:1:2 [0] NCCL INFO Channel 00 : 1[18000] -> 0[18000] [send] via NET/Socket/1\nworker:1:2 [0] NCCL INFO Call to connect returned Connection timed out, retrying\n");
         assert!(found.iter().any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface") == Some("veth25f2e72")));
         assert!(has(&found, "nccl.socket_connect_failed"));
+        // The channel's index is into the last listing, and an entry whose address the poster hid
+        // keeps its place in it; an index past the list (or past any list) names nothing.
+        let from_channel = |found: &[Fact], iface: &str| {
+            found.iter().any(|f| {
+                f.name == "nccl.socket_iface_suspect"
+                    && f.get("iface") == Some(iface)
+                    && f.evidence.iter().any(|e| e.text.contains("via NET/Socket/"))
+            })
+        };
+        let relisted = "w:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:10.1.0.2<0>\nw:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1.<ip> [1]veth25f2e72.<ip>\nw:1:2 [0] NCCL INFO Channel 00 : 1[0] -> 0[0] [send] via NET/Socket/1\n";
+        assert!(from_channel(&facts(relisted), "veth25f2e72."));
+        let past = "w:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:10.1.0.2<0> [1]veth1:10.1.0.3<0>\nw:1:2 [0] NCCL INFO Channel 00 : 1[0] -> 0[0] [send] via NET/Socket/18446744073709551615\n";
+        assert!(!from_channel(&facts(past), "veth1"));
+        assert!(from_channel(&facts(&past.replace("18446744073709551615", "1")), "veth1"));
         // nccl#941: HPC-X's RDMA plugin loaded, and no IB device: RDMA was expected.
         let found = facts("h:7839:7839 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin (v5)\nh:7839:7911 [0] NCCL INFO NET/IB : No device found.\n");
         assert!(has(&found, "rdma.device_missing"));
