@@ -428,6 +428,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // The severity of the firmware's last error record ("[Hardware Error]: event severity: fatal"),
     // for the device lines that follow it.
     let mut firmware_severity: Option<(&'static str, Evidence)> = None;
+    // Whether an AMD GPU's uncorrectable hardware error was already read: a hive's recovery repeats
+    // it on every GPU and in every frame of a trace.
+    let mut amd_uncorrectable_read = false;
     // Whether the PCIe error section of that record reports data that arrived poisoned (its
     // device's Status register, "command: 0x0546, status: 0xc110", with Master Data Parity Error,
     // bit 8: a poisoned completion or request, PCIe Base Spec 7.5.1.1.4).
@@ -497,6 +500,33 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                         .evidence(evidence()),
                 );
             }
+            continue;
+        }
+        // AMD's RAS path (amdgpu_ras.c): the driver counts uncorrectable errors in a block of the
+        // GPU ("amdgpu: 2 uncorrectable hardware errors detected in umc block"), is told of a
+        // fatal one by the ATHUB interrupt ("uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT)
+        // detected!"), or its recovery worker, which only such an error queues, resets the GPUs
+        // of the hive (amdgpu_ras_do_recovery, named in the workqueue line and the call trace of
+        // anything that fails during it). An uncorrectable error is the GPU's memory or logic,
+        // however the reset that follows goes; correctable ones ("no user action is needed") are
+        // not read.
+        if amdgpu
+            && !amd_uncorrectable_read
+            && (lower.contains("uncorrectable hardware error") || raw.contains("amdgpu_ras_do_recovery"))
+        {
+            amd_uncorrectable_read = true;
+            let bus = pci_address_token(raw).unwrap_or("");
+            let gpu = if bus.is_empty() { "an AMD GPU".to_string() } else { format!("AMD GPU {bus}") };
+            facts.push(
+                Fact::new("gpu.hardware_error")
+                    .attr(
+                        "what",
+                        format!("{gpu} had an uncorrectable hardware error and its driver reset it (amdgpu RAS)"),
+                    )
+                    .attr("bus_id", bus)
+                    .host(&host)
+                    .evidence(evidence()),
+            );
             continue;
         }
         if let Some(fact) = gpu_lost_line(raw, &lower, &host, evidence()) {
@@ -1056,6 +1086,21 @@ mod tests {
         assert!(facts.iter().all(|f| f.name != "gpu.hardware_error" && f.name != "gpu.lost"), "{facts:?}");
         let psp = "[Mon Dec 18 08:34:36 2023] [drm:psp_hw_start [amdgpu]] *ERROR* PSP create ring failed!\n";
         assert!(parse_kernel("k", psp).iter().any(|f| f.name == "gpu.hardware_error"));
+    }
+
+    #[test]
+    fn an_uncorrectable_error_that_amdgpu_recovers_from_is_the_gpu_linux_601429cc() {
+        // Linux commit 601429cca96b: uncorrectable errors injected into a GPU's memory; the
+        // driver's RAS recovery resets the hive, and only its worker names the cause.
+        let recovery = "[  557.371857] amdgpu 0000:af:00.0: amdgpu: GPU reset succeeded, trying to resume\n[  560.720959] Workqueue: amdgpu-reset-hive amdgpu_ras_do_recovery [amdgpu]\n[  560.898323]  amdgpu_ras_do_recovery+0x1b2/0x210 [amdgpu]\n";
+        let facts = parse_kernel("k", recovery);
+        assert_eq!(facts.iter().filter(|f| f.name == "gpu.hardware_error").count(), 1, "{facts:?}");
+        let athub = "amdgpu 0000:c1:00.0: amdgpu: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!\n";
+        let fault = parse_kernel("k", athub).into_iter().find(|f| f.name == "gpu.hardware_error").expect("the GPU");
+        assert_eq!(fault.get("bus_id"), Some("0000:c1:00.0"));
+        // Correctable errors and a reset alone (a hung ring's) are not that.
+        let corrected = "amdgpu 0000:c1:00.0: amdgpu: 3 correctable hardware errors detected in umc block, no user action is needed\namdgpu 0000:c1:00.0: amdgpu: GPU reset succeeded, trying to resume\n";
+        assert!(parse_kernel("k", corrected).iter().all(|f| f.name != "gpu.hardware_error"));
         assert!(parse_kernel("k", "amdgpu 0000:c7:00.0: amdgpu: Will use PSP to load VCN firmware\n").is_empty());
     }
 
