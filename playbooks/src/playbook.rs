@@ -144,6 +144,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "NCCL's NET/IB list holds InfiniBand rails and RoCE ports together (NCCL_IB_HCA takes in another fabric)",
     ),
     (
+        "nccl.p2p_off_over_nvlink",
+        "setting",
+        "nvidia-smi nvlink -s shows links up, and NCCL_P2P_LEVEL=LOC or NCCL_P2P_DISABLE=1 keeps NCCL off them",
+    ),
+    (
         "nccl.topology_file",
         "text host",
         "NCCL WARN importing NCCL_TOPO_FILE/NCCL_GRAPH_FILE ('XML Import'); a loaded topology file whose NVLink paths differ by direction",

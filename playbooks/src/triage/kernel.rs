@@ -650,6 +650,28 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
+        // A kernel consumer of RDMA (ib_srp, iSER, NVMe over RDMA, RDS) that cannot get a memory
+        // region from its device ("ib_srp: enp1s0_rxe: ib_alloc_mr() failed. Try to reduce
+        // max_cmd_per_lun, max_sect or ch_count", drivers/infiniband/ulp/srp/ib_srp.c): kernel
+        // allocations know no locked-memory limit, so what ran out is the device's table of memory
+        // regions (its max_mr; rdma_rxe's was too small for blktests' SRP runs, linux-block
+        // 423ed740@acm.org), which fewer or smaller queues relieve.
+        if raw.contains("ib_alloc_mr") && lower.contains("fail") {
+            let device = raw
+                .split("ib_alloc_mr")
+                .next()
+                .and_then(|head| head.trim_end_matches([' ', ':']).rsplit([' ', ':']).next())
+                .filter(|device| !device.is_empty())
+                .unwrap_or("the RDMA device");
+            facts.push(
+                Fact::new("rdma.registration_limit")
+                    .attr("device", device)
+                    .attr("text", raw.trim())
+                    .host(&host)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         if let Some(fact) = nic_health_line(raw, &lower, &host) {
             facts.push(fact.evidence(evidence()));
             continue;
@@ -1086,6 +1108,18 @@ mod tests {
         assert!(facts.iter().all(|f| f.name != "gpu.hardware_error" && f.name != "gpu.lost"), "{facts:?}");
         let psp = "[Mon Dec 18 08:34:36 2023] [drm:psp_hw_start [amdgpu]] *ERROR* PSP create ring failed!\n";
         assert!(parse_kernel("k", psp).iter().any(|f| f.name == "gpu.hardware_error"));
+    }
+
+    #[test]
+    fn a_kernel_consumer_without_memory_regions_is_the_device_table_linux_block_423ed740() {
+        // The rdma_rxe thread of linux-block/linux-rdma: SRP's initiator could not allocate its
+        // memory regions from a soft-RoCE device whose table was too small.
+        let srp = "ib_srp: enp1s0_rxe: ib_alloc_mr() failed. Try to reduce max_cmd_per_lun, max_sect or ch_count\n";
+        let facts = parse_kernel("k", srp);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("device")), ("rdma.registration_limit", Some("enp1s0_rxe")));
+        // The consumer's parameters, printed before, are no failure.
+        let settings = "ib_srp:add_target_store: ib_srp: max_sectors = 1024; max_pages_per_mr = 512; mr_per_cmd = 2\n";
+        assert!(parse_kernel("k", settings).is_empty());
     }
 
     #[test]

@@ -645,6 +645,7 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
     }
     let mut gpus: Vec<NvlinkGpu> = Vec::new();
     let mut any_up = false;
+    let mut first_up: Option<Evidence> = None;
     let mut open = false;
     for (line_no, raw) in numbered_lines(text) {
         let line = raw.trim();
@@ -671,10 +672,16 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
             continue;
         }
         match (nvlink_link(line), gpus.last_mut()) {
-            (Some((_, true)), _) => any_up = true,
+            (Some((_, true)), _) => {
+                any_up = true;
+                first_up.get_or_insert_with(|| Evidence::new(file, line_no, raw));
+            }
             (Some((link, false)), Some(gpu)) => gpu.inactive.push((link, Evidence::new(file, line_no, raw))),
             _ => {}
         }
+    }
+    if let (Some(link), Some((setting, said))) = (first_up, p2p_turned_off(file, text)) {
+        facts.push(Fact::new("nccl.p2p_off_over_nvlink").attr("setting", setting).evidence(said).evidence(link));
     }
     // A PCIe board reaches NVLink only through bridges, and the links no bridge covers stay
     // inactive by design (two H100 PCIe joined by three bridges: 12 links up and 6 inactive on
@@ -718,6 +725,25 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
         }
         facts.push(fact);
     }
+}
+
+/// A setting that keeps NCCL off peer-to-peer between the GPUs of a node, as NCCL prints it
+/// ("NCCL_P2P_LEVEL set by environment to LOC") or as a job sets it ("export NCCL_P2P_DISABLE=1"):
+/// NCCL_P2P_LEVEL=LOC (or its number, 0) allows P2P on no path and NCCL_P2P_DISABLE=1 turns it off
+/// (NCCL's environment variables documentation), so traffic between the node's GPUs goes through
+/// host memory (the SHM transport) whatever NVLink joins them.
+fn p2p_turned_off(file: &str, text: &str) -> Option<(String, Evidence)> {
+    for (line_no, raw) in numbered_lines(text) {
+        for (name, off) in [("NCCL_P2P_LEVEL", ["LOC", "0"]), ("NCCL_P2P_DISABLE", ["1", "1"])] {
+            let Some((_, rest)) = raw.split_once(name) else { continue };
+            let rest = rest.strip_prefix(" set by environment to ").or_else(|| rest.strip_prefix('='));
+            let value = rest.and_then(|r| r.split(|c: char| !c.is_ascii_alphanumeric()).next()).unwrap_or("");
+            if off.iter().any(|v| value.eq_ignore_ascii_case(v)) {
+                return Some((format!("{name}={value}"), Evidence::new(file, line_no, raw)));
+            }
+        }
+    }
+    None
 }
 
 /// The version after `Driver Version`: `Driver Version: 384.81` (summary table) or `Driver Version
@@ -778,6 +804,22 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "gpu.driver_mismatch",
             "requirement error: unsatisfied condition: cuda",
             "nvidia-container-cli: requirement error: unsatisfied condition: cuda",
+        ),
+        // An image's requirement is a list of alternatives (NVIDIA_REQUIRE_CUDA="cuda>=10.0
+        // brand=tesla,driver>=384,driver<385": CUDA 10.0, or a Tesla on the 384 branch), and the
+        // toolkit names the condition of the last one it tried: a driver branch or a brand refused
+        // there means the driver serves neither the image's CUDA nor the branches listed beside it
+        // (NVIDIA/nvidia-docker#895, "unsatisfied condition: brand = tesla" on a driver too old for
+        // CUDA 10). A GPU architecture refused ("arch >= 7.0") is the GPU, not the driver.
+        (
+            "gpu.driver_mismatch",
+            "requirement error: unsatisfied condition: driver",
+            "nvidia-container-cli: requirement error: unsatisfied condition: driver",
+        ),
+        (
+            "gpu.driver_mismatch",
+            "requirement error: unsatisfied condition: brand",
+            "nvidia-container-cli: requirement error: unsatisfied condition: brand",
         ),
         ("gpu.driver_mismatch", "unsupported cuda version: driver", "unsupported CUDA version: driver"),
         // PyTorch's own check at CUDA initialisation (torch/cuda/__init__.py: "The NVIDIA driver on
@@ -1175,6 +1217,17 @@ mod tests {
             Some("nvidia-container-cli: requirement error: unsatisfied condition: cuda >= 9.0")
         );
         assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![1, 2]);
+        // nvidia-docker#895: a brand condition, the last alternative of an image's requirement,
+        // refused on a driver too old for CUDA 10; an architecture refused is the GPU's.
+        let brand = r#"exec command: [/usr/bin/nvidia-container-cli --load-kmods configure --require=cuda>=10.0 brand=tesla,driver>=384,driver<385 --pid=6244 /var/lib/docker]\\nnvidia-container-cli: requirement error: unsatisfied condition: brand = tesla\\n\"": unknown."#;
+        let facts = parse("docker.txt", brand);
+        assert_eq!(names(&facts), vec!["gpu.driver_mismatch"]);
+        assert_eq!(
+            facts[0].get("text"),
+            Some("nvidia-container-cli: requirement error: unsatisfied condition: brand = tesla")
+        );
+        assert!(parse("docker.txt", "nvidia-container-cli: requirement error: unsatisfied condition: arch >= 7.0\n")
+            .is_empty());
         // A line break that cuts no message joins nothing.
         assert!(parse("docker.txt", "requirement error: unsatisfied\nweather: sunny\n").is_empty());
         // nvidia-docker#177: nvidia-docker 1.0's wrapper makes the same check.
@@ -1260,6 +1313,26 @@ mod tests {
 
     /// From tests/corpus/cases/nvsmi-mlengineering-nvlink-e-clean.txt (train): error counters are not
     /// link states.
+    #[test]
+    fn p2p_turned_off_between_gpus_that_nvlink_joins_nccl_tests228() {
+        // nccl-tests#228: NVLink up on an A100 node, and NCCL told to use P2P on no path.
+        let status = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-ff8a40d4)\n\t Link 0: 25 GB/s\n\t Link 1: 25 GB/s\n";
+        let off = format!("{status}NCCL_P2P_LEVEL set by environment to LOC\n");
+        let fact =
+            parse("nvlink.txt", &off).into_iter().find(|f| f.name == "nccl.p2p_off_over_nvlink").expect("P2P off");
+        assert_eq!((fact.get("setting"), fact.evidence[0].line), (Some("NCCL_P2P_LEVEL=LOC"), 4));
+        let disabled = format!("export NCCL_P2P_DISABLE=1\n{status}");
+        assert!(parse("nvlink.txt", &disabled).iter().any(|f| f.name == "nccl.p2p_off_over_nvlink"));
+        // A level that allows NVLink, P2P left on, or no link up: nothing to say.
+        for text in [
+            format!("{status}NCCL_P2P_LEVEL set by environment to NVL\n"),
+            format!("{status}NCCL_P2P_DISABLE=0\n"),
+            "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-1)\n\t Link 0: <inactive>\nNCCL_P2P_DISABLE=1\n".to_string(),
+        ] {
+            assert!(parse("nvlink.txt", &text).iter().all(|f| f.name != "nccl.p2p_off_over_nvlink"), "{text}");
+        }
+    }
+
     #[test]
     fn nvlink_error_counters_are_not_link_states() {
         let text = "$ nvidia-smi nvlink -e\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-abcdefab-cdef-abdc-abcd-abababababab)\n         Link 0: Replay Errors: 0\n         Link 0: Recovery Errors: 0\n         Link 0: CRC Errors: 0\n\n         [...]\n\n         Link 17: CRC Errors: 0\n";

@@ -119,6 +119,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "fi_mr_reg",
             "fi_mr_enable",
             "dest_addr=127.",
+            "is not enabled, enable it in ucx_net_devices",
             "ibv_modify_qp failed",
             "probe with driver ",
             "irdma hardware initialization failed",
@@ -1332,6 +1333,30 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(
                     Fact::new("nccl.socket_iface_suspect")
                         .attr("iface", "lo (UCX dialled a loopback address: set UCX_NET_DEVICES)")
+                        .attr("used_by", "ucx")
+                        .evidence(evidence()),
+                );
+                facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // UCX's own diagnosis of a connection it could not make ("client ep 0x... connect to
+            // 10.16.29.58:8124 failed: device br-vsw-1 is not enabled, enable it in UCX_NET_DEVICES
+            // or use corresponding ip address", ucp_ep.c): the peer's address lies on an interface
+            // this process was told not to use, so UCX_NET_DEVICES leaves out the network the hosts
+            // share (openucx/ucx#10651).
+            if lower.contains("is not enabled, enable it in ucx_net_devices") {
+                let device = trimmed
+                    .split(" is not enabled")
+                    .next()
+                    .and_then(|head| head.rsplit("device ").next())
+                    .filter(|device| !device.is_empty() && !device.contains(' '))
+                    .unwrap_or("none");
+                facts.push(
+                    Fact::new("nccl.socket_iface_suspect")
+                        .attr(
+                            "iface",
+                            format!("{device} (not in UCX_NET_DEVICES, which leaves out the peer's network)"),
+                        )
                         .attr("used_by", "ucx")
                         .evidence(evidence()),
                 );
@@ -4564,6 +4589,13 @@ mod tests {
         assert_eq!(names("[1556549940.707934] [dgx15:16780:0] rdmacm_iface.c:403 UCX ERROR received event RDMA_CM_EVENT_UNREACHABLE. status = 1."), ["network.host_unreachable"]);
         assert_eq!(names("*** WARNING (proc 1): Unexpected error -28 (No space left on device) from fi_mr_regattr() when binding segment"), ["rdma.registration_limit"]);
         assert_eq!(names("[1619044902.015564] [host:33810:0] sock.c:261 UCX ERROR connect(fd=23, dest_addr=127.0.0.1:47793) failed: Connection refused"), ["nccl.socket_iface_suspect", "network.host_unreachable"]);
+        // openucx/ucx#10651: UCX names the device its peer's address is on, left out of
+        // UCX_NET_DEVICES; its other diagnostics are no fault.
+        let facts = parse("ucx.log", "DIAG  client ep 0x7ff15739e000 connect to 10.16.29.58:8124 failed: device br-vsw-1 is not enabled, enable it in UCX_NET_DEVICES or use corresponding ip address\n");
+        assert!(facts.iter().any(
+            |f| f.name == "nccl.socket_iface_suspect" && f.get("iface").is_some_and(|i| i.starts_with("br-vsw-1 "))
+        ));
+        assert!(names("[1745404602.789170] [node-57:90620:1]         address.c:1688 UCX  TRACE unpacking address version 0 dst version 0 flags 0x1").is_empty());
         // microsoft/lisa#1159 and F-Stack#531 (heldout77): DPDK's Mellanox drivers without a verbs
         // device or library; HAMi-core's refusal of a container's GPU allocation.
         assert_eq!(names("net_mlx4: cannot list devices, is ib_uverbs loaded?"), ["rdma.device_missing"]);
