@@ -431,6 +431,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // Whether an AMD GPU's uncorrectable hardware error was already read: a hive's recovery repeats
     // it on every GPU and in every frame of a trace.
     let mut amd_uncorrectable_read = false;
+    // Whether a kernel consumer's failure to get memory regions was read: it repeats it for every
+    // target or queue it sets up.
+    let mut memory_regions_read = false;
     // Whether the PCIe error section of that record reports data that arrived poisoned (its
     // device's Status register, "command: 0x0546, status: 0xc110", with Master Data Parity Error,
     // bit 8: a poisoned completion or request, PCIe Base Spec 7.5.1.1.4).
@@ -657,6 +660,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // regions (its max_mr; rdma_rxe's was too small for blktests' SRP runs, linux-block
         // 423ed740@acm.org), which fewer or smaller queues relieve.
         if raw.contains("ib_alloc_mr") && lower.contains("fail") {
+            if std::mem::replace(&mut memory_regions_read, true) {
+                continue;
+            }
             let device = raw
                 .split("ib_alloc_mr")
                 .next()

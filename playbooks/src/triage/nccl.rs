@@ -1249,9 +1249,19 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         } else {
             let transport = seen.socket_transports.entry(host.clone()).or_default();
             if message.starts_with("NET/Socket : Using") {
-                transport.last_listing = transport.listed.len();
+                // Every rank of a host prints the same listing: one copy is kept.
+                let entries: Vec<Bootstrap> = interfaces.collect();
+                let last = &transport.listed[transport.last_listing..];
+                let same = !last.is_empty()
+                    && last.len() == entries.len()
+                    && last.iter().zip(&entries).all(|(a, b)| a.iface == b.iface && a.address == b.address);
+                if !same {
+                    transport.last_listing = transport.listed.len();
+                    transport.listed.extend(entries);
+                }
+            } else {
+                transport.listed.extend(interfaces);
             }
-            transport.listed.extend(interfaces);
         }
     }
     // The INFO line that says IB is not in use at all (net_ib.cc). A single-host or TCP-only job

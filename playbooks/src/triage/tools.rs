@@ -698,6 +698,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut open_files_read = false;
     let mut provider_mismatch_read = false;
     let mut tcp_warning_read = false;
+    let mut ucx_device_read = false;
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
@@ -1345,6 +1346,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // this process was told not to use, so UCX_NET_DEVICES leaves out the network the hosts
             // share (openucx/ucx#10651).
             if lower.contains("is not enabled, enable it in ucx_net_devices") {
+                // Read once per input: every endpoint that dials the peer prints it.
+                if std::mem::replace(&mut ucx_device_read, true) {
+                    continue;
+                }
                 let device = trimmed
                     .split(" is not enabled")
                     .next()
