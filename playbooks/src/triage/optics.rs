@@ -85,6 +85,9 @@ pub fn recognised(text: &str) -> bool {
             || key == "Rx Power Current [dBm]"
             || (key == "Recommendation" && text.contains("Status Opcode"))
             || lane_flag(key).is_some()
+            // SONiC's `show interfaces transceiver eeprom --dom` of a CMIS module: each lane's
+            // latched flag as a Python boolean ("Rx power low alarm flag on lane 1: True").
+            || key.contains(" alarm flag on lane ")
     })
 }
 
@@ -174,8 +177,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             };
             *slot = Some(limit);
         } else if lower.contains(" alarm") || lower.contains(" warning") {
-            // A latched flag (SFF-8472 A2h 112-117, SFF-8636 bytes 6-14, CMIS page 11h).
-            if value.eq_ignore_ascii_case("on") && lower.contains("alarm") {
+            // A latched flag (SFF-8472 A2h 112-117, SFF-8636 bytes 6-14, CMIS page 11h): "On" as
+            // ethtool prints it, "True" as SONiC does.
+            let set = value.eq_ignore_ascii_case("on") || value.eq_ignore_ascii_case("true");
+            if set && lower.contains("alarm") {
                 facts.push(
                     Fact::new("optics.alarm_flag")
                         .attr("flag", label)
@@ -319,6 +324,14 @@ mod tests {
         assert_eq!(names(&parse("f", &dark)), vec!["optics.no_light"]);
         let flag = "\tLaser rx power low alarm   (Chan 2)       : On\n\tModule temperature                        : 72.10 degrees C / 161.78 degrees F\n";
         assert_eq!(names(&parse("f", flag)), vec!["optics.alarm_flag", "optics.hot"]);
+        // sonic-net/sonic-buildimage#20430: a DR4 module's receive alarms as SONiC prints them;
+        // a flag that is not set, or a warning alone, is no alarm.
+        let sonic = "Ethernet144: SFP EEPROM detected\n        Rx power low warning flag on lane 1: True\n        Rx power low alarm flag on lane 1: True\n        Rx power low alarm flag on lane 5: False\n";
+        assert!(recognised(sonic));
+        let facts = parse("f", sonic);
+        assert_eq!(names(&facts), vec!["optics.alarm_flag"]);
+        assert_eq!(facts[0].get("flag"), Some("Rx power low alarm flag on lane 1"));
+        assert!(!recognised("Rx power low warning flag on lane 1: True\n"));
     }
 
     /// scitix/sichek's mlxlink -m fixture (healthy), then with a hot module and a weak lane.
