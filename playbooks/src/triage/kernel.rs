@@ -233,7 +233,7 @@ pub(super) fn pci_address_token(line: &str) -> Option<&str> {
 /// count", the assert syndrome "synd 0x7: irisc not responding", "Fatal error detected", and the
 /// firmware-reset path "Health issue observed"), or a device that stopped answering PCI reads
 /// ("device lost" / "PCI channel offline"). Every queue pair on it is dead until it is reset. Also
-/// the one firmware refusal that is no fault of the adapter but of its users: memory keys exhausted.
+/// the one refusal that is no fault of the adapter but of its users: memory keys exhausted.
 fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     // The NIC drivers whose words follow (RDMA NICs', Broadcom's bnx2x, and Intel's drivers' word
     // that the device left the bus), found in one scan (a kernel log is mostly other lines, and
@@ -346,6 +346,28 @@ fn rdma_core_line(raw: &str, lower: &str, host: &str) -> Option<Vec<Fact>> {
         return Some(vec![Fact::new("rdma.roce").attr("nic", nic).host(host), failed]);
     }
     None
+}
+
+/// A kernel consumer of RDMA (ib_srp, iSER, NVMe over RDMA, RDS) that cannot get a memory region
+/// from its device ("ib_srp: enp1s0_rxe: ib_alloc_mr() failed. Try to reduce max_cmd_per_lun,
+/// max_sect or ch_count", drivers/infiniband/ulp/srp/ib_srp.c): kernel allocations know no
+/// locked-memory limit, so what ran out is the device's table of memory regions (its max_mr;
+/// rdma_rxe's was too small for blktests' SRP runs, linux-block 423ed740@acm.org), which fewer or
+/// smaller queues relieve.
+fn memory_regions_refused(raw: &str, lower: &str, host: &str) -> Option<Fact> {
+    // One prebuilt search a line (`contains` would build its searcher for each).
+    static CALL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let call = CALL.get_or_init(|| regex::Regex::new("ib_alloc_mr").expect("a literal compiles"));
+    if !call.is_match(raw) || !lower.contains("fail") {
+        return None;
+    }
+    let device = raw
+        .split("ib_alloc_mr")
+        .next()
+        .and_then(|head| head.trim_end_matches([' ', ':']).rsplit([' ', ':']).next())
+        .filter(|device| !device.is_empty())
+        .unwrap_or("the RDMA device");
+    Some(Fact::new("rdma.registration_limit").attr("device", device).attr("text", raw.trim()).host(host))
 }
 
 /// Other RDMA NICs' drivers giving up on a command their firmware never answered: Broadcom's
@@ -653,29 +675,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
-        // A kernel consumer of RDMA (ib_srp, iSER, NVMe over RDMA, RDS) that cannot get a memory
-        // region from its device ("ib_srp: enp1s0_rxe: ib_alloc_mr() failed. Try to reduce
-        // max_cmd_per_lun, max_sect or ch_count", drivers/infiniband/ulp/srp/ib_srp.c): kernel
-        // allocations know no locked-memory limit, so what ran out is the device's table of memory
-        // regions (its max_mr; rdma_rxe's was too small for blktests' SRP runs, linux-block
-        // 423ed740@acm.org), which fewer or smaller queues relieve.
-        if raw.contains("ib_alloc_mr") && lower.contains("fail") {
-            if std::mem::replace(&mut memory_regions_read, true) {
-                continue;
+        if let Some(fact) = memory_regions_refused(raw, &lower, &host) {
+            // Repeated for every target or queue the consumer sets up: read once.
+            if !std::mem::replace(&mut memory_regions_read, true) {
+                facts.push(fact.evidence(evidence()));
             }
-            let device = raw
-                .split("ib_alloc_mr")
-                .next()
-                .and_then(|head| head.trim_end_matches([' ', ':']).rsplit([' ', ':']).next())
-                .filter(|device| !device.is_empty())
-                .unwrap_or("the RDMA device");
-            facts.push(
-                Fact::new("rdma.registration_limit")
-                    .attr("device", device)
-                    .attr("text", raw.trim())
-                    .host(&host)
-                    .evidence(evidence()),
-            );
             continue;
         }
         if let Some(fact) = nic_health_line(raw, &lower, &host) {

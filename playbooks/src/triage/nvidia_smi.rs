@@ -680,7 +680,8 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
             _ => {}
         }
     }
-    if let (Some(link), Some((setting, said))) = (first_up, p2p_turned_off(file, text)) {
+    // Looked for only where a link is up: most inputs have none, and the search reads every line.
+    if let Some((link, (setting, said))) = first_up.and_then(|link| Some((link, p2p_turned_off(file, text)?))) {
         facts.push(Fact::new("nccl.p2p_off_over_nvlink").attr("setting", setting).evidence(said).evidence(link));
     }
     // A PCIe board reaches NVLink only through bridges, and the links no bridge covers stay
@@ -800,26 +801,18 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
             "forward compatibility was attempted on non supported hw",
             "forward compatibility was attempted on non supported HW",
         ),
+        // The container toolkit's refusal of an image for any condition but the GPU's architecture
+        // (`arch_refused` below). An image's requirement is a list of alternatives
+        // (NVIDIA_REQUIRE_CUDA="cuda>=10.0 brand=tesla,driver>=384,driver<385": CUDA 10.0, or a
+        // Tesla on the 384 branch), and the toolkit names the condition of the last one it tried: a
+        // CUDA version, a driver branch or a brand refused means the driver serves neither the
+        // image's CUDA nor the branches listed beside it (NVIDIA/nvidia-docker#895, "unsatisfied
+        // condition: brand = tesla" on a driver too old for CUDA 10). A GPU architecture refused
+        // ("arch >= 7.0") is the GPU, not the driver.
         (
             "gpu.driver_mismatch",
-            "requirement error: unsatisfied condition: cuda",
-            "nvidia-container-cli: requirement error: unsatisfied condition: cuda",
-        ),
-        // An image's requirement is a list of alternatives (NVIDIA_REQUIRE_CUDA="cuda>=10.0
-        // brand=tesla,driver>=384,driver<385": CUDA 10.0, or a Tesla on the 384 branch), and the
-        // toolkit names the condition of the last one it tried: a driver branch or a brand refused
-        // there means the driver serves neither the image's CUDA nor the branches listed beside it
-        // (NVIDIA/nvidia-docker#895, "unsatisfied condition: brand = tesla" on a driver too old for
-        // CUDA 10). A GPU architecture refused ("arch >= 7.0") is the GPU, not the driver.
-        (
-            "gpu.driver_mismatch",
-            "requirement error: unsatisfied condition: driver",
-            "nvidia-container-cli: requirement error: unsatisfied condition: driver",
-        ),
-        (
-            "gpu.driver_mismatch",
-            "requirement error: unsatisfied condition: brand",
-            "nvidia-container-cli: requirement error: unsatisfied condition: brand",
+            "requirement error: unsatisfied condition: ",
+            "nvidia-container-cli: requirement error: unsatisfied condition: ",
         ),
         ("gpu.driver_mismatch", "unsupported cuda version: driver", "unsupported CUDA version: driver"),
         // PyTorch's own check at CUDA initialisation (torch/cuda/__init__.py: "The NVIDIA driver on
@@ -905,7 +898,7 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         }
         let lower = joined.to_ascii_lowercase();
         for (name, needle, message) in MESSAGES {
-            if lower.contains(needle) {
+            if lower.contains(needle) && !arch_refused(&lower, needle) {
                 let message = requirement(&joined, needle, message);
                 let fact =
                     found.entry((name, message.clone())).or_insert_with(|| Fact::new(name).attr("text", &message));
@@ -928,6 +921,12 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         }
         facts.push(fact);
     }
+}
+
+/// Whether the container toolkit's refusal (`needle`, its "unsatisfied condition: ") names the GPU's
+/// architecture ("arch >= 7.0"): the GPU is too old for the image, which no driver changes.
+fn arch_refused(lower: &str, needle: &str) -> bool {
+    needle.ends_with("condition: ") && lower.split(needle).nth(1).is_some_and(|rest| rest.starts_with("arch"))
 }
 
 /// Four bytes, lower-cased (the messages are matched without regard to case).

@@ -87,7 +87,8 @@ pub fn recognised(text: &str) -> bool {
             || lane_flag(key).is_some()
             // SONiC's `show interfaces transceiver eeprom --dom` of a CMIS module: each lane's
             // latched flag as a Python boolean ("Rx power low alarm flag on lane 1: True").
-            || key.contains(" alarm flag on lane ")
+            // (Most lines of a long log start otherwise, and are passed over before any search.)
+            || (key.starts_with("Rx ") || key.starts_with("Tx ")) && key.contains(" alarm flag on lane ")
     })
 }
 
