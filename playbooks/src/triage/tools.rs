@@ -625,6 +625,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(devices_without_uverbs_nodes(file, text));
     facts.extend(gaudi_links_down(file, text));
     facts.extend(throughput_outlier(file, text));
+    facts.extend(pcie_bandwidth_outlier(file, text));
     facts.extend(ranks_sharing_a_gpu(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
@@ -2741,6 +2742,47 @@ fn throughput_outlier(file: &str, text: &str) -> Option<Fact> {
     })
 }
 
+/// A GPU whose host-to-device bandwidth is far below its peers' where IBM Autopilot's PCIe check
+/// failed a node ("[[ PCIEBW ]] FAIL", then "Host <node>" and one figure in GB/s per GPU, in
+/// index order): identical GPUs in identical slots copy at the same rate, so one below half of its
+/// peers' median has a link that trained narrower or slower, or a slot, riser or retimer that
+/// fails under load (the check's own README: GPU 4 at 3.3 GB/s against 12.3).
+fn pcie_bandwidth_outlier(file: &str, text: &str) -> Option<Fact> {
+    static VERDICT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if !VERDICT
+        .get_or_init(|| regex::Regex::new(r"\[\[ PCIEBW \]\] FAIL").expect("a fixed pattern compiles"))
+        .is_match(text)
+    {
+        return None;
+    }
+    let mut lines = numbered_lines(text).skip_while(|(_, raw)| !raw.contains("[[ PCIEBW ]] FAIL"));
+    let (verdict_no, verdict) = lines.next()?;
+    let (_, host_line) = lines.next()?;
+    let host = host_line.trim().strip_prefix("Host")?.trim();
+    let (figures_no, figures) = lines.next()?;
+    let rates: Vec<f64> = figures.split_whitespace().map(str::parse).collect::<Result<_, _>>().ok()?;
+    const PEERS: usize = 3;
+    if rates.len() < PEERS + 1 {
+        return None;
+    }
+    let (gpu, value) = rates.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
+    let mut others: Vec<f64> = rates.iter().enumerate().filter(|(other, _)| *other != gpu).map(|(_, v)| *v).collect();
+    others.sort_by(f64::total_cmp);
+    let median = others[others.len() / 2];
+    (*value < median / 2.0).then(|| {
+        Fact::new("gpu.pcie_degraded")
+            .attr("gpu", gpu)
+            .attr("device", format!("GPU {gpu} on {host}"))
+            .attr(
+                "what",
+                format!("Autopilot's PCIe check measures {value} GB/s host to device against a median of {median} on its {} peers", others.len()),
+            )
+            .host(host)
+            .evidence(Evidence::new(file, verdict_no, verdict))
+            .evidence(Evidence::new(file, figures_no, figures))
+    })
+}
+
 /// `ucx_info -d` or `-e` listing the IPoIB interface as a TCP resource ("resource 3 : md 3 dev 1
 /// flags -- tcp/ib0") and no verbs transport (rc_verbs, ud_mlx5, dc_mlx5, an "ib/" memory domain):
 /// UCX sees the InfiniBand port only through IP, so it was built without its verbs support or
@@ -3889,6 +3931,20 @@ mod tests {
         assert!(parse("f", &even).is_empty());
         // Two GPUs say nothing of which one is slow.
         assert!(parse("f", &(line(0, 6000.0) + &line(1, 19000.0))).is_empty());
+    }
+
+    /// IBM/autopilot's README: its PCIe check fails a node whose GPU 4 copies at a quarter of its
+    /// peers' rate; a node that passed, or a failure without one GPU far below, names no GPU.
+    #[test]
+    fn a_gpu_far_below_its_peers_in_autopilots_pcie_check_autopilot_readme() {
+        let failed = "[[ PCIEBW ]] Briefings completed. Continue with PCIe Bandwidth evaluation.\n[[ PCIEBW ]] FAIL\nHost  dev-f4v6q\n12.3 12.3 12.3 12.3 3.3 12.3 12.3 12.3\n\nNode Status: PCIE Failed\n";
+        let facts = parse("f", failed);
+        let fact = facts.iter().find(|f| f.name == "gpu.pcie_degraded").expect("GPU 4");
+        assert_eq!((fact.get("device"), fact.evidence[1].line), (Some("GPU 4 on dev-f4v6q"), 4));
+        let passed = failed.replace("] FAIL", "] SUCCESS").replace(" 3.3 ", " 11.9 ");
+        assert!(parse("f", &passed).iter().all(|f| f.name != "gpu.pcie_degraded"));
+        let even = failed.replace(" 3.3 ", " 11.9 ");
+        assert!(parse("f", &even).iter().all(|f| f.name != "gpu.pcie_degraded"));
     }
 
     /// ofiwg/libfabric#12673 (no address handle on a RoCE port), aws-do-eks#69 (Gloo on loopback),
