@@ -844,7 +844,9 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
     ];
     static NEEDLES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static QUADS: std::sync::OnceLock<std::collections::HashSet<[u8; 4]>> = std::sync::OnceLock::new();
-    let mut found: BTreeMap<(&str, String), Fact> = BTreeMap::new();
+    // One fact a message: the first line's words (a version or condition it names) stand for every
+    // line that repeats it, whatever version each names.
+    let mut found: BTreeMap<(&str, &str), Fact> = BTreeMap::new();
     let mut library_version: Option<(String, Evidence)> = None;
     let mut driver_version: Option<String> = None;
     let mut seam = String::new();
@@ -899,9 +901,9 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         let lower = joined.to_ascii_lowercase();
         for (name, needle, message) in MESSAGES {
             if lower.contains(needle) && !arch_refused(&lower, needle) {
-                let message = requirement(&joined, needle, message);
-                let fact =
-                    found.entry((name, message.clone())).or_insert_with(|| Fact::new(name).attr("text", &message));
+                let fact = found
+                    .entry((name, needle))
+                    .or_insert_with(|| Fact::new(name).attr("text", requirement(&joined, needle, message)));
                 for evidence in &evidence {
                     if fact.evidence.len() < 4 {
                         fact.evidence.push(evidence.clone());

@@ -2762,7 +2762,8 @@ fn pcie_bandwidth_outlier(file: &str, text: &str) -> Option<Fact> {
     let (figures_no, figures) = lines.next()?;
     let rates: Vec<f64> = figures.split_whitespace().map(str::parse).collect::<Result<_, _>>().ok()?;
     const PEERS: usize = 3;
-    if rates.len() < PEERS + 1 {
+    // A figure that is no bandwidth (NaN, infinite, negative) makes the line no measurement.
+    if rates.len() < PEERS + 1 || !rates.iter().all(|rate| rate.is_finite() && *rate >= 0.0) {
         return None;
     }
     let (gpu, value) = rates.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
@@ -3945,6 +3946,8 @@ mod tests {
         assert!(parse("f", &passed).iter().all(|f| f.name != "gpu.pcie_degraded"));
         let even = failed.replace(" 3.3 ", " 11.9 ");
         assert!(parse("f", &even).iter().all(|f| f.name != "gpu.pcie_degraded"));
+        let garbled = failed.replace(" 3.3 ", " -inf ");
+        assert!(parse("f", &garbled).iter().all(|f| f.name != "gpu.pcie_degraded"));
     }
 
     /// ofiwg/libfabric#12673 (no address handle on a RoCE port), aws-do-eks#69 (Gloo on loopback),
