@@ -167,11 +167,15 @@ fn nvml_error_number(lower: &str) -> Option<u32> {
 }
 
 /// An Xid an agent reports as detected without the GPU's address (gpud's event message "xid 119
-/// detected by dmesg (47 minutes ago)"): the words "xid", the code, then "detected", in a lower-cased
-/// line.
+/// detected by dmesg (47 minutes ago)", DCGM's failure detail "Detected XID 45 for GPU 0",
+/// dcgm_errors.h DCGM_FR_XID_ERROR): the words "xid", the code, then "detected", or "detected",
+/// "xid", the code and the GPU, in a lower-cased line.
 fn detected_xid(lower: &str) -> Option<u32> {
-    let (code, after) = code_after_xid(lower, lower.find("xid ")?)?;
-    after.trim_start().starts_with("detected").then_some(code)
+    let at = lower.find("xid ")?;
+    let (code, after) = code_after_xid(lower, at)?;
+    let after = after.trim_start();
+    (after.starts_with("detected") || lower[..at].ends_with("detected ") && after.starts_with("for gpu"))
+        .then_some(code)
 }
 
 /// An Xid as a monitoring agent reports it rather than the driver: gpud's "XID 79(GPU has fallen
@@ -977,6 +981,10 @@ mod tests {
     fn an_xid_an_agent_reports_detected() {
         assert_eq!(detected_xid("        \"message\": \"xid 119 detected by dmesg (47 minutes ago)\","), Some(119));
         assert_eq!(detected_xid("no xid 79 was found"), None);
+        // NVIDIA/NVSentinel#1358: DCGM's diag naming the Xid it saw during a test.
+        let dcgm = r#"preflight-dcgm-diag {"event": "Test fail", "test": "pcie", "error_code": 101, "detail": "Detected XID 45 for GPU 0 Please consult the documentation for details of this XID."}"#;
+        assert_eq!(detected_xid(&dcgm.to_ascii_lowercase()), Some(45));
+        assert_eq!(detected_xid("detected xid errors in the log"), None);
         let facts =
             parse_kernel("events.json", "        \"message\": \"xid 119 detected by dmesg (47 minutes ago)\",\n");
         assert!(facts.iter().any(|f| f.name == "gpu.lost"), "{facts:?}");
