@@ -142,6 +142,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut host: Option<String> = None;
     let mut rank: Option<String> = None;
     let mut root_cause_seen = false;
+    let mut node_failure_read = false;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -207,6 +208,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
+        // srun's word that a node of the step failed ("srun: error: Node failure on jean-zay-iam37",
+        // src/srun: the controller set the node down while the step ran, and cancels the step
+        // "DUE TO NODE FAILURE"): every rank on that node died with it, and the others lose their
+        // peers. Read once: srun repeats it for every task of the node.
+        if let Some(host) = srun_node_failure(trimmed) {
+            if !std::mem::replace(&mut node_failure_read, true) {
+                facts.push(
+                    Fact::new("process.died")
+                        .host(host)
+                        .attr("text", format!("Slurm lost the node {host} while the job ran ({trimmed})"))
+                        .evidence(evidence()),
+                );
+            }
+            continue;
+        }
         // slurmstepd after a step's task was OOM-killed in its cgroup (src/plugins/task/cgroup):
         // "Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.";
         // older releases "Detected 1 oom-kill event(s) in StepId=...".
@@ -247,6 +263,12 @@ fn srun_task_out_of_memory(line: &str) -> Option<(&str, &str)> {
     let (task, what) = rest.split_once(':')?;
     (what.trim() == "Out Of Memory" && task.chars().all(|c| c.is_ascii_digit()) && !host.contains(' '))
         .then_some((host, task))
+}
+
+/// The node of srun's "srun: error: Node failure on <node>".
+fn srun_node_failure(line: &str) -> Option<&str> {
+    let node = line.strip_prefix("srun: error: Node failure on ")?.trim();
+    (!node.is_empty() && !node.contains(' ')).then_some(node)
 }
 
 /// Lines of a crash report searched for the library it happened in.
@@ -586,6 +608,18 @@ Root Cause (first observed failure):
         assert!(parse("f", "Out of memory: Killed process 12 (chrome) total-vm:1kB\n").is_empty());
         // Prose that names the words without the kernel's message.
         assert!(parse("f", "Killed process 12 (python) by hand\n").is_empty());
+    }
+
+    /// huggingface/m4-logs (tr_141, num_workers_06): Slurm lost a node of the job and cancelled
+    /// the step; a node named in another of srun's errors is not lost.
+    #[test]
+    fn a_node_slurm_lost_while_the_job_ran_m4_logs_tr141() {
+        let log = "srun: error: Node failure on jean-zay-iam37\nsrun: Job step aborted: Waiting up to 62 seconds for job step to finish.\nslurmstepd: error: *** STEP 1943824.0 ON jean-zay-iam17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\nsrun: error: Node failure on jean-zay-iam37\n";
+        let facts = parse("f", log);
+        assert_eq!(facts.iter().filter(|f| f.name == "process.died").count(), 1, "{facts:?}");
+        assert_eq!(facts[0].get("host"), Some("jean-zay-iam37"));
+        let other = parse("f", "srun: error: jean-zay-iam37: task 3: Exited with exit code 1\n");
+        assert!(other.iter().all(|f| !f.get("text").is_some_and(|t| t.contains("lost the node"))));
     }
 
     /// The canarycroco error log (heldout69): srun names the task its cgroup OOM-killed, with its
