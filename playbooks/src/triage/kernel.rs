@@ -237,7 +237,7 @@ pub(super) fn pci_address_token(line: &str) -> Option<&str> {
 /// count", the assert syndrome "synd 0x7: irisc not responding", "Fatal error detected", and the
 /// firmware-reset path "Health issue observed"), or a device that stopped answering PCI reads
 /// ("device lost" / "PCI channel offline"). Every queue pair on it is dead until it is reset. Also
-/// the one refusal that is no fault of the adapter but of its users: memory keys exhausted.
+/// the one firmware refusal that is no fault of the adapter but of its users: memory keys exhausted.
 fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     // The NIC drivers whose words follow (RDMA NICs', Broadcom's bnx2x, and Intel's drivers' word
     // that the device left the bus), found in one scan (a kernel log is mostly other lines, and

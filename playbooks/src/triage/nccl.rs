@@ -488,9 +488,10 @@ type Communicators = BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>;
 /// commId -> (host, busId) -> the ranks of that communicator that started there.
 type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64, Evidence>>>;
 
-/// The interface and address a host's bootstrap uses, and the line that says so.
+/// An interface and its address as NCCL's bootstrap or its socket transport lists it
+/// ("[0]eth0:10.0.0.1<0>"), and the line that says so.
 #[derive(Debug)]
-struct Bootstrap {
+struct ListedInterface {
     iface: String,
     address: String,
     evidence: Evidence,
@@ -503,7 +504,7 @@ struct Bootstrap {
 /// "NET/Socket : Using" listing, which starts at `last_listing`.
 #[derive(Debug, Default)]
 struct SocketTransport {
-    listed: Vec<Bootstrap>,
+    listed: Vec<ListedInterface>,
     last_listing: usize,
 }
 
@@ -533,7 +534,7 @@ struct Observations {
     docker_bridges: BTreeMap<String, (String, Evidence)>,
     /// Host -> the interface and address its bootstrap uses ("Bootstrap : Using
     /// ens3:172.16.0.16<0>"), and the line.
-    bootstraps: BTreeMap<String, Bootstrap>,
+    bootstraps: BTreeMap<String, ListedInterface>,
     channels: Vec<NetChannel>,
     /// Host -> its NET/IB devices, in NCCL's index order.
     host_nics: BTreeMap<String, Vec<String>>,
@@ -643,9 +644,9 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
 /// peer's connection to the shared address stays on the host that makes it.
 fn one_address_on_two_hosts(seen: &Observations, analysis: &mut Analysis) {
     fn shared<'a>(
-        named: impl Iterator<Item = (&'a str, Vec<&'a Bootstrap>)>,
-    ) -> Option<(&'a str, Vec<(&'a str, &'a Bootstrap)>)> {
-        let mut hosts_of: BTreeMap<&str, Vec<(&str, &Bootstrap)>> = BTreeMap::new();
+        named: impl Iterator<Item = (&'a str, Vec<&'a ListedInterface>)>,
+    ) -> Option<(&'a str, Vec<(&'a str, &'a ListedInterface)>)> {
+        let mut hosts_of: BTreeMap<&str, Vec<(&str, &ListedInterface)>> = BTreeMap::new();
         for (host, interfaces) in named {
             let mut addresses = BTreeSet::new();
             for interface in
@@ -1136,7 +1137,7 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse::<usize>().ok())
     {
         let listed = seen.socket_transports.get(&host).and_then(|t| t.listed.get(t.last_listing.checked_add(index)?));
-        if let Some(Bootstrap { iface: name, address, .. }) = listed {
+        if let Some(ListedInterface { iface: name, address, .. }) = listed {
             if index > 0
                 && (is_suspect_interface(name) || unreachable_address(address).is_some())
                 && seen.suspect_channel.insert(host.clone())
@@ -1239,8 +1240,8 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
         // entry whose address the poster hid ("[0]ib0.<ip>") keeps its place in the list, without one.
         let mut interfaces = using_list(message).into_iter().map(|entry| {
             let named = entry.split('<').next().unwrap_or(&entry);
-            let (iface, address) = named.split_once(':').unwrap_or((named, ""));
-            Bootstrap { iface: iface.to_string(), address: address.to_string(), evidence: evidence.clone() }
+            let (iface, address) = named.split_once(':').unwrap_or((named.trim_end_matches('.'), ""));
+            ListedInterface { iface: iface.to_string(), address: address.to_string(), evidence: evidence.clone() }
         });
         if message.starts_with("Bootstrap : Using") {
             if let Some(first) = interfaces.find(|b| !b.address.is_empty()) {
@@ -1250,7 +1251,7 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
             let transport = seen.socket_transports.entry(host.clone()).or_default();
             if message.starts_with("NET/Socket : Using") {
                 // Every rank of a host prints the same listing: one copy is kept.
-                let entries: Vec<Bootstrap> = interfaces.collect();
+                let entries: Vec<ListedInterface> = interfaces.collect();
                 let last = &transport.listed[transport.last_listing..];
                 let same = !last.is_empty()
                     && last.len() == entries.len()
@@ -2991,7 +2992,7 @@ mod tests {
             })
         };
         let relisted = "w:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:10.1.0.2<0>\nw:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1.<ip> [1]veth25f2e72.<ip>\nw:1:2 [0] NCCL INFO Channel 00 : 1[0] -> 0[0] [send] via NET/Socket/1\n";
-        assert!(from_channel(&facts(relisted), "veth25f2e72."));
+        assert!(from_channel(&facts(relisted), "veth25f2e72"));
         let past = "w:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:10.1.0.2<0> [1]veth1:10.1.0.3<0>\nw:1:2 [0] NCCL INFO Channel 00 : 1[0] -> 0[0] [send] via NET/Socket/18446744073709551615\n";
         assert!(!from_channel(&facts(past), "veth1"));
         assert!(from_channel(&facts(&past.replace("18446744073709551615", "1")), "veth1"));
