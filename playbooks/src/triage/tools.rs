@@ -2720,26 +2720,35 @@ fn throughput_outlier(file: &str, text: &str) -> Option<Fact> {
             Some((gpu.trim().parse().ok()?, value, Evidence::new(file, line_no, raw)))
         })
         .collect();
-    const PEERS: usize = 3;
-    if rates.len() < PEERS + 1 {
-        return None;
-    }
-    let (gpu, value, evidence) = rates.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
-    let mut others: Vec<f64> = rates.iter().filter(|(other, _, _)| other != gpu).map(|(_, v, _)| *v).collect();
-    others.sort_by(f64::total_cmp);
-    let median = others[others.len() / 2];
-    (*value < median / 2.0).then(|| {
+    let figures: Vec<f64> = rates.iter().map(|(_, value, _)| *value).collect();
+    let (slowest, value, median, peers) = slowest_far_below_peers(&figures)?;
+    let (gpu, _, evidence) = &rates[slowest];
+    Some(
         Fact::new("gpu.hardware_error")
             .attr("gpu", gpu)
             .attr(
                 "what",
-                format!(
-                    "GPU {gpu} computes {value:.0} GFlops under ubergemm against a median of {median:.0} on its {} peers",
-                    others.len()
-                ),
+                format!("GPU {gpu} computes {value:.0} GFlops under ubergemm against a median of {median:.0} on its {peers} peers"),
             )
-            .evidence(evidence.clone())
-    })
+            .evidence(evidence.clone()),
+    )
+}
+
+/// The slowest of identical devices under identical work, with its figure, the median of the
+/// others and how many they are, where it is below half of that median: identical GPUs deliver
+/// within a few per cent of each other, so one that far below is failing or held down. At least
+/// three peers; a figure that is no measurement (NaN, infinite, negative) makes the set none.
+fn slowest_far_below_peers(figures: &[f64]) -> Option<(usize, f64, f64, usize)> {
+    const PEERS: usize = 3;
+    if figures.len() < PEERS + 1 || !figures.iter().all(|figure| figure.is_finite() && *figure >= 0.0) {
+        return None;
+    }
+    let (slowest, value) = figures.iter().copied().enumerate().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let mut others: Vec<f64> =
+        figures.iter().copied().enumerate().filter(|(index, _)| *index != slowest).map(|(_, figure)| figure).collect();
+    others.sort_by(f64::total_cmp);
+    let median = others[others.len() / 2];
+    (value < median / 2.0).then_some((slowest, value, median, others.len()))
 }
 
 /// A GPU whose host-to-device bandwidth is far below its peers' where IBM Autopilot's PCIe check
@@ -2761,27 +2770,19 @@ fn pcie_bandwidth_outlier(file: &str, text: &str) -> Option<Fact> {
     let host = host_line.trim().strip_prefix("Host")?.trim();
     let (figures_no, figures) = lines.next()?;
     let rates: Vec<f64> = figures.split_whitespace().map(str::parse).collect::<Result<_, _>>().ok()?;
-    const PEERS: usize = 3;
-    // A figure that is no bandwidth (NaN, infinite, negative) makes the line no measurement.
-    if rates.len() < PEERS + 1 || !rates.iter().all(|rate| rate.is_finite() && *rate >= 0.0) {
-        return None;
-    }
-    let (gpu, value) = rates.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
-    let mut others: Vec<f64> = rates.iter().enumerate().filter(|(other, _)| *other != gpu).map(|(_, v)| *v).collect();
-    others.sort_by(f64::total_cmp);
-    let median = others[others.len() / 2];
-    (*value < median / 2.0).then(|| {
+    let (gpu, value, median, peers) = slowest_far_below_peers(&rates)?;
+    Some(
         Fact::new("gpu.pcie_degraded")
             .attr("gpu", gpu)
             .attr("device", format!("GPU {gpu} on {host}"))
             .attr(
                 "what",
-                format!("Autopilot's PCIe check measures {value} GB/s host to device against a median of {median} on its {} peers", others.len()),
+                format!("Autopilot's PCIe check measures {value} GB/s host to device against a median of {median} on its {peers} peers"),
             )
             .host(host)
             .evidence(Evidence::new(file, verdict_no, verdict))
-            .evidence(Evidence::new(file, figures_no, figures))
-    })
+            .evidence(Evidence::new(file, figures_no, figures)),
+    )
 }
 
 /// `ucx_info -d` or `-e` listing the IPoIB interface as a TCP resource ("resource 3 : md 3 dev 1
