@@ -735,7 +735,7 @@ fn nvlink_status(file: &str, text: &str, facts: &mut Vec<Fact>) {
 /// host memory (the SHM transport) whatever NVLink joins them.
 fn p2p_turned_off(file: &str, text: &str) -> Option<(String, Evidence)> {
     for (line_no, raw) in numbered_lines(text) {
-        for (name, off) in [("NCCL_P2P_LEVEL", ["LOC", "0"]), ("NCCL_P2P_DISABLE", ["1", "1"])] {
+        for (name, off) in [("NCCL_P2P_LEVEL", &["LOC", "0"][..]), ("NCCL_P2P_DISABLE", &["1"][..])] {
             let Some((_, rest)) = raw.split_once(name) else { continue };
             let rest = rest.strip_prefix(" set by environment to ").or_else(|| rest.strip_prefix('='));
             let value = rest.and_then(|r| r.split(|c: char| !c.is_ascii_alphanumeric()).next()).unwrap_or("");
