@@ -1731,8 +1731,12 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // communicator already aborted for another reason (GKE fault-injection labs: a count
         // mismatch, a straggler).
         Fact::new("nccl.internal").host(host).attr("text", message)
-    } else if lower.contains("duplicate gpu detected") || lower.contains("multiple ranks detected using the same gpu") {
-        // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it).
+    } else if lower.contains("duplicate gpu detected")
+        || lower.contains("multiple ranks detected using the same gpu")
+        || lower.contains("multiple ranks are using the same gpu")
+    {
+        // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it; 2.31
+        // says "Multiple Ranks are using the same GPU/Partition" and offers NCCL_MULTI_RANK_GPU_ENABLE).
         Fact::new("nccl.duplicate_gpu").host(host).attr("text", message)
     } else if lower.starts_with("net/ofi unexpected ") {
         // aws-ofi-nccl's check of what a peer sent while connecting (tools.rs reads it pasted alone).
@@ -3091,6 +3095,8 @@ mod tests {
             ("h:1:2 [0] graph/xml.cc:612 NCCL WARN XML Topology has wrong version 0, 1 needed", "nccl.topology_file"),
             // NCCL 2.23+ (graph/topo.cc) says a duplicate GPU in other words.
             ("h:1:2 [0] graph/topo.cc:1 NCCL WARN Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "nccl.duplicate_gpu"),
+            // nccl#1716 (heldout206): NCCL 2.31's words for ranks on one GPU or MIG partition.
+            ("h:1:2 [0] init.cc:1141 (initTransportsRank) NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "nccl.duplicate_gpu"),
             // nccl#2237 (heldout48): the GPU-initiated path's connect refused by DOCA.
             ("worker-0:862519:862553 [0] transport/net_ib/gdaki/gin_host_gdaki.cc:431 (gdakiConnectQp) NCCL WARN DOCA failure 21", "nccl.internal"),
         ];

@@ -145,6 +145,11 @@ fn rare_phrases() -> &'static regex::Regex {
             "acs redirect",
             "failed to tcp connect to a peer",
             "status: no carrier",
+            "shape mismatch in the collective instance",
+            "pcie error detected slot",
+            "devx_uar",
+            "qp_uar failed",
+            "tuner plugin can not be loaded",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -700,6 +705,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut provider_mismatch_read = false;
     let mut tcp_warning_read = false;
     let mut ucx_device_read = false;
+    let mut uar_read = false;
+    // The aws-ofi-nccl tuner's refusal, read once (every rank prints it); whether the platform
+    // firmware called a slot's PCIe error fatal (looked for once, at its first report).
+    let mut tuner_read = false;
+    let firmware_fatal: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
     let mut p2p_latency: Option<Evidence> = None;
@@ -1538,6 +1548,74 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     facts.push(Fact::new("collective.group_mismatch").attr("text", trimmed).evidence(evidence()));
                 }
                 continue;
+            }
+            // TensorFlow's collective kernel refusing a member whose tensor differs from the others'
+            // ("Shape mismatch in the collective instance 106. Op at device ... expected shape [49]
+            // but another member in the group expects shape [64]", core/kernels/collective_ops.cc):
+            // the workers entered one collective with different data, the program's fault (a last
+            // batch of another size on one worker), not the transport's.
+            if lower.contains("shape mismatch in the collective instance") {
+                if !std::mem::replace(&mut group_mismatch_read, true) {
+                    facts.push(Fact::new("collective.group_mismatch").attr("text", trimmed).evidence(evidence()));
+                }
+                continue;
+            }
+            // A workstation's or server's firmware reporting a PCIe error of a slot at POST or at run
+            // time (HP's "928-Fatal PCIe error" then "PCIe error detected Slot 5" and the error's kind,
+            // "Completion timeout"): the record the kernel's AER driver would print, taken by the
+            // platform first (firmware-first error handling, ACPI APEI). Fatal when the firmware says so.
+            if lower.contains("pcie error detected slot") {
+                let slot = lower
+                    .split("pcie error detected slot")
+                    .nth(1)
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .map_or_else(|| "a slot".to_string(), |slot| format!("slot {slot}"));
+                let fatal = *firmware_fatal
+                    .get_or_init(|| text.contains("Fatal PCIe error") || text.contains("Uncorrectable PCIe error"));
+                facts.push(
+                    Fact::new("pcie.aer_event")
+                        .attr("severity", if fatal { "uncorrected" } else { "unknown" })
+                        .attr("device", format!("the device in {slot} (the platform firmware's report)"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // NVSHMEM's GPU-initiated transport (IBGDA) unable to get a user access region of the mlx5
+            // NIC for a queue pair ("cannot allocate mlx5dv_devx_uar", then "non-zero status: 12
+            // ibgda_alloc_and_map_qp_uar failed"): the UAR pages are one of the adapter's fixed
+            // tables (the firmware's ALLOC_UAR fails with "limits exceeded" where the kernel asks),
+            // spent by the queue pairs and UCX workers other libraries opened on it. Once an input.
+            if lower.contains("devx_uar") || lower.contains("qp_uar failed") {
+                if !std::mem::replace(&mut uar_read, true) {
+                    facts.push(
+                        Fact::new("rdma.registration_limit")
+                            .attr("device", "the mlx5 NIC NVSHMEM opened (its user access regions, UAR)")
+                            .attr("text", trimmed)
+                            .evidence(evidence()),
+                    );
+                }
+                continue;
+            }
+            // aws-ofi-nccl's tuner (v1 interface) refuses to load while NCCL_ALGO or NCCL_PROTO is set
+            // ("The tuner plugin can not be loaded when explicitly choosing an algorithm or protocol
+            // with NCCL_ALGO/NCCL_PROTO", and NCCL's init fails with "invalid argument"). Where the
+            // plugin itself added the setting ("NET/OFI Adding NCCL_PROTO=simple to environment", on
+            // a provider without ordered delivery), the plugin conflicts with itself: a plugin bug
+            // (aws-ofi-nccl#982, mended in its later releases), not the user's setting.
+            if lower.contains("tuner plugin can not be loaded") && !std::mem::replace(&mut tuner_read, true) {
+                let plugin_set_it =
+                    ["Adding NCCL_PROTO=", "Adding NCCL_ALGO="].iter().any(|words| text.contains(words));
+                if plugin_set_it {
+                    facts.push(
+                        Fact::new("nccl.internal")
+                            .attr(
+                                "text",
+                                "the OFI net plugin's tuner refused the NCCL_PROTO/NCCL_ALGO the plugin itself set",
+                            )
+                            .evidence(evidence()),
+                    );
+                    continue;
+                }
             }
             // Open MPI's run-time (ORTE) unable to read the start-up data mpirun sent a rank ("ORTE_ERROR_LOG:
             // Data unpack would read past end of buffer in file util/nidmap.c", ORTE_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
@@ -2489,11 +2567,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             continue;
         }
         // libfabric finds no provider for the fabric (aws-ofi-nccl's "NET/OFI Couldn't find any
-        // optimal provider", fi_getinfo failing with -61 "No data available", the EFA installer's
+        // optimal provider", fi_getinfo failing with -61 "No data available" (MPICH's and Intel MPI's
+        // own names for that call: "**ofid_getinfo", "OFI addrinfo() failed"), the EFA installer's
         // "EFA libfabric provider not detected"): NCCL's OFI plugin has no RDMA device to use.
         let no_provider = (lower.contains("net/ofi")
             && (lower.contains("couldn't find any optimal provider") || lower.contains("no eligible provider")))
-            || (lower.contains("fi_getinfo") && lower.contains("no data available"))
+            || (lower.contains("no data available") && (lower.contains("getinfo") || lower.contains("ofi addrinfo()")))
             || lower.contains("efa libfabric provider not detected");
         if no_provider {
             facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
@@ -4206,6 +4285,78 @@ mod tests {
         assert!(parse("f", size).iter().any(|f| f.name == "collective.group_mismatch"));
         let joined = "Device /job:worker/replica:0/task:1/device:GPU:0 is joining a group with key 3\n";
         assert!(!parse("f", joined).iter().any(|f| f.name == "collective.group_mismatch"));
+    }
+
+    /// tensorflow/tensorflow#34156: two workers entered all-reduce instance 106 with tensors of
+    /// shapes [49] and [64]; every line of the abort names it once. A collective that only
+    /// mentions an instance is no fault.
+    #[test]
+    fn a_member_whose_tensor_differs_in_its_collective_tensorflow34156() {
+        let shape = "2019-11-11 11:45:07.182077: W tensorflow/core/framework/op_kernel.cc:1655] OP_REQUIRES failed at collective_ops.cc:253 : Invalid argument: Shape mismatch in the collective instance 106. Op at device /job:worker/replica:0/task:1/device:CPU:0 expected shape [49] but another member in the group expects shape [64]. This is likely due to different input shapes at different members of the collective op.\n";
+        let found = parse("f", &shape.repeat(3));
+        assert_eq!(found.iter().filter(|f| f.name == "collective.group_mismatch").count(), 1, "{found:?}");
+        let instance =
+            "I tensorflow/core/common_runtime/base_collective_executor.cc:120] Start collective instance 106\n";
+        assert!(!parse("f", instance).iter().any(|f| f.name == "collective.group_mismatch"));
+    }
+
+    /// An HP Z420's firmware on a Gen3 slot whose card worked only at Gen2 (forums.developer.nvidia.com
+    /// thread 29107): the fatal PCIe error it reports for slot 5. A report of a slot without the word
+    /// fatal is an error of unknown severity; a line that only names a slot is none.
+    #[test]
+    fn a_pcie_error_the_platform_firmware_reports_for_a_slot_nvforum29107() {
+        let post = "928-Fatal PCIe error\nPCIe error detected Slot 5\nCompletion timeout\n";
+        let found = parse("f", post);
+        let event = found.iter().find(|f| f.name == "pcie.aer_event").expect("the slot's error");
+        assert_eq!(event.get("severity"), Some("uncorrected"));
+        assert!(event.get("device").is_some_and(|device| device.contains("slot 5")), "{event:?}");
+        let unknown = parse("f", "PCIe error detected Slot 2\n");
+        assert_eq!(
+            unknown.iter().find(|f| f.name == "pcie.aer_event").and_then(|f| f.get("severity")),
+            Some("unknown")
+        );
+        assert!(!parse("f", "PCIe Slot 5: empty\n").iter().any(|f| f.name == "pcie.aer_event"));
+    }
+
+    /// vllm-project/vllm#27196: NVSHMEM's IBGDA transport found no user access region left on the
+    /// mlx5 NIC (NIXL's eight UCX workers had taken them); read once. NVSHMEM creating its queue
+    /// pairs is no fault.
+    #[test]
+    fn a_nic_without_user_access_regions_for_nvshmem_vllm27196() {
+        let uar = "/tmp/nvshmem_src/src/modules/transport/ibgda/ibgda.cpp:1830: NULL value cannot allocate mlx5dv_devx_uar\n/tmp/nvshmem_src/src/modules/transport/ibgda/ibgda.cpp:1951: non-zero status: 12 ibgda_alloc_and_map_qp_uar failed\n";
+        let found = parse("f", uar);
+        assert_eq!(found.iter().filter(|f| f.name == "rdma.registration_limit").count(), 1, "{found:?}");
+        let creating = "/tmp/nvshmem_src/src/modules/transport/ibgda/ibgda.cpp 2967 Creating 8 RC QPs\n";
+        assert!(!parse("f", creating).iter().any(|f| f.name == "rdma.registration_limit"));
+    }
+
+    /// aws/aws-ofi-nccl#982: the plugin added NCCL_PROTO=simple itself and its v1 tuner then refused
+    /// to load because NCCL_PROTO was set: the plugin's own conflict. The refusal where the input
+    /// does not show the plugin setting it is not read as the plugin's.
+    #[test]
+    fn the_ofi_plugins_tuner_refusing_the_protocol_the_plugin_set_aws_ofi_nccl982() {
+        let warn = "a100-st-p4de24xlarge-668:789818:790167 [6] ncclResult_t nccl_ofi_tuner_init_v1(size_t, size_t, ncclDebugLogger_t):270 NCCL WARN NET/OFI The tuner plugin can not be loaded when explicitly choosing an algorithm or protocol with NCCL_ALGO/NCCL_PROTO\n";
+        let added =
+            "a100-st-p4de24xlarge-591:1754318:1754443 [1] NCCL INFO NET/OFI Adding NCCL_PROTO=simple to environment\n";
+        let found = parse("f", &format!("{added}{warn}"));
+        assert!(found.iter().any(|f| f.name == "nccl.internal"), "{found:?}");
+        assert!(!parse("f", warn).iter().any(|f| f.name == "nccl.internal"));
+    }
+
+    /// MPICH's and Intel MPI's names for fi_getinfo finding no provider (ARCHER2's known issues:
+    /// "**ofid_getinfo ... No data available"; NeSI's: "OFI addrinfo() failed (...:No data
+    /// available)"): no fabric device the process may use. libfabric's CUDA memory interface
+    /// missing with the same errno is not that.
+    #[test]
+    fn mpi_finding_no_fabric_provider_archer2_nesi() {
+        let cray =
+            "MPIDI_NM_mpi_init_hook(575): **ofid_getinfo ofi_init.h 575 MPIDI_NM_mpi_init_hook No data available\n";
+        let intel = "MPIDI_OFI_mpi_init_hook(883): OFI addrinfo() failed (ofi_init.c:883:MPIDI_OFI_mpi_init_hook:No data available)\n";
+        for line in [cray, intel] {
+            assert!(parse("f", line).iter().any(|f| f.name == "rdma.device_missing"), "{line}");
+        }
+        let hmem = "libfabric:2023029:1726869858::core:core:ofi_hmem_init():339<warn> Failed to initialize hmem iface FI_HMEM_CUDA: No data available\n";
+        assert!(!parse("f", hmem).iter().any(|f| f.name == "rdma.device_missing"));
     }
 
     /// HabanaAI/Setup_and_Install's Health Screen example (heldout143): the cards of sys-9-05 with
