@@ -67,6 +67,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "NCCL WARN 'Duplicate GPU detected': two ranks on one CUDA device (or two ranks of one commId whose Init lines name one host and busId)",
     ),
     (
+        "kernel.cpu_topology_warning",
+        "meaning",
+        "the kernel's warning that a virtual machine's CPU topology does not hold (topology_sane, llc-sibling): the hypervisor's, not a fault",
+    ),
+    (
         "mpi.openib_not_used",
         "meaning",
         "Open MPI 4.0+'s openib BTL leaving InfiniBand ports to UCX, and its warning that follows (not a fault)",

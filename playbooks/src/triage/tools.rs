@@ -150,6 +150,12 @@ fn rare_phrases() -> &'static regex::Regex {
             "devx_uar",
             "qp_uar failed",
             "tuner plugin can not be loaded",
+            "direct firmware load for",
+            "failed to create a queue pair",
+            "ess_env_module",
+            "umad_init",
+            "topology_sane",
+            "llc-sibling cpu",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -170,7 +176,9 @@ fn rare_phrases() -> &'static regex::Regex {
 /// same address on every host that runs them, so a peer that offers one offers an address that
 /// leads each host to its own bridge.
 fn openmpi_tcp_connect_to_bridge(line: &str) -> Option<(&str, &'static str)> {
-    if !line.contains("btl_tcp_endpoint") {
+    // The function's name is cut where a mail client wrapped the line ("...[btl_tcp_endpoint.c:638:
+    // mca_btl_tcp_endpoint" / "_complete_connect] connect() to 192.168.122.1 failed").
+    if !line.contains("btl_tcp_endpoint") && !line.contains("_complete_connect]") {
         return None;
     }
     let address = line.split("connect() to ").nth(1)?.split_whitespace().next()?;
@@ -632,6 +640,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(throughput_outlier(file, text));
     facts.extend(pcie_bandwidth_outlier(file, text));
     facts.extend(ranks_sharing_a_gpu(file, text));
+    facts.extend(rdma_provider_not_built(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
@@ -709,6 +718,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // The aws-ofi-nccl tuner's refusal, read once (every rank prints it); whether the platform
     // firmware called a slot's PCIe error fatal (looked for once, at its first report).
     let mut tuner_read = false;
+    // Open MPI's queue pair refusal and a host's CPU topology warnings, read once an input.
+    let mut queue_pair_read = false;
+    let mut topology_read = false;
+    // The NIC drivers found without their firmware file.
+    let mut firmware_missing: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let firmware_fatal: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // cuda-samples' p2pBandwidthLatencyTest: the matrix being read (latency with P2P enabled), its
     // title line, and the worst GPU pair found in it.
@@ -1616,6 +1630,111 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     );
                     continue;
                 }
+            }
+            // librdmacm finding no RDMA device at all ("CMA: unable to get RDMA device list",
+            // librdmacm/cma.c ucma_init when ibv_get_device_list returns none): the host or container
+            // has no verbs device, and MPI's verbs transports give way to TCP (the users list, 2012-02).
+            if lower.contains("unable to get rdma device list") {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // A NIC driver that cannot load the firmware file its chip needs to start ("bnx2x
+            // 0000:02:00.1: Direct firmware load for bnx2x/bnx2x-e1h-7.12.30.0.fw failed with error
+            // -2", then "HW init failed, aborting"): bnx2, bnx2x and qed run from firmware the host
+            // gives them (drivers/net/ethernet/broadcom/bnx2x/bnx2x_main.c, bnx2x_init_firmware), so
+            // without the file (a system image whose firmware package lacks it) the ports never come
+            // up. Once a driver: each port asks again.
+            if let Some(file) =
+                lower.split("direct firmware load for ").nth(1).and_then(|rest| rest.split_whitespace().next())
+            {
+                let driver = file.split('/').next().unwrap_or("");
+                if ["bnx2", "bnx2x", "qed"].contains(&driver) {
+                    if firmware_missing.insert(driver.to_string()) {
+                        facts.push(
+                            Fact::new("rdma.port_down")
+                                .attr("nic", driver)
+                                .attr("port", "every port of the driver")
+                                .attr("state", format!("never up: the driver could not load its firmware file {file}"))
+                                .attr("physical_state", "unknown")
+                                .evidence(evidence()),
+                        );
+                    }
+                    continue;
+                }
+            }
+            // Open MPI's openib transport refusing a queue pair (help-mpi-btl-openib.txt, "create qp
+            // fail": "the device has run out of queue pairs (too many connections) or there are
+            // insufficient resources ... no more physical memory can be registered"): which of the
+            // two the locked-memory limit the input shows decides. Unlimited, the adapter's table of
+            // queue pairs (or of registrations) is spent (the users list, 2016-06: an Alltoall of 4,200
+            // ranks with a queue pair per peer, run with XRC); a finite limit is the limit.
+            if lower.contains("failed to create a queue pair") && !std::mem::replace(&mut queue_pair_read, true) {
+                let limits: Vec<Option<u64>> = text.lines().filter_map(|line| memlock_limit(line.trim())).collect();
+                let device = lines_after(text, raw)
+                    .take(16)
+                    .find_map(|line| line.trim().strip_prefix("Local device:").map(str::trim))
+                    .unwrap_or("the openib device");
+                if limits.iter().any(Option::is_none) {
+                    facts.push(
+                        Fact::new("rdma.registration_limit")
+                            .attr(
+                                "device",
+                                format!("{device} (out of queue pairs: the locked-memory limit was unlimited)"),
+                            )
+                            .attr("text", trimmed)
+                            .evidence(evidence()),
+                    );
+                    continue;
+                }
+                if !limits.is_empty() {
+                    facts.push(Fact::new("rdma.memlock").attr("text", trimmed).evidence(evidence()));
+                    continue;
+                }
+            }
+            // An Open MPI process that does not find its name in the environment its launcher set
+            // ("[[INVALID],INVALID] ORTE_ERROR_LOG: Not found in file ess_env_module.c"): the process
+            // was started by a launcher of another Open MPI installation, whose variables this
+            // release does not read (the users list, 2016-06: mpirun of one installation, the
+            // program's libraries of another). Read once, with the unpack failure's flag.
+            if lower.contains("ess_env_module")
+                && lower.contains("not found")
+                && !std::mem::replace(&mut unpack_read, true)
+            {
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "Open MPI release")
+                        .attr(
+                            "values",
+                            "a process cannot read the environment its launcher (another installation's mpirun) set",
+                        )
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // NVIDIA's NVLink subnet manager (NVLSM, started by the fabric manager on NVSwitch systems
+            // that need it) unable to open the kernel's MAD interface ("nvlsm: ibwarn: [15] umad_init:
+            // can't read ABI version from /sys/class/infiniband_mad/abi_version ... is ib_umad module
+            // loaded?"): without ib_umad the subnet manager cannot start, so the fabric manager fails
+            // and the NVLink fabric is never brought up (siderolabs/docs#581).
+            if lower.contains("umad_init") && lower.contains("nvlsm") {
+                facts.push(Fact::new("fabricmanager.error").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // The scheduler's warning that a virtual machine's CPU topology does not hold (arch/x86/
+            // kernel/smpboot.c, topology_sane: "sched: CPU #4's llc-sibling CPU #0 is not on the same
+            // node! ... Ignoring dependency.", under a WARNING with its call trace): the hypervisor's
+            // view of caches and NUMA nodes, which Azure's HB- and N-series documentation says to
+            // ignore. Cited, so the warning is not listed as an error no rule explains.
+            if (lower.contains("topology_sane")
+                || (lower.contains("llc-sibling cpu") && lower.contains("not on the same node")))
+                && !std::mem::replace(&mut topology_read, true)
+            {
+                facts.push(
+                    Fact::new("kernel.cpu_topology_warning")
+                        .attr("meaning", "the hypervisor's CPU cache and NUMA topology; not a fault of GPUs or NICs")
+                        .evidence(evidence()),
+                );
+                continue;
             }
             // Open MPI's run-time (ORTE) unable to read the start-up data mpirun sent a rank ("ORTE_ERROR_LOG:
             // Data unpack would read past end of buffer in file util/nidmap.c", ORTE_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
@@ -3244,6 +3363,50 @@ fn memlock_limit(line: &str) -> Option<Option<u64>> {
     None
 }
 
+/// A kernel configuration that builds a NIC's Ethernet driver but not its RDMA provider
+/// ("CONFIG_BNXT=m" beside "# CONFIG_INFINIBAND_BNXT_RE is not set"): the port carries Ethernet and
+/// no verbs device is ever created for it (siderolabs/pkgs#1557). Kconfig writes an option left out
+/// as a comment line, which the line readers pass over, so the configuration is read here.
+fn rdma_provider_not_built(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("# CONFIG_") {
+        return None;
+    }
+    // The Ethernet drivers the configuration builds, read once, at the first provider it leaves out.
+    let built: std::cell::OnceCell<Vec<&str>> = std::cell::OnceCell::new();
+    let builds = |ethernet: &str| {
+        built
+            .get_or_init(|| {
+                text.lines()
+                    .filter_map(|line| {
+                        let (name, value) = line.trim().split_once('=')?;
+                        (value == "y" || value == "m").then_some(name)
+                    })
+                    .filter(|name| RDMA_PROVIDER_CONFIGS.iter().any(|(_, ethernet)| ethernet == name))
+                    .collect()
+            })
+            .contains(&ethernet)
+    };
+    text.lines().enumerate().find_map(|(index, raw)| {
+        let option = raw.trim().strip_prefix("# CONFIG_")?.strip_suffix(" is not set")?;
+        let (_, ethernet) = RDMA_PROVIDER_CONFIGS.iter().find(|(provider, _)| *provider == option)?;
+        builds(ethernet).then(|| {
+            Fact::new("rdma.device_missing")
+                .attr("text", format!("the kernel builds {ethernet} but not its RDMA provider CONFIG_{option}"))
+                .evidence(Evidence::new(file, index + 1, raw))
+        })
+    })
+}
+
+/// The kernel's RDMA providers and the Ethernet drivers of the same NICs (drivers/infiniband/hw/
+/// Kconfig): a configuration with the second and without the first has ports without verbs.
+const RDMA_PROVIDER_CONFIGS: [(&str, &str); 5] = [
+    ("INFINIBAND_BNXT_RE", "CONFIG_BNXT"),
+    ("MLX5_INFINIBAND", "CONFIG_MLX5_CORE"),
+    ("INFINIBAND_IRDMA", "CONFIG_ICE"),
+    ("INFINIBAND_QEDR", "CONFIG_QED"),
+    ("MLX4_INFINIBAND", "CONFIG_MLX4_CORE"),
+];
+
 /// The verbs providers whose devices a paste names by their kernel names (rdma-core providers/:
 /// mlx5_0, mlx4_0, rxe0, irdma0, bnxt_re0, efa_0, hns_0, qedr0, siw0).
 const PROVIDER_DEVICES: [(&str, &str); 9] = [
@@ -4357,6 +4520,105 @@ mod tests {
         }
         let hmem = "libfabric:2023029:1726869858::core:core:ofi_hmem_init():339<warn> Failed to initialize hmem iface FI_HMEM_CUDA: No data available\n";
         assert!(!parse("f", hmem).iter().any(|f| f.name == "rdma.device_missing"));
+    }
+
+    /// The Open MPI users list, 2012-02: librdmacm found no device and openib none to use. A
+    /// library that found its device list is no fault.
+    #[test]
+    fn librdmacm_without_any_rdma_device_ompi_users_2012_02_18449() {
+        let cma =
+            "librdmacm: couldn't read ABI version.\nlibrdmacm: assuming: 4\nCMA: unable to get RDMA device list\n";
+        assert!(parse("f", cma).iter().any(|f| f.name == "rdma.device_missing"));
+        assert!(!parse("f", "CMA: got the RDMA device list\n").iter().any(|f| f.name == "rdma.device_missing"));
+    }
+
+    /// coreos/bugs#1016 and siderolabs/talos#8761: bnx2x's and bnx2's firmware files missing from
+    /// the image, so the ports never came up; each driver is read once however many ports ask. A
+    /// driver that runs from its card's own flash without the file (cxgb4) is not read.
+    #[test]
+    fn a_nic_driver_without_its_firmware_file_coreos1016_talos8761() {
+        let bnx2x = "[   25.399183] bnx2x 0000:02:00.1: Direct firmware load for bnx2x/bnx2x-e1h-7.12.30.0.fw failed with error -2\n[   26.965376] bnx2x 0000:02:00.0: Direct firmware load for bnx2x/bnx2x-e1h-7.12.30.0.fw failed with error -2\n";
+        let found = parse("f", bnx2x);
+        let down: Vec<_> = found.iter().filter(|f| f.name == "rdma.port_down").collect();
+        assert_eq!(down.len(), 1, "{found:?}");
+        assert_eq!(down[0].get("nic"), Some("bnx2x"));
+        let bnx2 = "bnx2: Direct firmware load for bnx2/bnx2-mips-09-6.2.1b.fw failed with error code -2\n";
+        assert!(parse("f", bnx2).iter().any(|f| f.name == "rdma.port_down"));
+        let cxgb4 = "cxgb4 0000:04:00.4: Direct firmware load for cxgb4/t6fw.bin failed with error -2\n";
+        assert!(!parse("f", cxgb4).iter().any(|f| f.name == "rdma.port_down"));
+    }
+
+    /// The Open MPI users list, 2016-06: openib could not create a queue pair with the locked-memory
+    /// limit unlimited (the adapter's queue pairs were spent); under a finite limit it is the
+    /// limit; with no limit shown, neither is read.
+    #[test]
+    fn openib_refusing_a_queue_pair_by_the_limit_shown_ompi_users_2016_06_29455() {
+        let help = "A process failed to create a queue pair. This usually means either\nthe device has run out of queue pairs (too many connections) or\n\nLocal host:             node7106\nLocal device:           mlx4_0\nQueue pair type:        Reliable connected (RC)\n";
+        let unlimited = format!("{help}Max locked memory unlimited unlimited bytes\n");
+        let found = parse("f", &unlimited);
+        let limit = found.iter().find(|f| f.name == "rdma.registration_limit").expect("the adapter's table");
+        assert!(limit.get("device").is_some_and(|device| device.starts_with("mlx4_0")), "{limit:?}");
+        let finite = format!("{help}max locked memory       (kbytes, -l) 64\n");
+        assert!(parse("f", &finite).iter().any(|f| f.name == "rdma.memlock"));
+        let bare = parse("f", help);
+        assert!(!bare.iter().any(|f| f.name == "rdma.memlock" || f.name == "rdma.registration_limit"), "{bare:?}");
+    }
+
+    /// The Open MPI users list, 2016-06: processes launched by another installation's mpirun do
+    /// not find their names in its environment; read once. Another ORTE error is not that.
+    #[test]
+    fn processes_of_another_open_mpi_installation_ompi_users_2016_06_29534() {
+        let line =
+            "[su2-HP:21015] [[INVALID],INVALID] ORTE_ERROR_LOG: Not found in file ess_env_module.c at line 367\n";
+        let found = parse("f", &line.repeat(4));
+        assert_eq!(found.iter().filter(|f| f.name == "peers.mismatch").count(), 1, "{found:?}");
+        let other = "[su2-HP:21015] ORTE_ERROR_LOG: Not found in file base/plm_base_launch_support.c at line 1000\n";
+        assert!(!parse("f", other).iter().any(|f| f.name == "peers.mismatch"));
+    }
+
+    /// siderolabs/docs#581: NVLSM could not open the MAD interface without ib_umad, so the fabric
+    /// manager could not bring the NVLink fabric up. The same words from another InfiniBand tool
+    /// say nothing of the fabric manager.
+    #[test]
+    fn the_nvlink_subnet_manager_without_ib_umad_siderolabs_docs581() {
+        let nvlsm = "10.0.0.101: nvlsm: ibwarn: [15] umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?\n";
+        assert!(parse("f", nvlsm).iter().any(|f| f.name == "fabricmanager.error"));
+        let ibstat = "ibwarn: [15] umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?\n";
+        assert!(!parse("f", ibstat).iter().any(|f| f.name == "fabricmanager.error"));
+    }
+
+    /// siderolabs/pkgs#1557: a kernel that builds bnxt_en but not bnxt_re. A provider left out for
+    /// a NIC whose Ethernet driver is not built either is the configuration of another machine.
+    #[test]
+    fn a_kernel_without_the_rdma_provider_of_its_nic_siderolabs_pkgs1557() {
+        let config = "CONFIG_BNXT=m\nCONFIG_BNXT_SRIOV=y\n# CONFIG_INFINIBAND_BNXT_RE is not set\n";
+        let found = parse("f", config);
+        let missing = found.iter().find(|f| f.name == "rdma.device_missing").expect("no verbs device");
+        assert_eq!(missing.evidence[0].line, 3);
+        let elsewhere = "# CONFIG_BNXT is not set\n# CONFIG_INFINIBAND_BNXT_RE is not set\n";
+        assert!(!parse("f", elsewhere).iter().any(|f| f.name == "rdma.device_missing"));
+    }
+
+    /// Azure's known issues of HB- and N-series VMs: the scheduler's topology warning at boot is
+    /// the hypervisor's, cited once so it is not listed as an error. Another kernel warning is not.
+    #[test]
+    fn a_virtual_machines_cpu_topology_warning_azure_hb_known_issues() {
+        let warning = "[  0.004000] WARNING: CPU: 4 PID: 0 at arch/x86/kernel/smpboot.c:376 topology_sane.isra.3+0x80/0x90\n[  0.004000] sched: CPU #4's llc-sibling CPU #0 is not on the same node! [node: 1 != 0]. Ignoring dependency.\n";
+        let found = parse("f", warning);
+        assert_eq!(found.iter().filter(|f| f.name == "kernel.cpu_topology_warning").count(), 1, "{found:?}");
+        let other = "[  5.000000] WARNING: CPU: 4 PID: 0 at drivers/pci/pci.c:100 pci_enable+0x80/0x90\n";
+        assert!(!parse("f", other).iter().any(|f| f.name == "kernel.cpu_topology_warning"));
+    }
+
+    /// The Open MPI users list, 2012-02: the TCP transport's failure to reach libvirt's bridge
+    /// address, with the function's name cut by the mail client.
+    #[test]
+    fn a_wrapped_tcp_connect_to_a_host_bridge_ompi_users_2012_02_18389() {
+        let wrapped = "[grid-03.cisco.com][[19159,2],0][btl_tcp_endpoint.c:638:mca_btl_tcp_endpoint\n_complete_connect] connect() to 192.168.122.1 failed: Connection refused\n(111)\n";
+        let found = parse("f", wrapped);
+        assert!(found.iter().any(|f| f.get("iface").is_some_and(|iface| iface.contains("virbr0"))), "{found:?}");
+        let elsewhere = "_complete_connect] connect() to 10.0.0.7 failed: Connection refused\n";
+        assert!(!parse("f", elsewhere).iter().any(|f| f.get("iface").is_some_and(|iface| iface.contains("bridge"))));
     }
 
     /// HabanaAI/Setup_and_Install's Health Screen example (heldout143): the cards of sys-9-05 with
