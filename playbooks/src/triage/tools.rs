@@ -156,6 +156,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "umad_init",
             "topology_sane",
             "llc-sibling cpu",
+            "exceeds memory available in /dev/shm",
+            "maximal number of files that could be opened",
+            "fabric manager config file item",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1736,6 +1739,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
+            // The fabric manager refusing its own configuration at start-up ("fabric manager config
+            // file item: FABRIC_NODE_CONFIG_FILE has an invalid value", a path that is not there):
+            // it exits, so the NVSwitch fabric is never set up (siderolabs/extensions#511).
+            if lower.contains("fabric manager config file item") && lower.contains("invalid") {
+                facts.push(Fact::new("fabricmanager.error").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
             // Open MPI's run-time (ORTE) unable to read the start-up data mpirun sent a rank ("ORTE_ERROR_LOG:
             // Data unpack would read past end of buffer in file util/nidmap.c", ORTE_ERR_UNPACK_READ_PAST_END_OF_BUFFER,
             // -26, under orte_init): the two sides pack that data differently, which is mpirun of
@@ -1919,7 +1929,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .match_indices(form)
                     .any(|(at, _)| !lower[at + form.len()..].starts_with(|c: char| c.is_ascii_digit()))
             });
-            if lower.contains("too many open files") || emfile_by_number {
+            // UCX names the limit in its own words where accept(2) fails with EMFILE ("accept()
+            // failed (client addr ...): the maximal number of files that could be opened
+            // simultaneously was reached, try to increase the limit by setting the max open files
+            // limit (ulimit -n) to a greater value", ucs/sys/sock.c; pmodels/mpich#6920).
+            if lower.contains("too many open files")
+                || emfile_by_number
+                || lower.contains("maximal number of files that could be opened")
+            {
                 // Every accept that fails says so again; the first says it all.
                 if !std::mem::replace(&mut open_files_read, true) {
                     facts.push(Fact::new("host.open_files_exhausted").attr("text", trimmed).evidence(evidence()));
@@ -2109,7 +2126,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // And a library's own word that it could not allocate its shared memory ("Unable to
             // allocate shared memory for intra-node messaging. Delete stale shared memory files in
             // /dev/shm.", the Open MPI list, 2008-11; PyTorch's DataLoader "unable to allocate shared
-            // memory(shm)").
+            // memory(shm)"). Ray's object store too, which lives in /dev/shm ("System memory request
+            // exceeds memory available in /dev/shm. ... pass an argument with the flag '--shm-size'
+            // to 'docker run'", raylet's store_runner.cc; gpustack/gpustack#5014).
             // Open MPI's shared-memory component likewise, where the file system behind its backing
             // file (/dev/shm, or the session directory under /tmp) is short ("It appears as if there
             // is not enough space for /tmp/openmpi-sessions-.../shared_window_688 (the shared-memory
@@ -2120,6 +2139,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("(the shared-memory backing")
                 || lower.contains("it appears as if there is not enough space for")
                 || lower.contains("unable to allocate shared memory")
+                || lower.contains("exceeds memory available in /dev/shm")
             {
                 // Each process that fills the file system says so; the first says it all.
                 if !std::mem::replace(&mut shm_full_read, true) {
@@ -4619,6 +4639,37 @@ mod tests {
         assert!(found.iter().any(|f| f.get("iface").is_some_and(|iface| iface.contains("virbr0"))), "{found:?}");
         let elsewhere = "_complete_connect] connect() to 10.0.0.7 failed: Connection refused\n";
         assert!(!parse("f", elsewhere).iter().any(|f| f.get("iface").is_some_and(|iface| iface.contains("bridge"))));
+    }
+
+    /// gpustack/gpustack#5014: Ray's object store asked more of the container's /dev/shm than it
+    /// had. The store's start-up notice of its size is no fault.
+    #[test]
+    fn rays_object_store_larger_than_dev_shm_gpustack5014() {
+        let ray = "[2026-03-25 05:44:29,435 W 39 39] (raylet) store_runner.cc:83: System memory request exceeds memory available in /dev/shm. The request is for 10200547328 bytes, and the amount available is 9663676416 bytes.\n";
+        assert!(parse("f", ray).iter().any(|f| f.name == "process.shm_full"));
+        let fits = "(raylet) store_runner.cc:40: Allowing the Plasma store to use up to 9.66GB of memory.\n";
+        assert!(!parse("f", fits).iter().any(|f| f.name == "process.shm_full"));
+    }
+
+    /// pmodels/mpich#6920: UCX's accept() at the open-file limit, in UCX's words; read once. UCX
+    /// accepting a connection is no fault.
+    #[test]
+    fn ucx_at_the_open_file_limit_in_its_own_words_mpich6920() {
+        let accept = "[1708637536.931344] [medusa13:348115:a]            sock.c:45   UCX  ERROR accept() failed (client addr 10.42.6.43:54524): the maximal number of files that could be opened simultaneously was reached, try to increase the limit by setting the max open files limit (ulimit -n) to a greater value (current: 65536)\n";
+        let found = parse("f", &accept.repeat(3));
+        assert_eq!(found.iter().filter(|f| f.name == "host.open_files_exhausted").count(), 1, "{found:?}");
+        let accepted = "[1708637536.931344] [medusa13:348115:a] sock.c:45 UCX DEBUG accept() from 10.42.6.43:54524\n";
+        assert!(!parse("f", accepted).iter().any(|f| f.name == "host.open_files_exhausted"));
+    }
+
+    /// siderolabs/extensions#511: the fabric manager refused the configuration its package
+    /// shipped. The same item read without complaint is no fault.
+    #[test]
+    fn the_fabric_manager_refusing_its_configuration_siderolabs_extensions511() {
+        let invalid = "<node ip>: fabric manager config file item: FABRIC_NODE_CONFIG_FILE has an invalid value\n";
+        assert!(parse("f", invalid).iter().any(|f| f.name == "fabricmanager.error"));
+        let read = "fabric manager config file item: FABRIC_NODE_CONFIG_FILE = /usr/share/nvidia/nvswitch/fabric_node_config\n";
+        assert!(!parse("f", read).iter().any(|f| f.name == "fabricmanager.error"));
     }
 
     /// HabanaAI/Setup_and_Install's Health Screen example (heldout143): the cards of sys-9-05 with
