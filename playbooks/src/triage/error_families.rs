@@ -107,10 +107,12 @@ fn families() -> &'static [Family] {
                 None,
             ),
             // A driver older than the runtime: cudaErrorInsufficientDriver ("CUDA driver version is
-            // insufficient for CUDA runtime version"), CUDA_ERROR_UNSUPPORTED_PTX_VERSION.
+            // insufficient for CUDA runtime version"), CUDA_ERROR_UNSUPPORTED_PTX_VERSION, a runtime
+            // naming the driver it needs (AWS Neuron's "This runtime requires Neuron Driver version
+            // 2.0 or greater").
             family(
                 "gpu.driver_mismatch",
-                r"(?i)driver version is insufficient|InsufficientDriver|INSUFFICIENT_DRIVER|driver (?:\S+ )?is too old|unsupported PTX|UNSUPPORTED_PTX|PTX was compiled with an unsupported toolchain|compat(?:ibility)? (?:library|package).*(?:mismatch|not supported)",
+                r"(?i)driver version is insufficient|requires (?:\w+ )?driver version [\d.]+ or (?:greater|newer|later)|InsufficientDriver|INSUFFICIENT_DRIVER|driver (?:\S+ )?is too old|unsupported PTX|UNSUPPORTED_PTX|PTX was compiled with an unsupported toolchain|compat(?:ibility)? (?:library|package).*(?:mismatch|not supported)",
                 None,
             ),
             // GPU hardware faults: uncorrectable ECC (CUDA_ERROR_ECC_UNCORRECTABLE,
@@ -249,6 +251,7 @@ mod tests {
             ("check_hw_ib:  No Infiniband device was found.", "rdma.device_missing"),
             ("ERROR: fabric manager has not finished", "fabricmanager.error"),
             ("error: CUDA driver version is insufficient for CUDA runtime version", "gpu.driver_mismatch"),
+            ("ERROR   NRT:nrt_init      This runtime requires Neuron Driver version 2.0 or greater. Please upgrade aws-neuron-dkms package.", "gpu.driver_mismatch"),
             ("failed: CUDA_ERROR_ECC_UNCORRECTABLE", "gpu.hardware_error"),
             ("error: ncclInternalError in group end", "nccl.internal"),
             ("connect to 10.0.0.2:29500 failed: No route to host", "network.host_unreachable"),

@@ -159,6 +159,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "exceeds memory available in /dev/shm",
             "maximal number of files that could be opened",
             "fabric manager config file item",
+            "no interface found in the same subnet",
+            "no usable listening interface",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -2338,7 +2340,15 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // interface found", oneCCL's KVS "can't find interface ... to get host IP", which skip
             // loopback as NCCL's "Bootstrap : no socket interface found" does): the socket interface
             // setting names none this host has, or the host (a container) has only loopback.
-            if (lower.contains("no socket interface found") || lower.contains("can't find interface"))
+            // NCCL's socket code in other collectives libraries' logs without NCCL's prefix (AWS
+            // Neuron's CCOM: "No interface found in the same subnet as remote address fe80::...", then
+            // "No usable listening interface found", NCCL's socket.cc findInterfaceMatchSubnet): no
+            // local interface shares a subnet with the address the peer gave, a link-local IPv6
+            // address among them.
+            if (lower.contains("no socket interface found")
+                || lower.contains("can't find interface")
+                || lower.contains("no interface found in the same subnet")
+                || lower.contains("no usable listening interface"))
                 && !facts.iter().any(|f| f.name == "nccl.socket_iface_suspect")
             {
                 facts.push(
@@ -4670,6 +4680,18 @@ mod tests {
         assert!(parse("f", invalid).iter().any(|f| f.name == "fabricmanager.error"));
         let read = "fabric manager config file item: FABRIC_NODE_CONFIG_FILE = /usr/share/nvidia/nvswitch/fabric_node_config\n";
         assert!(!parse("f", read).iter().any(|f| f.name == "fabricmanager.error"));
+    }
+
+    /// AWS Neuron's runtime troubleshooting guide: the collectives bootstrap found no interface in
+    /// the subnet of a peer's link-local IPv6 address, in NCCL's socket words without NCCL's
+    /// prefix. An interface that was found is no fault.
+    #[test]
+    fn a_bootstrap_without_an_interface_in_the_peers_subnet_neuron_runtime() {
+        let neuron = "No interface found in the same subnet as remote address fe80::1461:22ff:fe33:b471<45015>\nNo usable listening interface found\n";
+        let found = parse("f", neuron);
+        assert_eq!(found.iter().filter(|f| f.name == "nccl.socket_iface_suspect").count(), 1, "{found:?}");
+        let found_one = "Found interface eth0 in the same subnet as remote address 10.0.0.5<45015>\n";
+        assert!(!parse("f", found_one).iter().any(|f| f.name == "nccl.socket_iface_suspect"));
     }
 
     /// HabanaAI/Setup_and_Install's Health Screen example (heldout143): the cards of sys-9-05 with

@@ -49,8 +49,11 @@ fn error_words() -> &'static Regex {
             // waiting for eno1.1000 to become free. Usage count = 4", net/core/dev.c) is a leaked
             // reference (RDMA queue pairs holding a VLAN's GID). A work completion's status other than
             // success is named IBV_WC_..._ERR (ibv_poll_cq(3), enum ibv_wc_status in verbs.h), on a
-            // line of its own where a paste wrapped NCCL's "Got completion from peer" report.
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)",
+            // line of its own where a paste wrapped NCCL's "Got completion from peer" report. The
+            // kernel's report of a process a CPU trap killed ("traps: ib_send_lat[30527] trap stack
+            // segment ip:... error:0 in librdmacm.so", arch/x86/kernel/traps.c do_trap) names a
+            // crash whose error code is no count.
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\btraps: \S+\[\d+\] trap )",
         )
         .expect("a fixed pattern compiles")
     })
@@ -432,6 +435,17 @@ mod tests {
             "[2025-03-13T11:10:09 mgmtd_main:   32 IBDevice.cc:441 CRITICAL] IBDevice mlx5_0:1 can't set zone by IP"
         ));
         assert!(!looks_like_error("the critical path of the allreduce"));
+    }
+
+    /// linux-rdma/perftest 6ff1c4a: the kernel's report of ib_send_lat killed by a stack-segment
+    /// trap inside librdmacm is an error line, though its error code reads zero; the kernel's
+    /// note of its trap handlers at boot is not.
+    #[test]
+    fn a_process_a_cpu_trap_killed_perftest_6ff1c4a() {
+        assert!(looks_like_error(
+            "[  350.898268] traps: ib_send_lat[30527] trap stack segment ip:7f374b039651 sp:7ffcf1ae0130 error:0 in librdmacm.so.1.2.29.0[7f374b030000+18000]"
+        ));
+        assert!(!looks_like_error("[    0.000000] traps: installing trap handlers"));
     }
 
     #[test]
