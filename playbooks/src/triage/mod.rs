@@ -103,11 +103,19 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             continue;
         }
         let original = String::from_utf8_lossy(&input.bytes);
-        let (text, hosts, labels) = prefix::strip_input(&original);
+        // Output copied from a web page (a forum, a FAQ, a mail archive) carries no-break spaces
+        // (U+00A0) where the program printed spaces, often between every word: the readers see
+        // spaces, and evidence still quotes the line as given.
+        let spaced: std::borrow::Cow<str> = if original.contains('\u{a0}') {
+            std::borrow::Cow::Owned(original.replace('\u{a0}', " "))
+        } else {
+            std::borrow::Cow::Borrowed(&original)
+        };
+        let (text, hosts, labels) = prefix::strip_input(&spaced);
         if !labels.is_empty() {
             analysis.ranks.labels.insert(input.name.clone(), labels);
         }
-        if matches!(text, std::borrow::Cow::Owned(_)) {
+        if matches!(text, std::borrow::Cow::Owned(_)) || matches!(spaced, std::borrow::Cow::Owned(_)) {
             relabelled.push(prefix::Relabelled { name: input.name.clone(), original: original.to_string(), hosts });
         }
         let name = input.name.as_str();
@@ -273,6 +281,18 @@ mod tests {
     fn top(text: String) -> Option<String> {
         let report = triage(&[Input::new("log", text.into_bytes())], &crate::playbook::Playbook::embedded());
         report.diagnoses.first().map(|d| d.id.clone())
+    }
+
+    /// MPICH's FAQ as its web page gives it: no-break spaces between the words of the error stack
+    /// are read as spaces, and the evidence quotes the line as pasted.
+    #[test]
+    fn a_line_pasted_from_a_web_page_with_no_break_spaces_mpich_faq() {
+        let pasted =
+            "MPID_nem_tcp_connpoll(1830)...........:\u{a0}Communication\u{a0}error\u{a0}with\u{a0}rank\u{a0}1:\n";
+        let report = triage(&[Input::new("log", pasted.as_bytes().to_vec())], &crate::playbook::Playbook::embedded());
+        let first = report.diagnoses.first().expect("a diagnosis");
+        assert_eq!(first.id, "network-unreachable");
+        assert!(first.evidence.iter().any(|e| e.text.contains('\u{a0}')), "{:?}", first.evidence);
     }
 
     /// system76/firmware-open#66 and microsoft/pai#3537: nvidia-smi that cannot reach the driver

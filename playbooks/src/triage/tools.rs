@@ -161,6 +161,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "fabric manager config file item",
             "no interface found in the same subnet",
             "no usable listening interface",
+            "gethostbyname failed",
+            "communication error with rank",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1746,6 +1748,41 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // it exits, so the NVSwitch fabric is never set up (siderolabs/extensions#511).
             if lower.contains("fabric manager config file item") && lower.contains("invalid") {
                 facts.push(Fact::new("fabricmanager.error").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // MPICH's TCP channel unable to find its own address ("MPID_nem_tcp_init(375): gethostbyname
+            // failed, 68da8e7c62a2404bb4bf75c9ce643e06 (errno 0)", in MPID_nem_tcp_get_business_card or
+            // GetSockInterfaceAddr): the host's name resolves to no address it may use (a container
+            // with only loopback, a name missing from /etc/hosts), so the process has no interface
+            // to offer its peers (pmodels/mpich 51ab64e, MPI.jl's known issues). Once an input.
+            if lower.contains("gethostbyname failed") && !facts.iter().any(|f| f.name == "nccl.socket_iface_suspect") {
+                let host = trimmed
+                    .split("gethostbyname failed, ")
+                    .nth(1)
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .unwrap_or("its host name");
+                facts.push(
+                    Fact::new("nccl.socket_iface_suspect")
+                        .attr("iface", "none")
+                        .attr("used_by", "bootstrap")
+                        .attr("text", format!("MPICH found no address for the host name {host}"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // MPICH's TCP channel losing a peer's connection while polling it ("MPID_nem_tcp_connpoll
+            // (1830): Communication error with rank 1"): the hosts cannot hold a TCP connection
+            // between them, which MPICH's FAQ puts down to the network set-up (a firewall on one of
+            // the hosts, or a host name that resolves to another address). Once an input.
+            if lower.contains("communication error with rank")
+                && lower.contains("mpid_nem_tcp")
+                && !facts.iter().any(|f| f.name == "network.host_unreachable")
+            {
+                facts.push(
+                    Fact::new("network.host_unreachable")
+                        .attr("text", format!("MPICH lost its TCP connection to a peer (\"{trimmed}\")"))
+                        .evidence(evidence()),
+                );
                 continue;
             }
             // Open MPI's run-time (ORTE) unable to read the start-up data mpirun sent a rank ("ORTE_ERROR_LOG:
@@ -4692,6 +4729,29 @@ mod tests {
         assert_eq!(found.iter().filter(|f| f.name == "nccl.socket_iface_suspect").count(), 1, "{found:?}");
         let found_one = "Found interface eth0 in the same subnet as remote address 10.0.0.5<45015>\n";
         assert!(!parse("f", found_one).iter().any(|f| f.name == "nccl.socket_iface_suspect"));
+    }
+
+    /// pmodels/mpich 51ab64e and MPI.jl's known issues: MPICH's TCP channel could not resolve the
+    /// host's own name; read once. A name it resolved is no fault.
+    #[test]
+    fn mpich_without_an_address_for_its_host_name_mpich_51ab64e() {
+        let stack = "MPID_nem_tcp_init(375).............: gethostbyname failed, 68da8e7c62a2404bb4bf75c9ce643e06 (errno 0)\nGetSockInterfaceAddr(370)..........: gethostbyname failed, bogon (errno 0)\n";
+        let found = parse("f", stack);
+        let suspect: Vec<_> = found.iter().filter(|f| f.name == "nccl.socket_iface_suspect").collect();
+        assert_eq!(suspect.len(), 1, "{found:?}");
+        assert_eq!(suspect[0].get("iface"), Some("none"));
+        assert!(suspect[0].get("text").is_some_and(|text| text.ends_with("68da8e7c62a2404bb4bf75c9ce643e06")));
+        assert!(!parse("f", "gethostbyname succeeded, node01\n").iter().any(|f| f.name == "nccl.socket_iface_suspect"));
+    }
+
+    /// MPICH's FAQ: a broadcast whose TCP connection to rank 1 failed. The same words from another
+    /// transport are not read as the network's.
+    #[test]
+    fn mpich_losing_a_tcp_connection_to_a_rank_mpich_faq() {
+        let tcp = "MPID_nem_tcp_connpoll(1830)...........: Communication error with rank 1:\n";
+        assert!(parse("f", tcp).iter().any(|f| f.name == "network.host_unreachable"));
+        let other = "MPIDI_OFI_handle_cq_error(1042): Communication error with rank 1\n";
+        assert!(!parse("f", other).iter().any(|f| f.name == "network.host_unreachable"));
     }
 
     /// HabanaAI/Setup_and_Install's Health Screen example (heldout143): the cards of sys-9-05 with
