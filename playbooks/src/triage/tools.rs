@@ -728,6 +728,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Open MPI's queue pair refusal and a host's CPU topology warnings, read once an input.
     let mut queue_pair_read = false;
     let mut topology_read = false;
+    // The slots a platform firmware reported a PCIe error for.
+    let mut firmware_slots: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     // The NIC drivers found without their firmware file.
     let mut firmware_missing: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let firmware_fatal: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
@@ -1591,6 +1593,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .nth(1)
                     .and_then(|rest| rest.split_whitespace().next())
                     .map_or_else(|| "a slot".to_string(), |slot| format!("slot {slot}"));
+                // One fact a slot, and a bound on the slots: the firmware repeats its report.
+                if firmware_slots.len() >= MAX_FIRMWARE_SLOTS || !firmware_slots.insert(slot.clone()) {
+                    continue;
+                }
                 let fatal = *firmware_fatal
                     .get_or_init(|| text.contains("Fatal PCIe error") || text.contains("Uncorrectable PCIe error"));
                 facts.push(
@@ -3464,6 +3470,9 @@ fn rdma_provider_not_built(file: &str, text: &str) -> Option<Fact> {
     })
 }
 
+/// The most slots one input's firmware reports are read for (a platform has a few dozen).
+const MAX_FIRMWARE_SLOTS: usize = 64;
+
 /// The kernel's RDMA providers and the Ethernet drivers of the same NICs (drivers/infiniband/hw/
 /// Kconfig): a configuration with the second and without the first has ports without verbs.
 const RDMA_PROVIDER_CONFIGS: [(&str, &str); 5] = [
@@ -4546,6 +4555,8 @@ mod tests {
             Some("unknown")
         );
         assert!(!parse("f", "PCIe Slot 5: empty\n").iter().any(|f| f.name == "pcie.aer_event"));
+        let repeated = parse("f", &"PCIe error detected Slot 5\n".repeat(3));
+        assert_eq!(repeated.iter().filter(|f| f.name == "pcie.aer_event").count(), 1, "{repeated:?}");
     }
 
     /// vllm-project/vllm#27196: NVSHMEM's IBGDA transport found no user access region left on the
