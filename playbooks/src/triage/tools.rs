@@ -725,9 +725,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // The aws-ofi-nccl tuner's refusal, read once (every rank prints it); whether the platform
     // firmware called a slot's PCIe error fatal (looked for once, at its first report).
     let mut tuner_read = false;
-    // Open MPI's queue pair refusal and a host's CPU topology warnings, read once an input.
+    // Open MPI's queue pair refusal, read once an input, and where the fact of a host's CPU
+    // topology warnings is.
     let mut queue_pair_read = false;
-    let mut topology_read = false;
+    let mut topology_warning: Option<usize> = None;
     // The slots a platform firmware reported a PCIe error for.
     let mut firmware_slots: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     // The NIC drivers found without their firmware file.
@@ -1738,15 +1739,29 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // node! ... Ignoring dependency.", under a WARNING with its call trace): the hypervisor's
             // view of caches and NUMA nodes, which Azure's HB- and N-series documentation says to
             // ignore. Cited, so the warning is not listed as an error no rule explains.
-            if (lower.contains("topology_sane")
-                || (lower.contains("llc-sibling cpu") && lower.contains("not on the same node")))
-                && !std::mem::replace(&mut topology_read, true)
+            // One fact, citing each warning (the kernel warns for every CPU whose sibling is on
+            // another node), up to a bound.
+            if lower.contains("topology_sane")
+                || (lower.contains("llc-sibling cpu") && lower.contains("not on the same node"))
             {
-                facts.push(
-                    Fact::new("kernel.cpu_topology_warning")
-                        .attr("meaning", "the hypervisor's CPU cache and NUMA topology; not a fault of GPUs or NICs")
-                        .evidence(evidence()),
-                );
+                match topology_warning {
+                    Some(at) => {
+                        if let Some(fact) = facts.get_mut(at).filter(|f| f.evidence.len() < MAX_TOPOLOGY_LINES) {
+                            fact.evidence.push(evidence());
+                        }
+                    }
+                    None => {
+                        topology_warning = Some(facts.len());
+                        facts.push(
+                            Fact::new("kernel.cpu_topology_warning")
+                                .attr(
+                                    "meaning",
+                                    "the hypervisor's CPU cache and NUMA topology; not a fault of GPUs or NICs",
+                                )
+                                .evidence(evidence()),
+                        );
+                    }
+                }
                 continue;
             }
             // The fabric manager refusing its own configuration at start-up ("fabric manager config
@@ -3470,6 +3485,9 @@ fn rdma_provider_not_built(file: &str, text: &str) -> Option<Fact> {
     })
 }
 
+/// The most lines of a virtual machine's CPU topology warnings one fact cites (one a CPU).
+const MAX_TOPOLOGY_LINES: usize = 256;
+
 /// The most slots one input's firmware reports are read for (a platform has a few dozen).
 const MAX_FIRMWARE_SLOTS: usize = 64;
 
@@ -4682,8 +4700,10 @@ mod tests {
     #[test]
     fn a_virtual_machines_cpu_topology_warning_azure_hb_known_issues() {
         let warning = "[  0.004000] WARNING: CPU: 4 PID: 0 at arch/x86/kernel/smpboot.c:376 topology_sane.isra.3+0x80/0x90\n[  0.004000] sched: CPU #4's llc-sibling CPU #0 is not on the same node! [node: 1 != 0]. Ignoring dependency.\n";
-        let found = parse("f", warning);
-        assert_eq!(found.iter().filter(|f| f.name == "kernel.cpu_topology_warning").count(), 1, "{found:?}");
+        let found = parse("f", &warning.repeat(2));
+        let cited: Vec<_> = found.iter().filter(|f| f.name == "kernel.cpu_topology_warning").collect();
+        assert_eq!(cited.len(), 1, "{found:?}");
+        assert_eq!(cited[0].evidence.len(), 4, "every warning line cited");
         let other = "[  5.000000] WARNING: CPU: 4 PID: 0 at drivers/pci/pci.c:100 pci_enable+0x80/0x90\n";
         assert!(!parse("f", other).iter().any(|f| f.name == "kernel.cpu_topology_warning"));
     }
