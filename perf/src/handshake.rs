@@ -131,7 +131,13 @@ fn decode<T: DeserializeOwned>(body: &[u8], peer: &str) -> Result<T, PerfError> 
 
 fn read_exact(stream: &mut TcpStream, buffer: &mut [u8], peer: &str, during: &'static str) -> Result<(), PerfError> {
     stream.read_exact(buffer).map_err(|source| match source.kind() {
-        std::io::ErrorKind::UnexpectedEof => PerfError::PeerClosed { peer: peer.into(), during },
+        // A peer process that exits with bytes it never read still in its socket is answered by its
+        // kernel with a reset, not a close (RFC 1122 4.2.2.13; tcp(7)): a killed rank whose peers had
+        // sent it a word reads as ECONNRESET on their side. Either way the peer is gone, and callers
+        // that name the rank that stopped (the collectives' departure words) must see it as such.
+        std::io::ErrorKind::UnexpectedEof
+        | std::io::ErrorKind::ConnectionReset
+        | std::io::ErrorKind::ConnectionAborted => PerfError::PeerClosed { peer: peer.into(), during },
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => PerfError::PeerSilent {
             peer: peer.into(),
             waited: stream.read_timeout().ok().flatten().unwrap_or_default(),
@@ -265,6 +271,25 @@ pub fn hello(parameters: &RunParameters, endpoints: Vec<serde_json::Value>, tick
 mod tests {
     use super::*;
     use crate::{Operation, TestKind};
+
+    /// A peer that exits without reading what was sent to it resets the connection; reading from it
+    /// then is the peer closed, as a plain close is (the collective test that killed rank 1 of three
+    /// guests had rank 0 read ECONNRESET on rank 1's control connection).
+    #[test]
+    fn a_peer_that_reset_the_connection_is_a_peer_closed() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let mut ours = TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+        let (theirs, _) = listener.accept().expect("accept");
+        ours.write_all(b"unread by the peer").expect("send");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(theirs);
+        ours.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
+        let error = read_message::<Frame>(&mut ours, "rank 1 (10.77.0.12)", "barrier").expect_err("the peer is gone");
+        assert!(
+            matches!(&error, PerfError::PeerClosed { peer, during: "barrier" } if peer == "rank 1 (10.77.0.12)"),
+            "{error:?}"
+        );
+    }
 
     #[test]
     fn frames_round_trip_as_json() {
