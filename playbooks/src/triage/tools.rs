@@ -163,6 +163,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "no usable listening interface",
             "gethostbyname failed",
             "communication error with rank",
+            "rdma connection establishment failed",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -728,6 +729,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Open MPI's queue pair refusal, read once an input, and where the fact of a host's CPU
     // topology warnings is.
     let mut queue_pair_read = false;
+    let mut storage_target_read = false;
     let mut topology_warning: Option<usize> = None;
     // The slots a platform firmware reported a PCIe error for.
     let mut firmware_slots: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
@@ -1804,6 +1806,29 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("text", format!("MPICH lost its TCP connection to a peer (\"{trimmed}\")"))
                         .evidence(evidence()),
                 );
+                continue;
+            }
+            // The kernel's NVMe over RDMA host unable to connect to its target ("nvme nvme0: rdma
+            // connection establishment failed (-110)", drivers/nvme/host/rdma.c, then "Failed
+            // reconnect attempt N"): the RDMA CM connect timed out (ETIMEDOUT), was refused or found
+            // no route, so the target cannot be reached over the fabric (a target gone, a path
+            // down). Read once an input: the host retries for as long as ctrl_loss_tmo allows.
+            if let Some(errno) = lower
+                .split("rdma connection establishment failed (")
+                .nth(1)
+                .and_then(|rest| rest.split(')').next())
+                .filter(|errno| ["-110", "-111", "-113"].contains(errno))
+            {
+                if !std::mem::replace(&mut storage_target_read, true) {
+                    facts.push(
+                        Fact::new("network.host_unreachable")
+                            .attr(
+                                "text",
+                                format!("the NVMe over RDMA host could not connect to its target (errno {errno})"),
+                            )
+                            .evidence(evidence()),
+                    );
+                }
                 continue;
             }
             // Open MPI's run-time (ORTE) unable to read the start-up data mpirun sent a rank ("ORTE_ERROR_LOG:
@@ -4783,6 +4808,17 @@ mod tests {
         assert!(parse("f", tcp).iter().any(|f| f.name == "network.host_unreachable"));
         let other = "MPIDI_OFI_handle_cq_error(1042): Communication error with rank 1\n";
         assert!(!parse("f", other).iter().any(|f| f.name == "network.host_unreachable"));
+    }
+
+    /// The linux-nvme list, 2019: an NVMe over RDMA host retrying a target that went away; read
+    /// once. A connect refused for another reason (an invalid argument) is not the network's.
+    #[test]
+    fn an_nvme_over_rdma_host_that_cannot_reach_its_target_linux_nvme_ea2bfa4d() {
+        let retries = "[  993.846221] nvme nvme0: rdma connection establishment failed (-110)\n[  993.856498] nvme nvme0: Failed reconnect attempt 1\n[ 1007.157953] nvme nvme0: rdma connection establishment failed (-110)\n";
+        let found = parse("f", retries);
+        assert_eq!(found.iter().filter(|f| f.name == "network.host_unreachable").count(), 1, "{found:?}");
+        let invalid = "[  993.846221] nvme nvme0: rdma connection establishment failed (-22)\n";
+        assert!(!parse("f", invalid).iter().any(|f| f.name == "network.host_unreachable"));
     }
 
     /// HabanaAI/Setup_and_Install's Health Screen example (heldout143): the cards of sys-9-05 with

@@ -52,12 +52,20 @@ fn error_words() -> &'static Regex {
             // line of its own where a paste wrapped NCCL's "Got completion from peer" report. The
             // kernel's report of a process a CPU trap killed ("traps: ib_send_lat[30527] trap stack
             // segment ip:... error:0 in librdmacm.so", arch/x86/kernel/traps.c do_trap) names a
-            // crash whose error code is no count.
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\btraps: \S+\[\d+\] trap )",
+            // crash whose error code is no count. A kernel-mode instruction pointer in a register
+            // dump ("RIP: 0010:ib_drain_rq+0x7/0x80 [ib_core]", arch/x86/kernel/dumpstack.c; code
+            // segment 0x10 is the kernel's) is printed only for an oops or a warning, which a poster
+            // may have cut above; and lib/refcount.c's "refcount_t: underflow; use-after-free." is
+            // a reference count gone wrong in a driver.
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))",
         )
         .expect("a fixed pattern compiles")
     })
 }
+
+/// The first lines of the kernel's dumps (kernel/panic.c __warn, mm and arch fault handlers'
+/// "BUG: " and "Oops: ", arch/x86/kernel/traps.c): a register dump follows each.
+const KERNEL_DUMP_HEADERS: [&str; 4] = ["WARNING: CPU: ", "BUG: ", "Oops: ", "general protection fault"];
 
 /// Whether a line reports a failure: an error word, and not a zero count ("port_rcv_errors: 0",
 /// "#wrong 0") or an INFO line of NCCL's (settings and choices, never failures by themselves).
@@ -265,6 +273,12 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
         if !spanning.is_empty() {
             lines.retain(|(_, line)| !warning_place(line).is_some_and(|at| spanning.contains(at)));
         }
+        // A kernel-mode instruction pointer ("RIP: 0010:...") is an error line for the dump whose
+        // header a poster cut; where the input holds a dump's header (a WARNING, BUG or Oops line),
+        // the pointer is that dump's, and the header speaks for it (or is explained, as above).
+        if text.contains("RIP: 0010:") && KERNEL_DUMP_HEADERS.iter().any(|header| text.contains(header)) {
+            lines.retain(|(_, line)| !line.contains("RIP: 0010:"));
+        }
         // A failure PyTorch's distributed stack is known to print is named with the part that
         // printed it (its message catalogue), not left as an unknown error line.
         // A port that another process holds (EADDRINUSE: "errno: 98 - Address already in use", a
@@ -446,6 +460,11 @@ mod tests {
             "[  350.898268] traps: ib_send_lat[30527] trap stack segment ip:7f374b039651 sp:7ffcf1ae0130 error:0 in librdmacm.so.1.2.29.0[7f374b030000+18000]"
         ));
         assert!(!looks_like_error("[    0.000000] traps: installing trap handlers"));
+        // The linux-nfs and linux-nvme lists: an oops cut to its register dump, and a reference
+        // count that went below zero. A process's own (user-mode) instruction pointer is not one.
+        assert!(looks_like_error("[ 2116.080990] RIP: 0010:ib_drain_rq+0x7/0x80 [ib_core]"));
+        assert!(looks_like_error("[65857.994862] refcount_t: underflow; use-after-free."));
+        assert!(!looks_like_error("[  703.192232] RIP: 0033:0x7fd660cddc60"));
     }
 
     #[test]
@@ -683,5 +702,12 @@ mod tests {
         let other = format!("{text}WARNING: CPU: 7 PID: 1 at kernel/irq/manage.c:2034 free_irq+0x59/0x70\n");
         let quoted = facts_of(&other).into_iter().find(|f| f.name == "input.error_lines").expect("quoted");
         assert_eq!(quoted.evidence.iter().map(|e| e.line).collect::<Vec<_>>(), [3]);
+        // The warning's register dump is the warning's: its instruction pointer is not a second
+        // error to quote.
+        let dump = format!("{text}RIP: 0010:mlx5_ib_post_send+0x59d/0x867 [mlx5_ib]\n");
+        assert!(!facts_of(&dump).iter().any(|f| f.name == "input.error_lines"), "{:?}", facts_of(&dump));
+        // The same pointer where the poster cut the dump's header is the error line.
+        let cut = "RIP: 0010:nvme_rdma_init_request+0x31/0x140 [nvme_rdma]\n";
+        assert!(facts_of(cut).iter().any(|f| f.name == "input.error_lines"));
     }
 }
