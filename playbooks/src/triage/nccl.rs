@@ -1738,6 +1738,15 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         // init.cc: two ranks of one communicator on the same CUDA device (NCCL refuses it; 2.31
         // says "Multiple Ranks are using the same GPU/Partition" and offers NCCL_MULTI_RANK_GPU_ENABLE).
         Fact::new("nccl.duplicate_gpu").host(host).attr("text", message)
+    } else if lower.contains("some pfn functions not found")
+        || (lower.starts_with("retrieve ") && lower.contains(" failed with "))
+    {
+        // misc/cudawrap.cc: the CUDA driver library the process loaded does not give NCCL the
+        // driver entry points every driver has ("Retrieve cuDeviceGet failed with 0 status 1":
+        // cudaGetDriverEntryPoint answered cudaDriverEntryPointSymbolNotFound): a library between
+        // the program and the driver (a GPU-sharing layer's libcuda, Project-HAMi/HAMi#1055) or a
+        // stub, which NCCL cannot run over.
+        Fact::new("nccl.internal").host(host).attr("text", message)
     } else if lower.starts_with("net/ofi unexpected ") {
         // aws-ofi-nccl's check of what a peer sent while connecting (tools.rs reads it pasted alone).
         Fact::new("nccl.internal").host(host).attr("text", message)
@@ -3513,5 +3522,20 @@ a:2:2 [1] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>
             .get("text")
             .is_some_and(|t| t.starts_with("NCCL could not load libibverbs, although") && t.contains("ib0")));
         assert!(facts(&log("eth0")).iter().all(|f| f.name != "rdma.device_missing"));
+    }
+
+    /// Project-HAMi/HAMi#1055 (tests/corpus): the CUDA library under NCCL lacks the driver's entry
+    /// points (a GPU-sharing layer's libcuda): NCCL cannot run over it.
+    #[test]
+    fn a_cuda_library_without_the_drivers_entry_points_is_internal() {
+        for line in [
+            "kebe-gpu-dev-0:11331:11331 [0] misc/cudawrap.cc:162 NCCL WARN Retrieve cuDeviceGet failed with 0 status 1\n",
+            "kebe-gpu-dev-0:6317:6317 [1] misc/cudawrap.cc:230 NCCL WARN CUDA some PFN functions not found in the library\n",
+        ] {
+            assert!(facts(line).iter().any(|f| f.name == "nccl.internal"), "{line}");
+        }
+        assert!(facts("h:1:1 [0] misc/cudawrap.cc:90 NCCL WARN cuDriverGetVersion failed with 34\n")
+            .iter()
+            .all(|f| f.name != "nccl.internal"));
     }
 }

@@ -21,7 +21,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let words = WORDS.get_or_init(|| {
         // Case-sensitive, in the forms the tools print: a case-insensitive scan of every input
         // costs several times more than finding literals.
-        regex::Regex::new(r"nvidia[_-]fs|cufio|DRIVER CONFIGURATION|nvfs|o2ib|LNet").expect("a fixed pattern compiles")
+        regex::Regex::new(r"nvidia[_-]fs|cufio|DRIVER CONFIGURATION|nvfs|o2ib|LNet|query intf")
+            .expect("a fixed pattern compiles")
     });
     if !words.is_match(text) {
         return Vec::new();
@@ -94,6 +95,26 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if let Some(reason) = reason {
             gds_off.get_or_insert_with(|| (reason.to_string(), evidence()));
             continue;
+        }
+        // lnetctl unable to configure a network on the interface it was given ("descr: \"couldn't
+        // query intf ib0\"", lnet/utils/lnetconfig/liblnetconfig.c: the interface's flags or address
+        // could not be read): the IPoIB interface LNet's o2ib network needs is not there or not up
+        // (stackhpc/ansible-slurm-appliance#561: lnet.service started before ib0 came up).
+        if let Some(interface) =
+            trimmed.split_once("couldn't query intf ").map(|(_, rest)| rest.trim_end_matches('"').trim())
+        {
+            if !interface.is_empty() {
+                facts.push(
+                    Fact::new("rdma.port_down")
+                        .attr("nic", interface)
+                        .attr("port", "its network interface")
+                        .attr("state", "not up: LNet could not query it")
+                        .attr("physical_state", "unknown")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
         }
         if let Some(peer) = lnet_peer_unreachable(trimmed) {
             facts.push(
@@ -192,5 +213,15 @@ mod tests {
         );
         // A TCP network of LNet is not this reading's.
         assert!(parse("k", "LNet: Timed out tx for 10.0.0.1@tcp: 4 seconds\n").is_empty());
+    }
+
+    /// stackhpc/ansible-slurm-appliance#561 (tests/corpus): lnetctl could not query the IPoIB
+    /// interface its o2ib network is on.
+    #[test]
+    fn lnetctl_unable_to_query_its_interface_is_that_interface_down() {
+        let text = "Feb 05 14:12:46 node lnetctl[3065]:       \tdescr: \"couldn't query intf ib0\"\n";
+        let facts = parse("k", text);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("rdma.port_down", Some("ib0")));
+        assert!(parse("k", "Feb 05 14:12:46 node lnetctl[3065]: add: net o2ib ib0\n").is_empty());
     }
 }

@@ -15,6 +15,14 @@ fn rare_phrases() -> &'static regex::Regex {
     PHRASES.get_or_init(|| {
         let phrases = [
             "n_gids_found=0",
+            "binding cm id to",
+            "rdma_bind_addr",
+            "mlnx_ofed_linux is intended for",
+            "ze_fd_manager",
+            "zememopenipchandle",
+            "zememgetipchandle",
+            "out of shared memory",
+            "with link time reference",
             "is joining a group with",
             "would read past end of buffer",
             "does not match system provider",
@@ -379,6 +387,18 @@ fn provider_the_loader_refused(line: &str) -> Option<&str> {
     (path.contains("/libibverbs/") || file.contains("-rdmav")).then_some(file)
 }
 
+/// The RDMA library a program cannot link to because it lacks a versioned symbol the program was
+/// built against (ld.so: "relocation error: .../libuct_ib.so.0: symbol mlx5dv_is_supported, version
+/// MLX5_1.8 not defined in file libmlx5.so.1 with link time reference"): the program was built on a
+/// host whose rdma-core (or MLNX_OFED) is newer than this one's. rdma-core versions its libraries'
+/// symbols (libibverbs.map, libmlx5.map: IBVERBS_1.x, MLX5_1.x), so the loader names the release.
+fn rdma_library_too_old(line: &str) -> Option<&str> {
+    let rest = line.split_once("not defined in file ")?.1;
+    let file = rest.split_whitespace().next()?;
+    let rdma = ["libmlx5", "libmlx4", "libibverbs", "librdmacm", "libefa", "libbnxt_re", "libibumad", "libfabric"];
+    (rest.contains("with link time reference") && rdma.iter().any(|name| file.starts_with(name))).then_some(file)
+}
+
 /// Whether a modprobe/modinfo line says a module of the RDMA stack was not found ("Module rdma_rxe
 /// not found").
 fn rdma_module_missing(line: &str) -> bool {
@@ -514,6 +534,23 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // ... failed: Resource temporarily unavailable"): mmap(2) of locked pages fails with EAGAIN
     // when the process would pass RLIMIT_MEMLOCK ("too much memory has been locked").
     (&["mmap of", "failed: resource temporarily unavailable"], "rdma.memlock"),
+    // A kernel consumer of the RDMA connection manager unable to bind its listener to an address
+    // with ENODEV (-19): rdma_bind_addr finds no RDMA device behind the interface that holds the
+    // address (drivers/infiniband/core/cma.c, cma_acquire_dev_by_src_ip), a plain Ethernet port.
+    // NVMe over Fabrics' target says "nvmet_rdma: binding CM ID to 10.0.0.185:4420 failed (-19)"
+    // (drivers/nvme/target/rdma.c; pkoutoupis/rapiddisk#145: an rxe device on the port mended it),
+    // iSER's and svcrdma's name the call itself.
+    (&["binding cm id to", "failed (-19)"], "rdma.device_missing"),
+    (&["rdma_bind_addr", "-19"], "rdma.device_missing"),
+    // MLNX_OFED's installer refusing a package built for another distribution release ("Error: The
+    // current MLNX_OFED_LINUX is intended for rhel7.5alternate", mlnxofedinstall; xcat2/xcat-core
+    // #4927): nothing of the RDMA stack was installed, so no device is usable after it.
+    (&["mlnx_ofed_linux is intended for"], "rdma.device_missing"),
+    // oneCCL's Level Zero IPC exchanging device file descriptors between the ranks of a node
+    // (ze_fd_manager.cpp, init_device_fds: "opendir failed: could not open device directory"): it
+    // reads /dev/dri/by-path, which a container given only --device=/dev/dri lacks
+    // (uxlfoundation/oneCCL#121), so no rank can open a peer's device memory.
+    (&["ze_fd_manager", "opendir failed"], "gpu.ipc_refused"),
 ];
 
 /// What NCCL's net plugin lacks, where the dynamic loader found the plugin but refused it for
@@ -709,6 +746,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A host bridge's address an interface listing shows (looked for once, at Open MPI's TCP
     // connect warning).
     let bridge_shown: std::cell::OnceCell<Option<(String, &'static str)>> = std::cell::OnceCell::new();
+    // Whether the input shows a script that is `ulimit -l` (looked for once, at a prompt that runs
+    // a script named for it).
+    let script_asks_memlock: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // The addresses of interfaces the input lists without a link (read once, on the first failed
     // TCP connection).
     let linkless: std::cell::OnceCell<BTreeMap<String, String>> = std::cell::OnceCell::new();
@@ -2071,8 +2111,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // not supported between these two devices"; driver_types.h) is the same refusal however
             // it is quoted (NCCL's "Cuda failure 217 '...'" in PyTorch's "Last error:"): the two
             // GPUs cannot map each other's memory, which NCCL's P2P transport needs.
+            // Level Zero's calls for the same (zeMemGetIpcHandle, zeMemOpenIpcHandle; oneCCL's
+            // "ze error at zeMemOpenIpcHandle, code: ZE_RESULT_ERROR_INVALID_ARGUMENT" where the
+            // platform gives the GPUs no peer-to-peer path, intel/llm-scaler#594).
             let ipc_call = lower.contains("ipcgetmemhandle")
                 || lower.contains("ipcopenmemhandle")
+                || lower.contains("zememgetipchandle")
+                || lower.contains("zememopenipchandle")
                 || lower.contains("cuda ipc handle");
             let call_failed = lower.contains("fail") || lower.contains("error") || failed_call_result(&lower);
             // Open MPI's cache of peers' GPU memory (opal/mca/rcache/rgpusm, the smcuda transport's
@@ -2218,7 +2263,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // file (/dev/shm, or the session directory under /tmp) is short ("It appears as if there
             // is not enough space for /tmp/openmpi-sessions-.../shared_window_688 (the shared-memory
             // backing file)", opal/mca/shmem/mmap's help text; the users list, 2014-11).
+            // PyTorch's DataLoader after a worker's SIGBUS ("DataLoader worker (pid 729) is killed by
+            // signal: Bus error. It is possible that dataloader's workers are out of shared memory",
+            // torch/utils/data/_utils/signal_handling.py) and torch's shared-memory files
+            // ("unable to write to file </torch_739_144252761_4>: No space left on device", the
+            // segments torch.multiprocessing creates in /dev/shm; logicalclocks/hopsworks#1557).
             if lower.contains("insufficient shared memory")
+                || lower.contains("workers are out of shared memory")
+                || (lower.contains("no space left on device") && lower.contains("</torch_"))
                 || (lower.contains("no space left on device") && (text.contains("SemLock") || lower.contains("shmget")))
                 || (lower.contains("not enough memory to write") && lower.contains("/dev/shm"))
                 || lower.contains("(the shared-memory backing")
@@ -2283,6 +2335,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         let iface = format!(
                             "{bridge} (its address {address} on this host, offered to Open MPI's TCP transport)"
                         );
+                        facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
+                    }
+                    continue;
+                }
+                // The warning's own "Message:" line names the address it dialled ("connect() to
+                // 192.168.122.1:1040 failed", open-mpi/ompi#6377): a host bridge's gateway there is
+                // the same fault, shown without the interface listing.
+                if let Some((address, bridge)) = lines_after(text, raw).take(8).find_map(|line| {
+                    let dialled = line.trim().strip_prefix("Message:")?.trim().strip_prefix("connect() to ")?;
+                    let address = dialled.split_whitespace().next()?.rsplit_once(':').map_or(dialled, |(a, _)| a);
+                    host_bridge(address).map(|bridge| (address.to_string(), bridge))
+                }) {
+                    if !std::mem::replace(&mut tcp_warning_read, true) {
+                        let iface = format!("{bridge} (its gateway {address}, offered to Open MPI's TCP transport)");
                         facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
                     }
                     continue;
@@ -2400,6 +2466,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // ld.so's message for a library built against a newer C library): libibverbs cannot
             // load the user-space driver of the device, so no RDMA device opens, as when the
             // provider is absent. A host's provider mounted into an older container does this.
+            // A program built against a newer rdma-core than this host's (open-mpi's and UCX's
+            // builds on a login node whose MLNX_OFED differs from the compute nodes',
+            // openucx/ucx#5469): the build host's libraries and this host's do not match.
+            if let Some(library) = rdma_library_too_old(trimmed) {
+                let symbol = trimmed.split_once("symbol ").map_or(trimmed, |(_, rest)| rest);
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "RDMA libraries of the build host and of this host")
+                        .attr("values", format!("{library} here lacks what the program was built against ({symbol})"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             if let Some(provider) = provider_the_loader_refused(trimmed) {
                 facts.push(
                     Fact::new("rdma.device_missing")
@@ -2657,16 +2736,30 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // maximum size that may be locked into memory"), as a job's environment shows it (the Open
         // MPI list, 2014-06: 64 inside Torque's jobs, unlimited over ssh). `ulimit -l unlimited` sets
         // the limit and shows nothing.
-        if trimmed.ends_with(" ulimit -l") || trimmed == "ulimit -l" {
-            let answer = lines_after(text, raw).next().map(str::trim).unwrap_or("");
-            let soft = match answer {
-                "unlimited" => Some(None),
-                number => number.parse::<u64>().ok().map(|kib| Some(kib.saturating_mul(1024))),
-            };
-            if let Some(soft) = soft {
+        // A launcher's tasks asked the same (`srun -N2 bash -c 'ulimit -l'`, or a script the
+        // input shows to be `ulimit -l`) answer a line each: the limit the jobs get, which is the
+        // launching daemon's, not the login shell's (omnivector-solutions/snap-slurm#83: slurmd's
+        // unit without LimitMEMLOCK gave every task 16384 where limits.conf said unlimited).
+        let at_prompt = trimmed.starts_with("$ ");
+        let asks_tasks = at_prompt
+            && !trimmed.ends_with(" ulimit -l")
+            && (trimmed.contains("ulimit -l")
+                || (trimmed.contains("ulimit")
+                    && !trimmed.contains("ulimit -")
+                    && *script_asks_memlock.get_or_init(|| text.lines().any(|line| line.trim() == "ulimit -l"))));
+        if trimmed.ends_with(" ulimit -l") || trimmed == "ulimit -l" || asks_tasks {
+            let answers =
+                lines_after(text, raw).take(if asks_tasks { 64 } else { 1 }).map(str::trim).map_while(|answer| {
+                    match answer {
+                        "unlimited" => Some((answer, None)),
+                        number => number.parse::<u64>().ok().map(|kib| (answer, Some(kib.saturating_mul(1024)))),
+                    }
+                });
+            for (answer, soft) in answers {
                 if memlock_too_low(soft) {
                     let text = format!("ulimit -l: {answer} KiB");
                     facts.push(Fact::new("host.memlock_low").attr("text", text).evidence(evidence()));
+                    break;
                 }
             }
             continue;
@@ -5320,5 +5413,80 @@ mod tests {
         let log = "allocated GPU buffer address at 000001030b000000\ncuMemAlloc() of a 131072 bytes GPU buffer\nCouldn't register MR\n";
         assert!(parse("f", log).iter().any(|f| f.name == "nccl.gdr_disabled"));
         assert!(!parse("f", "Couldn't register MR\n").iter().any(|f| f.name == "nccl.gdr_disabled"));
+    }
+
+    /// Heldout227-234 (tests/corpus): readings whose words name one fault each, with a near miss.
+    #[test]
+    fn worded_refusals_of_devices_memory_and_libraries_name_their_fault() {
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        // pkoutoupis/rapiddisk#145: NVMe-oF's target bound to a port with no RDMA device (ENODEV).
+        assert_eq!(
+            names("[ 3664.472868] nvmet_rdma: binding CM ID to 10.0.0.185:4420 failed (-19)\n"),
+            ["rdma.device_missing"]
+        );
+        assert!(names("nvmet_rdma: binding CM ID to 10.0.0.185:4420 failed (-98)\n")
+            .iter()
+            .all(|n| n != "rdma.device_missing"));
+        // xcat2/xcat-core#4927: MLNX_OFED's installer refusing a package for another release.
+        assert_eq!(
+            names("c910f03c01p10: Error: The current MLNX_OFED_LINUX is intended for rhel7.5alternate\n"),
+            ["rdma.device_missing"]
+        );
+        // uxlfoundation/oneCCL#121 and intel/llm-scaler#594: Level Zero IPC refused.
+        assert_eq!(
+            names("RuntimeError: oneCCL: ze_fd_manager.cpp:143 init_device_fds: EXCEPTION: opendir failed: could not open device directory\n"),
+            ["gpu.ipc_refused"]
+        );
+        assert_eq!(
+            names("[rank0]: RuntimeError: oneCCL: ze_call.cpp:28 do_call: EXCEPTION: ze error at zeMemOpenIpcHandle, code: ZE_RESULT_ERROR_INVALID_ARGUMENT\n"),
+            ["gpu.ipc_refused"]
+        );
+        assert!(names("oneCCL: ze_call.cpp:28 do_call: zeMemOpenIpcHandle returned ZE_RESULT_SUCCESS\n").is_empty());
+        // logicalclocks/hopsworks#1557: DataLoader workers and torch's segments out of /dev/shm.
+        let bus = "RuntimeError: DataLoader worker (pid 729) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n";
+        assert_eq!(names(bus), ["process.shm_full"]);
+        let segment = "RuntimeError: unable to write to file </torch_739_144252761_4>: No space left on device (28)\n";
+        assert_eq!(names(segment), ["process.shm_full"]);
+        assert!(
+            names("RuntimeError: unable to write to file </data/ckpt_4>: No space left on device (28)\n").is_empty()
+        );
+        // openucx/ucx#5469: UCX built against a newer rdma-core than the compute node's.
+        let relocation = "./a.out: relocation error: /opt/ucx/lib/ucx/libuct_ib.so.0: symbol mlx5dv_is_supported, version MLX5_1.8 not defined in file libmlx5.so.1 with link time reference\n";
+        let facts = parse("f", relocation);
+        assert_eq!(
+            (facts[0].name.as_str(), facts[0].get("what")),
+            ("peers.mismatch", Some("RDMA libraries of the build host and of this host"))
+        );
+        assert!(names(&relocation.replace("libmlx5.so.1", "libfoo.so.1")).is_empty());
+    }
+
+    /// omnivector-solutions/snap-slurm#83 (tests/corpus): the tasks of a launcher answer `ulimit -l`
+    /// a line each; the login shell's unlimited is not theirs.
+    #[test]
+    fn a_launchers_tasks_answering_ulimit_show_the_limit_jobs_get() {
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        let tasks = "$ ulimit -l\nunlimited\n\n$ srun -N2 ./ulimit.sh \n16384\n16384\n\n$ cat ulimit.sh \nulimit -l\n";
+        assert_eq!(names(tasks), ["host.memlock_low"]);
+        assert_eq!(names("$ srun -N2 bash -c 'ulimit -l'\n65536\n64\n"), ["host.memlock_low"]);
+        assert!(names("$ srun -N2 bash -c 'ulimit -l'\nunlimited\nunlimited\n").is_empty());
+        // A script of another limit is not read as the locked-memory one.
+        assert!(names("$ srun -N2 ./ulimit.sh\n1024\n1024\n$ cat ulimit.sh\nulimit -n\n").is_empty());
+        assert!(names("$ srun -N2 bash -c 'ulimit -n'\n1024\n").is_empty());
+    }
+
+    /// open-mpi/ompi#6377 (tests/corpus): Open MPI's TCP connect warning whose own "Message:" line
+    /// dialled a host bridge's gateway, without the interface listing.
+    #[test]
+    fn an_open_mpi_connect_warning_to_a_bridge_gateway_is_the_interface_choice() {
+        let warning = "WARNING: Open MPI failed to TCP connect to a peer MPI process.  This\nshould not happen.\n\n  Local host: node1\n  PID:        40348\n  Message:    connect() to 192.168.122.1:1040 failed\n  Error:      Operation now in progress (115)\n";
+        let facts = parse("f", warning);
+        assert!(
+            facts
+                .iter()
+                .any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface").is_some_and(|i| i.contains("virbr0"))),
+            "{facts:?}"
+        );
+        let elsewhere = warning.replace("192.168.122.1", "10.0.0.7");
+        assert!(parse("f", &elsewhere).iter().all(|f| f.name != "nccl.socket_iface_suspect"));
     }
 }

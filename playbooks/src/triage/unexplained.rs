@@ -354,11 +354,18 @@ pub fn unused_error_lines(facts: &[&Fact]) -> Option<Fact> {
 /// A catalogued PyTorch failure: `pytorch.error` with its family; a store or socket that could not
 /// reach its peer is also `pytorch.store_unreachable` (the rendezvous host or port is not reachable),
 /// unless it was only a warning of a client that retries (c10d logs its retried connects at level
-/// W, "[W socket.cpp:601]" or "[W1127 08:55:12.9 socket.cpp:...]") and the rendezvous completed.
+/// W, "[W socket.cpp:601]" or "[W1127 08:55:12.9 socket.cpp:...]") and the rendezvous completed, or
+/// of one address family the client could not use.
 fn torch_fact(entry: &super::catalogue::TorchEntry, evidence: Evidence, rendezvous_done: bool) -> Fact {
     let family = super::catalogue::torch_family(entry.file);
     let lower = entry.message.to_ascii_lowercase();
-    let retried = rendezvous_done && is_warning(&evidence.text);
+    // A client that could not open a socket of one address family (errno 97, EAFNOSUPPORT: "The
+    // client socket cannot be initialized to connect to [host]:23456 (errno: 97 - Address family
+    // not supported by protocol)") tries the host's next address: c10d resolves the name to IPv6
+    // and IPv4 addresses and warns for each it cannot use (socket.cpp), so the warning alone
+    // says nothing of reaching the store.
+    let other_family = evidence.text.to_ascii_lowercase().contains("address family not supported");
+    let retried = (rendezvous_done || other_family) && is_warning(&evidence.text);
     // A read on a socket that is connected ("waitForInput: socket SocketImpl(fd=71, addr=...,
     // remote=[localhost]:29500) timed out after 600000ms", socket.cpp) reached the store: it is a
     // wait for a key that another rank has not set yet, which is a rank behind, not an address out
@@ -423,7 +430,10 @@ fn kernel_stamps(line: &str) -> usize {
 fn is_warning(line: &str) -> bool {
     line.match_indices("[W").any(|(at, _)| {
         let rest = &line[at + 2..];
-        rest.starts_with(' ') || rest.chars().take(4).filter(char::is_ascii_digit).count() == 4
+        // c10's logger writes the month without its leading zero ("[W430 02:53:53.854 socket.cpp:757]",
+        // 30 April), glog's with it ("[W1127 08:55:12.9 ...]").
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        rest.starts_with(' ') || (digits == 4 || (digits == 3 && rest.as_bytes().get(3) == Some(&b' ')))
     })
 }
 
@@ -709,5 +719,22 @@ mod tests {
         // The same pointer where the poster cut the dump's header is the error line.
         let cut = "RIP: 0010:nvme_rdma_init_request+0x31/0x140 [nvme_rdma]\n";
         assert!(facts_of(cut).iter().any(|f| f.name == "input.error_lines"));
+    }
+
+    /// MLPerf Training v5.0 (MangoBoost, heldout233): c10d's client warns for an address family the
+    /// host lacks (errno 97) and goes on with the next address; c10's logger writes April 30 as
+    /// "[W430 ...". A refused connect at level E is still the store out of reach.
+    #[test]
+    fn a_client_warning_for_an_address_family_it_lacks_is_no_unreachable_store() {
+        let family = "[W430 02:53:53.854827901 socket.cpp:757] [c10d] The client socket cannot be initialized to connect to [ai3.mbk.ifra]:23456 (errno: 97 - Address family not supported by protocol).\n";
+        assert!(facts_of(family).iter().all(|f| f.name != "pytorch.store_unreachable"));
+        let refused = family
+            .replace("[W430", "[E430")
+            .replace("errno: 97 - Address family not supported by protocol", "errno: 111 - Connection refused");
+        assert!(facts_of(&refused).iter().any(|f| f.name == "pytorch.store_unreachable"));
+        assert!(
+            is_warning("[W430 02:53:53.854827901 socket.cpp:757]") && is_warning("[W1127 08:55:12.9 socket.cpp:1]")
+        );
+        assert!(!is_warning("[W43 x]") && !is_warning("[Worker 3]"));
     }
 }
