@@ -8,7 +8,6 @@
 //! rises a step for each `strengthened_by` pattern that matches and falls a step for each
 //! `weakened_by` one. A `fallback` rule fires only when no other rule did.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -635,9 +634,12 @@ impl Playbook {
 
     /// The embedded playbooks, with those in `dir` (`*.toml`) replacing embedded ones of the same name
     /// and adding new ones: operators extend the rules without rebuilding.
+    ///
+    /// The embedded playbooks keep their order (a replaced one its place), and added ones follow in
+    /// their files' order: triage breaks a tie between diagnoses of equal confidence and evidence
+    /// by that order, so the binary ranks as the corpus test measures.
     pub fn load(dir: Option<&Path>) -> Result<Vec<Playbook>, PlaybookError> {
-        let mut playbooks: BTreeMap<String, Playbook> =
-            Playbook::embedded().into_iter().map(|p| (p.name.clone(), p)).collect();
+        let mut playbooks = Playbook::embedded();
         if let Some(dir) = dir {
             let entries =
                 std::fs::read_dir(dir).map_err(|source| PlaybookError::ReadDir { path: dir.to_path_buf(), source })?;
@@ -650,10 +652,13 @@ impl Playbook {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|source| PlaybookError::Read { path: path.clone(), source })?;
                 let playbook = Playbook::from_toml(&text, &path.display().to_string())?;
-                playbooks.insert(playbook.name.clone(), playbook);
+                match playbooks.iter_mut().find(|p| p.name == playbook.name) {
+                    Some(embedded) => *embedded = playbook,
+                    None => playbooks.push(playbook),
+                }
             }
         }
-        Ok(playbooks.into_values().collect())
+        Ok(playbooks)
     }
 
     /// The playbook as a runbook an engineer reads: each cause, what shows it, and what to do.
@@ -906,5 +911,26 @@ next_steps = ["ssh {host}"]"#,
     fn a_rule_that_always_fires_is_rejected() {
         let text = "name = \"p\"\ntitle = \"t\"\ndescription = \"d\"\n[[rule]]\nid = \"r\"\ncause = \"c\"\nconfidence = \"low\"\nnext_steps = []\n";
         assert!(matches!(Playbook::from_toml(text, "p.toml"), Err(PlaybookError::Invalid { .. })));
+    }
+
+    /// Triage breaks ties by playbook order, so the binary (which loads) and the corpus test (which
+    /// takes the embedded playbooks) must see one order: a replaced playbook keeps its place and an
+    /// added one comes after.
+    #[test]
+    fn loaded_playbooks_keep_the_embedded_order() {
+        let names = |playbooks: &[Playbook]| playbooks.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        let embedded = names(&Playbook::embedded());
+        let loaded = Playbook::load(None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(names(&loaded), embedded);
+        let dir = std::env::temp_dir().join(format!("fabricdoctor-playbook-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let site = "name = \"a-site\"\ntitle = \"t\"\ndescription = \"d\"\n[[rule]]\nid = \"site-rule\"\ncause = \"c\"\nconfidence = \"low\"\nany_of = [\"nccl.wc_error\"]\nnext_steps = []\n";
+        std::fs::write(dir.join("a-site.toml"), site).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("nccl-slow.toml"), EMBEDDED[1].1).unwrap_or_else(|e| panic!("{e}"));
+        let loaded = Playbook::load(Some(&dir));
+        std::fs::remove_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let mut expected = embedded.clone();
+        expected.push("a-site".to_string());
+        assert_eq!(names(&loaded.unwrap_or_else(|e| panic!("{e}"))), expected);
     }
 }
