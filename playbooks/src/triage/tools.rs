@@ -15,6 +15,8 @@ fn rare_phrases() -> &'static regex::Regex {
     PHRASES.get_or_init(|| {
         let phrases = [
             "n_gids_found=0",
+            "link detected: no",
+            "no-carrier",
             "binding cm id to",
             "rdma_bind_addr",
             "mlnx_ofed_linux is intended for",
@@ -385,6 +387,21 @@ fn provider_the_loader_refused(line: &str) -> Option<&str> {
     let (_, path) = loader_refused(line)?;
     let file = path.rsplit('/').next()?;
     (path.contains("/libibverbs/") || file.contains("-rdmav")).then_some(file)
+}
+
+/// The interface an `ip link` line shows set up without a carrier ("7: net04: <NO-CARRIER,BROADCAST,
+/// MULTICAST,UP> mtu 1500 ... state DOWN"): its name, without the peer a veth names after '@'. The
+/// interface's index may be gone where a launcher's "7: " label was taken for one and stripped.
+fn ip_link_without_carrier(line: &str) -> Option<&str> {
+    let line = match line.split_once(": ") {
+        Some((index, rest)) if !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => line,
+    };
+    let (name, rest) = line.split_once(": <")?;
+    let (flags, after) = rest.split_once('>')?;
+    let flags = flags.split(',').collect::<Vec<_>>();
+    let ip_link = after.trim_start().starts_with("mtu ") && !name.is_empty() && !name.contains(' ');
+    (ip_link && flags.contains(&"NO-CARRIER") && flags.contains(&"UP")).then(|| name.split('@').next().unwrap_or(name))
 }
 
 /// The RDMA library a program cannot link to because it lacks a versioned symbol the program was
@@ -784,9 +801,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // rows of each, so P2P writes can be set against copies staged through host memory.
     let mut p2p_bandwidth: Option<(bool, bool)> = None;
     let mut bandwidth_rows: BandwidthMatrices = BTreeMap::new();
+    // The interface whose ethtool settings the lines below are ("Settings for eno1:"), and the
+    // interfaces already reported without a link (each once, however often the input shows it).
+    let mut ethtool_interface: Option<&str> = None;
+    let mut linkless_interfaces: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
+        // ethtool(8) without options prints an interface's settings under "Settings for <name>:".
+        if let Some(name) = trimmed.strip_prefix("Settings for ").and_then(|rest| rest.strip_suffix(':')) {
+            ethtool_interface = Some(name);
+            continue;
+        }
         if trimmed.starts_with("P2P=") && trimmed.contains("Matrix") {
             p2p_latency = (trimmed.starts_with("P2P=Enabled Latency") && trimmed.contains("(us)")).then(evidence);
             p2p_bandwidth = None;
@@ -1918,6 +1944,30 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .collect();
                 let device = if ports.is_empty() { "the ports the check named".to_string() } else { ports.join(", ") };
                 facts.push(Fact::new("pcie.acs_redirect").attr("device", device).evidence(evidence()));
+                continue;
+            }
+            // An interface without a link as Linux's tools show it: ethtool's "Link detected: no"
+            // under the interface's settings (the driver's link state, ETHTOOL_GLINK), and ip-link's
+            // flags of an interface set up without a carrier ("7: net04: <NO-CARRIER,BROADCAST,
+            // MULTICAST,UP> ... state DOWN": IFF_UP without a carrier, ip-link(8)). The port is
+            // enabled and nothing links on it (intel-wired-lan, 2024-05: an X553 that no longer
+            // trained with its switch).
+            let no_link = match (lower.as_str(), ethtool_interface) {
+                ("link detected: no", Some(interface)) => Some((interface, "no link (ethtool: Link detected: no)")),
+                _ => ip_link_without_carrier(trimmed)
+                    .map(|interface| (interface, "no carrier (ip link: set up, no link)")),
+            };
+            if let Some((interface, state)) = no_link {
+                if linkless_interfaces.insert(interface.to_string()) {
+                    facts.push(
+                        Fact::new("rdma.port_down")
+                            .attr("nic", interface)
+                            .attr("port", "its network interface")
+                            .attr("state", state)
+                            .attr("physical_state", "unknown")
+                            .evidence(evidence()),
+                    );
+                }
                 continue;
             }
             // FreeBSD's ifconfig of an interface without a link ("status: no carrier"), to which
@@ -5488,5 +5538,29 @@ mod tests {
         );
         let elsewhere = warning.replace("192.168.122.1", "10.0.0.7");
         assert!(parse("f", &elsewhere).iter().all(|f| f.name != "nccl.socket_iface_suspect"));
+    }
+
+    /// intel-wired-lan, 2024-05 (heldout235) and the E810 dual-rate optic (heldout176): an
+    /// interface set up without a link, as ethtool and ip link show it.
+    #[test]
+    fn an_interface_without_a_link_is_a_port_down() {
+        let port = |text: &str| {
+            parse("f", text)
+                .into_iter()
+                .find(|f| f.name == "rdma.port_down")
+                .and_then(|f| f.get("nic").map(str::to_string))
+        };
+        let ethtool = "Settings for eno1:\n\tSupported ports: [ FIBRE ]\n\tSpeed: Unknown!\n\tLink detected: no\n";
+        assert_eq!(port(ethtool).as_deref(), Some("eno1"));
+        assert_eq!(port(&ethtool.replace("Link detected: no", "Link detected: yes")), None);
+        // Without the header the interface is not known, and nothing is said.
+        assert_eq!(port("\tLink detected: no\n"), None);
+        let ip = "7: net04: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT group default qlen 1000\n";
+        assert_eq!(port(ip).as_deref(), Some("net04"));
+        assert_eq!(port(&ip.replacen("7: ", "", 1)).as_deref(), Some("net04"));
+        // Set down by its administrator, or up with a carrier: no fault of the link.
+        assert_eq!(port(&ip.replace(",UP>", ">")), None);
+        assert_eq!(port(&ip.replace("NO-CARRIER,", "")), None);
+        assert_eq!(port("peer: <NO-CARRIER,UP> is what the flags said\n"), None);
     }
 }
