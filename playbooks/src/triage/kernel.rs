@@ -425,6 +425,9 @@ fn firmware_aer_phrases() -> &'static regex::Regex {
 pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     let mut link_downs: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    // Whether every IOMMU fault the input shows is one of interrupt remapping (looked for once, at
+    // the first DMAR line).
+    let interrupt_faults_only: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let mut link_ups: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     // PCI devices whose driver probe this log holds ("mlx5_core 0000:1b:00.1: firmware version:
     // 22.38.1002"): the log covers their start.
@@ -661,6 +664,20 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
+        // POWER's Enhanced Error Handling freezing a partitionable endpoint ("EEH: Frozen PHB#2-PE#fd
+        // detected", arch/powerpc/kernel/eeh.c eeh_dev_check_failure): the host bridge stopped the
+        // device's MMIO and DMA on a PCIe error, as an uncorrected AER error would, until EEH
+        // recovers (resets) it; the bridge's own register dump shows the error.
+        if let Some(endpoint) = raw.split_once("EEH: Frozen ").and_then(|(_, rest)| rest.split_whitespace().next()) {
+            facts.push(
+                Fact::new("pcie.aer_event")
+                    .attr("severity", "uncorrected")
+                    .attr("device", format!("the endpoint {endpoint} (frozen by EEH)"))
+                    .host(&host)
+                    .evidence(evidence()),
+            );
+            continue;
+        }
         // A process killed inside NCCL (arch/x86/mm/fault.c show_signal_msg: "comm[pid]: segfault at
         // ADDR ip ... error N in libnccl.so.2[...]"): NCCL itself crashed, whatever its peers log next.
         if (lower.contains("segfault at")
@@ -714,7 +731,15 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // driver's own word that it could not map one GPU's memory for another through the IOMMU
         // ("NVRM: IOMMU mapping failed from GPU1 to GPU0"): peer-to-peer traffic is remapped, and
         // the peer access CUDA asks for fails.
-        if (lower.contains("dmar:") && lower.contains("fault"))
+        // VT-d's interrupt remapping reports its own faults through the same unit ("DMAR: [INTR-REMAP]
+        // Request device [42:00.2] fault index 1600 [fault reason 37] Blocked a compatibility format
+        // interrupt request", drivers/iommu/intel/dmar.c): an interrupt the table refused, no DMA,
+        // so nothing of peer-to-peer traffic. Where the input shows only those, the unit's "DRHD:
+        // handling fault status reg" lines before them are theirs too.
+        let interrupt_remapping = lower.contains("dmar:")
+            && (lower.contains("[intr-remap]")
+                || *interrupt_faults_only.get_or_init(|| text.contains("[INTR-REMAP]") && !text.contains("[DMA ")));
+        if (lower.contains("dmar:") && lower.contains("fault") && !interrupt_remapping)
             || lower.contains("io_page_fault")
             || (lower.contains("smmu") && lower.contains("fault"))
             || (raw.contains("NVRM")
@@ -1541,5 +1566,25 @@ mod tests {
         assert!(parse_kernel("f", text).iter().all(|f| f.name != "gpu.lost"));
         let placed = "[    1.403889] pci 0000:01:00.0: BAR 1: assigned [mem 0x2000000000-0x3fffffffff 64bit pref]\n[   26.946648] NVRM: GPU 0000:06:00.0: RmInitAdapter failed! (0x22:0xffff:662)\n";
         assert!(parse_kernel("f", placed).iter().any(|f| f.name == "gpu.lost"));
+    }
+
+    /// Kernel bugzilla 206123 and linuxppc-dev 2025-04 (heldout237): POWER's EEH freezing an
+    /// endpoint is the PCIe error it stopped.
+    #[test]
+    fn an_endpoint_frozen_by_eeh_is_an_uncorrected_pcie_error() {
+        let frozen = "[13860.157868] EEH: Frozen PHB#2-PE#fd detected\n";
+        let facts = parse_kernel("f", frozen);
+        assert_eq!((facts[0].name.as_str(), facts[0].get("severity")), ("pcie.aer_event", Some("uncorrected")));
+        assert!(facts[0].get("device").is_some_and(|d| d.contains("PHB#2-PE#fd")));
+        assert!(parse_kernel("f", "[  140.100001] EEH: PE location: N/A, PHB location: N/A\n").is_empty());
+    }
+
+    /// iommu list, 2020-11 (heldout236): VT-d's interrupt remapping faults are no DMA of a peer.
+    #[test]
+    fn interrupt_remapping_faults_are_not_peer_to_peer_faults() {
+        let interrupts = "DMAR: DRHD: handling fault status reg 2\nDMAR: [INTR-REMAP] Request device [42:00.2] fault index 1600 [fault reason 37] Blocked a compatibility format interrupt request\n";
+        assert!(parse_kernel("f", interrupts).iter().all(|f| f.name != "iommu.fault"));
+        let dma = "DMAR: DRHD: handling fault status reg 2\nDMAR: [DMA Read] Request device [3b:00.0] PASID ffffffff fault addr 7f8c1000 [fault reason 06] PTE Read access is not set\n";
+        assert_eq!(parse_kernel("f", dma).iter().filter(|f| f.name == "iommu.fault").count(), 2);
     }
 }
