@@ -404,6 +404,35 @@ fn ip_link_without_carrier(line: &str) -> Option<&str> {
     (ip_link && flags.contains(&"NO-CARRIER") && flags.contains(&"UP")).then(|| name.split('@').next().unwrap_or(name))
 }
 
+/// Whether an interface is a host's software device rather than a port: a bridge, a veth or tunnel
+/// end, a container network's. Docker's bridge with no container on it, for one, is set up without
+/// a carrier on every host that runs Docker ("docker0: <NO-CARRIER,BROADCAST,MULTICAST,UP>").
+fn virtual_interface(name: &str) -> bool {
+    const SOFTWARE: [&str; 20] = [
+        "lo",
+        "docker",
+        "br-",
+        "br",
+        "virbr",
+        "veth",
+        "cni",
+        "flannel",
+        "cali",
+        "vxlan",
+        "tun",
+        "tap",
+        "kube",
+        "weave",
+        "vnet",
+        "dummy",
+        "wg",
+        "tailscale",
+        "zt",
+        "podman",
+    ];
+    SOFTWARE.iter().any(|prefix| name.starts_with(prefix))
+}
+
 /// The RDMA library a program cannot link to because it lacks a versioned symbol the program was
 /// built against (ld.so: "relocation error: .../libuct_ib.so.0: symbol mlx5dv_is_supported, version
 /// MLX5_1.8 not defined in file libmlx5.so.1 with link time reference"): the program was built on a
@@ -1957,7 +1986,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 _ => ip_link_without_carrier(trimmed)
                     .map(|interface| (interface, "no carrier (ip link: set up, no link)")),
             };
-            if let Some((interface, state)) = no_link {
+            if let Some((interface, state)) = no_link.filter(|(interface, _)| !virtual_interface(interface)) {
                 if linkless_interfaces.insert(interface.to_string()) {
                     facts.push(
                         Fact::new("rdma.port_down")
@@ -5562,5 +5591,8 @@ mod tests {
         assert_eq!(port(&ip.replace(",UP>", ">")), None);
         assert_eq!(port(&ip.replace("NO-CARRIER,", "")), None);
         assert_eq!(port("peer: <NO-CARRIER,UP> is what the flags said\n"), None);
+        // A host's own bridge without a container on it has no carrier either: no port is down.
+        assert_eq!(port("3: docker0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state DOWN\n"), None);
+        assert_eq!(port("Settings for virbr0:\n\tLink detected: no\n"), None);
     }
 }
