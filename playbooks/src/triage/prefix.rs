@@ -149,6 +149,22 @@ const DRIVERS_WITH_DIGITS: [&str; 13] = [
     "qla2xxx",
 ];
 
+/// Whether a line is `ip link`'s or `ip addr`'s heading of an interface ("7: net04: <BROADCAST,UP>
+/// mtu 1500 ...", ip-link(8)): an index, a name, its flags in angle brackets, then its MTU.
+fn interface_heading(line: &str) -> bool {
+    let Some((index, rest)) = line.split_once(": ") else {
+        return false;
+    };
+    let Some((name, rest)) = rest.split_once(": <") else {
+        return false;
+    };
+    !index.is_empty()
+        && index.bytes().all(|b| b.is_ascii_digit())
+        && !name.is_empty()
+        && !name.contains(' ')
+        && rest.split_once('>').is_some_and(|(_, after)| after.trim_start().starts_with("mtu "))
+}
+
 /// A pdsh/clush label at the start of `text` ("node7: "), and the host it names.
 fn host_label(text: &str) -> Option<regex::Captures<'_>> {
     // Most lines are no label at all: the match alone is cheaper than its captures.
@@ -174,6 +190,12 @@ impl Prefixes {
         for (raw, stripped) in lines.filter(|(raw, _)| !raw.trim().is_empty()) {
             count += 1;
             let stripped = stripped.as_ref();
+            // `ip link` and `ip addr` head each interface with its index and name ("7: net04:
+            // <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 ..."), which look like srun's task and
+            // pdsh's host labels and are half of such a listing's lines: they are the output itself.
+            if interface_heading(stripped) {
+                continue;
+            }
             let task = patterns.task_label.find(stripped);
             // Labels stack: `srun -l` over a pdsh-labelled log gives "3: node2: ...".
             let after_task = task.map_or(stripped, |m| &stripped[m.end()..]);
@@ -430,5 +452,15 @@ mod tests {
         assert_eq!(strip("\tLnkSta: Speed 8GT/s, Width x8\n"), vec!["\tLnkSta: Speed 8GT/s, Width x8"]);
         // A timestamp takes one space with it, not the indentation that nests nvidia-smi -q's sections.
         assert_eq!(strip("2026-05-01T10:00:01Z         Summary : Unhealthy\n"), vec!["        Summary : Unhealthy"]);
+    }
+
+    /// `ip link` heads each interface with its index and name, half of the listing's lines: they
+    /// are the output, not srun's and pdsh's labels.
+    #[test]
+    fn an_interface_listing_keeps_its_indexes_and_names() {
+        let listing = "7: net04: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT group default qlen 1000\n    link/ether b4:83:51:27:8d:44 brd ff:ff:ff:ff:ff:ff\n8: net05: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP\n    link/ether b4:83:51:27:8d:45 brd ff:ff:ff:ff:ff:ff\n";
+        assert_eq!(strip(listing)[0], listing.lines().next().unwrap_or_default());
+        // A launcher's labels over other output are still labels.
+        assert_eq!(strip("3: node2: NCCL WARN x\n4: node2: NCCL WARN y\n")[0], "NCCL WARN x");
     }
 }
