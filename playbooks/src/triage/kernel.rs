@@ -428,6 +428,8 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // Whether every IOMMU fault the input shows is one of interrupt remapping (looked for once, at
     // the first DMAR line).
     let interrupt_faults_only: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    // The endpoints EEH froze, each read once.
+    let mut eeh_endpoints: BTreeSet<String> = BTreeSet::new();
     let mut link_ups: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     // PCI devices whose driver probe this log holds ("mlx5_core 0000:1b:00.1: firmware version:
     // 22.38.1002"): the log covers their start.
@@ -668,7 +670,11 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
         // detected", arch/powerpc/kernel/eeh.c eeh_dev_check_failure): the host bridge stopped the
         // device's MMIO and DMA on a PCIe error, as an uncorrected AER error would, until EEH
         // recovers (resets) it; the bridge's own register dump shows the error.
+        // Each endpoint once, and at most 64: a console repeats its report, and no host has more.
         if let Some(endpoint) = raw.split_once("EEH: Frozen ").and_then(|(_, rest)| rest.split_whitespace().next()) {
+            if eeh_endpoints.len() >= MAX_EEH_ENDPOINTS || !eeh_endpoints.insert(endpoint.to_string()) {
+                continue;
+            }
             facts.push(
                 Fact::new("pcie.aer_event")
                     .attr("severity", "uncorrected")
@@ -867,6 +873,9 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     }
     facts
 }
+
+/// The most endpoints frozen by EEH that one input's facts name.
+const MAX_EEH_ENDPOINTS: usize = 64;
 
 /// A PCIe error of `device` that the platform's firmware reported, with the severity of its record
 /// and the record's severity line as evidence beside the device's own line.
@@ -1586,5 +1595,15 @@ mod tests {
         assert!(parse_kernel("f", interrupts).iter().all(|f| f.name != "iommu.fault"));
         let dma = "DMAR: DRHD: handling fault status reg 2\nDMAR: [DMA Read] Request device [3b:00.0] PASID ffffffff fault addr 7f8c1000 [fault reason 06] PTE Read access is not set\n";
         assert_eq!(parse_kernel("f", dma).iter().filter(|f| f.name == "iommu.fault").count(), 2);
+    }
+
+    /// A console that repeats EEH's report, or an input of many endpoints: each endpoint once, at
+    /// most 64.
+    #[test]
+    fn endpoints_frozen_by_eeh_are_read_once_each_and_at_most_64() {
+        let repeated = "EEH: Frozen PHB#2-PE#fd detected\nEEH: Frozen PHB#2-PE#fd detected\n";
+        assert_eq!(parse_kernel("f", repeated).iter().filter(|f| f.name == "pcie.aer_event").count(), 1);
+        let many: String = (0..200).map(|i| format!("EEH: Frozen PHB#0-PE#{i:x} detected\n")).collect();
+        assert_eq!(parse_kernel("f", &many).iter().filter(|f| f.name == "pcie.aer_event").count(), MAX_EEH_ENDPOINTS);
     }
 }

@@ -1987,7 +1987,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .map(|interface| (interface, "no carrier (ip link: set up, no link)")),
             };
             if let Some((interface, state)) = no_link.filter(|(interface, _)| !virtual_interface(interface)) {
-                if linkless_interfaces.insert(interface.to_string()) {
+                if linkless_interfaces.len() < MAX_LINKLESS_INTERFACES
+                    && linkless_interfaces.insert(interface.to_string())
+                {
                     facts.push(
                         Fact::new("rdma.port_down")
                             .attr("nic", interface)
@@ -3684,6 +3686,9 @@ const MAX_TOPOLOGY_LINES: usize = 256;
 
 /// The most slots one input's firmware reports are read for (a platform has a few dozen).
 const MAX_FIRMWARE_SLOTS: usize = 64;
+
+/// The most interfaces without a link that one input's facts name (a host has a few dozen ports).
+const MAX_LINKLESS_INTERFACES: usize = 64;
 
 /// The kernel's RDMA providers and the Ethernet drivers of the same NICs (drivers/infiniband/hw/
 /// Kconfig): a configuration with the second and without the first has ports without verbs.
@@ -5594,5 +5599,10 @@ mod tests {
         // A host's own bridge without a container on it has no carrier either: no port is down.
         assert_eq!(port("3: docker0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state DOWN\n"), None);
         assert_eq!(port("Settings for virbr0:\n\tLink detected: no\n"), None);
+        // Each interface once, and at most 64 of them.
+        let many: String = (0..100)
+            .map(|i| format!("Settings for eth{i}:\n\tLink detected: no\nSettings for eth{i}:\n\tLink detected: no\n"))
+            .collect();
+        assert_eq!(parse("f", &many).iter().filter(|f| f.name == "rdma.port_down").count(), MAX_LINKLESS_INTERFACES);
     }
 }
