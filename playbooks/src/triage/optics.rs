@@ -75,6 +75,8 @@ fn value_of(quantity: Quantity, text: &str) -> Option<f64> {
 
 /// Whether the text holds `ethtool -m` or `mlxlink` module output.
 pub fn recognised(text: &str) -> bool {
+    // mlxlink's table shows its opcode once; looked for once, at the first recommendation.
+    let opcode_shown = std::cell::OnceCell::new();
     numbered_lines(text).any(|(_, raw)| {
         let line = raw.trim();
         let key = line.split(':').next().unwrap_or("").trim();
@@ -83,7 +85,7 @@ pub fn recognised(text: &str) -> bool {
             || key.ends_with("alarm threshold")
             || key == "Temperature [C]"
             || key == "Rx Power Current [dBm]"
-            || (key == "Recommendation" && text.contains("Status Opcode"))
+            || (key == "Recommendation" && *opcode_shown.get_or_init(|| text.contains("Status Opcode")))
             || lane_flag(key).is_some()
             // SONiC's `show interfaces transceiver eeprom --dom` of a CMIS module: each lane's
             // latched flag as a Python boolean ("Rx power low alarm flag on lane 1: True").

@@ -795,6 +795,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Whether the input shows a script that is `ulimit -l` (looked for once, at a prompt that runs
     // a script named for it).
     let script_asks_memlock: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    // Words looked for in the whole input at most once, where a line calls for them (a line
+    // repeated 100,000 times must not search the input 100,000 times): whether perftest ran on a
+    // GPU, the fabric manager's start script, its word that it has nothing to manage, and Python's
+    // semaphores.
+    let gpu_test_shown: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    let start_script_shown: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    let nothing_to_manage: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    let semaphores_shown: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // The addresses of interfaces the input lists without a link (read once, on the first failed
     // TCP connection).
     let linkless: std::cell::OnceCell<BTreeMap<String, String>> = std::cell::OnceCell::new();
@@ -976,9 +984,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             && !gpu_registration_failed
             && gpu_buffer.is_none()
             && !host_registration_failed
-            && !["--use_cuda", "--use_rocm", "--use_neuron", "initializing CUDA", "CUDA device"]
-                .iter()
-                .any(|gpu| text.contains(gpu))
+            && !*gpu_test_shown.get_or_init(|| {
+                ["--use_cuda", "--use_rocm", "--use_neuron", "initializing CUDA", "CUDA device"]
+                    .iter()
+                    .any(|gpu| text.contains(gpu))
+            })
         {
             host_registration_failed = true;
             facts.push(
@@ -1194,12 +1204,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // systemd's word that the service did not start ("Job for nvidia-fabricmanager.service
         // failed because the control process exited with error code", gpu-operator#356), unless
         // the manager said it had no NVSwitch to manage (below).
-        if (trimmed.starts_with("Unknown option") && text.contains("Fabric Manager Start Script"))
+        if (trimmed.starts_with("Unknown option")
+            && *start_script_shown.get_or_init(|| text.contains("Fabric Manager Start Script")))
             || lower.contains("system not yet initialized")
             || (lower.contains("fabric")
                 && ((lower.contains("nvidia-fabricmanager.service")
                     && lower.contains("fail")
-                    && !text.contains("NV_WARN_NOTHING_TO_DO"))
+                    && !*nothing_to_manage.get_or_init(|| text.contains("NV_WARN_NOTHING_TO_DO")))
                     || (lower.contains("fabric manager")
                         && (lower.contains("cannot be started")
                             || lower.contains("failed to start")
@@ -2352,7 +2363,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if lower.contains("insufficient shared memory")
                 || lower.contains("workers are out of shared memory")
                 || (lower.contains("no space left on device") && lower.contains("</torch_"))
-                || (lower.contains("no space left on device") && (text.contains("SemLock") || lower.contains("shmget")))
+                || (lower.contains("no space left on device")
+                    && (*semaphores_shown.get_or_init(|| text.contains("SemLock")) || lower.contains("shmget")))
                 || (lower.contains("not enough memory to write") && lower.contains("/dev/shm"))
                 || lower.contains("(the shared-memory backing")
                 || lower.contains("it appears as if there is not enough space for")
