@@ -152,15 +152,15 @@ const DRIVERS_WITH_DIGITS: [&str; 13] = [
 /// Whether a line is `ip link`'s or `ip addr`'s heading of an interface ("7: net04: <BROADCAST,UP>
 /// mtu 1500 ...", ip-link(8)): an index, a name, its flags in angle brackets, then its MTU.
 fn interface_heading(line: &str) -> bool {
-    let Some((index, rest)) = line.split_once(": ") else {
+    // Most lines do not start with a digit: they are passed over before any search.
+    let index = line.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(rest) = line.get(index..).and_then(|rest| rest.strip_prefix(": ")).filter(|_| index > 0) else {
         return false;
     };
     let Some((name, rest)) = rest.split_once(": <") else {
         return false;
     };
-    !index.is_empty()
-        && index.bytes().all(|b| b.is_ascii_digit())
-        && !name.is_empty()
+    !name.is_empty()
         && !name.contains(' ')
         && rest.split_once('>').is_some_and(|(_, after)| after.trim_start().starts_with("mtu "))
 }
