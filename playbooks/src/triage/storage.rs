@@ -104,15 +104,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             trimmed.split_once("couldn't query intf ").map(|(_, rest)| rest.trim_end_matches('"').trim())
         {
             if !interface.is_empty() {
-                facts.push(
-                    Fact::new("rdma.port_down")
-                        .attr("nic", interface)
-                        .attr("port", "its network interface")
-                        .attr("state", "not up: LNet could not query it")
-                        .attr("physical_state", "unknown")
-                        .attr("text", trimmed)
-                        .evidence(evidence()),
-                );
+                let down = super::tools::interface_down(interface, "not up: LNet could not query it", evidence());
+                facts.push(down.attr("text", trimmed));
                 continue;
             }
         }

@@ -404,6 +404,17 @@ fn ip_link_without_carrier(line: &str) -> Option<&str> {
     (ip_link && flags.contains(&"NO-CARRIER") && flags.contains(&"UP")).then(|| name.split('@').next().unwrap_or(name))
 }
 
+/// A network interface without a link, as a port down: nothing crosses it, whatever tool said so
+/// (ethtool, ip link, FreeBSD's ifconfig, lnetctl).
+pub(super) fn interface_down(interface: &str, state: &str, evidence: Evidence) -> Fact {
+    Fact::new("rdma.port_down")
+        .attr("nic", interface)
+        .attr("port", "its network interface")
+        .attr("state", state)
+        .attr("physical_state", "unknown")
+        .evidence(evidence)
+}
+
 /// Whether an interface is a host's software device rather than a port: a bridge, a veth or tunnel
 /// end, a container network's. Docker's bridge with no container on it, for one, is set up without
 /// a carrier on every host that runs Docker ("docker0: <NO-CARRIER,BROADCAST,MULTICAST,UP>").
@@ -2001,14 +2012,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 if linkless_interfaces.len() < MAX_LINKLESS_INTERFACES
                     && linkless_interfaces.insert(interface.to_string())
                 {
-                    facts.push(
-                        Fact::new("rdma.port_down")
-                            .attr("nic", interface)
-                            .attr("port", "its network interface")
-                            .attr("state", state)
-                            .attr("physical_state", "unknown")
-                            .evidence(evidence()),
-                    );
+                    facts.push(interface_down(interface, state, evidence()));
                 }
                 continue;
             }
@@ -2028,14 +2032,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     Some(reason) => format!("no carrier ({reason}, ifconfig)"),
                     None => "no carrier (ifconfig)".to_string(),
                 };
-                facts.push(
-                    Fact::new("rdma.port_down")
-                        .attr("nic", interface)
-                        .attr("port", "its network interface")
-                        .attr("state", state)
-                        .attr("physical_state", "unknown")
-                        .evidence(evidence()),
-                );
+                facts.push(interface_down(interface, &state, evidence()));
                 continue;
             }
             // A port with no cable in its cage, as NVIDIA's link diagnostics word status opcode 1024
@@ -2554,14 +2551,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.extend(interface_failed(setting, &iface, trimmed, evidence()));
                 continue;
             }
-            // The dynamic linker refusing a verbs provider ("libc.so.6: version `GLIBC_2.32' not
-            // found (required by /usr/lib/x86_64-linux-gnu/libibverbs/libbnxt_re-rdmav34.so)",
-            // ld.so's message for a library built against a newer C library): libibverbs cannot
-            // load the user-space driver of the device, so no RDMA device opens, as when the
-            // provider is absent. A host's provider mounted into an older container does this.
-            // A program built against a newer rdma-core than this host's (open-mpi's and UCX's
-            // builds on a login node whose MLNX_OFED differs from the compute nodes',
-            // openucx/ucx#5469): the build host's libraries and this host's do not match.
+            // A program built against a newer rdma-core than this host's (UCX built on a login node
+            // whose MLNX_OFED differs from the compute nodes', openucx/ucx#5469): the build host's
+            // libraries and this host's do not match.
             if let Some(library) = rdma_library_too_old(trimmed) {
                 let symbol = trimmed.split_once("symbol ").map_or(trimmed, |(_, rest)| rest);
                 facts.push(
@@ -2572,6 +2564,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
+            // The dynamic linker refusing a verbs provider ("libc.so.6: version `GLIBC_2.32' not
+            // found (required by /usr/lib/x86_64-linux-gnu/libibverbs/libbnxt_re-rdmav34.so)",
+            // ld.so's message for a library built against a newer C library): libibverbs cannot
+            // load the user-space driver of the device, so no RDMA device opens, as when the
+            // provider is absent. A host's provider mounted into an older container does this.
             if let Some(provider) = provider_the_loader_refused(trimmed) {
                 facts.push(
                     Fact::new("rdma.device_missing")
