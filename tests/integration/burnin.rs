@@ -1405,9 +1405,11 @@ fn namespace_cluster_judges_pairs_against_an_absolute_expectation() {
     assert!(summary.contains("## Expectations") && summary.contains("--expect-pair-gbps"), "{summary}");
 }
 
-/// One host's link at 0.5R among links at R, the expectation 0.8R from the playbook: the host's
+/// One host's link at 0.5R among links at R, the expectation 0.65R from the playbook: the host's
 /// pairs are below the expectation, relative isolation pins the same host, and the rail as a whole
-/// is not called fabric-wide.
+/// is not called fabric-wide. A quiet machine measures 0.96R and 0.48R; the expectation sits
+/// between them with room on both sides, because a CI run whose two cores were also emulating QEMU
+/// guests measured one healthy pair of the one-second burn-in below 0.8R.
 #[test]
 fn namespace_cluster_slow_host_is_below_expectation_and_the_suspect() {
     if !have_root() {
@@ -1425,17 +1427,22 @@ fn namespace_cluster_slow_host_is_below_expectation_and_the_suspect() {
     let text = text.replace("bandwidth_fraction = 0.15", "bandwidth_fraction = 0.7");
     assert!(text.contains("bandwidth_fraction = 0.7"), "the playbook fixture changed");
     let path = parent.path().join("expect.toml");
-    std::fs::write(&path, format!("{text}\n[expectations]\npair_gbps = 0.16\n")).expect("playbook");
+    std::fs::write(&path, format!("{text}\n[expectations]\npair_gbps = 0.13\n")).expect("playbook");
     let dir = parent.path().join("out");
     let args = ["--hosts", &Cluster::host_list(), "--duration", "1s", "--playbook", path.to_str().expect("utf-8")];
     let output = cluster.coordinator(&args, &dir).output().expect("coordinator runs");
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let report = read_report(&dir);
     assert_eq!(report.expectations[0].source, "playbook [expectations]");
+    let figures: Vec<String> =
+        report.pairs[0].pairs.iter().map(|p| format!("{}->{} {:?} Gb/s", p.client, p.server, p.bw_mean_gbps)).collect();
     let below: Vec<&str> =
         report.findings.iter().filter(|f| f.id == "burnin.pair.below_expected").map(|f| f.subject.as_str()).collect();
     assert!(!below.is_empty(), "{}", describe(&output));
-    assert!(below.iter().all(|s| s.starts_with("10.215.0.3->")), "only the slow host's sending side: {below:?}");
+    assert!(
+        below.iter().all(|s| s.starts_with("10.215.0.3->")),
+        "only the slow host's sending side: {below:?}, measured {figures:?}"
+    );
     assert!(!report.findings.iter().any(|f| f.id == "burnin.fabric.below_expected"), "{:?}", report.findings);
     assert!(!report.suspects.is_empty(), "{}", describe(&output));
     assert!(report.suspects.iter().all(|s| s.host == "10.215.0.3"), "{:?}", report.suspects);
