@@ -1,10 +1,35 @@
 //! How every text parser walks its input.
 
-/// Lines of an input with their 1-based numbers, without comment lines (`#` then whitespace, as in
-/// annotated pastes and scripts): no log or tool output the parsers read starts that way, and prose
-/// about a fault must not be read as the fault. nccl-tests' `#  Rank` header is read separately.
+/// Lines of an input with their 1-based numbers, without the lines that are no output: a file's
+/// own header lines (`#!`: a script's interpreter line, the corpus's case headers), the metadata
+/// of Prometheus's text exposition format (`# HELP`, `# TYPE`, and OpenMetrics' `# UNIT` and
+/// `# EOF`), which describe a metric in words such as "Value of the last XID error encountered",
+/// and the block of comment lines (`#` then whitespace) that heads a paste above its output: an
+/// annotation ("# ROOT CAUSE: ... -x NCCL_IB_GID_INDEX=3") whose words about a fault must not be
+/// read as the fault. Comment lines after the output has begun are read, and so is an input made
+/// of nothing else: a root shell's prompt is `# ` ("# ifconfig mce0" in a transcript), nccl-tests
+/// prints its table under `#`, and posters paste output as shell comments under the command that
+/// printed it ("# NVRM: API mismatch: client version ...").
 pub fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !is_comment(l))
+    let header = annotation_lines(text);
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(move |(number, l)| *number > header && !is_header_or_metadata(l))
+}
+
+/// How many lines the annotation block that heads `text` spans: its leading comment and blank
+/// lines when output follows them, none when nothing does.
+fn annotation_lines(text: &str) -> usize {
+    text.lines().position(|line| !(is_comment(line) || line.trim().is_empty())).unwrap_or(0)
+}
+
+/// Whether a line is a `#!` header or Prometheus exposition metadata (see [`numbered_lines`]).
+pub fn is_header_or_metadata(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix('#') else {
+        return false;
+    };
+    rest.starts_with('!') || ["HELP ", "TYPE ", "UNIT ", "EOF"].iter().any(|word| rest.trim_start().starts_with(word))
 }
 
 /// The lines of `text` after `line`, one of its lines (a slice of it, as `numbered_lines` gives
@@ -38,5 +63,16 @@ mod tests {
         }
         let other = String::from("b");
         assert_eq!(lines_after("a\nb\nc\n", &other).count(), 0);
+    }
+
+    /// A heading annotation, `#!` headers and Prometheus metadata are no output; comment lines
+    /// after the output has begun, and an input made of comments, are.
+    #[test]
+    fn comment_lines_that_are_output() {
+        let numbers = |text: &str| numbered_lines(text).map(|(number, _)| number).collect::<Vec<_>>();
+        assert_eq!(numbers("# annotation\n#   more of it\n\nlog line\n# ifconfig mce0\n"), [4, 5]);
+        assert_eq!(numbers("# NVRM: API mismatch\n# Failed to initialize NVML\n"), [1, 2]);
+        assert_eq!(numbers("#! source: x\n# HELP m a metric\n# TYPE m gauge\nm 1\n#EOF\n"), [4]);
+        assert_eq!(numbers("#!/bin/sh\n#comment\n"), [2]);
     }
 }

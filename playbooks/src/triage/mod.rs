@@ -495,12 +495,18 @@ mod tests {
 
     /// Regression: the real-world captures carry annotated headers (`# ROOT CAUSE ... -x
     /// NCCL_IB_GID_INDEX=3`, `#   AER: DevSta shows ...`); read as input, they produced an env
-    /// setting and a PCIe AER diagnosis that the output itself does not show.
+    /// setting and a PCIe AER diagnosis that the output itself does not show. Output pasted as
+    /// shell comments, with nothing above it or below the output that has begun, is read.
     #[test]
     fn annotated_paste_comments_are_not_read_as_faults() {
-        let text = "# fixed by: mpirun -x NCCL_IB_GID_INDEX=3 ...\n#   AER: UESta UnsupReq+\n#\tNVRM: Xid (PCI:0000:3b:00): 79, x\n";
-        let analysis = analyze(&[Input::new("notes.txt", text.as_bytes().to_vec())]);
+        let annotation = "# fixed by: mpirun -x NCCL_IB_GID_INDEX=3 ...\n#   AER: UESta UnsupReq+\n\n#\tNVRM: Xid (PCI:0000:3b:00): 79, x\n";
+        let text = format!("{annotation}step 1200 loss 2.31\n");
+        let analysis = analyze(&[Input::new("notes.txt", text.into_bytes())]);
         assert!(analysis.facts.is_empty(), "{:?}", analysis.facts);
+        let xid = "# NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n";
+        assert!(analyze(&[Input::new("pasted", xid.as_bytes().to_vec())]).has("gpu.xid"), "a paste made of comments");
+        let text = format!("$ dmesg | grep NVRM\n{xid}");
+        assert!(analyze(&[Input::new("pasted", text.into_bytes())]).has("gpu.xid"), "a comment under the command");
         let text = "Nov 22 10:00:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n";
         assert!(analyze(&[Input::new("dmesg", text.as_bytes().to_vec())]).has("gpu.xid"));
     }

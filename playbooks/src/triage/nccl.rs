@@ -570,6 +570,9 @@ struct Observations {
     /// NCCL's own word that a GPU and a NIC are too far apart for GPUDirect RDMA (graph/paths.cc:
     /// "GPU Direct RDMA Disabled for GPU 2[2] / HCA 0 (distance 3 >= 2)"): host, NIC, where.
     gdr_too_far: Vec<(String, String, Evidence)>,
+    /// NCCL said GPUDirect RDMA is enabled for some GPU and NIC ("GPU Direct RDMA Enabled for GPU
+    /// 0 / HCA 0", graph/paths.cc; "GPU Direct RDMA Enabled for HCA 0 'mlx5_0'", net_ib.cc).
+    gdr_enabled: bool,
     /// Host -> the net plugin it loaded ("internal" when it found none), with where it said so.
     net_plugins: BTreeMap<String, (String, Evidence)>,
     /// (host, device) -> its port events in order: true for "port active", false for "port error".
@@ -625,7 +628,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
         sockets_beside_an_rdma_plugin(&seen, analysis);
     }
     gdr_partial(&seen.channels, analysis);
-    gdr_off_across_sockets(&seen.channels, &seen.gdr_too_far, analysis);
+    gdr_off_across_sockets(&seen.channels, &seen.gdr_too_far, seen.gdr_enabled, analysis);
     plugin_mismatch(&seen.net_plugins, analysis);
     port_flaps(&seen.port_events, analysis);
     forced_protocol(&seen.settings, analysis);
@@ -874,8 +877,33 @@ fn forced_protocol(settings: &BTreeMap<String, BTreeMap<String, Vec<Evidence>>>,
 /// level), so every transfer is staged through host memory across the socket link
 /// (nccl-tests#293: 1.1 GB/s on an HDR NIC). NCCL's own "GPU Direct RDMA Disabled for GPU ... /
 /// HCA ... (distance 3 >= 2)" says the same without a topology (Mellanox/nv_peer_memory#56).
-fn gdr_off_across_sockets(channels: &[NetChannel], too_far: &[(String, String, Evidence)], analysis: &mut Analysis) {
+fn gdr_off_across_sockets(
+    channels: &[NetChannel],
+    too_far: &[(String, String, Evidence)],
+    gdr_enabled: bool,
+    analysis: &mut Analysis,
+) {
     let rdma: Vec<&NetChannel> = channels.iter().filter(|c| c.evidence.text.contains("via NET/IB")).collect();
+    let warned = || analysis.facts.iter().flat_map(|f| f.evidence.iter()).any(|e| e.text.contains(" WARN "));
+    // A paste of NCCL's distance message without any channel line (nccl#1151): NCCL's own word is
+    // that GPUDirect RDMA is off for that GPU and NIC, and nothing in the log says it is on for
+    // another pair. Where NCCL warned of a failure, the failure is what to read.
+    if channels.is_empty() && !gdr_enabled && !warned() {
+        if let Some((host, nic, said)) = too_far.first() {
+            analysis.push(
+                Fact::new("nccl.gdr_disabled")
+                    .host(host)
+                    .attr("nic", nic)
+                    .attr(
+                        "why",
+                        "NCCL found the NIC too far from the GPU (its distance is beyond NCCL_NET_GDR_LEVEL); \
+                         the log holds no channel line to show which connections it stages through host memory",
+                    )
+                    .evidence(said.clone()),
+            );
+            return;
+        }
+    }
     let Some(first) = rdma.first() else { return };
     if rdma.iter().any(|c| c.gdr) {
         return;
@@ -898,8 +926,7 @@ fn gdr_off_across_sockets(channels: &[NetChannel], too_far: &[(String, String, E
         // no connection uses it (NCCL appends /GDRDMA to every one that does, transport/net.cc).
         // That is a slowness to name where the job ran; where NCCL warned of a failure, the
         // failure is what to read.
-        let warned = analysis.facts.iter().flat_map(|f| f.evidence.iter()).any(|e| e.text.contains(" WARN "));
-        if warned {
+        if warned() {
             return;
         }
         let host = first.host.clone().unwrap_or_else(|| format!("the host of rank {}", first.owner()));
@@ -1300,6 +1327,7 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     let socket_transport = message.starts_with("NET/Socket");
     let disabled_for = message.split_once("GPU Direct RDMA Disabled for ").map(|(_, rest)| rest);
+    seen.gdr_enabled |= message.contains("GPU Direct RDMA Enabled for ");
     if let Some(rest) = disabled_for.and_then(|r| r.strip_prefix("GPU")).filter(|r| r.contains("(distance ")) {
         let nic = rest.split_once("/ HCA ").map_or("", |(_, nic)| nic.split(" (").next().unwrap_or(nic).trim());
         seen.gdr_too_far.push((host.clone(), format!("HCA {nic}"), evidence.clone()));
@@ -3264,7 +3292,17 @@ mod tests {
         assert_eq!((found[0].get("host"), found[0].get("nic")), (Some("m"), Some("HCA 0")));
         assert_eq!(found[0].evidence.len(), 2);
         assert!(judged(&format!("{too_far}{with_gdr}"), false).is_empty());
-        assert!(judged(too_far, false).is_empty(), "no channel: nothing says the pair was used");
+        // nccl#1151: the distance message alone is NCCL's word that GPUDirect RDMA is off for the
+        // pair, unless the log says it is on for another.
+        let alone = judged(too_far, false);
+        assert_eq!(alone.len(), 1, "{alone:?}");
+        assert_eq!(alone[0].evidence.len(), 1);
+        let enabled =
+            "m:11717:11986 [0] NCCL INFO NET/IB : GPU Direct RDMA Enabled for GPU 0[0] / HCA 1 (distance 1 <= 2)\n";
+        assert!(judged(&format!("{too_far}{enabled}"), false).is_empty(), "GPUDirect RDMA is on for another pair");
+        let warned =
+            "m:11717:11986 [2] NCCL INFO transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion with error 12\n";
+        assert!(judged(&format!("{too_far}{warned}"), false).is_empty(), "a failure is what to read");
     }
 
     /// nccl#952: HPC-X's IBext plugin loaded, yet channels between hosts run over sockets, and the

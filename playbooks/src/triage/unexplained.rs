@@ -75,6 +75,11 @@ pub fn looks_like_error(line: &str) -> bool {
     if !error_words().is_match(line) || line.contains(" NCCL INFO ") {
         return false;
     }
+    // A command at a shell's prompt that searches for the words ("$ dmesg | grep -i error", "#
+    // journalctl -k | egrep 'AER|Xid'") asks for failures; its output lines report them.
+    if searches_for_words(line) {
+        return false;
+    }
     // cuda-gdb reports every CUDA call that returned other than success ("warning: Cuda API error
     // detected: cudaDeviceEnablePeerAccess returned (0x2c0)"); two of those returns are a program's
     // normal questions, not failures: cudaErrorNotReady (600, 0x258: work not finished yet) and
@@ -125,6 +130,20 @@ pub fn looks_like_error(line: &str) -> bool {
         return false;
     }
     error_words().find_iter(line).any(|word| !names_zero(&line[word.end()..]))
+}
+
+/// Whether a line is a shell command that filters text for words: grep(1) and its variants after a
+/// pipe, or at the start of the command after a prompt (`$ `, `# `, `]$ `, `]# `, `> `).
+fn searches_for_words(line: &str) -> bool {
+    const SEARCHES: [&str; 4] = ["grep ", "egrep ", "zgrep ", "rg "];
+    let piped =
+        line.split('|').skip(1).any(|command| SEARCHES.iter().any(|search| command.trim_start().starts_with(search)));
+    let trimmed = line.trim_start();
+    let command = ["$ ", "# ", "> "]
+        .iter()
+        .find_map(|prompt| trimmed.strip_prefix(prompt))
+        .or_else(|| ["]$ ", "]# "].iter().find_map(|prompt| trimmed.split_once(prompt).map(|(_, after)| after)));
+    piped || command.is_some_and(|command| SEARCHES.iter().any(|search| command.trim_start().starts_with(search)))
 }
 
 /// Whether a word is the name of a thing that is numbered from zero (the GID, port, rank, device or
@@ -606,6 +625,11 @@ mod tests {
         // ROCm/MAD's Thor2 counters: a driver's error counter by its short name, when not zero.
         assert!(looks_like_error("  unrecoverable_err=4"));
         assert!(!looks_like_error("  unrecoverable_err=0"));
+        // A command that searches for failures is no failure; grep's own complaint is.
+        assert!(!looks_like_error("$ dmesg | grep -i error"));
+        assert!(!looks_like_error("[root@node7 ~]# grep -i 'failed' /var/log/kern.log"));
+        assert!(!looks_like_error("# journalctl -k |egrep 'AER|Xid'"));
+        assert!(looks_like_error("grep: /var/log/kern.log: Permission denied"));
         assert!(!looks_like_error("rdma statistic show link mlx5_0/1 | grep -oP '(packet_seq_err|out_of_sequence)'"));
         // NVIDIA/TensorRT-LLM#1034: mpirun's word that a rank failed.
         assert!(looks_like_error(
