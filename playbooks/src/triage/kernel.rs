@@ -244,7 +244,9 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     // each `contains` would scan the line again).
     static DRIVERS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let drivers = DRIVERS.get_or_init(|| {
-        regex::Regex::new("mlx5_core|mlx4_core|bnxt|bnx2x|irdma|hns|qedr|ionic|erdma|pcie link lost")
+        regex::Regex::new(
+            "mlx5_core|mlx4_core|bnxt|bnx2x|irdma|hns|qedr|ionic|erdma|pcie link lost|received ecc err|fwsm|firmware recovery mode",
+        )
             .expect("literal names compile")
     });
     if !drivers.is_match(lower) {
@@ -297,6 +299,21 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         // number never came back, after which the driver can neither stop nor reload the function;
         // a card loose in its slot does this as well as a hung firmware.
         "the NIC's firmware stopped answering its driver"
+    } else if lower.contains("received ecc err") {
+        // Intel's ixgbe (ixgbe_main.c, ixgbe_msix_other): the adapter's interrupt cause register
+        // reports an ECC error in its own memory, and the driver resets the adapter each time
+        // ("Received ECC Err, initiating reset"); links drop with every reset.
+        "the NIC's own memory reported ECC errors and its driver reset it"
+    } else if lower.contains("firmware error detected fwsm") {
+        // ixgbe_main.c ixgbe_check_fw_error: the firmware status register (FWSM) shows the
+        // firmware's external error indication or no valid firmware ("Warning firmware error
+        // detected FWSM: 0x8118801F"): a firmware image that does not run (an update or a
+        // replacement mends it).
+        "the NIC's firmware reported an error in its status register (FWSM)"
+    } else if lower.contains("firmware recovery mode detected") {
+        // ixgbe, i40e and ice: the firmware booted its recovery image ("Firmware recovery mode
+        // detected. Limiting functionality."): the NVM needs to be written again.
+        "the NIC's firmware is in recovery mode"
     } else if lower.contains("fw_status_reg") || lower.contains("crt fatal error") {
         // Broadcom's bnxt drivers read the firmware's status register when it stops answering
         // ("VER_GET failed- FW_STATUS_REG: 0x89021") and print the fatal error it recorded ("CRT
@@ -313,6 +330,24 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     };
     let device = pci_address_token(raw).or_else(interface).unwrap_or("");
     Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
+}
+
+/// A Mellanox adapter whose driver gave it up while probing it: mlx4_core's set-up steps end their
+/// refusals in ", aborting" (drivers/net/ethernet/mellanox/mlx4/main.c: "Missing UAR, aborting"
+/// when the PCI core assigned no space to the adapter's doorbell BAR, "Failed to initialize user
+/// access region table, aborting" when the firmware's UAR BAR holds too few pages for the kernel's
+/// page size), and mlx5_core's likewise. No RDMA or network device is created for the adapter, so
+/// nothing on the host can use it. (mlx5's firmware that never left pre-initialisation is the
+/// adapter's own fault, read by [`nic_health_line`] before this.)
+fn adapter_given_up(raw: &str, lower: &str, host: &str) -> Option<Fact> {
+    let driver = ["mlx4_core", "mlx5_core"].into_iter().find(|driver| lower.contains(driver))?;
+    if !lower.trim_end().trim_end_matches('.').ends_with(", aborting") {
+        return None;
+    }
+    let device = pci_address_token(raw).unwrap_or("an adapter");
+    let said = raw.split_once(&format!("{device}: ")).map_or(raw.trim(), |(_, said)| said.trim());
+    let text = format!("{driver} gave up {device} while probing it (\"{said}\"): no RDMA device was created for it");
+    Some(Fact::new("rdma.device_missing").attr("text", text).host(host))
 }
 
 /// The RDMA core's own words (drivers/infiniband/core) about a device it could not set up. Its
@@ -713,6 +748,10 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             facts.push(fact.evidence(evidence()));
             continue;
         }
+        if let Some(fact) = adapter_given_up(raw, &lower, &host) {
+            facts.push(fact.evidence(evidence()));
+            continue;
+        }
         if let Some(found) = rdma_core_line(raw, &lower, &host) {
             facts.extend(found.into_iter().map(|fact| fact.evidence(evidence())));
             continue;
@@ -1098,6 +1137,25 @@ mod tests {
         assert!(lost("NVRM: loading NVIDIA UNIX x86_64 Kernel Module; probe routine succeeded").is_none());
     }
 
+    /// BeTeP-STH/mft-scripts#2 and a Proxmox host's notes (heldout248, heldout254): mlx4_core gave
+    /// a ConnectX-3 up at probe for its doorbell pages, so the host has no RDMA device; a line of
+    /// the same driver that goes on is none.
+    #[test]
+    fn an_adapter_its_driver_gave_up_at_probe_is_no_device() {
+        let given_up = |line: &str| adapter_given_up(line, &line.to_ascii_lowercase(), "h");
+        for line in [
+            "[    2.365098] mlx4_core 0000:01:00.0: Missing UAR, aborting",
+            "[   18.024187] mlx4_core 0004:02:00.0: Failed to initialize user access region table, aborting",
+        ] {
+            let fact = given_up(line).expect(line);
+            assert_eq!(fact.name, "rdma.device_missing");
+            assert!(fact.get("text").is_some_and(|t| t.starts_with("mlx4_core gave up 0")), "{fact:?}");
+        }
+        assert!(given_up("[   18.009803] mlx4_core 0004:02:00.0: Only 64 UAR pages (need more than 128)").is_none());
+        assert!(given_up("[    2.364990] mlx4_core: Mellanox ConnectX core driver v4.0-0").is_none());
+        assert!(given_up("[    9.1] nvme 0000:5e:00.0: Missing UAR, aborting").is_none(), "another driver");
+    }
+
     /// RDMA NICs beside Mellanox's whose firmware stopped answering: Broadcom's bnxt_re and
     /// bnxt_en (a linux-nvme thread, Broadcom's knowledge base 426419), HiSilicon's hns (a
     /// linux-rdma patch); and a ConnectX whose firmware never came up (an Innova-2 board's
@@ -1120,7 +1178,20 @@ mod tests {
         );
         let preinit = "[  121.336005] mlx5_core 0000:03:00.0: mlx5_function_setup:1236:(pid 182): Firmware over 120000 MS in pre-initializing state, aborting";
         assert_eq!(how(preinit).as_deref(), Some("the NIC's firmware never finished initialising"));
+        // openstreetmap/operations#1308 and #997 (heldout248): Intel 10 GbE adapters the operators
+        // replaced.
+        let ecc = "[  757.936687] ixgbe 0000:5d:00.1 eno6: Received ECC Err, initiating reset";
+        assert_eq!(how(ecc).as_deref(), Some("the NIC's own memory reported ECC errors and its driver reset it"));
+        let fwsm = "kernel: [994560.467844] ixgbe 0000:02:00.1: Warning firmware error detected FWSM: 0x8118801B";
+        assert_eq!(how(fwsm).as_deref(), Some("the NIC's firmware reported an error in its status register (FWSM)"));
+        assert_eq!(
+            how("ice 0000:3b:00.0: Firmware recovery mode detected. Limiting functionality.").as_deref(),
+            Some("the NIC's firmware is in recovery mode")
+        );
+        assert_eq!(how("ixgbe 0000:5d:00.1 eno6: NIC Link is Up 10 Gbps, Flow Control: RX/TX"), None);
         assert_eq!(how("hns3 0000:bd:00.2 hns_2: failed to set gid, ret = -11!"), None);
+        // The pre-initialising firmware is the adapter's fault, not a probe that gave up on a setting.
+        assert!(adapter_given_up(preinit, &preinit.to_ascii_lowercase(), "h").is_some_and(|_| how(preinit).is_some()));
         assert_eq!(how("bnxt_en 0000:19:00.0: hwrm req_type 0x21 error 0x2"), None, "an answer, not a silence");
         // 52K-0812/28gpu-cluster-rebuild's NAS (heldout174): a BCM57810 loose in its slot, its
         // firmware's mailbox silent; the interface stands where the PCI function would.

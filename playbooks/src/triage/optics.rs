@@ -73,13 +73,33 @@ fn value_of(quantity: Quantity, text: &str) -> Option<f64> {
     }
 }
 
+/// A line's label and value: `Label : value` as ethtool and mlxlink print them, or `"Label" :
+/// "value",` as `mlxlink --json` prints the same fields (its "Module Info", "Operational Info" and
+/// "Troubleshooting Info" objects hold the text form's strings, ranges included).
+fn field(line: &str) -> Option<(&str, &str)> {
+    let line = line.trim();
+    if let Some(quoted) = line.strip_prefix('"') {
+        let (label, rest) = quoted.split_once('"')?;
+        let value = rest.trim_start().strip_prefix(':')?.trim();
+        let value = value.strip_suffix(',').unwrap_or(value).trim();
+        let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+        return Some((label.trim(), value.trim()));
+    }
+    let (label, value) = line.split_once(" : ").or_else(|| line.split_once(": "))?;
+    Some((label.trim(), value.trim()))
+}
+
 /// Whether the text holds `ethtool -m` or `mlxlink` module output.
 pub fn recognised(text: &str) -> bool {
     // mlxlink's table shows its opcode once; looked for once, at the first recommendation.
     let opcode_shown = std::cell::OnceCell::new();
     numbered_lines(text).any(|(_, raw)| {
         let line = raw.trim();
-        let key = line.split(':').next().unwrap_or("").trim();
+        let key = if line.starts_with('"') {
+            field(line).map_or("", |(label, _)| label)
+        } else {
+            line.split(':').next().unwrap_or("").trim()
+        };
         (key == "Module temperature" || key == "Laser output power" || key.starts_with("Rcvr signal avg optical power"))
             || key == "Receiver signal average optical power"
             || key.ends_with("alarm threshold")
@@ -142,9 +162,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
-        let line = raw.trim();
-        let Some((label, value)) = line.split_once(" : ").or_else(|| line.split_once(": ")) else { continue };
-        let (label, value) = (label.trim(), value.trim());
+        let Some((label, value)) = field(raw) else { continue };
         if let Some(found) = mlxlink_field(label, value, &evidence) {
             facts.extend(found);
             continue;
@@ -349,6 +367,26 @@ mod tests {
         assert!(facts[2].get("what").is_some_and(|w| w.contains("lane 2")), "{facts:?}");
         let advice = "Troubleshooting Info\n--------------------\nStatus Opcode                      : 49\nRecommendation                     : Check cable/module; replace if the issue persists\nEffective Physical Errors          : 1372\n";
         assert_eq!(names(&parse("f", advice)), vec!["mlxlink.recommendation", "mlxlink.effective_errors"]);
+    }
+
+    /// yuuki/mlxlink_exporter's capture of `mlxlink --json` (heldout253): the same fields as
+    /// quoted JSON pairs are read as the text form is.
+    #[test]
+    fn mlxlink_json_fields_are_its_text_fields() {
+        let healthy = "\t\t\t\t\"Rx Power Current [dBm]\" : \"3.583,3.253,3.233,2.658 [-9.914..6.999]\",\n\t\t\t\t\"Temperature [C]\" : \"61 [-10..80]\",\n\t\t\t\t\"Recommendation\" : \"No issue was observed\",\n\t\t\t\t\"Status Opcode\" : \"0\"\n";
+        assert!(recognised(healthy));
+        assert!(parse("f", healthy).is_empty(), "{:?}", parse("f", healthy));
+        let dark = healthy.replace("3.583,3.253", "3.583,-40");
+        let facts = parse("f", &dark);
+        assert_eq!(names(&facts), vec!["optics.no_light"]);
+        assert_eq!(facts[0].get("lane"), Some("2"));
+        let advice = healthy.replace("No issue was observed", "Check cable/module");
+        assert_eq!(names(&parse("f", &advice)), vec!["mlxlink.recommendation"]);
+        assert_eq!(
+            field("\"Cable Type\" : \"Optical Module (separated)\","),
+            Some(("Cable Type", "Optical Module (separated)"))
+        );
+        assert_eq!(field("\"values\" :"), Some(("values", "")));
     }
 
     /// netdev list, ethtool's SFF-8636 status flags (heldout123): an AOC whose far end was taken

@@ -3,7 +3,7 @@
 //! read by `nvidia_smi`.) Each says what it means on its own.
 
 use fabricdoctor_probes::pci_config::AcsBits;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::lines::{lines_after, numbered_lines};
 use crate::fact::{Evidence, Fact};
@@ -14,6 +14,8 @@ fn rare_phrases() -> &'static regex::Regex {
     static PHRASES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     PHRASES.get_or_init(|| {
         let phrases = [
+            "taking down physical nic ",
+            "unable to contact slurm controller",
             "n_gids_found=0",
             "link detected: no",
             "no-carrier",
@@ -505,6 +507,9 @@ const RDMA_MODULES: [&str; 13] = [
     "efa",
 ];
 
+/// Most uplinks ESXi's flapping reports are read for: no host has more ports than this.
+const MAX_FLAPPING_UPLINKS: usize = 64;
+
 /// UCX's default send queue length of its RC transports (UCX_RC_TX_QUEUE_LEN).
 const UCX_SEND_QUEUE_LENGTH: u64 = 256;
 
@@ -529,6 +534,10 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // librdmacm's RDMA_CM_EVENT_UNREACHABLE (rdma_cma.h): the connection request got no answer
     // from the peer's address, which no route reaches (or nothing listens there).
     (&["rdma_cm_event_unreachable"], "network.host_unreachable"),
+    // Slurm's daemons and commands unable to open a connection to slurmctld ("Unable to contact
+    // slurm controller (connect failure)", src/common/slurm_protocol_api.c): the controller's
+    // address and port are out of reach (a firewall, a route) or nothing listens there.
+    (&["unable to contact slurm controller"], "network.host_unreachable"),
     // SPDK's NVMe-over-RDMA initiator failing to resolve a target's address ("RDMA address
     // resolution error", then "CQ transport error -6 (No such device or address)", spdk/spdk#2686):
     // no local RDMA port reaches that target. (librdmacm's own RDMA_CM_EVENT_ADDR_ERROR is read by
@@ -782,6 +791,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Whether NCCL was left without a network (read once, on the first net plugin refused).
     let no_network = std::cell::OnceCell::new();
     let mut plugin_refused_seen = false;
+    // The uplinks ESXi took out of service for flapping, each read once (at most 64).
+    let mut flapping_uplinks: BTreeSet<String> = BTreeSet::new();
     let osu_device_header = text
         .contains("Buffer on DEVICE (D)")
         .then(|| text.lines().enumerate().find(|(_, line)| line.contains("Buffer on DEVICE (D)")))
@@ -1438,6 +1449,30 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     );
                 }
                 continue;
+            }
+            // VMware ESXi's network correlator taking an uplink out of service because its link
+            // keeps going down and up (vobd: "[esx.problem.net.vmnic.linkstate.flapping] Taking
+            // down physical NIC vmnic5 because the link is flapping.", hostd: "... because the link
+            // is unstable."; Broadcom's knowledge base 324499): that port's link flaps.
+            if let Some(at) = lower.find("taking down physical nic ") {
+                if lower.contains("because the link is flapping") || lower.contains("because the link is unstable") {
+                    let uplink = trimmed
+                        .get(at + "taking down physical nic ".len()..)
+                        .and_then(|rest| rest.split_whitespace().next())
+                        .unwrap_or("a physical NIC");
+                    if flapping_uplinks.len() < MAX_FLAPPING_UPLINKS && flapping_uplinks.insert(uplink.to_string()) {
+                        facts.push(
+                            Fact::new("link.flap")
+                                .attr("nic", uplink)
+                                .attr(
+                                    "text",
+                                    "ESXi took the port out of service because its link keeps going down and up",
+                                )
+                                .evidence(evidence()),
+                        );
+                    }
+                    continue;
+                }
             }
             // Faults a line says in words of its own (the table below).
             if let Some(name) = worded_fault(&lower) {
@@ -5506,6 +5541,24 @@ mod tests {
         let log = "allocated GPU buffer address at 000001030b000000\ncuMemAlloc() of a 131072 bytes GPU buffer\nCouldn't register MR\n";
         assert!(parse("f", log).iter().any(|f| f.name == "nccl.gdr_disabled"));
         assert!(!parse("f", "Couldn't register MR\n").iter().any(|f| f.name == "nccl.gdr_disabled"));
+    }
+
+    /// Heldout245-255 (tests/corpus): ESXi's uplink taken down for flapping (Broadcom's knowledge
+    /// base 324499) and Slurm unable to reach its controller (nebari-dev/nebari-slurm#116).
+    #[test]
+    fn esxi_flapping_uplinks_and_an_unreachable_slurm_controller() {
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        let vobd = "In(14) vobd[2098027]:  [netCorrelator] 764747381136us: [esx.problem.net.vmnic.linkstate.flapping] Taking down physical NIC vmnic5 because the link is flapping.\n";
+        let hostd = "In(166) Hostd[2103930]: [Originator@6876 sub=Vimsvc.ha-eventmgr] Event 132032 : Taking down physical NIC vmnic5 because the link is unstable.\n";
+        let facts = parse("f", &format!("{vobd}{hostd}{vobd}"));
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["link.flap"], "one fact a port");
+        assert_eq!(facts[0].get("nic"), Some("vmnic5"));
+        assert!(names(&hostd.replace("vmnic5", "vmnic2")).contains(&"link.flap".to_string()));
+        assert!(names("Taking down physical NIC vmnic5 for maintenance\n").is_empty());
+        assert_eq!(
+            names("error: Unable to register: Unable to contact slurm controller (connect failure)\n"),
+            ["network.host_unreachable"]
+        );
     }
 
     /// Heldout227-234 (tests/corpus): readings whose words name one fault each, with a near miss.

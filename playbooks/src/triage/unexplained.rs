@@ -157,9 +157,11 @@ fn names_by_number(word: &str) -> bool {
 /// Whether the text after an error word gives it a count of zero ("errors = 0,", "failed: 0 ",
 /// "Error: None").
 fn names_zero(after: &str) -> bool {
-    let rest = after.trim_start();
+    // A JSON or YAML key ends in its closing quote, and its value may open with one
+    // ("\"Effective Physical Errors\" : \"0\",", `mlxlink --json`).
+    let rest = after.trim_start_matches(['"', '\'']).trim_start();
     let Some(rest) = rest.strip_prefix(['=', ':']) else { return false };
-    let rest = rest.trim_start();
+    let rest = rest.trim_start().trim_start_matches(['"', '\'']);
     let none = |tail: &str| !tail.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.');
     // "BPDU Error: None" (Junos' show interfaces) says none as a word.
     rest.strip_prefix('0').is_some_and(none) || rest.strip_prefix("None").is_some_and(none)
@@ -602,6 +604,8 @@ mod tests {
             "[ 12.5] pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0"
         ));
         assert!(!looks_like_error("port_rcv_errors: 0"));
+        assert!(!looks_like_error("\t\t\t\t\"Effective Physical Errors\" : \"0\","));
+        assert!(looks_like_error("\t\t\t\t\"Effective Physical Errors\" : \"12\","));
         assert!(!looks_like_error("Total failed: 0"));
         // mymdbook/xai_link_flap: a switch's healthy interface report.
         assert!(!looks_like_error(
