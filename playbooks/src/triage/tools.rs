@@ -16,6 +16,7 @@ fn rare_phrases() -> &'static regex::Regex {
         let phrases = [
             "taking down physical nic ",
             "unable to contact slurm controller",
+            "cannot be used for peer-to-peer dma",
             "n_gids_found=0",
             "link detected: no",
             "no-carrier",
@@ -793,6 +794,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut plugin_refused_seen = false;
     // The uplinks ESXi took out of service for flapping, each read once (at most 64).
     let mut flapping_uplinks: BTreeSet<String> = BTreeSet::new();
+    // The kernel refused peer-to-peer DMA between two devices (read once).
+    let mut peer_to_peer_refused = false;
     let osu_device_header = text
         .contains("Buffer on DEVICE (D)")
         .then(|| text.lines().enumerate().find(|(_, line)| line.contains("Buffer on DEVICE (D)")))
@@ -1473,6 +1476,27 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     }
                     continue;
                 }
+            }
+            // The kernel's P2PDMA refusing peer-to-peer DMA between two devices (drivers/pci/p2pdma.c:
+            // "amdgpu 0000:67:00.0: cannot be used for peer-to-peer DMA as the client and provider
+            // (0000:19:00.0) do not share an upstream bridge or whitelisted host bridge", or "... as
+            // ACS redirect is set between the client and provider"): their transfers must go up to the
+            // root complex, which this kernel does not trust to route them (its host-bridge list
+            // lacks it) or ACS sends them there. Read once per input.
+            if lower.contains("cannot be used for peer-to-peer dma") {
+                if !std::mem::replace(&mut peer_to_peer_refused, true) {
+                    let device = super::kernel::pci_address_token(trimmed).unwrap_or("a device");
+                    let fact = if lower.contains("acs redirect") {
+                        Fact::new("pcie.acs_redirect").attr("device", device)
+                    } else {
+                        Fact::new("pcie.p2p_stalled").attr(
+                            "device",
+                            format!("the PCIe path of {device} (the kernel refuses peer-to-peer DMA over it: no shared bridge or trusted host bridge)"),
+                        )
+                    };
+                    facts.push(fact.attr("text", trimmed).evidence(evidence()));
+                }
+                continue;
             }
             // Faults a line says in words of its own (the table below).
             if let Some(name) = worded_fault(&lower) {
@@ -5559,6 +5583,19 @@ mod tests {
             names("error: Unable to register: Unable to contact slurm controller (connect failure)\n"),
             ["network.host_unreachable"]
         );
+    }
+
+    /// linux-pci (heldout258): the kernel's P2PDMA refusing peer-to-peer DMA between two MI210s
+    /// whose host bridge it does not trust, as a mail client wrapped the line; and ACS redirect.
+    #[test]
+    fn the_kernel_refusing_peer_to_peer_dma_is_the_pcie_path() {
+        let refused = "    [72.896624] amdgpu 0000:67:00.0: cannot be used for peer-to-peer DMA\n    as the client and provider (0000:19:00.0) do not share an upstream\n";
+        let found = parse("f", &format!("{refused}{refused}"));
+        assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["pcie.p2p_stalled"]);
+        assert!(found[0].get("device").is_some_and(|d| d.contains("0000:67:00.0")), "{found:?}");
+        let acs = "nvme 0000:01:00.0: cannot be used for peer-to-peer DMA as ACS redirect is set between the client and provider (0000:41:00.0)\n";
+        assert_eq!(parse("f", acs).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["pcie.acs_redirect"]);
+        assert!(parse("f", "p2pdma: peer-to-peer DMA enabled between 0000:67:00.0 and 0000:19:00.0\n").is_empty());
     }
 
     /// Heldout227-234 (tests/corpus): readings whose words name one fault each, with a near miss.
