@@ -287,6 +287,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("gpu.pcie_degraded", "gpu what performance_state", "nvidia-smi -q PCIe generation or width below Max at P0"),
     ("dcgm.fail", "test gpu entity text what", "dcgmi diag failure per GPU"),
     ("dcgm.warning", "test gpu entity text", "dcgmi diag warning"),
+    ("dcgm.skipped", "test of", "dcgmi diag test skipped for every GPU (no verdict: a skip is no pass)"),
     (
         "dcgm.test_error",
         "test gpu entity text",

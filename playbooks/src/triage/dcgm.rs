@@ -231,7 +231,18 @@ const DIAGNOSTIC_TESTS: &[&str] = &[
     "NCCL Tests",
     "Context Create",
     "Software",
+    // DCGM 4 names the rows by plugin (dcgmi/DcgmiOutput and nvvs/plugin_src): `nvbandwidth`,
+    // `memory_bandwidth`, `targeted_stress`; the others match the names above once lowercased.
+    "nvbandwidth",
 ];
+
+/// Whether a row's name is a test DCGM runs: DCGM 3's `Targeted Stress` and DCGM 4's
+/// `targeted_stress` alike.
+fn is_diagnostic_test(name: &str) -> bool {
+    let words = |s: &str| s.trim().replace('_', " ").to_ascii_lowercase();
+    let name = words(name);
+    DIAGNOSTIC_TESTS.iter().any(|test| words(test) == name)
+}
 
 /// `dcgmi nvlink --link-status` (dcgmi/Nvlink.cpp): `gpuId N:` then one letter per link, `U` up,
 /// `D` down, `X` disabled, `_` not supported. Links down are a fault where other links in the paste
@@ -303,8 +314,7 @@ pub fn recognised(text: &str) -> bool {
             banner(line).is_some_and(|t| ["Metadata", "Deployment", "Hardware", "Integration", "Stress"].contains(&t));
         let link_status = line == "|  NvLink Link Status  |" || line.starts_with("Key: Up=U, Down=D");
         // A paste cut to a few rows: a test DCGM runs, with its verdict.
-        let test_row = table_row(line)
-            .is_some_and(|(name, info)| DIAGNOSTIC_TESTS.contains(&name.trim()) && outcomes(info).is_some());
+        let test_row = table_row(line).is_some_and(|(name, info)| is_diagnostic_test(name) && outcomes(info).is_some());
         header
             || category
             || test_row
@@ -356,8 +366,17 @@ pub fn dmon(file: &str, text: &str) -> Vec<Fact> {
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = link_status(file, text);
     if recognised(text) {
-        for test in table(file, text) {
-            facts.extend(test_facts(test));
+        let tests = table(file, text);
+        // How many tests gave a verdict row: a skip of all of them is a run that looked at nothing.
+        let judged = tests.iter().filter(|t| !t.outcomes.is_empty()).count();
+        for test in tests {
+            facts.extend(test_facts(test).into_iter().map(|fact| {
+                if fact.name == "dcgm.skipped" {
+                    fact.attr("of", judged)
+                } else {
+                    fact
+                }
+            }));
         }
     }
     facts.extend(json(file, text));
@@ -489,7 +508,28 @@ const INTERNAL_ERROR: &str = "There was an internal error during the test";
 /// A test that could not run is no verdict on the GPU, and is not a pass either: an error
 /// observation that says so, for each.
 pub fn could_not_run(facts: &[Fact]) -> Vec<fabricdoctor_checks::Finding> {
-    facts
+    let skipped: Vec<&Fact> = facts.iter().filter(|f| f.name == "dcgm.skipped").collect();
+    let mut findings: Vec<fabricdoctor_checks::Finding> = Vec::new();
+    if !skipped.is_empty() {
+        // Skip (DCGM_FR_TEST_DISABLED and the like, dcgmlib/dcgm_errors.h): the plugin did not
+        // look at the GPU. Where every test skipped, the run says nothing of the GPUs at all.
+        let names: Vec<&str> = skipped.iter().map(|f| f.get("test").unwrap_or("?")).collect();
+        let every = skipped.iter().all(|f| f.get("of").and_then(|n| n.parse::<usize>().ok()) == Some(skipped.len()));
+        let mut finding = fabricdoctor_checks::Finding::new(
+            "triage.dcgm",
+            fabricdoctor_checks::Verdict::Skip,
+            "dcgmi diag",
+            format!(
+                "{} skipped ({}): DCGM gave no verdict on the GPUs for {}; a skip is no pass: see why with `dcgmi diag -r <test> -v`, or run the tests where DCGM supports this GPU",
+                if every { "every test" } else { "tests" },
+                names.join(", "),
+                if every { "this run" } else { "them" }
+            ),
+        );
+        finding.evidence = skipped.iter().flat_map(|f| f.evidence.iter().map(super::counters::cite)).take(8).collect();
+        findings.push(finding);
+    }
+    findings.extend(facts
         .iter()
         .filter(|f| f.name == "dcgm.test_error")
         .map(|f| {
@@ -505,17 +545,19 @@ pub fn could_not_run(facts: &[Fact]) -> Vec<fabricdoctor_checks::Finding> {
             );
             finding.evidence = f.evidence.iter().map(super::counters::cite).collect();
             finding
-        })
-        .collect()
+        }));
+    findings
 }
 
 /// Facts of one test: its failures with their reasons, its warnings, and messages left over (an
 /// `Error` row is printed only for a failure, so it fails the test even when its verdict was cut).
 fn test_facts(test: TestResult) -> Vec<Fact> {
     let verdicts: Vec<Verdict> = test.outcomes.iter().map(|o| o.verdict).collect();
-    // A skipped test's messages say why it was skipped, not what is wrong.
+    // A skipped test's messages say why it was skipped, not what is wrong; that it gave no verdict
+    // is said (dcgm.skipped), since a skip is no pass.
     if !verdicts.is_empty() && verdicts.iter().all(|v| matches!(v, Verdict::Skip | Verdict::NotRun)) {
-        return Vec::new();
+        let evidence = test.outcomes.iter().map(|o| o.evidence.clone()).take(1).collect();
+        return vec![with_evidence(Fact::new("dcgm.skipped").attr("test", &test.name), evidence)];
     }
     let mut used = vec![false; test.messages.len()];
     let mut facts = Vec::new();
@@ -721,6 +763,28 @@ fn dedupe(facts: Vec<Fact>) -> Vec<Fact> {
 mod tests {
     use super::*;
 
+    /// DCGM 4 names its rows by plugin (`targeted_stress`); a run that skipped every test (a GPU
+    /// not in DCGM's allowlist) is recognised, gives no fault, and says that it gave no verdict.
+    /// A Skip beside a Pass names only the test that skipped.
+    #[test]
+    fn dcgm4_plugin_rows_that_all_skip_give_no_verdict_and_say_so() {
+        let text = "| memory            | Skip |\n| pcie              | Skip |\n| targeted_stress   | Skip |\n";
+        assert!(recognised(text));
+        let facts = parse("diag.txt", text);
+        assert!(facts.iter().all(|f| f.name == "dcgm.skipped"), "{facts:?}");
+        let findings = could_not_run(&facts);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].verdict, fabricdoctor_checks::Verdict::Skip);
+        assert!(
+            findings[0].message.contains("every test skipped (memory, pcie, targeted_stress)"),
+            "{}",
+            findings[0].message
+        );
+        let mixed = "| Diagnostic | Result |\n| memory | Pass |\n| | GPU0: Pass |\n| pcie | Skip |\n";
+        let findings = could_not_run(&parse("diag.txt", mixed));
+        assert!(findings[0].message.starts_with("tests skipped (pcie)"), "{}", findings[0].message);
+    }
+
     /// A paste cut to the failing rows (stas00/ml-engineering, NVIDIA debug chapter), and
     /// `dcgmi nvlink --link-status` with one GPU's links down beside another's up.
     #[test]
@@ -815,6 +879,7 @@ mod tests {
                     Some("1"),
                     Some("Detected more than 8 PCIe replays per minute for GPU 1 : 13")
                 ),
+                ("dcgm.skipped", Some("GPU Memory"), None, None),
                 (
                     "dcgm.warning",
                     Some("Targeted Power"),
