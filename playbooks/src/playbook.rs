@@ -782,8 +782,8 @@ impl Rule {
     }
 }
 
-/// Fill `{key}` placeholders from the facts' attributes (the first fact that has the key); an unknown
-/// key stays visible as `<key>` so the operator sees what to substitute in a command.
+/// Fill `{key}` placeholders from the facts' attributes (the first fact that has the key with a
+/// value); an unknown key stays visible as `<key>` so the operator sees what to substitute in a command.
 pub fn fill_placeholders(template: &str, facts: &[&Fact]) -> String {
     fill(template, facts, |key| format!("<{key}>"))
 }
@@ -807,7 +807,7 @@ fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> St
                 if let Some(key) = key.strip_suffix('*') {
                     // {key*}: every distinct value, in the facts' order ("22, 110").
                     let mut values: Vec<&str> = Vec::new();
-                    for value in facts.iter().filter_map(|f| f.get(key)) {
+                    for value in facts.iter().filter_map(|f| f.get(key)).filter(|v| !v.trim().is_empty()) {
                         if !values.contains(&value) {
                             values.push(value);
                         }
@@ -815,7 +815,9 @@ fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> St
                     out.push_str(if values.is_empty() { "unknown" } else { "" });
                     out.push_str(&values.join(", "));
                 } else {
-                    match facts.iter().find_map(|f| f.get(key)) {
+                    // A reader that could not tell the value leaves it empty: that reads as unknown
+                    // too, never as a blank in a sentence or a command ("grep -i ").
+                    match facts.iter().filter_map(|f| f.get(key)).find(|v| !v.trim().is_empty()) {
                         Some(value) => out.push_str(value),
                         None => out.push_str(&unknown(key)),
                     }
@@ -899,6 +901,11 @@ next_steps = ["ssh {host}"]"#,
         assert!(rule.evaluate(&[Fact::new("c")]).is_none());
         assert_eq!(fill_placeholders("ssh {host} {nic} {x", &[&a]), "ssh n1 <nic> {x");
         assert_eq!(fill_placeholders("{host*} {rank*}", &[&a, &Fact::new("a").attr("host", "n2")]), "n1, n2 unknown");
+        // A reader that could not tell a value leaves it empty: unknown, as if absent.
+        let blank = Fact::new("a").attr("device", "").attr("host", "n3");
+        assert_eq!(fill_placeholders("grep -i {device} on {host}", &[&blank]), "grep -i <device> on n3");
+        assert_eq!(fill_prose("The NIC {device} failed", &[&blank]), "The NIC unknown failed");
+        assert_eq!(fill_placeholders("{device*}", &[&blank, &a]), "unknown");
     }
 
     #[test]

@@ -245,7 +245,7 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     static DRIVERS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let drivers = DRIVERS.get_or_init(|| {
         regex::Regex::new(
-            "mlx5_core|mlx4_core|bnxt|bnx2x|irdma|hns|qedr|ionic|erdma|pcie link lost|received ecc err|fwsm|firmware recovery mode",
+            "mlx5_core|mlx4_core|bnxt|bnx2x|irdma|hns|qedr|ionic|erdma|pcie link lost|received ecc err|fwsm|firmware recovery mode|err\\[bl|failed to load bl",
         )
             .expect("literal names compile")
     });
@@ -314,6 +314,13 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         // ixgbe, i40e and ice: the firmware booted its recovery image ("Firmware recovery mode
         // detected. Limiting functionality."): the NVM needs to be written again.
         "the NIC's firmware is in recovery mode"
+    } else if lower.contains("err[bl") || (lower.contains("failed to load bl") && lower.contains("firmware")) {
+        // A BlueField DPU's own boot stages, as the RShim console log prints them: the boot ROM
+        // (BL1: "ERR[BL1]: PSC error -60") or Arm Trusted Firmware's next stage ("ERROR: Failed to
+        // load BL2R firmware.") failing on the card. The DPU does not boot and its ports with it;
+        // NVIDIA's BlueField troubleshooting guide: reinstall the BFB over RShim, then recover or
+        // replace the card.
+        "the DPU's boot firmware failed (a BlueField boot stage)"
     } else if lower.contains("fw_status_reg") || lower.contains("crt fatal error") {
         // Broadcom's bnxt drivers read the firmware's status register when it stops answering
         // ("VER_GET failed- FW_STATUS_REG: 0x89021") and print the fatal error it recorded ("CRT
@@ -1176,6 +1183,10 @@ mod tests {
             how("WARNING: bnxtnet: hwrm_get_version:1: [vmnic0] VER_GET failed- FW_STATUS_REG: 0x89021").as_deref(),
             Some("the NIC's firmware crashed")
         );
+        for line in [" ERR[BL1]: PSC error -60", "ERROR: Failed to load BL2R firmware."] {
+            assert_eq!(how(line).as_deref(), Some("the DPU's boot firmware failed (a BlueField boot stage)"), "{line}");
+        }
+        assert!(how("NOTICE:  BL2: Booting BL31").is_none(), "a boot stage that went on");
         let preinit = "[  121.336005] mlx5_core 0000:03:00.0: mlx5_function_setup:1236:(pid 182): Firmware over 120000 MS in pre-initializing state, aborting";
         assert_eq!(how(preinit).as_deref(), Some("the NIC's firmware never finished initialising"));
         // openstreetmap/operations#1308 and #997 (heldout248): Intel 10 GbE adapters the operators
