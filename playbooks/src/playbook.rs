@@ -287,7 +287,7 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("gpu.pcie_degraded", "gpu what performance_state", "nvidia-smi -q PCIe generation or width below Max at P0"),
     ("dcgm.fail", "test gpu entity text what", "dcgmi diag failure per GPU"),
     ("dcgm.warning", "test gpu entity text", "dcgmi diag warning"),
-    ("dcgm.skipped", "test of", "dcgmi diag test skipped for every GPU (no verdict: a skip is no pass)"),
+    ("dcgm.skipped", "test of skipped", "dcgmi diag test skipped for every GPU (no verdict: a skip is no pass)"),
     (
         "dcgm.test_error",
         "test gpu entity text",
@@ -793,6 +793,9 @@ pub fn fill_prose(template: &str, facts: &[&Fact]) -> String {
     fill(template, facts, |_| "unknown".to_string())
 }
 
+/// The distinct values a `{key*}` placeholder lists before it counts the rest.
+const MAX_LISTED_VALUES: usize = 64;
+
 fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> String {
     let mut out = String::new();
     let mut rest = template;
@@ -805,15 +808,20 @@ fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> St
             {
                 let key = &after[..close];
                 if let Some(key) = key.strip_suffix('*') {
-                    // {key*}: every distinct value, in the facts' order ("22, 110").
+                    // {key*}: every distinct value, in the facts' order ("22, 110"); past 64 of them
+                    // (a hostile paste of 100,000 distinct failures) a count of the rest.
                     let mut values: Vec<&str> = Vec::new();
+                    let mut seen = std::collections::HashSet::new();
                     for value in facts.iter().filter_map(|f| f.get(key)).filter(|v| !v.trim().is_empty()) {
-                        if !values.contains(&value) {
+                        if seen.insert(value) && seen.len() <= MAX_LISTED_VALUES {
                             values.push(value);
                         }
                     }
                     out.push_str(if values.is_empty() { "unknown" } else { "" });
                     out.push_str(&values.join(", "));
+                    if seen.len() > values.len() {
+                        out.push_str(&format!(" and {} more", seen.len() - values.len()));
+                    }
                 } else {
                     // A reader that could not tell the value leaves it empty: that reads as unknown
                     // too, never as a blank in a sentence or a command ("grep -i ").
@@ -906,6 +914,9 @@ next_steps = ["ssh {host}"]"#,
         assert_eq!(fill_placeholders("grep -i {device} on {host}", &[&blank]), "grep -i <device> on n3");
         assert_eq!(fill_prose("The NIC {device} failed", &[&blank]), "The NIC unknown failed");
         assert_eq!(fill_placeholders("{device*}", &[&blank, &a]), "unknown");
+        let many: Vec<Fact> = (0..100).map(|n| Fact::new("a").attr("gpu", n)).collect();
+        let listed = fill_prose("GPUs {gpu*}", &many.iter().collect::<Vec<_>>());
+        assert!(listed.starts_with("GPUs 0, 1, 2") && listed.ends_with(", 63 and 36 more"), "{listed}");
     }
 
     #[test]

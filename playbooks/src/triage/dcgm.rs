@@ -368,16 +368,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     if recognised(text) {
         let tests = table(file, text);
         // How many tests gave a verdict row: a skip of all of them is a run that looked at nothing.
-        let judged = tests.iter().filter(|t| !t.outcomes.is_empty()).count();
+        let judged =
+            tests.iter().filter(|t| !t.outcomes.is_empty()).map(|t| t.name.clone()).collect::<BTreeSet<_>>().len();
+        let mut skipped = Vec::new();
         for test in tests {
-            facts.extend(test_facts(test).into_iter().map(|fact| {
+            for fact in test_facts(test) {
                 if fact.name == "dcgm.skipped" {
-                    fact.attr("of", judged)
+                    skipped.push(fact);
                 } else {
-                    fact
+                    facts.push(fact);
                 }
-            }));
+            }
         }
+        // DCGM runs about twenty tests; a paste of more skipped rows names the first 64, each once.
+        let mut names = BTreeSet::new();
+        skipped.retain(|fact| names.insert(fact.get("test").unwrap_or("").to_string()));
+        let count = skipped.len();
+        facts.extend(skipped.into_iter().take(MAX_SKIPPED).map(|fact| fact.attr("of", judged).attr("skipped", count)));
     }
     facts.extend(json(file, text));
     dedupe(facts)
@@ -502,6 +509,9 @@ fn finish_message(tests: &mut [TestResult], chunks: &mut Vec<(String, bool)>) {
     }
 }
 
+/// The skipped tests read from one paste (DCGM runs about twenty).
+const MAX_SKIPPED: usize = 64;
+
 /// How DCGM words a test that could not run (DCGM_FR_INTERNAL in dcgmlib/dcgm_errors.h).
 const INTERNAL_ERROR: &str = "There was an internal error during the test";
 
@@ -513,8 +523,14 @@ pub fn could_not_run(facts: &[Fact]) -> Vec<fabricdoctor_checks::Finding> {
     if !skipped.is_empty() {
         // Skip (DCGM_FR_TEST_DISABLED and the like, dcgmlib/dcgm_errors.h): the plugin did not
         // look at the GPU. Where every test skipped, the run says nothing of the GPUs at all.
-        let names: Vec<&str> = skipped.iter().map(|f| f.get("test").unwrap_or("?")).collect();
-        let every = skipped.iter().all(|f| f.get("of").and_then(|n| n.parse::<usize>().ok()) == Some(skipped.len()));
+        let number = |fact: &Fact, key: &str| fact.get(key).and_then(|n| n.parse::<usize>().ok());
+        let mut names: Vec<&str> = skipped.iter().take(16).map(|f| f.get("test").unwrap_or("?")).collect();
+        let total = number(skipped[0], "skipped").unwrap_or(skipped.len());
+        let more = format!("and {} more", total.saturating_sub(names.len()));
+        if total > names.len() {
+            names.push(&more);
+        }
+        let every = skipped.iter().all(|f| number(f, "of") == Some(total));
         let mut finding = fabricdoctor_checks::Finding::new(
             "triage.dcgm",
             fabricdoctor_checks::Verdict::Skip,
@@ -744,8 +760,13 @@ fn json(file: &str, text: &str) -> Vec<Fact> {
 /// The same failure said twice (a table and its JSON in one paste) is one fact with both quotes.
 fn dedupe(facts: Vec<Fact>) -> Vec<Fact> {
     let mut kept: Vec<Fact> = Vec::new();
+    // Where each distinct fact was kept: a hostile paste of 100,000 rows must not compare each row
+    // with every fact kept before it.
+    let mut index: std::collections::HashMap<(String, std::collections::BTreeMap<String, String>), usize> =
+        std::collections::HashMap::new();
     for fact in facts {
-        match kept.iter_mut().find(|k| k.name == fact.name && k.attrs == fact.attrs) {
+        let key = (fact.name.clone(), fact.attrs.clone());
+        match index.get(&key).map(|&at| &mut kept[at]) {
             Some(existing) => {
                 for line in fact.evidence {
                     if existing.evidence.len() < 8 && !existing.evidence.contains(&line) {
@@ -753,7 +774,10 @@ fn dedupe(facts: Vec<Fact>) -> Vec<Fact> {
                     }
                 }
             }
-            None => kept.push(fact),
+            None => {
+                index.insert(key, kept.len());
+                kept.push(fact);
+            }
         }
     }
     kept
@@ -879,13 +903,13 @@ mod tests {
                     Some("1"),
                     Some("Detected more than 8 PCIe replays per minute for GPU 1 : 13")
                 ),
-                ("dcgm.skipped", Some("GPU Memory"), None, None),
                 (
                     "dcgm.warning",
                     Some("Targeted Power"),
                     Some("2"),
                     Some("Detected clocks event due to power violation in GPU 2.")
                 ),
+                ("dcgm.skipped", Some("GPU Memory"), None, None),
             ]
         );
         assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![12, 13, 14]);
