@@ -339,6 +339,19 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
     Some(Fact::new("nic.hw_fault").attr("how", how).attr("device", device).host(host))
 }
 
+/// A GPU's temperature crossing one of the thresholds its driver enforces, as nouveau reports it
+/// (drivers/gpu/drm/nouveau/nvkm/subdev/therm/base.c, nvkm_therm_sensor_event: "therm:
+/// temperature (90 C) hit the 'fanboost' threshold"; the thresholds are fanboost, downclock,
+/// critical and shutdown). Fans forced to full, clocks pulled down or the GPU shut off: the card
+/// runs hot. A temperature that "went below" a threshold is the event ending, not read.
+fn thermal_threshold(raw: &str) -> Option<(&str, &str)> {
+    let rest = raw.split_once("therm: temperature (")?.1;
+    let (temperature, rest) = rest.split_once(" C) hit the '")?;
+    let threshold = rest.split_once('\'')?.0;
+    let known = ["fanboost", "downclock", "critical", "shutdown"];
+    (known.contains(&threshold) && temperature.trim().parse::<i32>().is_ok()).then_some((threshold, temperature.trim()))
+}
+
 /// A Mellanox adapter whose driver gave it up while probing it: mlx4_core's set-up steps end their
 /// refusals in ", aborting" (drivers/net/ethernet/mellanox/mlx4/main.c: "Missing UAR, aborting"
 /// when the PCI core assigned no space to the adapter's doorbell BAR, "Failed to initialize user
@@ -507,6 +520,8 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // Whether a kernel consumer's failure to get memory regions was read: it repeats it for every
     // target or queue it sets up.
     let mut memory_regions_read = false;
+    // The GPUs and thresholds of the thermal events read (at most 64).
+    let mut thermal_events: BTreeSet<(String, String)> = BTreeSet::new();
     // Whether the PCIe error section of that record reports data that arrived poisoned (its
     // device's Status register, "command: 0x0546, status: 0xc110", with Master Data Parity Error,
     // bit 8: a poisoned completion or request, PCIe Base Spec 7.5.1.1.4).
@@ -742,6 +757,20 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
                     .attr("text", format!("{process} crashed (SIGSEGV) inside {library}"))
                     .evidence(evidence()),
             );
+            continue;
+        }
+        if let Some((threshold, temperature)) = thermal_threshold(raw) {
+            // Each GPU and threshold once: the driver reports every crossing.
+            let device = pci_address_token(raw).unwrap_or("").to_string();
+            if thermal_events.len() < 64 && thermal_events.insert((device.clone(), threshold.to_string())) {
+                facts.push(
+                    Fact::new("gpu.slowdown")
+                        .host(&host)
+                        .attr("gpu", &device)
+                        .attr("reason", format!("thermal: {temperature} C hit the driver's '{threshold}' threshold"))
+                        .evidence(evidence()),
+                );
+            }
             continue;
         }
         if let Some(fact) = memory_regions_refused(raw, &lower, &host) {
@@ -1161,6 +1190,21 @@ mod tests {
         assert!(given_up("[   18.009803] mlx4_core 0004:02:00.0: Only 64 UAR pages (need more than 128)").is_none());
         assert!(given_up("[    2.364990] mlx4_core: Mellanox ConnectX core driver v4.0-0").is_none());
         assert!(given_up("[    9.1] nvme 0000:5e:00.0: Missing UAR, aborting").is_none(), "another driver");
+    }
+
+    /// nouveau's thermal thresholds (a TU102 overheating under a driver that cannot run its fans,
+    /// the nouveau list): a crossing upward is a GPU held down by heat, once per GPU and threshold;
+    /// one that went below is the event ending, and the BIOS version line is no temperature.
+    #[test]
+    fn nouveau_thermal_threshold_is_a_hot_gpu() {
+        let log = "[ 6.594464] nouveau 0000:0b:00.0: bios: version 90.02.42.00.14\n\
+                   [ 3275.720190] nouveau 0000:0b:00.0: therm: temperature (90 C) hit the 'fanboost' threshold\n\
+                   [ 3279.720190] nouveau 0000:0b:00.0: therm: temperature (90 C) hit the 'fanboost' threshold\n\
+                   [ 3300.1] nouveau 0000:0b:00.0: therm: temperature (85 C) went below the 'fanboost' threshold\n";
+        let facts: Vec<_> = parse_kernel("f", log).into_iter().filter(|f| f.name == "gpu.slowdown").collect();
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].get("gpu"), Some("0000:0b:00.0"));
+        assert_eq!(facts[0].get("reason"), Some("thermal: 90 C hit the driver's 'fanboost' threshold"));
     }
 
     /// RDMA NICs beside Mellanox's whose firmware stopped answering: Broadcom's bnxt_re and
