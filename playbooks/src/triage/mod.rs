@@ -5,6 +5,7 @@
 //! recognise is left out, never guessed.
 
 mod analysis;
+mod bandwidth;
 pub mod catalogue;
 pub mod counters;
 pub mod dcgm;
@@ -165,6 +166,7 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
         }
         let dcgm_facts = dcgm::parse(name, &text);
         analysis.observations.extend(dcgm::could_not_run(&dcgm_facts));
+        analysis.observations.extend(bandwidth::below_port_rate(name, &text));
         for (kind, recognised, facts) in [
             ("ibstat", ibstat::recognised(&text), ibstat::parse(name, &text)),
             ("nvidia-smi", nvidia_smi::recognised(&text), nvidia_smi::parse(name, &text)),
