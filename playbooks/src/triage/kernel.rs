@@ -249,9 +249,8 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         )
             .expect("literal names compile")
     });
-    if !drivers.is_match(lower) {
-        return None;
-    }
+    // Which of those words the line holds first: the branches of one family need no other search.
+    let matched = drivers.find(lower)?.as_str();
     // mlx5 cmd.c: the firmware refused CREATE_MKEY with MLX5_CMD_STAT_LIM_ERR ("status limits
     // exceeded(0x8)"): the adapter's table of memory keys is full. Every further registration fails
     // with ENOMEM whatever the process's memlock limit (openucx/ucx#6264: UCX's registration cache
@@ -299,22 +298,22 @@ fn nic_health_line(raw: &str, lower: &str, host: &str) -> Option<Fact> {
         // number never came back, after which the driver can neither stop nor reload the function;
         // a card loose in its slot does this as well as a hung firmware.
         "the NIC's firmware stopped answering its driver"
-    } else if lower.contains("received ecc err") {
+    } else if matched == "received ecc err" {
         // Intel's ixgbe (ixgbe_main.c, ixgbe_msix_other): the adapter's interrupt cause register
         // reports an ECC error in its own memory, and the driver resets the adapter each time
         // ("Received ECC Err, initiating reset"); links drop with every reset.
         "the NIC's own memory reported ECC errors and its driver reset it"
-    } else if lower.contains("firmware error detected fwsm") {
+    } else if matched == "fwsm" && lower.contains("firmware error detected fwsm") {
         // ixgbe_main.c ixgbe_check_fw_error: the firmware status register (FWSM) shows the
         // firmware's external error indication or no valid firmware ("Warning firmware error
         // detected FWSM: 0x8118801F"): a firmware image that does not run (an update or a
         // replacement mends it).
         "the NIC's firmware reported an error in its status register (FWSM)"
-    } else if lower.contains("firmware recovery mode detected") {
+    } else if matched == "firmware recovery mode" && lower.contains("firmware recovery mode detected") {
         // ixgbe, i40e and ice: the firmware booted its recovery image ("Firmware recovery mode
         // detected. Limiting functionality."): the NVM needs to be written again.
         "the NIC's firmware is in recovery mode"
-    } else if lower.contains("err[bl") || (lower.contains("failed to load bl") && lower.contains("firmware")) {
+    } else if matched == "err[bl" || (matched == "failed to load bl" && lower.contains("firmware")) {
         // A BlueField DPU's own boot stages, as the RShim console log prints them: the boot ROM
         // (BL1: "ERR[BL1]: PSC error -60") or Arm Trusted Firmware's next stage ("ERROR: Failed to
         // load BL2R firmware.") failing on the card. The DPU does not boot and its ports with it;
@@ -520,6 +519,8 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
     // Whether a kernel consumer's failure to get memory regions was read: it repeats it for every
     // target or queue it sets up.
     let mut memory_regions_read = false;
+    // Whether the input holds nouveau's thermal reports at all: looked for once, not at every line.
+    let thermal_report = text.contains("therm: temperature (");
     // The GPUs and thresholds of the thermal events read (at most 64).
     let mut thermal_events: BTreeSet<(String, String)> = BTreeSet::new();
     // Whether the PCIe error section of that record reports data that arrived poisoned (its
@@ -759,7 +760,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             );
             continue;
         }
-        if let Some((threshold, temperature)) = thermal_threshold(raw) {
+        if let Some((threshold, temperature)) = thermal_report.then(|| thermal_threshold(raw)).flatten() {
             // Each GPU and threshold once: the driver reports every crossing.
             let device = pci_address_token(raw).unwrap_or("").to_string();
             if thermal_events.len() < 64 && thermal_events.insert((device.clone(), threshold.to_string())) {
