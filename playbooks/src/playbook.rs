@@ -796,6 +796,12 @@ pub fn fill_prose(template: &str, facts: &[&Fact]) -> String {
 /// The distinct values a `{key*}` placeholder lists before it counts the rest.
 const MAX_LISTED_VALUES: usize = 64;
 
+/// The values the facts give a key, in order. A reader that could not tell a value leaves it empty:
+/// that reads as unknown too, never as a blank in a sentence or a command ("grep -i ").
+fn present_values<'a>(facts: &'a [&'a Fact], key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    facts.iter().filter_map(move |f| f.get(key)).filter(|v| !v.trim().is_empty())
+}
+
 fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> String {
     let mut out = String::new();
     let mut rest = template;
@@ -812,7 +818,7 @@ fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> St
                     // (a hostile paste of 100,000 distinct failures) a count of the rest.
                     let mut values: Vec<&str> = Vec::new();
                     let mut seen = std::collections::HashSet::new();
-                    for value in facts.iter().filter_map(|f| f.get(key)).filter(|v| !v.trim().is_empty()) {
+                    for value in present_values(facts, key) {
                         if seen.insert(value) && seen.len() <= MAX_LISTED_VALUES {
                             values.push(value);
                         }
@@ -823,9 +829,7 @@ fn fill(template: &str, facts: &[&Fact], unknown: impl Fn(&str) -> String) -> St
                         out.push_str(&format!(" and {} more", seen.len() - values.len()));
                     }
                 } else {
-                    // A reader that could not tell the value leaves it empty: that reads as unknown
-                    // too, never as a blank in a sentence or a command ("grep -i ").
-                    match facts.iter().filter_map(|f| f.get(key)).find(|v| !v.trim().is_empty()) {
+                    match present_values(facts, key).next() {
                         Some(value) => out.push_str(value),
                         None => out.push_str(&unknown(key)),
                     }

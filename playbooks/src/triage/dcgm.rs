@@ -759,23 +759,24 @@ fn json(file: &str, text: &str) -> Vec<Fact> {
 
 /// The same failure said twice (a table and its JSON in one paste) is one fact with both quotes.
 fn dedupe(facts: Vec<Fact>) -> Vec<Fact> {
+    use std::collections::hash_map::Entry;
     let mut kept: Vec<Fact> = Vec::new();
     // Where each distinct fact was kept: a hostile paste of 100,000 rows must not compare each row
     // with every fact kept before it.
     let mut index: std::collections::HashMap<(String, std::collections::BTreeMap<String, String>), usize> =
         std::collections::HashMap::new();
     for fact in facts {
-        let key = (fact.name.clone(), fact.attrs.clone());
-        match index.get(&key).map(|&at| &mut kept[at]) {
-            Some(existing) => {
+        match index.entry((fact.name.clone(), fact.attrs.clone())) {
+            Entry::Occupied(at) => {
+                let existing = &mut kept[*at.get()];
                 for line in fact.evidence {
                     if existing.evidence.len() < 8 && !existing.evidence.contains(&line) {
                         existing.evidence.push(line);
                     }
                 }
             }
-            None => {
-                index.insert(key, kept.len());
+            Entry::Vacant(place) => {
+                place.insert(kept.len());
                 kept.push(fact);
             }
         }
