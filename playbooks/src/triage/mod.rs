@@ -160,6 +160,13 @@ pub fn analyze(inputs: &[Input]) -> Analysis {
             kinds.push("nvidia-smi-topo");
             topo::analyze(&matrix, &mut analysis);
         }
+        let left_off_nvlink = topo::gpus_left_off_nvlink(name, &text);
+        if !left_off_nvlink.is_empty() {
+            if !kinds.contains(&"nvidia-smi-topo") {
+                kinds.push("nvidia-smi-topo");
+            }
+            analysis.facts.extend(left_off_nvlink);
+        }
         if let Some(matrix) = topo::parse_nvlink_peers(name, &text) {
             kinds.push("nvidia-smi-topo-p2p");
             topo::analyze_nvlink_peers(&matrix, topo::says_nvlink_present(&text), &mut analysis);

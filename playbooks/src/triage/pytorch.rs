@@ -147,6 +147,13 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     for (line_no, raw) in numbered_lines(text) {
         let evidence = Evidence::new(file, line_no, raw);
         if raw.contains("Watchdog caught collective operation timeout") || raw.contains("Timeout at NCCL work:") {
+            // The exception the watchdog thread ended with quotes the timeout and names its group
+            // ("[PG ID 6 PG GUID 266(...) Rank 6] Process group watchdog thread terminated with
+            // exception: [Rank 6] Watchdog caught ...", ProcessGroupNCCL.cpp): all a log keeps of
+            // the group that timed out where its "failure detected by watchdog" line was not captured.
+            if raw.contains("watchdog thread terminated") {
+                records.timed_out_groups.extend(keyed_number(raw, "PG ID "));
+            }
             records.watchdog.push(WatchdogRecord {
                 rank: rank_of(raw),
                 seq: keyed_number(raw, "SeqNum=").or_else(|| keyed_number(raw, "Timeout at NCCL work: ")),
@@ -173,7 +180,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
                 }
                 continue;
             }
-            if raw.contains("failure detected by watchdog") {
+            if raw.contains("failure detected by watchdog") || raw.contains("watchdog thread terminated") {
                 records.timed_out_groups.extend(keyed_number(raw, "PG ID "));
             }
         }
@@ -1074,6 +1081,23 @@ mod tests {
         let other_group = format!("{timed_out}{}", signal(5, 4));
         let found = crate::triage::analyze(&[crate::triage::Input::new("log", other_group.into_bytes())]);
         assert!(!found.has("pytorch.rank_behind"));
+        // NVIDIA-NeMo/RL#2140: the timed-out group named only by the exception its watchdog thread
+        // ended with (a pipeline group's first collective); a rank of the default group signalled to
+        // dump says nothing of that group's sequence numbers.
+        let terminated = "[rank3]:[E1006 15:30:19.943734533 ProcessGroupNCCL.cpp:655] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=COALESCED, NumelIn=0, NumelOut=0, Timeout(ms)=600000) ran for 651421 milliseconds before timing out.\n\
+            [2026-03-23 05:15:22,428 E 3340050 3341761] logging.cc:118: Unhandled exception: N3c1016DistBackendErrorE. what(): [PG ID 6 PG GUID 266(PIPELINE_MODEL_PARALLEL_GROUP) Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout\n";
+        let pipeline = format!(
+            "{terminated}{}",
+            signal(5, 0).replace("Last enqueued NCCL work: 41", "Last enqueued NCCL work: 51")
+        );
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", pipeline.into_bytes())]);
+        assert!(!found.has("pytorch.rank_behind"), "{:?}", found.facts);
+        let same_group = format!(
+            "{terminated}{}",
+            signal(5, 6).replace("Last enqueued NCCL work: 41", "Last enqueued NCCL work: 0")
+        );
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", same_group.into_bytes())]);
+        assert!(found.has("pytorch.rank_behind"), "a rank of the timed-out group that enqueued less");
     }
 
     /// alibaba/Pai-Megatron-Patch#693: rank 1 timed out in an ALLREDUCE and an _ALLGATHER_BASE both

@@ -165,6 +165,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "tuner plugin can not be loaded",
             "direct firmware load for",
             "failed to create a queue pair",
+            "resource temporarily unavailable",
             "ess_env_module",
             "umad_init",
             "topology_sane",
@@ -848,6 +849,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Open MPI's queue pair refusal, read once an input, and where the fact of a host's CPU
     // topology warnings is.
     let mut queue_pair_read = false;
+    let mut no_resources_read = false;
     let mut storage_target_read = false;
     let mut topology_warning: Option<usize> = None;
     // The slots a platform firmware reported a PCIe error for.
@@ -1822,6 +1824,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     );
                     continue;
                 }
+            }
+            // A queue pair the adapter refused with EAGAIN ("failed to create qp: Resource temporarily
+            // unavailable", UCX's rc_iface.c; "ibv_create_qp ... errno 11"): mlx5's firmware answers
+            // a command it has no resources left for with status "no resources", which the kernel
+            // returns as -EAGAIN (drivers/net/ethernet/mellanox/mlx5/core/cmd.c, cmd_status_to_err;
+            // "limits exceeded" is -ENOMEM). One of the adapter's fixed tables is spent: a full mesh
+            // of RC queue pairs at thousands of ranks (openucx/ucx#3097, 7,200 ranks). Once an input.
+            if (lower.contains("create qp") || lower.contains("create_qp"))
+                && lower.contains("resource temporarily unavailable")
+                && !std::mem::replace(&mut no_resources_read, true)
+            {
+                facts.push(
+                    Fact::new("rdma.registration_limit")
+                        .attr("device", "the RDMA NIC (out of queue pairs: the firmware had no resources, EAGAIN)")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
             }
             // librdmacm finding no RDMA device at all ("CMA: unable to get RDMA device list",
             // librdmacm/cma.c ucma_init when ibv_get_device_list returns none): the host or container
@@ -4925,6 +4945,21 @@ mod tests {
         assert!(parse("f", &finite).iter().any(|f| f.name == "rdma.memlock"));
         let bare = parse("f", help);
         assert!(!bare.iter().any(|f| f.name == "rdma.memlock" || f.name == "rdma.registration_limit"), "{bare:?}");
+    }
+
+    /// openucx/ucx#3097: RC queue pairs refused with EAGAIN at 7,200 ranks, mlx5's "no resources";
+    /// read once. EAGAIN of anything else, or a queue pair refused for another reason, is not that.
+    #[test]
+    fn queue_pairs_the_firmware_has_no_resources_for_ucx3097() {
+        let line = "[1545412068.478114] [hbd0000s7:106848:0]       rc_iface.c:968  UCX  ERROR failed to create qp: Resource temporarily unavailable\n";
+        let found = parse("f", &line.repeat(3));
+        assert_eq!(found.iter().filter(|f| f.name == "rdma.registration_limit").count(), 1, "{found:?}");
+        for other in [
+            "[1545412068.478114] [h:1:0]       rc_iface.c:968  UCX  ERROR failed to create qp: Invalid argument\n",
+            "recv() failed: Resource temporarily unavailable\n",
+        ] {
+            assert!(!parse("f", other).iter().any(|f| f.name == "rdma.registration_limit"), "{other}");
+        }
     }
 
     /// The Open MPI users list, 2016-06: processes launched by another installation's mpirun do

@@ -148,6 +148,61 @@ pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
     }
 }
 
+/// The GPU-to-GPU part of `nvidia-smi topo -m`, read from its rows alone (a paste that lost the
+/// header keeps them): a row is `GPUi` followed by its cells, with `X` in column i. Only the pairs
+/// whose two rows are both present are read.
+fn gpu_rows(text: &str) -> BTreeMap<usize, (usize, Vec<String>)> {
+    let mut rows = BTreeMap::new();
+    for (line_no, line) in numbered_lines(text) {
+        let mut tokens = line.split_whitespace();
+        let Some(index) = tokens.next().and_then(|t| t.strip_prefix("GPU")).and_then(|t| t.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        let cells: Vec<String> = tokens.take(index.saturating_add(64)).map(str::to_string).collect();
+        if index < 1024 && cells.get(index).map(String::as_str) == Some("X") {
+            rows.insert(index, (line_no, cells));
+        }
+    }
+    rows
+}
+
+/// A cell that says NVLink joins the pair ("NV18": bonded NVLinks, nvidia-smi(1) topo legend).
+fn is_nvlink(cell: &str) -> bool {
+    cell.strip_prefix("NV").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// GPUs that `topo -m` shows joined to no other GPU by NVLink while every pair of at least three
+/// others is (vllm-project/vllm#16336: seven B200 at NV18 to each other, GPU2 at NODE and SYS to
+/// all): a baseboard whose GPUs are all built onto one NVLink fabric, where this GPU's links are
+/// down. A node whose GPUs are only partly joined (bridged pairs of PCIe cards) is no such board.
+pub fn gpus_left_off_nvlink(file: &str, text: &str) -> Vec<Fact> {
+    if !text.contains("NV") {
+        return Vec::new();
+    }
+    let rows = gpu_rows(text);
+    let present: Vec<usize> = rows.keys().copied().collect();
+    let cell = |i: usize, j: usize| rows.get(&i).and_then(|(_, cells)| cells.get(j)).map(String::as_str);
+    let joined = |i: usize| present.iter().any(|&j| j != i && cell(i, j).is_some_and(is_nvlink));
+    let (on, off): (Vec<usize>, Vec<usize>) = present.iter().partition(|&&i| joined(i));
+    let full_mesh = on.iter().all(|&i| on.iter().all(|&j| i == j || cell(i, j).is_some_and(is_nvlink)));
+    // The GPU left off reaches the others over PCIe: its cells are relations, not garbage.
+    let over_pcie = off.iter().all(|&i| on.iter().all(|&j| cell(i, j).and_then(relation).is_some()));
+    if on.len() < 3 || off.is_empty() || off.len() >= on.len() || !full_mesh || !over_pcie {
+        return Vec::new();
+    }
+    off.iter()
+        .map(|&i| {
+            let (line_no, cells) = &rows[&i];
+            let line = format!("GPU{i} {}", cells.join(" "));
+            Fact::new("gpu.nvlink_inactive")
+                .attr("gpu", i)
+                .attr("links", "all")
+                .evidence(Evidence::new(file, *line_no, &line))
+        })
+        .collect()
+}
+
 /// `nvidia-smi topo -p2p n`: whether CUDA can use NVLink between each pair of GPUs ("OK"), or why
 /// not ("NS" not supported, "CNS"/"GNS"/"TNS" chipset, GPU or topology not supported, "U" unknown;
 /// nvidia-smi(1)). The capability letter comes from the command line above the matrix; without it
@@ -313,6 +368,30 @@ mod tests {
         assert_eq!(matrix.ok_pairs, 1);
         assert!(parse_nvlink_peers("f", &text.replace("-p2p n", "-p2p r")).is_none(), "reads, not NVLink");
         assert!(parse_nvlink_peers("f", &text.replace(" GPU7 ", " GPU9 ")).is_none(), "rows out of order");
+    }
+
+    /// vllm-project/vllm#16336 (its header cut off): GPU2 reaches the other B200s over PCIe only.
+    /// Bridged pairs of PCIe cards, or a healthy board, show no GPU left off.
+    #[test]
+    fn a_gpu_left_off_the_nvlink_of_its_board() {
+        let rows = "GPU0     X      NV18    NODE    NV18    NV18    PXB     NODE    0-55    0\n\
+            GPU1    NV18     X      NODE    NV18    NV18    NODE    PXB     0-55    0\n\
+            GPU2    NODE    NODE     X      NODE    SYS     NODE    NODE    0-55    0\n\
+            GPU3    NV18    NV18    NODE     X      NV18    NODE    NODE    0-55    0\n\
+            GPU4    NV18    NV18    SYS     NV18     X      SYS     SYS     56-111  1\n";
+        let found = gpus_left_off_nvlink("f", rows);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].get("gpu"), found[0].get("links")), (Some("2"), Some("all")));
+        assert_eq!(found[0].evidence[0].line, 3);
+        let healthy = rows
+            .replace("NODE     X      NODE    SYS", "NV18     X      NV18    NV18")
+            .replace("GPU0     X      NV18    NODE", "GPU0     X      NV18    NV18");
+        let healthy = healthy.replace("GPU1    NV18     X      NODE", "GPU1    NV18     X      NV18");
+        let healthy = healthy.replace("NV18    NV18    NODE     X", "NV18    NV18    NV18     X");
+        let healthy = healthy.replace("NV18    NV18    SYS     NV18     X", "NV18    NV18    NV18    NV18     X");
+        assert!(gpus_left_off_nvlink("f", &healthy).is_empty(), "{healthy}");
+        let bridged = "GPU0     X      NV4     SYS     SYS\nGPU1    NV4      X      SYS     SYS\nGPU2    SYS     SYS      X      NV4\nGPU3    SYS     SYS     NV4      X\n";
+        assert!(gpus_left_off_nvlink("f", bridged).is_empty());
     }
 
     #[test]
