@@ -55,11 +55,14 @@ fn families() -> &'static [Family] {
             // host's failed allocation (ENOMEM "Cannot allocate memory", which memory registration
             // returns for a memlock limit too), nor an RDMA device's queues: a work, completion or
             // event queue, or a queue pair ("ib0: failed to allocate device WQ", IPoIB's ipoib_main.c),
-            // which the kernel or the NIC allocates, not the GPU.
+            // which the kernel or the NIC allocates, not the GPU. Nor UCX's status name as NIXL
+            // translates it ("Unexpected UCX error: Out of memory", UCS_ERR_NO_MEMORY): the status
+            // of whatever UCX failed to allocate, a pool or a NIC's queues as often as memory,
+            // which the UCX lines before it name.
             family(
                 "gpu.out_of_memory",
                 r"(?i)out of (?:device |gpu |cuda )?memory|OUT_OF_(?:DEVICE_)?MEMORY|OutOfMemory|MemoryAllocation\b|cudaMalloc\w* failed|failed to allocate (?:device|gpu|cuda)",
-                Some(r"(?i)killed process|oom[-_ ]?kill|oom_reaper|out of memory: kill|host memory|pinned|invoked oom|\b(?:WQ|CQ|EQ|QP|SRQ)\b|ipoib"),
+                Some(r"(?i)killed process|oom[-_ ]?kill|oom_reaper|out of memory: kill|host memory|pinned|invoked oom|\b(?:WQ|CQ|EQ|QP|SRQ)\b|ipoib|UCX error: Out of memory"),
             ),
             // GPUs sharing memory between processes: CUDA and HIP IPC (cudaIpcOpenMemHandle,
             // hipIpcGetMemHandle), peer access (cudaDeviceEnablePeerAccess, "peer access is not
@@ -230,6 +233,9 @@ mod tests {
     #[test]
     fn an_rdma_devices_queue_not_allocated_is_no_gpu_memory_linux_rdma_ipoib_wq() {
         assert_eq!(named("kernel: ib0: failed to allocate device WQ"), None);
+        // sgl-project/sglang#27894: NIXL's word for UCX's status after a completion queue the
+        // firmware refused.
+        assert_eq!(named("W0717 07:30:06.719567  994396 ucx_enums.cpp:58] Unexpected UCX error: Out of memory"), None);
         assert_eq!(
             named("Failed to allocate device vector A (error code out of memory)!"),
             Some("gpu.out_of_memory".into())

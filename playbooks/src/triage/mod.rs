@@ -376,6 +376,11 @@ mod tests {
     fn tasks_the_kernel_reports_hung_are_quoted_as_errors_linux_rdma_irdma() {
         let text = "[  257.719496] INFO: task kworker/87:0:470 blocked for more than 122 seconds.\n[  257.726423]       Tainted: G            E      6.1.4-0.gdc.el9.x86_64 #1\n";
         assert_eq!(top(text.to_string()).as_deref(), Some("errors-not-understood"));
+        // rwth-i6/returnn#1480: the report's first line cut, its stack dump's header kept; a task
+        // in any other state (SysRq's list of every task) is no error.
+        let stack = "[  +0.000049] task:python3.11      state:D stack:    0 pid:15277 ppid: 15257 flags:0x00000002\n[  +0.000006] Call Trace:\n";
+        assert_eq!(top(stack.to_string()).as_deref(), Some("errors-not-understood"));
+        assert_eq!(top(stack.replace("state:D", "state:S")), None);
     }
 
     /// meta-pytorch/torchcomms#1350 (heldout125) and the linux-rdma list's MLNX_OFED user space over

@@ -213,10 +213,34 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             readings.push(Reading { quantity, lane: lane_of(label), value, evidence: evidence() });
         }
     }
+    // A module that reads a supply voltage of 0 V and a temperature of 0 C was not read: a module
+    // that answers is powered near 3.3 V (SFF-8472's A2h bytes 96-99), and a driver that cannot
+    // read the diagnostics page may hand ethtool zeros for every reading and limit (mlx4 on a
+    // ConnectX-2 masks the failed read of page A2h, the netdev list, 2024). Nothing is judged from
+    // such readings.
+    let read_as_zero = |quantity: Quantity| readings.iter().any(|r| r.quantity == quantity && r.value == 0.0);
+    let unread = read_as_zero(Quantity::Voltage) && read_as_zero(Quantity::Temperature);
     let limits: Vec<(Quantity, Thresholds)> = thresholds.into_values().collect();
-    for reading in &readings {
+    for reading in readings.iter().filter(|_| !unread) {
         let limit = limits.iter().find(|(q, _)| *q == reading.quantity).map(|(_, t)| *t);
         facts.extend(judge_reading(reading, limit.as_ref()));
+    }
+    // A port that `ip link` in the same paste shows down by configuration (no UP among its flags,
+    // "<BROADCAST,MULTICAST> ... qdisc noop state DOWN"): its laser is off and no peer lights it,
+    // so dark lanes and low light or bias are what a port never enabled reads, not a failing optic.
+    // Its temperature and supply voltage still count.
+    if device.as_deref().is_some_and(|device| down_by_configuration(text, device)) {
+        let light = |fact: &Fact| {
+            fact.name == "optics.no_light"
+                || fact
+                    .get("quantity")
+                    .is_some_and(|q| q != Quantity::Temperature.name() && q != Quantity::Voltage.name())
+                || fact.get("flag").is_some_and(|flag| {
+                    let flag = flag.to_ascii_lowercase();
+                    flag.contains("power") || flag.contains("bias") || flag.contains("loss of signal")
+                })
+        };
+        facts.retain(|fact| !light(fact));
     }
     if let Some(device) = device {
         for fact in &mut facts {
@@ -224,6 +248,31 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
     }
     facts
+}
+
+/// Whether `ip link` output in the text shows `interface` without the UP flag ("7: ens2f1:
+/// <BROADCAST,MULTICAST> mtu 1500 qdisc noop state DOWN", ip-link(8)): down by configuration, not
+/// for want of a link (which keeps UP and lacks LOWER_UP).
+fn down_by_configuration(text: &str, interface: &str) -> bool {
+    // The interface's own line wherever a launcher's or collector's label put it (a normaliser
+    // may have taken ip's index for one): "7: ens2f1: <FLAGS> mtu 1500", or "7: ens2f1@eth0:
+    // <FLAGS> mtu" for a link with a parent.
+    text.lines().any(|line| {
+        line.match_indices(interface).any(|(at, _)| {
+            let starts_word = line[..at].chars().next_back().is_none_or(char::is_whitespace);
+            let rest = &line[at + interface.len()..];
+            let rest = match rest.strip_prefix('@') {
+                Some(parent) => parent.split_once(": ").map_or("", |(_, r)| r),
+                None => rest.strip_prefix(": ").unwrap_or(""),
+            };
+            let flags = rest.strip_prefix('<').and_then(|r| r.split_once("> mtu ")).map(|(flags, _)| flags);
+            starts_word
+                && flags.is_some_and(|flags| {
+                    flags.split(',').all(|f| f.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c == '-'))
+                        && !flags.split(',').any(|f| f == "UP")
+                })
+        })
+    })
 }
 
 /// mlxlink's fields: `Name [unit] : v1,v2,... [low..high]` readings with their alarm range, the
@@ -353,6 +402,34 @@ mod tests {
         assert_eq!(names(&facts), vec!["optics.alarm_flag"]);
         assert_eq!(facts[0].get("flag"), Some("Rx power low alarm flag on lane 1"));
         assert!(!recognised("Rx power low warning flag on lane 1: True\n"));
+    }
+
+    /// The netdev list, 2024: mlx4 masks a failed read of an SFP's diagnostics page, so ethtool
+    /// prints zeros for every reading; a dark receiver with the module's voltage read stays dark.
+    #[test]
+    fn diagnostics_read_as_zeros_are_no_reading() {
+        let zeros = "# ethtool -m eth1\n\tLaser output power                        : 0.0000 mW / -inf dBm\n\tReceiver signal average optical power     : 0.0000 mW / -inf dBm\n\tModule temperature                        : 0.00 degrees C / 32.00 degrees F\n\tModule voltage                            : 0.0000 V\n";
+        assert!(parse("f", zeros).is_empty(), "{:?}", parse("f", zeros));
+        let read = zeros.replace("0.0000 V", "3.3010 V").replace("0.00 degrees C", "31.50 degrees C");
+        assert_eq!(names(&parse("f", &read)), vec!["optics.no_light"]);
+    }
+
+    /// A sysadmin's SFP write-up (cloudalbania): `ethtool --module-info` of a port `ip link` shows
+    /// down by configuration; the same port up with no light is dark.
+    #[test]
+    fn a_port_down_by_configuration_is_dark_by_design() {
+        let module = "root@host:~# ethtool --module-info ens2f1\n\tLaser output power                        : 0.0251 mW / -16.00 dBm\n\tReceiver signal average optical power     : 0.0000 mW / -inf dBm\n\tModule temperature                        : 29.54 degrees C / 85.16 degrees F\n\tLaser rx power low alarm                  : On\n";
+        let down = format!("7: ens2f1: <BROADCAST,MULTICAST> mtu 1500 qdisc noop state DOWN mode DEFAULT group default qlen 1000\n{module}");
+        assert!(parse("f", &down).is_empty(), "{:?}", parse("f", &down));
+        let up = down.replace("<BROADCAST,MULTICAST>", "<NO-CARRIER,BROADCAST,MULTICAST,UP>");
+        assert_eq!(names(&parse("f", &up)), vec!["optics.alarm_flag", "optics.no_light"]);
+        let labelled: String = down.lines().map(|line| format!("3: {line}\n")).collect();
+        assert!(parse("f", &labelled).is_empty(), "an srun label before ip link's line");
+        let parent = down.replace("7: ens2f1:", "7: ens2f1@eth0:");
+        assert!(parse("f", &parent).is_empty());
+        let other = down.replace("7: ens2f1:", "7: ens2f0:");
+        assert!(!parse("f", &other).is_empty());
+        assert!(!parse("f", &format!("{module}Module temperature : 80.00 degrees C\n")).is_empty());
     }
 
     /// scitix/sichek's mlxlink -m fixture (healthy), then with a hot module and a weak lane.

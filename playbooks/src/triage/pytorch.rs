@@ -144,6 +144,8 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     let mut context: BTreeMap<&str, String> = BTreeMap::new();
     let mut context_evidence: Vec<Evidence> = Vec::new();
     let mut running: BTreeMap<u64, (u64, String, Evidence)> = BTreeMap::new();
+    let mut unpublished: BTreeSet<u64> = BTreeSet::new();
+    let mut members = LightningMembers::default();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = Evidence::new(file, line_no, raw);
         if raw.contains("Watchdog caught collective operation timeout") || raw.contains("Timeout at NCCL work:") {
@@ -219,6 +221,30 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             let seq = keyed_number(raw, "SequenceNumber=").map_or_else(|| "unknown".to_string(), |s| s.to_string());
             records.stated.push(Fact::new("pytorch.op_mismatch").attr("seq", seq).attr("ops", ops).evidence(evidence));
             continue;
+        }
+        if let Some(rest) = trimmed.split("GLOBAL_RANK: ").nth(1) {
+            members.read(rest, &evidence);
+        }
+        // A rank that waited in vain for the communicator's unique id ("[3] is setting up NCCL
+        // communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0',
+        // but store->get('0') got error: wait timeout after 1800000ms", ProcessGroupNCCL.cpp
+        // broadcastUniqueNCCLID): the rank it names creates the id and publishes it when it sets
+        // up the same communicator, so that rank never got there (still loading a model, crashed,
+        // or on another code path). The error follows on the same line or, where a terminal
+        // wrapped it, the next. Once a rank named.
+        if let Some(rest) = trimmed.split("retrieving ncclUniqueId from [").nth(1) {
+            if let Some(root) = rest.split(']').next().and_then(|r| r.trim().parse::<u64>().ok()) {
+                if unpublished.insert(root) {
+                    records.stated.push(
+                        Fact::new("pytorch.rank_behind")
+                            .attr("rank", root)
+                            .attr("last_seq", "unknown (it never published the communicator's unique id)")
+                            .attr("max_seq", "the communicator's set-up")
+                            .evidence(evidence),
+                    );
+                }
+                continue;
+            }
         }
         // c10d desync debug report (TORCH_NCCL_DESYNC_DEBUG=1), under "the lagging/dead/mismatched
         // ranks that caused the desync are:": "[7] finished collective #182, but didn't join
@@ -311,6 +337,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     if let Some(first) = records.watchdog.first() {
         records.progress = progress_after(file, text, first.evidence.line);
     }
+    records.stated.extend(members.never_started());
     // The wrapper checks each collective's fingerprint across ranks before it runs, so ranks whose
     // last fingerprints name different sequence numbers issued different numbers of collectives:
     // the program took different paths on different ranks.
@@ -361,6 +388,70 @@ fn progress_after(file: &str, text: &str, timed_out: usize) -> Option<ProgressAf
         }
     }
     None
+}
+
+/// PyTorch Lightning's line for each process it starts ("initializing ddp: GLOBAL_RANK: 1, MEMBER:
+/// 2/8", "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8" in later releases,
+/// lightning_fabric's strategies): the global rank it took and the world it joins.
+#[derive(Default)]
+struct LightningMembers {
+    lines: usize,
+    world: Option<u64>,
+    seen: BTreeMap<u64, Evidence>,
+    repeated: bool,
+}
+
+impl LightningMembers {
+    fn read(&mut self, rest: &str, evidence: &Evidence) {
+        let rank = rest.split(|c: char| !c.is_ascii_digit()).next().and_then(|r| r.parse::<u64>().ok());
+        let world = rest
+            .split("MEMBER: ")
+            .nth(1)
+            .and_then(|m| m.split('/').nth(1))
+            .and_then(|w| w.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok());
+        let (Some(rank), Some(world)) = (rank, world) else { return };
+        if self.world.is_some_and(|known| known != world) || rank >= world {
+            return;
+        }
+        self.world = Some(world);
+        self.lines += 1;
+        match self.seen.entry(rank) {
+            std::collections::btree_map::Entry::Occupied(_) => self.repeated = true,
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(evidence.clone());
+            }
+        }
+    }
+
+    /// Processes that took the same global rank while as many lines as the world has members show
+    /// fewer ranks than it: each host numbered its processes as if it were the only one (Slurm's
+    /// node count not given to Lightning, Lightning-AI/pytorch-lightning#10098), so the ranks no
+    /// process took never start and the rendezvous waits for them. At most 64 are named.
+    fn never_started(&self) -> Vec<Fact> {
+        let Some(world) = self.world else { return Vec::new() };
+        if !self.repeated || (self.lines as u64) < world || self.seen.len() as u64 >= world {
+            return Vec::new();
+        }
+        let taken: Vec<String> = self.seen.keys().map(u64::to_string).collect();
+        (0..world)
+            .filter(|rank| !self.seen.contains_key(rank))
+            .take(64)
+            .map(|rank| {
+                let mut fact =
+                    Fact::new("pytorch.rank_behind").attr("rank", rank).attr("last_seq", "never started").attr(
+                        "max_seq",
+                        format!(
+                            "the rendezvous of {world} processes, whose ranks {} each started twice or more",
+                            taken.join(", ")
+                        ),
+                    );
+                for evidence in self.seen.values().take(2) {
+                    fact = fact.evidence(evidence.clone());
+                }
+                fact
+            })
+            .collect()
+    }
 }
 
 /// A flight recorder dump: `{"version": .., "pg_config": .., "entries": [{..}, ..]}`. The rank comes
@@ -1098,6 +1189,40 @@ mod tests {
         );
         let found = crate::triage::analyze(&[crate::triage::Input::new("log", same_group.into_bytes())]);
         assert!(found.has("pytorch.rank_behind"), "a rank of the timed-out group that enqueued less");
+    }
+
+    /// axolotl-ai-cloud/axolotl#3443: rank 3 waited 30 minutes for rank 0's unique id (rank 0 still
+    /// loading the model), the message wrapped by the terminal; named once however many ranks wait.
+    #[test]
+    fn a_rank_that_never_published_the_unique_id_is_behind_axolotl3443() {
+        let waiting = |rank: u64| {
+            format!("torch.distributed.DistBackendError: [{rank}] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c1\n0d key-value store by key '0', but store->get('0') got error: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0\n")
+        };
+        let text = format!("{}{}", waiting(3), waiting(2));
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
+        let behind: Vec<_> =
+            found.facts.iter().filter(|f| f.name == "pytorch.rank_behind").filter_map(|f| f.get("rank")).collect();
+        assert_eq!(behind, ["0"]);
+        let other = "[3] is setting up NCCL communicator\n";
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", other.as_bytes().to_vec())]);
+        assert!(!found.has("pytorch.rank_behind"));
+    }
+
+    /// Lightning-AI/pytorch-lightning#10098: two hosts each took global ranks 0-3 of a world of
+    /// eight, so ranks 4-7 never started. One host's own four lines, or a restart that prints every
+    /// rank twice, say nothing of that.
+    #[test]
+    fn ranks_that_two_hosts_both_took_leave_the_rest_unstarted_lightning10098() {
+        let member = |rank: u64| format!("initializing ddp: GLOBAL_RANK: {rank}, MEMBER: {}/8\n", rank + 1);
+        let parse_members = |ranks: &[u64]| {
+            let text: String = ranks.iter().map(|&r| member(r)).collect();
+            parse_text("log", &text).stated.into_iter().filter(|f| f.name == "pytorch.rank_behind").collect::<Vec<_>>()
+        };
+        let behind = parse_members(&[1, 1, 2, 2, 3, 3, 0, 0]);
+        let ranks: Vec<_> = behind.iter().filter_map(|f| f.get("rank")).collect();
+        assert_eq!(ranks, ["4", "5", "6", "7"]);
+        assert!(parse_members(&[0, 1, 2, 3]).is_empty(), "one host's lines");
+        assert!(parse_members(&[0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]).is_empty(), "a restart");
     }
 
     /// alibaba/Pai-Megatron-Patch#693: rank 1 timed out in an ALLREDUCE and an _ALLGATHER_BASE both

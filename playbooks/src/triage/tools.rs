@@ -166,6 +166,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "direct firmware load for",
             "failed to create a queue pair",
             "resource temporarily unavailable",
+            "endpoint timeout",
             "ess_env_module",
             "umad_init",
             "topology_sane",
@@ -793,6 +794,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Whether NCCL was left without a network (read once, on the first net plugin refused).
     let no_network = std::cell::OnceCell::new();
     let mut plugin_refused_seen = false;
+    // UCX's endpoint timeout over its TCP transport, read once.
+    let mut tcp_endpoint_timeout_read = false;
     // The uplinks ESXi took out of service for flapping, each read once (at most 64).
     let mut flapping_uplinks: BTreeSet<String> = BTreeSet::new();
     // The kernel refused peer-to-peer DMA between two devices (read once).
@@ -1552,6 +1555,17 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("used_by", "ucx")
                         .evidence(evidence()),
                 );
+                facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
+                continue;
+            }
+            // UCX's endpoint timeout (UCS_ERR_ENDPOINT_TIMEOUT, "Endpoint timeout" in UCX's status
+            // strings or as NIXL reports it) where the endpoint that failed is UCX's TCP transport
+            // ("tcp_ep.c ... UCX ERROR tcp_ep 0x... (state=CONNECTED): send(110) failed"; the number
+            // is the socket's descriptor): over TCP the timeout is the keepalive or the send that the
+            // peer's host stopped answering (LMCache/LMCache#725). Over verbs the same status is a
+            // transport's retries, which the RDMA readers name. Once an input.
+            if lower.contains("endpoint timeout") && text.contains("tcp_ep") && !tcp_endpoint_timeout_read {
+                tcp_endpoint_timeout_read = true;
                 facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
                 continue;
             }
@@ -4945,6 +4959,17 @@ mod tests {
         assert!(parse("f", &finite).iter().any(|f| f.name == "rdma.memlock"));
         let bare = parse("f", help);
         assert!(!bare.iter().any(|f| f.name == "rdma.memlock" || f.name == "rdma.registration_limit"), "{bare:?}");
+    }
+
+    /// LMCache/LMCache#725: NIXL's UCX over TCP timing out an endpoint whose sends failed is a
+    /// peer that stopped answering; the same status over UD is no TCP peer.
+    #[test]
+    fn a_tcp_endpoint_that_timed_out_is_a_peer_out_of_reach_lmcache725() {
+        let tcp = "[1749803291.555759] [pod:7053 :0]          tcp_ep.c:1260 UCX  ERROR tcp_ep 0x3c502370 (state=CONNECTED): send(110) failed: Input/output error\nW0613 08:28:11.555796    7053 ucx_utils.cpp:43] Unexpected UCX error: Endpoint timeout\n";
+        let found = parse("f", tcp);
+        assert_eq!(found.iter().filter(|f| f.name == "network.host_unreachable").count(), 1, "{found:?}");
+        let ud = "[clx-orion-095:15382:0:15382]    ud_iface.c:781  Fatal: transport error: Endpoint timeout\n";
+        assert!(!parse("f", ud).iter().any(|f| f.name == "network.host_unreachable"));
     }
 
     /// openucx/ucx#3097: RC queue pairs refused with EAGAIN at 7,200 ranks, mlx5's "no resources";

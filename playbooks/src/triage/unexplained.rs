@@ -42,7 +42,10 @@ fn error_words() -> &'static Regex {
             // "out of bounds" (compute-sanitizer), ENOSYS's "Function not implemented". The kernel's
             // hung-task detector reports a task stuck in uninterruptible sleep as "INFO: task
             // kworker/87:0:470 blocked for more than 122 seconds." (kernel/hung_task.c): a driver
-            // deadlocked or waiting on hardware that never answers. A kernel warning's own header,
+            // deadlocked or waiting on hardware that never answers; the stack dump under it starts
+            // "task:python3.11 state:D stack:0 pid:15277" (kernel/sched/core.c sched_show_task),
+            // which is all a paste keeps where the poster cut the report's first line, and which
+            // SysRq's list of blocked tasks prints the same way. A kernel warning's own header,
             // "WARNING: CPU: 7 PID: 1 at kernel/irq/manage.c:2034 free_irq+0x59/0x70" (kernel/panic.c
             // __warn), reports a driver in a state it should never reach; and a net device that
             // cannot be unregistered because something still holds it ("unregister_netdevice:
@@ -59,7 +62,7 @@ fn error_words() -> &'static Regex {
             // a reference count gone wrong in a driver. VT-d's fault reports name a fault without an
             // error word ("DMAR: DRHD: handling fault status reg 2", "DMAR: [INTR-REMAP] Request device
             // [42:00.2] fault index 1600", drivers/iommu/intel/dmar.c dmar_fault).
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D\s)|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
         )
         .expect("a fixed pattern compiles")
     })
