@@ -132,7 +132,26 @@ pub fn looks_like_error(line: &str) -> bool {
     if corrected || title {
         return false;
     }
-    error_words().find_iter(line).any(|word| !names_zero(&line[word.end()..]))
+    error_words().find_iter(line).any(|word| {
+        let counted = ["errors", "failures", "failed"].iter().any(|count| word.as_str().eq_ignore_ascii_case(count));
+        !names_zero(&line[word.end()..]) && (!counted || !counted_zero(&line[..word.start()]))
+    })
+}
+
+/// Whether the text before a counted error word ("errors", "failures", "failed") counts it as zero,
+/// the number first ("Verification: PASS (0 march errors over 16 passes)", a memory test's summary;
+/// "10 passed, 0 failed"): a zero, at most one word that says which, then the word; not a zero that
+/// numbers a rank or a port ("rank 0 errors:"). A singular "error" after a zero is no count ("port 1
+/// fabnum 0 error 733", GPFS's verbs log: an error code).
+fn counted_zero(before: &str) -> bool {
+    let words: Vec<&str> =
+        before.trim_end().rsplit(|c: char| c.is_whitespace() || c == '(').filter(|w| !w.is_empty()).take(3).collect();
+    let numbered = |at: usize| words.get(at).is_some_and(|word| names_by_number(word));
+    match words.as_slice() {
+        ["0", ..] => !numbered(1),
+        [which, "0", ..] => which.chars().all(|c| c.is_ascii_alphabetic() || c == '-') && !numbered(2),
+        _ => false,
+    }
 }
 
 /// Whether a line is a shell command that filters text for words: grep(1) and its variants after a
@@ -651,6 +670,14 @@ mod tests {
             "DEBUG [3279516:3279516] Called; errors = 0, info = 24, results = 8 [PluginLibTest.cpp:228]"
         ));
         assert!(!looks_like_error("links: errors = 0, retries = 3"));
+        // skypilot-org/skypilot's GPU health check example: a memory test's passes, zero first.
+        assert!(!looks_like_error("Verification: PASS (0 march errors over 16 passes)"));
+        assert!(!looks_like_error("Verification: PASS (0 errors)"));
+        assert!(looks_like_error("Verification: FAIL (10 march errors over 16 passes)"));
+        assert!(looks_like_error("rank 0 errors: connection reset"));
+        assert!(looks_like_error(
+            "VERBS RDMA closed connection to 10.0.0.2 on mlx5_0 port 1 fabnum 0 error 733 index 10"
+        ));
         assert!(looks_like_error("links: errors = 0, failed = 2"));
         assert!(looks_like_error(
             "ERROR [3279516:3279516] [[nvbandwidth]] The memory copy utilization for the GPU: 2 is greater than 10%"
