@@ -231,10 +231,10 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
         // broadcastUniqueNCCLID): the rank it names creates the id and publishes it when it sets
         // up the same communicator, so that rank never got there (still loading a model, crashed,
         // or on another code path). The error follows on the same line or, where a terminal
-        // wrapped it, the next. Once a rank named.
+        // wrapped it, the next. Once a rank named, at most 64 ranks.
         if let Some(rest) = trimmed.split("retrieving ncclUniqueId from [").nth(1) {
             if let Some(root) = rest.split(']').next().and_then(|r| r.trim().parse::<u64>().ok()) {
-                if unpublished.insert(root) {
+                if unpublished.len() < 64 && unpublished.insert(root) {
                     records.stated.push(
                         Fact::new("pytorch.rank_behind")
                             .attr("rank", root)
