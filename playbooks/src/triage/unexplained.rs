@@ -90,6 +90,13 @@ pub fn looks_like_error(line: &str) -> bool {
     if line.contains("Cuda API error detected") && (line.contains("(0x258)") || line.contains("(0x2c0)")) {
         return false;
     }
+    // A blocked task's stack dump header ("task:kworker/u16:5 state:D stack:0", see above) reads
+    // no count, whatever number ends it.
+    if line.split_once("task:").is_some_and(|(_, rest)| {
+        rest.split_once(" state:D").is_some_and(|(_, after)| after.is_empty() || after.starts_with(char::is_whitespace))
+    }) {
+        return true;
+    }
     // A summary that begins with its count, zero, counts none of what it reports ("0 tests
     // completed and failed residual checks", HPL's end of run).
     if line.split_whitespace().next() == Some("0") {
@@ -675,6 +682,9 @@ mod tests {
         assert!(!looks_like_error("Verification: PASS (0 errors)"));
         assert!(looks_like_error("Verification: FAIL (10 march errors over 16 passes)"));
         assert!(looks_like_error("rank 0 errors: connection reset"));
+        // The linux-nfs list: a blocked task's header the mail client wrapped after its stack size.
+        assert!(looks_like_error("[Wed Nov  1 08:03:55 2023] task:kworker/u16:5   state:D stack:0"));
+        assert!(!looks_like_error("[Wed Nov  1 08:03:55 2023] task:kworker/u16:5   state:S stack:0"));
         assert!(looks_like_error(
             "VERBS RDMA closed connection to 10.0.0.2 on mlx5_0 port 1 fabnum 0 error 733 index 10"
         ));
