@@ -432,7 +432,10 @@ impl LightningMembers {
         if !self.repeated || (self.lines as u64) < world || self.seen.len() as u64 >= world {
             return Vec::new();
         }
-        let taken: Vec<String> = self.seen.keys().map(u64::to_string).collect();
+        let mut taken: Vec<String> = self.seen.keys().take(64).map(u64::to_string).collect();
+        if self.seen.len() > 64 {
+            taken.push(format!("and {} more", self.seen.len() - 64));
+        }
         (0..world)
             .filter(|rank| !self.seen.contains_key(rank))
             .take(64)

@@ -151,7 +151,7 @@ pub fn analyze(matrix: &TopoMatrix, analysis: &mut Analysis) {
 /// The GPU-to-GPU part of `nvidia-smi topo -m`, read from its rows alone (a paste that lost the
 /// header keeps them): a row is `GPUi` followed by its cells, with `X` in column i. Only the pairs
 /// whose two rows are both present are read.
-fn gpu_rows(text: &str) -> BTreeMap<usize, (usize, Vec<String>)> {
+fn gpu_rows(text: &str) -> BTreeMap<usize, (usize, &str, Vec<String>)> {
     let mut rows = BTreeMap::new();
     for (line_no, line) in numbered_lines(text) {
         let mut tokens = line.split_whitespace();
@@ -161,7 +161,7 @@ fn gpu_rows(text: &str) -> BTreeMap<usize, (usize, Vec<String>)> {
         };
         let cells: Vec<String> = tokens.take(index.saturating_add(64)).map(str::to_string).collect();
         if index < 1024 && cells.get(index).map(String::as_str) == Some("X") {
-            rows.insert(index, (line_no, cells));
+            rows.insert(index, (line_no, line, cells));
         }
     }
     rows
@@ -182,7 +182,7 @@ pub fn gpus_left_off_nvlink(file: &str, text: &str) -> Vec<Fact> {
     }
     let rows = gpu_rows(text);
     let present: Vec<usize> = rows.keys().copied().collect();
-    let cell = |i: usize, j: usize| rows.get(&i).and_then(|(_, cells)| cells.get(j)).map(String::as_str);
+    let cell = |i: usize, j: usize| rows.get(&i).and_then(|(_, _, cells)| cells.get(j)).map(String::as_str);
     let joined = |i: usize| present.iter().any(|&j| j != i && cell(i, j).is_some_and(is_nvlink));
     let (on, off): (Vec<usize>, Vec<usize>) = present.iter().partition(|&&i| joined(i));
     let full_mesh = on.iter().all(|&i| on.iter().all(|&j| i == j || cell(i, j).is_some_and(is_nvlink)));
@@ -193,12 +193,11 @@ pub fn gpus_left_off_nvlink(file: &str, text: &str) -> Vec<Fact> {
     }
     off.iter()
         .map(|&i| {
-            let (line_no, cells) = &rows[&i];
-            let line = format!("GPU{i} {}", cells.join(" "));
+            let (line_no, line, _) = &rows[&i];
             Fact::new("gpu.nvlink_inactive")
                 .attr("gpu", i)
                 .attr("links", "all")
-                .evidence(Evidence::new(file, *line_no, &line))
+                .evidence(Evidence::new(file, *line_no, line))
         })
         .collect()
 }
@@ -383,6 +382,7 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!((found[0].get("gpu"), found[0].get("links")), (Some("2"), Some("all")));
         assert_eq!(found[0].evidence[0].line, 3);
+        assert!(found[0].evidence[0].text.starts_with("GPU2    NODE    NODE     X"), "{:?}", found[0].evidence);
         let healthy = rows
             .replace("NODE     X      NODE    SYS", "NV18     X      NV18    NV18")
             .replace("GPU0     X      NV18    NODE", "GPU0     X      NV18    NV18");
