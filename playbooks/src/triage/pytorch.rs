@@ -127,17 +127,23 @@ fn numbers(text: &str) -> Vec<u64> {
     text.split(|c: char| !c.is_ascii_digit()).filter_map(|t| t.parse().ok()).take(1 << 16).collect()
 }
 
-/// The phrases of the checks that find ranks disagreeing on a collective: c10d's wrapper's
-/// collective and shape checks, Accelerate's shape check.
-fn mismatch_phrases() -> &'static regex::Regex {
+/// The phrases a line is read for here beyond the watchdog's, in one search (each `contains` would
+/// scan every line again): c10d's wrapper's collective and shape checks and Accelerate's shape
+/// check (ranks disagreeing on a collective), Lightning's line for each process it starts, and
+/// c10d's wait for a communicator's unique id.
+fn line_phrases() -> &'static regex::Regex {
     static PHRASES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     PHRASES.get_or_init(|| {
         regex::Regex::new(
-            "Detected mismatch between collectives on ranks|Error when verifying shape tensors for collective|Cannot apply desired operation due to shape mismatches",
+            r"Detected mismatch between collectives on ranks|Error when verifying shape tensors for collective|Cannot apply desired operation due to shape mismatches|GLOBAL_RANK: |retrieving ncclUniqueId from \[",
         )
         .expect("literal phrases compile")
     })
 }
+
+/// Lightning's phrase and c10d's unique-id wait among [`line_phrases`].
+const LIGHTNING_MEMBER: &str = "GLOBAL_RANK: ";
+const UNIQUE_ID_WAIT: &str = "retrieving ncclUniqueId from [";
 
 pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     let mut records = PytorchRecords::default();
@@ -197,9 +203,33 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             }
             continue;
         }
-        // The checks that find ranks passing different collectives or shapes, in one search (each
-        // `contains` would scan every line again):
-        if mismatch_phrases().is_match(trimmed) {
+        let phrase = line_phrases().find(trimmed).map(|found| (found.as_str(), found.end()));
+        if let Some((LIGHTNING_MEMBER, end)) = phrase {
+            members.read(&trimmed[end..], &evidence);
+        }
+        // A rank that waited in vain for the communicator's unique id ("[3] is setting up NCCL
+        // communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0',
+        // but store->get('0') got error: wait timeout after 1800000ms", ProcessGroupNCCL.cpp
+        // broadcastUniqueNCCLID): the rank it names creates the id and publishes it when it sets
+        // up the same communicator, so that rank never got there (still loading a model, crashed,
+        // or on another code path). The error follows on the same line or, where a terminal
+        // wrapped it, the next. Once a rank named, at most 64 ranks.
+        if let Some((UNIQUE_ID_WAIT, end)) = phrase {
+            if let Some(root) = trimmed[end..].split(']').next().and_then(|r| r.trim().parse::<u64>().ok()) {
+                if unpublished.len() < 64 && unpublished.insert(root) {
+                    records.stated.push(
+                        Fact::new("pytorch.rank_behind")
+                            .attr("rank", root)
+                            .attr("last_seq", "unknown (it never published the communicator's unique id)")
+                            .attr("max_seq", "the communicator's set-up")
+                            .evidence(evidence),
+                    );
+                }
+                continue;
+            }
+        }
+        // The checks that find ranks passing different collectives or shapes.
+        if phrase.is_some_and(|(found, _)| found != LIGHTNING_MEMBER && found != UNIQUE_ID_WAIT) {
             let ops = if let Some(rest) = trimmed.split("Detected mismatch between collectives on ranks.").nth(1) {
                 // c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): "Detected mismatch
                 // between collectives on ranks. Rank 1 is running collective:
@@ -221,30 +251,6 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             let seq = keyed_number(raw, "SequenceNumber=").map_or_else(|| "unknown".to_string(), |s| s.to_string());
             records.stated.push(Fact::new("pytorch.op_mismatch").attr("seq", seq).attr("ops", ops).evidence(evidence));
             continue;
-        }
-        if let Some(rest) = trimmed.split("GLOBAL_RANK: ").nth(1) {
-            members.read(rest, &evidence);
-        }
-        // A rank that waited in vain for the communicator's unique id ("[3] is setting up NCCL
-        // communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0',
-        // but store->get('0') got error: wait timeout after 1800000ms", ProcessGroupNCCL.cpp
-        // broadcastUniqueNCCLID): the rank it names creates the id and publishes it when it sets
-        // up the same communicator, so that rank never got there (still loading a model, crashed,
-        // or on another code path). The error follows on the same line or, where a terminal
-        // wrapped it, the next. Once a rank named, at most 64 ranks.
-        if let Some(rest) = trimmed.split("retrieving ncclUniqueId from [").nth(1) {
-            if let Some(root) = rest.split(']').next().and_then(|r| r.trim().parse::<u64>().ok()) {
-                if unpublished.len() < 64 && unpublished.insert(root) {
-                    records.stated.push(
-                        Fact::new("pytorch.rank_behind")
-                            .attr("rank", root)
-                            .attr("last_seq", "unknown (it never published the communicator's unique id)")
-                            .attr("max_seq", "the communicator's set-up")
-                            .evidence(evidence),
-                    );
-                }
-                continue;
-            }
         }
         // c10d desync debug report (TORCH_NCCL_DESYNC_DEBUG=1), under "the lagging/dead/mismatched
         // ranks that caused the desync are:": "[7] finished collective #182, but didn't join
