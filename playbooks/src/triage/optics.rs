@@ -252,27 +252,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 
 /// Whether `ip link` output in the text shows `interface` without the UP flag ("7: ens2f1:
 /// <BROADCAST,MULTICAST> mtu 1500 qdisc noop state DOWN", ip-link(8)): down by configuration, not
-/// for want of a link (which keeps UP and lacks LOWER_UP).
+/// for want of a link (which keeps UP and lacks LOWER_UP). The header is read as the `ip link`
+/// reader reads it, wherever a launcher's label put it.
 fn down_by_configuration(text: &str, interface: &str) -> bool {
-    // The interface's own line wherever a launcher's or collector's label put it (a normaliser
-    // may have taken ip's index for one): "7: ens2f1: <FLAGS> mtu 1500", or "7: ens2f1@eth0:
-    // <FLAGS> mtu" for a link with a parent.
-    text.lines().any(|line| {
-        line.match_indices(interface).any(|(at, _)| {
-            let starts_word = line[..at].chars().next_back().is_none_or(char::is_whitespace);
-            let rest = &line[at + interface.len()..];
-            let rest = match rest.strip_prefix('@') {
-                Some(parent) => parent.split_once(": ").map_or("", |(_, r)| r),
-                None => rest.strip_prefix(": ").unwrap_or(""),
-            };
-            let flags = rest.strip_prefix('<').and_then(|r| r.split_once("> mtu ")).map(|(flags, _)| flags);
-            starts_word
-                && flags.is_some_and(|flags| {
-                    flags.split(',').all(|f| f.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c == '-'))
-                        && !flags.split(',').any(|f| f == "UP")
-                })
-        })
-    })
+    text.lines()
+        .filter_map(super::ibstat::ip_link_header)
+        .any(|header| header.name == interface && !header.flags.split(',').any(|flag| flag == "UP"))
 }
 
 /// mlxlink's fields: `Name [unit] : v1,v2,... [low..high]` readings with their alarm range, the

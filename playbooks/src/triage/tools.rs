@@ -794,8 +794,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Whether NCCL was left without a network (read once, on the first net plugin refused).
     let no_network = std::cell::OnceCell::new();
     let mut plugin_refused_seen = false;
-    // UCX's endpoint timeout over its TCP transport, read once.
+    // UCX's endpoint timeout over its TCP transport, read once; whether UCX's TCP transport is in
+    // the input at all, found once (on the first endpoint timeout).
     let mut tcp_endpoint_timeout_read = false;
+    let ucx_tcp_in_input = std::cell::OnceCell::new();
     // The uplinks ESXi took out of service for flapping, each read once (at most 64).
     let mut flapping_uplinks: BTreeSet<String> = BTreeSet::new();
     // The kernel refused peer-to-peer DMA between two devices (read once).
@@ -1564,7 +1566,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // is the socket's descriptor): over TCP the timeout is the keepalive or the send that the
             // peer's host stopped answering (LMCache/LMCache#725). Over verbs the same status is a
             // transport's retries, which the RDMA readers name. Once an input.
-            if lower.contains("endpoint timeout") && text.contains("tcp_ep") && !tcp_endpoint_timeout_read {
+            if lower.contains("endpoint timeout")
+                && !tcp_endpoint_timeout_read
+                && *ucx_tcp_in_input.get_or_init(|| text.contains("tcp_ep"))
+            {
                 tcp_endpoint_timeout_read = true;
                 facts.push(Fact::new("network.host_unreachable").attr("text", trimmed).evidence(evidence()));
                 continue;
