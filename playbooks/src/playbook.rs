@@ -405,6 +405,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nvidia-smi's process table: several compute processes hold one GPU, each also holding a GPU of its own",
     ),
     (
+        "gpu.held_by_stopped_process",
+        "gpu text",
+        "nvidia-smi's process table: a process that `ps` in the same paste shows stopped (state T) holds GPU memory",
+    ),
+    (
         "horovod.missing_ranks",
         "rank tensors text",
         "Horovod's stall inspector: 'Missing ranks:', '[missing ranks: N]' or a rank absent from '[ready ranks: ...]'",

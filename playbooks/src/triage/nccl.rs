@@ -185,6 +185,21 @@ fn bare_marker(raw: &str) -> Option<((usize, usize), Level)> {
                 })
                 .map(|(marker, level)| ((start, marker.len()), level))
         })
+        // A quote cut before the level too ("NET/Socket : GPU Direct RDMA Disabled for HCA 'hsn0'",
+        // "Using network Socket"): the net transports' names with NCCL's own separator, and the
+        // line init.cc prints for the network it chose, are NCCL's alone.
+        .or_else(|| {
+            let transport = ["NET/IB :", "NET/IB:", "NET/Socket :", "NET/Socket:", "NET/Plugin", "NET/OFI "]
+                .iter()
+                .any(|subsystem| line.starts_with(subsystem));
+            let network = line.strip_prefix("Using network ").is_some_and(|name| {
+                let name = name.trim_end();
+                !name.is_empty()
+                    && name.split_whitespace().count() <= 2
+                    && name.starts_with(|c: char| c.is_ascii_uppercase())
+            });
+            (transport || network).then_some(((start, 0), Level::Info))
+        })
 }
 
 /// NCCL before 2.6 printed `host:pid:tid [dev] misc/ibvwrap.cu:61 WARN message`, without "NCCL":
@@ -567,6 +582,11 @@ struct Observations {
     tree_across_hosts: Option<(u64, Evidence)>,
     /// Where NCCL said "NET/IB : No device found".
     ib_not_used: Vec<(String, Evidence)>,
+    /// Where NCCL said it chose its socket transport as the network ("Using network Socket").
+    socket_network: Option<Evidence>,
+    /// The devices NCCL's socket transport named in its GPUDirect line ("NET/Socket : GPU Direct
+    /// RDMA Disabled for HCA 0 'hsn0'"), with the line.
+    socket_devices: Vec<(String, Evidence)>,
     /// NCCL's own word that a GPU and a NIC are too far apart for GPUDirect RDMA (graph/paths.cc:
     /// "GPU Direct RDMA Disabled for GPU 2[2] / HCA 0 (distance 3 >= 2)"): host, NIC, where.
     gdr_too_far: Vec<(String, String, Evidence)>,
@@ -627,6 +647,7 @@ pub fn analyze(logs: &[NcclLog], analysis: &mut Analysis) {
     if seen.ib_not_used.is_empty() {
         sockets_beside_an_rdma_plugin(&seen, analysis);
     }
+    sockets_over_slingshot(&seen, analysis);
     gdr_partial(&seen.channels, analysis);
     gdr_off_across_sockets(&seen.channels, &seen.gdr_too_far, seen.gdr_enabled, analysis);
     plugin_mismatch(&seen.net_plugins, analysis);
@@ -1087,6 +1108,47 @@ fn sockets_beside_an_rdma_plugin(seen: &Observations, analysis: &mut Analysis) {
     );
 }
 
+/// NCCL that chose its socket transport ("Using network Socket") on an HPE Slingshot interface
+/// (`hsn0`..`hsnN`, the names HPE's Slingshot host software gives the cxi NICs' netdevs): NCCL has
+/// no transport of its own for Slingshot, whose RDMA it reaches only through the OFI net plugin
+/// (aws-ofi-nccl over libfabric's cxi provider), so a job that took sockets there runs every
+/// inter-node byte through TCP on the fabric's own port, whatever else the paste shows (NERSC's and
+/// ALCF's NCCL guides: 5 to 10 times slower without the plugin).
+fn sockets_over_slingshot(seen: &Observations, analysis: &mut Analysis) {
+    if analysis.has("rdma.device_missing") {
+        return;
+    }
+    let Some(chosen) = &seen.socket_network else { return };
+    let slingshot =
+        |iface: &str| iface.strip_prefix("hsn").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+    let listed = seen
+        .socket_transports
+        .iter()
+        .flat_map(|(host, transport)| transport.listed.iter().map(move |entry| (host, entry)))
+        .find(|(_, entry)| slingshot(&entry.iface))
+        .map(|(host, entry)| (host.clone(), entry.iface.clone(), entry.evidence.clone()));
+    let named = || {
+        seen.socket_devices
+            .iter()
+            .find(|(device, _)| slingshot(device))
+            .map(|(device, evidence)| (crate::fact::UNKNOWN_HOST.to_string(), device.clone(), evidence.clone()))
+    };
+    let Some((host, iface, evidence)) = listed.or_else(named) else { return };
+    let plugin = if seen.rdma_plugin { "did not initialise" } else { "was not loaded" };
+    analysis.push(
+        Fact::new("rdma.device_missing")
+            .host(&host)
+            .attr(
+                "text",
+                format!(
+                    "NCCL chose its socket transport on {iface}, an HPE Slingshot interface: NCCL reaches Slingshot's RDMA only through the OFI net plugin (aws-ofi-nccl), which {plugin}"
+                ),
+            )
+            .evidence(chosen.clone())
+            .evidence(evidence),
+    );
+}
+
 /// Every `NCCL_*` setting is a fact of its own, and is kept to compare across hosts.
 fn record_settings(
     log: &NcclLog,
@@ -1331,6 +1393,15 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     if let Some(rest) = disabled_for.and_then(|r| r.strip_prefix("GPU")).filter(|r| r.contains("(distance ")) {
         let nic = rest.split_once("/ HCA ").map_or("", |(_, nic)| nic.split(" (").next().unwrap_or(nic).trim());
         seen.gdr_too_far.push((host.clone(), format!("HCA {nic}"), evidence.clone()));
+    }
+    if let Some(rest) = disabled_for.and_then(|r| r.strip_prefix("HCA")).filter(|_| socket_transport) {
+        let device = rest.split('\'').nth(1).unwrap_or(rest.trim()).to_string();
+        if seen.socket_devices.len() < 64 {
+            seen.socket_devices.push((device, evidence.clone()));
+        }
+    }
+    if message.trim_end() == "Using network Socket" && seen.socket_network.is_none() {
+        seen.socket_network = Some(evidence.clone());
     }
     if let Some(rest) = disabled_for.and_then(|r| r.strip_prefix("HCA")).filter(|_| !socket_transport) {
         let nic = rest.split('\'').nth(1).unwrap_or(rest.trim()).to_string();
@@ -2588,6 +2659,26 @@ mod tests {
         let mut analysis = Analysis::default();
         analyze(&[parse("log", text)], &mut analysis);
         analysis.facts
+    }
+
+    /// NumericalEarth/Breeze.jl's Perlmutter notes (heldout279): NCCL's lines quoted without their
+    /// prefix or level, sockets chosen on a Slingshot interface: the OFI net plugin that reaches
+    /// Slingshot's RDMA was not loaded. Sockets on an Ethernet port, or the plugin's network chosen,
+    /// are not this.
+    #[test]
+    fn sockets_chosen_on_a_slingshot_interface() {
+        let text = "NET/Plugin: Could not find: libnccl-net.so\n\
+                    Using network Socket\n\
+                    NET/Socket : GPU Direct RDMA Disabled for HCA 'hsn0'\n";
+        let missing = |text: &str| facts(text).into_iter().filter(|f| f.name == "rdma.device_missing").count();
+        assert_eq!(missing(text), 1, "{:?}", facts(text));
+        let listed = "h1:1:2 [0] NCCL INFO NET/Socket : Using [0]hsn0:10.100.0.5<0> [1]hsn1:10.100.0.6<0>\n\
+                      h1:1:2 [0] NCCL INFO Using network Socket\n";
+        assert_eq!(missing(listed), 1);
+        assert_eq!(missing(&text.replace("hsn0", "eth0")), 0);
+        assert_eq!(missing(&listed.replace("Using network Socket", "Using network AWS Libfabric")), 0);
+        // Another tool's line that begins like NCCL's chosen network is not one of NCCL's.
+        assert!(parse("log", "Using network interface eth0 for the dashboard\n").lines.is_empty());
     }
 
     /// NVIDIA/nccl#1190 (heldout74): a healthy two-rank init on one host, its bootstrap on loopback,

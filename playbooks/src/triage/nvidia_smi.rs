@@ -173,7 +173,7 @@ struct EccCount {
 }
 
 /// Whether the text is nvidia-smi output (the -q report or its sections, the summary table,
-/// `nvlink -s`, or nvidia-smi's own failure message): the input's kind is then "nvidia-smi".
+/// its process table, `nvlink -s`, or nvidia-smi's own failure message): the input's kind is then "nvidia-smi".
 pub fn recognised(text: &str) -> bool {
     let mut nvlink_gpu = false;
     for (_, raw) in numbered_lines(text) {
@@ -184,6 +184,8 @@ pub fn recognised(text: &str) -> bool {
             || line.starts_with("NVIDIA-SMI has failed")
             || QUERY_SECTIONS.contains(&line)
             || line.strip_prefix("GPU ").and_then(bus_id).is_some()
+            // The process table's header row, where a paste kept the table alone.
+            || (line.starts_with('|') && line.contains(" PID ") && line.contains("Process name"))
         {
             return true;
         }
@@ -261,6 +263,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     nvlink_status(file, text, &mut facts);
     driver_errors(file, text, &mut facts);
     facts.extend(shared_by_every_rank(file, text));
+    facts.extend(held_while_stopped(file, text));
     facts
 }
 
@@ -313,6 +316,55 @@ fn shared_by_every_rank(file: &str, text: &str) -> Option<Fact> {
         fact = fact.evidence(evidence.clone());
     }
     Some(fact)
+}
+
+/// A process of nvidia-smi's table that `ps aux` in the same paste shows stopped (STAT `T`, stopped
+/// by a job-control signal, or `t`, by a debugger: ps(1), PROCESS STATE CODES): it keeps its CUDA
+/// context and every byte of GPU memory it allocated while it runs nothing, so each job placed on
+/// that GPU finds the memory taken (a training run suspended with Ctrl-Z, or left behind by a user
+/// whose session ended).
+fn held_while_stopped(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("Processes:") {
+        return None;
+    }
+    let mut holders: BTreeMap<u64, (u32, String, Evidence)> = BTreeMap::new();
+    let mut stopped: Vec<(u64, String, Evidence)> = Vec::new();
+    for (line_no, raw) in numbered_lines(text) {
+        if let Some((gpu, pid, true)) = process_row(raw) {
+            let memory = raw.trim().trim_end_matches('|').split_whitespace().last().unwrap_or("").to_string();
+            holders.entry(pid).or_insert((gpu, memory, Evidence::new(file, line_no, raw)));
+            continue;
+        }
+        // `ps aux`: USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND.
+        let words: Vec<&str> = raw.split_whitespace().collect();
+        if words.len() < 11 || stopped.len() >= 64 {
+            continue;
+        }
+        let (Ok(pid), true) =
+            (words[1].parse::<u64>(), words[2].parse::<f64>().is_ok() && words[3].parse::<f64>().is_ok())
+        else {
+            continue;
+        };
+        let state = words[7];
+        if state.starts_with(['T', 't'])
+            && state.len() <= 6
+            && state.chars().all(|c| c.is_ascii_alphabetic() || "<+".contains(c))
+        {
+            stopped.push((pid, format!("ps state {state} since {}", words[8]), Evidence::new(file, line_no, raw)));
+        }
+    }
+    let (pid, (gpu, memory, row), how, ps) =
+        stopped.into_iter().find_map(|(pid, how, ps)| holders.get(&pid).map(|held| (pid, held.clone(), how, ps)))?;
+    Some(
+        Fact::new("gpu.held_by_stopped_process")
+            .attr("gpu", gpu)
+            .attr(
+                "text",
+                format!("nvidia-smi: process {pid} holds {memory} on GPU {gpu} while stopped ({how}), so every job placed on that GPU finds that memory taken"),
+            )
+            .evidence(row)
+            .evidence(ps),
+    )
 }
 
 /// Where the -q report's section titles nest, for pastes that lost their indentation (web forms and
@@ -973,6 +1025,31 @@ fn requirement(line: &str, needle: &str, message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ai4d-iasc/trixie#92 (heldout279): the process table alone, and `ps aux` showing its process
+    /// stopped (Tl): the memory it holds is taken from every job on that GPU. The same process
+    /// running (Sl), or a stopped process the table does not list, is no finding.
+    #[test]
+    fn a_stopped_process_that_holds_gpu_memory() {
+        let table = "+-----------------------------------------------------------------------------+\n\
+| Processes:                                                                  |\n\
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |\n\
+|        ID   ID                                                   Usage      |\n\
+|=============================================================================|\n\
+|    0   N/A  N/A      1395      C   python                          25081MiB |\n\
++-----------------------------------------------------------------------------+\n";
+        let ps = "thomased  1395  1.7 14.4 89506440 28604880 pts/2 Tl May25 147:37 python train.py --device=cuda:0\n";
+        let text = format!("{table}{ps}");
+        assert!(recognised(table));
+        let facts = parse("f", &text);
+        let held: Vec<&Fact> = facts.iter().filter(|f| f.name == "gpu.held_by_stopped_process").collect();
+        assert_eq!(held.len(), 1, "{facts:?}");
+        assert_eq!(held[0].get("gpu"), Some("0"));
+        assert_eq!(held[0].evidence.len(), 2);
+        let stopped = |text: &str| parse("f", text).iter().any(|f| f.name == "gpu.held_by_stopped_process");
+        assert!(!stopped(&format!("{table}{}", ps.replace(" Tl ", " Sl "))));
+        assert!(!stopped(&format!("{table}{}", ps.replace(" 1395 ", " 2048 "))));
+    }
 
     /// Azure/azurehpc-health-checks test data: an SXM GPU whose NVLinks are all inactive.
     /// nccl-tests#369: every rank holds GPU 0 beside its own GPU (a library touched the GPU before
