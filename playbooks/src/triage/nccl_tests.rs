@@ -14,7 +14,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // "# NCCL Tests compiled with NCCL 1.0": the tests built against NCCL 1.x, the single-process
     // library that NCCL 2 replaced in 2017 (no multi-process or multi-node support, no fixes since).
     let mut first_release: Option<Evidence> = None;
-    let world = world_size(text);
+    // The world's size is read once, and only for an input with a line that may be a row.
+    let world = std::cell::OnceCell::new();
     // The sizes named are at most this many: a table of a million wrong rows says no more than 64.
     let mut wrong_rows = 0;
     for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
@@ -66,7 +67,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if wrong_rows >= 64 {
             continue;
         }
-        if let Some(row) = maximum_error_row(raw, world) {
+        let row = raw
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_digit())
+            .then(|| maximum_error_row(raw, *world.get_or_init(|| world_size(text))))
+            .flatten();
+        if let Some(row) = row {
             wrong_rows += 1;
             facts.push(
                 Fact::new("nccltests.wrong")
@@ -161,7 +167,8 @@ pub fn has_rows(text: &str) -> bool {
     text.lines().any(|line| {
         result_row(line).is_some()
             || out_of_bounds(line).is_some()
-            || maximum_error_row(line, *world.get_or_init(|| world_size(text))).is_some()
+            || (line.trim_start().starts_with(|c: char| c.is_ascii_digit())
+                && maximum_error_row(line, *world.get_or_init(|| world_size(text))).is_some())
     })
 }
 
@@ -286,7 +293,12 @@ fn world_size(text: &str) -> Option<u64> {
     // (algbw, busbw) of the row with the largest algbw.
     let mut widest: Option<(f64, f64)> = None;
     for line in text.lines() {
-        let tokens: Vec<&str> = line.trim_start_matches('#').split_whitespace().collect();
+        // Only device list lines ("#  Rank ...") and rows (a size first) are split.
+        let head = line.trim_start_matches('#').trim_start();
+        if !(head.starts_with("Rank ") || line.trim_start().starts_with(|c: char| c.is_ascii_digit())) {
+            continue;
+        }
+        let tokens: Vec<&str> = head.split_whitespace().collect();
         if tokens.first() == Some(&"Rank") && line.contains(" Pid ") {
             if let Some(rank) = tokens.get(1).and_then(|r| r.parse::<u64>().ok()) {
                 ranks.insert(rank);
