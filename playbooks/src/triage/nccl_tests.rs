@@ -14,7 +14,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // "# NCCL Tests compiled with NCCL 1.0": the tests built against NCCL 1.x, the single-process
     // library that NCCL 2 replaced in 2017 (no multi-process or multi-node support, no fixes since).
     let mut first_release: Option<Evidence> = None;
-    // The world's size is read once, and only for an input with a line that may be a row.
+    // The world's size is read once, and only for an input with a row of the older layout.
     let world = std::cell::OnceCell::new();
     // The sizes named are at most this many: a table of a million wrong rows says no more than 64.
     let mut wrong_rows = 0;
@@ -67,12 +67,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if wrong_rows >= 64 {
             continue;
         }
-        let row = raw
-            .trim_start()
-            .starts_with(|c: char| c.is_ascii_digit())
-            .then(|| maximum_error_row(raw, *world.get_or_init(|| world_size(text))))
-            .flatten();
-        if let Some(row) = row {
+        if let Some(row) = maximum_error_row(raw, || *world.get_or_init(|| world_size(text))) {
             wrong_rows += 1;
             facts.push(
                 Fact::new("nccltests.wrong")
@@ -167,8 +162,7 @@ pub fn has_rows(text: &str) -> bool {
     text.lines().any(|line| {
         result_row(line).is_some()
             || out_of_bounds(line).is_some()
-            || (line.trim_start().starts_with(|c: char| c.is_ascii_digit())
-                && maximum_error_row(line, *world.get_or_init(|| world_size(text))).is_some())
+            || maximum_error_row(line, || *world.get_or_init(|| world_size(text))).is_some()
     })
 }
 
@@ -227,7 +221,8 @@ struct MaximumErrorRow<'a> {
     in_place: &'a str,
 }
 
-fn maximum_error_row(line: &str, world: Option<u64>) -> Option<MaximumErrorRow<'_>> {
+/// `world` gives the job's size; it is asked only for a line that is such a row.
+fn maximum_error_row(line: &str, world: impl FnOnce() -> Option<u64>) -> Option<MaximumErrorRow<'_>> {
     // A row starts with its size: most lines of a log are passed over before they are split.
     if !line.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
         return None;
@@ -262,7 +257,7 @@ fn maximum_error_row(line: &str, world: Option<u64>) -> Option<MaximumErrorRow<'
     for time_or_bandwidth in measured {
         tokens[time_or_bandwidth].parse::<f64>().ok()?;
     }
-    let bound = match (world, delta_bound(tokens[2])) {
+    let bound = match (world(), delta_bound(tokens[2])) {
         (Some(ranks), Some(per_rank)) if ranks >= 2 => per_rank * (ranks - 1) as f64,
         _ => 0.5,
     };

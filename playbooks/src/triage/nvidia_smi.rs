@@ -269,8 +269,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 
 /// One row of nvidia-smi's process table: `|    0   N/A  N/A   3203007      C   ...build/all_reduce_perf
 /// 788MiB |` (with MIG's GI and CI columns) or `|    0      12345      C   python   1234MiB |`: the GPU,
-/// the PID and whether it is a compute process.
-fn process_row(line: &str) -> Option<(u32, u64, bool)> {
+/// the PID, whether it is a compute process, and the memory it holds.
+fn process_row(line: &str) -> Option<(u32, u64, bool, &str)> {
     let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
     let words: Vec<&str> = inner.split_whitespace().collect();
     let gpu = words.first()?.parse().ok()?;
@@ -280,7 +280,7 @@ fn process_row(line: &str) -> Option<(u32, u64, bool)> {
     }
     let kind = words.iter().position(|w| matches!(*w, "C" | "G" | "C+G" | "M" | "M+C"))?;
     let pid = words.get(kind.checked_sub(1)?)?.parse().ok()?;
-    Some((gpu, pid, words[kind].contains('C')))
+    Some((gpu, pid, words[kind].contains('C'), memory))
 }
 
 /// nvidia-smi's process table where several compute processes hold one GPU and each of them also
@@ -295,7 +295,7 @@ fn shared_by_every_rank(file: &str, text: &str) -> Option<Fact> {
     }
     let mut holders: BTreeMap<u32, Vec<(u64, Evidence)>> = BTreeMap::new();
     for (line_no, raw) in numbered_lines(text) {
-        if let Some((gpu, pid, true)) = process_row(raw) {
+        if let Some((gpu, pid, true, _)) = process_row(raw) {
             holders.entry(gpu).or_default().push((pid, Evidence::new(file, line_no, raw)));
         }
     }
@@ -327,11 +327,10 @@ fn held_while_stopped(file: &str, text: &str) -> Option<Fact> {
     if !text.contains("Processes:") {
         return None;
     }
-    let mut holders: BTreeMap<u64, (u32, String, Evidence)> = BTreeMap::new();
+    let mut holders: BTreeMap<u64, (u32, &str, Evidence)> = BTreeMap::new();
     let mut stopped: Vec<(u64, String, Evidence)> = Vec::new();
     for (line_no, raw) in numbered_lines(text) {
-        if let Some((gpu, pid, true)) = process_row(raw) {
-            let memory = raw.trim().trim_end_matches('|').split_whitespace().last().unwrap_or("").to_string();
+        if let Some((gpu, pid, true, memory)) = process_row(raw) {
             holders.entry(pid).or_insert((gpu, memory, Evidence::new(file, line_no, raw)));
             continue;
         }
@@ -340,11 +339,11 @@ fn held_while_stopped(file: &str, text: &str) -> Option<Fact> {
         if words.len() < 11 || stopped.len() >= 64 {
             continue;
         }
-        let (Ok(pid), true) =
-            (words[1].parse::<u64>(), words[2].parse::<f64>().is_ok() && words[3].parse::<f64>().is_ok())
-        else {
+        // %CPU and %MEM are numbers where a line is ps's.
+        let Ok(pid) = words[1].parse::<u64>() else { continue };
+        if words[2].parse::<f64>().is_err() || words[3].parse::<f64>().is_err() {
             continue;
-        };
+        }
         let state = words[7];
         if state.starts_with(['T', 't'])
             && state.len() <= 6

@@ -62,7 +62,7 @@ fn error_words() -> &'static Regex {
             // a reference count gone wrong in a driver. VT-d's fault reports name a fault without an
             // error word ("DMAR: DRHD: handling fault status reg 2", "DMAR: [INTR-REMAP] Request device
             // [42:00.2] fault index 1600", drivers/iommu/intel/dmar.c dmar_fault).
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D\s)|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D(?:\s|$))|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
         )
         .expect("a fixed pattern compiles")
     })
@@ -91,10 +91,8 @@ pub fn looks_like_error(line: &str) -> bool {
         return false;
     }
     // A blocked task's stack dump header ("task:kworker/u16:5 state:D stack:0", see above) reads
-    // no count, whatever number ends it.
-    if line.split_once("task:").is_some_and(|(_, rest)| {
-        rest.split_once(" state:D").is_some_and(|(_, after)| after.is_empty() || after.starts_with(char::is_whitespace))
-    }) {
+    // no count, whatever number ends it: the words' own pattern names it.
+    if line.contains("task:") && error_words().find_iter(line).any(|word| word.as_str().starts_with("task:")) {
         return true;
     }
     // A summary that begins with its count, zero, counts none of what it reports ("0 tests
