@@ -82,8 +82,15 @@ fn families() -> &'static [Family] {
                 r"(?i)busy or unavailable|DEVICES?_UNAVAILABLE|DevicesUnavailable|DeviceAlreadyInUse|exclusive[_ ]process|prohibited compute mode",
                 None,
             ),
-            // POSIX shared memory (shm_open(3) under /dev/shm) and System V's (shmget(2)).
-            family("process.shm_full", r"(?i)/dev/shm|\bshm_open\b|\bshmget\b|\bshm\b", None),
+            // POSIX shared memory (shm_open(3) under /dev/shm) and System V's (shmget(2)), named
+            // also by the segment or region a library failed to create (Global Arrays' ARMCI:
+            // "allocate: failed to create shared region", under its advice on SHMMAX, and
+            // "CreateSharedRegion:kr_malloc failed", armci/src/memory/shmem.c).
+            family(
+                "process.shm_full",
+                r"(?i)/dev/shm|\bshm_open\b|\bshmget\b|\bshm\b|\bshared (?:memory )?(?:region|segment)s?\b|\bCreate_?Shared_?Region\b|\bSHMMAX\b|\bSHMALL\b",
+                None,
+            ),
             // GPU memory registered with the NIC: GPUDirect RDMA through nvidia_peermem (formerly
             // nv_peer_mem) or DMA-BUF.
             // Only its absence is this family: a peer-memory module that reports a context it
@@ -251,6 +258,9 @@ mod tests {
             ("E0101 transport: hipIpcOpenMemHandle returned error", "gpu.ipc_refused"),
             ("error: all CUDA-capable devices are busy or unavailable", "gpu.shared_by_ranks"),
             ("ERROR: failed to map segment /dev/shm/ccl-17 (No space left on device)", "process.shm_full"),
+            // The NWChem forum, thread 257 (heldout291): ARMCI refused a System V segment.
+            ("0:allocate: failed to create shared region : -1", "process.shm_full"),
+            ("0:CreateSharedRegion:kr_malloc failed KB=: 190440", "process.shm_full"),
             ("Failed to register GPU memory: GPUDirect not available", "nccl.gdr_disabled"),
             ("fatal: no active HCA ports found", "rdma.device_missing"),
             // mej/nhc#111: Node Health Check's InfiniBand check on a node whose adapter was removed.

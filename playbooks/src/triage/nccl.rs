@@ -80,6 +80,86 @@ impl NcclLog {
     }
 }
 
+/// The NCCL records of one input line: a paste whose line breaks a web page or a mail turned into
+/// spaces puts a whole log on one line ("[0] NCCL INFO NET/IB : No device found. [0] NCCL INFO
+/// NET/Socket : Using [0]eth0:..."), each record still headed by its prefix. A line is cut before
+/// every later record that carries the first one's prefix (its `[dev]`, and its `host:pid:tid` with
+/// the same host), so that "two ranks' writes interleaved in one file" — a record glued to the one
+/// before it, whose host token then reads otherwise — stays one record as before.
+fn records(line: &str) -> Records<'_> {
+    let split = match (line.find(NCCL_LEVEL), line.rfind(NCCL_LEVEL)) {
+        (Some(first), Some(last)) if first != last => record_start(line, first).map(|(_, host)| host),
+        _ => None,
+    };
+    Records { rest: Some(line), host: split }
+}
+
+/// What follows a prefix in every record `records` cuts at: " NCCL INFO ", " NCCL WARN ", " NCCL TRACE ".
+const NCCL_LEVEL: &str = " NCCL ";
+
+/// Iterator of [`records`]: `host` is the first record's host (`Some(None)` when it has none) while
+/// the line may still be cut.
+struct Records<'a> {
+    rest: Option<&'a str>,
+    host: Option<Option<&'a str>>,
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = self.rest.take()?;
+        let Some(host) = self.host else { return Some(rest) };
+        let first = rest.find(NCCL_LEVEL)? + NCCL_LEVEL.len();
+        let mut from = first;
+        while let Some(found) = rest[from..].find(NCCL_LEVEL) {
+            let marker = from + found;
+            let level = &rest[marker + NCCL_LEVEL.len()..];
+            if ["INFO ", "WARN ", "TRACE "].iter().any(|l| level.starts_with(l)) {
+                if let Some((start, _)) = record_start(rest, marker).filter(|(s, h)| *s >= first && *h == host) {
+                    self.rest = Some(&rest[start..]);
+                    return Some(rest[..start].trim_end());
+                }
+            }
+            from = marker + NCCL_LEVEL.len();
+        }
+        Some(rest)
+    }
+}
+
+/// Where the prefix of the record whose level starts at `marker` begins, and its host: the tokens
+/// before the level, read backwards, are an optional source location (`init.cc:573`), the device
+/// (`[0]`), and an optional `host:pid:tid` whose host is a plain name.
+fn record_start(line: &str, marker: usize) -> Option<(usize, Option<&str>)> {
+    let before = &line[..marker];
+    let token_before = |end: usize| -> Option<(usize, &str)> {
+        let text = before[..end].trim_end();
+        let start = text.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        (start < text.len()).then(|| (start, &text[start..]))
+    };
+    let (mut start, mut token) = token_before(before.len())?;
+    if token.rsplit_once(':').is_some_and(|(file, line)| file.contains('.') && line.bytes().all(|b| b.is_ascii_digit()))
+    {
+        (start, token) = token_before(start)?;
+    }
+    let device = token.strip_prefix('[')?.strip_suffix(']')?;
+    if device.is_empty() || !device.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let Some((host_start, host_token)) = token_before(start) else { return Some((start, None)) };
+    let mut parts = host_token.split(':');
+    let (Some(host), Some(pid), Some(tid), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Some((start, None));
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let plain = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if plain(host) && digits(pid) && digits(tid) {
+        Some((host_start, Some(host)))
+    } else {
+        Some((start, None))
+    }
+}
+
 /// Split `... host:pid:tid [dev] ... NCCL WARN message` into its parts.
 pub(super) fn parse_line(line_no: usize, raw: &str) -> Option<NcclLine> {
     let named = [(" NCCL WARN ", Level::Warn), (" NCCL INFO ", Level::Info), (" NCCL TRACE ", Level::Trace)]
@@ -248,7 +328,7 @@ pub fn parse(file: &str, text: &str) -> NcclLog {
     let mut list_open = false;
     // A quote of NCCL's last warning that the line did not close: the lines it still may take.
     let mut quote_open = 0;
-    for (line_no, raw) in numbered_lines(text) {
+    for (line_no, raw) in numbered_lines(text).flat_map(|(line_no, line)| records(line).map(move |r| (line_no, r))) {
         if quote_open > 0 {
             quote_open -= 1;
             if let Some(last) = log.lines.last_mut() {
@@ -1028,6 +1108,32 @@ fn plugin_mismatch(plugins: &BTreeMap<String, (String, Evidence)>, analysis: &mu
     analysis.push(fact);
 }
 
+/// Whether an NCCL_IB_HCA value lists two or more devices of one driver numbered from 0 without a
+/// gap ("mlx5_0:1,mlx5_1:1,...,mlx5_7:1", "=mlx5_0,mlx5_1"): every device the driver would name on
+/// a node of that type, not a hand-picked one. A leading '^' excludes the devices named and '='
+/// asks for exact names (src/transport/net_ib/init.cc; matchIfList in src/misc/utils.cc matches
+/// names as prefixes otherwise).
+fn names_a_whole_device_set(value: &str) -> bool {
+    let list = value.trim().trim_start_matches('=');
+    if list.starts_with('^') {
+        return false;
+    }
+    let mut driver = None;
+    let mut numbers = Vec::new();
+    for entry in list.split(',') {
+        let name = entry.split(':').next().unwrap_or("").trim();
+        let Some((prefix, number)) = name.rsplit_once('_') else { return false };
+        let Ok(number) = number.parse::<usize>() else { return false };
+        if *driver.get_or_insert(prefix) != prefix {
+            return false;
+        }
+        numbers.push(number);
+    }
+    numbers.sort_unstable();
+    numbers.dedup();
+    numbers.len() >= 2 && numbers.iter().enumerate().all(|(i, n)| i == *n)
+}
+
 /// "NET/IB : No device found" is normal on one host, but a job that spans hosts, or that asked for
 /// InfiniBand (NCCL_IB_DISABLE=0, NCCL_IB_HCA), has lost its RDMA devices and runs over TCP sockets.
 fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
@@ -1038,9 +1144,11 @@ fn ib_expected_but_missing(seen: &Observations, analysis: &mut Analysis) {
     };
     // The devices NCCL_IB_HCA names are the only ones NCCL may open: where it finds none, the
     // setting names no device of this host (a VM's or a container's devices are named otherwise,
-    // or the list was written for another node type), whatever else the host has.
+    // or the list was written for another node type), whatever else the host has. A list of a
+    // whole numbered set (mlx5_0 to mlx5_7, the rails of the node type as the driver names them)
+    // that matches nothing says rather that this host or container has no RDMA device at all.
     if let Some(values) = seen.settings.get("NCCL_IB_HCA") {
-        if let Some((value, said)) = values.iter().next() {
+        if let Some((value, said)) = values.iter().next().filter(|(value, _)| !names_a_whole_device_set(value)) {
             let mut fact = Fact::new("nccl.ib_hca_matches_nothing")
                 .host(host)
                 .attr("value", value)
@@ -3560,6 +3668,47 @@ mod tests {
         assert!(!facts(&chain).iter().any(|f| f.name == "rdma.device_missing"));
         assert_eq!(tree_with_children_of_other_hosts("[0] -1/-1/-1->7->6 [1] 2/9/-1->1->0"), Some(1));
         assert_eq!(tree_with_children_of_other_hosts("[0] 3/-1/-1->2->1"), None);
+    }
+
+    /// hiyouga/LlamaFactory#6111 (heldout290): a log quoted in a comment whose line breaks became
+    /// spaces, so one line holds six records; NCCL_IB_HCA lists all eight rails of the node type
+    /// and NET/IB finds none: the RDMA devices are missing, not misnamed.
+    #[test]
+    fn records_joined_on_one_line_are_read_each_llamafactory6111() {
+        let log = "[0] NCCL INFO NCCL_IB_DISABLE set by environment to 0. [0] NCCL INFO NCCL_IB_HCA set to mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1 [0] NCCL INFO NET/IB : No device found. [0] NCCL INFO NET/Socket : Using [0]eth0:10.47.14.218<0> [0] NCCL INFO Using network Socket\n";
+        let parsed = parse("f", log);
+        let messages: Vec<&str> = parsed.lines.iter().map(|l| l.message.as_str()).collect();
+        assert_eq!(messages.len(), 5, "{messages:?}");
+        assert_eq!(messages[2], "NET/IB : No device found.");
+        assert!(parsed.lines.iter().all(|l| l.line == 1));
+        let found = facts(log);
+        assert!(found.iter().any(|f| f.name == "rdma.device_missing"), "{found:?}");
+        assert!(!found.iter().any(|f| f.name == "nccl.ib_hca_matches_nothing"), "{found:?}");
+        // One hand-picked device that matches nothing is the setting's fault (NVIDIA/nccl#811).
+        let picked = log.replace("mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1", "mlx5_1");
+        assert!(facts(&picked).iter().any(|f| f.name == "nccl.ib_hca_matches_nothing"));
+        // With its hosts: cut before each record of the same host, source locations included.
+        let hosted = "ubun:1:1 [0] NCCL INFO NET/IB : No device found. ubun:2:7 [0] init.cc:573 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000\n";
+        let parsed = parse("f", hosted);
+        assert_eq!(parsed.lines.len(), 2);
+        assert_eq!((parsed.lines[1].level, parsed.lines[1].source.as_deref()), (Level::Warn, Some("init.cc")));
+    }
+
+    /// Two ranks' writes interleaved in one file glue a record to the text before it; a host token
+    /// that then reads as another host ("cudaDev 0ljm:803564:803604") is no record of its own, so
+    /// no host is made up (the raddet healthy two-GPU log).
+    #[test]
+    fn a_record_glued_to_the_text_before_it_is_not_cut() {
+        let line = "ljm:803563:803603 [0] NCCL INFO comm 0x8fe0500 rank 0 nranks 2 cudaDev 0ljm:803564:803604 [1] NCCL INFO Setting affinity";
+        assert_eq!(records(line).count(), 1);
+        let parsed = parse("f", line);
+        assert_eq!(parsed.lines.len(), 1);
+        assert_eq!(parsed.lines[0].host.as_deref(), Some("ljm"));
+        assert!(names_a_whole_device_set("=mlx5_0,mlx5_1"));
+        assert!(!names_a_whole_device_set("mlx5_0,mlx5_2"));
+        assert!(!names_a_whole_device_set("^mlx5_0,mlx5_1"));
+        assert!(!names_a_whole_device_set("mlx5_0,bnxt_re1"));
+        assert!(!names_a_whole_device_set("mlx5_0"));
     }
 
     /// horovod/horovod#789 (heldout62): containers on two hosts whose socket transport (NCCL before

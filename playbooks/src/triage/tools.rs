@@ -16,6 +16,7 @@ fn rare_phrases() -> &'static regex::Regex {
         let phrases = [
             "taking down physical nic ",
             "unable to contact slurm controller",
+            "not ready endpoints:",
             "cannot be used for peer-to-peer dma",
             "n_gids_found=0",
             "link detected: no",
@@ -541,6 +542,12 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // slurm controller (connect failure)", src/common/slurm_protocol_api.c): the controller's
     // address and port are out of reach (a firewall, a route) or nothing listens there.
     (&["unable to contact slurm controller"], "network.host_unreachable"),
+    // PaddlePaddle's launcher waiting for its peers' trainer endpoints before NCCL starts
+    // ("server not ready, wait 3 sec to retry...", then "not ready endpoints:['10.36.10.40:6070',
+    // ...]", wait_server_ready in python/paddle/distributed/fleet/base/private_helper_function.py):
+    // a TCP connect to each endpoint failed, so nothing listens there (the peer's process did not
+    // start) or no route reaches it.
+    (&["not ready endpoints:"], "network.host_unreachable"),
     // SPDK's NVMe-over-RDMA initiator failing to resolve a target's address ("RDMA address
     // resolution error", then "CQ transport error -6 (No such device or address)", spdk/spdk#2686):
     // no local RDMA port reaches that target. (librdmacm's own RDMA_CM_EVENT_ADDR_ERROR is read by
@@ -5675,6 +5682,11 @@ mod tests {
         assert!(names("nvmet_rdma: binding CM ID to 10.0.0.185:4420 failed (-98)\n")
             .iter()
             .all(|n| n != "rdma.device_missing"));
+        // PaddlePaddle/PaddleOCR#6455: Paddle's launcher finding no peer listening at its endpoints.
+        assert_eq!(
+            names("server not ready, wait 3 sec to retry...\nnot ready endpoints:['10.36.10.40:6070', '10.36.10.41:6073']\n"),
+            ["network.host_unreachable"]
+        );
         // xcat2/xcat-core#4927: MLNX_OFED's installer refusing a package for another release.
         assert_eq!(
             names("c910f03c01p10: Error: The current MLNX_OFED_LINUX is intended for rhel7.5alternate\n"),
