@@ -87,18 +87,25 @@ impl NcclLog {
 /// the same host), so that "two ranks' writes interleaved in one file" — a record glued to the one
 /// before it, whose host token then reads otherwise — stays one record as before.
 fn records(line: &str) -> Records<'_> {
-    let split = match (line.find(NCCL_LEVEL), line.rfind(NCCL_LEVEL)) {
-        (Some(first), Some(last)) if first != last => record_start(line, first).map(|(_, host)| host),
+    // One pass over a line of one record (nearly every line), with one searcher built for all
+    // lines: the second marker is looked for after the first.
+    static LEVEL: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let level = LEVEL.get_or_init(|| memchr::memmem::Finder::new(NCCL_LEVEL));
+    let first = level.find(line.as_bytes());
+    let second = first.and_then(|at| level.find(&line.as_bytes()[at + NCCL_LEVEL.len()..]));
+    let host = match (first, second) {
+        (Some(first), Some(_)) => record_start(line, first).map(|(_, host)| host),
         _ => None,
     };
-    Records { rest: Some(line), host: split }
+    Records { rest: Some(line), host }
 }
 
 /// What follows a prefix in every record `records` cuts at: " NCCL INFO ", " NCCL WARN ", " NCCL TRACE ".
 const NCCL_LEVEL: &str = " NCCL ";
 
-/// Iterator of [`records`]: `host` is the first record's host (`Some(None)` when it has none) while
-/// the line may still be cut.
+/// Iterator of [`records`]. `host` is `None` for a line that is not cut (one record, or a first
+/// record without NCCL's prefix), else the host of the first record's prefix (`Some(None)` for a
+/// prefix without one), which every record it is cut before must carry.
 struct Records<'a> {
     rest: Option<&'a str>,
     host: Option<Option<&'a str>>,
