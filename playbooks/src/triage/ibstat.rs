@@ -142,11 +142,9 @@ impl Port {
 fn bare_label(label: &str) -> &str {
     // A poster's mark beside the value ("State: Initializing  <-----", "LinkUp  # here") is no
     // part of it: the tools print one word, or a code and a word, with single spaces.
-    let label = ["  ", "\t", " <", " #"]
-        .iter()
-        .filter_map(|mark| label.trim().find(mark))
-        .min()
-        .map_or(label.trim(), |end| &label.trim()[..end]);
+    let label = label.trim();
+    let end = ["  ", "\t", " <", " #"].iter().filter_map(|mark| label.find(mark)).min().unwrap_or(label.len());
+    let label = &label[..end];
     let label = match label.split_once(':') {
         Some((code, rest)) if !code.is_empty() && code.chars().all(|c| c.is_ascii_digit()) => rest.trim(),
         _ => label,

@@ -149,8 +149,8 @@ fn record_start(line: &str, marker: usize) -> Option<(usize, Option<&str>)> {
     {
         (start, token) = token_before(start)?;
     }
-    let device = token.strip_prefix('[')?.strip_suffix(']')?;
-    if device.is_empty() || !device.bytes().all(|b| b.is_ascii_digit()) {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(token.strip_prefix('[')?.strip_suffix(']')?) {
         return None;
     }
     let Some((host_start, host_token)) = token_before(start) else { return Some((start, None)) };
@@ -158,7 +158,6 @@ fn record_start(line: &str, marker: usize) -> Option<(usize, Option<&str>)> {
     let (Some(host), Some(pid), Some(tid), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
         return Some((start, None));
     };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let plain = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
     if plain(host) && digits(pid) && digits(tid) {
         Some((host_start, Some(host)))

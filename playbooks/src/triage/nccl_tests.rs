@@ -7,6 +7,9 @@
 use crate::fact::{Evidence, Fact};
 use std::collections::BTreeMap;
 
+/// Most wrong rows of a table named as facts (each a size and type).
+const MAX_WRONG_ROWS: usize = 64;
+
 /// Facts from the result rows and the footer of one input. Rows with `#wrong` 0 (or `N/A`, when data
 /// checking was off) produce nothing.
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
@@ -16,7 +19,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut first_release: Option<Evidence> = None;
     // The world's size is read once, and only for an input with a row of the older layout.
     let world = std::cell::OnceCell::new();
-    // The sizes named are at most this many: a table of a million wrong rows says no more than 64.
+    // The sizes named: a table of a million wrong rows says no more than its first MAX_WRONG_ROWS.
     let mut wrong_rows = 0;
     for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
         if raw.trim_start().starts_with("# NCCL Tests compiled with NCCL 1.") {
@@ -64,7 +67,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             continue;
         }
-        if wrong_rows >= 64 {
+        if wrong_rows >= MAX_WRONG_ROWS {
             continue;
         }
         if let Some(row) = maximum_error_row(raw, || *world.get_or_init(|| world_size(text))) {

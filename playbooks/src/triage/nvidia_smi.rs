@@ -318,6 +318,9 @@ fn shared_by_every_rank(file: &str, text: &str) -> Option<Fact> {
     Some(fact)
 }
 
+/// Most stopped processes `ps` rows are read for.
+const MAX_STOPPED_PROCESSES: usize = 64;
+
 /// A process of nvidia-smi's table that `ps aux` in the same paste shows stopped (STAT `T`, stopped
 /// by a job-control signal, or `t`, by a debugger: ps(1), PROCESS STATE CODES): it keeps its CUDA
 /// context and every byte of GPU memory it allocated while it runs nothing, so each job placed on
@@ -336,7 +339,7 @@ fn held_while_stopped(file: &str, text: &str) -> Option<Fact> {
         }
         // `ps aux`: USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND.
         let words: Vec<&str> = raw.split_whitespace().collect();
-        if words.len() < 11 || stopped.len() >= 64 {
+        if words.len() < 11 || stopped.len() >= MAX_STOPPED_PROCESSES {
             continue;
         }
         // %CPU and %MEM are numbers where a line is ps's.
