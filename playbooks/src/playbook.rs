@@ -27,10 +27,15 @@ pub const EMBEDDED: &[(&str, &str)] = &[
 pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "nccltests.wrong",
-        "size type wrong_out_of_place wrong_in_place",
+        "size type wrong_out_of_place wrong_in_place wrong",
         "nccl-tests (or `fabricdoctor perf allreduce`) result row with a nonzero #wrong",
     ),
-    ("nccltests.out_of_bounds", "count", "nccl-tests footer '# Out of bounds values : N FAILED'"),
+    ("nccltests.out_of_bounds", "count wrong", "nccl-tests footer '# Out of bounds values : N FAILED'"),
+    (
+        "transfer.wrong_values",
+        "wrong text",
+        "a program's own check of data it moved between GPUs or ranks: nvbandwidth's 'Invalid value when checking the pattern', an element reported incorrect with its value against the expected one ('241th item is incorrect! (240.000000 != 480.000000)')",
+    ),
     (
         "nccl.wc_error",
         "status status_name meaning vendor_err host gpu peer",
@@ -412,7 +417,12 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     (
         "horovod.missing_ranks",
         "rank tensors text",
-        "Horovod's stall inspector: 'Missing ranks:', '[missing ranks: N]' or a rank absent from '[ready ranks: ...]'",
+        "Horovod's stall inspector: 'Missing ranks:' (or 'Stalled ranks:'), '[missing ranks: N]' or a rank absent from '[ready ranks: ...]'",
+    ),
+    (
+        "horovod.mismatched_tensors",
+        "rank tensors text",
+        "Horovod's stall inspector: two ranks each missing a tensor the other is not (both submitted what the other never did)",
     ),
     ("ras.rank_missing", "rank gpu host", "NCCL RAS 'Rank N -- GPU ... on node ...' under INCOMPLETE"),
     ("ras.process_missing", "gpu host", "NCCL RAS 'Process ... on node ...' under INCOMPLETE"),

@@ -129,7 +129,12 @@ fn prefixed(text: &str, style: usize, seed: &mut u64) -> String {
         *seed
     };
     let mut out = String::new();
+    // torchrun's "[rank15]:", after the process id some wrappers print first ("[80746] [rank0]:").
     let own_rank = |line: &str| -> Option<u64> {
+        let line = match line.strip_prefix('[').and_then(|rest| rest.split_once("] ")) {
+            Some((pid, rest)) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => rest,
+            _ => line,
+        };
         line.strip_prefix("[rank").and_then(|rest| rest.split_once("]:")).and_then(|(n, _)| n.parse().ok())
     };
     let mut program_rank: Option<u64> = text.lines().find_map(own_rank);

@@ -62,7 +62,7 @@ fn families() -> &'static [Family] {
             family(
                 "gpu.out_of_memory",
                 r"(?i)out of (?:device |gpu |cuda )?memory|OUT_OF_(?:DEVICE_)?MEMORY|OutOfMemory|MemoryAllocation\b|cudaMalloc\w* failed|failed to allocate (?:device|gpu|cuda)",
-                Some(r"(?i)killed process|oom[-_ ]?kill|oom_reaper|out of memory: kill|host memory|pinned|invoked oom|\b(?:WQ|CQ|EQ|QP|SRQ)\b|ipoib|UCX error: Out of memory"),
+                Some(r"(?i)killed process|oom[-_ ]?kill|oom_reaper|out of memory: kill|host memory|pinned|invoked oom|\b(?:WQ|CQ|EQ|QP|SRQ)\b|ipoib|UCX error: Out of memory|\((?:posix|sysv)/memory\)|using md (?:posix|sysv)"),
             ),
             // GPUs sharing memory between processes: CUDA and HIP IPC (cudaIpcOpenMemHandle,
             // hipIpcGetMemHandle), peer access (cudaDeviceEnablePeerAccess, "peer access is not
@@ -85,10 +85,12 @@ fn families() -> &'static [Family] {
             // POSIX shared memory (shm_open(3) under /dev/shm) and System V's (shmget(2)), named
             // also by the segment or region a library failed to create (Global Arrays' ARMCI:
             // "allocate: failed to create shared region", under its advice on SHMMAX, and
-            // "CreateSharedRegion:kr_malloc failed", armci/src/memory/shmem.c).
+            // "CreateSharedRegion:kr_malloc failed", armci/src/memory/shmem.c), and by the system's
+            // limits on it (GASNet's "per-host segment limit ... is too small ... You may need to
+            // adjust OS shared memory limits.", gasnet_core.c; StanfordLegion/gasnet#8).
             family(
                 "process.shm_full",
-                r"(?i)/dev/shm|\bshm_open\b|\bshmget\b|\bshm\b|\bshared (?:memory )?(?:region|segment)s?\b|\bCreate_?Shared_?Region\b|\bSHMMAX\b|\bSHMALL\b",
+                r"(?i)/dev/shm|\bshm_open\b|\bshmget\b|\bshm\b|\bshared (?:memory )?(?:region|segment)s?\b|\bCreate_?Shared_?Region\b|\bSHMMAX\b|\bSHMALL\b|\bshared memory limits?\b",
                 None,
             ),
             // GPU memory registered with the NIC: GPUDirect RDMA through nvidia_peermem (formerly
@@ -261,6 +263,8 @@ mod tests {
             // The NWChem forum, thread 257 (heldout291): ARMCI refused a System V segment.
             ("0:allocate: failed to create shared region : -1", "process.shm_full"),
             ("0:CreateSharedRegion:kr_malloc failed KB=: 190440", "process.shm_full"),
+            // StanfordLegion/gasnet#8: GASNet's process-shared segments past the system's limits.
+            ("*** FATAL ERROR (proc 0): in gasnetc_init() at gasnet_core.c:246: per-host segment limit 458752 is too small to accommodate 2 aux segments, total size 4194304. You may need to adjust OS shared memory limits.", "process.shm_full"),
             ("Failed to register GPU memory: GPUDirect not available", "nccl.gdr_disabled"),
             ("fatal: no active HCA ports found", "rdma.device_missing"),
             // mej/nhc#111: Node Health Check's InfiniBand check on a node whose adapter was removed.

@@ -9,7 +9,18 @@
 //! - `horovod/common/operations.cc` (0.13 to 0.15): one line per stalled tensor, `NAME [missing ranks: 1, 3]`;
 //! - older releases: `NAME [ready ranks: 0, 1, 3]`, the ranks that did submit it.
 //!
-//! Every form names the ranks that did not reach the collective: the rank-missing diagnosis.
+//! Horovod 0.18 and 0.19 printed the stall inspector's list under `Stalled ranks:`, with the same
+//! lines (`horovod/common/stall_inspector.cc` of those releases).
+//!
+//! Every form names the ranks that did not reach a collective: the rank-missing diagnosis, unless
+//! the ranks diverged. A rank listed as missing a tensor is one that never submitted it, while
+//! some other rank did; a rank that died, or stopped before a collective, is missing what the
+//! others submitted and the others miss nothing of it. Two ranks of which each is missing a
+//! tensor the other is not have each submitted what the other did not: both are alive, blocked
+//! in collectives the other never joins, the "different ranks are trying to submit different
+//! tensors" of the warning itself (horovod/horovod#1652: a different graph on each rank). That is
+//! a collective mismatch. A list that Horovod cut (" ...", past five tensors) does not say what a
+//! rank is not missing, so only whole lists are compared.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,17 +33,29 @@ const EVIDENCE_PER_RANK: usize = 3;
 /// Ranks above this are not believed (a garbled line); Horovod jobs are far smaller.
 const MAX_RANK: u64 = 1 << 20;
 
+/// Tensor names kept per rank for the divergence test; past it the rank's list counts as cut.
+const MAX_NAMES_PER_RANK: usize = 64;
+
+/// Ranks compared pairwise for divergence; a stall that lists more says its first ranks' story.
+const MAX_COMPARED_RANKS: usize = 64;
+
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
-    if !(text.contains("issing ranks") || text.contains("[ready ranks:")) {
+    if !(text.contains("issing ranks") || text.contains("Stalled ranks:") || text.contains("[ready ranks:")) {
         return Vec::new();
     }
-    // rank -> (tensors it is missing from, evidence)
-    let mut missing: BTreeMap<u64, (usize, Vec<Evidence>)> = BTreeMap::new();
-    let mut note = |rank: u64, evidence: Evidence| {
+    let mut missing: BTreeMap<u64, MissingRank> = BTreeMap::new();
+    let mut note = |rank: u64, tensors: Option<Vec<&str>>, evidence: Evidence| {
         let entry = missing.entry(rank).or_default();
-        entry.0 += 1;
-        if entry.1.len() < EVIDENCE_PER_RANK {
-            entry.1.push(evidence);
+        entry.tensors += 1;
+        if entry.evidence.len() < EVIDENCE_PER_RANK {
+            entry.evidence.push(evidence);
+        }
+        match tensors {
+            Some(names) if !entry.cut => {
+                entry.names.extend(names.into_iter().map(str::to_string));
+                entry.cut = entry.names.len() > MAX_NAMES_PER_RANK;
+            }
+            _ => entry.cut = true,
         }
     };
     let mut ready_lines: Vec<(BTreeSet<u64>, Evidence)> = Vec::new();
@@ -41,19 +64,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
         if listing {
-            if let Some(rank) = listed_rank(trimmed) {
-                note(rank, evidence());
+            if let Some((rank, tensors)) = listed_rank(trimmed) {
+                note(rank, tensors, evidence());
                 continue;
             }
             listing = false;
         }
-        if trimmed.ends_with("Missing ranks:") {
+        if trimmed.ends_with("Missing ranks:") || trimmed.ends_with("Stalled ranks:") {
             listing = true;
             continue;
         }
         if let Some(ranks) = bracketed(raw, "[missing ranks:") {
+            let tensor =
+                raw.split_once("[missing ranks:").and_then(|(before, _)| before.split_whitespace().next_back());
             for rank in ranks {
-                note(rank, evidence());
+                note(rank, tensor.map(|name| vec![name]), evidence());
             }
         } else if let Some(ready) = bracketed(raw, "[ready ranks:") {
             ready_lines.push((ready.into_iter().collect(), evidence()));
@@ -64,17 +89,26 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     for (ready, evidence) in ready_lines {
         let Some(&highest) = ready.iter().next_back() else { continue };
         for rank in (0..highest).filter(|rank| !ready.contains(rank)) {
-            note(rank, evidence.clone());
+            note(rank, None, evidence.clone());
         }
     }
+    let diverged = diverged_ranks(&missing);
     missing
         .into_iter()
-        .map(|(rank, (tensors, evidence))| {
-            let mut fact = Fact::new("horovod.missing_ranks")
-                .attr("rank", rank)
-                .attr("tensors", tensors)
-                .attr("text", format!("Horovod's stall inspector: {tensors} stalled tensor(s) wait for rank {rank}"));
-            for evidence in evidence {
+        .map(|(rank, entry)| {
+            let tensors = entry.tensors;
+            let mut fact = if diverged.contains(&rank) {
+                Fact::new("horovod.mismatched_tensors").attr("rank", rank).attr("tensors", tensors).attr(
+                    "text",
+                    format!("Horovod's stall inspector: rank {rank} waits in collectives on tensors that other ranks never submit, and never submits theirs"),
+                )
+            } else {
+                Fact::new("horovod.missing_ranks")
+                    .attr("rank", rank)
+                    .attr("tensors", tensors)
+                    .attr("text", format!("Horovod's stall inspector: {tensors} stalled tensor(s) wait for rank {rank}"))
+            };
+            for evidence in entry.evidence {
                 fact = fact.evidence(evidence);
             }
             fact
@@ -82,14 +116,53 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         .collect()
 }
 
-/// `3: [tensor, ...]` or `3!: [...]` under `Missing ranks:`: the rank.
-fn listed_rank(line: &str) -> Option<u64> {
+/// What the stall inspector says of one rank: how many stalled tensors wait for it, the names of
+/// those tensors while the list is whole, and the evidence.
+#[derive(Default)]
+struct MissingRank {
+    tensors: usize,
+    names: BTreeSet<String>,
+    /// The names are not all there: Horovod cut the list, the form names no tensor, or the cap.
+    cut: bool,
+    evidence: Vec<Evidence>,
+}
+
+/// The ranks of which each is missing a tensor that another such rank is not (see the module's
+/// comment), compared over the first `MAX_COMPARED_RANKS` ranks whose lists are whole.
+fn diverged_ranks(missing: &BTreeMap<u64, MissingRank>) -> BTreeSet<u64> {
+    let whole: Vec<(u64, &BTreeSet<String>)> = missing
+        .iter()
+        .filter(|(_, entry)| !entry.cut && !entry.names.is_empty())
+        .map(|(rank, entry)| (*rank, &entry.names))
+        .take(MAX_COMPARED_RANKS)
+        .collect();
+    let mut diverged = BTreeSet::new();
+    for (index, (rank, names)) in whole.iter().enumerate() {
+        for (other, other_names) in &whole[index + 1..] {
+            if !names.is_subset(other_names) && !other_names.is_subset(names) {
+                diverged.insert(*rank);
+                diverged.insert(*other);
+            }
+        }
+    }
+    diverged
+}
+
+/// `3: [tensor, ...]` or `3!: [...]` under `Missing ranks:` (or `Stalled ranks:`): the rank, and the
+/// tensors when the list is whole (`None` when Horovod cut it with " ...").
+fn listed_rank(line: &str) -> Option<(u64, Option<Vec<&str>>)> {
     let (rank, rest) = line.split_once(':')?;
     let rank = rank.strip_suffix('!').unwrap_or(rank);
-    if !rest.trim_start().starts_with('[') || rank.is_empty() || !rank.bytes().all(|b| b.is_ascii_digit()) {
+    let inside = rest.trim_start().strip_prefix('[')?;
+    if rank.is_empty() || !rank.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    rank.parse().ok().filter(|rank| *rank < MAX_RANK)
+    let rank = rank.parse().ok().filter(|rank| *rank < MAX_RANK)?;
+    let tensors = inside
+        .strip_suffix(']')
+        .filter(|list| !list.ends_with("..."))
+        .map(|list| list.split(',').map(str::trim).filter(|name| !name.is_empty()).collect());
+    Some((rank, tensors))
 }
 
 /// The ranks of `[missing ranks: 1, 3]` (or `[ready ranks: ...]`) anywhere in the line; `None` when
@@ -118,10 +191,33 @@ mod tests {
     /// stall_inspector.cc's form (horovod 0.16+), as a 2021 bug report printed it.
     #[test]
     fn the_stall_inspectors_list_of_missing_ranks() {
-        let text = "[2021-02-02 21:19:07.345988: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 10 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock. \nMissing ranks:\n0: [HorovodAllreduce_grads_0]\n3!: [HorovodAllreduce_grads_1, HorovodAllreduce_grads_2]\nTraceback (most recent call last):\n";
+        let text = "[2021-02-02 21:19:07.345988: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 10 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock. \nMissing ranks:\n0: [HorovodAllreduce_grads_0]\n3!: [HorovodAllreduce_grads_0, HorovodAllreduce_grads_1]\nTraceback (most recent call last):\n";
         let facts = parse("f", text);
         assert_eq!(ranks(&facts), [("0".into(), "1".into()), ("3".into(), "1".into())]);
+        assert!(facts.iter().all(|f| f.name == "horovod.missing_ranks"));
         assert_eq!(facts[1].evidence[0].line, 4);
+    }
+
+    /// horovod/horovod#1652 (Horovod 0.18's `Stalled ranks:` heading): each rank waits on a
+    /// broadcast the other never submits, a different graph on each rank.
+    #[test]
+    fn two_ranks_each_missing_what_the_other_submitted_diverged_horovod1652() {
+        let text = "[2020-01-17 08:20:34. 24110: W horovod/common/operations.cc:779] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. \n\
+                    Stalled ranks:\n\
+                    0: [HorovodBroadcast_acm_vggface2_kernel_0]\n\
+                    1: [HorovodBroadcast_acm_webface_kernel_0]\n";
+        let facts = parse("f", text);
+        assert_eq!(ranks(&facts), [("0".into(), "1".into()), ("1".into(), "1".into())]);
+        assert!(facts.iter().all(|f| f.name == "horovod.mismatched_tensors"), "{facts:?}");
+        // One rank missing all the other is missing, and more: a rank behind, not a divergence.
+        let behind = "Stalled ranks:\n0: [T_a]\n1: [T_a, T_b]\n";
+        assert!(parse("f", behind).iter().all(|f| f.name == "horovod.missing_ranks"));
+        // A list Horovod cut does not say what the rank is not missing.
+        let cut = "Missing ranks:\n0: [T_a, T_b, T_c, T_d, T_e, T_f ...]\n1: [T_g]\n";
+        assert!(parse("f", cut).iter().all(|f| f.name == "horovod.missing_ranks"));
+        // The per-tensor form says the same thing tensor by tensor.
+        let per_tensor = "W horovod/common/operations.cc:588] T_a [missing ranks: 0]\nW horovod/common/operations.cc:588] T_b [missing ranks: 1]\n";
+        assert!(parse("f", per_tensor).iter().all(|f| f.name == "horovod.mismatched_tensors"));
     }
 
     /// horovod#1012 (operations.cc's form, Open MPI labels): one rank missing from every tensor.

@@ -62,6 +62,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(
                     Fact::new("nccltests.out_of_bounds")
                         .attr("count", count)
+                        .attr("wrong", format!("{count} values out of bounds"))
                         .evidence(Evidence::new(file, line_no, raw)),
                 );
             }
@@ -72,19 +73,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         if let Some(row) = maximum_error_row(raw, || *world.get_or_init(|| world_size(text))) {
             wrong_rows += 1;
+            let in_place = if row.in_place.is_empty() {
+                "not in the paste".to_string()
+            } else {
+                format!("max error {}", row.in_place)
+            };
             facts.push(
                 Fact::new("nccltests.wrong")
                     .attr("size", row.size)
                     .attr("type", row.data_type)
                     .attr("wrong_out_of_place", format!("max error {}", row.out_of_place))
                     .attr(
-                        "wrong_in_place",
-                        if row.in_place.is_empty() {
-                            "not in the paste".to_string()
-                        } else {
-                            format!("max error {}", row.in_place)
-                        },
+                        "wrong",
+                        wrong_summary(row.size, row.data_type, &format!("max error {}", row.out_of_place), &in_place),
                     )
+                    .attr("wrong_in_place", in_place)
                     .evidence(Evidence::new(file, line_no, raw)),
             );
             continue;
@@ -98,11 +101,26 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .attr("type", row.data_type)
                     .attr("wrong_out_of_place", row.wrong_out_of_place)
                     .attr("wrong_in_place", row.wrong_in_place)
+                    .attr(
+                        "wrong",
+                        wrong_summary(
+                            row.size,
+                            row.data_type,
+                            &row.wrong_out_of_place.to_string(),
+                            &row.wrong_in_place.to_string(),
+                        ),
+                    )
                     .evidence(Evidence::new(file, line_no, raw)),
             );
         }
     }
     facts
+}
+
+/// One wrong row in the words of the collective-data-corruption cause: "at 1048576 bytes (float),
+/// #wrong out-of-place 12, in-place 0".
+fn wrong_summary(size: impl std::fmt::Display, data_type: &str, out_of_place: &str, in_place: &str) -> String {
+    format!("at {size} bytes ({data_type}), #wrong out-of-place {out_of_place}, in-place {in_place}")
 }
 
 /// Several processes of one host that each call themselves the same rank on the same device

@@ -69,6 +69,9 @@ fn labelled_rank(prefix: &str) -> Option<u64> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Prefixes {
     task_labels: bool,
+    /// srun labels twice over ("3: 0: ..."): a labelled log run under `srun -l` again. Otherwise a
+    /// second "N: " after the label is the program's own (Horovod's stall list, "0: [tensor]").
+    stacked_task_labels: bool,
     host_labels: bool,
     /// Markdown's block quote (`> `), as a log quoted in an issue or chat comes.
     quotes: bool,
@@ -186,7 +189,7 @@ impl Prefixes {
     /// The same decision from lines already stripped of the unambiguous prefixes (raw, stripped).
     fn counted<'a, S: AsRef<str>>(lines: impl Iterator<Item = (&'a str, S)>) -> Prefixes {
         let patterns = patterns();
-        let (mut count, mut tasks, mut hosts, mut quotes) = (0usize, 0usize, 0usize, 0usize);
+        let (mut count, mut tasks, mut stacked, mut hosts, mut quotes) = (0usize, 0usize, 0usize, 0usize, 0usize);
         for (raw, stripped) in lines.filter(|(raw, _)| !raw.trim().is_empty()) {
             count += 1;
             let stripped = stripped.as_ref();
@@ -199,6 +202,7 @@ impl Prefixes {
             let task = patterns.task_label.find(stripped);
             // Labels stack: `srun -l` over a pdsh-labelled log gives "3: node2: ...".
             let after_task = task.map_or(stripped, |m| &stripped[m.end()..]);
+            stacked += usize::from(task.is_some() && patterns.task_label.is_match(after_task));
             let host = host_label(after_task).is_some();
             hosts += usize::from(host);
             // And the other way round, with a timestamp between them: "node2: [Mon May  1 ...] 3: ...".
@@ -211,6 +215,7 @@ impl Prefixes {
         }
         Prefixes {
             task_labels: count > 0 && tasks * 2 >= count,
+            stacked_task_labels: count > 0 && stacked * 2 >= count,
             host_labels: count > 0 && hosts * 2 >= count,
             quotes: count > 0 && quotes * 2 >= count,
         }
@@ -224,6 +229,7 @@ impl Prefixes {
         let mut host = None;
         let mut labels = LineLabels::default();
         // Each round removes one prefix; a line carries a few at most.
+        let mut task_label_cut = false;
         for _ in 0..8 {
             let quote = self.quotes.then(|| {
                 let trimmed = text.trim_start();
@@ -232,8 +238,9 @@ impl Prefixes {
             });
             let mut cut =
                 quote.flatten().or_else(|| patterns.always.iter().find_map(|p| p.find(&text)).map(|m| m.end()));
-            if cut.is_none() && self.task_labels {
+            if cut.is_none() && self.task_labels && (self.stacked_task_labels || !task_label_cut) {
                 cut = patterns.task_label.find(&text).map(|m| m.end());
+                task_label_cut = cut.is_some();
             }
             if let Some(end) = cut {
                 // The innermost label of each kind is the one nearest the program.

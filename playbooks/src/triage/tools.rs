@@ -57,6 +57,10 @@ fn rare_phrases() -> &'static regex::Regex {
             "peer mapping resources exhausted",
             "no space left on device",
             "insufficient shared memory",
+            "(posix/memory)",
+            "(sysv/memory)",
+            "using md posix",
+            "using md sysv",
             "shared-memory backing",
             "appears as if there is not enough space for",
             "not enough memory to write",
@@ -102,6 +106,10 @@ fn rare_phrases() -> &'static regex::Regex {
             "errno 24",
             "errno=24",
             "unable to allocate shared memory",
+            "detected a mismatch in versions between",
+            "invalid value when checking the pattern",
+            " incorrect",
+            "version mismatch: the cluster was started with",
             "down since",
             "wqe[",
             "rdma_verbs_ioctl",
@@ -514,6 +522,22 @@ const RDMA_MODULES: [&str; 13] = [
 /// Most uplinks ESXi's flapping reports are read for: no host has more ports than this.
 const MAX_FLAPPING_UPLINKS: usize = 64;
 
+/// Whether a line holds two numbers compared as unequal in parentheses of their own, "(240.000000
+/// != 480.000000)": a value found against the value expected.
+fn numbers_compared_unequal(line: &str) -> bool {
+    let number = |word: &str| !word.is_empty() && word.parse::<f64>().is_ok();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words.windows(3).any(|w| {
+        let found = w[0].strip_prefix('(');
+        let expected = w[2].trim_end_matches(['.', ',', ';']).strip_suffix(')');
+        w[1] == "!=" && found.is_some_and(number) && expected.is_some_and(number)
+    })
+}
+
+/// Version lines kept from a run-time's report that its processes run different releases (local
+/// and peer, or the cluster's and this process's, of each component it names).
+const MAX_RELEASE_FIELDS: usize = 6;
+
 /// UCX's default send queue length of its RC transports (UCX_RC_TX_QUEUE_LEN).
 const UCX_SEND_QUEUE_LENGTH: u64 = 256;
 
@@ -852,6 +876,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut group_mismatch_read = false;
     let mut open_files_read = false;
     let mut provider_mismatch_read = false;
+    let mut release_mismatch_read = false;
+    // A program's own data check that found values wrong, read once (its first line).
+    let mut wrong_values_read = false;
     let mut tcp_warning_read = false;
     let mut ucx_device_read = false;
     let mut uar_read = false;
@@ -2073,6 +2100,47 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
+            // A run-time's own check that the processes of one job run the same release: Open MPI's
+            // ("ORTE detected a mismatch in versions between two processes", and PRRTE's "PRTE
+            // detected ...", help-orte-runtime.txt and help-prte-runtime.txt), then "Local PRTE
+            // version: 3.0.8" and "Peer PRTE version: 3.0.5rc2" (CosmoLike/cocoa#25: a conda
+            // environment's PRRTE against the system's); Ray's check of each process against the
+            // cluster's ("Version mismatch: The cluster was started with:", then "Ray: 2.43.0" and
+            // "This process on node ... was started with:", "Ray: 2.44.1"; check_version_info in
+            // ray/_private/utils.py; gpustack/gpustack#1640). Once an input.
+            let runtime = if lower.contains("detected a mismatch in versions between") {
+                Some(trimmed.split(" detected a mismatch").next().unwrap_or("").trim())
+            } else if lower.contains("version mismatch: the cluster was started with") {
+                Some("Ray")
+            } else {
+                None
+            };
+            if let Some(runtime) = runtime {
+                if !std::mem::replace(&mut release_mismatch_read, true) {
+                    let versions: Vec<String> = lines_after(text, raw)
+                        .take(24)
+                        .map(str::trim)
+                        .filter(|line| {
+                            let field = line.split(':').next().unwrap_or("");
+                            field.ends_with(" version") || field == "Ray" || field == "Python"
+                        })
+                        .take(MAX_RELEASE_FIELDS)
+                        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+                        .collect();
+                    let values = if versions.is_empty() {
+                        "two processes of one job run different releases".to_string()
+                    } else {
+                        versions.join("; ")
+                    };
+                    facts.push(
+                        Fact::new("peers.mismatch")
+                            .attr("what", format!("{runtime} release"))
+                            .attr("values", values)
+                            .evidence(evidence()),
+                    );
+                }
+                continue;
+            }
             // DAOS refusing an engine whose fabric provider differs from the system's ("rank 1 fabric
             // provider "ofi+tcp" does not match system provider "ofi+tcp;ofi_rxm"", DAOS's
             // troubleshooting guide): the servers' configurations differ, not the network. Once.
@@ -2462,7 +2530,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // torch/utils/data/_utils/signal_handling.py) and torch's shared-memory files
             // ("unable to write to file </torch_739_144252761_4>: No space left on device", the
             // segments torch.multiprocessing creates in /dev/shm; logicalclocks/hopsworks#1557).
+            // UCX's shared-memory transports refused memory: the posix and sysv memory domains keep
+            // every buffer of an interface in shared memory (segments under /dev/shm, or System V
+            // segments; src/uct/sm/mm/posix and sysv), created when the interface opens, so
+            // "uct_iface_open(posix/memory) failed: Out of memory" (ucp_worker.c) and "failed to
+            // allocate ... using md sysv" (uct_mem.c) say the shared memory ran out
+            // (ROCm/rocm-systems#3700: Docker's 64 MB /dev/shm, then SIGBUS).
+            let ucx_shared_memory = ["(posix/memory)", "(sysv/memory)", "using md posix", "using md sysv"];
             if lower.contains("insufficient shared memory")
+                || (ucx_shared_memory.iter().any(|domain| lower.contains(domain))
+                    && (lower.contains("out of memory") || lower.contains("no space left")))
                 || lower.contains("workers are out of shared memory")
                 || (lower.contains("no space left on device") && lower.contains("</torch_"))
                 || (lower.contains("no space left on device")
@@ -2476,6 +2553,25 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 // Each process that fills the file system says so; the first says it all.
                 if !std::mem::replace(&mut shm_full_read, true) {
                     facts.push(Fact::new("process.shm_full").attr("text", trimmed).evidence(evidence()));
+                }
+                continue;
+            }
+            // A program's own check of the data it moved finding it wrong: nvbandwidth compares
+            // every copy with the pattern it wrote ("Invalid value when checking the pattern at
+            // 0x70a640000000", memcmpPattern in its kernels, then it aborts); a collective's test
+            // names an element with its value against the expected one ("241th item is incorrect!
+            // (240.000000 != 480.000000)", Xilinx/ACCL#196's reduce). Read once an input: the first
+            // such line says it; the rest count elements.
+            if lower.contains("invalid value when checking the pattern")
+                || (lower.contains(" incorrect") && numbers_compared_unequal(trimmed))
+            {
+                if !std::mem::replace(&mut wrong_values_read, true) {
+                    facts.push(
+                        Fact::new("transfer.wrong_values")
+                            .attr("wrong", format!("the program's own check: {trimmed}"))
+                            .attr("text", trimmed)
+                            .evidence(evidence()),
+                    );
                 }
                 continue;
             }
@@ -5484,6 +5580,43 @@ mod tests {
         let shm = "[1776787275.688491] [c0f19bdfa686:677454:0]        mm_posix.c:206  UCX  ERROR   Not enough memory to write total of 4292720 bytes. Please check that /dev/shm or the directory you specified has more available memory.\n";
         assert_eq!(parse("f", shm)[0].name, "process.shm_full");
         assert!(parse("f", "Not enough memory to write the checkpoint\n").iter().all(|f| f.name != "process.shm_full"));
+        // CosmoLike/cocoa#25 and gpustack/gpustack#1640: a run-time's own check that every process
+        // of the job runs its release.
+        let prte = "PRTE detected a mismatch in versions between two processes.  This\ntypically means that you executed \"mpirun\"\n  Local host:             n05p014\n  Local PRTE version: 3.0.8\n  Peer host:              Unknown\n  Peer PRTE version:  3.0.5rc2\n";
+        let found = parse("f", prte);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].name.as_str(), found[0].get("what"), found[0].get("values")),
+            ("peers.mismatch", Some("PRTE release"), Some("Local PRTE version: 3.0.8; Peer PRTE version: 3.0.5rc2"))
+        );
+        let ray = "RuntimeError: Version mismatch: The cluster was started with:\n    Ray: 2.43.0\n    Python: 3.11.10\nThis process on node 10.18.215.196 was started with:\n    Ray: 2.44.1\n    Python: 3.11.10\n";
+        assert_eq!(
+            parse("f", ray)[0].get("values"),
+            Some("Ray: 2.43.0; Python: 3.11.10; Ray: 2.44.1; Python: 3.11.10")
+        );
+        for near in ["checked for a mismatch in versions between the nodes: none\n", "Version mismatch: none found\n"] {
+            assert!(parse("f", near).iter().all(|f| f.name != "peers.mismatch"), "{near}");
+        }
+        // Xilinx/ACCL#196 and NVIDIA/nvbandwidth#34: a program's own check of the data it moved.
+        let element = "241th item is incorrect! (240.000000 != 480.000000)\n242th item is incorrect! (241.000000 != 482.000000)\n";
+        let found = parse("f", element);
+        assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["transfer.wrong_values"]);
+        let pattern =
+            "Running device_to_device_memcpy_read_ce.\n Invalid value when checking the pattern at 0x70a640000000\n";
+        assert_eq!(parse("f", pattern).first().map(|f| f.name.as_str()), Some("transfer.wrong_values"));
+        for near in [
+            "the password is incorrect (attempt 1 != 3)\n",
+            "warning: incorrect value for NCCL_ALGO, using the default\n",
+            "if (rc != 0) the checksum is incorrect\n",
+        ] {
+            assert!(parse("f", near).iter().all(|f| f.name != "transfer.wrong_values"), "{near}");
+        }
+        // ROCm/rocm-systems#3700: UCX's posix transport could not open its interface in a
+        // container's 64 MB /dev/shm; a memory domain of the NIC or the GPU refusing memory is not it.
+        let posix = "[1752000000.1] [host:1:0]     ucp_worker.c:1413 UCX  ERROR uct_iface_open(posix/memory) failed: Out of memory\n";
+        assert_eq!(parse("f", posix).first().map(|f| f.name.as_str()), Some("process.shm_full"));
+        let nic = "[1752000000.1] [host:1:0]     ucp_worker.c:1413 UCX  ERROR uct_iface_open(rc_mlx5/mlx5_0:1) failed: Out of memory\n";
+        assert!(parse("f", nic).iter().all(|f| f.name != "process.shm_full"));
         // The Open MPI users list, 2008-11 (heldout177): an MPI's own word, stale files filling /dev/shm.
         let stale = "node: Unable to allocate shared memory for intra-node messaging.\nnode: Delete stale shared memory files in /dev/shm.\n";
         assert_eq!(parse("f", stale).first().map(|f| f.name.as_str()), Some("process.shm_full"));
