@@ -39,12 +39,18 @@ const MAX_NAMES_PER_RANK: usize = 64;
 /// Ranks compared pairwise for divergence; a stall that lists more says its first ranks' story.
 const MAX_COMPARED_RANKS: usize = 64;
 
+/// Ranks kept from one input: a stall of more (a hostile or garbled list) is told by its first ones.
+const MAX_RANKS_KEPT: usize = 1024;
+
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     if !(text.contains("issing ranks") || text.contains("Stalled ranks:") || text.contains("[ready ranks:")) {
         return Vec::new();
     }
     let mut missing: BTreeMap<u64, MissingRank> = BTreeMap::new();
     let mut note = |rank: u64, tensors: Option<Vec<&str>>, evidence: Evidence| {
+        if missing.len() >= MAX_RANKS_KEPT && !missing.contains_key(&rank) {
+            return;
+        }
         let entry = missing.entry(rank).or_default();
         entry.tensors += 1;
         if entry.evidence.len() < EVIDENCE_PER_RANK {
@@ -52,7 +58,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         match tensors {
             Some(names) if !entry.cut => {
-                entry.names.extend(names.into_iter().map(str::to_string));
+                let room = MAX_NAMES_PER_RANK + 1 - entry.names.len();
+                entry.names.extend(names.into_iter().take(room).map(str::to_string));
                 entry.cut = entry.names.len() > MAX_NAMES_PER_RANK;
             }
             _ => entry.cut = true,

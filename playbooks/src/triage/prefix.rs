@@ -168,6 +168,14 @@ fn interface_heading(line: &str) -> bool {
         && rest.split_once('>').is_some_and(|(_, after)| after.trim_start().starts_with("mtu "))
 }
 
+/// A line of Horovod's stall list: a rank, "!" when it is past the shutdown time, then the tensors
+/// it is missing in brackets ("3!: [HorovodAllreduce_grads_0, ...]").
+fn stall_list_line(line: &str) -> bool {
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &line[digits..];
+    digits > 0 && rest.strip_prefix('!').unwrap_or(rest).starts_with(": [")
+}
+
 /// A pdsh/clush label at the start of `text` ("node7: "), and the host it names.
 fn host_label(text: &str) -> Option<regex::Captures<'_>> {
     // Most lines are no label at all: the match alone is cheaper than its captures.
@@ -190,9 +198,17 @@ impl Prefixes {
     fn counted<'a, S: AsRef<str>>(lines: impl Iterator<Item = (&'a str, S)>) -> Prefixes {
         let patterns = patterns();
         let (mut count, mut tasks, mut stacked, mut hosts, mut quotes) = (0usize, 0usize, 0usize, 0usize, 0usize);
+        // Inside Horovod's stall list ("Missing ranks:" or "Stalled ranks:", then "3: [tensor, ...]"
+        // a line, horovod/common/stall_inspector.cc).
+        let mut stall_list = false;
         for (raw, stripped) in lines.filter(|(raw, _)| !raw.trim().is_empty()) {
             count += 1;
             let stripped = stripped.as_ref();
+            // Horovod's stall list names a rank at the start of each line, which looks like srun's
+            // task label and may be most of a pasted warning: it is the output itself.
+            if stall_list && stall_list_line(stripped) {
+                continue;
+            }
             // `ip link` and `ip addr` head each interface with its index and name ("7: net04:
             // <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 ..."), which look like srun's task and
             // pdsh's host labels and are half of such a listing's lines: they are the output itself.
@@ -202,7 +218,11 @@ impl Prefixes {
             let task = patterns.task_label.find(stripped);
             // Labels stack: `srun -l` over a pdsh-labelled log gives "3: node2: ...".
             let after_task = task.map_or(stripped, |m| &stripped[m.end()..]);
-            stacked += usize::from(task.is_some() && patterns.task_label.is_match(after_task));
+            // srun's label over the stall list: the label counts, the rank below it is no second.
+            let listed = stall_list && stall_list_line(after_task);
+            let heading = after_task.trim_end();
+            stall_list = listed || heading.ends_with("Missing ranks:") || heading.ends_with("Stalled ranks:");
+            stacked += usize::from(task.is_some() && !listed && patterns.task_label.is_match(after_task));
             let host = host_label(after_task).is_some();
             hosts += usize::from(host);
             // And the other way round, with a timestamp between them: "node2: [Mon May  1 ...] 3: ...".
@@ -469,5 +489,15 @@ mod tests {
         assert_eq!(strip(listing)[0], listing.lines().next().unwrap_or_default());
         // A launcher's labels over other output are still labels.
         assert_eq!(strip("3: node2: NCCL WARN x\n4: node2: NCCL WARN y\n")[0], "NCCL WARN x");
+    }
+
+    /// Horovod's stall list starts each line with a rank, most of a pasted warning's lines: they are
+    /// the output. srun's labels over it are still labels, the program's rank kept below them.
+    #[test]
+    fn horovods_stall_list_keeps_its_ranks() {
+        let stall = "W horovod/common/stall_inspector.cc:105] One or more tensors were submitted\nStalled ranks:\n0: [T_a]\n1: [T_b]\n2: [T_e]\n3!: [T_c, T_d]\n";
+        assert_eq!(strip(stall)[2..], ["0: [T_a]", "1: [T_b]", "2: [T_e]", "3!: [T_c, T_d]"]);
+        let labelled: String = stall.lines().map(|line| format!("5: {line}\n")).collect();
+        assert_eq!(strip(&labelled)[2..], ["0: [T_a]", "1: [T_b]", "2: [T_e]", "3!: [T_c, T_d]"]);
     }
 }
