@@ -328,7 +328,12 @@ fn wrong_elements_in_a_result_table_are_data_corruption() {
     let (report, code) = triage(&fixture("triage/nccl-tests-wrong.txt"));
     assert_eq!(code, 1);
     let top = assert_top(&report, "collective-data-corruption", "high");
-    assert!(top.cause.contains("67108864, 268435456") && top.cause.contains("7, 31"), "{}", top.cause);
+    assert!(
+        top.cause.contains("at 67108864 bytes (float), #wrong out-of-place 7, in-place 0")
+            && top.cause.contains("at 268435456 bytes (float), #wrong out-of-place 31, in-place 12"),
+        "{}",
+        top.cause
+    );
     assert!(top.evidence.iter().any(|e| e.text.contains("Out of bounds values : 50 FAILED")));
     assert_eq!(report.diagnoses.len(), 1, "{:?}", ids(&report));
 
