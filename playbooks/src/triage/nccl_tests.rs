@@ -73,6 +73,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         }
         if let Some(row) = maximum_error_row(raw, || *world.get_or_init(|| world_size(text))) {
             wrong_rows += 1;
+            let out_of_place = format!("max error {}", row.out_of_place);
             let in_place = if row.in_place.is_empty() {
                 "not in the paste".to_string()
             } else {
@@ -82,11 +83,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 Fact::new("nccltests.wrong")
                     .attr("size", row.size)
                     .attr("type", row.data_type)
-                    .attr("wrong_out_of_place", format!("max error {}", row.out_of_place))
-                    .attr(
-                        "wrong",
-                        wrong_summary(row.size, row.data_type, &format!("max error {}", row.out_of_place), &in_place),
-                    )
+                    .attr("wrong", wrong_summary(row.size, row.data_type, &out_of_place, &in_place))
+                    .attr("wrong_out_of_place", out_of_place)
                     .attr("wrong_in_place", in_place)
                     .evidence(Evidence::new(file, line_no, raw)),
             );

@@ -534,6 +534,11 @@ fn numbers_compared_unequal(line: &str) -> bool {
     })
 }
 
+/// UCX's shared-memory memory domains as its messages name them: an interface opened on one
+/// ("uct_iface_open(posix/memory)", ucp_worker.c) or memory allocated from one ("using md sysv",
+/// uct_mem.c).
+const UCX_SHARED_MEMORY_DOMAINS: [&str; 4] = ["(posix/memory)", "(sysv/memory)", "using md posix", "using md sysv"];
+
 /// Version lines kept from a run-time's report that its processes run different releases (local
 /// and peer, or the cluster's and this process's, of each component it names).
 const MAX_RELEASE_FIELDS: usize = 6;
@@ -2536,9 +2541,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // "uct_iface_open(posix/memory) failed: Out of memory" (ucp_worker.c) and "failed to
             // allocate ... using md sysv" (uct_mem.c) say the shared memory ran out
             // (ROCm/rocm-systems#3700: Docker's 64 MB /dev/shm, then SIGBUS).
-            let ucx_shared_memory = ["(posix/memory)", "(sysv/memory)", "using md posix", "using md sysv"];
             if lower.contains("insufficient shared memory")
-                || (ucx_shared_memory.iter().any(|domain| lower.contains(domain))
+                || (UCX_SHARED_MEMORY_DOMAINS.iter().any(|domain| lower.contains(domain))
                     && (lower.contains("out of memory") || lower.contains("no space left")))
                 || lower.contains("workers are out of shared memory")
                 || (lower.contains("no space left on device") && lower.contains("</torch_"))
@@ -2561,7 +2565,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // 0x70a640000000", memcmpPattern in its kernels, then it aborts); a collective's test
             // names an element with its value against the expected one ("241th item is incorrect!
             // (240.000000 != 480.000000)", Xilinx/ACCL#196's reduce). Read once an input: the first
-            // such line says it; the rest count elements.
+            // such line says it; the rest name more elements.
             if lower.contains("invalid value when checking the pattern")
                 || (lower.contains(" incorrect") && numbers_compared_unequal(trimmed))
             {
