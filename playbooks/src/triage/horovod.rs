@@ -77,7 +77,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             listing = false;
         }
-        if trimmed.ends_with("Missing ranks:") || trimmed.ends_with("Stalled ranks:") {
+        if stall_list_heading(trimmed) {
             listing = true;
             continue;
         }
@@ -155,8 +155,21 @@ fn diverged_ranks(missing: &BTreeMap<u64, MissingRank>) -> BTreeSet<u64> {
     diverged
 }
 
+/// The heading of the stall inspector's list: `Missing ranks:` (or 0.18's `Stalled ranks:`).
+pub(crate) fn stall_list_heading(line: &str) -> bool {
+    let line = line.trim_end();
+    line.ends_with("Missing ranks:") || line.ends_with("Stalled ranks:")
+}
+
+/// Whether a line is one of the list's, `3: [tensor, ...]` (what the normaliser must not take for
+/// srun's label).
+pub(crate) fn stall_list_line(line: &str) -> bool {
+    listed_rank(line.trim()).is_some()
+}
+
 /// `3: [tensor, ...]` or `3!: [...]` under `Missing ranks:` (or `Stalled ranks:`): the rank, and the
-/// tensors when the list is whole (`None` when Horovod cut it with " ...").
+/// tensors when the list is whole (`None` when Horovod cut it with " ..."), at most one past the
+/// names a rank keeps.
 fn listed_rank(line: &str) -> Option<(u64, Option<Vec<&str>>)> {
     let (rank, rest) = line.split_once(':')?;
     let rank = rank.strip_suffix('!').unwrap_or(rank);
@@ -165,10 +178,9 @@ fn listed_rank(line: &str) -> Option<(u64, Option<Vec<&str>>)> {
         return None;
     }
     let rank = rank.parse().ok().filter(|rank| *rank < MAX_RANK)?;
-    let tensors = inside
-        .strip_suffix(']')
-        .filter(|list| !list.ends_with("..."))
-        .map(|list| list.split(',').map(str::trim).filter(|name| !name.is_empty()).collect());
+    let tensors = inside.strip_suffix(']').filter(|list| !list.ends_with("...")).map(|list| {
+        list.split(',').map(str::trim).filter(|name| !name.is_empty()).take(MAX_NAMES_PER_RANK + 1).collect()
+    });
     Some((rank, tensors))
 }
 

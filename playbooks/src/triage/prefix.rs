@@ -25,6 +25,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::analysis::Analysis;
+use super::horovod::{stall_list_heading, stall_list_line};
 use crate::fact::Evidence;
 
 /// A line without its prefixes, the host a pdsh/clush label named, and the numbers launchers'
@@ -168,14 +169,6 @@ fn interface_heading(line: &str) -> bool {
         && rest.split_once('>').is_some_and(|(_, after)| after.trim_start().starts_with("mtu "))
 }
 
-/// A line of Horovod's stall list: a rank, "!" when it is past the shutdown time, then the tensors
-/// it is missing in brackets ("3!: [HorovodAllreduce_grads_0, ...]").
-fn stall_list_line(line: &str) -> bool {
-    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-    let rest = &line[digits..];
-    digits > 0 && rest.strip_prefix('!').unwrap_or(rest).starts_with(": [")
-}
-
 /// A pdsh/clush label at the start of `text` ("node7: "), and the host it names.
 fn host_label(text: &str) -> Option<regex::Captures<'_>> {
     // Most lines are no label at all: the match alone is cheaper than its captures.
@@ -220,8 +213,7 @@ impl Prefixes {
             let after_task = task.map_or(stripped, |m| &stripped[m.end()..]);
             // srun's label over the stall list: the label counts, the rank below it is no second.
             let listed = stall_list && stall_list_line(after_task);
-            let heading = after_task.trim_end();
-            stall_list = listed || heading.ends_with("Missing ranks:") || heading.ends_with("Stalled ranks:");
+            stall_list = listed || stall_list_heading(after_task);
             stacked += usize::from(task.is_some() && !listed && patterns.task_label.is_match(after_task));
             let host = host_label(after_task).is_some();
             hosts += usize::from(host);
