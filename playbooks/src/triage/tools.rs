@@ -168,6 +168,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "failed to tcp connect to a peer",
             "status: no carrier",
             "shape mismatch in the collective instance",
+            "op.preamble.",
+            "received data size doesn't match expected size",
             "pcie error detected slot",
             "devx_uar",
             "qp_uar failed",
@@ -669,12 +671,38 @@ fn net_plugin_dependency_missing(line: &str) -> Option<String> {
         return None;
     }
     if let Some((what, path)) = loader_refused(line) {
-        let file = path.rsplit('/').next()?;
-        return file.starts_with("libnccl-net").then(|| format!("{what} not found (required by {file})"));
+        let file = path.rsplit('/').next().unwrap_or(path);
+        if file.starts_with("libnccl-net") {
+            return Some(format!("{what} not found (required by {file})"));
+        }
     }
-    let (before, _) = line.split_once(": cannot open shared object file")?;
-    let library = before.rsplit([' ', ':']).find(|word| !word.is_empty())?;
-    (!library.starts_with("libnccl-net")).then(|| format!("{library}: cannot open shared object file"))
+    if let Some((before, _)) = line.split_once(": cannot open shared object file") {
+        let library = before.rsplit([' ', ':']).find(|word| !word.is_empty())?;
+        return (!library.starts_with("libnccl-net")).then(|| format!("{library}: cannot open shared object file"));
+    }
+    // NCCL 2.19 and later name the plugin file first and then the loader's words
+    // (src/plugin/plugin_open.cc: "NET/Plugin: libnccl-net-ofi.so: /opt/rdma-core/lib/libibverbs.so.1:
+    // version `IBVERBS_PRIVATE_34' not found (required by /usr/lib/x86_64-linux-gnu/libefa.so.1)"),
+    // where the text of a library the plugin needs may be cut at the line's end.
+    let (plugin, said) = named_plugin_refused(line)?;
+    let said = said.trim_end().trim_end_matches("(required by").trim_end();
+    (said.contains(" not found") || said.contains("undefined symbol")).then(|| format!("{plugin}: {said}"))
+}
+
+/// The plugin file NCCL names first in its loader's refusal (src/plugin/plugin_open.cc,
+/// openPluginLib: "NET/Plugin: %s: %s", the library's name and dlerror's text), and that text; only
+/// a plugin NCCL_NET_PLUGIN asked for by name ("libnccl-net-ofi.so" for NCCL_NET_PLUGIN=ofi), not
+/// the default "libnccl-net.so" that NCCL looks for on every host.
+fn named_plugin_refused(line: &str) -> Option<(&str, &str)> {
+    let (_, rest) = line.split_once("NET/Plugin: ")?;
+    let (plugin, said) = rest.split_once(": ")?;
+    (plugin.starts_with("libnccl-net-") && plugin.ends_with(".so") && !said.is_empty()).then_some((plugin, said))
+}
+
+/// Whether NCCL went on with its own InfiniBand transport ("NET/IB : Using [0]mlx5_0:1/IB ...",
+/// src/transport/net_ib.cc), so a plugin that was not loaded left the job its RDMA devices.
+fn internal_ib_used(text: &str) -> bool {
+    text.lines().any(|line| line.contains("NET/IB : Using [") || line.contains("NET/IB: Using ["))
 }
 
 /// Whether NCCL then found no network to run on: the network NCCL_NET asked for is not there
@@ -683,6 +711,31 @@ fn net_plugin_dependency_missing(line: &str) -> Option<String> {
 fn no_network_initialised(text: &str) -> bool {
     text.contains("Failed to initialize any NET plugin")
         || text.lines().any(|line| line.contains("Error: network ") && line.contains(" not found"))
+}
+
+/// What Gloo's TCP transport received against what its rank had posted, from the enforce that
+/// refused it (gloo/transport/tcp/pair.cc: "[enforce fail at .../pair.cc:446] op.preamble.length <=
+/// op.nbytes. 256000 vs 128000"): "256000 bytes where its rank posted 128000"; the comparison alone
+/// where the values were cut off.
+fn gloo_received_more(line: &str) -> Option<String> {
+    const ENFORCES: [&str; 2] =
+        ["op.preamble.length <= op.nbytes", "op.preamble.roffset + op.preamble.length <= op.buf->size_"];
+    let Some((_, after)) = ENFORCES.iter().find_map(|enforce| line.split_once(enforce)) else {
+        return line
+            .contains("Received data size doesn't match expected size")
+            .then(|| "more data than its rank posted a buffer for".to_string());
+    };
+    let mut values = after.trim_start_matches('.').split_whitespace();
+    let sizes = match (values.next(), values.next(), values.next()) {
+        (Some(received), Some("vs"), Some(posted))
+            if received.bytes().all(|b| b.is_ascii_digit())
+                && posted.trim_end_matches('.').bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            format!("{received} bytes where its rank posted {}", posted.trim_end_matches('.'))
+        }
+        _ => "more data than its rank posted a buffer for".to_string(),
+    };
+    Some(sizes)
 }
 
 /// The fact of the first [`WORDED_FAULTS`] row whose phrases are all in the (lowered) line.
@@ -1483,19 +1536,26 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // A net plugin the loader refused, where NCCL was then left without a network: the
             // network the plugin provides (aws-ofi-nccl's EFA or CXI, gIB, HPC-X's IB) is unusable
             // in this container or on this host.
+            // A plugin NCCL_NET_PLUGIN asked for by name is the network the job was set up to use
+            // (aws-ofi-nccl for EFA, where NCCL's own IB transport has no device): without it NCCL
+            // runs over sockets, unless its own IB transport took the job on.
             if let Some(missing) = net_plugin_dependency_missing(raw) {
                 // Read once per input: every rank of a job prints it.
-                if !std::mem::replace(&mut plugin_refused_seen, true)
-                    && *no_network.get_or_init(|| no_network_initialised(text))
-                {
-                    facts.push(
-                        Fact::new("rdma.device_missing")
-                            .attr(
-                                "text",
-                                format!("NCCL's net plugin could not be loaded ({missing}), and NCCL found no network to use"),
-                            )
-                            .evidence(evidence()),
-                    );
+                if !std::mem::replace(&mut plugin_refused_seen, true) {
+                    let text = if *no_network.get_or_init(|| no_network_initialised(text)) {
+                        Some(format!(
+                            "NCCL's net plugin could not be loaded ({missing}), and NCCL found no network to use"
+                        ))
+                    } else if named_plugin_refused(raw).is_some() && !internal_ib_used(text) {
+                        Some(format!(
+                            "the net plugin NCCL_NET_PLUGIN named could not be loaded ({missing}), so the network it serves is not used"
+                        ))
+                    } else {
+                        None
+                    };
+                    if let Some(text) = text {
+                        facts.push(Fact::new("rdma.device_missing").attr("text", text).evidence(evidence()));
+                    }
                 }
                 continue;
             }
@@ -1819,6 +1879,28 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if lower.contains("shape mismatch in the collective instance") {
                 if !std::mem::replace(&mut group_mismatch_read, true) {
                     facts.push(Fact::new("collective.group_mismatch").attr("text", trimmed).evidence(evidence()));
+                }
+                continue;
+            }
+            // Gloo's TCP transport receiving more bytes than the buffer its rank posted for that
+            // peer (gloo/transport/tcp/pair.cc, read: the enforce "op.preamble.length <= op.nbytes",
+            // or for a bound buffer "op.preamble.roffset + op.preamble.length <= op.buf->size_",
+            // which GLOO_ENFORCE_LE prints with both values, "256000 vs 128000"; since 2025 with
+            // "Received data size doesn't match expected size. Is there a distributed collective
+            // mismatch in your code?"): the ranks passed tensors of different sizes to one
+            // collective, the program's fault, not the transport's.
+            if let Some(sizes) = gloo_received_more(trimmed) {
+                if !std::mem::replace(&mut group_mismatch_read, true) {
+                    facts.push(
+                        Fact::new("collective.group_mismatch")
+                            .attr(
+                                "text",
+                                format!(
+                                    "Gloo received {sizes}: ranks passed tensors of different sizes to one collective"
+                                ),
+                            )
+                            .evidence(evidence()),
+                    );
                 }
                 continue;
             }
@@ -4309,6 +4391,28 @@ mod tests {
         assert!(!parse("f", absent).iter().any(|f| f.name == "rdma.device_missing"));
     }
 
+    /// NVIDIA-NeMo/Megatron-Bridge#2824 (heldout307): NCCL_NET_PLUGIN=ofi on AWS, and the loader
+    /// refused aws-ofi-nccl because the verbs library found first lacks a symbol version libefa
+    /// needs; NCCL then had only sockets. The same plugin refused where NCCL's own IB transport
+    /// took the job on, and the default plugin's absence, leave the RDMA devices in use.
+    #[test]
+    fn a_net_plugin_asked_for_by_name_that_the_loader_refused_megatronbridge2824() {
+        let refused = "  NCCL INFO NET/Plugin: libnccl-net-ofi.so: /opt/rdma-core/build/lib/libibverbs.so.1: version `IBVERBS_PRIVATE_34' not found (required by\n  /usr/lib/x86_64-linux-gnu/libefa.so.1)\n  NCCL INFO NET/Plugin: Could not find: ofi\n";
+        let facts = parse("f", refused);
+        let missing: Vec<&Fact> = facts.iter().filter(|f| f.name == "rdma.device_missing").collect();
+        assert_eq!(missing.len(), 1, "{facts:?}");
+        assert_eq!(
+            missing[0].get("text"),
+            Some("the net plugin NCCL_NET_PLUGIN named could not be loaded (libnccl-net-ofi.so: /opt/rdma-core/build/lib/libibverbs.so.1: version `IBVERBS_PRIVATE_34' not found), so the network it serves is not used")
+        );
+        let whole = "NCCL INFO NET/Plugin: libnccl-net-ofi.so: libibverbs.so.1: version `IBVERBS_1.14' not found (required by /usr/lib/libefa.so.1)\n";
+        assert!(parse("f", whole).iter().any(|f| f.name == "rdma.device_missing"), "the loader's whole line");
+        let ib = format!("{refused}h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n");
+        assert!(!parse("f", &ib).iter().any(|f| f.name == "rdma.device_missing"));
+        let default = "NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\n";
+        assert!(!parse("f", default).iter().any(|f| f.name == "rdma.device_missing"));
+    }
+
     /// linux-rdma list, Soft-RoCE with IPv6 disabled (heldout128): modprobe could not load
     /// rdma_rxe, so no device exists. A module outside the RDMA stack refused is not this.
     #[test]
@@ -4941,6 +5045,26 @@ mod tests {
         assert!(parse("f", "rank 1 fabric provider \"ofi+tcp\" matches the system provider\n")
             .iter()
             .all(|f| f.name != "peers.mismatch"));
+    }
+
+    /// NVIDIA/nccl#1394 (heldout306): an all_reduce over Gloo whose rank 0 passed a tensor of
+    /// another size; Gloo's transport refused the bytes the peer sent with its enforce, which
+    /// names both sizes (and since 2025 says so in words). Gloo's other enforces are not this.
+    #[test]
+    fn gloo_receiving_more_than_its_rank_posted_is_a_collective_mismatch_nccl1394() {
+        let enforce = "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n  what():  [enforce fail at /opt/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 256000 vs 128000\n";
+        let found: Vec<Fact> =
+            parse("f", enforce).into_iter().filter(|f| f.name == "collective.group_mismatch").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].get("text"),
+            Some("Gloo received 256000 bytes where its rank posted 128000: ranks passed tensors of different sizes to one collective")
+        );
+        let worded = "RuntimeError: [enforce fail at gloo/transport/tcp/pair.cc:455] op.preamble.length <= op.nbytes. 8 vs 4. Received data size doesn't match expected size. Is there a distributed collective mismatch in your code?\n";
+        assert!(parse("f", worded).iter().any(|f| f.name == "collective.group_mismatch"));
+        let other =
+            "what():  [enforce fail at gloo/transport/tcp/pair.cc:360] op.nwritten == op.preamble.nbytes. 12 vs 24\n";
+        assert!(parse("f", other).iter().all(|f| f.name != "collective.group_mismatch"));
     }
 
     /// tensorflow/tensorflow#60847 (heldout171): MultiWorkerMirroredStrategy over two workers, one

@@ -300,10 +300,28 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
             })
             .collect();
         // Lines above an nccl-tests result row were survived: the collectives of that row ran to
-        // the end after them (MPI's warnings about its own libraries, a plugin not found).
+        // the end after them (MPI's warnings about its own libraries, a plugin not found). So were
+        // lines above a program's own report that its run passed the check it makes of its result
+        // (HPL's end of run): the run went on past them to a right answer.
         let table = summary.kinds.iter().any(|kind| kind == "nccl-tests");
-        if let Some(last) = table.then(|| super::nccl_tests::last_row(text)).flatten() {
+        let survived_until = table.then(|| super::nccl_tests::last_row(text)).flatten().or_else(|| hpl_passed(text));
+        if let Some(last) = survived_until {
+            let before = lines.len();
             lines.retain(|(number, _)| *number > last);
+            let survived = before - lines.len();
+            if survived > 0 {
+                let reported = numbered_lines(text).find(|(number, _)| *number == last).map(|(_, line)| line.trim());
+                let mut finding = Finding::new(
+                    "triage.input",
+                    Verdict::Warn,
+                    name.clone(),
+                    format!(
+                        "{survived} lines that look like errors came before line {last}, a result the run went on to report: they did not stop it"
+                    ),
+                );
+                finding.evidence = reported.map(|line| format!("{name}:{last}: {line}")).into_iter().collect();
+                observations.push(finding);
+            }
         }
         // FORTIFY_SOURCE's run-time check of memcpy() (include/linux/fortify-string.h,
         // fortify_memcpy_chk) warns once, with a full kernel WARNING, when a copy spans the fields
@@ -372,6 +390,28 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
     }
     analysis.facts.extend(facts);
     analysis.observations.extend(observations);
+}
+
+/// The line of HPL's end-of-run summary that counts the tests that passed their residual check,
+/// where at least one passed and none failed (netlib HPL's testing/ptest/HPL_pddriver.c, which
+/// HPL-NVIDIA and rocHPL keep: "1 tests completed and passed residual checks," then "0 tests
+/// completed and failed residual checks,"). `None` for a run that failed one, or checked none.
+fn hpl_passed(text: &str) -> Option<usize> {
+    if !text.contains("passed residual checks") {
+        return None;
+    }
+    let count = |line: &str| line.split_whitespace().next().and_then(|word| word.parse::<u64>().ok());
+    let failed = numbered_lines(text)
+        .any(|(_, line)| line.contains("tests completed and failed residual checks") && count(line) != Some(0));
+    if failed {
+        return None;
+    }
+    numbered_lines(text)
+        .filter(|(_, line)| {
+            line.contains("tests completed and passed residual checks") && count(line).is_some_and(|n| n > 0)
+        })
+        .map(|(number, _)| number)
+        .last()
 }
 
 /// The lines of facts that look like errors, as one `input.error_lines` fact per the first file
@@ -509,6 +549,34 @@ mod tests {
             "[2025-03-13T11:10:09 mgmtd_main:   32 IBDevice.cc:441 CRITICAL] IBDevice mlx5_0:1 can't set zone by IP"
         ));
         assert!(!looks_like_error("the critical path of the allreduce"));
+    }
+
+    /// mghpcc aicr-bench's 8-node HPL (heldout309): UCX's shared-memory attach refused on every
+    /// node, then HPL's summary that the run passed its residual check. The run went on past
+    /// those lines to a right answer, so they are noted, not quoted as the cause; a run that
+    /// failed its check, or errors after the summary, keep their lines.
+    #[test]
+    fn error_lines_before_a_run_that_passed_its_own_check_were_survived_aicrbench_hpl() {
+        let ucx = "[1779126884.877334] [b0005:1443008:0]        mm_posix.c:238  UCX  ERROR   open(file_name=/proc/1443071/fd/130 flags=0x0) failed: Permission denied\n";
+        let summary = |passed: u32, failed: u32| {
+            format!("Finished      1 tests with the following results:\n{passed:>16} tests completed and passed residual checks,\n{failed:>16} tests completed and failed residual checks,\n               0 tests skipped because of illegal input values.\n")
+        };
+        let names = |facts: &[Fact]| facts.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        let passed = format!("{ucx}{ucx}{}", summary(1, 0));
+        assert!(!names(&facts_of(&passed)).contains(&"input.error_lines".to_string()));
+        let analysis = super::super::analyze(&[super::super::Input::new("case.txt", passed.as_bytes().to_vec())]);
+        assert!(
+            analysis
+                .observations
+                .iter()
+                .any(|o| o.message.starts_with("2 lines that look like errors came before line 4")),
+            "{:?}",
+            analysis.observations
+        );
+        let failed = format!("{ucx}{ucx}{}", summary(0, 1));
+        assert!(names(&facts_of(&failed)).contains(&"input.error_lines".to_string()));
+        let after = format!("{}{ucx}", summary(1, 0));
+        assert!(names(&facts_of(&after)).contains(&"input.error_lines".to_string()));
     }
 
     /// linux-rdma/perftest 6ff1c4a: the kernel's report of ib_send_lat killed by a stack-segment
