@@ -1535,14 +1535,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             // A net plugin the loader refused, where NCCL was then left without a network: the
             // network the plugin provides (aws-ofi-nccl's EFA or CXI, gIB, HPC-X's IB) is unusable
-            // in this container or on this host.
-            // A plugin NCCL_NET_PLUGIN asked for by name is the network the job was set up to use
-            // (aws-ofi-nccl for EFA, where NCCL's own IB transport has no device): without it NCCL
-            // runs over sockets, unless its own IB transport took the job on.
+            // in this container or on this host. So is one that NCCL_NET_PLUGIN asked for by name,
+            // the network the job was set up to use (aws-ofi-nccl for EFA, where NCCL's own IB
+            // transport has no device), unless NCCL's own IB transport took the job on.
             if let Some(missing) = net_plugin_dependency_missing(raw) {
                 // Read once per input: every rank of a job prints it.
                 if !std::mem::replace(&mut plugin_refused_seen, true) {
-                    let text = if *no_network.get_or_init(|| no_network_initialised(text)) {
+                    let unusable = if *no_network.get_or_init(|| no_network_initialised(text)) {
                         Some(format!(
                             "NCCL's net plugin could not be loaded ({missing}), and NCCL found no network to use"
                         ))
@@ -1553,8 +1552,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     } else {
                         None
                     };
-                    if let Some(text) = text {
-                        facts.push(Fact::new("rdma.device_missing").attr("text", text).evidence(evidence()));
+                    if let Some(unusable) = unusable {
+                        facts.push(Fact::new("rdma.device_missing").attr("text", unusable).evidence(evidence()));
                     }
                 }
                 continue;
