@@ -310,7 +310,7 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
             lines.retain(|(number, _)| *number > last);
             let survived = before - lines.len();
             if survived > 0 {
-                let reported = numbered_lines(text).find(|(number, _)| *number == last).map(|(_, line)| line.trim());
+                let reported = text.lines().nth(last - 1).map(str::trim);
                 let mut finding = Finding::new(
                     "triage.input",
                     Verdict::Warn,
@@ -401,17 +401,16 @@ fn hpl_passed(text: &str) -> Option<usize> {
         return None;
     }
     let count = |line: &str| line.split_whitespace().next().and_then(|word| word.parse::<u64>().ok());
-    let failed = numbered_lines(text)
-        .any(|(_, line)| line.contains("tests completed and failed residual checks") && count(line) != Some(0));
-    if failed {
-        return None;
+    let mut passed = None;
+    for (number, line) in numbered_lines(text) {
+        if line.contains("tests completed and failed residual checks") && count(line) != Some(0) {
+            return None;
+        }
+        if line.contains("tests completed and passed residual checks") && count(line).is_some_and(|n| n > 0) {
+            passed = Some(number);
+        }
     }
-    numbered_lines(text)
-        .filter(|(_, line)| {
-            line.contains("tests completed and passed residual checks") && count(line).is_some_and(|n| n > 0)
-        })
-        .map(|(number, _)| number)
-        .last()
+    passed
 }
 
 /// The lines of facts that look like errors, as one `input.error_lines` fact per the first file
