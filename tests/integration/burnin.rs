@@ -1393,8 +1393,10 @@ fn namespace_cluster_judges_pairs_against_an_absolute_expectation() {
     assert!(report.signoff.reasons.iter().any(|r| r.contains("fabric-wide")), "{:?}", report.signoff.reasons);
     for pair in report.pairs[0].pairs.iter().filter(|p| p.samples > 0) {
         let fraction = pair.expected_fraction.expect("fraction of the expectation");
-        // What limits the figure is the shaper: R is 0.2 Gb/s, the expectation 0.4.
-        assert!((0.3..0.55).contains(&fraction), "{} -> {}: {fraction}", pair.client, pair.server);
+        // What limits the figure is the shaper: R is 0.2 Gb/s, the expectation 0.4, so no pair
+        // reaches more than half of it. A one-second pair on a busy machine measured 0.55R (a
+        // fraction of 0.28, in a CI run of 2026-12-02); a measure that failed would be near zero.
+        assert!((0.2..0.55).contains(&fraction), "{} -> {}: {fraction}", pair.client, pair.server);
     }
 
     let (output, report, dir) = run("under", "0.1");
