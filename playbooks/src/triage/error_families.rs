@@ -124,7 +124,7 @@ fn families() -> &'static [Family] {
             // 2.0 or greater").
             family(
                 "gpu.driver_mismatch",
-                r"(?i)driver version is insufficient|requires (?:\w+ )?driver version [\d.]+ or (?:greater|newer|later)|InsufficientDriver|INSUFFICIENT_DRIVER|driver (?:\S+ )?is too old|unsupported PTX|UNSUPPORTED_PTX|PTX was compiled with an unsupported toolchain|compat(?:ibility)? (?:library|package).*(?:mismatch|not supported)",
+                r"(?i)driver version is insufficient|driver/library version mismatch|requires (?:\w+ )?driver version [\d.]+ or (?:greater|newer|later)|InsufficientDriver|INSUFFICIENT_DRIVER|driver (?:\S+ )?is too old|unsupported PTX|UNSUPPORTED_PTX|PTX was compiled with an unsupported toolchain|compat(?:ibility)? (?:library|package).*(?:mismatch|not supported)",
                 None,
             ),
             // GPU hardware faults: uncorrectable ECC (CUDA_ERROR_ECC_UNCORRECTABLE,
@@ -152,6 +152,25 @@ fn families() -> &'static [Family] {
                 "nccl.socket_iface_suspect",
                 r"(?i)cannot assign requested address|\bEADDRNOTAVAIL\b|no socket interface|(?:NCCL|GLOO)_SOCKET_IFNAME",
                 None,
+            ),
+            // PCIe Advanced Error Reporting as the kernel words it (drivers/pci/pcie/aer.c: "PCIe
+            // Bus Error: severity=Uncorrected (Non-Fatal)", "AER: Corrected error received"), its
+            // TLP and DLLP error names (PCI Express Base Specification 6.0, 6.2.7), and a
+            // completion timeout. Not Surprise Down: a link that went away takes its device with it,
+            // which the lost GPU's family and the readers of the device name.
+            family(
+                "pcie.aer_event",
+                r"(?i)PCIe Bus Error|\bAER\b.*\b(?:error|corrected|uncorrected)\b|\bBad ?TLP\b|\bBad ?DLLP\b|\bCompletion ?Timeout\b|Uncorrect(?:ed|able) \((?:Non-)?Fatal\)",
+                Some(r"(?i)Surprise ?Down"),
+            ),
+            // An RDMA or Ethernet port without its link: ibv_port_state's IBV_PORT_DOWN
+            // (infiniband/verbs.h), ethtool's "Link detected: no", a NIC's "link is down" and an
+            // interface's NO-CARRIER (rtnetlink(7): IFF_LOWER_UP unset). Not a PCIe slot's link
+            // (pciehp's "Slot(3): Link Down"): the device behind it left the bus.
+            family(
+                "rdma.port_down",
+                r"(?i)\blink (?:is |went |goes )?down\b|\bport (?:state:? )?(?:is )?down\b|\bstate:? (?:is )?down\b|PORT_DOWN|NO-CARRIER|\bno carrier\b|link detected: no\b|\bport (?:is )?not active\b",
+                Some(r"(?i)pciehp|Surprise ?Down|\bSlot\(|\bPCIe link\b"),
             ),
             // A rank killed from outside (SIGKILL: the OOM killer, a scheduler): signal(7).
             family(
@@ -197,6 +216,15 @@ pub fn first_family(lines: &[&Evidence]) -> Option<Fact> {
             }
             "nccl.socket_iface_suspect" => fact.attr("iface", "none").attr("used_by", "the interface the line names"),
             "process.died" => fact.attr("signal", 9).attr("rank", "the rank that printed it"),
+            "pcie.aer_event" => {
+                let lower = trimmed.to_ascii_lowercase();
+                let uncorrected = lower.contains("uncorrect") || lower.contains("fatal");
+                fact.attr("severity", if uncorrected { "uncorrected" } else { "corrected" })
+                    .attr("device", "the device the line names")
+            }
+            "rdma.port_down" => {
+                fact.attr("nic", "the NIC the line names").attr("port", "its port").attr("state", "down")
+            }
             _ => fact,
         };
         Some(fact.evidence((*evidence).clone()))
@@ -281,6 +309,12 @@ mod tests {
             ("transport error: IBV_WC_RETRY_EXC_ERR on qp 0x1f", "nccl.wc_error"),
             ("bind(10.0.0.9) failed: Cannot assign requested address", "nccl.socket_iface_suspect"),
             ("worker 3 failed: killed by signal 9", "process.died"),
+            ("Failed to initialize NVML: Driver/library version mismatch", "gpu.driver_mismatch"),
+            // A platform's own words for AER, and the error names of the PCIe specification.
+            ("[Hardware Error]: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer", "pcie.aer_event"),
+            ("ERROR: root port 0000:40:01.1 reports Completion Timeout to 0000:41:00.0", "pcie.aer_event"),
+            ("error: rdma port mlx5_3/1 state is down", "rdma.port_down"),
+            ("ERROR: ens1f0np0 link is down, giving up", "rdma.port_down"),
         ];
         for (line, fact) in cases {
             assert_eq!(named(line).as_deref(), Some(fact), "{line}");
@@ -302,6 +336,13 @@ mod tests {
         assert_eq!(named("Out of memory: Killed process 4711 (python) total-vm:1234kB"), None);
         assert_eq!(named("libibverbs: Warning: couldn't load driver 'libhfi1verbs-rdmav34.so': error"), None);
         assert_eq!(named("RuntimeError: the step failed"), None);
+        // A link that went away takes its device: no AER family (the lost device's readers name it).
+        // A PCIe slot's link going away is no network port, and its Surprise Down no AER family:
+        // the device left the bus, which the lost device's readers name.
+        assert_eq!(named("pcieport 0000:00:03.1: pciehp: Slot(3): Link Down, Surprise Down error"), None);
+        assert_eq!(named("ERROR: Surprise Down error on 0000:3a:00.0 (AER)"), None);
+        // A link that came up is no fault.
+        assert_eq!(named("error counters reset; link is up"), None);
         // A peer-memory module at work, skipping a context it does not own.
         assert_eq!(named("nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context"), None);
     }
