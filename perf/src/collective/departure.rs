@@ -207,6 +207,39 @@ pub(super) fn hear_the_first(
     }
 }
 
+/// A rank other than 0 whose message to rank 0 could not be written (`error`): rank 0 has closed its
+/// end, and what it said before it closed is still in this rank's receive queue (a TCP peer's
+/// reset refuses further writes, EPIPE, but leaves the bytes already received readable, tcp(7)).
+/// Where that is rank 0's word that another rank stopped first ([`Control::Stopped`]), the error
+/// says rank 0 left because of it; otherwise `error` stands. Messages of the collective written
+/// before rank 0 failed are read past.
+pub(super) fn why_rank_zero_is_gone(stream: &mut TcpStream, labels: &[String], error: PerfError) -> PerfError {
+    // The word is already here if there is one: rank 0 said it before closing.
+    let _ = stream.set_read_timeout(Some(GONE_WORD_WAIT));
+    for _ in 0..GONE_WORDS_READ {
+        match read_message::<Control>(stream, &name_of(labels, 0), "departure") {
+            Ok(Control::Stopped { first, silent_ms }) => {
+                return match first_of_word(labels, first, silent_ms) {
+                    Some(first) => left_because(labels, 0, first),
+                    None => error,
+                }
+            }
+            Ok(_) => continue,
+            Err(_) => return error,
+        }
+    }
+    error
+}
+
+/// How long a rank whose write to rank 0 failed reads for rank 0's last word: the connection is
+/// closed, so the word is in the receive queue or never comes; this only bounds a read that would
+/// otherwise wait on a half-open connection.
+const GONE_WORD_WAIT: Duration = Duration::from_millis(200);
+
+/// How many messages of rank 0 such a rank reads past looking for the word: rank 0 writes at most a
+/// few (the collective's last answer, then its word) before it closes.
+const GONE_WORDS_READ: usize = 8;
+
 /// Whatever has come on one control connection by now, without waiting for more.
 fn listen(stream: &mut TcpStream, labels: &[String], rank: usize) -> Heard {
     let _ = stream.set_read_timeout(Some(Duration::from_millis(5)));
@@ -305,6 +338,40 @@ mod tests {
         // Rank 2 named rank 1 itself: its error stays.
         let own = hear_the_first(std::slice::from_mut(&mut others[0]), &labels, closed(1), LISTEN_PATIENCE).to_string();
         assert_eq!(own, "peer rank 1 (10.0.0.2) closed the connection during ring receive");
+    }
+
+    /// A loaded host (a lone clone's `cargo test`): rank 0 told the others that rank 1 stopped first
+    /// and exited while rank 2 was still sending it its results; rank 2's write then failed with
+    /// EPIPE, and that error named rank 0 instead of the rank that stopped.
+    #[test]
+    fn a_write_to_a_rank_zero_that_left_reads_its_last_word() {
+        let labels = labels(4);
+        let (mut zero, mut others) = control(4);
+        // A message of the collective first, then the word, then rank 0 is gone.
+        write_message(&mut zero[1], "rank 2", &Control::Go).expect("go");
+        write_message(&mut zero[1], "rank 2", &Control::Stopped { first: 1, silent_ms: None }).expect("word");
+        drop(zero);
+        let stream = &mut others[1];
+        let failed = (0..50)
+            .find_map(|_| {
+                std::thread::sleep(Duration::from_millis(10));
+                write_message(stream, "rank 0", &Control::Result { time_us: 1.0, wrong: 0 }).err()
+            })
+            .expect("a write to a closed peer fails");
+        let error = why_rank_zero_is_gone(stream, &labels, failed).to_string();
+        assert_eq!(error, "peer rank 0 (10.0.0.1) left the collective because rank 1 (10.0.0.2) exited");
+        // Rank 0 gone without a word: the write's own error stands.
+        let (zero, mut others) = control(3);
+        drop(zero);
+        let stream = &mut others[0];
+        let failed = (0..50)
+            .find_map(|_| {
+                std::thread::sleep(Duration::from_millis(10));
+                write_message(stream, "rank 0", &Control::Ready).err()
+            })
+            .expect("a write to a closed peer fails");
+        let error = why_rank_zero_is_gone(stream, &labels, failed).to_string();
+        assert!(error.contains("side-channel write"), "{error}");
     }
 
     #[test]

@@ -738,7 +738,9 @@ impl Communicator {
             let master = name_of(&self.labels, 0);
             let timeout = self.timeout;
             let Some(stream) = self.control.first_mut() else { return Ok(()) };
-            write_message(stream, &master, &Control::Ready)?;
+            if let Err(error) = write_message(stream, &master, &Control::Ready) {
+                return Err(departure::why_rank_zero_is_gone(stream, &self.labels, error));
+            }
             match read_from_rank_zero(stream, &master, "barrier", timeout)? {
                 Control::Go => {}
                 Control::Stopped { first, silent_ms } => {
@@ -766,7 +768,11 @@ impl Communicator {
             Ok(Some(all))
         } else {
             if let Some(stream) = self.control.first_mut() {
-                write_message(stream, &name_of(&self.labels, 0), &Control::Result { time_us, wrong })?;
+                if let Err(error) =
+                    write_message(stream, &name_of(&self.labels, 0), &Control::Result { time_us, wrong })
+                {
+                    return Err(departure::why_rank_zero_is_gone(stream, &self.labels, error));
+                }
             }
             Ok(None)
         }
