@@ -881,6 +881,16 @@ fn driver_errors(file: &str, text: &str, facts: &mut Vec<Fact>) {
         // mismatch: the client has the version 367.44, but this kernel module has the version
         // 367.35"): packages upgraded without reloading the module (or rebooting).
         ("gpu.driver_mismatch", "nvrm: api mismatch", "NVRM: API mismatch"),
+        // XLA's check at CUDA initialisation, in TensorFlow and JAX (stream_executor/cuda/
+        // cuda_diagnostics.cc): "kernel version 550.127.5 does not match DSO version 570.86.10 --
+        // cannot find working devices in this configuration": the loaded kernel module and the
+        // libcuda.so beside the program come from two driver releases, NVML's mismatch above in
+        // XLA's words. (Its healthy line says "kernel version seems to match DSO".)
+        (
+            "gpu.driver_mismatch",
+            "does not match dso version",
+            "the kernel module's version does not match libcuda's (DSO) version",
+        ),
         // RMM's check that the driver serves stream-ordered allocation (cudaMallocAsync, CUDA 11.2
         // and its driver): "cudaMallocAsync not supported with this CUDA driver/runtime version".
         (
@@ -1272,6 +1282,19 @@ mod tests {
         assert_eq!(facts[0].get("text"), Some("Failed to initialize NVML: Driver/library version mismatch"));
         assert_eq!(facts[0].get("library_version"), Some("570.124"));
         assert_eq!(facts[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 3]);
+    }
+
+    /// mlcommons/mlperf-automations#308: XLA found a 550 kernel module under a 570 libcuda and ran
+    /// on the CPU; its line when the two agree is no fault.
+    #[test]
+    fn xla_finding_the_kernel_module_and_libcuda_of_two_releases() {
+        let text = "2025-03-13 14:35:28.966005: I external/local_xla/xla/stream_executor/cuda/cuda_diagnostics.cc:172] kernel reported version is: 550.127.5\n2025-03-13 14:35:28.966013: E external/local_xla/xla/stream_executor/cuda/cuda_diagnostics.cc:262] kernel version 550.127.5 does not match DSO version 570.86.10 -- cannot find working devices in this configuration\n";
+        let facts = parse("tf.txt", text);
+        assert_eq!(names(&facts), vec!["gpu.driver_mismatch"]);
+        assert_eq!(facts[0].evidence[0].line, 2);
+        let healthy =
+            "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:200] kernel version seems to match DSO: 570.86.10\n";
+        assert!(parse("tf.txt", healthy).is_empty());
     }
 
     /// nvidia-docker#745: the container toolkit refuses a CUDA 9.2 image on a 390 driver; the

@@ -95,6 +95,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "cumemexporttoshareablehandle",
             "unable to allocate cuda memory",
             "match incoming connection from",
+            "open mpi detected an inbound mpi tcp connection",
             "can't open nic unit",
             "bar-usage failed",
             "network port is down",
@@ -844,6 +845,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(pcie_bandwidth_outlier(file, text));
     facts.extend(ranks_sharing_a_gpu(file, text));
     facts.extend(rdma_provider_not_built(file, text));
+    facts.extend(show_gids_table_empty(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
@@ -938,6 +940,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A program's own data check that found values wrong, read once (its first line).
     let mut wrong_values_read = false;
     let mut tcp_warning_read = false;
+    let mut dropped_inbound_read = false;
     let mut ucx_device_read = false;
     let mut uar_read = false;
     // The aws-ofi-nccl tuner's refusal, read once (every rank prints it); whether the platform
@@ -2692,6 +2695,37 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()));
                 continue;
             }
+            // The same drop as Open MPI words it without verbose output (help-mpi-btl-tcp.txt,
+            // "dropped inbound connection", printed by btl_tcp_proc.c): "Open MPI detected an inbound
+            // MPI TCP connection request from a peer that appears to be part of this MPI job ... but
+            // it is from an IP address that is unexpected", then the socket's source address and the
+            // addresses the peer announced, a few lines below.
+            // Each dropped connection prints it again; the first says it.
+            if lower.starts_with("open mpi detected an inbound mpi tcp connection request")
+                && !std::mem::replace(&mut dropped_inbound_read, true)
+            {
+                let field = |name: &str| {
+                    lines_after(text, raw)
+                        .take(DROPPED_INBOUND_REACH)
+                        .find_map(|line| line.trim().strip_prefix(name))
+                        .map(str::trim)
+                        .filter(|value| !value.is_empty())
+                };
+                let address = match (field("Source IP of socket:"), field("Known IPs of peer:")) {
+                    (Some(source), Some(known)) => format!("{source}, while the peer announced {known}"),
+                    (Some(source), None) => source.to_string(),
+                    _ => "an unknown address".to_string(),
+                };
+                let iface = format!(
+                    "an address its peer never announced ({address}: another interface, NAT or a proxy between the hosts), met by Open MPI's TCP transport"
+                );
+                let host = field("Local host:");
+                facts.extend(interface_failed("openmpi", &iface, trimmed, evidence()).map(|fact| match host {
+                    Some(host) => fact.host(host),
+                    None => fact,
+                }));
+                continue;
+            }
             // Open MPI's TCP transport failing to connect to a Docker network's gateway address
             // ("[host][[38971,1],2][btl_tcp_endpoint.c:796:mca_btl_tcp_endpoint_complete_connect]
             // connect() to 172.17.0.1 failed: Connection refused (111)", horovod#310), or to libvirt's
@@ -4064,6 +4098,47 @@ fn gid_entry(line: &str) -> Option<(u32, &str)> {
 /// the frames below it, two lines each, then the exception).
 const IPC_FRAME_REACH: usize = 8;
 
+/// How many lines below the first line of Open MPI's "dropped inbound connection" warning its
+/// fields may come: its last, the peer's known addresses, is the thirteenth (three more wrapped
+/// lines of the first paragraph, four of the second, two blank lines, then Local host, Local PID,
+/// Peer hostname, Source IP of socket and Known IPs of peer), and a few more for a paste that
+/// wraps them again.
+const DROPPED_INBOUND_REACH: usize = 16;
+
+/// A show_gids table printed with no row at all, where its closing "n_gids_found=0" was cut from
+/// the paste: the header and its underline, then no GID anywhere in the input (neither a show_gids
+/// row nor an `ibv_devinfo -v` GID). The port's GIDs are made from the addresses of the net devices
+/// bound to it in this network namespace (drivers/infiniband/core/roce_gid_mgmt.c), so an empty
+/// table is a pod or container whose interfaces are not the RoCE port's, as "n_gids_found=0" says.
+fn show_gids_table_empty(file: &str, text: &str) -> Vec<Fact> {
+    if !text.contains("INDEX") || text.contains("n_gids_found=") {
+        return Vec::new();
+    }
+    let mut lines = numbered_lines(text).peekable();
+    let mut header = None;
+    while let Some((line_no, raw)) = lines.next() {
+        let trimmed = raw.trim();
+        if header.is_none()
+            && trimmed.starts_with("DEV")
+            && trimmed.contains("INDEX")
+            && trimmed.contains("GID")
+            && lines.peek().is_some_and(|(_, next)| next.trim().starts_with("---"))
+        {
+            header = Some(Evidence::new(file, line_no, raw));
+        }
+        if show_gids_entry(trimmed).is_some() || gid_entry(trimmed).is_some() {
+            return Vec::new();
+        }
+    }
+    let Some(header) = header else { return Vec::new() };
+    vec![
+        Fact::new("rdma.roce").attr("nic", "unknown").evidence(header.clone()),
+        Fact::new("rdma.gid_table_empty")
+            .attr("meaning", "show_gids lists no GID: no net device with an address is bound to the RDMA port here")
+            .evidence(header),
+    ]
+}
+
 /// A row of show_gids (mlnx-tools/rdma-core: "mlx5_4  1  5  0000:...:ffff:ac14:0101  172.20.1.1
 /// v2  net1"): the index and the GID.
 fn show_gids_entry(line: &str) -> Option<(u32, &str)> {
@@ -4495,6 +4570,21 @@ mod tests {
         assert_eq!(names, ["rdma.roce", "rdma.gid_table_empty"]);
         assert_eq!(facts[1].evidence[0].line, 3);
         assert!(parse("f", "n_gids_found=4\n").is_empty(), "a table with GIDs is no fault");
+        // Mellanox/k8s-rdma-sriov-dev-plugin#33: the same empty table pasted without its count.
+        let uncounted = "rdma_create_ep: No such device\nDEV     PORT    INDEX   GID                                     IPv4            VER     DEV\n---     ----    -----   ---                                     ------------    ---     ---\n";
+        let facts = parse("pod.txt", uncounted);
+        let names: Vec<&str> = facts.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["rdma.roce", "rdma.gid_table_empty"]);
+        assert_eq!(facts[1].evidence[0].line, 2);
+        let row = "mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0a00:0006 10.0.0.6        v2      ens1f0\n";
+        let ibv_devinfo = "\t\t\tGID[  3]:\t\t::ffff:10.0.0.6, RoCE v2\n";
+        for (not_empty, why) in [
+            (format!("{uncounted}{row}"), "a table with a row"),
+            (format!("{uncounted}...\n{ibv_devinfo}"), "a GID elsewhere in the input"),
+            (uncounted.lines().take(2).map(|l| format!("{l}\n")).collect::<String>(), "a header without its underline"),
+        ] {
+            assert!(!parse("pod.txt", &not_empty).iter().any(|f| f.name == "rdma.gid_table_empty"), "{why}");
+        }
         for line in [
             r#"2025/07/26 20:29:31 error creating new device: "missing RDMA device spec for device 0000:16:00.0, RDMA device \"rdma_cm\" not found""#,
             r#"2025/07/26 20:29:31 exposing "0" devices"#,
@@ -5676,6 +5766,33 @@ mod tests {
         assert_eq!(parse("f", psm3)[0].name, "rdma.device_missing");
         assert_eq!(launcher_host("[node7][[38971,1],2][btl_tcp_endpoint.c:796]"), Some("node7"));
         assert_eq!(launcher_host("[rank 2] x"), None);
+    }
+
+    /// The same drop in Open MPI's help text (help-mpi-btl-tcp.txt, "dropped inbound connection"),
+    /// as a job without btl_base_verbose prints it, with the addresses it lists; the help texts
+    /// beside it, of a connection from outside the job or of another Open MPI release, name no
+    /// interface.
+    #[test]
+    fn open_mpis_help_text_for_a_connection_from_an_unannounced_address() {
+        let dropped = "Open MPI detected an inbound MPI TCP connection request from a peer\nthat appears to be part of this MPI job (i.e., it identified itself as\npart of this Open MPI job), but it is from an IP address that is\nunexpected.  This is highly unusual.\n\nThe inbound connection has been dropped, and the peer should simply\ntry again with a different IP interface (i.e., the job should\nhopefully be able to continue).\n\n  Local host:          worker-0\n  Local PID:           41\n  Peer hostname:       worker-1 ([[5012,1],1])\n  Source IP of socket: 127.0.0.6\n  Known IPs of peer:   10.1.2.7\n";
+        let facts = parse("f", dropped);
+        let names: Vec<&str> = facts.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["nccl.socket_iface_suspect", "nccl.socket_connect_failed"]);
+        assert_eq!(facts[0].get("host"), Some("worker-0"));
+        let iface = facts[0].get("iface").unwrap_or_default();
+        assert!(iface.contains("127.0.0.6, while the peer announced 10.1.2.7"), "{iface}");
+        assert_eq!(facts[0].evidence[0].line, 1);
+        assert_eq!(parse("f", &format!("{dropped}{dropped}")).len(), 2, "each dropped connection says it again");
+        // Cut after its first line, the warning still names the drop, without addresses.
+        let cut: String = dropped.lines().take(1).collect();
+        let facts = parse("f", &cut);
+        assert!(facts[0].get("iface").is_some_and(|iface| iface.contains("an unknown address")), "{facts:?}");
+        for other in [
+            "The TCP BTL received an inbound socket connection from an unidentified\npeer.  This typically means one of two things:\n",
+            "The TCP BTL received an inbound socket connection from a peer that did\nnot identify itself correctly as an Open MPI process. This typically\n",
+        ] {
+            assert!(!parse("f", other).iter().any(|f| f.name == "nccl.socket_iface_suspect"), "{other}");
+        }
     }
 
     /// aibrix/PrisKV#6 and SoftRoCE/librxe-dev#9 (Soft-RoCE's module missing), NVIDIA/gds-nvidia-fs#4
