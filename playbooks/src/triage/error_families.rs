@@ -68,10 +68,14 @@ fn families() -> &'static [Family] {
             // hipIpcGetMemHandle), peer access (cudaDeviceEnablePeerAccess, "peer access is not
             // supported between these two devices"), and the virtual memory calls that share
             // memory across processes and nodes (cuMemCreate, cuMemExportToShareableHandle,
-            // cuMemImportFromShareableHandle; IMEX channels across NVLink domains).
+            // cuMemImportFromShareableHandle; IMEX channels across NVLink domains), and NVSHMEM's
+            // exchange of its symmetric heap's handles between the processes of a node
+            // (src/host/mem/mem_heap.cpp, exchange_heap_memory_handle, over its local IPC socket:
+            // "Fatal IPC Failure"), which fails where processes it takes for one node's cannot
+            // reach each other's socket or GPU memory.
             family(
                 "gpu.ipc_refused",
-                r"(?i)\b(?:cuda|hip|cu)Ipc\w+|\bIPC (?:mem(?:ory)? )?handle|\bpeer access|CanAccessPeer|EnablePeerAccess|\bcuMem(?:Create|Import\w*|Export\w*|Map|SetAccess)\b|\bIMEX\b|\bP2P (?:is )?not (?:supported|available)",
+                r"(?i)\bexchange_heap_memory_handle\b|\bFatal IPC Failure\b|\b(?:cuda|hip|cu)Ipc\w+|\bIPC (?:mem(?:ory)? )?handle|\bpeer access|CanAccessPeer|EnablePeerAccess|\bcuMem(?:Create|Import\w*|Export\w*|Map|SetAccess)\b|\bIMEX\b|\bP2P (?:is )?not (?:supported|available)",
                 None,
             ),
             // A GPU another process holds: cudaErrorDevicesUnavailable ("all CUDA-capable devices
@@ -179,10 +183,13 @@ fn families() -> &'static [Family] {
                 None,
             ),
             // A peer's address that no route reaches (connect(2): ENETUNREACH, EHOSTUNREACH,
-            // ECONNREFUSED; getaddrinfo(3): EAI_NONAME, EAI_AGAIN).
+            // ECONNREFUSED; getaddrinfo(3): EAI_NONAME, EAI_AGAIN), or a program's own word that it
+            // could not resolve a peer's or host's name to an address, whatever errno it appends
+            // (kvcache-ai/Mooncake's handshake: "failed to get IP address of peer server ..."): no
+            // connection to that peer can begin. An address of this host's own interface is no peer.
             family(
                 "network.host_unreachable",
-                r"(?i)no route to host|network is unreachable|connection refused|name or service not known|temporary failure in name resolution|\bECONNREFUSED\b|\bEHOSTUNREACH\b|\bENETUNREACH\b",
+                r"(?i)no route to host|network is unreachable|connection refused|name or service not known|temporary failure in name resolution|\bECONNREFUSED\b|\bEHOSTUNREACH\b|\bENETUNREACH\b|\b(?:failed to|unable to|could not|couldn't|cannot|can't) (?:get|resolve|obtain|look ?up|find) (?:the )?(?:ip )?address(?:es)? (?:of|for) (?:the )?(?:peer|remote|server|host)\b|\b(?:failed to|unable to|could not|couldn't|cannot|can't) resolve (?:the )?(?:peer|remote|server|host ?name|host)\b",
                 None,
             ),
         ]
@@ -286,6 +293,9 @@ mod tests {
             ("RuntimeError: hipErrorOutOfMemory during reduce_scatter", "gpu.out_of_memory"),
             ("error: cuMemImportFromShareableHandle failed with 101", "gpu.ipc_refused"),
             ("E0101 transport: hipIpcOpenMemHandle returned error", "gpu.ipc_refused"),
+            // deepseek-ai/DeepEP#316: NVSHMEM's heap handles, exchanged between two hosts of one
+            // host name as if they were one node's processes.
+            ("/dvs/p4/build/sw/rel/gpgpu/toolkit/r12.8/main_nvshmem/src/host/mem/mem_heap.cpp:exchange_heap_memory_handle:775: Fatal IPC Failure", "gpu.ipc_refused"),
             ("error: all CUDA-capable devices are busy or unavailable", "gpu.shared_by_ranks"),
             ("ERROR: failed to map segment /dev/shm/ccl-17 (No space left on device)", "process.shm_full"),
             // The NWChem forum, thread 257 (heldout291): ARMCI refused a System V segment.
@@ -303,6 +313,10 @@ mod tests {
             ("failed: CUDA_ERROR_ECC_UNCORRECTABLE", "gpu.hardware_error"),
             ("error: ncclInternalError in group end", "nccl.internal"),
             ("connect to 10.0.0.2:29500 failed: No route to host", "network.host_unreachable"),
+            // vllm-project/vllm-ascend#4103: Mooncake's handshake could not resolve a peer given by
+            // its IPv6 address, and says so with the errno it had.
+            ("E20251110 20:25:57.753341 124570 transfer_metadata_plugin.cpp:969] SocketHandShakePlugin: failed to get IP address of peer server 2605:340:cd51:4900:3b92:43bb:ec8:c354:16051, check DNS and /etc/hosts, or use IPv4 address instead: Resource temporarily unavailable [11]", "network.host_unreachable"),
+            ("ERROR: unable to resolve hostname worker-3", "network.host_unreachable"),
             ("accept failed: Too many open files", "host.open_files_exhausted"),
             ("error: failed to pin: check memlock", "rdma.memlock"),
             ("Unable to determine the device handle for GPU 0000:1b:00.0: Unknown Error", "gpu.lost"),
@@ -336,6 +350,8 @@ mod tests {
         assert_eq!(named("Out of memory: Killed process 4711 (python) total-vm:1234kB"), None);
         assert_eq!(named("libibverbs: Warning: couldn't load driver 'libhfi1verbs-rdmav34.so': error"), None);
         assert_eq!(named("RuntimeError: the step failed"), None);
+        // This host's own interface without an address is no peer out of reach.
+        assert_eq!(named("ERROR: failed to get IP address of interface eth0"), None);
         // A link that went away takes its device: no AER family (the lost device's readers name it).
         // A PCIe slot's link going away is no network port, and its Surprise Down no AER family:
         // the device left the bus, which the lost device's readers name.

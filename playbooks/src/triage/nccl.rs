@@ -797,6 +797,16 @@ pub(super) fn docker_gateway(address: &str) -> Option<u8> {
     }
 }
 
+/// An address in one of dockerd's default local address pools for bridge networks, 172.17.0.0/16
+/// to 172.31.0.0/16 (moby's libnetwork ipamutils, localScopeDefaultNetworks): a container's own
+/// address on a bridge that exists only on its host.
+fn docker_pool_address(address: &str) -> bool {
+    // NCCL prints the address with its port or scope after it ("172.18.0.2<0>").
+    let address = address.split('<').next().unwrap_or(address);
+    let octets: Option<Vec<u8>> = address.split('.').map(|o| o.parse().ok()).collect();
+    matches!(octets.as_deref(), Some([172, 17..=31, _, _]))
+}
+
 /// A connection towards a peer's address that is a Docker network's gateway, from a host whose
 /// own bootstrap address is on no such network: the peer advertised the address of its bridge
 /// (its bootstrap or socket interface picked `docker0` or a `br-...` network first), which only
@@ -870,7 +880,7 @@ fn failed_call(message: &str) -> Option<(&str, u32)> {
 }
 
 /// Every host whose bootstrap (or socket layer) failed, and the interface that explains it where
-/// one does: a container's address on Docker's default bridge, or IPoIB as the out-of-band
+/// one does: a container's address on a Docker bridge network, or IPoIB as the out-of-band
 /// interface. NCCL prefers `ib*` interfaces for its bootstrap sockets (NCCL docs,
 /// NCCL_SOCKET_IFNAME: "ib" interfaces first), so a host with IPoIB up but not routed to the other
 /// hosts (another subnet, or no IP on their side) fails the bootstrap there although its Ethernet
@@ -906,7 +916,7 @@ fn failed_bootstraps(seen: &Observations, analysis: &mut Analysis) {
         let docker = seen
             .docker_bridges
             .get(host)
-            .map(|(iface, named)| (iface, named, "bootstrap (a container's address on Docker's default bridge)"));
+            .map(|(iface, named)| (iface, named, "bootstrap (a container's address on a Docker bridge network)"));
         let ipoib = seen
             .oob_interfaces
             .get(host)
@@ -1864,15 +1874,15 @@ fn suspect_socket_interface(
         (is_suspect_interface(interface) || entry.contains(":avahi") || unreachable_address(entry).is_some())
             .then(|| interface.to_string())
     };
-    // Inside a container on Docker's default bridge (its host name the container id Docker gives
-    // it, twelve hexadecimal digits) the interface is eth0 with an address in 172.17.0.0/16, the
-    // bridge's default subnet (dockerd --bip), which every host has privately. A job inside one
-    // container uses it well, so it is a suspect only where that host's sockets failed (below).
+    // Inside a container on a Docker bridge (its host name the container id Docker gives it,
+    // twelve hexadecimal digits) the interface is eth0 with an address in 172.17.0.0/16, the
+    // default bridge's subnet (dockerd --bip), or in the next /16 of dockerd's default address
+    // pools (172.18.0.0/16 to 172.31.0.0/16) for a network that compose or `docker network create`
+    // made: subnets every host has privately. A job inside one container uses it well, so it is a
+    // suspect only where that host's sockets failed (below).
     let docker_container = host.len() == 12 && host.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
     if docker_container && message.starts_with("Bootstrap") {
-        if let Some(entry) =
-            list.first().filter(|entry| entry.split(':').nth(1).is_some_and(|a| a.starts_with("172.17.")))
-        {
+        if let Some(entry) = list.first().filter(|entry| entry.split(':').nth(1).is_some_and(docker_pool_address)) {
             let interface = entry.split(':').next().unwrap_or(entry).to_string();
             docker_bridges.entry(host.to_string()).or_insert((interface, evidence.clone()));
         }
@@ -3270,6 +3280,20 @@ mod tests {
             !has(&facts(&bridge.replace("c39f5cf046aa", "gpu-node-01")), "nccl.socket_iface_suspect"),
             "a host's own 172.17 network"
         );
+        // Lightning-AI/pytorch-lightning#19544: a container on a network compose made (172.18)
+        // bootstraps there and its connect to the peer on the hosts' LAN is aborted.
+        let compose = "442a8ba5c0c6:126284:126284 [0] NCCL INFO Bootstrap : Using eth0:172.18.0.2<0>\n442a8ba5c0c6:126284:126391 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 192.168.240.2<39817> failed : Software caused connection abort\n442a8ba5c0c6:126284:126391 [0] NCCL INFO misc/socket.cc:565 -> 2\n";
+        let found = facts(compose);
+        assert!(
+            found.iter().any(|f| f.name == "nccl.socket_iface_suspect" && f.get("iface") == Some("eth0")),
+            "{found:?}"
+        );
+        for outside in ["172.16.0.2", "172.32.0.2"] {
+            assert!(
+                !has(&facts(&compose.replace("172.18.0.2", outside)), "nccl.socket_iface_suspect"),
+                "{outside} is in no pool of dockerd's"
+            );
+        }
         let alone = bridge.lines().next().map(|l| format!("{l}\n")).unwrap_or_default();
         assert!(!has(&facts(&alone), "nccl.socket_iface_suspect"), "a job in one container, nothing failed");
         // nccl#2157
