@@ -405,6 +405,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     ("fr.missing_ranks", "ranks collective op group", "flight recorder analyzer 'missing ranks'"),
     (
+        "jax.missing_tasks",
+        "rank barrier text",
+        "XLA's coordination service (JAX, TensorFlow): a task named under 'timed out task names' of a barrier other than shutdown, or a start-up barrier that timed out",
+    ),
+    (
         "gpu.shared_by_ranks",
         "gpu text",
         "nvidia-smi's process table: several compute processes hold one GPU, each also holding a GPU of its own",

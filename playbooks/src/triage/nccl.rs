@@ -1936,12 +1936,17 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         wc_error_fact(line, host)
     } else if lower.contains("collective mismatch")
         || lower.contains("mismatched collective")
-        || (lower.contains("message truncated") && lower.contains("mismatch in collective sizes"))
+        || (lower.contains("message truncated")
+            && (lower.contains("mismatch in collective sizes")
+                || lower.starts_with("net/socket")
+                || source_file().is_some_and(|file| file.contains("net_socket"))))
     {
         // A network transport's receive longer than the buffer posted for it (net_socket.cc: "NET/Socket
         // : peer ... message truncated : receiving 4 bytes instead of 2 ... there may be a mismatch in
         // collective sizes or environment settings"): the peer sent for another collective, or with
-        // other sizes, NCCL's own words say. The bootstrap's "Message truncated" stays internal.
+        // other sizes, NCCL's own words say. Releases before the hint (2.4: "NET/Socket : message
+        // truncated : receiving 696320 bytes instead of 32768") say the same of the same transport.
+        // The bootstrap's "Message truncated" stays internal.
         collective_mismatch_fact(message, host)
     } else if lower.contains("failed to execute operation")
         && lower.contains("retcode 3")
@@ -3322,6 +3327,9 @@ mod tests {
             ("h:74737:75914 [1] transport/net_socket.cc:488 NCCL WARN NET/Socket : peer 10.0.5.194<41988> message truncated : receiving 4 bytes instead of 2. If you believe your socket network is in healthy state,           there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks", "nccl.collective_mismatch"),
             // nccl#1176
             ("compute-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "nccl.internal"),
+            // NVIDIA/nccl#268: NCCL 2.4's socket transport, before its hint, under TensorFlow's
+            // collectives (which the poster had bolded).
+            ("**hvd1:2918:3333 [0] external/nccl_archive/src/transport/net_socket.cc:200 NCCL WARN NET/Socket : message truncated : receiving 696320 bytes instead of 32768**", "nccl.collective_mismatch"),
             // nccl-tests#188
             ("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3", "nccl.env_mismatch"),
             ("user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 2 != 1", "nccl.internal"),

@@ -151,6 +151,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "error obtaining device attributes for",
             "increasing device mtts",
             "barrier timed out",
+            "collective timeout seq=",
             "an invalid value was given for",
             "unable to find address for",
             "not found (required by",
@@ -941,6 +942,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut wrong_values_read = false;
     let mut tcp_warning_read = false;
     let mut dropped_inbound_read = false;
+    // The coordination service's barrier timeout, read once: each task that waited prints it.
+    let mut coordination_barrier_read = false;
+    // The libraries whose own timeout of a communication was read (DeepEP, JAX's coordination
+    // service, Slurm's PMIx plugin).
+    let mut libraries_timed_out: Vec<&'static str> = Vec::new();
     let mut ucx_device_read = false;
     let mut uar_read = false;
     // The aws-ofi-nccl tuner's refusal, read once (every rank prints it); whether the platform
@@ -1132,8 +1138,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if !raw.contains("NCCL WARN") {
             // PyTorch's own check before NCCL's (c10d ProcessGroupNCCL, pytorch#68666): "Duplicated
             // GPU device is not allowed by NCCL. Rank [0] and rank [8] both attached to GPU device 0".
+            // XGBoost's check when it builds its NCCL communicator (src/collective/
+            // nccl_device_communicator.cu, earlier src/common/device_helpers.cu): "Check failed:
+            // n_uniques == world_size_ (2 vs. 4) : Multiple processes within communication group
+            // running on same CUDA device is not supported", fewer distinct GPUs than workers. A
+            // terminal may wrap the message after "running on".
             if trimmed.contains("Duplicate GPU detected : rank")
                 || trimmed.contains("Duplicated GPU device is not allowed")
+                || trimmed.contains("Multiple processes within communication group running on")
             {
                 facts.push(Fact::new("nccl.duplicate_gpu").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -2522,17 +2534,38 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // side, "DeepEP timeout for dispatch receivers" from its kernels), and JAX's
             // coordination service giving up on a barrier ("DEADLINE_EXCEEDED: Barrier timed out.
             // ... # of tasks that reached the barrier: 1/8").
+            let coordination_barrier = lower.contains("barrier timed out") && lower.contains("deadline_exceeded");
+            if coordination_barrier && !std::mem::replace(&mut coordination_barrier_read, true) {
+                let missing = coordination_tasks_missing(file, text, line_no, raw, trimmed);
+                if !missing.is_empty() {
+                    facts.extend(missing);
+                    continue;
+                }
+            }
+            // Slurm's PMIx plugin gives up on a fence among the job's nodes the same way
+            // ("slurmstepd: error:  mpi/pmix_v3: pmixp_coll_ring_reset_if_to: node [0]:
+            // pmixp_coll_ring.c:742: ...: collective timeout seq=0", src/plugins/mpi/pmix): a
+            // node's step never contributed, and these lines do not say why.
             let timed_out = if lower.contains("deepep") && lower.contains("timeout") {
                 Some("DeepEP")
-            } else if lower.contains("barrier timed out") && lower.contains("deadline_exceeded") {
+            } else if lower.contains("mpi/pmix") && lower.contains("collective timeout") {
+                Some("Slurm's PMIx plugin")
+            } else if coordination_barrier {
                 Some("JAX's coordination service")
             } else {
                 None
             };
             if let Some(library) = timed_out {
-                facts.push(
-                    Fact::new("collective.timeout").attr("library", library).attr("text", trimmed).evidence(evidence()),
-                );
+                // Every rank, node or task that waited prints its own: the first says it.
+                if !libraries_timed_out.contains(&library) {
+                    libraries_timed_out.push(library);
+                    facts.push(
+                        Fact::new("collective.timeout")
+                            .attr("library", library)
+                            .attr("text", trimmed)
+                            .evidence(evidence()),
+                    );
+                }
                 continue;
             }
             // A verbs user's own report of the asynchronous events libibverbs hands it
@@ -4098,6 +4131,84 @@ fn gid_entry(line: &str) -> Option<(u32, &str)> {
 /// the frames below it, two lines each, then the exception).
 const IPC_FRAME_REACH: usize = 8;
 
+/// How many lines below a coordination barrier's timeout its list of timed-out tasks may begin
+/// (after "# of tasks that reached the barrier" and "The first task at the barrier", or a blank
+/// line of a paste).
+const COORDINATION_LIST_REACH: usize = 6;
+
+/// Tasks the coordination service of XLA (JAX, TensorFlow) names as never reaching a barrier, one
+/// fact each, or one for every task where it names none. The service lists the tasks still
+/// pending when a barrier times out ("Barrier timed out. Barrier_id: X. Timed out task names:",
+/// newer "Barrier timed out. Id: X. ... # of tasks that reached the barrier: 8/16. The first task
+/// at the barrier: ... Some timed out task names:", then one "/job:jax_worker/replica:0/task:N" a
+/// line; xla/tsl/distributed_runtime/coordination/coordination_service.cc): those tasks never
+/// arrived (they crashed, were never started, or run behind), the rank-missing case. The barriers
+/// of start-up ("PjRT_Client_Connect", "[Init]Wait_for_all_tasks_to_register") time out only for
+/// tasks that never connected, listed or not. The shutdown barrier is not read so: the task at it
+/// is leaving, and the others are held elsewhere, often in a collective that cannot finish
+/// without it. Nothing, where the barrier is neither or no task is named.
+fn coordination_tasks_missing(file: &str, text: &str, line_no: usize, raw: &str, trimmed: &str) -> Vec<Fact> {
+    let barrier = ["Barrier_id: ", "Id: "]
+        .iter()
+        .find_map(|key| trimmed.split_once(key))
+        .map(|(_, rest)| rest.split(['.', ' ', '\'']).next().unwrap_or(rest).trim_end_matches(['.', ',']))
+        .unwrap_or("");
+    if barrier.to_ascii_lowercase().starts_with("shutdown") {
+        return Vec::new();
+    }
+    let start_up = barrier.contains("Wait_for_all_tasks_to_register") || barrier.contains("PjRT_Client_Connect");
+    // The list follows "timed out task names:", on the line itself or a few lines below; the
+    // first task at the barrier, named before it, arrived.
+    let mut listed = false;
+    let mut tasks: Vec<(String, Evidence)> = Vec::new();
+    let after = lines_after(text, raw).take(COORDINATION_LIST_REACH + MAX_TASKS_LISTED);
+    for (offset, line) in std::iter::once(trimmed).chain(after).enumerate() {
+        let line = line.trim();
+        if !listed {
+            if offset > COORDINATION_LIST_REACH {
+                break;
+            }
+            listed = line.to_ascii_lowercase().ends_with("timed out task names:");
+            continue;
+        }
+        let Some(task) = line.strip_prefix("/job:").and_then(|rest| rest.rsplit_once("/task:")).map(|(_, task)| task)
+        else {
+            break;
+        };
+        if task.chars().all(|c| c.is_ascii_digit()) && !task.is_empty() {
+            tasks.push((task.to_string(), Evidence::new(file, line_no + offset, line)));
+        }
+    }
+    let evidence = Evidence::new(file, line_no, raw);
+    if tasks.is_empty() {
+        if !start_up {
+            return Vec::new();
+        }
+        return vec![Fact::new("jax.missing_tasks")
+            .attr("rank", "not named (those that never connected)")
+            .attr("barrier", barrier)
+            .attr(
+                "text",
+                format!("XLA's coordination service: tasks never connected at its start-up barrier {barrier}"),
+            )
+            .evidence(evidence)];
+    }
+    tasks
+        .into_iter()
+        .map(|(task, listed_at)| {
+            Fact::new("jax.missing_tasks")
+                .attr("rank", task.as_str())
+                .attr("barrier", barrier)
+                .attr("text", format!("XLA's coordination service: task {task} never reached barrier {barrier}"))
+                .evidence(evidence.clone())
+                .evidence(listed_at)
+        })
+        .collect()
+}
+
+/// How many timed-out tasks of one barrier are read: a job's every task is a few thousand at most.
+const MAX_TASKS_LISTED: usize = 4096;
+
 /// How many lines below the first line of Open MPI's "dropped inbound connection" warning its
 /// fields may come: its last, the peer's known addresses, is the thirteenth (three more wrapped
 /// lines of the first paragraph, four of the second, two blank lines, then Local host, Local PID,
@@ -4229,6 +4340,17 @@ mod tests {
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.duplicate_gpu"]);
         let torch = "RuntimeError: Duplicated GPU device is not allowed by NCCL. Rank [0] and rank [8] both attached to GPU device 0 on the same host h1.\n";
         assert_eq!(parse("f", torch)[0].name, "nccl.duplicate_gpu");
+        // dmlc/xgboost#10200 and #6047 (wrapped): XGBoost's count of distinct GPUs for its workers.
+        for xgboost in [
+            "/workspace/src/collective/nccl_device_communicator.cu:45: Check failed: n_uniques == world_size_ (2 vs. 4) : Multiple processes within communication group running on same CUDA device is not supported. 63ecb99c4c7bb16d1cf28df4f220cdc9\n",
+            "  Check failed: n_uniques == world (1 vs. 4) : Multiple processes within communication group running on\n  same CUDA device is not supported\n",
+        ] {
+            assert_eq!(
+                parse("f", xgboost).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+                ["nccl.duplicate_gpu"],
+                "{xgboost}"
+            );
+        }
         let facts = parse(
             "p",
             "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:\n\
@@ -5033,6 +5155,43 @@ mod tests {
         assert_eq!(parse("f", listing)[0].name, "rdma.device_missing");
         let with_verbs = format!("{listing}#      resource 5  :  md 4  dev 3  flags -- rc_verbs/mlx5_0:1\n");
         assert!(parse("f", &with_verbs).iter().all(|f| f.name != "rdma.device_missing"), "UCX has its verbs");
+    }
+
+    /// XLA's coordination service naming the tasks a barrier timed out waiting for: at start-up
+    /// (ayaka14732/llama-2-jax#20: one process of eight started; AI-Hypercomputer/gpu-recipes#2:
+    /// registration without names) and in a program's own barrier (marin-community/levanter#432),
+    /// in the newer form that names the first task at the barrier, which arrived. The shutdown
+    /// barrier (marin#6950) and a barrier that names no task stay a timeout.
+    #[test]
+    fn tasks_a_coordination_barrier_timed_out_waiting_for() {
+        let tasks = |text: &str| -> Vec<String> {
+            parse("f", text)
+                .iter()
+                .filter(|f| f.name == "jax.missing_tasks")
+                .map(|f| f.get("rank").unwrap_or_default().to_string())
+                .collect()
+        };
+        let connect = "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect. Timed out task names:\n/job:jax_worker/replica:0/task:1\n/job:jax_worker/replica:0/task:6\n\nAdditional GRPC error information from remote target unknown_target_for_coordination_leader while calling /tensorflow.CoordinationService/Barrier:\n";
+        assert_eq!(tasks(connect), ["1", "6"]);
+        let facts = parse("f", connect);
+        assert_eq!(facts[1].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), [1, 3]);
+        let newer = "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: 0_async_write_complete.0.1. This usually happens because a task triggered the barrier too early or too slowly. Please look at the task logs (both timed out and first task) to debug further.\n# of tasks that reached the barrier: 14/16.\nThe first task at the barrier: /job:jax_worker/replica:0/task:13. Some timed out task names:\n/job:jax_worker/replica:0/task:6\n/job:jax_worker/replica:0/task:0\n";
+        assert_eq!(tasks(newer), ["6", "0"], "the first task at the barrier arrived");
+        // NVIDIA/deepops#1179: Slurm's PMIx fence between two nodes, the same kind of timeout.
+        let pmix = "slurmstepd: error:  mpi/pmix_v3: pmixp_coll_ring_reset_if_to: adas-ml [0]: pmixp_coll_ring.c:742: 0x14ce0c02cb20: collective timeout seq=0\n";
+        assert_eq!(parse("f", pmix).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["collective.timeout"]);
+        let registration = "Original error: DEADLINE_EXCEEDED: Barrier timed out. Id: [Init]Wait_for_all_tasks_to_register::0. This usually happens because a task triggered the barrier too early or too slowly.\n";
+        assert_eq!(tasks(registration), ["not named (those that never connected)"]);
+        // Every waiting task prints the timeout: one reading.
+        assert_eq!(tasks(&format!("{connect}{connect}")).len(), 2);
+        let shutdown = "Barrier result: 'DEADLINE_EXCEEDED: Barrier timed out. Id: Shutdown::0.\n# of tasks that reached the barrier: 1/8.\nThe first task at the barrier: /job:jax_worker/replica:0/task:0. Some timed out task names:\n/job:jax_worker/replica:0/task:1\n";
+        let unnamed =
+            "DEADLINE_EXCEEDED: Barrier timed out. Id: checkpoint_save.3.\n# of tasks that reached the barrier: 1/8.\n";
+        for (text, why) in [(shutdown, "the shutdown barrier"), (unnamed, "a barrier that names no task")] {
+            let facts = parse("f", text);
+            assert!(tasks(text).is_empty(), "{why}");
+            assert!(facts.iter().any(|f| f.name == "collective.timeout"), "{why}: {facts:?}");
+        }
     }
 
     /// linux-rdma/rdma-core#1060: a container given two of the host's four uverbs nodes; every node
