@@ -158,6 +158,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nvidia-smi nvlink -s shows links up, and NCCL_P2P_LEVEL=LOC or NCCL_P2P_DISABLE=1 keeps NCCL off them",
     ),
     (
+        "ucx.transports_without_cuda",
+        "setting",
+        "UCX (NIXL's agent) takes GPU memory for host memory ('VRAM memory is detected as host by UCX') where the input sets UCX_TLS to a list without a CUDA transport",
+    ),
+    (
         "nccl.topology_file",
         "text host",
         "NCCL WARN importing NCCL_TOPO_FILE/NCCL_GRAPH_FILE ('XML Import'); a loaded topology file whose NVLink paths differ by direction",

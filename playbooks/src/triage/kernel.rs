@@ -38,6 +38,7 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
             "device is not usable",
             "probe routine failed",
             "heartbeat timed out",
+            "fsp command timed out",
             "status 0x0000000f",
             "status=0x0000000f",
             "error 15",
@@ -109,6 +110,13 @@ fn gpu_lost_line(raw: &str, lower: &str, host: &str, evidence: Evidence) -> Opti
         // heartbeat timed out", NVIDIA/open-gpu-kernel-modules#1200): the firmware that runs the GPU
         // is gone, as Xid 119's RPC timeout says, and the GPU serves no process until it is reset.
         ("the GPU's GSP firmware stopped answering (heartbeat timed out)", None)
+    } else if raw.contains("NVRM") && lower.contains("fsp command timed out") {
+        // The GPU's Falcon Security Processor, which boots the GSP firmware on Hopper and later
+        // parts, did not answer the driver ("NVRM: kfspPollForResponse_IMPL: FSP command timed
+        // out", then "kfspSendBootCommands_GH100: Sent following content to FSP"; NVIDIA/nvtrust#54):
+        // the GPU's firmware cannot be started, so the driver cannot use the GPU, as after a GSP
+        // timeout (Xid 119/120).
+        ("the GPU's FSP firmware stopped answering the driver (FSP command timed out)", None)
     } else if raw.contains("NVRM") && lower.contains("probe routine failed") {
         // The NVIDIA driver's probe refused a GPU on the bus ("NVRM: The NVIDIA probe routine failed
         // for 1 device(s)", nv.c; NVIDIA/aicr#1858, an H100 present on PCI that faults in the
@@ -1732,5 +1740,14 @@ mod tests {
         assert_eq!(parse_kernel("f", repeated).iter().filter(|f| f.name == "pcie.aer_event").count(), 1);
         let many: String = (0..200).map(|i| format!("EEH: Frozen PHB#0-PE#{i:x} detected\n")).collect();
         assert_eq!(parse_kernel("f", &many).iter().filter(|f| f.name == "pcie.aer_event").count(), MAX_EEH_ENDPOINTS);
+    }
+
+    /// NVIDIA/nvtrust#54: the GPU's FSP did not answer the driver's boot commands; the driver's
+    /// print of what it sent is not read.
+    #[test]
+    fn an_fsp_that_stopped_answering_is_a_lost_gpu() {
+        let lost = |line: &str| gpu_lost_line(line, &line.to_ascii_lowercase(), "h", Evidence::new("k", 1, line));
+        assert!(lost("[  121.802181] NVRM: kfspPollForResponse_IMPL: FSP command timed out").is_some());
+        assert!(lost("[  121.802187] NVRM: kfspSendBootCommands_GH100: Sent following content to FSP: ").is_none());
     }
 }

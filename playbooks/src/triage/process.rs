@@ -9,6 +9,8 @@
 //! after a timeout), is the consequence of an error printed elsewhere, and is not read here; nor
 //! are the SIGTERMs torchrun sends the surviving ranks after the first one failed.
 
+use std::collections::BTreeMap;
+
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
 
@@ -246,6 +248,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     }
     facts.extend(crash_inside_nccl(file, text));
     facts.extend(bus_error_in_open_mpi_shared_memory(file, text));
+    facts.extend(bus_errors_on_one_host(file, text));
     facts.extend(sanitizer_in_nccl(file, text));
     facts.extend(abort_that_did_not_return(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
@@ -352,6 +355,44 @@ fn bus_error_in_open_mpi_shared_memory(file: &str, text: &str) -> Option<Fact> {
                 .evidence(Evidence::new(file, frame.0, frame.1)),
         )
     })
+}
+
+/// torchrun's failure summary (ChildFailedError's table: a "host" row, then "exitcode : -7") naming
+/// two or more ranks of one host ended by SIGBUS. One rank's bus error may be its own mapping of a
+/// device that went away; several ranks of a host at once share what they map, and what local
+/// ranks share is their shared memory in /dev/shm (NCCL's segments, the data loaders' tensors): a
+/// store to a page of a tmpfs file that tmpfs cannot back raises SIGBUS (mmap(2)), which is a full
+/// /dev/shm, the container's 64 MB default above all (huggingface/diffusers#4229, every rank of
+/// a DreamBooth run in a container at one second).
+fn bus_errors_on_one_host(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("exitcode") || !marked(text, &BUS) {
+        return None;
+    }
+    let mut host = String::new();
+    let mut by_host: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    for (line_no, raw) in numbered_lines(text) {
+        let trimmed = raw.trim();
+        if let Some(value) = row(trimmed, "host") {
+            host = value.to_string();
+        } else if let Some(value) = row(trimmed, "exitcode") {
+            if killed_by(value).is_some_and(|(signal, _)| signal == 7) {
+                let deaths = by_host.entry(host.clone()).or_default();
+                if deaths.len() < 64 {
+                    deaths.push(Evidence::new(file, line_no, raw));
+                }
+            }
+        }
+    }
+    let (host, deaths) = by_host.into_iter().filter(|(_, deaths)| deaths.len() >= 2).max_by_key(|(_, d)| d.len())?;
+    let place = if host.is_empty() { "one host".to_string() } else { host.clone() };
+    let mut fact = Fact::new("process.shm_full").attr(
+        "text",
+        format!("{} ranks on {place} died of SIGBUS together (pages of the shared memory they map, in /dev/shm, that tmpfs could not back)", deaths.len()),
+    );
+    if !host.is_empty() {
+        fact = fact.host(&host);
+    }
+    Some(deaths.into_iter().take(3).fold(fact, Fact::evidence))
 }
 
 /// The function of a debugger's frame line: gdb's "#7  0x00007ff58bde3349 in ncclIbInit
@@ -631,5 +672,24 @@ Root Cause (first observed failure):
         assert_eq!(died.len(), 2, "{died:?}");
         assert_eq!((died[1].get("host"), died[1].get("rank")), (Some("nic5-w052"), Some("13")));
         assert!(parse("f", "srun: error: node1: task 3: Exited with exit code 1\n").is_empty());
+    }
+
+    /// huggingface/diffusers#4229: torchrun's summary with several ranks of one container ended by
+    /// SIGBUS at once is a full /dev/shm; one rank's SIGBUS, or one on each of two hosts, is not.
+    #[test]
+    fn ranks_of_one_host_ended_by_sigbus_together_are_a_full_dev_shm() {
+        let block = |index: u32, host: &str, signal: u32| {
+            format!("[{index}]:\n  time      : 2023-07-24_10:22:38\n  host      : {host}\n  rank      : {index} (local_rank: {index})\n  exitcode  : -{signal} (pid: 75{index})\n  error_file: <N/A>\n  traceback : Signal {signal} (SIGBUS) received by PID 75{index}\n")
+        };
+        let table = |blocks: &[String]| format!("train.py FAILED\n---\nFailures:\n{}", blocks.concat());
+        let shared = table(&[block(1, "1156403c744d", 7), block(2, "1156403c744d", 7), block(3, "1156403c744d", 7)]);
+        let facts = parse("f", &shared);
+        let full = facts.iter().find(|f| f.name == "process.shm_full").expect("a full /dev/shm");
+        assert_eq!(full.get("host"), Some("1156403c744d"));
+        assert!(full.get("text").is_some_and(|t| t.starts_with("3 ranks on 1156403c744d")), "{full:?}");
+        let one = table(&[block(1, "node1", 7), block(2, "node1", 9)]);
+        assert!(!parse("f", &one).iter().any(|f| f.name == "process.shm_full"), "one rank's bus error");
+        let apart = table(&[block(1, "node1", 7), block(2, "node2", 7)]);
+        assert!(!parse("f", &apart).iter().any(|f| f.name == "process.shm_full"), "one on each host");
     }
 }

@@ -344,6 +344,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
         records.progress = progress_after(file, text, first.evidence.line);
     }
     records.stated.extend(members.never_started());
+    records.stated.extend(store_barrier_short(file, text));
     // The wrapper checks each collective's fingerprint across ranks before it runs, so ranks whose
     // last fingerprints name different sequence numbers issued different numbers of collectives:
     // the program took different paths on different ranks.
@@ -361,6 +362,39 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
         records.stated.push(fact);
     }
     records
+}
+
+/// c10d's store-based barrier at process-group creation (torch/distributed/distributed_c10d.py,
+/// `_store_based_barrier`): every process adds itself to a counter in the store and waits until it
+/// reaches the world size, logging "Waiting in store based barrier to initialize process group for
+/// rank: 3, key: store_based_barrier_key:1 (world_size=8, worker_count=3, timeout=0:30:00)" (newer
+/// releases "num_workers_joined=") while it waits, and "Timed out initializing process group in
+/// store based barrier on rank: 0, ... (world_size=8, worker_count=3, ...)" when it gives up. Fewer
+/// joined than the world holds, with no "Completed store-based barrier" after it, is processes of
+/// the job that never started or never got there (NVIDIA/NeMo#5819: Slurm started one task a node
+/// for eight ranks). The barrier counts, it does not name: the fact says how many are missing.
+/// Read once an input, from the first such line.
+fn store_barrier_short(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("store based barrier") || text.contains("Completed store-based barrier") {
+        return None;
+    }
+    numbered_lines(text).find_map(|(line_no, raw)| {
+        if !raw.contains("store based barrier") {
+            return None;
+        }
+        let world = keyed_number(raw, "world_size=")?;
+        let joined = keyed_number(raw, "worker_count=").or_else(|| keyed_number(raw, "num_workers_joined="))?;
+        (joined < world).then(|| {
+            Fact::new("pytorch.rank_behind")
+                .attr("rank", format!("not named: {} of {world} processes never joined", world - joined))
+                .attr("last_seq", "never started (they did not reach the process group's store barrier)")
+                .attr(
+                    "max_seq",
+                    format!("the store barrier of process-group creation, which {joined} of {world} reached"),
+                )
+                .evidence(Evidence::new(file, line_no, raw))
+        })
+    })
 }
 
 /// tqdm's counter in a progress line: `| 1582/1818 [30:02<04:26,  1.13s/it]` gives (1582, 1818).
@@ -1248,5 +1282,24 @@ mod tests {
             format!("{}{}", line("ALLREDUCE", 512), line("_ALLGATHER_BASE", 2048).replace("[Rank 1]", "[Rank 2]"));
         let found = crate::triage::analyze(&[crate::triage::Input::new("log", two_ranks.into_bytes())]);
         assert!(found.has("pytorch.op_mismatch"), "two processes in two collectives of one number");
+    }
+
+    /// NVIDIA/NeMo#5819: three of eight processes at c10d's store barrier, so five never started;
+    /// the same wait that ended ("Completed store-based barrier"), and a barrier every process
+    /// reached, are not read.
+    #[test]
+    fn a_store_barrier_short_of_the_world_names_processes_that_never_joined() {
+        let waiting = "0: Waiting in store based barrier to initialize process group for rank: 3, key: store_based_barrier_key:1 (world_size=8, worker_count=3, timeout=0:30:00)\n";
+        let records = parse_text("log", waiting);
+        let fact = records.stated.iter().find(|f| f.name == "pytorch.rank_behind").expect("ranks missing");
+        assert_eq!(fact.get("rank"), Some("not named: 5 of 8 processes never joined"));
+        let newer = "Timed out initializing process group in store based barrier on rank: 0, for key: store_based_barrier_key:1 (world_size=4, num_workers_joined=2, timeout=0:30:00)\n";
+        assert!(parse_text("log", newer).stated.iter().any(|f| f.name == "pytorch.rank_behind"));
+        let completed = format!(
+            "{waiting}INFO: Rank 3: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.\n"
+        );
+        assert!(parse_text("log", &completed).stated.is_empty(), "the barrier was passed");
+        let full = waiting.replace("worker_count=3", "worker_count=8");
+        assert!(parse_text("log", &full).stated.is_empty(), "every process joined");
     }
 }

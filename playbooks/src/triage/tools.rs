@@ -91,6 +91,12 @@ fn rare_phrases() -> &'static regex::Regex {
             "hipmalloc",
             "cumemcreate",
             "undefined symbol: nccl",
+            "version mismatch",
+            "not configured with cuda support",
+            "detected as host by ucx",
+            "loading lib",
+            "assertion `",
+            "unable to load the kernel module",
             "cumemimportfromshareablehandle",
             "cumemexporttoshareablehandle",
             "unable to allocate cuda memory",
@@ -836,6 +842,55 @@ fn names_mlx5_device(text: &str) -> bool {
     })
 }
 
+/// The NCCL symbol the dynamic linker could not find ("undefined symbol: ncclCommSplit").
+fn undefined_symbol(line: &str) -> Option<&str> {
+    let at = line.find("undefined symbol: ")? + "undefined symbol: ".len();
+    line[at..].split(|c: char| c.is_whitespace() || c == ',' || c == '\'' || c == '"').next().filter(|s| !s.is_empty())
+}
+
+/// A client's or protocol's word that its peer runs another release: "RPC server version
+/// mismatch", "client version mismatch", "protocol version mismatch" (lower-case input).
+fn client_server_version_mismatch(lower: &str) -> bool {
+    let Some(at) = lower.find("version mismatch") else { return false };
+    let before = &lower[..at];
+    let word = before.split_whitespace().rev().take(2).collect::<Vec<_>>();
+    !lower.contains("driver/library")
+        && word.iter().any(|w| {
+            matches!(w.trim_matches(|c: char| !c.is_ascii_alphanumeric()), "server" | "client" | "protocol" | "rpc")
+        })
+}
+
+/// A UCX_TLS setting the input shows ("UCX_TLS=tcp") that names no CUDA transport (cuda_copy,
+/// cuda_ipc, or the "cuda" alias; ucx_info -d) and is not "all": UCX then gives GPU memory to no
+/// transport that can move it.
+fn transports_without_cuda(text: &str) -> Option<String> {
+    let at = text.find("UCX_TLS=")?;
+    let value = text[at..].split(|c: char| c.is_whitespace() || c == '"' || c == '\'').next()?;
+    let list = value.trim_start_matches("UCX_TLS=").trim_start_matches('^');
+    (!list.is_empty() && !list.contains("cuda") && list != "all" && !value.contains('^')).then(|| value.to_string())
+}
+
+/// The collective-communication library a framework says it could not load ("Loading
+/// libgpu_collective.so failed"): a shared object named for NCCL, MPI, UCX, UCC, Gloo or
+/// "collective" (lower-case input).
+fn collective_library_not_loaded(lower: &str) -> Option<&str> {
+    let at = lower.find("loading lib")? + "loading ".len();
+    let (library, rest) = lower[at..].split_once(char::is_whitespace)?;
+    let communication =
+        ["nccl", "collective", "mpi", "ucx", "ucc", "gloo", "rccl", "hccl"].iter().any(|n| library.contains(n));
+    (communication && library.contains(".so") && rest.trim_start().starts_with("failed"))
+        .then_some(library.trim_end_matches('.'))
+}
+
+/// The device runtime's print of a failed assert() in a CUDA kernel: "FILE:LINE: FUNCTION: block:
+/// [x,y,z], thread: [x,y,z] Assertion `EXPR` failed.".
+fn device_assert(line: &str) -> bool {
+    line.contains(": block: [")
+        && line.contains("thread: [")
+        && line.contains("Assertion `")
+        && line.ends_with("failed.")
+}
+
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     facts.extend(openib_not_used(file, text));
@@ -865,6 +920,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut gid_tables: Vec<(Option<u32>, Evidence)> = Vec::new();
     // A CUDA IPC call named in a traceback's frame, whose error may follow a few lines on.
     let mut ipc_frame: Option<Evidence> = None;
+    // Whether a CUDA kernel's device-side assert was read: every thread that failed it prints it.
+    let mut device_assert_read = false;
     let mut last_gid_index: Option<u32> = None;
     // Whether the port `ibv_devinfo -v` is listing has an InfiniBand link layer: its GIDs are the
     // subnet prefix and port GUID, never an IPv4 address, so its table says nothing of where a
@@ -2499,9 +2556,92 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             }
             // A library built against a newer NCCL than the one the process loaded ("symbol lookup
             // error: .../libwholegraph.so: undefined symbol: ncclCommSplit", rapidsai/wholegraph#218:
-            // NCCL 2.10 lacks ncclCommSplit, added in 2.18): NCCL and the code over it do not match.
-            if lower.contains("undefined symbol: nccl") {
-                facts.push(Fact::new("nccl.internal").attr("text", trimmed).evidence(evidence()));
+            // NCCL 2.10 lacks ncclCommSplit, added in 2.18), or an extension never linked to the
+            // NCCL it calls ("bmtrain/nccl/_C...so: undefined symbol: ncclBroadcast",
+            // OpenBMB/BMTrain#102, fixed by linking libnccl): NCCL and the code over it do not match,
+            // which is the environment's builds, not a fault inside NCCL.
+            if let Some(symbol) = lower.contains("undefined symbol: nccl").then(|| undefined_symbol(trimmed)).flatten()
+            {
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "NCCL and the code built over it")
+                        .attr("values", format!("the NCCL this process loaded lacks {symbol}, which the code calling it was built against ({trimmed})"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // A client's own check of its server's release ("RPC server version mismatch: 4.0.1",
+            // llama.cpp's RPC back end, ggml-rpc.cpp; a protocol's or client's "version mismatch"):
+            // the two ends run different builds. Not NVML's "Driver/library version mismatch" (the
+            // driver's, read elsewhere) nor an API's version, which is one program's own libraries.
+            if client_server_version_mismatch(&lower) {
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "client and server releases")
+                        .attr("values", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // UCX loaded without its CUDA support, so it takes GPU memory for host memory ("VRAM
+            // memory is detected as host by UCX. UCX is likely not configured with CUDA support",
+            // NIXL's ucx_utils.cpp; ai-dynamo/nixl#1628: the wheel's bundled UCX did not find its
+            // CUDA modules, fixed by UCX_MODULE_DIR): the UCX build or its module path, not the GPU.
+            // Where the input sets UCX_TLS to a list without a CUDA transport (NVIDIA/TensorRT-LLM#
+            // 18373: a Slurm cluster's UCX_TLS=tcp reached the container), UCX was told not to
+            // use its CUDA support, which is that setting.
+            if lower.contains("not configured with cuda support") || lower.contains("detected as host by ucx") {
+                let fact = match transports_without_cuda(text) {
+                    Some(setting) => Fact::new("ucx.transports_without_cuda").attr("setting", setting),
+                    None => Fact::new("peers.mismatch")
+                        .attr("what", "UCX build")
+                        .attr("values", format!("UCX here runs without its CUDA support (its CUDA modules not built or not found: UCX_MODULE_DIR, `ucx_info -d | grep cuda`): {trimmed}")),
+                };
+                facts.push(fact.evidence(evidence()));
+                continue;
+            }
+            // A framework that could not load its collective-communication library ("Loading
+            // libgpu_collective.so failed. Many reasons could cause this: ... nccl is not installed
+            // or found", MindSpore's collective_init.cc; MindSpore's FAQ: OpenMPI or NCCL missing, or
+            // NCCL older than it needs): the environment lacks the NCCL or MPI build it was made for.
+            if let Some(library) = collective_library_not_loaded(&lower) {
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "communication libraries of this environment")
+                        .attr("values", format!("{library} could not be loaded: NCCL or MPI missing, or another release than the framework was built for ({trimmed})"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // A CUDA kernel's assert() failing on the device, as the device runtime prints it
+            // ("/pytorch/aten/src/ATen/native/cuda/Loss.cu:102: operator(): block: [445,0,0],
+            // thread: [20,0,0] Assertion `input_val >= zero && input_val <= one` failed.", CUDA C++
+            // Programming Guide, "Assertion"): the program's own check on its data (a loss given a
+            // value outside [0, 1], an index out of range), after which the context is unusable and
+            // NCCL's calls fail with it (Megvii-BaseDetection/YOLOX#147). Once an input.
+            if !device_assert_read && device_assert(trimmed) {
+                device_assert_read = true;
+                let place = trimmed.split(": block: [").next().unwrap_or(trimmed);
+                facts.push(
+                    Fact::new("gpu.xid_application")
+                        .attr("xid", "none (a CUDA kernel's device-side assert)")
+                        .attr("meaning", format!("a kernel's own assert() failed on the device at {place}: the program's data, not the GPU"))
+                        .attr("bus_id", "the GPU that ran the kernel")
+                        .attr("host", "the host that printed it")
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // NVIDIA's installer unable to load the module it built ("ERROR: Unable to load the
+            // kernel module 'nvidia.ko'.", nvidia-installer; it names a wrong kernel build and a
+            // loaded nouveau as the usual reasons, NVIDIA/gpu-operator#206): no NVIDIA driver runs
+            // on the host, so no CUDA program does.
+            if lower.contains("unable to load the kernel module 'nvidia") {
+                facts.push(
+                    Fact::new("gpu.driver_mismatch")
+                        .attr("text", format!("the NVIDIA kernel module did not load, so no driver serves the GPUs (nouveau bound to them, or a module built for another kernel): {trimmed}"))
+                        .evidence(evidence()),
+                );
                 continue;
             }
             if (ipc_call && call_failed)
@@ -3006,10 +3146,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // A launcher that cannot reach a host (OpenSSH "ssh: connect to host H port 22: Connection
         // refused" / "No route to host"), or a host name that does not resolve (getaddrinfo(3)
         // EAI_NONAME as glibc, musl and nslookup print it): the job never reaches that node.
+        // DeepSpeed's launcher checks each host of its hostfile with `ssh HOST hostname` and stops
+        // ("Using hostfile at ... but host=gadi-gpu-v100-0011 was not reachable via ssh",
+        // deepspeed/launcher/runner.py), after subprocess's "Command 'ssh ...' returned non-zero
+        // exit status 255": ssh exits 255 on its own error (ssh(1)), not the remote command's.
         if (lower.starts_with("ssh: connect to host")
             && (lower.contains("connection refused")
                 || lower.contains("no route to host")
                 || lower.contains("timed out")))
+            || lower.contains("was not reachable via ssh")
+            || (lower.contains("command 'ssh ") && lower.contains("returned non-zero exit status 255"))
             || lower.contains("name or service not known")
             || lower.contains("name does not resolve")
             || lower.contains("temporary failure in name resolution")
@@ -4418,10 +4564,12 @@ mod tests {
         assert!(parse("f", "hipIpcGetMemHandle -> 0 (success)\n").is_empty());
         // rapidsai/wholegraph#218: a library built against a newer NCCL than the one loaded.
         let symbol = "./WHOLEMEMORY_HANDLE_TEST: symbol lookup error: /opt/conda/lib/libwholegraph.so: undefined symbol: ncclCommSplit\n";
-        assert_eq!(parse("ci.log", symbol)[0].name, "nccl.internal");
+        let found = parse("ci.log", symbol);
+        assert_eq!(found[0].name, "peers.mismatch");
+        assert!(found[0].get("values").is_some_and(|v| v.contains("lacks ncclCommSplit")), "{found:?}");
         assert!(parse("ci.log", "undefined symbol: cudaGraphInstantiateWithFlags\n")
             .iter()
-            .all(|f| f.name != "nccl.internal"));
+            .all(|f| f.name != "nccl.internal" && f.name != "peers.mismatch"));
         // NVIDIA/cuQuantum#77: the call in a traceback's frame, its CUDA error as the exception.
         let traceback = "    d_sub_sv_p2p = cp.cuda.runtime.ipcOpenMemHandle(dst_mem_handle)\n  File \"cupy_backends/cuda/api/runtime.pyx\", line 456, in cupy_backends.cuda.api.runtime.ipcOpenMemHandle\n  File \"cupy_backends/cuda/api/runtime.pyx\", line 143, in cupy_backends.cuda.api.runtime.check_status\ncupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidResourceHandle: invalid resource handle\n";
         let found = parse("job.log", traceback);
@@ -6316,5 +6464,59 @@ mod tests {
             .map(|i| format!("Settings for eth{i}:\n\tLink detected: no\nSettings for eth{i}:\n\tLink detected: no\n"))
             .collect();
         assert_eq!(parse("f", &many).iter().filter(|f| f.name == "rdma.port_down").count(), MAX_LINKLESS_INTERFACES);
+    }
+
+    /// Each reading with the case it came from and a near miss it must not read:
+    /// ggml-org/llama.cpp#26392 (a client and its RPC server of two builds; not DCGM's API
+    /// version), ai-dynamo/nixl#1628 (UCX without its CUDA modules; not UCX's list of its CUDA
+    /// transports) and NVIDIA/TensorRT-LLM#18373 (UCX_TLS without a CUDA transport), mindspore-ai/mindspore#31 (a collective library not loaded; not a model
+    /// file), Megvii-BaseDetection/YOLOX#147 (a kernel's device-side assert; not a host
+    /// program's assert), NVIDIA/gpu-operator#206 (the NVIDIA module not loaded; not its load
+    /// succeeding), and hpcac/hpcac-2022#1 (DeepSpeed's ssh check; not an ssh that succeeded).
+    #[test]
+    fn environments_builds_asserts_and_launchers_say_what_failed() {
+        let names = |text: &str| parse("f", text).into_iter().map(|f| f.name).collect::<Vec<_>>();
+        assert_eq!(names("0.00.386.093 E RPC server version mismatch: 4.0.1\n"), ["peers.mismatch"]);
+        assert!(names("Error: Unable to set health watches. Return: API version mismatch\n").is_empty());
+        assert_eq!(
+            names("E ucx_utils.cpp:592  VRAM memory is detected as host by UCX.\n                     UCX is likely not configured with CUDA support.\n")[0],
+            "peers.mismatch"
+        );
+        assert!(names("#      Transport: cuda_copy\n#         Device: cuda\n").is_empty());
+        let told = "BindingsNixlTransferAgent init: ... UCX_TLS=tcp UCX_LOG_LEVEL=\nE ucx_utils.cpp:585] VRAM memory is detected as host by UCX.\n";
+        let found = parse("f", told);
+        assert_eq!(
+            (found[0].name.as_str(), found[0].get("setting")),
+            ("ucx.transports_without_cuda", Some("UCX_TLS=tcp"))
+        );
+        let with_cuda = told.replace("UCX_TLS=tcp", "UCX_TLS=tcp,cuda_copy");
+        assert_eq!(names(&with_cuda), ["peers.mismatch"], "a transport list with CUDA in it is not the setting");
+        let mindspore = "E           RuntimeError: mindspore/ccsrc/device/gpu/distribution/collective_init.cc:35 InitCollective] Loading libgpu_collective.so failed. Many reasons could cause this:\n";
+        let found = parse("f", mindspore);
+        assert_eq!(found[0].name, "peers.mismatch");
+        assert!(
+            found[0].get("values").is_some_and(|v| v.starts_with("libgpu_collective.so could not be loaded")),
+            "{found:?}"
+        );
+        assert!(names("Loading libmodel_weights.so failed: checksum\n").is_empty());
+        let asserted = "/pytorch/aten/src/ATen/native/cuda/Loss.cu:102: operator(): block: [445,0,0], thread: [20,0,0] Assertion `input_val >= zero && input_val <= one` failed.\n";
+        let twice = format!("{asserted}{}", asserted.replace("[20,0,0]", "[21,0,0]"));
+        let found = parse("f", &twice);
+        assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.xid_application"], "read once");
+        assert!(found[0].get("meaning").is_some_and(|m| m.contains("Loss.cu:102")), "{found:?}");
+        assert!(names("python3: train.c:12: main: Assertion `n > 0' failed.\n")
+            .iter()
+            .all(|n| n != "gpu.xid_application"));
+        let installer = "ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel module was built against the wrong or improperly configured kernel sources\n";
+        assert_eq!(names(installer), ["gpu.driver_mismatch"]);
+        assert!(names("Kernel module load check succeeded: nvidia.ko\n").is_empty());
+        let deepspeed = "RuntimeError: Using hostfile at /home/552/dz9214/hostfile but host=gadi-gpu-v100-0011 was not reachable via ssh. If you are running with a single node please remove /home/552/dz9214/hostfile or setup passwordless ssh.\n";
+        assert_eq!(names(deepspeed), ["network.host_unreachable"]);
+        let exited = "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no gadi-gpu-v100-0011 hostname' returned non-zero exit status 255.\n";
+        assert_eq!(names(exited), ["network.host_unreachable"]);
+        assert!(names(
+            "subprocess.CalledProcessError: Command 'ssh node1 nvidia-smi' returned non-zero exit status 1.\n"
+        )
+        .is_empty());
     }
 }
