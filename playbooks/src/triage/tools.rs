@@ -922,6 +922,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut ipc_frame: Option<Evidence> = None;
     // Whether a CUDA kernel's device-side assert was read: every thread that failed it prints it.
     let mut device_assert_read = false;
+    // A UCX_TLS without a CUDA transport the input sets, looked for once (at the first line where
+    // UCX took GPU memory for host memory).
+    let ucx_transports: std::cell::OnceCell<Option<String>> = std::cell::OnceCell::new();
     let mut last_gid_index: Option<u32> = None;
     // Whether the port `ibv_devinfo -v` is listing has an InfiniBand link layer: its GIDs are the
     // subnet prefix and port GUID, never an IPv4 address, so its table says nothing of where a
@@ -2591,7 +2594,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // 18373: a Slurm cluster's UCX_TLS=tcp reached the container), UCX was told not to
             // use its CUDA support, which is that setting.
             if lower.contains("not configured with cuda support") || lower.contains("detected as host by ucx") {
-                let fact = match transports_without_cuda(text) {
+                let fact = match ucx_transports.get_or_init(|| transports_without_cuda(text)).clone() {
                     Some(setting) => Fact::new("ucx.transports_without_cuda").attr("setting", setting),
                     None => Fact::new("peers.mismatch")
                         .attr("what", "UCX build")
