@@ -72,6 +72,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "incorrect rdma subsystem network namespace",
             "ipcgetmemhandle",
             "ipcopenmemhandle",
+            "fabric_handle",
+            "fabrichandle",
             "cuda ipc handle",
             "ipc memory creation failed",
             "failed to register remote memory",
@@ -178,6 +180,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "shape mismatch in the collective instance",
             "op.preamble.",
             "received data size doesn't match expected size",
+            "mismatching number of cc ops",
+            "failed to validate neff across the replica group",
             "pcie error detected slot",
             "devx_uar",
             "qp_uar failed",
@@ -902,6 +906,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(ranks_sharing_a_gpu(file, text));
     facts.extend(rdma_provider_not_built(file, text));
     facts.extend(show_gids_table_empty(file, text));
+    facts.extend(service_mesh_sidecar(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
@@ -1495,7 +1500,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // cudaErrorInvalidResourceHandle"): the driver refused the IPC call, as when the error is on
         // the call's own line (NVIDIA/cuQuantum#77).
         if let Some(call) = ipc_frame.take().filter(|call| line_no <= call.line + IPC_FRAME_REACH) {
-            if lower.contains("cudaerror") {
+            if lower.contains("cudaerror") || lower.contains("cuda_error_") {
                 facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(call).evidence(evidence()));
                 continue;
             }
@@ -1975,6 +1980,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                             )
                             .evidence(evidence()),
                     );
+                }
+                continue;
+            }
+            // The Neuron runtime's check, at load, that every rank of a replica group loaded a
+            // compiled graph (NEFF) with the same collective operations (ENC:validate_neff_cc_ops,
+            // "mismatching number of cc ops, expected 3 received 6. Check if ranks 0 and 1 are using
+            // the same neff"; then "failed to validate neff across the replica group"): the ranks
+            // traced or compiled different programs, so their collectives would not pair up.
+            if lower.contains("mismatching number of cc ops")
+                || lower.contains("failed to validate neff across the replica group")
+            {
+                if !std::mem::replace(&mut group_mismatch_read, true) {
+                    facts.push(Fact::new("collective.group_mismatch").attr("text", trimmed).evidence(evidence()));
                 }
                 continue;
             }
@@ -2554,7 +2572,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("cumemimportfromshareablehandle")
                 || lower.contains("cumemexporttoshareablehandle");
             let not_permitted = lower.contains("not_permitted") || lower.contains("not permitted");
-            if ipc_call && !call_failed {
+            // A frame that passes a CUDA fabric handle (CU_MEM_HANDLE_TYPE_FABRIC, the handle
+            // another process or node imports through IMEX: "share_over_imex(fabric_handle_data)")
+            // is such a call too: its import refused (CUDA_ERROR_INVALID_DEVICE where the importing
+            // container's GPU may not map it, kubernetes-sigs/dra-driver-nvidia-gpu#294).
+            let fabric_handle_passed = lower.contains("fabric_handle") || lower.contains("fabrichandle");
+            if (ipc_call || fabric_handle_passed) && !call_failed {
                 ipc_frame = Some(evidence());
             }
             // A library built against a newer NCCL than the one the process loaded ("symbol lookup
@@ -4370,6 +4393,55 @@ const DROPPED_INBOUND_REACH: usize = 16;
 /// row nor an `ibv_devinfo -v` GID). The port's GIDs are made from the addresses of the net devices
 /// bound to it in this network namespace (drivers/infiniband/core/roce_gid_mgmt.c), so an empty
 /// table is a pod or container whose interfaces are not the RoCE port's, as "n_gids_found=0" says.
+/// Istio's Envoy sidecar proxying the job's own port: its debug log ("envoy upstream ... removing
+/// hosts for TLS cluster inbound|23456||", "envoy connection [C72] remote early close") names an
+/// inbound cluster for a port the job's processes listen on or connect to (c10d's store, a
+/// bootstrap). The sidecar intercepts every pod-to-pod TCP connection, and those a collective
+/// library opens on ports of its choosing are refused or closed by it (kubeflow/trainer#1636:
+/// Kubeflow's documentation has training pods run without injection, `sidecar.istio.io/inject:
+/// "false"`). Read once an input.
+fn service_mesh_sidecar(file: &str, text: &str) -> Vec<Fact> {
+    if !text.contains("envoy") || !text.contains("inbound|") {
+        return Vec::new();
+    }
+    let mut ports_listened: BTreeSet<&str> = BTreeSet::new();
+    for (_, raw) in numbered_lines(text) {
+        if raw.contains("envoy") {
+            continue;
+        }
+        // c10d's socket lines ("listen on [::]:23456", "connect to [host]:23456"), NCCL's
+        // bootstrap and Gloo's pairs all print the port after the address's last ':'.
+        let names_the_job =
+            raw.contains("c10d") || raw.contains("NCCL") || raw.contains("gloo") || raw.contains("MASTER_PORT");
+        if !names_the_job {
+            continue;
+        }
+        for word in raw.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',') {
+            let port = word.trim_end_matches(['.', ';']).rsplit(':').next().unwrap_or("");
+            if word.contains(':') && !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()) {
+                ports_listened.insert(port);
+            }
+        }
+    }
+    for (line_no, raw) in numbered_lines(text) {
+        if !raw.contains("envoy") {
+            continue;
+        }
+        let Some(port) = raw.split_once("inbound|").and_then(|(_, rest)| rest.split('|').next()) else { continue };
+        if ports_listened.contains(port) {
+            return vec![Fact::new("network.host_unreachable")
+                .attr(
+                    "text",
+                    format!(
+                        "Istio's Envoy sidecar proxies the job's port {port}: it intercepts the pods' TCP connections, and those the collective library opens between pods are closed by it (run the job's pods without sidecar injection)"
+                    ),
+                )
+                .evidence(Evidence::new(file, line_no, raw))];
+        }
+    }
+    Vec::new()
+}
+
 fn show_gids_table_empty(file: &str, text: &str) -> Vec<Fact> {
     if !text.contains("INDEX") || text.contains("n_gids_found=") {
         return Vec::new();
@@ -4582,6 +4654,18 @@ mod tests {
         assert!(parse("job.log", &format!("{far}CUDARuntimeError: cudaErrorInvalidValue\n"))
             .iter()
             .all(|f| f.name != "gpu.ipc_refused"));
+        // kubernetes-sigs/dra-driver-nvidia-gpu#294 (heldout343): a frame passing a CUDA fabric
+        // handle, then the driver API's error; the handle named without an error is none.
+        let fabric = "  File \"/thing/test.py\", line 98, in main\n    follower_raw_cuda_mem_share_over_imex(fabric_handle_data)\n  File \"/thing/test.py\", line 217, in follower_raw_cuda_mem_share_over_imex\n    handle_local = checkCudaErrors(\nRuntimeError: CUDA error code=101(b'CUDA_ERROR_INVALID_DEVICE')\n";
+        let found = parse("job.log", fabric);
+        assert_eq!(found.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["gpu.ipc_refused"], "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 2);
+        assert!(parse(
+            "job.log",
+            "INFO: exportable fabric handle data: 0000200000\n    send(fabric_handle_data)\nINFO: exit 0\n"
+        )
+        .iter()
+        .all(|f| f.name != "gpu.ipc_refused"));
         // Memory the driver could not create for want of memory is not a refusal to share it.
         let out_of_memory = "Call to cuMemCreate(&handle, size, &prop, 0) failed: out of memory\n";
         assert!(parse("f", out_of_memory).iter().all(|f| f.name != "gpu.ipc_refused"));
@@ -5444,6 +5528,36 @@ mod tests {
         assert!(parse("f", "rank 1 fabric provider \"ofi+tcp\" matches the system provider\n")
             .iter()
             .all(|f| f.name != "peers.mismatch"));
+    }
+
+    /// kubeflow/trainer#1636 (heldout344): the store's port 23456 served through Istio's sidecar,
+    /// whose debug log drops the inbound cluster of that port. Envoy's log of a port the job never
+    /// names is not read.
+    #[test]
+    fn a_service_mesh_sidecar_on_the_jobs_port_cuts_its_connections() {
+        let log = "[I socket.cpp:462] [c10d - debug] The server socket is attempting to listen on [::]:23456.\n\
+                   2022-07-19T18:01:59.173796Z\tdebug\tenvoy connection\t[C72] remote early close\n\
+                   2022-07-19T18:01:59.211713Z\tdebug\tenvoy upstream\tremoving hosts for TLS cluster inbound|23456|| removed 1\n";
+        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "network.host_unreachable").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 3);
+        assert!(found[0].get("text").is_some_and(|t| t.contains("port 23456")));
+        let other = log.replace("inbound|23456||", "inbound|8080||");
+        assert!(parse("f", &other).iter().all(|f| f.name != "network.host_unreachable"));
+    }
+
+    /// aws-neuron/aws-neuron-sdk#779 (heldout346): two Trainium ranks loaded graphs with different
+    /// collectives, which the Neuron runtime refuses at load; read once. The load failures that
+    /// follow alone are not a mismatch.
+    #[test]
+    fn ranks_that_loaded_different_neuron_graphs_are_a_collective_mismatch() {
+        let log = "2023-Oct-27 14:18:42.0222 12923:13118 ERROR   ENC:validate_neff_cc_ops                    [nec_dev 0] mismatching number of cc ops, expected 3 received 6. Check if ranks 0 and 1 are using the same neff\n\
+                   2023-Oct-27 14:18:42.0222 12923:13118 ERROR   ENC:enc_load_operations                     [nec_dev 0] failed to validate neff across the replica group\n";
+        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "collective.group_mismatch").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 1);
+        let load = "2023-Oct-27 14:18:42.0223 12923:13118 ERROR  NMGR:stage_kelf_models                       Failed to stage graph: kelf-0.json to NeuronCore\n";
+        assert!(parse("f", load).iter().all(|f| f.name != "collective.group_mismatch"));
     }
 
     /// NVIDIA/nccl#1394 (heldout306): an all_reduce over Gloo whose rank 0 passed a tensor of
