@@ -158,6 +158,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nvidia-smi nvlink -s shows links up, and NCCL_P2P_LEVEL=LOC or NCCL_P2P_DISABLE=1 keeps NCCL off them",
     ),
     (
+        "process.waiting_in_collective",
+        "text",
+        "py-spy dumps with threads standing inside a torch.distributed collective (distributed_c10d.py), how many of the dumped threads",
+    ),
+    (
         "ucx.transports_without_cuda",
         "setting",
         "UCX (NIXL's agent) takes GPU memory for host memory ('VRAM memory is detected as host by UCX') where the input sets UCX_TLS to a list without a CUDA transport",

@@ -251,6 +251,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(bus_errors_on_one_host(file, text));
     facts.extend(sanitizer_in_nccl(file, text));
     facts.extend(abort_that_did_not_return(file, text));
+    facts.extend(stacks_in_a_collective(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
     // which has the host.
     if root_cause_seen {
@@ -417,6 +418,69 @@ fn debugger_frame(line: &str) -> Option<&str> {
     (line.starts_with("    ") && place.ends_with(')') && !function.contains(' ')).then_some(function)
 }
 
+/// py-spy dumps of a hung job ("Thread 835995 (active): \"MainThread\"", then one indented frame a
+/// line, innermost first, "    broadcast (torch/distributed/distributed_c10d.py:1191)") in which
+/// some threads stand inside a torch.distributed collective: the job hangs in a collective, and
+/// where other threads stand elsewhere, the processes are not all in it (one went on, or never
+/// came). The stacks say where each waits, not why (bigscience's BLOOM prequel chronicles).
+fn stacks_in_a_collective(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("distributed_c10d.py") || !text.contains("Thread ") {
+        return None;
+    }
+    // Each dump: whether its innermost torch.distributed frame was found, and where.
+    let mut threads = 0usize;
+    let mut waiting: Vec<(String, Evidence)> = Vec::new();
+    let mut in_thread = false;
+    let mut thread_waits = false;
+    for (line_no, raw) in numbered_lines(text) {
+        let trimmed = raw.trim();
+        if let Some(rest) = trimmed.strip_prefix("Thread ") {
+            let (id, state) = rest.split_once(' ').unwrap_or((rest, ""));
+            if !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && state.starts_with('(')
+                && state.contains("):")
+            {
+                threads += 1;
+                in_thread = true;
+                thread_waits = false;
+                continue;
+            }
+        }
+        if !in_thread || thread_waits {
+            continue;
+        }
+        let Some(function) = debugger_frame(raw) else {
+            in_thread = false;
+            continue;
+        };
+        if raw.contains("distributed_c10d.py:") {
+            thread_waits = true;
+            if waiting.len() < 4096 {
+                waiting.push((function.to_string(), Evidence::new(file, line_no, raw)));
+            }
+        }
+    }
+    let (function, first) = waiting.first()?.clone();
+    let elsewhere = threads.saturating_sub(waiting.len());
+    let others = if elsewhere == 0 {
+        "every dumped thread stands in one".to_string()
+    } else {
+        format!("{elsewhere} other thread(s) stand outside any collective: the processes are not all in it")
+    };
+    Some(
+        Fact::new("process.waiting_in_collective")
+            .attr(
+                "text",
+                format!(
+                    "py-spy: {} of {threads} dumped threads wait in torch.distributed's {function} (distributed_c10d.py); {others}",
+                    waiting.len()
+                ),
+            )
+            .evidence(first),
+    )
+}
+
 /// compute-sanitizer's memcheck report of a bad access ("========= Invalid __global__ read of
 /// size 4 bytes", then "=========     at ncclDevKernel_AllReduce_Sum_u8_RING_LL(...)") made by one of
 /// NCCL's kernels: NCCL's device code read or wrote outside the buffers it was given, which is
@@ -493,6 +557,21 @@ mod tests {
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.internal"]);
         let waiting = "#0  0x00007fff8deb4588 in sched_yield () from /usr/lib64/libc.so.6\n#2  0x00007fff618e4964 in ncclCpuBarrierOut (comm=0x7ffc10000dc0)\n#5  0x00007fff61820248 in ncclAllReduce (sendbuff=0x7ffe9320aa00)\n";
         assert!(parse("f", waiting).is_empty());
+    }
+
+    /// bigscience's BLOOM prequel chronicles (heldout352): py-spy dumps of a 40-node hang, some
+    /// ranks in a pipeline broadcast, others back in train(). Dumps without a torch.distributed
+    /// frame are no hang in a collective.
+    #[test]
+    fn py_spy_stacks_inside_a_collective_are_a_hang_in_it() {
+        let dumps = "Thread 835990 (active): \"MainThread\"\n    train (megatron/training.py:915)\n    pretrain (megatron/training.py:187)\nThread 835995 (active): \"MainThread\"\n    broadcast (torch/distributed/distributed_c10d.py:1191)\n    _aggregate_total_loss (deepspeed/runtime/pipe/engine.py:540)\n    train (megatron/training.py:851)\n";
+        let found: Vec<Fact> =
+            parse("f", dumps).into_iter().filter(|f| f.name == "process.waiting_in_collective").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 5);
+        assert!(found[0].get("text").is_some_and(|t| t.contains("1 of 2") && t.contains("broadcast")), "{found:?}");
+        let idle = "Thread 1 (idle): \"MainThread\"\n    train (megatron/training.py:915)\n# see torch/distributed/distributed_c10d.py:1191\n";
+        assert!(parse("f", idle).iter().all(|f| f.name != "process.waiting_in_collective"));
     }
 
     #[test]

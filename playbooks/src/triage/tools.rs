@@ -73,6 +73,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "ipcgetmemhandle",
             "ipcopenmemhandle",
             "fabric_handle",
+            "verification error @ element",
             "fabrichandle",
             "cuda ipc handle",
             "ipc memory creation failed",
@@ -907,6 +908,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(rdma_provider_not_built(file, text));
     facts.extend(show_gids_table_empty(file, text));
     facts.extend(service_mesh_sidecar(file, text));
+    facts.extend(peer_copy_read_zeros(file, text));
     // perftest prints the GIDs it exchanged before trying to connect; an all-zero GID is an index
     // with no address behind it (rdma-core show_gids: an unpopulated table entry).
     let mut zero_gid: Option<Evidence> = None;
@@ -1005,6 +1007,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut release_mismatch_read = false;
     // A program's own data check that found values wrong, read once (its first line).
     let mut wrong_values_read = false;
+    // Whether cuda-samples' simpleP2P lines are in the input (looked for once, at a verification error).
+    let peer_copy_shown: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let mut tcp_warning_read = false;
     let mut dropped_inbound_read = false;
     // The coordination service's barrier timeout, read once: each task that waited prints it.
@@ -2862,6 +2866,29 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 }
                 continue;
             }
+            // cuda-samples' simpleP2P checking what its kernels wrote through peer memory ("Copy data
+            // back to host from GPU0 and verify results...", then "Verification error @ element 1:
+            // val = nan, ref = 4.000000"): data moved GPU to GPU over PCIe came back wrong, which
+            // the IOMMU remapping (or ACS redirecting) the peer-to-peer requests does, where the
+            // same copy staged through host memory is right (pytorch/pytorch#84803: IOMMU off
+            // mended it). Read once an input, where the test's own peer-to-peer lines are shown.
+            if lower.starts_with("verification error @ element") && lower.contains("ref =") {
+                if *peer_copy_shown.get_or_init(|| {
+                    text.contains("verify results") || text.contains("peer to peer") || text.contains("Peer access")
+                }) && !std::mem::replace(&mut wrong_values_read, true)
+                {
+                    facts.push(
+                        Fact::new("pcie.p2p_stalled")
+                            .attr(
+                                "device",
+                                "the PCIe path between the GPUs (simpleP2P read back wrong values copied over it)",
+                            )
+                            .attr("text", trimmed)
+                            .evidence(evidence()),
+                    );
+                }
+                continue;
+            }
             // PyTorch 1.x's TCPStore: "connect() timed out. Original timeout was 60000 ms." (the
             // rendezvous store's address answered nothing within the timeout; pytorch#69197).
             if lower.contains("connect() timed out. original timeout was") {
@@ -4393,6 +4420,53 @@ const DROPPED_INBOUND_REACH: usize = 16;
 /// row nor an `ibv_devinfo -v` GID). The port's GIDs are made from the addresses of the net devices
 /// bound to it in this network namespace (drivers/infiniband/core/roce_gid_mgmt.c), so an empty
 /// table is a pod or container whose interfaces are not the RoCE port's, as "n_gids_found=0" says.
+/// A PyTorch session that copies a tensor from one GPU to another and reads it back as zeros
+/// (">>> a.to('cuda:1')", then "tensor([0., 0.], device='cuda:1')") where the same tensor shows
+/// values on its first GPU: the direct copy goes over the GPUs' peer-to-peer path, and data that
+/// crosses it as zeros is the IOMMU remapping (or ACS redirecting) those requests
+/// (pytorch/pytorch#84803 and #87363: IOMMU off mended it). Read once an input.
+fn peer_copy_read_zeros(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains(">>> ") || !text.contains("device='cuda:") {
+        return None;
+    }
+    // A printed tensor's values and its device: "tensor([1., 2.], device='cuda:0')".
+    let printed = |line: &str| -> Option<(bool, String)> {
+        let rest = line.trim().strip_prefix("tensor(")?;
+        let (values, device) = rest.split_once("device='")?;
+        let device = device.split('\'').next()?.to_string();
+        let numbers: Vec<f64> = values
+            .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == 'e'))
+            .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        (!numbers.is_empty()).then(|| (numbers.iter().all(|n| *n == 0.0), device))
+    };
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let mut devices_with_values: BTreeSet<String> = BTreeSet::new();
+    for window in lines.windows(2) {
+        let ((_, command), (line_no, result)) = (window[0], window[1]);
+        let Some((zeros, device)) = printed(result) else { continue };
+        if !zeros {
+            devices_with_values.insert(device);
+            continue;
+        }
+        let command = command.trim();
+        let direct_copy = command.starts_with(">>> ")
+            && !command.contains("'cpu'")
+            && (command.contains(&format!(".to('{device}')")) || command.contains(&format!(".to(\"{device}\")")));
+        if direct_copy && devices_with_values.iter().any(|d| *d != device) {
+            return Some(
+                Fact::new("pcie.p2p_stalled")
+                    .attr("device", format!("the PCIe path between the GPUs (a tensor copied to {device} read zeros)"))
+                    .attr("text", result.trim())
+                    .evidence(Evidence::new(file, window[0].0, command))
+                    .evidence(Evidence::new(file, line_no, result)),
+            );
+        }
+    }
+    None
+}
+
 /// Istio's Envoy sidecar proxying the job's own port: its debug log ("envoy upstream ... removing
 /// hosts for TLS cluster inbound|23456||", "envoy connection [C72] remote early close") names an
 /// inbound cluster for a port the job's processes listen on or connect to (c10d's store, a
@@ -5544,6 +5618,31 @@ mod tests {
         assert!(found[0].get("text").is_some_and(|t| t.contains("port 23456")));
         let other = log.replace("inbound|23456||", "inbound|8080||");
         assert!(parse("f", &other).iter().all(|f| f.name != "network.host_unreachable"));
+    }
+
+    /// aikitoria/open-gpu-kernel-modules#8 (heldout351): simpleP2P reading back NaN from what it
+    /// copied between two GPUs; read once. A verification error of a test that copies nothing
+    /// between GPUs is not read so.
+    #[test]
+    fn simple_p2p_reading_back_wrong_values_is_the_peer_to_peer_path() {
+        let log = "Copy data back to host from GPU0 and verify results...\nVerification error @ element 0: val = nan, ref = 0.000000\nVerification error @ element 1: val = nan, ref = 4.000000\n";
+        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "pcie.p2p_stalled").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 2);
+        let alone = "Verification error @ element 0: val = 1.0, ref = 0.000000\n";
+        assert!(parse("f", alone).iter().all(|f| f.name != "pcie.p2p_stalled"));
+    }
+
+    /// pytorch/pytorch#87363 (heldout351): a tensor copied from cuda:0 to cuda:1 reads zeros, and
+    /// right when staged through the CPU. A tensor of zeros on its own GPU is no fault.
+    #[test]
+    fn a_tensor_copied_between_gpus_that_reads_zeros_is_the_peer_to_peer_path() {
+        let session = ">>> a = torch.tensor([1., 2.]).to('cuda:0')\n>>> a\ntensor([1., 2.], device='cuda:0')\n>>> a.to('cuda:1')\ntensor([0., 0.], device='cuda:1')        # zeros\n>>> a.to('cpu').to('cuda:1')\ntensor([1., 2.], device='cuda:1')\n";
+        let found: Vec<Fact> = parse("f", session).into_iter().filter(|f| f.name == "pcie.p2p_stalled").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[1].line, 5);
+        let own = ">>> z = torch.zeros(2).to('cuda:0')\n>>> z.to('cuda:0')\ntensor([0., 0.], device='cuda:0')\n";
+        assert!(parse("f", own).iter().all(|f| f.name != "pcie.p2p_stalled"));
     }
 
     /// aws-neuron/aws-neuron-sdk#779 (heldout346): two Trainium ranks loaded graphs with different
