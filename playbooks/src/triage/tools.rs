@@ -4426,7 +4426,9 @@ const DROPPED_INBOUND_REACH: usize = 16;
 /// crosses it as zeros is the IOMMU remapping (or ACS redirecting) those requests
 /// (pytorch/pytorch#84803 and #87363: IOMMU off mended it). Read once an input.
 fn peer_copy_read_zeros(file: &str, text: &str) -> Option<Fact> {
-    if !text.contains(">>> ") || !text.contains("device='cuda:") {
+    // The prompt may be gone: where most lines begin with '>', the prefix reading takes them for
+    // quote marks and strips them.
+    if !text.contains("device='cuda:") {
         return None;
     }
     // A printed tensor's values and its device: "tensor([1., 2.], device='cuda:0')".
@@ -4451,8 +4453,7 @@ fn peer_copy_read_zeros(file: &str, text: &str) -> Option<Fact> {
             continue;
         }
         let command = command.trim();
-        let direct_copy = command.starts_with(">>> ")
-            && !command.contains("'cpu'")
+        let direct_copy = !command.contains("'cpu'")
             && (command.contains(&format!(".to('{device}')")) || command.contains(&format!(".to(\"{device}\")")));
         if direct_copy && devices_with_values.iter().any(|d| *d != device) {
             return Some(
