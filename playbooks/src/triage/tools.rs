@@ -74,6 +74,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "ipcopenmemhandle",
             "fabric_handle",
             "verification error @ element",
+            "local_gid_u16",
             "fabrichandle",
             "cuda ipc handle",
             "ipc memory creation failed",
@@ -2792,7 +2793,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // Mooncake's "GID is NULL, please check your GID index by specifying MC_GID_INDEX" is
             // the index it chose holding no GID (an all-zero entry): the same want of a usable GID.
             let version_unreadable = lower.contains("ncclibrocegetversionnum") && lower.contains("failed");
-            if lower.contains("no suitable gid") || version_unreadable || lower.contains("gid is null") {
+            // UCX's UD transport on a RoCE port asserting that its GID is IPv4-mapped ("ud_iface.c:378
+            // Assertion `local_gid_u16[5] == 0xffff' failed", openucx/ucx#5045): it takes the peer
+            // address from the GID, so the index UCX chose (0, a link-local fe80:: GID, on an rxe
+            // port) holds no RoCE v2 IPv4 address; UCX_IB_GID_INDEX picks one that does.
+            let gid_not_ipv4_mapped = lower.contains("local_gid_u16[5] == 0xffff");
+            if lower.contains("no suitable gid")
+                || version_unreadable
+                || lower.contains("gid is null")
+                || gid_not_ipv4_mapped
+            {
                 facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
                 facts.push(Fact::new("rdma.no_suitable_gid").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -5644,6 +5654,17 @@ mod tests {
         assert_eq!(found[0].evidence[1].line, 5);
         let own = ">>> z = torch.zeros(2).to('cuda:0')\n>>> z.to('cuda:0')\ntensor([0., 0.], device='cuda:0')\n";
         assert!(parse("f", own).iter().all(|f| f.name != "pcie.p2p_stalled"));
+    }
+
+    /// openucx/ucx#5045 (heldout349): UCX's UD transport asserting an IPv4-mapped GID on an rxe
+    /// port whose index 0 is link-local. Another of UCX's assertions is not a GID's.
+    #[test]
+    fn ucx_asserting_an_ipv4_mapped_gid_is_a_gid_without_an_address() {
+        let log = "[server:219528:0:219528]    ud_iface.c:378  Assertion `local_gid_u16[5] == 0xffff' failed\n";
+        let names: Vec<String> = parse("f", log).into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["rdma.roce", "rdma.no_suitable_gid"]);
+        let other = "[server:1:0:1]    ud_iface.c:378  Assertion `iface->tx.skb != NULL' failed\n";
+        assert!(parse("f", other).iter().all(|f| f.name != "rdma.no_suitable_gid"));
     }
 
     /// aws-neuron/aws-neuron-sdk#779 (heldout346): two Trainium ranks loaded graphs with different
