@@ -427,9 +427,10 @@ fn stacks_in_a_collective(file: &str, text: &str) -> Option<Fact> {
     if !text.contains("distributed_c10d.py") || !text.contains("Thread ") {
         return None;
     }
-    // Each dump: whether its innermost torch.distributed frame was found, and where.
+    // The dumps, those standing in a torch.distributed frame, and the first such frame.
     let mut threads = 0usize;
-    let mut waiting: Vec<(String, Evidence)> = Vec::new();
+    let mut waiting = 0usize;
+    let mut first: Option<(&str, Evidence)> = None;
     let mut in_thread = false;
     let mut thread_waits = false;
     for (line_no, raw) in numbered_lines(text) {
@@ -456,13 +457,12 @@ fn stacks_in_a_collective(file: &str, text: &str) -> Option<Fact> {
         };
         if raw.contains("distributed_c10d.py:") {
             thread_waits = true;
-            if waiting.len() < 4096 {
-                waiting.push((function.to_string(), Evidence::new(file, line_no, raw)));
-            }
+            waiting += 1;
+            first.get_or_insert_with(|| (function, Evidence::new(file, line_no, raw)));
         }
     }
-    let (function, first) = waiting.first()?.clone();
-    let elsewhere = threads.saturating_sub(waiting.len());
+    let (function, first) = first?;
+    let elsewhere = threads.saturating_sub(waiting);
     let others = if elsewhere == 0 {
         "every dumped thread stands in one".to_string()
     } else {
@@ -473,8 +473,7 @@ fn stacks_in_a_collective(file: &str, text: &str) -> Option<Fact> {
             .attr(
                 "text",
                 format!(
-                    "py-spy: {} of {threads} dumped threads wait in torch.distributed's {function} (distributed_c10d.py); {others}",
-                    waiting.len()
+                    "py-spy: {waiting} of {threads} dumped threads wait in torch.distributed's {function} (distributed_c10d.py); {others}"
                 ),
             )
             .evidence(first),

@@ -4453,10 +4453,10 @@ fn peer_copy_read_zeros(file: &str, text: &str) -> Option<Fact> {
             .collect();
         (!numbers.is_empty()).then(|| (numbers.iter().all(|n| *n == 0.0), device))
     };
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     let mut devices_with_values: BTreeSet<String> = BTreeSet::new();
-    for window in lines.windows(2) {
-        let ((_, command), (line_no, result)) = (window[0], window[1]);
+    let mut previous: Option<(usize, &str)> = None;
+    for (line_no, result) in numbered_lines(text) {
+        let Some((command_line, command)) = previous.replace((line_no, result)) else { continue };
         let Some((zeros, device)) = printed(result) else { continue };
         if !zeros {
             devices_with_values.insert(device);
@@ -4470,7 +4470,7 @@ fn peer_copy_read_zeros(file: &str, text: &str) -> Option<Fact> {
                 Fact::new("pcie.p2p_stalled")
                     .attr("device", format!("the PCIe path between the GPUs (a tensor copied to {device} read zeros)"))
                     .attr("text", result.trim())
-                    .evidence(Evidence::new(file, window[0].0, command))
+                    .evidence(Evidence::new(file, command_line, command))
                     .evidence(Evidence::new(file, line_no, result)),
             );
         }
