@@ -538,6 +538,10 @@ const RDMA_MODULES: [&str; 13] = [
 /// Most uplinks ESXi's flapping reports are read for: no host has more ports than this.
 const MAX_FLAPPING_UPLINKS: usize = 64;
 
+/// Lines read as a port without a usable GID (No suitable GID, UCX's IPv4-mapped GID assertion,
+/// NCCL's unreadable GID type): the first of them name the port and index; every rank repeats them.
+const UNUSABLE_GID_LINES_KEPT: usize = 16;
+
 /// Whether a line holds two numbers compared as unequal in parentheses of their own, "(240.000000
 /// != 480.000000)": a value found against the value expected.
 fn numbers_compared_unequal(line: &str) -> bool {
@@ -1027,6 +1031,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut queue_pair_read = false;
     let mut no_resources_read = false;
     let mut storage_target_read = false;
+    // The lines read as a port without a usable GID: every rank (and every UCX worker) repeats
+    // them, so the first few are the evidence and the rest add nothing but memory.
+    let mut unusable_gid_lines = 0usize;
     let mut topology_warning: Option<usize> = None;
     // The slots a platform firmware reported a PCIe error for.
     let mut firmware_slots: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
@@ -2803,8 +2810,11 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 || lower.contains("gid is null")
                 || gid_not_ipv4_mapped
             {
-                facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
-                facts.push(Fact::new("rdma.no_suitable_gid").attr("text", trimmed).evidence(evidence()));
+                if unusable_gid_lines < UNUSABLE_GID_LINES_KEPT {
+                    unusable_gid_lines += 1;
+                    facts.push(Fact::new("rdma.roce").attr("nic", "unknown").evidence(evidence()));
+                    facts.push(Fact::new("rdma.no_suitable_gid").attr("text", trimmed).evidence(evidence()));
+                }
                 continue;
             }
             // The program's own shared memory refused: Python multiprocessing's semaphores live in
@@ -5665,6 +5675,16 @@ mod tests {
         assert_eq!(names, ["rdma.roce", "rdma.no_suitable_gid"]);
         let other = "[server:1:0:1]    ud_iface.c:378  Assertion `iface->tx.skb != NULL' failed\n";
         assert!(parse("f", other).iter().all(|f| f.name != "rdma.no_suitable_gid"));
+    }
+
+    /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
+    /// the rest are not turned into facts (100,000 of them held 286 MB before).
+    #[test]
+    fn a_gid_complaint_repeated_by_every_rank_is_kept_for_its_first_lines() {
+        let line = "[server:219528:0:219528]    ud_iface.c:378  Assertion `local_gid_u16[5] == 0xffff' failed\n";
+        let facts = parse("f", &line.repeat(1000));
+        let kept = facts.iter().filter(|f| f.name == "rdma.no_suitable_gid").count();
+        assert_eq!(kept, UNUSABLE_GID_LINES_KEPT);
     }
 
     /// aws-neuron/aws-neuron-sdk#779 (heldout346): two Trainium ranks loaded graphs with different
