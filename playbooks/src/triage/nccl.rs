@@ -655,8 +655,10 @@ struct Observations {
     socket_transports: BTreeMap<String, SocketTransport>,
     /// Host -> the out-of-band (bootstrap) interface its NET/IB line names ("OOB ibp75s0:...").
     oob_interfaces: BTreeMap<String, (String, Evidence)>,
-    /// Host -> the first failed call in NCCL's bootstrap (an INFO trace "bootstrap.cc:270 -> 2").
-    bootstrap_failures: BTreeMap<String, Evidence>,
+    /// Host -> the first failed call in NCCL's bootstrap (an INFO trace "bootstrap.cc:270 -> 2"):
+    /// whether it was the socket layer's (misc/socket.cc: a connect, accept or send), whether a
+    /// bootstrap.cc trace came after it (the socket was the bootstrap's own), and the line.
+    bootstrap_failures: BTreeMap<String, BootstrapFailure>,
     /// Hosts already reported for a channel over a suspect socket interface.
     suspect_channel: BTreeSet<String>,
     /// Hosts already reported as RoCE from a GID NCCL printed.
@@ -873,7 +875,13 @@ fn graph_capture_build(seen: &Observations, analysis: &mut Analysis) {
 /// usage, 6 remote error). The file and the code, or `None` for any other message.
 fn failed_call(message: &str) -> Option<(&str, u32)> {
     let (place, code) = message.trim().split_once(" -> ")?;
-    let code: u32 = code.trim().parse().ok()?;
+    // SYSCHECK's trace adds the call's strerror ("misc/socket.cc:505 -> 2 (Operation now in
+    // progress)", include/checks.h); the other traces end at the code.
+    let (code, reason) = code.trim().split_once(' ').unwrap_or((code.trim(), ""));
+    if !(reason.is_empty() || reason.starts_with('(')) {
+        return None;
+    }
+    let code: u32 = code.parse().ok()?;
     let (file, line) = place.rsplit_once(':')?;
     let source = [".cc", ".cu", ".h", ".cpp"].iter().any(|e| file.ends_with(e));
     (source && code != 0 && line.chars().all(|c| c.is_ascii_digit())).then_some((file, code))
@@ -910,9 +918,28 @@ fn garbled_peer_addresses(seen: &Observations, analysis: &mut Analysis) {
     }
 }
 
+/// The first failed call of NCCL's bootstrap on a host (see `Observations::bootstrap_failures`).
+#[derive(Debug)]
+struct BootstrapFailure {
+    socket: bool,
+    through_bootstrap: bool,
+    first: Evidence,
+}
+
 fn failed_bootstraps(seen: &Observations, analysis: &mut Analysis) {
-    for (host, failure) in &seen.bootstrap_failures {
-        analysis.push(Fact::new("nccl.bootstrap_failed").host(host).evidence(failure.clone()));
+    for (host, BootstrapFailure { socket, through_bootstrap, first: failure }) in &seen.bootstrap_failures {
+        // A trace that begins in the socket layer and climbs through bootstrap.cc is the
+        // bootstrap's own connection failing (socketPollConnect's SYSCHECK "misc/socket.cc:505 -> 2
+        // (Operation now in progress)", then "bootstrap.cc:275 -> 2": the connect to the root's
+        // address never completed, pytorch/pytorch#131781); one that begins in bootstrap.cc is the
+        // exchange over a connection made, and a socket trace without bootstrap.cc above it is
+        // another socket's (the proxy's, a transport's).
+        let call = match (socket, through_bootstrap) {
+            (true, true) => "connect",
+            (true, false) => "socket",
+            (false, _) => "bootstrap",
+        };
+        analysis.push(Fact::new("nccl.bootstrap_failed").host(host).attr("call", call).evidence(failure.clone()));
         let docker = seen
             .docker_bridges
             .get(host)
@@ -1338,8 +1365,15 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     if let Some((file, _)) = failed_call(message) {
         // The bootstrap's own calls, and the socket layer under it and the socket transport
         // (misc/socket.cc: a connect, accept or send that failed).
-        if file.ends_with("bootstrap.cc") || super::catalogue::family(file) == "socket" {
-            seen.bootstrap_failures.entry(host.clone()).or_insert_with(|| evidence.clone());
+        let socket = super::catalogue::family(file) == "socket";
+        let bootstrap = file.ends_with("bootstrap.cc");
+        if bootstrap || socket {
+            let failure = seen.bootstrap_failures.entry(host.clone()).or_insert_with(|| BootstrapFailure {
+                socket,
+                through_bootstrap: false,
+                first: evidence.clone(),
+            });
+            failure.through_bootstrap |= failure.socket && bootstrap;
         }
     }
     // "Channel 00 : 1[18000] -> 0[18000] [send] via NET/Socket/1": a channel over interface 1 of
@@ -3094,6 +3128,32 @@ mod tests {
         assert!(names(&old_driver).iter().any(|n| n == "nccl.cuda_version"));
         let no_driver: String = log.lines().skip(1).map(|l| format!("{l}\n")).collect();
         assert!(names(&no_driver).iter().any(|n| n == "nccl.cuda_version"));
+    }
+
+    /// pytorch/pytorch#131781 (heldout355): a socket connect that failed inside the bootstrap (the
+    /// socket layer's trace, then bootstrap.cc's) is the bootstrap's connection; the same socket
+    /// trace climbing through the proxy (NVIDIA/nccl#706) is another socket's.
+    #[test]
+    fn a_socket_failure_under_the_bootstrap_is_its_connection() {
+        let calls = |text: &str| -> Vec<String> {
+            let mut analysis = Analysis::default();
+            analyze(&[parse("job.log", text)], &mut analysis);
+            analysis
+                .facts
+                .iter()
+                .filter(|f| f.name == "nccl.bootstrap_failed")
+                .filter_map(|f| f.get("call").map(str::to_string))
+                .collect()
+        };
+        let connect = "g105:26921:27058 [0] NCCL INFO misc/socket.cc:505 -> 2 (Operation now in progress)\n\
+                       g105:26921:27058 [0] NCCL INFO misc/socket.cc:570 -> 2\n\
+                       g105:26921:27058 [0] NCCL INFO bootstrap.cc:275 -> 2\n\
+                       g105:26921:27058 [0] NCCL INFO init.cc:1493 -> 2\n";
+        assert_eq!(calls(connect), ["connect"]);
+        let proxy = "worker-23:83:2526 [0] NCCL INFO misc/socket.cc:520 -> 2\n\
+                     worker-23:83:2520 [0] NCCL INFO transport/net.cc:870 -> 2\n\
+                     worker-23:83:2520 [0] NCCL INFO proxy.cc:494 -> 2\n";
+        assert_eq!(calls(proxy), ["socket"]);
     }
 
     /// INFO lines and socket failures that decide a diagnosis (corpus cases named).

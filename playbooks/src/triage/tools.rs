@@ -860,6 +860,12 @@ fn undefined_symbol(line: &str) -> Option<&str> {
 
 /// A client's or protocol's word that its peer runs another release: "RPC server version
 /// mismatch", "client version mismatch", "protocol version mismatch" (lower-case input).
+/// Whether the input names a DCGM client that carries its own bindings to the library:
+/// dcgm-exporter and the go-dcgm package it is built on.
+fn dcgm_bindings_client(text: &str) -> bool {
+    ["dcgm-exporter", "go-dcgm", "dcgm_exporter"].iter().any(|name| text.contains(name))
+}
+
 fn client_server_version_mismatch(lower: &str) -> bool {
     let Some(at) = lower.find("version mismatch") else { return false };
     let before = &lower[..at];
@@ -975,6 +981,12 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A Gloo mesh connection failed; its loopback addresses follow on the next lines.
     let mut gloo_failed = false;
     let mut gloo_loopback_seen = false;
+    // Gloo's refusal of a peer whose address is of another family, read once (every pair says it).
+    let mut gloo_families_read = false;
+    // Whether the input is a program that brings its own DCGM bindings (looked for once).
+    let dcgm_bindings: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    // DCGM's API version mismatch of such a program, read once (every call it makes fails so).
+    let mut dcgm_mismatch_read = false;
     // Gloo's warning that it fell back to loopback, until its mesh fails.
     let mut gloo_fallback: Option<Evidence> = None;
     // A transfer engine said a port it opened is not Active (its later "no device" follows from it).
@@ -2612,6 +2624,25 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // llama.cpp's RPC back end, ggml-rpc.cpp; a protocol's or client's "version mismatch"):
             // the two ends run different builds. Not NVML's "Driver/library version mismatch" (the
             // driver's, read elsewhere) nor an API's version, which is one program's own libraries.
+            // DCGM's DCGM_ST_VER_MISMATCH ("API version mismatch", dcgmErrorString) returned to a
+            // program that brings its own DCGM bindings: each request carries the struct version
+            // its bindings were built with, and the library it loaded is of another release
+            // (dcgm-exporter's "Error getting device busid: API version mismatch": its go-dcgm
+            // bindings, NVIDIA/dcgm-exporter#80, mended by an image whose bindings match). dcgmi
+            // ships with the library, so its own "Return: API version mismatch" is not read so
+            // (NVIDIA/DCGM#314: dcgmi and the host engine of one build).
+            if lower.contains("api version mismatch") && *dcgm_bindings.get_or_init(|| dcgm_bindings_client(text)) {
+                if std::mem::replace(&mut dcgm_mismatch_read, true) {
+                    continue;
+                }
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "DCGM bindings and the DCGM library")
+                        .attr("values", format!("the program's DCGM bindings (dcgm-exporter's go-dcgm) and the DCGM library it loaded are of different releases ({trimmed})"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             if client_server_version_mismatch(&lower) {
                 facts.push(
                     Fact::new("peers.mismatch")
@@ -3483,6 +3514,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 trimmed,
                 evidence(),
             ));
+            continue;
+        }
+        // Gloo's check, as it pairs two ranks, that both ends' addresses are of one family
+        // ("[enforce fail at .../gloo/transport/tcp/device.cc:276] ss1.ss_family == ss2.ss_family.
+        // 2 vs 10", Device::isInitiator: 2 is AF_INET, 10 AF_INET6; pytorch/pytorch#135355): one
+        // rank bound an IPv4 address and its peer an IPv6 one, because each took the address its
+        // host name (or a wildcard MASTER_ADDR) resolved to. GLOO_SOCKET_IFNAME, or a host address
+        // of one family on every rank, makes them agree.
+        if gloo && !gloo_families_read && lower.contains("ss_family == ss2.ss_family") {
+            gloo_families_read = true;
+            let iface = "the one each rank's host name resolved to (IPv4 on one rank, IPv6 on its peer: set GLOO_SOCKET_IFNAME)";
+            facts.extend(gloo_interface(iface, None, trimmed, evidence()));
             continue;
         }
         // ProcessGroupGloo's own warning that it could not resolve the host name to a local
@@ -5675,6 +5718,37 @@ mod tests {
         assert_eq!(names, ["rdma.roce", "rdma.no_suitable_gid"]);
         let other = "[server:1:0:1]    ud_iface.c:378  Assertion `iface->tx.skb != NULL' failed\n";
         assert!(parse("f", other).iter().all(|f| f.name != "rdma.no_suitable_gid"));
+    }
+
+    /// pytorch/pytorch#135355 (heldout355): Gloo pairing a rank of an IPv4 address with one of an
+    /// IPv6 address, read once as Gloo's interface choice. Gloo's check of another kind at the same
+    /// device is not a family's.
+    #[test]
+    fn gloo_ranks_on_addresses_of_two_families_are_the_interface_it_chose() {
+        let log = "[rank0]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:276] ss1.ss_family == ss2.ss_family. 2 vs 10\n\
+                   [rank1]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:276] ss1.ss_family == ss2.ss_family. 10 vs 2\n";
+        let suspects: Vec<Fact> =
+            parse("f", log).into_iter().filter(|f| f.name == "nccl.socket_iface_suspect").collect();
+        assert_eq!(suspects.len(), 1, "{suspects:?}");
+        assert!(suspects[0].get("iface").is_some_and(|iface| iface.contains("IPv6")));
+        assert_eq!(suspects[0].evidence[0].line, 1);
+        let other = "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:276] ss1.ss_len == ss2.ss_len. 16 vs 28\n";
+        assert!(parse("f", other).iter().all(|f| f.get("iface").is_none_or(|iface| !iface.contains("IPv6"))));
+    }
+
+    /// NVIDIA/dcgm-exporter#80 (heldout361): the exporter's go-dcgm bindings and the DCGM library of
+    /// two releases. dcgmi's own "API version mismatch" (NVIDIA/DCGM#314) is not read so.
+    #[test]
+    fn dcgm_exporters_api_version_mismatch_is_its_bindings_against_the_library() {
+        let log = "time=\"2022-07-19T14:22:40Z\" level=info msg=\"Starting dcgm-exporter\"\n\
+                   time=\"2022-07-19T14:22:41Z\" level=fatal msg=\"Error getting device busid: API version mismatch\"\n";
+        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "peers.mismatch").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 2);
+        let repeated = format!("{log}{}", log.lines().nth(1).unwrap_or_default());
+        assert_eq!(parse("f", &repeated).iter().filter(|f| f.name == "peers.mismatch").count(), 1);
+        let dcgmi = "$ dcgmi health --set a\nError: Unable to set health watches. Return: API version mismatch\n";
+        assert!(parse("f", dcgmi).iter().all(|f| f.name != "peers.mismatch"));
     }
 
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,

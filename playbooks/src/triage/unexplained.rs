@@ -353,10 +353,16 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
         // second job's store on the same default port) is a cause the line states and no playbook
         // names: it stays an error line to quote, not a failure of the distributed stack whose
         // cause the inputs do not show; so does the store's "failed to listen on any local network
-        // address" that follows from it.
-        let port_taken = text.contains("Address already in use");
-        let from_the_port =
-            |line: &str| line.contains("Address already in use") || (port_taken && line.contains("failed to listen"));
+        // address" that follows from it. A port the process may not bind is the same (EACCES,
+        // "errno: 13 - Permission denied": a port below 1024 without CAP_NET_BIND_SERVICE,
+        // ip(7); KimMeen/Time-LLM#20's MASTER_PORT 97).
+        let refused_bind = |line: &str| line.contains("failed to bind") && line.contains("Permission denied");
+        let port_taken = text.contains("Address already in use") || text.lines().any(refused_bind);
+        let from_the_port = |line: &str| {
+            line.contains("Address already in use")
+                || refused_bind(line)
+                || (port_taken && line.contains("failed to listen"))
+        };
         lines.retain(|(number, line)| match super::catalogue::lookup_torch(line).filter(|_| !from_the_port(line)) {
             Some(entry) => {
                 facts.push(torch_fact(entry, Evidence::new(name, *number, line), rendezvous_done));
@@ -789,6 +795,20 @@ mod tests {
         assert!(!found.iter().any(|f| f.name == "pytorch.error"), "{found:?}");
         let lines = found.iter().find(|f| f.name == "input.error_lines").expect("quoted");
         assert_eq!(lines.get("count"), Some("2"));
+    }
+
+    /// KimMeen/Time-LLM#20 (heldout356): the store told to listen on port 97, which an unprivileged
+    /// process may not bind (EACCES). The line says why; a store that failed to listen without a
+    /// refused bind is still PyTorch's known failure.
+    #[test]
+    fn a_port_the_process_may_not_bind_is_quoted_not_passed_as_a_hang() {
+        let text = "[W socket.cpp:426] [c10d] The server socket has failed to bind to 0.0.0.0:97 (errno: 13 - Permission denied).\n[E socket.cpp:462] [c10d] The server socket has failed to listen on any local network address.\n";
+        let found = facts_of(text);
+        assert!(!found.iter().any(|f| f.name == "pytorch.error"), "{found:?}");
+        let lines = found.iter().find(|f| f.name == "input.error_lines").expect("quoted");
+        assert_eq!(lines.get("count"), Some("2"));
+        let alone = "[E socket.cpp:462] [c10d] The server socket has failed to listen on any local network address.\n";
+        assert!(facts_of(alone).iter().any(|f| f.name == "pytorch.error"));
     }
 
     /// The linux-rdma list (heldout138): a kernel warning's header and a net device the kernel
