@@ -59,6 +59,20 @@ fn oom_killed(line: &str) -> Option<&str> {
     training.then_some(name)
 }
 
+/// The training process that invoked the OOM killer in its memory cgroup, where the input does not
+/// name the process killed (see `oom_killed`, which reads that line when it is there).
+fn oom_invoker<'a>(line: &'a str, text: &str) -> Option<&'a str> {
+    let name = line.split(" invoked oom-killer").next()?.rsplit(|c: char| c.is_whitespace() || c == ']').next()?;
+    let lower = name.to_ascii_lowercase();
+    let training = lower.starts_with("python")
+        || lower.starts_with("pt_")
+        || lower.starts_with("ray::")
+        || ["torchrun", "deepspeed", "accelerate"].iter().any(|n| lower.contains(n));
+    let in_cgroup = text.contains("mem_cgroup_out_of_memory") || text.contains("Memory cgroup out of memory");
+    let victim_named = text.contains("Killed process ") || text.contains("Kill process ");
+    (training && in_cgroup && !victim_named).then_some(name)
+}
+
 /// A job's own word that it finished well: MLPerf's logger ending the run (`:::MLLOG {"key":
 /// "run_stop", ... "status": "success"}`, mlcommons/logging), nccl-tests' closing check ("# Out of
 /// bounds values : 0 OK"), torchrun's agent ("worker group successfully finished"), PyTorch
@@ -144,6 +158,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut host: Option<String> = None;
     let mut rank: Option<String> = None;
     let mut root_cause_seen = false;
+    // The OOM killer's report header, read once (each kill prints one).
+    let mut oom_invoker_read = false;
     let mut node_failure_read = false;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
@@ -236,6 +252,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .evidence(evidence()),
             );
             continue;
+        }
+        // The header of the OOM killer's report ("python invoked oom-killer: gfp_mask=...",
+        // mm/oom_kill.c dump_header) where the report's end, the line naming the process killed,
+        // is not in the input (a paste cut after the stack, NVIDIA/DALI#585): a training process
+        // ran its host out of memory; in a memory cgroup (mem_cgroup_out_of_memory in the stack),
+        // the victim is one of that cgroup's tasks, the job's own. Read once.
+        if !oom_invoker_read && trimmed.contains("invoked oom-killer") {
+            oom_invoker_read = true;
+            if let Some(name) = oom_invoker(trimmed, text) {
+                facts.push(
+                    Fact::new("process.died")
+                        .attr("signal", 9)
+                        .attr("text", format!("{name} ran its memory cgroup out of memory and the kernel's OOM killer killed one of its tasks (the line naming the task is not in the input)"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
         }
         if let Some(name) = oom_killed(trimmed) {
             facts.push(
@@ -622,6 +655,23 @@ Root Cause (first observed failure):
         assert_eq!(parse("dmesg", kernel).len(), 2);
         let slurm = "slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.\n";
         assert_eq!(parse("slurm.out", slurm)[0].name, "process.died");
+    }
+
+    /// NVIDIA/DALI#585 (heldout368): a training process invoking the OOM killer in its memory
+    /// cgroup, the paste cut before the line naming the task killed. Where that line is there it is
+    /// read instead, and a global OOM (no memory cgroup) names no victim of the job.
+    #[test]
+    fn a_training_process_that_invoked_the_oom_killer_in_its_cgroup_lost_a_task() {
+        let header = "[2612362.231458] python invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), order=0, oom_score_adj=829\n";
+        let stack = "[2612362.231487]  mem_cgroup_out_of_memory+0x4b/0x80\n";
+        let facts = parse("dmesg", &format!("{header}{stack}"));
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!((facts[0].name.as_str(), facts[0].evidence[0].line), ("process.died", 1));
+        let named = format!(
+            "{header}{stack}[2612362.231600] Memory cgroup out of memory: Killed process 9 (sshd) total-vm:1kB\n"
+        );
+        assert!(parse("dmesg", &named).is_empty());
+        assert!(parse("dmesg", header).is_empty());
     }
 
     /// msr-fiddle/pipedream#76: SIGBUS in NCCL's thread in a container with the default /dev/shm.

@@ -15,6 +15,7 @@ fn rare_phrases() -> &'static regex::Regex {
     PHRASES.get_or_init(|| {
         let phrases = [
             "taking down physical nic ",
+            "custom_all_reduce",
             "unable to contact slurm controller",
             "not ready endpoints:",
             "cannot be used for peer-to-peer dma",
@@ -987,6 +988,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let dcgm_bindings: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // DCGM's API version mismatch of such a program, read once (every call it makes fails so).
     let mut dcgm_mismatch_read = false;
+    // The IPC all-reduce's failure under expandable segments, read once; whether the input sets them.
+    let mut custom_all_reduce_read = false;
+    let expandable_segments: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // Gloo's warning that it fell back to loopback, until its mesh fails.
     let mut gloo_fallback: Option<Evidence> = None;
     // A transfer engine said a port it opened is not Active (its later "no device" follows from it).
@@ -1810,6 +1814,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // in front of it) refuses the peer mapping; and any CUDA failure NCCL's P2P transport
             // reports from its own file (src/transport/p2p.cc: the IPC handles, peer access and
             // cuMem imports it makes), as RCCL's hipified build prints it too.
+            // The IPC all-reduce of vLLM and SGLang (csrc/custom_all_reduce.cuh exports and opens
+            // its buffers with cudaIpcGetMemHandle/cudaIpcOpenMemHandle) failing with 'invalid
+            // argument' where PyTorch's allocator runs with expandable segments: those are mapped
+            // with cuMemCreate/cuMemMap, which the legacy IPC calls cannot export
+            // (vllm-project/vllm#42609: mended by dropping expandable_segments or
+            // --disable-custom-all-reduce). Read once.
+            if !custom_all_reduce_read
+                && lower.contains("custom_all_reduce")
+                && lower.contains("invalid argument")
+                && *expandable_segments.get_or_init(|| text.contains("expandable_segments:True"))
+            {
+                custom_all_reduce_read = true;
+                let text = format!(
+                    "{trimmed} (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: memory the IPC calls cannot export)"
+                );
+                facts.push(Fact::new("gpu.ipc_refused").attr("text", text).evidence(evidence()));
+                continue;
+            }
             if lower.contains("mapping of buffer object failed")
                 || (lower.contains("transport/p2p.cc") && lower.contains("cuda failure"))
             {
@@ -3729,6 +3751,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 .evidence(evidence),
         );
     }
+    facts.extend(peer_memory_not_listed(file, text));
     if let (Some(command), false) = (acs_read, acs_redirecting.is_empty()) {
         let mut fact = Fact::new("pcie.acs_redirect")
             .attr("device", format!("{} switch ports read by setpci", acs_redirecting.len()))
@@ -3739,6 +3762,66 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         facts.push(fact);
     }
     facts
+}
+
+/// A shell transcript that asked `lsmod` for the peer-memory module and got nothing back ("# lsmod |
+/// grep nvidia_peermem" followed by the next prompt, NVIDIA/nccl#988): neither nvidia_peermem nor
+/// nv_peer_mem is loaded, so the NIC cannot reach GPU memory and NCCL stages every inter-node
+/// transfer through host memory (DMA-BUF aside, which NCCL uses only from 2.13 with a kernel and
+/// driver that allow it). Not read where the module's own row is listed, a search printed
+/// anything, or NCCL's channels say GPUDirect RDMA is in use.
+fn peer_memory_not_listed(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("lsmod") || text.contains("/GDRDMA") || text.contains("GPU Direct RDMA Enabled") {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut searches = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        if matches!(line.split_whitespace().next(), Some("nvidia_peermem" | "nv_peer_mem")) {
+            return None;
+        }
+        let lower = line.to_ascii_lowercase();
+        let searched = lower.contains("lsmod")
+            && lower.contains("grep")
+            && ["peermem", "peer_mem", "peer-mem"].iter().any(|name| lower.contains(name));
+        if !searched {
+            continue;
+        }
+        let answered = lines.get(index + 1).is_some_and(|next| !next.trim().is_empty() && !shell_prompt(next));
+        if answered {
+            return None;
+        }
+        if searches.len() < 4 {
+            searches.push(Evidence::new(file, index + 1, line));
+        }
+    }
+    let first = searches.first()?.clone();
+    let mut fact = Fact::new("nccl.gdr_disabled")
+        .attr(
+            "nic",
+            "every NIC (the peer-memory module is not loaded: `lsmod` lists neither nvidia_peermem nor nv_peer_mem)",
+        )
+        .attr("text", first.text.trim())
+        .evidence(first);
+    for search in searches.into_iter().skip(1) {
+        fact = fact.evidence(search);
+    }
+    Some(fact)
+}
+
+/// Whether a line is a shell's prompt, with or without a command after it: "[root@gpu3 ~]#",
+/// "(env) [user@host dir]$ cmd", "user@host:~$ cmd", "$ cmd", "# cmd".
+fn shell_prompt(line: &str) -> bool {
+    let trimmed = line.trim();
+    trimmed.ends_with("]#")
+        || trimmed.ends_with("]$")
+        || trimmed.contains("]# ")
+        || trimmed.contains("]$ ")
+        || trimmed.starts_with("$ ")
+        || trimmed.starts_with("# ")
+        || trimmed == "$"
+        || trimmed == "#"
+        || (trimmed.contains('@') && (trimmed.contains(":~$") || trimmed.contains(":~#") || trimmed.ends_with('$')))
 }
 
 /// Gloo's mesh that failed over the interface `iface` names: the interface suspect (with the
@@ -5749,6 +5832,36 @@ mod tests {
         assert_eq!(parse("f", &repeated).iter().filter(|f| f.name == "peers.mismatch").count(), 1);
         let dcgmi = "$ dcgmi health --set a\nError: Unable to set health watches. Return: API version mismatch\n";
         assert!(parse("f", dcgmi).iter().all(|f| f.name != "peers.mismatch"));
+    }
+
+    /// vllm-project/vllm#42609 (heldout362): the IPC all-reduce refused its buffers under
+    /// expandable segments, read once. The same error without them is not read so.
+    #[test]
+    fn the_ipc_all_reduce_refused_under_expandable_segments_is_ipc_refused() {
+        let log = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512\n\
+                   Failed: Cuda error custom_all_reduce.cuh:455 'invalid argument'\n\
+                   Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'\n";
+        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "gpu.ipc_refused").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 2);
+        let plain = "Failed: Cuda error custom_all_reduce.cuh:455 'invalid argument'\n";
+        assert!(parse("f", plain).iter().all(|f| f.name != "gpu.ipc_refused"));
+    }
+
+    /// NVIDIA/nccl#988 (heldout367): `lsmod | grep` for both peer-memory modules printing nothing.
+    /// A search that printed the module's row, and a log whose channels use GPUDirect RDMA, are
+    /// not read so.
+    #[test]
+    fn lsmod_finding_no_peer_memory_module_is_gpudirect_rdma_off() {
+        let transcript = "(pytorch) [root@gpu3 ~]# lsmod | grep nvidia_peermem\n(pytorch) [root@gpu3 ~]# lsmod | grep nv_peer_mem\n(pytorch) [root@gpu3 ~]#\n";
+        let found: Vec<Fact> = parse("f", transcript).into_iter().filter(|f| f.name == "nccl.gdr_disabled").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence.len(), 2);
+        let loaded = "$ lsmod | grep peermem\nnvidia_peermem         16384  0\n";
+        assert!(parse("f", loaded).iter().all(|f| f.name != "nccl.gdr_disabled"));
+        let in_use =
+            format!("{transcript}n1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n");
+        assert!(parse("f", &in_use).iter().all(|f| f.name != "nccl.gdr_disabled"));
     }
 
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
