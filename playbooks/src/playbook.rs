@@ -158,6 +158,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nvidia-smi nvlink -s shows links up, and NCCL_P2P_LEVEL=LOC or NCCL_P2P_DISABLE=1 keeps NCCL off them",
     ),
     (
+        "nccltests.independent_jobs",
+        "hosts text host",
+        "nccl-tests processes of one launch on several hosts each listing themselves as the same rank (built without MPI=1)",
+    ),
+    (
         "process.waiting_in_collective",
         "text",
         "py-spy dumps with threads standing inside a torch.distributed collective (distributed_c10d.py), how many of the dumped threads",

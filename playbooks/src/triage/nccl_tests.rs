@@ -13,7 +13,10 @@ const MAX_WRONG_ROWS: usize = 64;
 /// Facts from the result rows and the footer of one input. Rows with `#wrong` 0 (or `N/A`, when data
 /// checking was off) produce nothing.
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
-    let mut facts: Vec<Fact> = processes_on_one_device(file, text).into_iter().collect();
+    // Processes sharing one GPU are the sharper reading of the same build without MPI; where none
+    // do, processes of one launch on several hosts each calling themselves one rank are read.
+    let mut facts: Vec<Fact> =
+        processes_on_one_device(file, text).or_else(|| processes_on_several_hosts(file, text)).into_iter().collect();
     // "# NCCL Tests compiled with NCCL 1.0": the tests built against NCCL 1.x, the single-process
     // library that NCCL 2 replaced in 2017 (no multi-process or multi-node support, no fixes since).
     let mut first_release: Option<Evidence> = None;
@@ -169,6 +172,56 @@ fn processes_on_one_device(file: &str, text: &str) -> Option<Fact> {
     );
     for (_, evidence) in pids.values().take(8) {
         fact = fact.evidence(evidence.clone());
+    }
+    Some(fact)
+}
+
+/// Processes of one launch (device lists with no result row between them) on several hosts that
+/// each list themselves as the same rank ("#  Rank  0 ... Pid 3591 on testgpu1" and "#  Rank  0 ...
+/// Pid 2451 on testgpu2" under one `mpirun -np 2 -H testgpu1,testgpu2`, NVIDIA/nccl-tests#182):
+/// the tests were built without MPI (MPI=1), so each process ran a job of its own GPUs, each
+/// printed its own table and "Avg bus bandwidth", and no figure crossed the hosts. Runs one after
+/// another in one file have their result rows between their lists, and are not read so.
+fn processes_on_several_hosts(file: &str, text: &str) -> Option<Fact> {
+    // rank -> pid -> (host, its line), for the launch being read.
+    let mut launch: Launch = BTreeMap::new();
+    type Launch<'a> = BTreeMap<&'a str, BTreeMap<&'a str, (&'a str, Evidence)>>;
+    fn independent(launch: &Launch<'_>) -> Option<(String, Vec<String>, Vec<Evidence>)> {
+        launch.iter().find_map(|(rank, pids)| {
+            let hosts: std::collections::BTreeSet<&str> = pids.values().map(|(host, _)| *host).collect();
+            (hosts.len() >= 2).then(|| {
+                let lines = pids.values().map(|(_, evidence)| evidence.clone()).collect();
+                (rank.to_string(), hosts.into_iter().map(str::to_string).collect(), lines)
+            })
+        })
+    }
+    let mut found = None;
+    for (line_no, raw) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+        if result_row(raw).is_some() {
+            found = found.or_else(|| independent(&launch));
+            launch.clear();
+            continue;
+        }
+        let tokens: Vec<&str> = raw.trim_start_matches('#').split_whitespace().collect();
+        if tokens.first() != Some(&"Rank") {
+            continue;
+        }
+        let after = |word: &str| tokens.iter().position(|t| *t == word).and_then(|at| tokens.get(at + 1).copied());
+        if let (Some(rank), Some(pid), Some(host)) = (tokens.get(1), after("Pid"), after("on")) {
+            launch.entry(rank).or_default().entry(pid).or_insert_with(|| (host, Evidence::new(file, line_no, raw)));
+        }
+    }
+    let (rank, hosts, mut lines) = found.or_else(|| independent(&launch))?;
+    lines.sort_by_key(|evidence| evidence.line);
+    let mut fact = Fact::new("nccltests.independent_jobs").host(&hosts[0]).attr("hosts", hosts.join(", ")).attr(
+        "text",
+        format!(
+            "nccl-tests processes on {} each run as rank {rank} of a job of their own: the tests were built without MPI (MPI=1), so each host measured only its own GPUs",
+            hosts.join(" and ")
+        ),
+    );
+    for evidence in lines.into_iter().take(8) {
+        fact = fact.evidence(evidence);
     }
     Some(fact)
 }
@@ -357,6 +410,34 @@ fn out_of_bounds(line: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NVIDIA/nccl-tests#182 (heldout373): mpirun starting nccl-tests built without MPI on two
+    /// hosts, both processes listing themselves as rank 0 before any row. The same file holding two
+    /// runs one after the other, and one job across both hosts, are not read so.
+    #[test]
+    fn processes_of_one_launch_on_several_hosts_each_rank_0_are_jobs_of_their_own() {
+        let rank = |r: u32, pid: u32, host: &str| {
+            format!("#  Rank  {r} Group  0 Pid {pid:>6} on {host:>10} device  {r} [0x03] NVIDIA A100-PCIE-40GB\n")
+        };
+        let row = "   268435456      67108864     float     sum      -1    55225    4.86    4.86      0    55242    4.86    4.86      0\n";
+        let launch = format!(
+            "# Using devices\n# Using devices\n{}{}{}{}{row}{row}",
+            rank(0, 3591, "testgpu1"),
+            rank(1, 3591, "testgpu1"),
+            rank(0, 2451, "testgpu2"),
+            rank(1, 2451, "testgpu2")
+        );
+        let found: Vec<Fact> =
+            parse("t", &launch).into_iter().filter(|f| f.name == "nccltests.independent_jobs").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].get("hosts"), Some("testgpu1, testgpu2"));
+        assert_eq!(found[0].evidence.iter().map(|e| e.line).collect::<Vec<_>>(), [3, 5]);
+        let one_after_another =
+            format!("# Using devices\n{}{row}# Using devices\n{}{row}", rank(0, 1, "a"), rank(0, 2, "b"));
+        assert!(parse("t", &one_after_another).iter().all(|f| f.name != "nccltests.independent_jobs"));
+        let one_job = format!("# Using devices\n{}{}{row}", rank(0, 1, "a"), rank(1, 2, "b"));
+        assert!(parse("t", &one_job).iter().all(|f| f.name != "nccltests.independent_jobs"));
+    }
 
     /// nccl-tests before 2.13 printed a maximum error instead of a count (nccl-tests#37): a row
     /// whose error is of the order of the values is wrong data, and the footer's total names it

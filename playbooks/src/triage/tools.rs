@@ -49,6 +49,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "is not available, please use",
             "no usable transports",
             "devices are busy or unavailable",
+            "failed to initialize the hccp process",
             "cudaerrordevicesunavailable",
             "not enumerated as an mlx5 device",
             "not an mlx5 device",
@@ -1629,6 +1630,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // unavailable", driver_types.h): the GPU is in Exclusive Process (or Prohibited) compute
             // mode and another process holds it, an earlier job's or a second rank's
             // (NVIDIA/DIGITS#2005, Summit's jsrun with six ranks on one resource set).
+            // Ascend's HCCL in the same words for its NPUs ("EJ0001: Failed to initialize the HCCP
+            // process. Reason: Maybe the last training process is running.", CANN's error code
+            // list; hiyouga/LLaMA-Factory#3839, mended by killing the earlier job's processes on the
+            // device): the device is still held by another process.
+            if lower.contains("failed to initialize the hccp process") && lower.contains("last training process") {
+                facts.push(
+                    Fact::new("gpu.shared_by_ranks")
+                        .attr("gpu", "unknown")
+                        .attr("text", format!("an earlier job's process still holds the device (\"{trimmed}\")"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             if lower.contains("devices are busy or unavailable") || lower.contains("cudaerrordevicesunavailable") {
                 facts.push(
                     Fact::new("gpu.shared_by_ranks")
@@ -5862,6 +5876,17 @@ mod tests {
         let in_use =
             format!("{transcript}n1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n");
         assert!(parse("f", &in_use).iter().all(|f| f.name != "nccl.gdr_disabled"));
+    }
+
+    /// hiyouga/LLaMA-Factory#3839 (heldout372): Ascend's HCCL finding its device still held by the
+    /// last training process. Another of HCCL's errors is not read so.
+    #[test]
+    fn hccl_finding_the_last_training_process_on_its_device_is_a_device_shared() {
+        let log = "EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.\n";
+        let found: Vec<Fact> = parse("f", log).into_iter().filter(|f| f.name == "gpu.shared_by_ranks").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let other = "EI0006: 2024-05-21-11:57:54.167.645 Getting socket times out. Reason: The remote server has not sent a request.\n";
+        assert!(parse("f", other).iter().all(|f| f.name != "gpu.shared_by_ranks"));
     }
 
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
