@@ -246,6 +246,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "c10d TCPStore/socket failing to connect or timing out (the rendezvous address or port is not reachable)",
     ),
     (
+        "network.store_port_unusable",
+        "port text",
+        "the port a rendezvous store (c10d TCPStore, HCCL's listen port) must listen on is held by another process or may not be bound (EADDRINUSE, EACCES)",
+    ),
+    (
         "perftest.connect_failed",
         "text",
         "perftest client 'Couldn't connect to HOST:18515' (its out-of-band TCP connection to the server)",

@@ -206,6 +206,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "gethostbyname failed",
             "communication error with rank",
             "rdma connection establishment failed",
+            "address already in use",
+            "failed to bind to",
+            "and specific port[",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -991,6 +994,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut dcgm_mismatch_read = false;
     // The IPC all-reduce's failure under expandable segments, read once; whether the input sets them.
     let mut custom_all_reduce_read = false;
+    // The store's port refused (in use, or not to be bound), read once: every rank's launcher says it.
+    let mut store_port_read = false;
+    let store_in_input: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let expandable_segments: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // Gloo's warning that it fell back to loopback, until its mesh fails.
     let mut gloo_fallback: Option<Evidence> = None;
@@ -2974,6 +2980,45 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                             .evidence(evidence()),
                     );
                 }
+                continue;
+            }
+            // The port a job's rendezvous store (or collective library) must listen on that it cannot
+            // have: c10d's TCPStore "The server socket has failed to bind to 0.0.0.0:29400 (errno: 98 -
+            // Address already in use)" (and PyTorch 1.x's bare "RuntimeError: Address already in use"
+            // from TCPStore), a second job or a second launcher on the same host holding the default
+            // port (hiyouga's and wenet's torchrun jobs, snowfall#152, Lightning#485); EACCES for a
+            // port below 1024 (ip(7): CAP_NET_BIND_SERVICE; KimMeen/Time-LLM#20); and Ascend's HCCL
+            // "listen on ip[...] and specific port[16666] fail. Please check ... whether the port is
+            // being used by other process" (vllm-project/vllm-ascend#4725, two instances on one
+            // host). The peers then have no store to reach. NCCL's own bind failing is another
+            // matter (its bootstrap binds an ephemeral port) and not read here. Read once.
+            let store_named = || {
+                *store_in_input
+                    .get_or_init(|| text.contains("TCPStore") || text.contains("c10d") || text.contains("rendezvous"))
+            };
+            // (c10d's socket.cpp quotes the errno; libibumad's "Failed to bind to the SA: Permission
+            // denied" is a management port, not a store's.)
+            let port_refused = (lower.contains("failed to bind to")
+                && lower.contains("(errno:")
+                && (lower.contains("address already in use") || lower.contains("permission denied")))
+                || (lower.contains("runtimeerror: address already in use") && store_named())
+                || (lower.contains("and specific port[") && lower.contains("fail"));
+            if port_refused && !store_port_read {
+                store_port_read = true;
+                let port = trimmed
+                    .split("specific port[")
+                    .nth(1)
+                    .and_then(|rest| rest.split(']').next())
+                    .or_else(|| {
+                        trimmed.split("failed to bind to ").nth(1)?.split_whitespace().next()?.rsplit(':').next()
+                    })
+                    .unwrap_or("the store's");
+                facts.push(
+                    Fact::new("network.store_port_unusable")
+                        .attr("port", port)
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
                 continue;
             }
             // PyTorch 1.x's TCPStore: "connect() timed out. Original timeout was 60000 ms." (the
@@ -5887,6 +5932,34 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         let other = "EI0006: 2024-05-21-11:57:54.167.645 Getting socket times out. Reason: The remote server has not sent a request.\n";
         assert!(parse("f", other).iter().all(|f| f.name != "gpu.shared_by_ranks"));
+    }
+
+    /// wenet-e2e/wekws#93, snowfall#152, KimMeen/Time-LLM#20, vllm-project/vllm-ascend#4725: the
+    /// store's port held by another job, or below 1024, read once with its port. libibumad's bind to
+    /// the SA and NCCL's own bind are not a store's.
+    #[test]
+    fn a_store_port_in_use_or_not_to_be_bound_leaves_no_store_to_reach() {
+        let ports = |text: &str| -> Vec<String> {
+            parse("f", text)
+                .into_iter()
+                .filter(|f| f.name == "network.store_port_unusable")
+                .filter_map(|f| f.get("port").map(str::to_string))
+                .collect()
+        };
+        let c10d = "[W socket.cpp:401] [c10d] The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in use).\n\
+                    [W socket.cpp:401] [c10d] The server socket has failed to bind to 0.0.0.0:29400 (errno: 98 - Address already in use).\n";
+        assert_eq!(ports(c10d), ["29400"]);
+        assert_eq!(ports("[W socket.cpp:426] [c10d] The server socket has failed to bind to 0.0.0.0:97 (errno: 13 - Permission denied).\n"), ["97"]);
+        let old = "    store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)\nRuntimeError: Address already in use\n";
+        assert_eq!(ports(old), ["the store's"]);
+        let hccl = "[ERROR] HCCL(60570,):2025-12-04-14:46:07.911.312 [hccl_socket.cc:106] [60570][HcclSocket][Listen] socket type[0], listen on ip[192.2.2.195] and specific port[16666] fail. Please check the port status\n";
+        assert_eq!(ports(hccl), ["16666"]);
+        assert!(ports("ibpanic: [55250] main: Failed to bind to the SA: Permission denied\n").is_empty());
+        assert!(ports(
+            "gpu2:1653:1695 [0] include/socket.h:347 NCCL WARN Call to bind failed : Address already in use\n"
+        )
+        .is_empty());
+        assert!(ports("RuntimeError: Address already in use\n").is_empty());
     }
 
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,

@@ -350,10 +350,10 @@ pub fn record(analysis: &mut Analysis, texts: &[(String, String)], relabelled: &
         // A failure PyTorch's distributed stack is known to print is named with the part that
         // printed it (its message catalogue), not left as an unknown error line.
         // A port that another process holds (EADDRINUSE: "errno: 98 - Address already in use", a
-        // second job's store on the same default port) is a cause the line states and no playbook
-        // names: it stays an error line to quote, not a failure of the distributed stack whose
-        // cause the inputs do not show; so does the store's "failed to listen on any local network
-        // address" that follows from it. A port the process may not bind is the same (EACCES,
+        // second job's store on the same default port) is a cause the line states, which the
+        // network-unreachable playbook names (tools.rs reads it as the store's port unusable): it
+        // is not passed on as a failure of the distributed stack whose cause the inputs do not
+        // show; nor is the store's "failed to listen on any local network address" that follows. A port the process may not bind is the same (EACCES,
         // "errno: 13 - Permission denied": a port below 1024 without CAP_NET_BIND_SERVICE,
         // ip(7); KimMeen/Time-LLM#20's MASTER_PORT 97).
         let refused_bind = |line: &str| line.contains("failed to bind") && line.contains("Permission denied");
@@ -786,27 +786,25 @@ mod tests {
         assert!(looks_like_error("warning: Cuda API error detected: cudaMalloc returned (0x2)"));
     }
 
-    /// wekws#93 (heldout71): a second job's store on a port the first holds; the lines stay errors
-    /// to quote rather than becoming a distributed failure of unknown cause.
+    /// wekws#93 (heldout71): a second job's store on a port the first holds is named as the port
+    /// (network-unreachable's store port), not passed on as a distributed failure of unknown cause.
     #[test]
-    fn a_port_already_in_use_is_quoted_not_passed_as_a_hang() {
+    fn a_port_already_in_use_is_named_not_passed_as_a_hang() {
         let text = "[W socket.cpp:401] [c10d] The server socket has failed to bind to 0.0.0.0:29400 (errno: 98 - Address already in use).\n[E socket.cpp:435] [c10d] The server socket has failed to listen on any local network address.\n";
         let found = facts_of(text);
         assert!(!found.iter().any(|f| f.name == "pytorch.error"), "{found:?}");
-        let lines = found.iter().find(|f| f.name == "input.error_lines").expect("quoted");
-        assert_eq!(lines.get("count"), Some("2"));
+        assert!(found.iter().any(|f| f.name == "network.store_port_unusable"), "{found:?}");
     }
 
     /// KimMeen/Time-LLM#20 (heldout356): the store told to listen on port 97, which an unprivileged
-    /// process may not bind (EACCES). The line says why; a store that failed to listen without a
+    /// process may not bind (EACCES), is named as the port; a store that failed to listen without a
     /// refused bind is still PyTorch's known failure.
     #[test]
-    fn a_port_the_process_may_not_bind_is_quoted_not_passed_as_a_hang() {
+    fn a_port_the_process_may_not_bind_is_named_not_passed_as_a_hang() {
         let text = "[W socket.cpp:426] [c10d] The server socket has failed to bind to 0.0.0.0:97 (errno: 13 - Permission denied).\n[E socket.cpp:462] [c10d] The server socket has failed to listen on any local network address.\n";
         let found = facts_of(text);
         assert!(!found.iter().any(|f| f.name == "pytorch.error"), "{found:?}");
-        let lines = found.iter().find(|f| f.name == "input.error_lines").expect("quoted");
-        assert_eq!(lines.get("count"), Some("2"));
+        assert!(found.iter().any(|f| f.name == "network.store_port_unusable"), "{found:?}");
         let alone = "[E socket.cpp:462] [c10d] The server socket has failed to listen on any local network address.\n";
         assert!(facts_of(alone).iter().any(|f| f.name == "pytorch.error"));
     }
