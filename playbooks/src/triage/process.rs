@@ -51,23 +51,24 @@ fn oom_killed(line: &str) -> Option<&str> {
     }
     let rest = &line[at..];
     let name = rest.split_once('(')?.1.split_once(')')?.0;
+    training_process(name).then_some(name)
+}
+
+/// Whether a process name is a training job's: Python (and PyTorch's renamed main thread,
+/// "pt_main_thread"), a Ray worker, or a launcher.
+fn training_process(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    let training = lower.starts_with("python")
+    lower.starts_with("python")
         || lower.starts_with("pt_")
         || lower.starts_with("ray::")
-        || ["torchrun", "deepspeed", "accelerate"].iter().any(|n| lower.contains(n));
-    training.then_some(name)
+        || ["torchrun", "deepspeed", "accelerate"].iter().any(|n| lower.contains(n))
 }
 
 /// The training process that invoked the OOM killer in its memory cgroup, where the input does not
 /// name the process killed (see `oom_killed`, which reads that line when it is there).
 fn oom_invoker<'a>(line: &'a str, text: &str) -> Option<&'a str> {
     let name = line.split(" invoked oom-killer").next()?.rsplit(|c: char| c.is_whitespace() || c == ']').next()?;
-    let lower = name.to_ascii_lowercase();
-    let training = lower.starts_with("python")
-        || lower.starts_with("pt_")
-        || lower.starts_with("ray::")
-        || ["torchrun", "deepspeed", "accelerate"].iter().any(|n| lower.contains(n));
+    let training = training_process(name);
     let in_cgroup = text.contains("mem_cgroup_out_of_memory") || text.contains("Memory cgroup out of memory");
     let victim_named = text.contains("Killed process ") || text.contains("Kill process ");
     (training && in_cgroup && !victim_named).then_some(name)
