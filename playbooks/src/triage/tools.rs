@@ -209,6 +209,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "address already in use",
             "failed to bind to",
             "and specific port[",
+            "distributed package doesn't have",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -996,6 +997,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut custom_all_reduce_read = false;
     // The store's port refused (in use, or not to be bound), read once: every rank's launcher says it.
     let mut store_port_read = false;
+    // PyTorch's own refusal of a backend its build lacks, read once (every rank says it).
+    let mut torch_backend_read = false;
     let store_in_input: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let expandable_segments: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // Gloo's warning that it fell back to loopback, until its mesh fails.
@@ -2681,6 +2684,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     Fact::new("peers.mismatch")
                         .attr("what", "DCGM bindings and the DCGM library")
                         .attr("values", format!("the program's DCGM bindings (dcgm-exporter's go-dcgm) and the DCGM library it loaded are of different releases ({trimmed})"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // PyTorch asked for a backend its build lacks ("RuntimeError: Distributed package
+            // doesn't have NCCL built in", torch/distributed/distributed_c10d.py; likewise MPI):
+            // the wheels for Windows and macOS, and CPU-only ones, carry no NCCL
+            // (hiyouga/LLaMA-Factory#4359, torchrun on Windows). The environment's build, not the
+            // job's settings alone. Read once.
+            if lower.contains("distributed package doesn't have") && lower.contains("built in") && !torch_backend_read {
+                torch_backend_read = true;
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "PyTorch build and the backend the job asks for")
+                        .attr("values", format!("the installed PyTorch was built without the backend the job asks for (Windows, macOS and CPU-only wheels carry no NCCL): {trimmed}"))
                         .evidence(evidence()),
                 );
                 continue;
@@ -5960,6 +5978,17 @@ mod tests {
         )
         .is_empty());
         assert!(ports("RuntimeError: Address already in use\n").is_empty());
+    }
+
+    /// hiyouga/LLaMA-Factory#4359 (heldout384): torchrun on Windows asking for NCCL, which that
+    /// PyTorch build lacks, read once. PyTorch's other refusals at init are not read so.
+    #[test]
+    fn a_pytorch_build_without_the_backend_asked_for_is_the_environment() {
+        let line = "RuntimeError: Distributed package doesn't have NCCL built in\n";
+        let found: Vec<Fact> = parse("f", &line.repeat(3)).into_iter().filter(|f| f.name == "peers.mismatch").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let other = "ValueError: Invalid backend: 'ncll'\n";
+        assert!(parse("f", other).iter().all(|f| f.name != "peers.mismatch"));
     }
 
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
