@@ -142,14 +142,8 @@ fn processes_on_one_device(file: &str, text: &str) -> Option<Fact> {
             lists.push(Default::default());
             continue;
         }
-        let tokens: Vec<&str> = raw.trim_start_matches('#').split_whitespace().collect();
-        if tokens.first() != Some(&"Rank") {
-            continue;
-        }
-        let after = |word: &str| tokens.iter().position(|t| *t == word).and_then(|at| tokens.get(at + 1).copied());
-        if let (Some(rank), Some(pid), Some(host), Some(device)) =
-            (tokens.get(1), after("Pid"), after("on"), after("device"))
-        {
+        let Some(entry) = device_list_entry(raw) else { continue };
+        if let (Some(rank), Some(pid), Some(host), Some(device)) = (entry.rank, entry.pid, entry.host, entry.device) {
             let list = lists.len() - 1;
             lists[list].insert(rank);
             processes
@@ -174,6 +168,30 @@ fn processes_on_one_device(file: &str, text: &str) -> Option<Fact> {
         fact = fact.evidence(evidence.clone());
     }
     Some(fact)
+}
+
+/// One line of nccl-tests' device list ("#  Rank  0 Group  0 Pid 223120 on cnode2-002 device  0
+/// [0000:1b:00] ..."), its fields as far as the line has them.
+struct DeviceListEntry<'a> {
+    rank: Option<&'a str>,
+    pid: Option<&'a str>,
+    host: Option<&'a str>,
+    device: Option<&'a str>,
+}
+
+/// The fields of a device list line, or None for any other line.
+fn device_list_entry(raw: &str) -> Option<DeviceListEntry<'_>> {
+    let tokens: Vec<&str> = raw.trim_start_matches('#').split_whitespace().collect();
+    if tokens.first() != Some(&"Rank") {
+        return None;
+    }
+    let after = |word: &str| tokens.iter().position(|t| *t == word).and_then(|at| tokens.get(at + 1).copied());
+    Some(DeviceListEntry {
+        rank: tokens.get(1).copied(),
+        pid: after("Pid"),
+        host: after("on"),
+        device: after("device"),
+    })
 }
 
 /// Processes of one launch (device lists with no result row between them) on several hosts that
@@ -202,12 +220,8 @@ fn processes_on_several_hosts(file: &str, text: &str) -> Option<Fact> {
             launch.clear();
             continue;
         }
-        let tokens: Vec<&str> = raw.trim_start_matches('#').split_whitespace().collect();
-        if tokens.first() != Some(&"Rank") {
-            continue;
-        }
-        let after = |word: &str| tokens.iter().position(|t| *t == word).and_then(|at| tokens.get(at + 1).copied());
-        if let (Some(rank), Some(pid), Some(host)) = (tokens.get(1), after("Pid"), after("on")) {
+        let Some(entry) = device_list_entry(raw) else { continue };
+        if let (Some(rank), Some(pid), Some(host)) = (entry.rank, entry.pid, entry.host) {
             launch.entry(rank).or_default().entry(pid).or_insert_with(|| (host, Evidence::new(file, line_no, raw)));
         }
     }

@@ -54,6 +54,11 @@ fn oom_killed(line: &str) -> Option<&str> {
     training_process(name).then_some(name)
 }
 
+/// A job's process killed for want of memory (SIGKILL, 9), in the words of what reported it.
+fn killed_out_of_memory(text: String, evidence: Evidence) -> Fact {
+    Fact::new("process.died").attr("signal", 9).attr("text", text).evidence(evidence)
+}
+
 /// Whether a process name is a training job's: Python (and PyTorch's renamed main thread,
 /// "pt_main_thread"), a Ray worker, or a launcher.
 fn training_process(name: &str) -> bool {
@@ -246,12 +251,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // "Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.";
         // older releases "Detected 1 oom-kill event(s) in StepId=...".
         if (trimmed.contains("oom_kill event") || trimmed.contains("oom-kill event")) && trimmed.contains("Detected") {
-            facts.push(
-                Fact::new("process.died")
-                    .attr("signal", 9)
-                    .attr("text", format!("the job's tasks were killed by the OOM killer ({trimmed})"))
-                    .evidence(evidence()),
-            );
+            facts.push(killed_out_of_memory(
+                format!("the job's tasks were killed by the OOM killer ({trimmed})"),
+                evidence(),
+            ));
             continue;
         }
         // The header of the OOM killer's report ("python invoked oom-killer: gfp_mask=...",
@@ -262,22 +265,16 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         if !oom_invoker_read && trimmed.contains("invoked oom-killer") {
             oom_invoker_read = true;
             if let Some(name) = oom_invoker(trimmed, text) {
-                facts.push(
-                    Fact::new("process.died")
-                        .attr("signal", 9)
-                        .attr("text", format!("{name} ran its memory cgroup out of memory and the kernel's OOM killer killed one of its tasks (the line naming the task is not in the input)"))
-                        .evidence(evidence()),
-                );
+                let text = format!("{name} ran its memory cgroup out of memory and the kernel's OOM killer killed one of its tasks (the line naming the task is not in the input)");
+                facts.push(killed_out_of_memory(text, evidence()));
                 continue;
             }
         }
         if let Some(name) = oom_killed(trimmed) {
-            facts.push(
-                Fact::new("process.died")
-                    .attr("signal", 9)
-                    .attr("text", format!("the kernel's OOM killer killed {name} (host memory ran out)"))
-                    .evidence(evidence()),
-            );
+            facts.push(killed_out_of_memory(
+                format!("the kernel's OOM killer killed {name} (host memory ran out)"),
+                evidence(),
+            ));
         }
     }
     facts.extend(crash_inside_nccl(file, text));
