@@ -168,6 +168,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "py-spy dumps with threads standing inside a torch.distributed collective (distributed_c10d.py), how many of the dumped threads",
     ),
     (
+        "process.stack_waiting",
+        "text",
+        "a debugger's stack whose innermost frame is a wait (pthread_cond_wait, sched_yield, poll, ...) in an input that holds no crash, with the caller that waits",
+    ),
+    (
         "ucx.transports_without_cuda",
         "setting",
         "UCX (NIXL's agent) takes GPU memory for host memory ('VRAM memory is detected as host by UCX') where the input sets UCX_TLS to a list without a CUDA transport",

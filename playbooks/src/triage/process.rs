@@ -283,6 +283,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(sanitizer_in_nccl(file, text));
     facts.extend(abort_that_did_not_return(file, text));
     facts.extend(stacks_in_a_collective(file, text));
+    facts.extend(stack_that_waits(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
     // which has the host.
     if root_cause_seen {
@@ -511,6 +512,82 @@ fn stacks_in_a_collective(file: &str, text: &str) -> Option<Fact> {
     )
 }
 
+/// The calls a thread blocks in until another thread, process or device acts, as a debugger names
+/// the innermost frame: pthread_cond_wait(3) and its timed form, the futex(2) lock wait under a
+/// mutex, sched_yield(2) in a spin loop (NCCL's and CUDA's host waits), poll(2), epoll_wait(2),
+/// select(2), sem_wait(3), nanosleep(2). glibc's internal names carry underscores and a symbol
+/// version ("__GI___poll", "pthread_cond_wait@@GLIBC_2.3.2").
+const WAITS: [&str; 12] = [
+    "pthread_cond_wait",
+    "pthread_cond_timedwait",
+    "pthread_cond_clockwait",
+    "lll_lock_wait",
+    "futex_wait",
+    "sched_yield",
+    "poll",
+    "epoll_wait",
+    "select",
+    "sem_wait",
+    "nanosleep",
+    "clock_nanosleep",
+];
+
+/// The innermost frames of a process that crashed or aborted, which a debugger shows in the
+/// faulting thread while the others wait as usual (raise(3) and abort(3) under a failed assertion,
+/// pthread_kill under either).
+const CRASH_FRAMES: [&str; 4] = ["raise", "abort", "pthread_kill", "__pthread_kill_implementation"];
+
+/// A debugger's function name without glibc's internal prefixes and symbol version.
+fn plain_function(function: &str) -> &str {
+    let function = function.split('@').next().unwrap_or(function);
+    let function = function.trim_start_matches('_');
+    function.strip_prefix("GI_").map(|f| f.trim_start_matches('_')).unwrap_or(function)
+}
+
+/// A debugger's stack (gdb's "#0  0x00003fffac2cdd60 in pthread_cond_wait@@GLIBC_2.17 ()") whose
+/// innermost frame is a wait, in an input that holds no crash: someone attached a debugger to a
+/// process because it stopped making progress, and the stack shows where it waits (apache/mxnet#
+/// 8695: a 4-GPU run hanging in the engine's WaitForVar; NVIDIA/nccl#1550: TensorRT-LLM's
+/// all-gather spinning in sched_yield). It says where, not why: the hang is not explained, and
+/// "nothing wrong" would be the wrong answer.
+fn stack_that_waits(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("#0 ") || marked(text, &SEGV) || marked(text, &BUS) || text.contains("SIGABRT") {
+        return None;
+    }
+    let frames: Vec<(usize, &str, &str)> = numbered_lines(text)
+        .filter_map(|(n, raw)| debugger_frame(raw).map(|f| (n, raw, f)))
+        .filter(|(_, raw, _)| raw.trim_start().starts_with('#'))
+        .collect();
+    let innermost = |(_, raw, _): &&(usize, &str, &str)| {
+        raw.trim_start().strip_prefix("#0").is_some_and(|rest| rest.starts_with(char::is_whitespace))
+    };
+    if frames.iter().filter(innermost).any(|(_, _, function)| CRASH_FRAMES.contains(&plain_function(function))) {
+        return None;
+    }
+    let index = frames.iter().position(|frame| innermost(&frame) && WAITS.contains(&plain_function(frame.2)))?;
+    let (line_no, raw, function) = frames[index];
+    // The caller that waits: the first frame out of the C library and the C++ runtime's wrappers.
+    let caller =
+        frames[index + 1..].iter().take_while(|frame| !innermost(frame)).map(|(_, _, function)| *function).find(
+            |function| {
+                *function != "??"
+                    && !function.starts_with("std::")
+                    && !function.starts_with('_')
+                    && !WAITS.contains(&plain_function(function))
+            },
+        );
+    let wait = plain_function(function);
+    let place = caller.map(|caller| format!("{wait} (called from {caller})")).unwrap_or_else(|| wait.to_string());
+    Some(
+        Fact::new("process.stack_waiting")
+            .attr(
+                "text",
+                format!("a debugger's stack of the process stands waiting in {place}, and the input holds no crash: the process waits for something that does not come"),
+            )
+            .evidence(Evidence::new(file, line_no, raw)),
+    )
+}
+
 /// compute-sanitizer's memcheck report of a bad access ("========= Invalid __global__ read of
 /// size 4 bytes", then "=========     at ncclDevKernel_AllReduce_Sum_u8_RING_LL(...)") made by one of
 /// NCCL's kernels: NCCL's device code read or wrote outside the buffers it was given, which is
@@ -568,7 +645,7 @@ mod tests {
 
     /// pytorch/pytorch#94393 (a null call inside NCCL's ibvwrap, no signal line kept),
     /// pytorch/pytorch#132640 (compute-sanitizer in NCCL's kernel), NVIDIA/nccl#992 (an abort
-    /// that never returned); and a stack of a healthy wait, which is none of them.
+    /// that never returned); and a stack of a wait, which is none of them (a hang, read below).
     #[test]
     fn debuggers_and_sanitizers_inside_nccl_name_nccl() {
         let null = "#0  0x0000000000000000 in ?? ()\n#1  0x00007ff5c8b0f1da in ?? () from /opt/nsight/libToolsInjection64.so\n#3  0x00007ff58be01168 in initOnceFunc () at misc/ibvwrap.cc:94\n#7  0x00007ff58bde3349 in ncclIbInit (logFunction=<optimized out>) at transport/net_ib.cc:150\n";
@@ -586,7 +663,28 @@ mod tests {
         let facts = parse("f", abort);
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.internal"]);
         let waiting = "#0  0x00007fff8deb4588 in sched_yield () from /usr/lib64/libc.so.6\n#2  0x00007fff618e4964 in ncclCpuBarrierOut (comm=0x7ffc10000dc0)\n#5  0x00007fff61820248 in ncclAllReduce (sendbuff=0x7ffe9320aa00)\n";
-        assert!(parse("f", waiting).is_empty());
+        assert!(parse("f", waiting).iter().all(|f| !f.name.starts_with("nccl.")), "a wait, no fault of NCCL's");
+    }
+
+    /// apache/mxnet#8695 (heldout391): gdb's stack of a run that hangs, waiting in the engine's
+    /// WaitForVar: a wait, named with its caller. The same waits beside a thread that aborted, a
+    /// segfault's stack, and a frame that waits deeper than the innermost are not read so.
+    #[test]
+    fn a_debuggers_stack_that_waits_without_a_crash_is_a_hang() {
+        let hung = "(gdb) bt\n#0  0x00003fffac2cdd60 in pthread_cond_wait@@GLIBC_2.17 () at /lib64/libpthread.so.0\n#1  0x00003fff4777608c in std::condition_variable::wait(std::unique_lock<std::mutex>&) () at /lib64/libstdc++.so.6\n#3  0x00003fff6a3e1d10 in mxnet::engine::ThreadedEngine::WaitForVar(mxnet::engine::Var*) (this=0x3fff2c001150) at src/engine/threaded_engine.cc:358\n";
+        let found: Vec<Fact> = parse("f", hung).into_iter().filter(|f| f.name == "process.stack_waiting").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let text = found[0].get("text").unwrap_or_default();
+        assert!(text.contains("pthread_cond_wait (called from mxnet::engine::ThreadedEngine::WaitForVar"), "{text}");
+        assert_eq!(found[0].evidence[0].line, 2);
+        let spinning = "Thread 16 (Thread 0x7f997d9fa000 (LWP 1705706)):\n#0  0x00007fa4e83c7b8b in sched_yield () from /lib64/libc.so.6\n#1  0x00007fa56759e433 in tensorrt_llm::plugins::AllgatherPlugin::enqueue () from libtensorrt_llm.so\n";
+        assert!(parse("f", spinning).iter().any(|f| f.name == "process.stack_waiting"));
+        let aborted = format!("{hung}Thread 2:\n#0  0x00007f in __GI_raise (sig=6) at raise.c:51\n#1  0x00007f in __GI_abort () at abort.c:79\n");
+        assert!(parse("f", &aborted).iter().all(|f| f.name != "process.stack_waiting"));
+        let crashed = format!("Program received signal SIGSEGV, Segmentation fault.\n{hung}");
+        assert!(parse("f", &crashed).iter().all(|f| f.name != "process.stack_waiting"));
+        let working = "#0  0x00007f in ncclAllReduce (sendbuff=0x7ffe9320aa00) at collectives.cc:10\n#1  0x00007f in poll () from /lib64/libc.so.6\n";
+        assert!(parse("f", working).iter().all(|f| f.name != "process.stack_waiting"));
     }
 
     /// bigscience's BLOOM prequel chronicles (heldout352): py-spy dumps of a 40-node hang, some

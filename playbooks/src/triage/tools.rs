@@ -210,6 +210,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "failed to bind to",
             "and specific port[",
             "distributed package doesn't have",
+            "cupy.cuda.nccl' has no attribute",
+            "nccl is not enabled",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -222,6 +224,51 @@ fn rare_phrases() -> &'static regex::Regex {
             .join("|");
         regex::Regex::new(&alternation).expect("literal phrases compile")
     })
+}
+
+/// What of a framework's build and its NCCL do not fit, and why, when a line (lowered) says so.
+///
+/// PyTorch asked for a backend its build lacks ("RuntimeError: Distributed package doesn't have
+/// NCCL built in", torch/distributed/distributed_c10d.py; likewise MPI): the wheels for Windows and
+/// macOS, and CPU-only ones, carry no NCCL (hiyouga/LLaMA-Factory#4359, torchrun on Windows).
+/// CuPy built without NCCL keeps `cupy.cuda.nccl` as a module without its functions
+/// ("AttributeError: module 'cupy.cuda.nccl' has no attribute 'get_unique_id'", the aarch64 wheels
+/// before cupy/cupy#9137; ray-project/ray#53128). Chainer's multi-GPU updaters refuse to start on
+/// such a CuPy ("Exception: NCCL is not enabled. MultiprocessParallelUpdater requires NCCL.",
+/// chainer/training/updaters/multiprocess_parallel_updater.py), as ONNX Runtime's training does
+/// on a build without it ("NCCL is not enabled in this build").
+///
+/// NCCL refusing the communicator configuration its caller passed ("Invalid config blocking
+/// attribute value -2147483648", init.cc: the field left at NCCL_CONFIG_UNDEF_INT, which the
+/// library does not take for unset): the caller was built against another NCCL's ncclConfig_t than
+/// the library it loaded, a second, older libnccl found first (vllm-project/vllm#1726: two NCCL
+/// packages installed side by side, fixed by removing one), which no setting of the job mends.
+fn nccl_build_mismatch(lower: &str) -> Option<(&'static str, &'static str)> {
+    if lower.contains("invalid config blocking attribute value") {
+        return Some((
+            "NCCL header the caller was built against and the libnccl it loaded",
+            "NCCL read the caller's communicator configuration as another release lays it out (its blocking field unset): the program was built against one NCCL and loaded another, older libnccl (two NCCL installs, the first found on the library path)",
+        ));
+    }
+    if lower.contains("distributed package doesn't have") && lower.contains("built in") {
+        return Some((
+            "PyTorch build and the backend the job asks for",
+            "the installed PyTorch was built without the backend the job asks for (Windows, macOS and CPU-only wheels carry no NCCL)",
+        ));
+    }
+    if lower.contains("module 'cupy.cuda.nccl' has no attribute") {
+        return Some((
+            "CuPy build and the NCCL the job asks for",
+            "the installed CuPy was built without NCCL (its cupy.cuda.nccl module has none of NCCL's calls: a wheel built without it, as CuPy's aarch64 wheels were, or a source build that did not find NCCL)",
+        ));
+    }
+    if lower.contains("nccl is not enabled") && (lower.contains("requires nccl") || lower.contains("in this build")) {
+        return Some((
+            "the framework's build and the NCCL the job asks for",
+            "the framework's GPU library was built without NCCL (Chainer's multi-GPU updaters need a CuPy built with NCCL; reinstall it after NCCL is installed)",
+        ));
+    }
+    None
 }
 
 /// The host-local bridge Open MPI's TCP transport failed to connect to, if this line says so: its
@@ -624,11 +671,6 @@ const WORDED_FAULTS: &[(&[&str], &str)] = &[
     // hmem iface FI_HMEM_CUDA: No data available", after "cuda_hmem_dl_init(): Failed to dlopen
     // libcuda.so": a container without the driver's library): no provider can register GPU memory.
     (&["failed to initialize hmem iface fi_hmem_cuda"], "libfabric.cuda_memory_unavailable"),
-    // NCCL refusing the communicator configuration its caller passed ("Invalid config blocking
-    // attribute value -2147483648", init.cc: the field left at NCCL_CONFIG_UNDEF_INT): the caller
-    // was built against another NCCL's ncclConfig_t than the library it loaded (a second, older
-    // libnccl found first), which no setting of the job mends.
-    (&["invalid config blocking attribute value"], "nccl.internal"),
     // DPDK's Mellanox drivers finding no verbs device or library ("net_mlx4: cannot list devices,
     // is ib_uverbs loaded?"; "net_mlx5: cannot initialize PMD due to missing run-time dependency on
     // rdma-core libraries"): the port is driven through libibverbs, which sees nothing usable here.
@@ -997,8 +1039,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut custom_all_reduce_read = false;
     // The store's port refused (in use, or not to be bound), read once: every rank's launcher says it.
     let mut store_port_read = false;
-    // PyTorch's own refusal of a backend its build lacks, read once (every rank says it).
-    let mut torch_backend_read = false;
+    // A framework's own refusal of a backend its build lacks, read once (every rank says it).
+    let mut nccl_build_mismatch_read = false;
     let store_in_input: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let expandable_segments: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // Gloo's warning that it fell back to loopback, until its mesh fails.
@@ -2688,20 +2730,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 );
                 continue;
             }
-            // PyTorch asked for a backend its build lacks ("RuntimeError: Distributed package
-            // doesn't have NCCL built in", torch/distributed/distributed_c10d.py; likewise MPI):
-            // the wheels for Windows and macOS, and CPU-only ones, carry no NCCL
-            // (hiyouga/LLaMA-Factory#4359, torchrun on Windows). The environment's build, not the
-            // job's settings alone. Read once.
-            if lower.contains("distributed package doesn't have") && lower.contains("built in") && !torch_backend_read {
-                torch_backend_read = true;
-                facts.push(
-                    Fact::new("peers.mismatch")
-                        .attr("what", "PyTorch build and the backend the job asks for")
-                        .attr("values", format!("the installed PyTorch was built without the backend the job asks for (Windows, macOS and CPU-only wheels carry no NCCL): {trimmed}"))
-                        .evidence(evidence()),
-                );
-                continue;
+            // A framework's build that lacks NCCL, which the job asks for, or that loaded another
+            // NCCL than it was built against; the environment's build, not the job's settings
+            // alone. Read once (every rank says it).
+            if !nccl_build_mismatch_read {
+                if let Some((what, why)) = nccl_build_mismatch(&lower) {
+                    nccl_build_mismatch_read = true;
+                    facts.push(
+                        Fact::new("peers.mismatch")
+                            .attr("what", what)
+                            .attr("values", format!("{why}: {trimmed}"))
+                            .evidence(evidence()),
+                    );
+                    continue;
+                }
             }
             if client_server_version_mismatch(&lower) {
                 facts.push(
@@ -5991,6 +6033,32 @@ mod tests {
         assert!(parse("f", other).iter().all(|f| f.name != "peers.mismatch"));
     }
 
+    /// ray-project/ray#53128 and Bartzi/see#69 (heldout389, heldout391): CuPy without NCCL, as its
+    /// own module's missing calls and as Chainer's refusal, read once each input; and NVIDIA's
+    /// Megatron-LM#596 (heldout392): NCCL handed a configuration laid out by another release. A
+    /// CuPy attribute missing elsewhere, and NCCL refusing a value it was really given (the
+    /// checkpoint shim's zero channels, NVIDIA/nccl#2347), are not read so.
+    #[test]
+    fn frameworks_built_without_nccl_or_against_another_nccl_are_the_environment() {
+        let mismatch =
+            |text: &str| -> Vec<Fact> { parse("f", text).into_iter().filter(|f| f.name == "peers.mismatch").collect() };
+        let cupy = "AttributeError: module 'cupy.cuda.nccl' has no attribute 'get_unique_id'\n";
+        let found = mismatch(&cupy.repeat(4));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].get("what").is_some_and(|w| w.starts_with("CuPy build")), "{found:?}");
+        let chainer = "Exception: NCCL is not enabled. MultiprocessParallelUpdater requires NCCL.\n";
+        assert_eq!(mismatch(chainer).len(), 1);
+        let config =
+            "node:71868:71868 [0] init.cc:1270 NCCL WARN Invalid config blocking attribute value -2147483648\n";
+        let found = mismatch(config);
+        assert!(found[0].get("values").is_some_and(|v| v.contains("two NCCL installs")), "{found:?}");
+        assert!(mismatch("AttributeError: module 'cupy.cuda.cudnn' has no attribute 'getVersion'\n").is_empty());
+        assert!(mismatch(
+            "init.cc:2371 (parseCommConfig) NCCL WARN Invalid config nChannelsPerNetPeer attribute value 0\n"
+        )
+        .is_empty());
+    }
+
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
     /// the rest are not turned into facts (100,000 of them held 286 MB before).
     #[test]
@@ -6851,8 +6919,8 @@ mod tests {
         assert_eq!(names("[HAMI-core ERROR (pid:38 thread=140412686483456 allocator.c:53)]: Device 0 OOM 18446744073604695040 / 5368709120"), ["gpu.out_of_memory"]);
         assert!(names("[HAMI-core Msg(38:140412686483456:memory.c:511)]: orig free=15521808384 total=15642329088 limit=5368709120 usage=0").is_empty());
         // vllm-project/vllm#1726 (heldout76): an older libnccl loaded under a framework built
-        // against a newer one refuses the configuration it is handed.
-        assert_eq!(names("Invalid config blocking attribute value -2147483648"), ["nccl.internal"]);
+        // against a newer one refuses the configuration it is handed: two NCCL installs.
+        assert_eq!(names("Invalid config blocking attribute value -2147483648"), ["peers.mismatch"]);
         // ultralytics/yolov5#1232 (heldout78): NGC's banner on a host driver older than the
         // container's CUDA, and the call's own return code.
         assert_eq!(

@@ -61,8 +61,11 @@ fn error_words() -> &'static Regex {
             // may have cut above; and lib/refcount.c's "refcount_t: underflow; use-after-free." is
             // a reference count gone wrong in a driver. VT-d's fault reports name a fault without an
             // error word ("DMAR: DRHD: handling fault status reg 2", "DMAR: [INTR-REMAP] Request device
-            // [42:00.2] fault index 1600", drivers/iommu/intel/dmar.c dmar_fault).
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D(?:\s|$))|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
+            // [42:00.2] fault index 1600", drivers/iommu/intel/dmar.c dmar_fault). A fatal signal's own
+            // name is a crash where a handler reports it without other words (glog's failure signal
+            // handler: "*** SIGSEGV (@0x50) received by PID 12833 (TID 0x7f56686c9700) from PID 80;
+            // stack trace: ***", signal(7)'s names of the signals that end a process with a core).
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D(?:\s|$))|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\bSIG(?:SEGV|BUS|ABRT|ILL|FPE)\b)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
         )
         .expect("a fixed pattern compiles")
     })
@@ -587,6 +590,17 @@ mod tests {
     /// linux-rdma/perftest 6ff1c4a: the kernel's report of ib_send_lat killed by a stack-segment
     /// trap inside librdmacm is an error line, though its error code reads zero; the kernel's
     /// note of its trap handlers at boot is not.
+    /// PaddlePaddle/Paddle#18232 (heldout391): glog's report of a segfault inside
+    /// ncclCommInitAll, the input's only failure line, is quoted; a signal that only stops a
+    /// process is no crash.
+    #[test]
+    fn a_fatal_signals_own_name_is_an_error_line() {
+        assert!(looks_like_error(
+            "*** SIGSEGV (@0x50) received by PID 12833 (TID 0x7f56686c9700) from PID 80; stack trace: ***"
+        ));
+        assert!(!looks_like_error("the handler of SIGTERM stops the workers"));
+    }
+
     #[test]
     fn a_process_a_cpu_trap_killed_perftest_6ff1c4a() {
         assert!(looks_like_error(
