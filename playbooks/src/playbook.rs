@@ -168,6 +168,16 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "py-spy dumps with threads standing inside a torch.distributed collective (distributed_c10d.py), how many of the dumped threads",
     ),
     (
+        "process.mpi_group_crashed",
+        "text",
+        "a backtrace through PyTorch's creation of an MPI process group (createProcessGroupMPI): its ranks not in MPI's world, a launch without mpirun",
+    ),
+    (
+        "nccl.network_not_found",
+        "network text",
+        "NCCL's 'Error: network X not found' (NCCL_NET names a network no plugin it found provides) where the loader refused no plugin",
+    ),
+    (
         "process.stack_waiting",
         "text",
         "a debugger's stack whose innermost frame is a wait (pthread_cond_wait, sched_yield, poll, ...) in an input that holds no crash, with the caller that waits",

@@ -64,6 +64,18 @@ fn families() -> &'static [Family] {
                 r"(?i)out of (?:device |gpu |cuda )?memory|OUT_OF_(?:DEVICE_)?MEMORY|OutOfMemory|MemoryAllocation\b|cudaMalloc\w* failed|failed to allocate (?:device|gpu|cuda)",
                 Some(r"(?i)killed process|oom[-_ ]?kill|oom_reaper|out of memory: kill|host memory|pinned|invoked oom|\b(?:WQ|CQ|EQ|QP|SRQ)\b|ipoib|UCX error: Out of memory|\((?:posix|sysv)/memory\)|using md (?:posix|sysv)"),
             ),
+            // A caller's own bookkeeping of GPU sharing gone wrong, which the driver reports but did
+            // not refuse: enabling peer access a second time (cudaErrorPeerAccessAlreadyEnabled, 704:
+            // "peer access is already enabled", driver_types.h), which a library that takes it for
+            // fatal aborts on (ggml-org/llama.cpp#5347: a model reloaded, fixed in the library), and
+            // closing an IPC mapping after CUDA was torn down at exit (open-mpi/ompi#3244: Open MPI
+            // 2.1's finalize looping on "cuIpcCloseMemHandle failed"). The communication code's
+            // defect, not a refusal to share memory.
+            family(
+                "nccl.internal",
+                r"(?i)peer access is already enabled|PeerAccessAlreadyEnabled|\b(?:cu|cuda|hip)IpcCloseMemHandle\b",
+                None,
+            ),
             // GPUs sharing memory between processes: CUDA and HIP IPC (cudaIpcOpenMemHandle,
             // hipIpcGetMemHandle), peer access (cudaDeviceEnablePeerAccess, "peer access is not
             // supported between these two devices"), and the virtual memory calls that share
@@ -262,6 +274,19 @@ mod tests {
     }
 
     /// NVIDIA/warp#219: a stub libcuda.so has none of the driver's entry points; the one named
+    /// ggml-org/llama.cpp#5347 and open-mpi/ompi#3244 (heldout401, heldout402): a second enable of
+    /// peer access and an IPC close after CUDA's teardown are the caller's defects, not a refusal;
+    /// the driver refusing peer access stays a refusal.
+    #[test]
+    fn a_callers_own_misuse_of_gpu_sharing_is_its_defect() {
+        assert_eq!(named("CUDA error: peer access is already enabled"), Some("nccl.internal".into()));
+        assert_eq!(
+            named("[host:87478] 1 more process has sent help message help-mpi-common-cuda.txt / cuIpcCloseMemHandle failed"),
+            Some("nccl.internal".into())
+        );
+        assert_eq!(named("cudaIpcOpenMemHandle failed: invalid argument"), Some("gpu.ipc_refused".into()));
+    }
+
     /// cuDeviceCanAccessPeer is a symbol that was looked for, not peer access refused.
     #[test]
     fn a_function_looked_for_and_not_found_names_no_family_warp219() {

@@ -284,6 +284,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(abort_that_did_not_return(file, text));
     facts.extend(stacks_in_a_collective(file, text));
     facts.extend(stack_that_waits(file, text));
+    facts.extend(mpi_group_crashed(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
     // which has the host.
     if root_cause_seen {
@@ -588,6 +589,30 @@ fn stack_that_waits(file: &str, text: &str) -> Option<Fact> {
     )
 }
 
+/// A backtrace through PyTorch's creation of an MPI process group (c10d::ProcessGroupMPI::
+/// createProcessGroupMPI, mangled "_ZN4c10d15ProcessGroupMPI21createProcessGroupMPI...", under
+/// MPI_Comm_create or MPI_Group_incl): the group's ranks are not in MPI's world, which is what a
+/// job whose processes mpirun did not start has (torchrun starts each as an MPI world of one, and
+/// ProcessGroupMPI warns "MPI was previously initialized"). Transformer Engine's userbuffers
+/// bootstrap creates such a group under Megatron's --tp-comm-overlap (pytorch/pytorch#116016,
+/// NVIDIA/Megatron-LM#1274, NVIDIA/NeMo#13509): a launch that does not fit the backend asked for.
+/// A backtrace prints only where the process crashed or aborted.
+fn mpi_group_crashed(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("createProcessGroupMPI") {
+        return None;
+    }
+    let (line_no, raw) =
+        numbered_lines(text).find(|(_, raw)| raw.contains("createProcessGroupMPI") && raw.contains("0x"))?;
+    Some(
+        Fact::new("process.mpi_group_crashed")
+            .attr(
+                "text",
+                "the process crashed creating an MPI process group (torch.distributed's backend='mpi', Transformer Engine's userbuffers bootstrap): its ranks are not in MPI's world, as where mpirun did not start the processes (torchrun starts each as an MPI world of one)",
+            )
+            .evidence(Evidence::new(file, line_no, raw)),
+    )
+}
+
 /// compute-sanitizer's memcheck report of a bad access ("========= Invalid __global__ read of
 /// size 4 bytes", then "=========     at ncclDevKernel_AllReduce_Sum_u8_RING_LL(...)") made by one of
 /// NCCL's kernels: NCCL's device code read or wrote outside the buffers it was given, which is
@@ -664,6 +689,22 @@ mod tests {
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.internal"]);
         let waiting = "#0  0x00007fff8deb4588 in sched_yield () from /usr/lib64/libc.so.6\n#2  0x00007fff618e4964 in ncclCpuBarrierOut (comm=0x7ffc10000dc0)\n#5  0x00007fff61820248 in ncclAllReduce (sendbuff=0x7ffe9320aa00)\n";
         assert!(parse("f", waiting).iter().all(|f| !f.name.starts_with("nccl.")), "a wait, no fault of NCCL's");
+    }
+
+    /// NVIDIA/NeMo#13509 and NVIDIA/Megatron-LM#1274 (heldout399): UCX's backtraces through
+    /// PyTorch's MPI group creation, mangled and not, read once; an MPI job whose stack holds
+    /// ProcessGroupMPI's collectives but not its creation is not read so.
+    #[test]
+    fn a_crash_creating_an_mpi_group_is_a_launch_without_mpirun() {
+        let mangled = "[1de2faca3781:446  :0:446] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x28)\n 6  /opt/hpcx/ompi/lib/libmpi.so.40(PMPI_Group_incl+0x55) [0x7fca27af6755]\n 7  /usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cpu.so(_ZN4c10d15ProcessGroupMPI21createProcessGroupMPIESt6vectorIiSaIiEE+0xaf) [0x7fca1421685f]\n";
+        let found: Vec<Fact> =
+            parse("f", &mangled.repeat(3)).into_iter().filter(|f| f.name == "process.mpi_group_crashed").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 3);
+        let plain = " 8 0x0000000004f1ea87 c10d::ProcessGroupMPI::createProcessGroupMPI()  ???:0\n";
+        assert!(parse("f", plain).iter().any(|f| f.name == "process.mpi_group_crashed"));
+        let collective = " 8 0x0000000004f1ea87 c10d::ProcessGroupMPI::allreduce()  ???:0\n";
+        assert!(parse("f", collective).iter().all(|f| f.name != "process.mpi_group_crashed"));
     }
 
     /// apache/mxnet#8695 (heldout391): gdb's stack of a run that hangs, waiting in the engine's

@@ -212,6 +212,10 @@ fn rare_phrases() -> &'static regex::Regex {
             "distributed package doesn't have",
             "cupy.cuda.nccl' has no attribute",
             "nccl is not enabled",
+            "error: network ",
+            "stream is capturing",
+            "capturing stream",
+            "mlnx-ofed-kernel",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1012,6 +1016,20 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Whether NCCL was left without a network (read once, on the first net plugin refused).
     let no_network = std::cell::OnceCell::new();
     let mut plugin_refused_seen = false;
+    // NCCL_NET's network not found, read once; whether the loader refused a plugin in this input.
+    let mut network_not_found_read = false;
+    let plugin_refused_in_input: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    // PyTorch's watchdog ended by a CUDA graph capture, read once; whether its thread ended so.
+    let mut watchdog_capture_read = false;
+    let watchdog_ended: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    // A consumer of the RDMA stack refused by the stack a vendor's driver put in place, read once;
+    // whether the input shows that stack loaded.
+    let mut stack_symbol_read = false;
+    // The lines of modules refusing the RDMA stack's symbols read so far.
+    let mut symbol_refusals = 0usize;
+    // MLNX_OFED's kernel modules that did not build, read once.
+    let mut ofed_build_read = false;
+    let vendor_stack_loaded: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // UCX's endpoint timeout over its TCP transport, read once; whether UCX's TCP transport is in
     // the input at all, found once (on the first endpoint timeout).
     let mut tcp_endpoint_timeout_read = false;
@@ -1556,8 +1574,30 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // (Lustre's ko2iblnd: "disagrees about version of symbol __ib_alloc_pd", "Unknown symbol
         // rdma_resolve_addr (err -22)"): built for another ib_core (an OFED against the inbox
         // stack, or the reverse), so the transport it provides has no RDMA device to run on.
+        // Where the input shows the RDMA stack of a vendor's driver loaded (lsmod's rows of its
+        // mlx_compat layer, or openibd's "Loading HCA driver and Access Layer: [  OK  ]"), the
+        // devices are there: the module refused was built against the kernel's own ib_core, which
+        // MLNX_OFED and DOCA-OFED replace with theirs (namjaejeon/ksmbd#574: ksmbd after
+        // mlnxofedinstall), a mismatch of versions, not a missing device. Read once.
         if rdma_symbol_refused(&lower) {
-            facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            if *vendor_stack_loaded.get_or_init(|| vendor_rdma_stack_loaded(text)) {
+                if !std::mem::replace(&mut stack_symbol_read, true) {
+                    let module = trimmed.split(": disagrees").next().and_then(|head| head.rsplit([' ', ']']).next());
+                    let module = module.filter(|m| !m.is_empty() && !m.contains(':')).unwrap_or("a kernel module");
+                    facts.push(
+                        Fact::new("peers.mismatch")
+                            .attr("what", "kernel modules and the RDMA stack loaded")
+                            .attr("values", format!("{module} was built against another ib_core than the one the vendor's driver (MLNX_OFED, DOCA-OFED) loaded: {trimmed}"))
+                            .evidence(evidence()),
+                    );
+                }
+                continue;
+            }
+            // Each module repeats the refusal for every symbol it lacks: the first few name them.
+            symbol_refusals += 1;
+            if symbol_refusals <= SYMBOL_REFUSALS_KEPT {
+                facts.push(Fact::new("rdma.device_missing").attr("text", trimmed).evidence(evidence()));
+            }
             continue;
         }
         // librdmacm could not open its device (/dev/infiniband/rdma_cm: rdma_create_event_channel(3)
@@ -1729,6 +1769,50 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         facts.push(Fact::new("rdma.device_missing").attr("text", unusable).evidence(evidence()));
                     }
                 }
+                continue;
+            }
+            // NCCL_NET naming a network that no plugin or internal transport provides (net.cc: "Error:
+            // network AWS Libfabric not found."), where the loader refused no plugin (the reading
+            // above names what such a plugin lacked): the plugin that provides it was not found at
+            // all, as NCCL's "NET/Plugin: Could not find: ofi libnccl-net-ofi.so" says where it is
+            // kept; NCCL_NET_PLUGIN names another file, or the module that puts the plugin on the
+            // library path was not loaded (CSCS's Alps NCCL guide, known issues). A setting of the
+            // job; every rank says it, so it is read once.
+            if lower.contains("error: network ") && lower.contains(" not found") {
+                let refused = *plugin_refused_in_input
+                    .get_or_init(|| text.lines().any(|line| net_plugin_dependency_missing(line).is_some()));
+                if !refused && !std::mem::replace(&mut network_not_found_read, true) {
+                    let network = trimmed
+                        .split_once("Error: network ")
+                        .and_then(|(_, rest)| rest.split(" not found").next())
+                        .filter(|network| !network.is_empty())
+                        .unwrap_or("unknown");
+                    facts.push(
+                        Fact::new("nccl.network_not_found")
+                            .attr("network", network)
+                            .attr("text", format!("NCCL_NET names the network \"{network}\", which no plugin NCCL found provides ({trimmed})"))
+                            .evidence(evidence()),
+                    );
+                    continue;
+                }
+            }
+            // PyTorch's NCCL watchdog ended by a CUDA or HIP graph capture ("NCCL watchdog thread
+            // terminated with exception: CUDA error: operation not permitted when stream is
+            // capturing"; HIP's "operation not permitted on an event last recorded in a capturing
+            // stream (hipErrorCapturedEvent)"): the watchdog thread queries its collectives' events
+            // while another thread captures a CUDA graph, which CUDA forbids in the default capture
+            // mode. PyTorch's own defect, mended in later releases (NVIDIA/physicsnemo#107's
+            // workaround; sgl-project/sglang#29235), not the fabric's or NCCL's. Read once.
+            if (lower.contains("stream is capturing") || lower.contains("capturing stream"))
+                && !watchdog_capture_read
+                && *watchdog_ended.get_or_init(|| text.contains("watchdog thread terminated"))
+            {
+                watchdog_capture_read = true;
+                facts.push(
+                    Fact::new("nccl.internal")
+                        .attr("text", format!("PyTorch's NCCL watchdog thread queried its collectives' events during a CUDA graph capture, which CUDA refuses, and ended the process ({trimmed}): a defect of that PyTorch release"))
+                        .evidence(evidence()),
+                );
                 continue;
             }
             // VMware ESXi's network correlator taking an uplink out of service because its link
@@ -2744,6 +2828,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     );
                     continue;
                 }
+            }
+            // MLNX_OFED's installer failing to build or install its kernel modules ("Error:
+            // mlnx-ofed-kernel-modules installation failed!", mlnxofedinstall; the compiler's errors
+            // under mlnx-ofed-kernel-4.2/drivers/...): that release's sources do not build against
+            // the running kernel, whose interfaces changed under it (microsoft/pai#2470: an Ubuntu
+            // kernel upgrade), so the host keeps no RDMA stack of the vendor's. Read once.
+            if lower.contains("mlnx-ofed-kernel")
+                && (lower.contains("installation failed") || lower.contains("failed to build"))
+                && !std::mem::replace(&mut ofed_build_read, true)
+            {
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "MLNX_OFED release and the running kernel")
+                        .attr("values", format!("the MLNX_OFED release's kernel modules do not build for the running kernel (a kernel newer than the release supports): {trimmed}"))
+                        .evidence(evidence()),
+                );
+                continue;
             }
             if client_server_version_mismatch(&lower) {
                 facts.push(
@@ -3992,6 +4093,23 @@ fn rdma_symbol_refused(lower: &str) -> bool {
         let symbol = lower[at + word.len()..].split_whitespace().next().unwrap_or("").trim_start_matches('_');
         (before.ends_with("unknown ") || before.ends_with("disagrees about version of "))
             && (symbol.starts_with("ib_") || symbol.starts_with("rdma_") || symbol.starts_with("iw_cm"))
+    })
+}
+
+/// The refusals of the RDMA stack's symbols kept as facts: a module refuses every symbol it takes
+/// (ksmbd, beegfs: a dozen lines each), and 100,000 of them held 179 MB of facts.
+const SYMBOL_REFUSALS_KEPT: usize = 16;
+
+/// Whether an input shows a vendor's RDMA stack loaded: lsmod's row of MLNX_OFED's and DOCA-OFED's
+/// compatibility layer ("mlx_compat   69632  11 rdma_cm,ib_ipoib,..."), which only their ib_core
+/// uses, or their openibd service loading it ("Loading HCA driver and Access Layer:   [  OK  ]").
+fn vendor_rdma_stack_loaded(text: &str) -> bool {
+    text.lines().any(|line| {
+        let trimmed = line.trim();
+        let mut words = trimmed.split_whitespace();
+        let lsmod_row = words.next() == Some("mlx_compat")
+            && words.next().is_some_and(|size| size.bytes().all(|b| b.is_ascii_digit()));
+        lsmod_row || (trimmed.starts_with("Loading HCA driver and Access Layer") && trimmed.contains("OK"))
     })
 }
 
@@ -6031,6 +6149,60 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         let other = "ValueError: Invalid backend: 'ncll'\n";
         assert!(parse("f", other).iter().all(|f| f.name != "peers.mismatch"));
+    }
+
+    /// CSCS's Alps NCCL guide (heldout395): NCCL_NET naming a network whose plugin NCCL never
+    /// found, read once. Where the loader refused the plugin (gpurecipes5's glibc), that reading
+    /// names the missing library instead.
+    #[test]
+    fn a_network_nccl_net_names_that_no_plugin_provides_is_a_setting() {
+        let log = "n:1:2 [1] NCCL INFO NET/Plugin: Could not find: ofi libnccl-net-ofi.so. Using internal network plugin.\nn:1:2 [1] net.cc:626 NCCL WARN Error: network AWS Libfabric not found.\n";
+        let found: Vec<Fact> =
+            parse("f", &log.repeat(3)).into_iter().filter(|f| f.name == "nccl.network_not_found").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].get("network"), Some("AWS Libfabric"));
+        let refused = "h:565:565 [7] NCCL INFO NET/Plugin: Plugin load returned 2 : /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by /usr/local/nvidia/lib64/libnccl-net.so) : when loading libnccl-net.so\nh:562:562 [5] net.cc:579 NCCL WARN Error: network gIB not found.\n";
+        assert!(parse("f", refused).iter().all(|f| f.name != "nccl.network_not_found"));
+    }
+
+    /// NVIDIA/physicsnemo#107 and sgl-project/sglang#29235: PyTorch's watchdog ended by a graph
+    /// capture, read once, as PyTorch's defect. NCCL's own CUDA call refused during a capture, with
+    /// no watchdog ended, is not read so.
+    #[test]
+    fn a_watchdog_ended_by_a_graph_capture_is_pytorchs_defect() {
+        let log = "[E ProcessGroupNCCL.cpp:830] [Rank 10] NCCL watchdog thread terminated with exception: CUDA error: operation not permitted when stream is capturing\n";
+        let found: Vec<Fact> = parse("f", &log.repeat(2)).into_iter().filter(|f| f.name == "nccl.internal").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let hip = "HIP error: operation not permitted on an event last recorded in a capturing stream\n... Process group watchdog thread terminated with exception ...\n";
+        assert!(parse("f", hip).iter().any(|f| f.name == "nccl.internal"));
+        let nccl = "NCCL error: unhandled cuda error, NCCL version 2.18.1\nLast error:\nCuda failure 'operation not permitted when stream is capturing'\n";
+        assert!(parse("f", nccl).iter().all(|f| f.name != "nccl.internal"));
+    }
+
+    /// namjaejeon/ksmbd#574 and microsoft/pai#2470 (heldout400): a module refused by the RDMA stack
+    /// MLNX_OFED loaded, and MLNX_OFED's modules that do not build for the kernel, as versions
+    /// that do not fit. The same refusal where no vendor stack is shown loaded (Lustre's ko2iblnd)
+    /// stays a transport without its device.
+    #[test]
+    fn modules_against_another_rdma_stack_and_ofed_against_the_kernel_are_versions() {
+        let lsmod = "mlx_compat             69632  11 rdma_cm,ib_ipoib,mlxdevm,iw_cm,ib_umad,ib_core\n";
+        let refused = "[ 2247.026770] ksmbd: disagrees about version of symbol ib_mr_pool_destroy\n[ 2247.026774] ksmbd: Unknown symbol ib_mr_pool_destroy (err -22)\n";
+        let found: Vec<Fact> = parse("f", &format!("{refused}{lsmod}"))
+            .into_iter()
+            .filter(|f| f.name == "peers.mismatch" || f.name == "rdma.device_missing")
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].name, "peers.mismatch");
+        assert!(found[0].get("values").is_some_and(|v| v.starts_with("ksmbd was built")), "{found:?}");
+        assert!(parse("f", refused).iter().any(|f| f.name == "rdma.device_missing"));
+        let many = refused.repeat(100);
+        assert_eq!(parse("f", &many).iter().filter(|f| f.name == "rdma.device_missing").count(), SYMBOL_REFUSALS_KEPT);
+        assert!(parse("f", refused).iter().all(|f| f.name != "peers.mismatch"));
+        let ofed =
+            "Installing mlnx-ofed-kernel-modules-4.5...\n\nError: mlnx-ofed-kernel-modules installation failed!\n";
+        let found: Vec<Fact> = parse("f", ofed).into_iter().filter(|f| f.name == "peers.mismatch").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(parse("f", "Installing mlnx-ofed-kernel-modules-4.5...\n").is_empty());
     }
 
     /// ray-project/ray#53128 and Bartzi/see#69 (heldout389, heldout391): CuPy without NCCL, as its
