@@ -142,8 +142,20 @@ pub fn looks_like_error(line: &str) -> bool {
     }
     error_words().find_iter(line).any(|word| {
         let counted = ["errors", "failures", "failed"].iter().any(|count| word.as_str().eq_ignore_ascii_case(count));
-        !names_zero(&line[word.end()..]) && (!counted || !counted_zero(&line[..word.start()]))
+        !names_zero(&line[word.end()..])
+            && (!counted || !counted_zero(&line[..word.start()]))
+            && !names_a_log_level(&line[..word.start()])
     })
+}
+
+/// Whether the text before an error word makes it the value a logging setting is given
+/// ("NCCL_DEBUG=WARN", "FI_LOG_LEVEL=warn", "--log-level=error" in a command line or an
+/// environment dump): a level asked for, not a failure reported.
+fn names_a_log_level(before: &str) -> bool {
+    let Some(key) = before.strip_suffix('=') else { return false };
+    let key = key.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).next().unwrap_or("");
+    let key = key.to_ascii_lowercase();
+    !key.is_empty() && (key.contains("debug") || key.contains("log") || key.contains("level"))
 }
 
 /// Whether the text before a counted error word ("errors", "failures", "failed") counts it as zero,
@@ -590,6 +602,18 @@ mod tests {
     /// linux-rdma/perftest 6ff1c4a: the kernel's report of ib_send_lat killed by a stack-segment
     /// trap inside librdmacm is an error line, though its error code reads zero; the kernel's
     /// note of its trap handlers at boot is not.
+    /// Habana's hccl_demo (heldout397): a command line that sets a library's log level to "warn"
+    /// reports no warning; a failure on a line that also names a level still does.
+    #[test]
+    fn a_logging_settings_level_is_no_error_line() {
+        assert!(!looks_like_error(
+            "export FI_LOG_LEVEL=warn HCCL_OVER_OFI=1 python3 run_hccl_demo.py --test broadcast"
+        ));
+        assert!(!looks_like_error("mpirun -x NCCL_DEBUG=WARN -np 16 ./all_reduce_perf -b 8 -e 8G"));
+        assert!(looks_like_error("NCCL_DEBUG=WARN run failed: exit code 1"));
+        assert!(looks_like_error("status=error while connecting to peer"));
+    }
+
     /// PaddlePaddle/Paddle#18232 (heldout391): glog's report of a segfault inside
     /// ncclCommInitAll, the input's only failure line, is quoted; a signal that only stops a
     /// process is no crash.
