@@ -1027,6 +1027,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut stack_symbol_read = false;
     // The lines of modules refusing the RDMA stack's symbols read so far.
     let mut symbol_refusals = 0usize;
+    // A plugged module's port whose link is down, read once; whether the input shows a module's readings.
+    let mut module_link_down_read = false;
+    let module_readings: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // MLNX_OFED's kernel modules that did not build, read once.
     let mut ofed_build_read = false;
     let vendor_stack_loaded: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
@@ -1625,6 +1628,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 continue;
             }
             ipc_frame = Some(call);
+        }
+        // A port's link state as a key and its value ("Link speed : Down" on a switch firmware's
+        // page of an SFP port; "Link status: Down", "Oper status: down"), where the input also
+        // shows a transceiver's readings (its receive or transmit power): a module is plugged in
+        // and the link over it is down, whatever its readings say of the optics
+        // (logicog/RTLPlayground#292: a module whose power and loss-of-signal read healthy). A
+        // listing of unused ports, without a module's readings, is not read so. Read once.
+        if !module_link_down_read
+            && link_field_down(trimmed)
+            && *module_readings.get_or_init(|| shows_module_readings(text))
+        {
+            module_link_down_read = true;
+            facts.push(interface_down(
+                "the port whose module the input shows",
+                &format!("down with a module plugged in ({trimmed})"),
+                evidence(),
+            ));
+            continue;
         }
         // The readers below look for phrases most lines lack: one pass of a literal set decides
         // whether any of them is worth trying (each `contains` builds its own searcher).
@@ -4100,6 +4121,33 @@ fn rdma_symbol_refused(lower: &str) -> bool {
 /// (ksmbd, beegfs: a dozen lines each), and 100,000 of them held 179 MB of facts.
 const SYMBOL_REFUSALS_KEPT: usize = 16;
 
+/// Whether a line gives a port's link state as a key and the value "Down" ("Link speed : Down",
+/// "Link status: Down", "Oper status = down").
+fn link_field_down(line: &str) -> bool {
+    const KEYS: [&str; 8] = [
+        "link",
+        "link speed",
+        "link status",
+        "link state",
+        "oper status",
+        "operational status",
+        "oper state",
+        "port state",
+    ];
+    let Some((key, value)) = line.split_once([':', '=']) else { return false };
+    value.trim().eq_ignore_ascii_case("down") && KEYS.iter().any(|k| key.trim().eq_ignore_ascii_case(k))
+}
+
+/// Whether an input shows a transceiver's readings: its receive or transmit power under any of
+/// the names tools give them ("RX-Power", "Rx power", ethtool -m's "Receiver signal average
+/// optical power", "Laser output power").
+fn shows_module_readings(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    ["rx-power", "rx power", "tx-power", "tx power", "receiver signal", "laser output power"]
+        .iter()
+        .any(|name| lower.contains(name))
+}
+
 /// Whether an input shows a vendor's RDMA stack loaded: lsmod's row of MLNX_OFED's and DOCA-OFED's
 /// compatibility layer ("mlx_compat   69632  11 rdma_cm,ib_ipoib,..."), which only their ib_core
 /// uses, or their openibd service loading it ("Loading HCA driver and Access Layer:   [  OK  ]").
@@ -6149,6 +6197,19 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         let other = "ValueError: Invalid backend: 'ncll'\n";
         assert!(parse("f", other).iter().all(|f| f.name != "peers.mismatch"));
+    }
+
+    /// logicog/RTLPlayground#292 (heldout405): a switch's SFP page with its link down and its
+    /// module's readings, read once. The same state in a listing without a module's readings (unused
+    /// ports) is not read so.
+    #[test]
+    fn a_port_with_a_module_plugged_and_its_link_down_is_down() {
+        let page = "Link speed\t:\tDown\nVendor\t:\tHisense\nTX-Power\t:\t0.599 mW / -2.22 dBm\nRX-Power\t:\t0.073 mW / -11.38 dBm\nRX-LOS\t:\tfalse\n";
+        let found: Vec<Fact> = parse("f", &page.repeat(2)).into_iter().filter(|f| f.name == "rdma.port_down").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 1);
+        let listing = "Port 1\nLink status: Down\nPort 2\nLink status: Up\n";
+        assert!(parse("f", listing).iter().all(|f| f.name != "rdma.port_down"));
     }
 
     /// CSCS's Alps NCCL guide (heldout395): NCCL_NET naming a network whose plugin NCCL never

@@ -64,8 +64,10 @@ fn error_words() -> &'static Regex {
             // [42:00.2] fault index 1600", drivers/iommu/intel/dmar.c dmar_fault). A fatal signal's own
             // name is a crash where a handler reports it without other words (glog's failure signal
             // handler: "*** SIGSEGV (@0x50) received by PID 12833 (TID 0x7f56686c9700) from PID 80;
-            // stack trace: ***", signal(7)'s names of the signals that end a process with a core).
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D(?:\s|$))|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\bSIG(?:SEGV|BUS|ABRT|ILL|FPE)\b)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
+            // stack trace: ***", signal(7)'s names of the signals that end a process with a core), and
+            // by its number where Ubuntu's crash reporter records it ("Signal: 11" in an apport
+            // report, beside "SourcePackage: opensm").
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D(?:\s|$))|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\bSIG(?:SEGV|BUS|ABRT|ILL|FPE)\b)|(?-i:^\s*Signal: (?:4|6|7|8|11)\s*$)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
         )
         .expect("a fixed pattern compiles")
     })
@@ -623,6 +625,8 @@ mod tests {
             "*** SIGSEGV (@0x50) received by PID 12833 (TID 0x7f56686c9700) from PID 80; stack trace: ***"
         ));
         assert!(!looks_like_error("the handler of SIGTERM stops the workers"));
+        assert!(looks_like_error("Signal: 11"));
+        assert!(!looks_like_error("Signal: 15"));
     }
 
     #[test]
