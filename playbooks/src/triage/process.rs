@@ -285,6 +285,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(stacks_in_a_collective(file, text));
     facts.extend(stack_that_waits(file, text));
     facts.extend(mpi_group_crashed(file, text));
+    facts.extend(main_process_still_preparing(file, text));
     // The agent's one-line report and its summary table name the same death: keep the table's,
     // which has the host.
     if root_cause_seen {
@@ -613,6 +614,55 @@ fn mpi_group_crashed(file: &str, text: &str) -> Option<Fact> {
     )
 }
 
+/// The collectives' default timeout in PyTorch (30 minutes, init_process_group's `timeout`).
+const DEFAULT_COLLECTIVE_TIMEOUT_SECONDS: u64 = 30 * 60;
+
+/// Ranks that died waiting at the barrier of transformers' `main_process_first` (training_args.py:
+/// the other ranks wait in torch.distributed.barrier() while the main process preprocesses the
+/// dataset, then it joins them), where the input shows the main process still preprocessing (a
+/// progress bar past the 30 minutes of the default collective timeout, "Running tokenizer on
+/// dataset: 47%| ... [30:11<38:27") or the wait timed out: the main process, busy, did not reach the
+/// barrier in time (hiyouga/ChatGLM-Efficient-Tuning#137, hiyouga/LLaMA-Factory#549). A rank that
+/// runs behind, not a network fault; a longer timeout (ddp_timeout) or preprocessing before the
+/// job mends it.
+fn main_process_still_preparing(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("main_process_first") {
+        return None;
+    }
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let (index, &(line_no, raw)) = lines.iter().enumerate().find(|(_, (_, raw))| raw.contains("main_process_first"))?;
+    lines[index..].iter().take(BACKTRACE_LINES).find(|(_, raw)| raw.contains("barrier"))?;
+    let past_timeout = lines.iter().any(|(_, raw)| {
+        progress_elapsed_seconds(raw).is_some_and(|seconds| seconds >= DEFAULT_COLLECTIVE_TIMEOUT_SECONDS)
+    });
+    if !past_timeout && !text.contains("imeout") && !text.contains("timed out") {
+        return None;
+    }
+    Some(
+        Fact::new("pytorch.rank_behind")
+            .attr("rank", "0 (the main process)")
+            .attr("last_seq", "still preprocessing the dataset in transformers' main_process_first")
+            .attr("max_seq", "the barrier the other ranks wait at")
+            .evidence(Evidence::new(file, line_no, raw)),
+    )
+}
+
+/// The time a tqdm progress bar says has elapsed ("47%|███▊ | 3169000/6811963 [30:11<38:27,
+/// 1578.58 examples/s]": minutes and seconds, or hours, minutes and seconds, before "<").
+fn progress_elapsed_seconds(line: &str) -> Option<u64> {
+    let (_, after) = line.rsplit_once('[')?;
+    let (elapsed, _) = after.split_once('<')?;
+    if !line.contains('%') {
+        return None;
+    }
+    let parts: Vec<u64> = elapsed.split(':').map(|part| part.parse().ok()).collect::<Option<_>>()?;
+    match parts.as_slice() {
+        [minutes, seconds] => Some(minutes * 60 + seconds),
+        [hours, minutes, seconds] => Some(hours * 3600 + minutes * 60 + seconds),
+        _ => None,
+    }
+}
+
 /// compute-sanitizer's memcheck report of a bad access ("========= Invalid __global__ read of
 /// size 4 bytes", then "=========     at ncclDevKernel_AllReduce_Sum_u8_RING_LL(...)") made by one of
 /// NCCL's kernels: NCCL's device code read or wrote outside the buffers it was given, which is
@@ -689,6 +739,22 @@ mod tests {
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["nccl.internal"]);
         let waiting = "#0  0x00007fff8deb4588 in sched_yield () from /usr/lib64/libc.so.6\n#2  0x00007fff618e4964 in ncclCpuBarrierOut (comm=0x7ffc10000dc0)\n#5  0x00007fff61820248 in ncclAllReduce (sendbuff=0x7ffe9320aa00)\n";
         assert!(parse("f", waiting).iter().all(|f| !f.name.starts_with("nccl.")), "a wait, no fault of NCCL's");
+    }
+
+    /// hiyouga/ChatGLM-Efficient-Tuning#137 (heldout413): the tokenizer's bar past 30 minutes and
+    /// a traceback in main_process_first's barrier name the main process behind. The same
+    /// traceback without a long bar or a timeout (a barrier that failed at once) is not read so.
+    #[test]
+    fn ranks_waiting_for_a_main_process_still_preprocessing_name_it() {
+        let trace = "  File \"/env/lib/python3.9/site-packages/transformers/training_args.py\", line 1891, in main_process_first\n    torch.distributed.barrier()\n";
+        let long = format!("Running tokenizer on dataset: 47%|###8 | 3169000/6811963 [30:11<38:27, 1578.58 examples/s]Traceback (most recent call last):\n{trace}");
+        let found: Vec<Fact> = parse("f", &long).into_iter().filter(|f| f.name == "pytorch.rank_behind").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].evidence[0].line, 2);
+        let short =
+            format!("Running tokenizer on dataset: 47%|###8 | 3169/6811 [00:11<38:27, 1578.58 examples/s]\n{trace}");
+        assert!(parse("f", &short).iter().all(|f| f.name != "pytorch.rank_behind"));
+        assert_eq!(progress_elapsed_seconds("100%|##| 5/5 [1:02:03<00:00, 1.2it/s]"), Some(3723));
     }
 
     /// NVIDIA/NeMo#13509 and NVIDIA/Megatron-LM#1274 (heldout399): UCX's backtraces through

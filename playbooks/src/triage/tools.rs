@@ -216,6 +216,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "stream is capturing",
             "capturing stream",
             "mlnx-ofed-kernel",
+            "heartbeat timeout",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1107,6 +1108,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut dropped_inbound_read = false;
     // The coordination service's barrier timeout, read once: each task that waited prints it.
     let mut coordination_barrier_read = false;
+    // The tasks the coordination service set to ERROR for their heartbeats.
+    let mut tasks_out_of_heartbeat: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     // The libraries whose own timeout of a communication was read (DeepEP, JAX's coordination
     // service, Slurm's PMIx plugin).
     let mut libraries_timed_out: Vec<&'static str> = Vec::new();
@@ -2967,6 +2970,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // side, "DeepEP timeout for dispatch receivers" from its kernels), and JAX's
             // coordination service giving up on a barrier ("DEADLINE_EXCEEDED: Barrier timed out.
             // ... # of tasks that reached the barrier: 1/8").
+            // The same service setting a task to ERROR because its heartbeats stopped ("/job:jax_worker/
+            // replica:0/task:37 has been set to ERROR in coordination service: UNAVAILABLE: Task
+            // /job:jax_worker/replica:0/task:37 heartbeat timeout. This indicates that the remote
+            // task has failed, got preempted, or crashed unexpectedly.", coordination_service.cc):
+            // that task is gone, and the others wait for it. Each task once, at most 64.
+            if lower.contains("heartbeat timeout") && lower.contains("coordination service") {
+                if let Some(task) = coordination_task_in_error(trimmed) {
+                    if tasks_out_of_heartbeat.len() < 64 && tasks_out_of_heartbeat.insert(task.to_string()) {
+                        facts.push(
+                            Fact::new("jax.missing_tasks")
+                                .attr("rank", task)
+                                .attr("text", format!("XLA's coordination service: task {task} stopped sending heartbeats (it failed, was preempted or crashed)"))
+                                .evidence(evidence()),
+                        );
+                    }
+                    continue;
+                }
+            }
             let coordination_barrier = lower.contains("barrier timed out") && lower.contains("deadline_exceeded");
             if coordination_barrier && !std::mem::replace(&mut coordination_barrier_read, true) {
                 let missing = coordination_tasks_missing(file, text, line_no, raw, trimmed);
@@ -4836,6 +4857,14 @@ fn coordination_tasks_missing(file: &str, text: &str, line_no: usize, raw: &str,
         .collect()
 }
 
+/// The task number of the coordination service's "/job:jax_worker/replica:0/task:37 has been set to
+/// ERROR" (or, without that head, of "Task /job:.../task:37 heartbeat timeout").
+fn coordination_task_in_error(line: &str) -> Option<&str> {
+    let (before, _) = line.split_once(" has been set to ERROR").or_else(|| line.split_once(" heartbeat timeout"))?;
+    let task = before.rsplit_once("/task:")?.1;
+    (!task.is_empty() && task.bytes().all(|b| b.is_ascii_digit())).then_some(task)
+}
+
 /// How many timed-out tasks of one barrier are read: a job's every task is a few thousand at most.
 const MAX_TASKS_LISTED: usize = 4096;
 
@@ -6197,6 +6226,20 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         let other = "ValueError: Invalid backend: 'ncll'\n";
         assert!(parse("f", other).iter().all(|f| f.name != "peers.mismatch"));
+    }
+
+    /// google-research/architecture-objective#26 (heldout417): the coordination service setting a
+    /// task to ERROR for its heartbeats, read once a task. The GSP's heartbeat timeout in a kernel
+    /// log (NVIDIA's driver) is not this.
+    #[test]
+    fn a_task_whose_heartbeats_stopped_is_missing() {
+        let line = "2022-11-15 16:03:15.140058: E external/org_tensorflow/tensorflow/core/distributed_runtime/coordination/coordination_service.cc:954] /job:jax_worker/replica:0/task:37 has been set to ERROR in coordination service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:37 heartbeat timeout. This indicates that the remote task has failed, got preempted, or crashed unexpectedly.\n";
+        let found: Vec<Fact> =
+            parse("f", &line.repeat(3)).into_iter().filter(|f| f.name == "jax.missing_tasks").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].get("rank"), Some("37"));
+        let gsp = "NVRM: Xid (PCI:0000:1b:00): 119, pid=1234, name=python, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) heartbeat timeout\n";
+        assert!(parse("f", gsp).iter().all(|f| f.name != "jax.missing_tasks"));
     }
 
     /// logicog/RTLPlayground#292 (heldout405): a switch's SFP page with its link down and its
