@@ -168,6 +168,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "py-spy dumps with threads standing inside a torch.distributed collective (distributed_c10d.py), how many of the dumped threads",
     ),
     (
+        "ucx.setting_unfit",
+        "text",
+        "UCX refusing a setting the fabric does not offer (adaptive routing off where every service level has it), so its transport does not open",
+    ),
+    (
         "process.mpi_group_crashed",
         "text",
         "a backtrace through PyTorch's creation of an MPI process group (createProcessGroupMPI): its ranks not in MPI's world, a launch without mpirun",

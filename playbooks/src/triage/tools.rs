@@ -217,6 +217,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "capturing stream",
             "mlnx-ofed-kernel",
             "heartbeat timeout",
+            "could not select sl",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1031,6 +1032,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A plugged module's port whose link is down, read once; whether the input shows a module's readings.
     let mut module_link_down_read = false;
     let module_readings: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    // UCX's refusal of a service level the fabric lacks, read once.
+    let mut ucx_sl_read = false;
     // MLNX_OFED's kernel modules that did not build, read once.
     let mut ofed_build_read = false;
     let vendor_stack_loaded: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
@@ -2853,6 +2856,22 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     continue;
                 }
             }
+            // UCX asked for a service level without adaptive routing (UCX_IB_AR_ENABLE=n, or the
+            // default where UCX_IB_SL is auto) on a fabric whose subnet manager gives every service
+            // level adaptive routing ("AR=n was requested for SL=auto, but could not select SL without
+            // AR on mlx5_0:1, SLs with AR support = { 0, ... 15 }", uct/ib/mlx5/ib_mlx5.c): its RC
+            // transport will not open, and MPI's UCX layer is not selected (mghpcc/aicr-benchmarks'
+            // HPL runs on B200). A setting that does not fit the fabric. Read once.
+            if lower.contains("could not select sl") && lower.contains("was requested for sl") {
+                if !std::mem::replace(&mut ucx_sl_read, true) {
+                    facts.push(
+                        Fact::new("ucx.setting_unfit")
+                            .attr("text", format!("UCX was asked for a service level without adaptive routing, which this fabric's subnet manager does not offer, so its RC transport did not open ({trimmed})"))
+                            .evidence(evidence()),
+                    );
+                }
+                continue;
+            }
             // MLNX_OFED's installer failing to build or install its kernel modules ("Error:
             // mlnx-ofed-kernel-modules installation failed!", mlnxofedinstall; the compiler's errors
             // under mlnx-ofed-kernel-4.2/drivers/...): that release's sources do not build against
@@ -4580,6 +4599,13 @@ fn completion_status(lower: &str) -> Option<u32> {
             return Some(status);
         }
     }
+    // NVSHMEM's IB transports report a failed completion by its ibv_wc_status value
+    // ("ibrc.cpp:1093: non-zero status: 12 ibv_poll_cq failed, status: 12", transport/ibrc), where 12
+    // is IBV_WC_RETRY_EXC_ERR; a flushed request (5) only follows another error.
+    if let Some(rest) = lower.split("ibv_poll_cq failed, status: ").nth(1) {
+        let status: Option<u32> = rest.split(|c: char| !c.is_ascii_digit()).next().and_then(|code| code.parse().ok());
+        return status.filter(|status| (1..=21).contains(status) && *status != 5);
+    }
     // Every phrase below holds one of these: most lines are passed over at three searches.
     let ucx = lower.contains("(synd 0x");
     if !(ucx || lower.contains("err") || lower.contains("retry")) {
@@ -6240,6 +6266,31 @@ mod tests {
         assert_eq!(found[0].get("rank"), Some("37"));
         let gsp = "NVRM: Xid (PCI:0000:1b:00): 119, pid=1234, name=python, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) heartbeat timeout\n";
         assert!(parse("f", gsp).iter().all(|f| f.name != "jax.missing_tasks"));
+    }
+
+    /// mghpcc/aicr-benchmarks' HPL runs (heldout425): NVSHMEM's failed completion by its number, the
+    /// transport's retries exhausted; a flushed request is only a consequence.
+    #[test]
+    fn nvshmems_failed_completion_by_number_is_a_work_completion_error() {
+        let line = "/dvs/p4/build/sw/rel/gpgpu/toolkit/r13.0/main_nvshmem/src/modules/transport/ibrc/ibrc.cpp:1093: non-zero status: 12 ibv_poll_cq failed, status: 12\n";
+        let found: Vec<Fact> = parse("f", line).into_iter().filter(|f| f.name == "nccl.wc_error").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].get("status"), Some("12"));
+        assert!(parse("f", "ibrc.cpp:1093: non-zero status: 5 ibv_poll_cq failed, status: 5\n")
+            .iter()
+            .all(|f| f.name != "nccl.wc_error"));
+    }
+
+    /// The same HPL runs: UCX asked for no adaptive routing on a fabric whose every service level
+    /// has it, which it refuses; UCX's other refusals to open an interface are not this.
+    #[test]
+    fn ucx_refusing_an_adaptive_routing_setting_the_fabric_lacks_is_a_setting() {
+        let line = "[1775514483.023004] [b0009:44608:0]         ib_mlx5.c:1100 UCX  ERROR AR=n was requested for SL=auto, but could not select SL without AR on mlx5_0:1, SLs with AR support = { 0, 1, 2 }\n";
+        let found: Vec<Fact> =
+            parse("f", &line.repeat(3)).into_iter().filter(|f| f.name == "ucx.setting_unfit").collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let other = "[b0009:44608:0] ucp_worker.c:1412 UCX  ERROR uct_iface_open(rc_mlx5/mlx5_0:1) failed: Unsupported operation\n";
+        assert!(parse("f", other).iter().all(|f| f.name != "ucx.setting_unfit"));
     }
 
     /// logicog/RTLPlayground#292 (heldout405): a switch's SFP page with its link down and its
