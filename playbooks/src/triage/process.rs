@@ -633,7 +633,8 @@ fn main_process_still_preparing(file: &str, text: &str) -> Option<Fact> {
     let (index, &(line_no, raw)) = lines.iter().enumerate().find(|(_, (_, raw))| raw.contains("main_process_first"))?;
     lines[index..].iter().take(BACKTRACE_LINES).find(|(_, raw)| raw.contains("barrier"))?;
     let past_timeout = lines.iter().any(|(_, raw)| {
-        progress_elapsed_seconds(raw).is_some_and(|seconds| seconds >= DEFAULT_COLLECTIVE_TIMEOUT_SECONDS)
+        super::pytorch::progress_elapsed_seconds(raw)
+            .is_some_and(|seconds| seconds >= DEFAULT_COLLECTIVE_TIMEOUT_SECONDS)
     });
     if !past_timeout && !text.contains("imeout") && !text.contains("timed out") {
         return None;
@@ -645,22 +646,6 @@ fn main_process_still_preparing(file: &str, text: &str) -> Option<Fact> {
             .attr("max_seq", "the barrier the other ranks wait at")
             .evidence(Evidence::new(file, line_no, raw)),
     )
-}
-
-/// The time a tqdm progress bar says has elapsed ("47%|███▊ | 3169000/6811963 [30:11<38:27,
-/// 1578.58 examples/s]": minutes and seconds, or hours, minutes and seconds, before "<").
-fn progress_elapsed_seconds(line: &str) -> Option<u64> {
-    let (_, after) = line.rsplit_once('[')?;
-    let (elapsed, _) = after.split_once('<')?;
-    if !line.contains('%') {
-        return None;
-    }
-    let parts: Vec<u64> = elapsed.split(':').map(|part| part.parse().ok()).collect::<Option<_>>()?;
-    match parts.as_slice() {
-        [minutes, seconds] => Some(minutes * 60 + seconds),
-        [hours, minutes, seconds] => Some(hours * 3600 + minutes * 60 + seconds),
-        _ => None,
-    }
 }
 
 /// compute-sanitizer's memcheck report of a bad access ("========= Invalid __global__ read of
@@ -754,7 +739,10 @@ mod tests {
         let short =
             format!("Running tokenizer on dataset: 47%|###8 | 3169/6811 [00:11<38:27, 1578.58 examples/s]\n{trace}");
         assert!(parse("f", &short).iter().all(|f| f.name != "pytorch.rank_behind"));
-        assert_eq!(progress_elapsed_seconds("100%|##| 5/5 [1:02:03<00:00, 1.2it/s]"), Some(3723));
+        assert_eq!(
+            super::super::pytorch::progress_elapsed_seconds("100%|##| 5/5 [1:02:03<00:00, 1.2it/s]"),
+            Some(3723)
+        );
     }
 
     /// NVIDIA/NeMo#13509 and NVIDIA/Megatron-LM#1274 (heldout399): UCX's backtraces through

@@ -403,12 +403,39 @@ fn progress_counter(line: &str) -> Option<(u64, u64)> {
     if !(line.contains("it/s]") || line.contains("s/it]") || line.contains("it/s,") || line.contains("s/it,")) {
         return None;
     }
-    line.match_indices(" [").find_map(|(at, _)| {
-        let (done, total) = line[..at].rsplit([' ', '|']).next()?.split_once('/')?;
-        let elapsed = line[at + 2..].split(['<', ',', ']']).next()?;
-        elapsed.contains(':').then_some(())?;
+    progress_brackets(line).find_map(|(counted, _, _)| {
+        let (done, total) = counted.rsplit([' ', '|']).next()?.split_once('/')?;
         Some((done.parse().ok()?, total.parse().ok()?))
     })
+}
+
+/// tqdm's bracket in a progress line (" [30:11<38:27, 1578.58 examples/s]"), for each " [" whose
+/// first field is a time: the text before it, that elapsed time, and the rest of the bracket after
+/// it (which opens with '<' where tqdm knows the total).
+fn progress_brackets(line: &str) -> impl Iterator<Item = (&str, &str, &str)> {
+    line.match_indices(" [").filter_map(move |(at, _)| {
+        let inside = &line[at + 2..];
+        let end = inside.find(['<', ',', ']']).unwrap_or(inside.len());
+        let elapsed = &inside[..end];
+        elapsed.contains(':').then_some((&line[..at], elapsed, &inside[end..]))
+    })
+}
+
+/// The time a tqdm progress bar says has elapsed ("47%|███▊ | 3169000/6811963 [30:11<38:27,
+/// 1578.58 examples/s]": minutes and seconds, or hours, minutes and seconds, before "<"), read from
+/// the line's last bar whatever its unit.
+pub(super) fn progress_elapsed_seconds(line: &str) -> Option<u64> {
+    if !line.contains('%') {
+        return None;
+    }
+    let (_, elapsed, rest) = progress_brackets(line).last()?;
+    rest.starts_with('<').then_some(())?;
+    let parts: Vec<u64> = elapsed.split(':').map(|part| part.parse().ok()).collect::<Option<_>>()?;
+    match parts.as_slice() {
+        [minutes, seconds] => Some(minutes * 60 + seconds),
+        [hours, minutes, seconds] => Some(hours * 3600 + minutes * 60 + seconds),
+        _ => None,
+    }
 }
 
 /// The last progress bar at or before line `timed_out` and the first later line where the same bar

@@ -4602,9 +4602,11 @@ fn completion_status(lower: &str) -> Option<u32> {
     // NVSHMEM's IB transports report a failed completion by its ibv_wc_status value
     // ("ibrc.cpp:1093: non-zero status: 12 ibv_poll_cq failed, status: 12", transport/ibrc), where 12
     // is IBV_WC_RETRY_EXC_ERR; a flushed request (5) only follows another error.
+    // The status as a number at the start of what follows its phrase.
+    let number =
+        |rest: &str| rest.split(|c: char| !c.is_ascii_digit()).next().and_then(|code| code.parse::<u32>().ok());
     if let Some(rest) = lower.split("ibv_poll_cq failed, status: ").nth(1) {
-        let status: Option<u32> = rest.split(|c: char| !c.is_ascii_digit()).next().and_then(|code| code.parse().ok());
-        return status.filter(|status| (1..=21).contains(status) && *status != 5);
+        return number(rest).filter(|status| (1..=21).contains(status) && *status != 5);
     }
     // Every phrase below holds one of these: most lines are passed over at three searches.
     let ucx = lower.contains("(synd 0x");
@@ -4617,8 +4619,7 @@ fn completion_status(lower: &str) -> Option<u32> {
     // over host memory a protection error or a flushed request is the program's own registration
     // (a buffer freed while in flight) or the flush that follows another error.
     if let Some(rest) = lower.split("cq with status ").nth(1).and_then(|r| r.split(" status number ").nth(1)) {
-        let status = rest.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("").parse().ok();
-        return status.filter(|status| [12, 13].contains(status));
+        return number(rest).filter(|status| [12, 13].contains(status));
     }
     let found =
         |table: &[(&str, u32)]| table.iter().find(|(words, _)| lower.contains(words)).map(|(_, status)| *status);
