@@ -19,8 +19,11 @@
 //! tensor the other is not have each submitted what the other did not: both are alive, blocked
 //! in collectives the other never joins, the "different ranks are trying to submit different
 //! tensors" of the warning itself (horovod/horovod#1652: a different graph on each rank). That is
-//! a collective mismatch. A list that Horovod cut (" ...", past five tensors) does not say what a
-//! rank is not missing, so only whole lists are compared.
+//! a collective mismatch. Each rank's tensors are a `std::set<std::string>` (stall_inspector.cc
+//! since 0.16), printed in byte order, so a list that Horovod cut (" ...", past six tensors) or
+//! that reached the input cut (no closing bracket: a terminal's width, a paste) still says what the
+//! rank is not missing among the names that sort before its last (horovod/horovod#2285: ranks 0-7
+//! miss a state broadcast that rank 8, whose cut list opens with a gradient's all-reduce, does not).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,7 +50,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         return Vec::new();
     }
     let mut missing: BTreeMap<u64, MissingRank> = BTreeMap::new();
-    let mut note = |rank: u64, tensors: Option<Vec<&str>>, evidence: Evidence| {
+    let mut note = |rank: u64, tensors: Option<Listed>, evidence: Evidence| {
         if missing.len() >= MAX_RANKS_KEPT && !missing.contains_key(&rank) {
             return;
         }
@@ -57,12 +60,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             entry.evidence.push(evidence);
         }
         match tensors {
-            Some(names) if !entry.cut => {
+            Some(listed) if !entry.unknown => {
                 let room = MAX_NAMES_PER_RANK + 1 - entry.names.len();
-                entry.names.extend(names.into_iter().take(room).map(str::to_string));
-                entry.cut = entry.names.len() > MAX_NAMES_PER_RANK;
+                entry.names.extend(listed.names.iter().take(room).map(|name| name.to_string()));
+                entry.unknown = entry.names.len() > MAX_NAMES_PER_RANK;
+                if let Some(partial) = listed.partial {
+                    entry.partials.insert(partial.to_string());
+                }
+                if !listed.whole {
+                    // The last name printed: what sorts before it and is not listed is not missing.
+                    let last = listed.partial.or(listed.names.last().copied()).unwrap_or("");
+                    let reach = entry.reach.get_or_insert_with(|| last.to_string());
+                    if last < reach.as_str() {
+                        *reach = last.to_string();
+                    }
+                }
             }
-            _ => entry.cut = true,
+            _ => entry.unknown = true,
         }
     };
     let mut ready_lines: Vec<(BTreeSet<u64>, Evidence)> = Vec::new();
@@ -85,7 +99,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             let tensor =
                 raw.split_once("[missing ranks:").and_then(|(before, _)| before.split_whitespace().next_back());
             for rank in ranks {
-                note(rank, tensor.map(|name| vec![name]), evidence());
+                note(rank, tensor.map(|name| Listed { names: vec![name], partial: None, whole: true }), evidence());
             }
         } else if let Some(ready) = bracketed(raw, "[ready ranks:") {
             ready_lines.push((ready.into_iter().collect(), evidence()));
@@ -124,35 +138,78 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
 }
 
 /// What the stall inspector says of one rank: how many stalled tensors wait for it, the names of
-/// those tensors while the list is whole, and the evidence.
+/// those tensors, and the evidence.
 #[derive(Default)]
 struct MissingRank {
     tensors: usize,
+    /// Whole names the rank is missing.
     names: BTreeSet<String>,
-    /// The names are not all there: Horovod cut the list, the form names no tensor, or the cap.
-    cut: bool,
+    /// The last names of lists the input cut inside a name: the rank misses a tensor whose name
+    /// starts so.
+    partials: BTreeSet<String>,
+    /// For a list that was cut, the lowest of the last names printed: a name that sorts before it
+    /// and is not listed is not missing. `None` while every list of the rank was whole.
+    reach: Option<String>,
+    /// Nothing can be said of what the rank is not missing: a form that names no tensor, or more
+    /// names than are kept.
+    unknown: bool,
     evidence: Vec<Evidence>,
 }
 
+impl MissingRank {
+    /// Whether the rank is known not to miss a tensor named `name` (or, for `prefix`, any tensor
+    /// whose name starts with it).
+    fn not_missing(&self, name: &str, prefix: bool) -> bool {
+        if self.unknown {
+            return false;
+        }
+        let named = |other: &str| if prefix { other.starts_with(name) } else { other == name };
+        if self.names.iter().any(|other| named(other))
+            || self.partials.iter().any(|partial| partial.starts_with(name) || name.starts_with(partial.as_str()))
+        {
+            return false;
+        }
+        match &self.reach {
+            None => true,
+            Some(reach) => name < reach.as_str() && !(prefix && reach.starts_with(name)),
+        }
+    }
+
+    /// Whether this rank misses a tensor that `other` is known not to miss.
+    fn misses_what_is_not_missed_by(&self, other: &MissingRank) -> bool {
+        !self.unknown
+            && (self.names.iter().any(|name| other.not_missing(name, false))
+                || self.partials.iter().any(|partial| other.not_missing(partial, true)))
+    }
+}
+
 /// The ranks of which each is missing a tensor that another such rank is not (see the module's
-/// comment), compared over the first `MAX_COMPARED_RANKS` ranks whose lists are whole.
+/// comment), compared over the first `MAX_COMPARED_RANKS` ranks that name a tensor.
 fn diverged_ranks(missing: &BTreeMap<u64, MissingRank>) -> BTreeSet<u64> {
-    let whole: Vec<(u64, &BTreeSet<String>)> = missing
+    let named: Vec<(u64, &MissingRank)> = missing
         .iter()
-        .filter(|(_, entry)| !entry.cut && !entry.names.is_empty())
-        .map(|(rank, entry)| (*rank, &entry.names))
+        .filter(|(_, entry)| !entry.unknown && (!entry.names.is_empty() || !entry.partials.is_empty()))
+        .map(|(rank, entry)| (*rank, entry))
         .take(MAX_COMPARED_RANKS)
         .collect();
     let mut diverged = BTreeSet::new();
-    for (index, (rank, names)) in whole.iter().enumerate() {
-        for (other, other_names) in &whole[index + 1..] {
-            if !names.is_subset(other_names) && !other_names.is_subset(names) {
+    for (index, (rank, entry)) in named.iter().enumerate() {
+        for (other, other_entry) in &named[index + 1..] {
+            if entry.misses_what_is_not_missed_by(other_entry) && other_entry.misses_what_is_not_missed_by(entry) {
                 diverged.insert(*rank);
                 diverged.insert(*other);
             }
         }
     }
     diverged
+}
+
+/// One rank's line of the stall list: the whole names, the last name where the input cut the line
+/// inside it, and whether the list is whole (closed, and not cut by Horovod's " ...").
+struct Listed<'a> {
+    names: Vec<&'a str>,
+    partial: Option<&'a str>,
+    whole: bool,
 }
 
 /// The heading of the stall inspector's list: `Missing ranks:` (or 0.18's `Stalled ranks:`).
@@ -168,9 +225,8 @@ pub(crate) fn stall_list_line(line: &str) -> bool {
 }
 
 /// `3: [tensor, ...]` or `3!: [...]` under `Missing ranks:` (or `Stalled ranks:`): the rank, and the
-/// tensors when the list is whole (`None` when Horovod cut it with " ..."), at most one past the
-/// names a rank keeps.
-fn listed_rank(line: &str) -> Option<(u64, Option<Vec<&str>>)> {
+/// tensors it lists (at most one past the names a rank keeps), whole or cut.
+fn listed_rank(line: &str) -> Option<(u64, Option<Listed<'_>>)> {
     let (rank, rest) = line.split_once(':')?;
     let rank = rank.strip_suffix('!').unwrap_or(rank);
     let inside = rest.trim_start().strip_prefix('[')?;
@@ -178,10 +234,18 @@ fn listed_rank(line: &str) -> Option<(u64, Option<Vec<&str>>)> {
         return None;
     }
     let rank = rank.parse().ok().filter(|rank| *rank < MAX_RANK)?;
-    let tensors = inside.strip_suffix(']').filter(|list| !list.ends_with("...")).map(|list| {
-        list.split(',').map(str::trim).filter(|name| !name.is_empty()).take(MAX_NAMES_PER_RANK + 1).collect()
-    });
-    Some((rank, tensors))
+    let closed = inside.strip_suffix(']');
+    let (list, horovod_cut) = match closed {
+        Some(list) => match list.strip_suffix("...") {
+            Some(list) => (list, true),
+            None => (list, false),
+        },
+        None => (inside, false),
+    };
+    let mut names: Vec<&str> =
+        list.split(',').map(str::trim).filter(|name| !name.is_empty()).take(MAX_NAMES_PER_RANK + 1).collect();
+    let partial = if closed.is_none() { names.pop() } else { None };
+    Some((rank, Some(Listed { names, partial, whole: closed.is_some() && !horovod_cut })))
 }
 
 /// The ranks of `[missing ranks: 1, 3]` (or `[ready ranks: ...]`) anywhere in the line; `None` when
@@ -231,12 +295,33 @@ mod tests {
         // One rank missing all the other is missing, and more: a rank behind, not a divergence.
         let behind = "Stalled ranks:\n0: [T_a]\n1: [T_a, T_b]\n";
         assert!(parse("f", behind).iter().all(|f| f.name == "horovod.missing_ranks"));
-        // A list Horovod cut does not say what the rank is not missing.
+        // A list Horovod cut does not say what the rank misses past its last name...
         let cut = "Missing ranks:\n0: [T_a, T_b, T_c, T_d, T_e, T_f ...]\n1: [T_g]\n";
         assert!(parse("f", cut).iter().all(|f| f.name == "horovod.missing_ranks"));
+        // ...but it is printed in order, so what sorts before its last name and is absent is not
+        // missing.
+        let sorted = "Missing ranks:\n0: [T_a, T_b, T_c, T_d, T_e, T_f ...]\n1: [A_0]\n";
+        assert!(parse("f", sorted).iter().all(|f| f.name == "horovod.mismatched_tensors"), "{sorted}");
         // The per-tensor form says the same thing tensor by tensor.
         let per_tensor = "W horovod/common/operations.cc:588] T_a [missing ranks: 0]\nW horovod/common/operations.cc:588] T_b [missing ranks: 1]\n";
         assert!(parse("f", per_tensor).iter().all(|f| f.name == "horovod.mismatched_tensors"));
+    }
+
+    /// horovod/horovod#2285 (heldout432): after an elastic scale-up, ranks 0-7 miss the new rank's
+    /// state broadcast, and rank 8, whose line the terminal cut, misses a gradient's all-reduce
+    /// that sorts after it, so not the broadcast. A cut name that sorts first says nothing of it.
+    #[test]
+    fn a_list_cut_by_the_input_still_says_what_sorts_before_it() {
+        let text = "Fri Sep 18 03:11:09 2020[0]<stderr>:Missing ranks:\n\
+                    Fri Sep 18 03:11:09 2020[0]<stderr>:0: [broadcast_object_fn.sz]\n\
+                    Fri Sep 18 03:11:09 2020[0]<stderr>:7: [broadcast_object_fn.sz]\n\
+                    Fri Sep 18 03:11:09 2020[0]<stderr>:8: [training/DistributedAdadelta_Allreduce/cond/HorovodAllreduce_grad_$\n";
+        let (stripped, _, _) = crate::triage::prefix::strip_input(text);
+        let facts = parse("f", &stripped);
+        assert_eq!(facts.len(), 3, "{facts:?}");
+        assert!(facts.iter().all(|f| f.name == "horovod.mismatched_tensors"), "{facts:?}");
+        let first = "Missing ranks:\n0: [T_b]\n8: [T_a_grad_$\n";
+        assert!(parse("f", first).iter().all(|f| f.name == "horovod.missing_ranks"), "{first}");
     }
 
     /// horovod#1012 (operations.cc's form, Open MPI labels): one rank missing from every tensor.

@@ -586,8 +586,9 @@ fn is_suspect_interface(name: &str) -> bool {
 /// logged Init START and Init COMPLETE.
 type Communicators = BTreeMap<String, (u64, BTreeMap<u64, (bool, bool)>)>;
 
-/// commId -> (host, busId) -> the ranks of that communicator that started there.
-type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64, Evidence>>>;
+/// commId (or "of N ranks" for lines without one) -> (host, busId) -> the ranks of that
+/// communicator that started there, each with its process id and line.
+type CommunicatorGpus = BTreeMap<String, BTreeMap<(String, String), BTreeMap<u64, (Option<u64>, Evidence)>>>;
 
 /// An interface and its address as NCCL's bootstrap or its socket transport lists it
 /// ("[0]eth0:10.0.0.1<0>"), and the line that says so.
@@ -1332,13 +1333,9 @@ fn observe_line(log: &NcclLog, line: &NcclLine, seen: &mut Observations, analysi
     }
     if message.contains("Init COMPLETE") || message.contains("Init START") {
         record_init(line, &evidence, &mut seen.comms, analysis);
-        let place = (word_after(message, "commId"), word_after(message, "busId"), number_after(message, "rank"));
-        if let (Some(comm), Some(bus), Some(rank)) = place {
-            if host != crate::fact::UNKNOWN_HOST {
-                let ranks = seen.comm_gpus.entry(comm.to_string()).or_default();
-                ranks.entry((host.clone(), bus.to_string())).or_default().entry(rank).or_insert(evidence.clone());
-            }
-        }
+    }
+    if message.contains(" nranks ") && message.contains(" busId ") {
+        record_communicator_gpu(line, &host, &evidence, &mut seen.comm_gpus);
     }
     if let Some(call) = collective_call(message) {
         let process = (host.clone(), line.pid);
@@ -2661,22 +2658,53 @@ fn refused_again_and_again(seen: &Observations, analysis: &mut Analysis) {
     }
 }
 
-/// Two ranks of one communicator that start on the same GPU of the same host (their Init lines
-/// name one commId, host and busId): what NCCL refuses as a duplicate GPU (init.cc, "Duplicate GPU
-/// detected"), read even where that WARN was not pasted.
+/// Where a rank of a communicator runs, from the lines that name the communicator's rank, size and
+/// GPU ("comm 0x55 rank 1 nranks 2 cudaDev 0 busId 86000 commId 0x9d - Init COMPLETE", and the
+/// same line at "Abort COMPLETE" or "Destroy COMPLETE"). Releases before 2.19 print no commId; their
+/// lines are kept by the communicator's size, and only ranks of different processes count (one
+/// process may hold communicators of one size in which its ranks differ).
+fn record_communicator_gpu(line: &NcclLine, host: &str, evidence: &Evidence, comm_gpus: &mut CommunicatorGpus) {
+    let message = line.message.as_str();
+    if host == crate::fact::UNKNOWN_HOST || !message.contains("comm 0x") {
+        return;
+    }
+    let (Some(bus), Some(rank), Some(nranks)) =
+        (word_after(message, "busId"), number_after(message, "rank"), number_after(message, "nranks"))
+    else {
+        return;
+    };
+    let comm = match word_after(message, "commId") {
+        Some(comm) => comm.to_string(),
+        None if line.pid.is_some() => format!("of {nranks} ranks"),
+        None => return,
+    };
+    let ranks = comm_gpus.entry(comm).or_default().entry((host.to_string(), bus.to_string())).or_default();
+    ranks.entry(rank).or_insert((line.pid, evidence.clone()));
+}
+
+/// Two ranks of one communicator that start on the same GPU of the same host (their lines name one
+/// commId, host and busId; or, without a commId, one size, host and busId from two processes): what
+/// NCCL refuses as a duplicate GPU (init.cc, "Duplicate GPU detected"), read even where that WARN
+/// was not pasted (pytorch/examples#1279: two ranks of a two-rank job, both on busId 86000).
 fn shared_gpus(comm_gpus: &CommunicatorGpus, analysis: &mut Analysis) {
     if analysis.has("nccl.duplicate_gpu") {
         return;
     }
     let shared = comm_gpus.iter().find_map(|(comm, places)| {
-        places.iter().find(|(_, ranks)| ranks.len() >= 2).map(|(place, ranks)| (comm, place, ranks))
+        places
+            .iter()
+            .find(|(_, ranks)| {
+                let processes: BTreeSet<Option<u64>> = ranks.values().map(|(pid, _)| *pid).collect();
+                ranks.len() >= 2 && (comm.starts_with("0x") || processes.len() == ranks.len())
+            })
+            .map(|(place, ranks)| (comm, place, ranks))
     });
     if let Some((comm, (host, bus), ranks)) = shared {
         let named: Vec<String> = ranks.keys().map(u64::to_string).collect();
         let mut fact = Fact::new("nccl.duplicate_gpu")
             .host(host)
-            .attr("text", format!("ranks {} of communicator {comm} all start on busId {bus}", named.join(" and ")));
-        for evidence in ranks.values().take(4) {
+            .attr("text", format!("ranks {} of communicator {comm} all run on busId {bus}", named.join(" and ")));
+        for (_, evidence) in ranks.values().take(4) {
             fact = fact.evidence(evidence.clone());
         }
         analysis.push(fact);
@@ -3487,6 +3515,18 @@ mod tests {
         assert!(!facts(&apart).has("nccl.duplicate_gpu"));
         let hosts = format!("{}{}", init("worker-0", 42, 0, "100000"), init("worker-1", 43, 1, "100000"));
         assert!(!facts(&hosts).has("nccl.duplicate_gpu"), "the same bus on two hosts is two GPUs");
+        // pytorch/examples#1279: NCCL before 2.19 names no commId; two processes' ranks of a
+        // communicator of one size on one GPU, here at their aborts.
+        let aborted = |pid: u32, rank: u32, bus: &str| {
+            format!("d-9-11-1:{pid}:{pid} [0] NCCL INFO comm 0x560c6a8a{rank} rank {rank} nranks 2 cudaDev 0 busId {bus} - Abort COMPLETE\n")
+        };
+        let old = format!("{}{}", aborted(2870757, 0, "86000"), aborted(2870756, 1, "86000"));
+        assert!(facts(&old).has("nccl.duplicate_gpu"));
+        let apart = format!("{}{}", aborted(2870757, 0, "86000"), aborted(2870756, 1, "87000"));
+        assert!(!facts(&apart).has("nccl.duplicate_gpu"));
+        // One process's ranks in two communicators of one size on its own GPU are not two processes.
+        let one_process = format!("{}{}", aborted(2870757, 0, "86000"), aborted(2870757, 1, "86000"));
+        assert!(!facts(&one_process).has("nccl.duplicate_gpu"), "one process, two communicators");
     }
 
     #[test]

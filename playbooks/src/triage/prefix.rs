@@ -8,7 +8,8 @@
 //!   bracketed (`[2024-05-01 10:00:01]`, `[2024-05-01 10:00:01,123]`), `dmesg` (`[ 1234.567890]`),
 //!   `dmesg -T` (`[Wed May  1 10:00:01 2024]`), `dmesg --decode` (`kern  :warn  : `) and syslog (`May  1 10:00:01`; the host and tag
 //!   that follow are left for the kernel-log reader, which takes the host from them);
-//! - launcher labels: Open MPI `--tag-output` (`[1,0]<stdout>:`), torchrun (`[rank3]:`,
+//! - launcher labels: Open MPI `--tag-output` (`[1,0]<stdout>:`), horovodrun (`[0]<stderr>:`, with
+//!   the time first under `--prefix-output-with-timestamp`), torchrun (`[rank3]:`,
 //!   `[default0]:`), `kubectl logs --prefix` (`[pod/name/container]`), stern (`pod container | `),
 //!   Ray's worker labels (`(RayWorkerVllm pid=7500)`);
 //! - loggers' own heads: vLLM/SGLang (`ERROR 04-07 00:57:46 ray_utils.py:45]`,
@@ -59,9 +60,14 @@ fn labelled_rank(prefix: &str) -> Option<u64> {
     if let Some(rest) = prefix.strip_prefix("[rank") {
         return digits(rest);
     }
-    if let Some(rest) = prefix.strip_prefix('[') {
-        let (_, rank) = rest.split_once(',')?;
-        return rest.contains("]<").then(|| digits(rank)).flatten();
+    if let Some(end) = prefix.find("]<") {
+        // Open MPI's "[1,12]<stdout>:" (job, rank) and horovodrun's "[12]<stdout>:", after the
+        // time it may put first.
+        let inside = prefix[..end].rsplit('[').next()?;
+        return digits(inside.rsplit(',').next()?);
+    }
+    if prefix.starts_with('[') {
+        return None;
     }
     prefix.trim_end().strip_suffix(':').and_then(|task| task.parse().ok())
 }
@@ -117,6 +123,10 @@ fn patterns() -> &'static Patterns {
                 r"^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)? ",
                 // Open MPI --tag-output / --timestamp-output labels
                 r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>: ?",
+                // horovodrun's "[3]<stderr>:", after the time.asctime() of
+                // --prefix-output-with-timestamp ("Fri Sep 18 03:11:09 2020[3]<stderr>:",
+                // horovod/runner/common/util/safe_shell_exec.py)
+                r"^\s*(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})?\[\d+\]<(?:stdout|stderr)>: ?",
                 // torchrun --tee / --redirects and PyTorch's own rank label
                 r"^\s*\[(?:rank|default)\d+\]: ?",
                 // TorchX / TorchElastic role labels: "[trainer3]:", "[trainer0|0]:"
@@ -456,6 +466,12 @@ mod tests {
         let rank = |n| LineLabels { rank: Some(n), ..LineLabels::default() };
         assert_eq!(labels(&format!("0: {NCCL}\n7: {NCCL}\n")), vec![task(0), task(7)]);
         assert_eq!(labels(&format!("[1,5]<stdout>: {NCCL}\n[rank6]: {NCCL}\n")), vec![rank(5), rank(6)]);
+        // horovodrun, with and without --prefix-output-with-timestamp (horovod/horovod#2285).
+        let horovod = format!("Fri Sep 18 03:11:09 2020[8]<stderr>:{NCCL}\n[3]<stdout>:{NCCL}\n");
+        assert_eq!(labels(&horovod), vec![rank(8), rank(3)]);
+        assert_eq!(strip(&horovod), vec![NCCL.to_string(); 2]);
+        // A bracketed number without a stream is no label.
+        assert_eq!(strip(&format!("[8] {NCCL}\n"))[0], format!("[8] {NCCL}"));
         // srun over torchrun: the task is the node, the inner label the rank.
         let stacked = labels(&format!("1: [rank9]: {NCCL}\n1: [rank9]: {NCCL}\n"));
         assert_eq!(stacked[0], LineLabels { task: Some(1), rank: Some(9), conflict: false });

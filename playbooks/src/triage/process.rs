@@ -286,6 +286,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     facts.extend(stack_that_waits(file, text));
     facts.extend(mpi_group_crashed(file, text));
     facts.extend(main_process_still_preparing(file, text));
+    if !facts.iter().any(|f| f.name == "pytorch.rank_behind") {
+        facts.extend(preparation_outlasted_wait(file, text));
+    }
     // The agent's one-line report and its summary table name the same death: keep the table's,
     // which has the host.
     if root_cause_seen {
@@ -648,6 +651,60 @@ fn main_process_still_preparing(file: &str, text: &str) -> Option<Fact> {
     )
 }
 
+/// How long a wait on the c10d store lasted before it gave up, from its line ("[c10d] waitForInput:
+/// socket SocketImpl(...) timed out after 1800000ms", socket.cpp; "Timed out after 1801 seconds
+/// waiting for clients", TCPStore), in seconds.
+fn store_wait_seconds(line: &str) -> Option<u64> {
+    let lower = line.to_ascii_lowercase();
+    if !["waitforinput", "store", "c10d", "barrier"].iter().any(|word| lower.contains(word)) {
+        return None;
+    }
+    let after = lower.split_once("timed out after ")?.1;
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    let amount: u64 = after[..digits].parse().ok()?;
+    let unit = after[digits..].trim_start();
+    if unit.starts_with("ms") {
+        Some(amount / 1000)
+    } else if unit.starts_with('s') {
+        Some(amount)
+    } else {
+        None
+    }
+}
+
+/// A rank's wait on the store that gave up as a progress bar printed before it had run for as
+/// long as that wait (axolotl-ai-cloud/axolotl#2684: "Tokenizing Prompts: 92%| ... [29:58<12:05",
+/// then rank 1's "waitForInput ... timed out after 1800000ms"): the waiting rank waited for the
+/// process doing that work, which had not reached the collective when the timeout ran out. A rank
+/// behind, not a network fault: a longer timeout, or the work done before the job, mends it. A bar
+/// whose time is far from the wait's (a training loop hours long) says nothing of it.
+fn preparation_outlasted_wait(file: &str, text: &str) -> Option<Fact> {
+    if !text.contains("timed out after") {
+        return None;
+    }
+    let mut bar: Option<(usize, &str, u64)> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        if let Some(seconds) = super::pytorch::progress_elapsed_seconds(raw) {
+            bar = Some((line_no, raw, seconds));
+        }
+        let Some(waited) = store_wait_seconds(raw) else { continue };
+        let (bar_line, bar_raw, elapsed) = bar?;
+        if waited < 60 || elapsed * 100 < waited * 85 || elapsed * 100 > waited * 115 {
+            return None;
+        }
+        let mut fact = Fact::new("pytorch.rank_behind")
+            .attr("rank", "the process printing the progress bar (the main process, as a rule)")
+            .attr("last_seq", format!("still at the work its progress bar counts, {elapsed} s in"))
+            .attr("max_seq", format!("the store, which the waiting rank gave up on after {waited} s"))
+            .evidence(Evidence::new(file, bar_line, bar_raw));
+        if bar_line != line_no {
+            fact = fact.evidence(Evidence::new(file, line_no, raw));
+        }
+        return Some(fact);
+    }
+    None
+}
+
 /// compute-sanitizer's memcheck report of a bad access ("========= Invalid __global__ read of
 /// size 4 bytes", then "=========     at ncclDevKernel_AllReduce_Sum_u8_RING_LL(...)") made by one of
 /// NCCL's kernels: NCCL's device code read or wrote outside the buffers it was given, which is
@@ -742,6 +799,29 @@ mod tests {
         assert_eq!(
             super::super::pytorch::progress_elapsed_seconds("100%|##| 5/5 [1:02:03<00:00, 1.2it/s]"),
             Some(3723)
+        );
+    }
+
+    /// axolotl-ai-cloud/axolotl#2684 (heldout434): a rank's store wait that gave up after 30
+    /// minutes as the tokenizer's bar reached 29:58 names the process behind it; the same wait after
+    /// a bar minutes long, or after a training loop hours long, does not; nor a bar after the wait.
+    #[test]
+    fn a_store_wait_as_long_as_a_progress_bar_names_the_process_behind() {
+        let wait = "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms\n";
+        let bar = |elapsed: &str| {
+            format!(
+                "Tokenizing Prompts (num_proc=64):  92%|#########1| 328986/359152 [{elapsed}<12:05, 41.59 examples/s]"
+            )
+        };
+        let behind = |text: &str| parse("f", text).into_iter().filter(|f| f.name == "pytorch.rank_behind").count();
+        assert_eq!(behind(&format!("{}{wait}", bar("29:58"))), 1);
+        assert_eq!(behind(&format!("{}\n{wait}", bar("29:58"))), 1);
+        assert_eq!(behind(&format!("{}\n{wait}", bar("04:10"))), 0, "a short bar");
+        assert_eq!(behind(&format!("{}\n{wait}", bar("5:12:00"))), 0, "a training loop");
+        assert_eq!(behind(&format!("{wait}{}\n", bar("29:58"))), 0, "the bar after the wait");
+        assert_eq!(
+            store_wait_seconds("Timed out after 1801 seconds waiting for clients. 1/2 clients joined (TCPStore)"),
+            Some(1801)
         );
     }
 

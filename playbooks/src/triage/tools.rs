@@ -212,6 +212,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "distributed package doesn't have",
             "cupy.cuda.nccl' has no attribute",
             "nccl is not enabled",
+            " was built against version",
+            "but source was compiled with",
             "error: network ",
             "stream is capturing",
             "capturing stream",
@@ -232,7 +234,8 @@ fn rare_phrases() -> &'static regex::Regex {
     })
 }
 
-/// What of a framework's build and its NCCL do not fit, and why, when a line (lowered) says so.
+/// What of a framework's build and the libraries it loaded (NCCL, cuBLAS, cuDNN) do not fit, and
+/// why, when a line (lowered) says so.
 ///
 /// PyTorch asked for a backend its build lacks ("RuntimeError: Distributed package doesn't have
 /// NCCL built in", torch/distributed/distributed_c10d.py; likewise MPI): the wheels for Windows and
@@ -249,7 +252,22 @@ fn rare_phrases() -> &'static regex::Regex {
 /// library does not take for unset): the caller was built against another NCCL's ncclConfig_t than
 /// the library it loaded, a second, older libnccl found first (vllm-project/vllm#1726: two NCCL
 /// packages installed side by side, fixed by removing one), which no setting of the job mends.
-fn nccl_build_mismatch(lower: &str) -> Option<(&'static str, &'static str)> {
+///
+/// JAX and XLA refuse a CUDA library older than the one they were built against ("Unable to
+/// initialize backend 'cuda': Found cuBLAS version 120001, but JAX was built against version
+/// 120304, which is newer", jax/_src/xla_bridge.py via jaxlib's version checks; xai-org/grok-1#292,
+/// where JAX then fell back to one CPU device), as TensorFlow does ("Loaded runtime CuDNN library:
+/// 8.1.0 but source was compiled with: 8.6.0", tensorflow/compiler/xla/stream_executor/cuda): the
+/// pip wheels of one CUDA release installed beside a framework built for another.
+fn framework_build_mismatch(lower: &str) -> Option<(&'static str, &'static str)> {
+    if (lower.contains("found ") && lower.contains(" was built against version"))
+        || (lower.contains("loaded runtime ") && lower.contains("but source was compiled with"))
+    {
+        return Some((
+            "CUDA libraries installed and those the framework was built against",
+            "the framework was built against a newer CUDA library (cuBLAS, cuDNN, cuSPARSE, NCCL) than the one it loaded: a framework wheel for one CUDA release beside the libraries of another, so its GPU backend does not start",
+        ));
+    }
     if lower.contains("invalid config blocking attribute value") {
         return Some((
             "NCCL header the caller was built against and the libnccl it loaded",
@@ -1065,9 +1083,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // The store's port refused (in use, or not to be bound), read once: every rank's launcher says it.
     let mut store_port_read = false;
     // A framework's own refusal of a backend its build lacks, read once (every rank says it).
-    let mut nccl_build_mismatch_read = false;
+    let mut framework_build_mismatch_read = false;
     let store_in_input: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let expandable_segments: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
+    let torn_down: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // Gloo's warning that it fell back to loopback, until its mesh fails.
     let mut gloo_fallback: Option<Evidence> = None;
     // A transfer engine said a port it opened is not Active (its later "no device" follows from it).
@@ -2008,8 +2027,14 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(Fact::new("gpu.ipc_refused").attr("text", text).evidence(evidence()));
                 continue;
             }
+            // A CUDA failure in p2p.cc while the communicator is torn down ("commReclaim: cleanup
+            // comm ... failed in destroy/abort", init.cc) is the release of buffers that were
+            // shared, not a peer refusing to share them (NVIDIA/nccl#1704: deregistering legacy IPC
+            // buffers at ncclCommDestroy).
             if lower.contains("mapping of buffer object failed")
-                || (lower.contains("transport/p2p.cc") && lower.contains("cuda failure"))
+                || (lower.contains("transport/p2p.cc")
+                    && lower.contains("cuda failure")
+                    && !*torn_down.get_or_init(|| text.contains("failed in destroy/abort")))
             {
                 facts.push(Fact::new("gpu.ipc_refused").attr("text", trimmed).evidence(evidence()));
                 continue;
@@ -2844,9 +2869,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // A framework's build that lacks NCCL, which the job asks for, or that loaded another
             // NCCL than it was built against; the environment's build, not the job's settings
             // alone. Read once (every rank says it).
-            if !nccl_build_mismatch_read {
-                if let Some((what, why)) = nccl_build_mismatch(&lower) {
-                    nccl_build_mismatch_read = true;
+            if !framework_build_mismatch_read {
+                if let Some((what, why)) = framework_build_mismatch(&lower) {
+                    framework_build_mismatch_read = true;
                     facts.push(
                         Fact::new("peers.mismatch")
                             .attr("what", what)
@@ -6387,6 +6412,22 @@ mod tests {
         .is_empty());
     }
 
+    /// xai-org/grok-1#292 (heldout433): JAX refusing a cuBLAS older than its build, and
+    /// TensorFlow's cuDNN of another release, are the environment's libraries; a version a tool
+    /// merely reports is not.
+    #[test]
+    fn a_framework_built_against_newer_cuda_libraries_is_the_environment() {
+        let mismatch =
+            |text: &str| -> Vec<Fact> { parse("f", text).into_iter().filter(|f| f.name == "peers.mismatch").collect() };
+        let jax = "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Found cuBLAS version 120001, but JAX was built against version 120304, which is newer. The copy of cuBLAS that is installed must be at least as new as the version against which JAX was built.\n";
+        let found = mismatch(&jax.repeat(3));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].get("what").is_some_and(|w| w.starts_with("CUDA libraries")), "{found:?}");
+        let tensorflow = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:361] Loaded runtime CuDNN library: 8.1.0 but source was compiled with: 8.6.0.\n";
+        assert_eq!(mismatch(tensorflow).len(), 1);
+        assert!(mismatch("I0101 xla_bridge.py:1] Found cuBLAS version 120304.\n").is_empty());
+    }
+
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
     /// the rest are not turned into facts (100,000 of them held 286 MB before).
     #[test]
@@ -7191,6 +7232,10 @@ mod tests {
     #[test]
     fn numbered_cuda_errors_traced_calls_and_driver_loads_are_the_faults_they_name() {
         let named = |line: &str| -> Vec<String> { parse("f", line).into_iter().map(|f| f.name).collect() };
+        // NVIDIA/nccl#1704 (heldout429): the same failure while the communicator is torn down is
+        // not a peer refusing to share its memory.
+        let teardown = "h:1:2 [0] transport/p2p.cc:1129 NCCL WARN Cuda failure 1 'invalid argument'\nh:1:2 [0] init.cc:2057 NCCL WARN commReclaim: cleanup comm 0x55 rank 0 failed in destroy/abort, error 1\n";
+        assert!(!named(teardown).contains(&"gpu.ipc_refused".to_string()), "{:?}", named(teardown));
         let cases = [
             ("ioctl(28, RDMA_VERBS_IOCTL, 0x7ffd9a2871f0) = -1 ENOMEM (Cannot allocate memory)", "rdma.memlock"),
             ("Cuda driver error 804 in call at file 'nvd_device.h' in line 333.", "gpu.driver_mismatch"),
