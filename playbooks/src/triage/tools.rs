@@ -6390,9 +6390,10 @@ mod tests {
     /// own module's missing calls and as Chainer's refusal, read once each input; and NVIDIA's
     /// Megatron-LM#596 (heldout392): NCCL handed a configuration laid out by another release. A
     /// CuPy attribute missing elsewhere, and NCCL refusing a value it was really given (the
-    /// checkpoint shim's zero channels, NVIDIA/nccl#2347), are not read so.
+    /// checkpoint shim's zero channels, NVIDIA/nccl#2347), are not read so. Frameworks built
+    /// against newer CUDA libraries than they loaded are the environment too.
     #[test]
-    fn frameworks_built_without_nccl_or_against_another_nccl_are_the_environment() {
+    fn frameworks_built_without_nccl_or_against_other_libraries_are_the_environment() {
         let mismatch =
             |text: &str| -> Vec<Fact> { parse("f", text).into_iter().filter(|f| f.name == "peers.mismatch").collect() };
         let cupy = "AttributeError: module 'cupy.cuda.nccl' has no attribute 'get_unique_id'\n";
@@ -6410,15 +6411,8 @@ mod tests {
             "init.cc:2371 (parseCommConfig) NCCL WARN Invalid config nChannelsPerNetPeer attribute value 0\n"
         )
         .is_empty());
-    }
-
-    /// xai-org/grok-1#292 (heldout433): JAX refusing a cuBLAS older than its build, and
-    /// TensorFlow's cuDNN of another release, are the environment's libraries; a version a tool
-    /// merely reports is not.
-    #[test]
-    fn a_framework_built_against_newer_cuda_libraries_is_the_environment() {
-        let mismatch =
-            |text: &str| -> Vec<Fact> { parse("f", text).into_iter().filter(|f| f.name == "peers.mismatch").collect() };
+        // xai-org/grok-1#292 (heldout433): JAX refusing a cuBLAS older than its build, and
+        // TensorFlow's cuDNN of another release; a version a tool merely reports is not read so.
         let jax = "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Found cuBLAS version 120001, but JAX was built against version 120304, which is newer. The copy of cuBLAS that is installed must be at least as new as the version against which JAX was built.\n";
         let found = mismatch(&jax.repeat(3));
         assert_eq!(found.len(), 1, "{found:?}");
