@@ -168,6 +168,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "py-spy dumps with threads standing inside a torch.distributed collective (distributed_c10d.py), how many of the dumped threads",
     ),
     (
+        "pytorch.collective_sizes_unfit",
+        "text",
+        "ProcessGroupNCCL refusing a collective whose tensors do not fit the size of its group (an all-gather's output not world_size times its input)",
+    ),
+    (
         "ucx.setting_unfit",
         "text",
         "UCX refusing a setting the fabric does not offer (adaptive routing off where every service level has it), so its transport does not open",

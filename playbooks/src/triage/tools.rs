@@ -213,6 +213,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "cupy.cuda.nccl' has no attribute",
             "nccl is not enabled",
             " was built against version",
+            "world_size times input tensor size",
+            "output size times world size",
+            "for nccl lib version >=",
             "but source was compiled with",
             "error: network ",
             "stream is capturing",
@@ -259,7 +262,18 @@ fn rare_phrases() -> &'static regex::Regex {
 /// where JAX then fell back to one CPU device), as TensorFlow does ("Loaded runtime CuDNN library:
 /// 8.1.0 but source was compiled with: 8.6.0", tensorflow/compiler/xla/stream_executor/cuda): the
 /// pip wheels of one CUDA release installed beside a framework built for another.
+///
+/// PyTorch built against an NCCL older than a call needs ("RuntimeError: ProcessGroupNCCL only
+/// supports alltoall* for NCCL lib version >= 2.7.0", ProcessGroupNCCL.cpp: the check is on the
+/// NCCL_VERSION_CODE of the headers it was compiled with, so the NCCL the job loads does not mend
+/// it; pytorch/pytorch#47291 printed it beside "NCCL version 2.7.8").
 fn framework_build_mismatch(lower: &str) -> Option<(&'static str, &'static str)> {
+    if lower.contains("processgroupnccl only supports") && lower.contains("for nccl lib version >=") {
+        return Some((
+            "PyTorch build and the NCCL release a call needs",
+            "the installed PyTorch was built against an NCCL older than the release the call needs (the check is on the headers it was compiled with, whatever libnccl the job loads): a PyTorch built with a newer NCCL",
+        ));
+    }
     if (lower.contains("found ") && lower.contains(" was built against version"))
         || (lower.contains("loaded runtime ") && lower.contains("but source was compiled with"))
     {
@@ -1051,6 +1065,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut module_link_down_read = false;
     let module_readings: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // UCX's refusal of a service level the fabric lacks, read once.
+    let mut collective_sizes_read = false;
     let mut ucx_sl_read = false;
     // MLNX_OFED's kernel modules that did not build, read once.
     let mut ofed_build_read = false;
@@ -2880,6 +2895,22 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     );
                     continue;
                 }
+            }
+            // ProcessGroupNCCL refusing a collective whose tensors do not fit the group's size
+            // ("output tensor size must be equal to world_size times input tensor size" for an
+            // all-gather into one tensor, "input tensor must be the same size as output size times
+            // world size" for a reduce-scatter, ProcessGroupNCCL.cpp): the caller sized its buffers
+            // for another group or batch than the one the collective runs on (Snowflake's
+            // ArcticInference#175: a batch not divisible by the sequence-parallel size). Read once.
+            if (lower.contains("world_size times input tensor size") || lower.contains("output size times world size"))
+                && !std::mem::replace(&mut collective_sizes_read, true)
+            {
+                facts.push(
+                    Fact::new("pytorch.collective_sizes_unfit")
+                        .attr("text", format!("a collective's tensors do not fit the size of its group ({trimmed})"))
+                        .evidence(evidence()),
+                );
+                continue;
             }
             // UCX asked for a service level without adaptive routing (UCX_IB_AR_ENABLE=n, or the
             // default where UCX_IB_SL is auto) on a fabric whose subnet manager gives every service
@@ -6420,6 +6451,25 @@ mod tests {
         let tensorflow = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:361] Loaded runtime CuDNN library: 8.1.0 but source was compiled with: 8.6.0.\n";
         assert_eq!(mismatch(tensorflow).len(), 1);
         assert!(mismatch("I0101 xla_bridge.py:1] Found cuBLAS version 120304.\n").is_empty());
+        // pytorch/pytorch#47291 (heldout442): a PyTorch built against NCCL 2.6 asked for all-to-all,
+        // while the job loaded 2.7.8; NCCL's own version line alone says nothing.
+        let older = "RuntimeError: ProcessGroupNCCL only supports alltoall* for NCCL lib version >= 2.7.0\nNCCL version 2.7.8+cuda11.0\n";
+        let found = mismatch(older);
+        assert!(found[0].get("what").is_some_and(|w| w.starts_with("PyTorch build and the NCCL")), "{found:?}");
+        assert!(mismatch("NCCL version 2.7.8+cuda11.0\n").is_empty());
+    }
+
+    /// snowflakedb/ArcticInference#175 (heldout435): ProcessGroupNCCL refusing an all-gather whose
+    /// output is not world_size times its input, on every rank, is one collective whose tensors do
+    /// not fit its group; c10d's other argument checks are not read so.
+    #[test]
+    fn a_collective_whose_tensors_do_not_fit_its_group_is_read_once() {
+        let unfit =
+            |text: &str| parse("f", text).into_iter().filter(|f| f.name == "pytorch.collective_sizes_unfit").count();
+        let line = "(VllmWorker rank=0 pid=104) ERROR 09-09 02:24:28 [multiproc_executor.py:522] ValueError: output tensor size must be equal to world_size times input tensor size\n";
+        assert_eq!(unfit(&line.repeat(3)), 1);
+        assert_eq!(unfit("RuntimeError: input tensor must be the same size as output size times world size\n"), 1);
+        assert_eq!(unfit("ValueError: Tensors must be CUDA and dense\n"), 0);
     }
 
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
