@@ -173,6 +173,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "ProcessGroupNCCL refusing a collective whose tensors do not fit the size of its group (an all-gather's output not world_size times its input)",
     ),
     (
+        "mpi.cuda_hooks_without_mpi",
+        "text",
+        "IBM Spectrum MPI's CUDA hook library, loaded by jsrun, in a program that is not linked with MPI (its PAMI symbols missing)",
+    ),
+    (
         "ucx.setting_unfit",
         "text",
         "UCX refusing a setting the fabric does not offer (adaptive routing off where every service level has it), so its transport does not open",

@@ -2043,6 +2043,11 @@ fn warning_fact(line: &NcclLine, host: &str) -> Fact {
         || lower.contains("driver version is insufficient")
         || lower.contains("insufficient driver")
         || lower.contains("cuda driver version")
+        // NVML refusing to start because the kernel module and the user-space driver are of two
+        // releases (NVML_ERROR_LIB_RM_VERSION_MISMATCH, "nvmlInit_v2() failed: Driver/library
+        // version mismatch", misc/nvmlwrap.cc; NVIDIA/nccl#726 on Summit): a driver upgraded
+        // without a reboot or a container's driver libraries of another release.
+        || lower.contains("driver/library version mismatch")
     {
         Fact::new("nccl.cuda_version").host(host).attr("text", message)
     } else if (lower.contains("reg_mr") || lower.contains("reg_dmabuf_mr") || lower.contains("register memory"))
@@ -3457,6 +3462,7 @@ mod tests {
             ("h:1:2 [0] graph/xml.cc:612 NCCL WARN XML Topology has wrong version 0, 1 needed", "nccl.topology_file"),
             // NCCL 2.23+ (graph/topo.cc) says a duplicate GPU in other words.
             ("h:1:2 [0] graph/topo.cc:1 NCCL WARN Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "nccl.duplicate_gpu"),
+            ("f11n13:3580085:3580108 [0] misc/nvmlwrap.cc:98 NCCL WARN nvmlInit_v2() failed: Driver/library version mismatch", "nccl.cuda_version"),
             // nccl#1716 (heldout206): NCCL 2.31's words for ranks on one GPU or MIG partition.
             ("h:1:2 [0] init.cc:1141 (initTransportsRank) NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "nccl.duplicate_gpu"),
             // nccl#2237 (heldout48): the GPU-initiated path's connect refused by DOCA.

@@ -223,6 +223,9 @@ fn rare_phrases() -> &'static regex::Regex {
             "mlnx-ofed-kernel",
             "heartbeat timeout",
             "could not select sl",
+            "file in wrong format",
+            "wrong elf class",
+            "cuda hook library",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1066,6 +1069,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let module_readings: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     // UCX's refusal of a service level the fabric lacks, read once.
     let mut collective_sizes_read = false;
+    let mut wrong_architecture_read = false;
+    let mut cuda_hooks_read = false;
     let mut ucx_sl_read = false;
     // MLNX_OFED's kernel modules that did not build, read once.
     let mut ofed_build_read = false;
@@ -2910,6 +2915,37 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("text", format!("a collective's tensors do not fit the size of its group ({trimmed})"))
                         .evidence(evidence()),
                 );
+                continue;
+            }
+            // A library of another machine's architecture: the linker's "libnccl.so: error adding
+            // symbols: File in wrong format" (binutils' BFD) or the loader's "wrong ELF class"
+            // (ld.so), as when an x86-64 libnccl is installed on a ppc64le or aarch64 host
+            // (pytorch/pytorch#13617). The environment's install, read once.
+            if (lower.contains("file in wrong format") || lower.contains("wrong elf class"))
+                && lower.contains(".so")
+                && !std::mem::replace(&mut wrong_architecture_read, true)
+            {
+                facts.push(
+                    Fact::new("peers.mismatch")
+                        .attr("what", "a library's architecture and this machine's")
+                        .attr("values", format!("a shared library built for another processor architecture (or word size) than this host's: {trimmed}"))
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // IBM Spectrum MPI's CUDA hook library, which jsrun loads into every process by default,
+            // in a program that is not linked with MPI ("CUDA Hook Library: Failed to find symbol
+            // mem_find_dreg_entries, ./hello_world: undefined symbol: __PAMI_Invalidate_region"):
+            // a launcher setting, mended by `jsrun --smpiargs="off"` (or "-disable_gpu_hooks"), as
+            // OLCF's Summit known issues say (kokkos/kokkos#1985). Read once.
+            if lower.contains("cuda hook library") && lower.contains("failed to find symbol") {
+                if !std::mem::replace(&mut cuda_hooks_read, true) {
+                    facts.push(
+                        Fact::new("mpi.cuda_hooks_without_mpi")
+                            .attr("text", format!("Spectrum MPI's CUDA hooks were loaded into a program that does not use MPI ({trimmed}): run it with jsrun --smpiargs=\"off\" (or \"-disable_gpu_hooks\")"))
+                            .evidence(evidence()),
+                    );
+                }
                 continue;
             }
             // UCX asked for a service level without adaptive routing (UCX_IB_AR_ENABLE=n, or the
@@ -6470,6 +6506,22 @@ mod tests {
         assert_eq!(unfit(&line.repeat(3)), 1);
         assert_eq!(unfit("RuntimeError: input tensor must be the same size as output size times world size\n"), 1);
         assert_eq!(unfit("ValueError: Tensors must be CUDA and dense\n"), 0);
+    }
+
+    /// pytorch/pytorch#13617 and kokkos/kokkos#1985 (heldout444): an x86 libnccl on a ppc64le host,
+    /// and Spectrum MPI's CUDA hooks in a program without MPI, each read once; the same words about
+    /// a file that is no library, and the hook library's other lines, are not read so.
+    #[test]
+    fn a_library_of_another_architecture_and_mpi_hooks_without_mpi() {
+        let named = |text: &str, name: &str| parse("f", text).into_iter().filter(|f| f.name == name).count();
+        let linker = "/usr/local/cuda/libnccl.so: error adding symbols: File in wrong format\n";
+        assert_eq!(named(&linker.repeat(2), "peers.mismatch"), 1);
+        let loader = "ImportError: libnccl.so.2: wrong ELF class: ELFCLASS64\n";
+        assert_eq!(named(loader, "peers.mismatch"), 1);
+        assert_eq!(named("data.bin: File in wrong format\n", "peers.mismatch"), 0);
+        let hooks = "CUDA Hook Library: Failed to find symbol mem_find_dreg_entries, ./hello_world: undefined symbol: __PAMI_Invalidate_region\n";
+        assert_eq!(named(&hooks.repeat(3), "mpi.cuda_hooks_without_mpi"), 1);
+        assert_eq!(named("CUDA Hook Library: loaded\n", "mpi.cuda_hooks_without_mpi"), 0);
     }
 
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
