@@ -240,6 +240,20 @@ fn rare_phrases() -> &'static regex::Regex {
     })
 }
 
+/// A fact with a `text` that an input states once for all its ranks (every rank repeats the line):
+/// pushed the first time, with the line as its evidence; `read` says whether it was.
+fn push_once(
+    facts: &mut Vec<Fact>,
+    read: &mut bool,
+    name: &str,
+    text: impl FnOnce() -> String,
+    evidence: impl FnOnce() -> Evidence,
+) {
+    if !std::mem::replace(read, true) {
+        facts.push(Fact::new(name).attr("text", text()).evidence(evidence()));
+    }
+}
+
 /// What of a framework's build and the libraries it loaded (NCCL, cuBLAS, cuDNN) do not fit, and
 /// why, when a line (lowered) says so.
 ///
@@ -2907,14 +2921,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // world size" for a reduce-scatter, ProcessGroupNCCL.cpp): the caller sized its buffers
             // for another group or batch than the one the collective runs on (Snowflake's
             // ArcticInference#175: a batch not divisible by the sequence-parallel size). Read once.
-            if (lower.contains("world_size times input tensor size") || lower.contains("output size times world size"))
-                && !std::mem::replace(&mut collective_sizes_read, true)
-            {
-                facts.push(
-                    Fact::new("pytorch.collective_sizes_unfit")
-                        .attr("text", format!("a collective's tensors do not fit the size of its group ({trimmed})"))
-                        .evidence(evidence()),
-                );
+            if lower.contains("world_size times input tensor size") || lower.contains("output size times world size") {
+                let text = || format!("a collective's tensors do not fit the size of its group ({trimmed})");
+                push_once(&mut facts, &mut collective_sizes_read, "pytorch.collective_sizes_unfit", text, evidence);
                 continue;
             }
             // A library of another machine's architecture: the linker's "libnccl.so: error adding
@@ -2939,13 +2948,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // a launcher setting, mended by `jsrun --smpiargs="off"` (or "-disable_gpu_hooks"), as
             // OLCF's Summit known issues say (kokkos/kokkos#1985). Read once.
             if lower.contains("cuda hook library") && lower.contains("failed to find symbol") {
-                if !std::mem::replace(&mut cuda_hooks_read, true) {
-                    facts.push(
-                        Fact::new("mpi.cuda_hooks_without_mpi")
-                            .attr("text", format!("Spectrum MPI's CUDA hooks were loaded into a program that does not use MPI ({trimmed}): run it with jsrun --smpiargs=\"off\" (or \"-disable_gpu_hooks\")"))
-                            .evidence(evidence()),
-                    );
-                }
+                let text = || {
+                    format!("Spectrum MPI's CUDA hooks were loaded into a program that does not use MPI ({trimmed}): run it with jsrun --smpiargs=\"off\" (or \"-disable_gpu_hooks\")")
+                };
+                push_once(&mut facts, &mut cuda_hooks_read, "mpi.cuda_hooks_without_mpi", text, evidence);
                 continue;
             }
             // UCX asked for a service level without adaptive routing (UCX_IB_AR_ENABLE=n, or the
@@ -2955,13 +2961,10 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // transport will not open, and MPI's UCX layer is not selected (mghpcc/aicr-benchmarks'
             // HPL runs on B200). A setting that does not fit the fabric. Read once.
             if lower.contains("could not select sl") && lower.contains("was requested for sl") {
-                if !std::mem::replace(&mut ucx_sl_read, true) {
-                    facts.push(
-                        Fact::new("ucx.setting_unfit")
-                            .attr("text", format!("UCX was asked for a service level without adaptive routing, which this fabric's subnet manager does not offer, so its RC transport did not open ({trimmed})"))
-                            .evidence(evidence()),
-                    );
-                }
+                let text = || {
+                    format!("UCX was asked for a service level without adaptive routing, which this fabric's subnet manager does not offer, so its RC transport did not open ({trimmed})")
+                };
+                push_once(&mut facts, &mut ucx_sl_read, "ucx.setting_unfit", text, evidence);
                 continue;
             }
             // MLNX_OFED's installer failing to build or install its kernel modules ("Error:
