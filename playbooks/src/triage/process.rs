@@ -655,6 +655,11 @@ fn main_process_still_preparing(file: &str, text: &str) -> Option<Fact> {
 /// socket SocketImpl(...) timed out after 1800000ms", socket.cpp; "Timed out after 1801 seconds
 /// waiting for clients", TCPStore), in seconds.
 fn store_wait_seconds(line: &str) -> Option<u64> {
+    // Called for every line of an input that holds the phrase somewhere: the other lines are passed
+    // over before any copy ("Timed"/"timed" alike).
+    if !line.contains("imed out after ") {
+        return None;
+    }
     let lower = line.to_ascii_lowercase();
     if !["waitforinput", "store", "c10d", "barrier"].iter().any(|word| lower.contains(word)) {
         return None;

@@ -240,17 +240,11 @@ fn rare_phrases() -> &'static regex::Regex {
     })
 }
 
-/// A fact with a `text` that an input states once for all its ranks (every rank repeats the line):
-/// pushed the first time, with the line as its evidence; `read` says whether it was.
-fn push_once(
-    facts: &mut Vec<Fact>,
-    read: &mut bool,
-    name: &str,
-    text: impl FnOnce() -> String,
-    evidence: impl FnOnce() -> Evidence,
-) {
+/// A fact that an input states once for all its ranks (every rank repeats the line): built and
+/// pushed the first time; `read` says whether it was.
+fn push_once(facts: &mut Vec<Fact>, read: &mut bool, fact: impl FnOnce() -> Fact) {
     if !std::mem::replace(read, true) {
-        facts.push(Fact::new(name).attr("text", text()).evidence(evidence()));
+        facts.push(fact());
     }
 }
 
@@ -2922,24 +2916,24 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // for another group or batch than the one the collective runs on (Snowflake's
             // ArcticInference#175: a batch not divisible by the sequence-parallel size). Read once.
             if lower.contains("world_size times input tensor size") || lower.contains("output size times world size") {
-                let text = || format!("a collective's tensors do not fit the size of its group ({trimmed})");
-                push_once(&mut facts, &mut collective_sizes_read, "pytorch.collective_sizes_unfit", text, evidence);
+                push_once(&mut facts, &mut collective_sizes_read, || {
+                    Fact::new("pytorch.collective_sizes_unfit")
+                        .attr("text", format!("a collective's tensors do not fit the size of its group ({trimmed})"))
+                        .evidence(evidence())
+                });
                 continue;
             }
             // A library of another machine's architecture: the linker's "libnccl.so: error adding
             // symbols: File in wrong format" (binutils' BFD) or the loader's "wrong ELF class"
             // (ld.so), as when an x86-64 libnccl is installed on a ppc64le or aarch64 host
             // (pytorch/pytorch#13617). The environment's install, read once.
-            if (lower.contains("file in wrong format") || lower.contains("wrong elf class"))
-                && lower.contains(".so")
-                && !std::mem::replace(&mut wrong_architecture_read, true)
-            {
-                facts.push(
+            if (lower.contains("file in wrong format") || lower.contains("wrong elf class")) && lower.contains(".so") {
+                push_once(&mut facts, &mut wrong_architecture_read, || {
                     Fact::new("peers.mismatch")
                         .attr("what", "a library's architecture and this machine's")
                         .attr("values", format!("a shared library built for another processor architecture (or word size) than this host's: {trimmed}"))
-                        .evidence(evidence()),
-                );
+                        .evidence(evidence())
+                });
                 continue;
             }
             // IBM Spectrum MPI's CUDA hook library, which jsrun loads into every process by default,
@@ -2948,10 +2942,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // a launcher setting, mended by `jsrun --smpiargs="off"` (or "-disable_gpu_hooks"), as
             // OLCF's Summit known issues say (kokkos/kokkos#1985). Read once.
             if lower.contains("cuda hook library") && lower.contains("failed to find symbol") {
-                let text = || {
-                    format!("Spectrum MPI's CUDA hooks were loaded into a program that does not use MPI ({trimmed}): run it with jsrun --smpiargs=\"off\" (or \"-disable_gpu_hooks\")")
-                };
-                push_once(&mut facts, &mut cuda_hooks_read, "mpi.cuda_hooks_without_mpi", text, evidence);
+                push_once(&mut facts, &mut cuda_hooks_read, || {
+                    Fact::new("mpi.cuda_hooks_without_mpi").attr("text", format!("Spectrum MPI's CUDA hooks were loaded into a program that does not use MPI ({trimmed}): run it with jsrun --smpiargs=\"off\" (or \"-disable_gpu_hooks\")")).evidence(evidence())
+                });
                 continue;
             }
             // UCX asked for a service level without adaptive routing (UCX_IB_AR_ENABLE=n, or the
@@ -2961,10 +2954,9 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // transport will not open, and MPI's UCX layer is not selected (mghpcc/aicr-benchmarks'
             // HPL runs on B200). A setting that does not fit the fabric. Read once.
             if lower.contains("could not select sl") && lower.contains("was requested for sl") {
-                let text = || {
-                    format!("UCX was asked for a service level without adaptive routing, which this fabric's subnet manager does not offer, so its RC transport did not open ({trimmed})")
-                };
-                push_once(&mut facts, &mut ucx_sl_read, "ucx.setting_unfit", text, evidence);
+                push_once(&mut facts, &mut ucx_sl_read, || {
+                    Fact::new("ucx.setting_unfit").attr("text", format!("UCX was asked for a service level without adaptive routing, which this fabric's subnet manager does not offer, so its RC transport did not open ({trimmed})")).evidence(evidence())
+                });
                 continue;
             }
             // MLNX_OFED's installer failing to build or install its kernel modules ("Error:
