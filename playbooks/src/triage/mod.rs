@@ -490,7 +490,7 @@ mod tests {
     /// an unrecognised input an observation naming their lines.
     #[test]
     fn errors_no_playbook_knows_are_quoted_not_hidden() {
-        let text = "step 1200 loss 2.31\nterminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: an illegal memory access was encountered\nstep 1201\nSegmentation fault (core dumped)\n";
+        let text = "step 1200 loss 2.31\nterminate called after throwing an instance of 'c10::Error'\n  what():  shard 3 index: read error\nstep 1201\nSegmentation fault (core dumped)\n";
         let report = triage(&[Input::new("train.out", text.as_bytes().to_vec())], &Playbook::embedded());
         let top = report.diagnoses.first().expect("a diagnosis, not silence");
         assert_eq!(top.id, "errors-not-understood");

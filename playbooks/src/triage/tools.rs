@@ -102,6 +102,8 @@ fn rare_phrases() -> &'static regex::Regex {
             "detected as host by ucx",
             "loading lib",
             "assertion `",
+            "an illegal memory access was encountered",
+            "cuda_error_illegal_address",
             "unable to load the kernel module",
             "cumemimportfromshareablehandle",
             "cumemexporttoshareablehandle",
@@ -1004,6 +1006,13 @@ fn device_assert(line: &str) -> bool {
         && line.ends_with("failed.")
 }
 
+/// CUDA's "an illegal memory access was encountered" (error 700) as a framework or NCCL's
+/// "Last error:" reports it, not nccl-tests' own "Test CUDA failure" line (read as NCCL's).
+fn illegal_address(line: &str) -> bool {
+    (line.contains("an illegal memory access was encountered") || line.contains("CUDA_ERROR_ILLEGAL_ADDRESS"))
+        && !line.contains("Test CUDA failure ")
+}
+
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = Vec::new();
     facts.extend(openib_not_used(file, text));
@@ -1035,7 +1044,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut gid_tables: Vec<(Option<u32>, Evidence)> = Vec::new();
     // A CUDA IPC call named in a traceback's frame, whose error may follow a few lines on.
     let mut ipc_frame: Option<Evidence> = None;
-    // Whether a CUDA kernel's device-side assert was read: every thread that failed it prints it.
+    // Whether a CUDA kernel's own fault (a device-side assert, an illegal address) was read: every
+    // thread that failed an assert prints it, and every later CUDA call reports the address.
     let mut device_assert_read = false;
     // A UCX_TLS without a CUDA transport the input sets, looked for once (at the first line where
     // UCX took GPU memory for host memory).
@@ -3021,6 +3031,28 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // Programming Guide, "Assertion"): the program's own check on its data (a loss given a
             // value outside [0, 1], an index out of range), after which the context is unusable and
             // NCCL's calls fail with it (Megvii-BaseDetection/YOLOX#147). Once an input.
+            // CUDA's error 700 (cudaErrorIllegalAddress, CUDA_ERROR_ILLEGAL_ADDRESS: "an illegal
+            // memory access was encountered") as the framework reports it: a kernel read or wrote
+            // device memory it does not own. The error is sticky and asynchronous (CUDA C++
+            // Programming Guide, "Error Checking"): whichever call comes next reports it (PyTorch's
+            // NCCL watchdog, a collective, NCCL's own CUDA calls at enqueue or teardown), so the
+            // kernel that strayed is not the reporter's. In a training program that is most often
+            // the program's own (a shape or index after a code change: huggingface/nanotron#392,
+            // volcengine/verl#883 and #2365, evo2#153). nccl-tests' own report, where NCCL's kernels
+            // are the only ones, is read below as NCCL's; a GPU whose memory faulted says so in its
+            // own Xid lines, read apart, which outrank this. Once an input.
+            if !device_assert_read && illegal_address(trimmed) {
+                device_assert_read = true;
+                facts.push(
+                    Fact::new("gpu.xid_application")
+                        .attr("xid", "none (CUDA error 700, an illegal memory access, reported by the next CUDA call)")
+                        .attr("meaning", format!("a kernel touched device memory it does not own, and the error surfaced at a later call, not at the kernel ({trimmed})"))
+                        .attr("bus_id", "the GPU that ran the kernel")
+                        .attr("host", "the host that printed it")
+                        .evidence(evidence()),
+                );
+                continue;
+            }
             if !device_assert_read && device_assert(trimmed) {
                 device_assert_read = true;
                 let place = trimmed.split(": block: [").next().unwrap_or(trimmed);
@@ -5754,7 +5786,11 @@ mod tests {
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), vec!["rdma.roce"]);
         let facts = parse("f", "RuntimeError: CUDA error: uncorrectable ECC error encountered\n");
         assert_eq!(facts[0].name, "gpu.cuda_hardware_error");
-        assert!(parse("f", "RuntimeError: CUDA error: an illegal memory access was encountered\n").is_empty());
+        // huggingface/nanotron#392: error 700 as the watchdog reports it, the application's kernel.
+        let watchdog = "[rank1]:[E1206 14:46:08.298864673 ProcessGroupNCCL.cpp:2057] [PG ID 3 PG GUID 3 Rank 1] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+        let facts = parse("f", watchdog);
+        assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), vec!["gpu.xid_application"]);
+        assert!(facts[0].get("xid").is_some_and(|xid| xid.contains("700")));
         // linux-rdma/perftest#228 and openucx/ucx#8229.
         assert_eq!(parse("f", "Couldn't connect to 192.168.125.211:18515\n")[0].name, "perftest.connect_failed");
         let ucx = "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory\n";
