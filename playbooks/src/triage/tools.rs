@@ -22,6 +22,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "n_gids_found=0",
             "link detected: no",
             "no-carrier",
+            ": flags=",
             "binding cm id to",
             "rdma_bind_addr",
             "mlnx_ofed_linux is intended for",
@@ -536,6 +537,22 @@ fn ip_link_without_carrier(line: &str) -> Option<&str> {
     let flags = flags.split(',').collect::<Vec<_>>();
     let ip_link = after.trim_start().starts_with("mtu ") && !name.is_empty() && !name.contains(' ');
     (ip_link && flags.contains(&"NO-CARRIER") && flags.contains(&"UP")).then(|| name.split('@').next().unwrap_or(name))
+}
+
+/// The interface net-tools' ifconfig shows set up but not running ("ibp65s0: flags=4099<UP,BROADCAST,
+/// MULTICAST>  mtu 4092"): RUNNING is IFF_RUNNING, the link operational (netdevice(7)), so an
+/// interface that is UP without it has no carrier; an IPoIB interface so is a port that is not
+/// ACTIVE. Its name.
+fn ifconfig_without_carrier(line: &str) -> Option<&str> {
+    let (name, rest) = line.split_once(": flags=")?;
+    let (number, rest) = rest.split_once('<')?;
+    let (flags, after) = rest.split_once('>')?;
+    let flags = flags.split(',').collect::<Vec<_>>();
+    let ifconfig = after.trim_start().starts_with("mtu ")
+        && number.bytes().all(|b| b.is_ascii_digit())
+        && !name.is_empty()
+        && !name.contains(' ');
+    (ifconfig && flags.contains(&"UP") && !flags.contains(&"RUNNING")).then_some(name)
 }
 
 /// A network interface without a link, as a port down: nothing crosses it, whatever tool said so
@@ -2637,13 +2654,19 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // An interface without a link as Linux's tools show it: ethtool's "Link detected: no"
             // under the interface's settings (the driver's link state, ETHTOOL_GLINK), and ip-link's
             // flags of an interface set up without a carrier ("7: net04: <NO-CARRIER,BROADCAST,
-            // MULTICAST,UP> ... state DOWN": IFF_UP without a carrier, ip-link(8)). The port is
+            // MULTICAST,UP> ... state DOWN": IFF_UP without a carrier, ip-link(8)), and net-tools'
+            // ifconfig's flags without RUNNING ("ibp65s0: flags=4099<UP,BROADCAST,MULTICAST>",
+            // hpcaitech/ColossalAI#5266: an IB card's IPoIB interface that never sent). The port is
             // enabled and nothing links on it (intel-wired-lan, 2024-05: an X553 that no longer
             // trained with its switch).
             let no_link = match (lower.as_str(), ethtool_interface) {
                 ("link detected: no", Some(interface)) => Some((interface, "no link (ethtool: Link detected: no)")),
                 _ => ip_link_without_carrier(trimmed)
-                    .map(|interface| (interface, "no carrier (ip link: set up, no link)")),
+                    .map(|interface| (interface, "no carrier (ip link: set up, no link)"))
+                    .or_else(|| {
+                        ifconfig_without_carrier(trimmed)
+                            .map(|interface| (interface, "no carrier (ifconfig: UP without RUNNING)"))
+                    }),
             };
             if let Some((interface, state)) = no_link.filter(|(interface, _)| !virtual_interface(interface)) {
                 if linkless_interfaces.len() < MAX_LINKLESS_INTERFACES
@@ -7574,8 +7597,9 @@ mod tests {
         assert!(parse("f", &elsewhere).iter().all(|f| f.name != "nccl.socket_iface_suspect"));
     }
 
-    /// intel-wired-lan, 2024-05 (heldout235) and the E810 dual-rate optic (heldout176): an
-    /// interface set up without a link, as ethtool and ip link show it.
+    /// intel-wired-lan, 2024-05 (heldout235), the E810 dual-rate optic (heldout176) and
+    /// ColossalAI#5266 (heldout458): an interface set up without a link, as ethtool, ip link and
+    /// ifconfig show it.
     #[test]
     fn an_interface_without_a_link_is_a_port_down() {
         let port = |text: &str| {
@@ -7599,6 +7623,12 @@ mod tests {
         // A host's own bridge without a container on it has no carrier either: no port is down.
         assert_eq!(port("3: docker0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state DOWN\n"), None);
         assert_eq!(port("Settings for virbr0:\n\tLink detected: no\n"), None);
+        // hpcaitech/ColossalAI#5266: net-tools' ifconfig, an IPoIB interface UP without RUNNING.
+        let ifconfig = "ibp65s0: flags=4099<UP,BROADCAST,MULTICAST>  mtu 4092\n        RX packets 0  bytes 0 (0.0 B)\n";
+        assert_eq!(port(ifconfig).as_deref(), Some("ibp65s0"));
+        assert_eq!(port(&ifconfig.replace("4099<UP,", "4163<UP,RUNNING,")), None);
+        assert_eq!(port("docker0: flags=4099<UP,BROADCAST,MULTICAST>  mtu 1500\n"), None);
+        assert_eq!(port("cfg: flags=4099<UP,BROADCAST> is what the log said\n"), None);
         // Each interface once, and at most 64 of them.
         let many: String = (0..100)
             .map(|i| format!("Settings for eth{i}:\n\tLink detected: no\nSettings for eth{i}:\n\tLink detected: no\n"))
