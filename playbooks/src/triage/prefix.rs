@@ -186,7 +186,12 @@ fn host_label(text: &str) -> Option<regex::Captures<'_>> {
     if !pattern.is_match(text) {
         return None;
     }
-    pattern.captures(text).filter(|captures| !DRIVERS_WITH_DIGITS.contains(&&captures[1]))
+    pattern.captures(text).filter(|captures| {
+        // An interface's heading in ifconfig ("ibp65s0: flags=4099<UP,BROADCAST,MULTICAST>  mtu
+        // 4092", net-tools) names the interface, not a host: it is the output itself.
+        let after = captures.get(0).map_or("", |label| &text[label.end()..]);
+        !DRIVERS_WITH_DIGITS.contains(&&captures[1]) && !after.starts_with("flags=")
+    })
 }
 
 impl Prefixes {
@@ -441,6 +446,10 @@ mod tests {
     fn stacked_task_and_host_labels_are_both_removed() {
         let text = format!("3: node2: {NCCL}\n3: node2: {NCCL}\n");
         assert_eq!(strip(&text), vec![NCCL.to_string(); 2]);
+        // ifconfig's interface heading under a pdsh label keeps the interface's name.
+        let ifconfig = "ibp65s0: flags=4099<UP,BROADCAST,MULTICAST>  mtu 4092";
+        let text = format!("gpu-node-003: {ifconfig}\ngpu-node-003: {ifconfig}\n");
+        assert_eq!(strip(&text), vec![ifconfig.to_string(); 2]);
     }
 
     #[test]
