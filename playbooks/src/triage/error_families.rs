@@ -199,9 +199,12 @@ fn families() -> &'static [Family] {
             // could not resolve a peer's or host's name to an address, whatever errno it appends
             // (kvcache-ai/Mooncake's handshake: "failed to get IP address of peer server ..."): no
             // connection to that peer can begin. An address of this host's own interface is no peer.
+            // A peer-to-peer program's own word that it reached none of its peers (libp2p's daemon
+            // in hivemind: "failed to connect to bootstrap peers"; Open MPI's TCP transport: "Unable
+            // to connect to the peer 192.168.68.53 on port 1024: No route to host") is the same.
             family(
                 "network.host_unreachable",
-                r"(?i)no route to host|network is unreachable|connection refused|name or service not known|temporary failure in name resolution|\bECONNREFUSED\b|\bEHOSTUNREACH\b|\bENETUNREACH\b|\b(?:failed to|unable to|could not|couldn't|cannot|can't) (?:get|resolve|obtain|look ?up|find) (?:the )?(?:ip )?address(?:es)? (?:of|for) (?:the )?(?:peer|remote|server|host)\b|\b(?:failed to|unable to|could not|couldn't|cannot|can't) resolve (?:the )?(?:peer|remote|server|host ?name|host)\b",
+                r"(?i)no route to host|network is unreachable|connection refused|name or service not known|temporary failure in name resolution|\bECONNREFUSED\b|\bEHOSTUNREACH\b|\bENETUNREACH\b|\b(?:failed to|unable to|could not|couldn't|cannot|can't) (?:get|resolve|obtain|look ?up|find) (?:the )?(?:ip )?address(?:es)? (?:of|for) (?:the )?(?:peer|remote|server|host)\b|\b(?:failed to|unable to|could not|couldn't|cannot|can't) resolve (?:the )?(?:peer|remote|server|host ?name|host)\b|\b(?:failed to|unable to|could not|couldn't|cannot|can't) connect to (?:any |the )?(?:bootstrap (?:peers?|nodes?)|peers?\b)",
                 None,
             ),
         ]
@@ -342,6 +345,10 @@ mod tests {
             // its IPv6 address, and says so with the errno it had.
             ("E20251110 20:25:57.753341 124570 transfer_metadata_plugin.cpp:969] SocketHandShakePlugin: failed to get IP address of peer server 2605:340:cd51:4900:3b92:43bb:ec8:c354:16051, check DNS and /etc/hosts, or use IPv4 address instead: Resource temporarily unavailable [11]", "network.host_unreachable"),
             ("ERROR: unable to resolve hostname worker-3", "network.host_unreachable"),
+            // learning-at-home/hivemind#472: libp2p's daemon reached none of its bootstrap peers;
+            // ml-explore/mlx#2540: Open MPI's TCP transport with no route to its peer.
+            ("P2PDaemonError: Daemon failed to start: 2022/05/24 19:21:27 failed to connect to bootstrap peers", "network.host_unreachable"),
+            ("[b][[59259,1],0][btl_tcp_endpoint.c:857:mca_btl_tcp_endpoint_start_connect] peer: m Unable to connect to the peer 192.168.68.53 on port 1024: No route to host", "network.host_unreachable"),
             ("accept failed: Too many open files", "host.open_files_exhausted"),
             ("error: failed to pin: check memlock", "rdma.memlock"),
             ("Unable to determine the device handle for GPU 0000:1b:00.0: Unknown Error", "gpu.lost"),

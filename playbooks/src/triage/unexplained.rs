@@ -67,7 +67,7 @@ fn error_words() -> &'static Regex {
             // stack trace: ***", signal(7)'s names of the signals that end a process with a core), and
             // by its number where Ubuntu's crash reporter records it ("Signal: 11" in an apport
             // report, beside "SourcePackage: opensm").
-            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D(?:\s|$))|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\bSIG(?:SEGV|BUS|ABRT|ILL|FPE)\b)|(?-i:^\s*Signal: (?:4|6|7|8|11)\s*$)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
+            r"(?i)\b(?:WARN|error|errors|failed|failure|fatal|timeout|timed out|abort|aborted|aborting|xid|aer|panic|exception|traceback|segfault|segmentation fault|killed|unreachable|refused|no route to host|out of memory|operation not permitted|permission denied|invalid argument|cannot allocate memory|no such device|bad address|input/output error|connection reset by peer|broken pipe|address family not supported by protocol|unknown symbol|disagrees about version of symbol|memory access fault|illegal memory access|illegal instruction|general protection fault|function not implemented|out of bounds|blocked for more than \d+ seconds)\b|(?-i:\btask:\S+\s+state:D(?:\s|$))|(?-i:[a-z](?:Error|Exception)\b)|(?-i:\bBUG: |\bOops: |\bCRITICAL\b|\bWARNING: CPU: \d+ PID: \d+)|to become free\. Usage count|exited with non-zero status|can't assign|(?-i:[a-z0-9]_err\s*[:=]?\s*[1-9])|(?-i:\bIBV_WC_[A-Z_]+_ERR\b)|(?-i:\bSIG(?:SEGV|BUS|ABRT|ILL|FPE)\b)|(?-i:^\s*Signal: (?:4|6|7|8|11)\s*$)|(?-i:\btraps: \S+\[\d+\] trap )|(?-i:\bRIP: 0010:\S+\+0x)|(?-i:\brefcount_t: (?:underflow|overflow|saturated|addition on 0|decrement hit 0))|(?-i:\bDMAR: (?:DRHD: handling fault|\[(?:INTR-REMAP|DMA Read|DMA Write)\]))",
         )
         .expect("a fixed pattern compiles")
     })
@@ -619,6 +619,14 @@ mod tests {
     /// PaddlePaddle/Paddle#18232 (heldout391): glog's report of a segfault inside
     /// ncclCommInitAll, the input's only failure line, is quoted; a signal that only stops a
     /// process is no crash.
+    /// ml-explore/mlx#2540: Open MPI's TCP transport says only that no route reaches its peer.
+    #[test]
+    fn a_peer_no_route_reaches_is_an_error_line() {
+        assert!(looks_like_error(
+            "[b][[59259,1],0][btl_tcp_endpoint.c:857:mca_btl_tcp_endpoint_start_connect] peer: m Unable to connect to the peer 192.168.68.53 on port 1024: No route to host"
+        ));
+    }
+
     #[test]
     fn a_fatal_signals_own_name_is_an_error_line() {
         assert!(looks_like_error(
