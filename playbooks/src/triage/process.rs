@@ -537,6 +537,15 @@ const WAITS: [&str; 12] = [
     "clock_nanosleep",
 ];
 
+/// Whether a debugger's (plain) function name is a blocking wait: one of WAITS, glibc's futex waits
+/// under its locks and condition variables ("futex_abstimed_wait", glibc 2.34's
+/// "__futex_abstimed_wait_common64"), or a reader-writer lock's wait (pthread_rwlock_wrlock(3p)).
+fn is_wait(function: &str) -> bool {
+    WAITS.contains(&function)
+        || (function.starts_with("futex_") && function.contains("wait"))
+        || function.starts_with("pthread_rwlock_")
+}
+
 /// The innermost frames of a process that crashed or aborted, which a debugger shows in the
 /// faulting thread while the others wait as usual (raise(3) and abort(3) under a failed assertion,
 /// pthread_kill under either).
@@ -569,18 +578,26 @@ fn stack_that_waits(file: &str, text: &str) -> Option<Fact> {
     if frames.iter().filter(innermost).any(|(_, _, function)| CRASH_FRAMES.contains(&plain_function(function))) {
         return None;
     }
-    let index = frames.iter().position(|frame| innermost(&frame) && WAITS.contains(&plain_function(frame.2)))?;
+    let index = frames.iter().position(|frame| innermost(&frame) && is_wait(plain_function(frame.2)))?;
     let (line_no, raw, function) = frames[index];
     // The caller that waits: the first frame out of the C library and the C++ runtime's wrappers.
-    let caller =
-        frames[index + 1..].iter().take_while(|frame| !innermost(frame)).map(|(_, _, function)| *function).find(
-            |function| {
-                *function != "??"
-                    && !function.starts_with("std::")
-                    && !function.starts_with('_')
-                    && !WAITS.contains(&plain_function(function))
-            },
-        );
+    // A library without symbols names no function: gdb's "#3  0x00007fdbd52fa258 in ?? () from
+    // /lib/x86_64-linux-gnu/libcuda.so.1" (tensorflow under CUPTI, NVIDIA/nccl#1108) names the
+    // library, which says whose lock it is.
+    let outer = || frames[index + 1..].iter().take_while(|frame| !innermost(frame));
+    let caller = outer()
+        .map(|(_, _, function)| *function)
+        .find(|function| {
+            *function != "??" && !function.starts_with("std::") && !function.starts_with('_') && !is_wait(plain_function(function))
+        })
+        .map(str::to_string)
+        .or_else(|| {
+            outer().find_map(|(_, raw, function)| {
+                let library = raw.rsplit_once(" from ").map(|(_, path)| path.trim())?;
+                let library = library.rsplit('/').next().unwrap_or(library);
+                (*function == "??").then(|| format!("a function of {library} without symbols"))
+            })
+        });
     let wait = plain_function(function);
     let place = caller.map(|caller| format!("{wait} (called from {caller})")).unwrap_or_else(|| wait.to_string());
     Some(
@@ -865,6 +882,15 @@ mod tests {
         assert!(parse("f", &crashed).iter().all(|f| f.name != "process.stack_waiting"));
         let working = "#0  0x00007f in ncclAllReduce (sendbuff=0x7ffe9320aa00) at collectives.cc:10\n#1  0x00007f in poll () from /lib64/libc.so.6\n";
         assert!(parse("f", working).iter().all(|f| f.name != "process.stack_waiting"));
+        // NVIDIA/nccl#1108 (heldout468): a futex wait under a reader-writer lock of the CUDA
+        // driver, whose frames have no symbols: the library is named.
+        let driver = "#0  futex_abstimed_wait (private=0, abstime=0x0, clockid=0, expected=2, futex_word=<optimized out>) at ../sysdeps/nptl/futex-internal.h:284
+#1  __pthread_rwlock_wrlock_full (abstime=0x0, clockid=0, rwlock=0x895a2a0) at pthread_rwlock_common.c:830
+#3  0x00007fdbd52fa258 in ?? () from /lib/x86_64-linux-gnu/libcuda.so.1
+";
+        let found: Vec<Fact> = parse("f", driver).into_iter().filter(|f| f.name == "process.stack_waiting").collect();
+        let text = found.first().and_then(|f| f.get("text")).unwrap_or_default();
+        assert!(text.contains("futex_abstimed_wait (called from a function of libcuda.so.1 without symbols)"), "{text}");
     }
 
     /// bigscience's BLOOM prequel chronicles (heldout352): py-spy dumps of a 40-node hang, some
