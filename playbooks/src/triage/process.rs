@@ -588,7 +588,10 @@ fn stack_that_waits(file: &str, text: &str) -> Option<Fact> {
     let caller = outer()
         .map(|(_, _, function)| *function)
         .find(|function| {
-            *function != "??" && !function.starts_with("std::") && !function.starts_with('_') && !is_wait(plain_function(function))
+            *function != "??"
+                && !function.starts_with("std::")
+                && !function.starts_with('_')
+                && !is_wait(plain_function(function))
         })
         .map(str::to_string)
         .or_else(|| {
@@ -890,7 +893,10 @@ mod tests {
 ";
         let found: Vec<Fact> = parse("f", driver).into_iter().filter(|f| f.name == "process.stack_waiting").collect();
         let text = found.first().and_then(|f| f.get("text")).unwrap_or_default();
-        assert!(text.contains("futex_abstimed_wait (called from a function of libcuda.so.1 without symbols)"), "{text}");
+        assert!(
+            text.contains("futex_abstimed_wait (called from a function of libcuda.so.1 without symbols)"),
+            "{text}"
+        );
     }
 
     /// bigscience's BLOOM prequel chronicles (heldout352): py-spy dumps of a 40-node hang, some

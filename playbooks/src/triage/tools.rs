@@ -1023,11 +1023,17 @@ fn device_assert(line: &str) -> bool {
         && line.ends_with("failed.")
 }
 
+/// nccl-tests' own report of a failed CUDA call: "Test CUDA failure common.cu:516 '...'", and before
+/// 2.0's tests "Cuda failure common.cu:510 '...'" (its CUDACHECK macro in common.h).
+fn nccl_tests_cuda_failure(line: &str) -> bool {
+    line.contains("Test CUDA failure ") || line.contains("Cuda failure common.cu:")
+}
+
 /// CUDA's "an illegal memory access was encountered" (error 700) as a framework or NCCL's
-/// "Last error:" reports it, not nccl-tests' own "Test CUDA failure" line (read as NCCL's).
+/// "Last error:" reports it, not nccl-tests' own report (read as NCCL's).
 fn illegal_address(line: &str) -> bool {
     (line.contains("an illegal memory access was encountered") || line.contains("CUDA_ERROR_ILLEGAL_ADDRESS"))
-        && !line.contains("Test CUDA failure ")
+        && !nccl_tests_cuda_failure(line)
 }
 
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
@@ -3754,7 +3760,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // NCCL's (a release without support for this GPU, or an NCCL bug: nccl#2418, nccl-tests#291,
         // Blackwell GPUs on NCCL releases before their support); a GPU whose memory faulted says
         // so in its own Xid lines, read apart.
-        if trimmed.contains("Test CUDA failure ") && trimmed.contains("'an illegal memory access was encountered'") {
+        if nccl_tests_cuda_failure(trimmed) && trimmed.contains("'an illegal memory access was encountered'") {
             facts.push(
                 Fact::new("nccl.internal")
                     .attr("text", "a kernel of nccl-tests' collectives faulted on device memory (CUDA error 700)")
@@ -5837,6 +5843,9 @@ mod tests {
         // nccl-tests#291: NCCL's kernel strays on a GPU its release does not support.
         let stray = "node: Test CUDA failure common.cu:297 'an illegal memory access was encountered'\n";
         assert_eq!(parse("f", stray)[0].name, "nccl.internal");
+        // NVIDIA/nccl-tests#11: the tests of NCCL 2.1 said "Cuda failure" for the same.
+        let old = "Cuda failure common.cu:510 'an illegal memory access was encountered'\n";
+        assert_eq!(parse("f", old).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), vec!["nccl.internal"]);
         assert!(parse("f", "Test CUDA failure common.cu:297 'out of memory'\n")
             .iter()
             .all(|f| f.name != "nccl.internal"));
