@@ -1069,7 +1069,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut ipc_frame: Option<Evidence> = None;
     // Whether a CUDA kernel's own fault (a device-side assert, an illegal address) was read: every
     // thread that failed an assert prints it, and every later CUDA call reports the address.
-    let mut device_assert_read = false;
+    let mut kernel_fault_read = false;
     // A UCX_TLS without a CUDA transport the input sets, looked for once (at the first line where
     // UCX took GPU memory for host memory).
     let ucx_transports: std::cell::OnceCell<Option<String>> = std::cell::OnceCell::new();
@@ -3059,7 +3059,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // thread: [20,0,0] Assertion `input_val >= zero && input_val <= one` failed.", CUDA C++
             // Programming Guide, "Assertion"): the program's own check on its data (a loss given a
             // value outside [0, 1], an index out of range), after which the context is unusable and
-            // NCCL's calls fail with it (Megvii-BaseDetection/YOLOX#147). Once an input.
+            // NCCL's calls fail with it (Megvii-BaseDetection/YOLOX#147); and
             // CUDA's error 700 (cudaErrorIllegalAddress, CUDA_ERROR_ILLEGAL_ADDRESS: "an illegal
             // memory access was encountered") as the framework reports it: a kernel read or wrote
             // device memory it does not own. The error is sticky and asynchronous (CUDA C++
@@ -3070,25 +3070,28 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             // volcengine/verl#883 and #2365, evo2#153). nccl-tests' own report, where NCCL's kernels
             // are the only ones, is read below as NCCL's; a GPU whose memory faulted says so in its
             // own Xid lines, read apart, which outrank this. Once an input.
-            if !device_assert_read && illegal_address(trimmed) {
-                device_assert_read = true;
-                facts.push(
-                    Fact::new("gpu.xid_application")
-                        .attr("xid", "none (CUDA error 700, an illegal memory access, reported by the next CUDA call)")
-                        .attr("meaning", format!("a kernel touched device memory it does not own, and the error surfaced at a later call, not at the kernel ({trimmed})"))
-                        .attr("bus_id", "the GPU that ran the kernel")
-                        .attr("host", "the host that printed it")
-                        .evidence(evidence()),
-                );
-                continue;
-            }
-            if !device_assert_read && device_assert(trimmed) {
-                device_assert_read = true;
+            let kernel_fault = if kernel_fault_read {
+                None
+            } else if device_assert(trimmed) {
                 let place = trimmed.split(": block: [").next().unwrap_or(trimmed);
+                Some((
+                    "none (a CUDA kernel's device-side assert)",
+                    format!("a kernel's own assert() failed on the device at {place}: the program's data, not the GPU"),
+                ))
+            } else if illegal_address(trimmed) {
+                Some((
+                    "none (CUDA error 700, an illegal memory access, reported by the next CUDA call)",
+                    format!("a kernel touched device memory it does not own, and the error surfaced at a later call, not at the kernel ({trimmed})"),
+                ))
+            } else {
+                None
+            };
+            if let Some((xid, meaning)) = kernel_fault {
+                kernel_fault_read = true;
                 facts.push(
                     Fact::new("gpu.xid_application")
-                        .attr("xid", "none (a CUDA kernel's device-side assert)")
-                        .attr("meaning", format!("a kernel's own assert() failed on the device at {place}: the program's data, not the GPU"))
+                        .attr("xid", xid)
+                        .attr("meaning", meaning)
                         .attr("bus_id", "the GPU that ran the kernel")
                         .attr("host", "the host that printed it")
                         .evidence(evidence()),
