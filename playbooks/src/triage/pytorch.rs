@@ -23,6 +23,9 @@ pub struct WatchdogRecord {
     pub timeout_ms: Option<u64>,
     pub last_enqueued: Option<u64>,
     pub last_completed: Option<u64>,
+    /// PyTorch 2.4's "Exception (either an error or timeout) detected by watchdog at work: N" line,
+    /// which follows the rank's own "Watchdog caught" line: alone in a paste, that line was cut.
+    pub detected_only: bool,
     pub evidence: Evidence,
 }
 
@@ -75,6 +78,55 @@ pub struct PytorchRecords {
     /// The process groups whose watchdog caught a timeout ("[PG ID 0 PG GUID 0(default_pg) Rank 3]
     /// failure detected by watchdog at work sequence id: 42").
     pub timed_out_groups: Vec<u64>,
+    /// The last lines of Python exceptions the program raised itself ("ValueError: Error in
+    /// finalize: ..."), not a distributed or device error: a rank that raised one ended there.
+    pub raised: Vec<Evidence>,
+}
+
+/// How many of a program's own exceptions an input keeps: the first ranks that raised one are
+/// what matters, and a log of a thousand ranks' identical tracebacks adds nothing past them.
+const MAX_RAISED: usize = 16;
+
+/// The last line of a Python traceback whose exception is the program's own ("ValueError: Error in
+/// finalize: another evaluation module instance is already using the local cache file. ...",
+/// "KeyError: 'labels'"): a class name ending in Error or Exception, then its message. Errors of
+/// the distributed stack, the device or the network (DistBackendError, "NCCL error", "CUDA out of
+/// memory", timeouts, connections, the store) are read by their own readers, not as this.
+fn program_exception(line: &str) -> bool {
+    let Some((class, message)) = line.split_once(": ") else {
+        return false;
+    };
+    let name = class.rsplit('.').next().unwrap_or(class);
+    let is_class = class.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && class.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        && (name.ends_with("Error") || name.ends_with("Exception"));
+    if !is_class {
+        return false;
+    }
+    const DISTRIBUTED_CLASSES: [&str; 10] =
+        ["dist", "nccl", "childfailed", "processraised", "timeout", "connection", "cuda", "hip", "gloo", "mpi"];
+    const DISTRIBUTED_WORDS: [&str; 16] = [
+        "nccl",
+        "cuda",
+        "timed out",
+        "timeout",
+        "watchdog",
+        "out of memory",
+        "process group",
+        "c10d",
+        "socket",
+        "connection",
+        "connect to",
+        "rendezvous",
+        "tcpstore",
+        "collective",
+        "gloo",
+        "hip",
+    ];
+    let lower = message.to_ascii_lowercase();
+    let class = class.to_ascii_lowercase();
+    !DISTRIBUTED_CLASSES.iter().any(|word| class.contains(word))
+        && !DISTRIBUTED_WORDS.iter().any(|word| lower.contains(word))
 }
 
 /// A progress bar (tqdm's `n/total [elapsed<remaining, rate]`) at or before the first watchdog
@@ -154,7 +206,16 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     let mut members = LightningMembers::default();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = Evidence::new(file, line_no, raw);
-        if raw.contains("Watchdog caught collective operation timeout") || raw.contains("Timeout at NCCL work:") {
+        // PyTorch 2.4's watchdog logs each work that failed or timed out as soon as it sees it
+        // ("Exception (either an error or timeout) detected by watchdog at work: 438, last enqueued
+        // NCCL work: 451, last completed NCCL work: 437.", ProcessGroupNCCL.cpp watchdogHandler;
+        // later "NCCL error is detected by watchdog at work: ..."): the same record, which may be
+        // all a rank's log kept (huggingface/accelerate#3206).
+        let detected = raw.contains("detected by watchdog at work: ");
+        if raw.contains("Watchdog caught collective operation timeout")
+            || raw.contains("Timeout at NCCL work:")
+            || detected
+        {
             // The exception the watchdog thread ended with quotes the timeout and names its group
             // ("[PG ID 6 PG GUID 266(...) Rank 6] Process group watchdog thread terminated with
             // exception: [Rank 6] Watchdog caught ...", ProcessGroupNCCL.cpp): all a log keeps of
@@ -164,13 +225,16 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             }
             records.watchdog.push(WatchdogRecord {
                 rank: rank_of(raw),
-                seq: keyed_number(raw, "SeqNum=").or_else(|| keyed_number(raw, "Timeout at NCCL work: ")),
+                seq: keyed_number(raw, "SeqNum=")
+                    .or_else(|| keyed_number(raw, "Timeout at NCCL work: "))
+                    .or_else(|| keyed_number(raw, "detected by watchdog at work: ")),
                 op: keyed_word(raw, "OpType="),
                 numel_in: keyed_number(raw, "NumelIn="),
                 numel_out: keyed_number(raw, "NumelOut="),
                 timeout_ms: keyed_number(raw, "Timeout(ms)="),
                 last_enqueued: keyed_number(raw, "last enqueued NCCL work: "),
                 last_completed: keyed_number(raw, "last completed NCCL work: "),
+                detected_only: detected,
                 evidence,
             });
             continue;
@@ -193,6 +257,9 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             }
         }
         let trimmed = raw.trim();
+        if records.raised.len() < MAX_RAISED && program_exception(trimmed) {
+            records.raised.push(evidence.clone());
+        }
         // The same wrapper logs every collective a rank starts ("[Rank 1] Running collective:
         // CollectiveFingerPrint(SequenceNumber=3, OpType=BROADCAST, ...)"); the last one of each
         // rank is where it stands.
@@ -599,6 +666,44 @@ pub fn analyze(all: &[PytorchRecords], analysis: &mut Analysis) {
     let dumps: Vec<&FlightDump> = all.iter().flat_map(|r| r.dumps.iter()).collect();
     dump_facts(&dumps, analysis);
     busy_while_others_timed_out(all, &watchdog, analysis);
+    raised_while_others_timed_out(all, &watchdog, analysis);
+}
+
+/// A rank that raised an exception of the program's own (its launcher's or its own "[rank6]:" label
+/// names it) while other ranks' watchdogs caught a collective that failed or timed out: that rank
+/// ended in the program's code, and the others wait for it in the collective it never reached
+/// (huggingface/accelerate#3206: rank 6's evaluation metric raised ValueError, rank 0's watchdog
+/// fired). The labels count only where they are ranks: every watchdog line that carries one
+/// carries its own rank.
+fn raised_while_others_timed_out(all: &[PytorchRecords], watchdog: &[&WatchdogRecord], analysis: &mut Analysis) {
+    if analysis.facts.iter().any(|f| f.name == "pytorch.rank_behind" || f.name == "process.died") {
+        return;
+    }
+    let timed_out: BTreeSet<u64> = watchdog.iter().filter_map(|r| r.rank).collect();
+    if timed_out.is_empty() || !labels_are_ranks(watchdog, |labels| labels.rank, analysis) {
+        return;
+    }
+    let raised = all.iter().flat_map(|r| r.raised.iter()).find_map(|evidence| {
+        let rank = analysis.ranks.labels_of(evidence).rank?;
+        (!timed_out.contains(&rank)).then_some((rank, evidence))
+    });
+    let Some((rank, evidence)) = raised else {
+        return;
+    };
+    let waiting = timed_out.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    analysis.push(
+        Fact::new("process.died")
+            .attr("rank", rank)
+            .attr("signal", "none (the program's own exception)")
+            .attr(
+                "text",
+                format!(
+                    "rank {rank} raised \"{}\" and ended, while rank(s) {waiting} waited in a collective it never reached",
+                    evidence.text.trim()
+                ),
+            )
+            .evidence(evidence.clone()),
+    );
 }
 
 /// Ranks that timed out while a progress bar in the same input went on counting: the process printing
@@ -649,8 +754,11 @@ fn absent_ranks(records: &[&WatchdogRecord], last: &BTreeMap<u64, (u64, Evidence
     if analysis.facts.iter().any(|f| f.name == "pytorch.rank_behind") {
         return;
     }
-    let timed_out: BTreeMap<u64, &WatchdogRecord> =
-        records.iter().filter_map(|r| Some((r.rank?, *r))).filter(|(_, r)| r.seq.is_some()).collect();
+    let timed_out: BTreeMap<u64, &WatchdogRecord> = records
+        .iter()
+        .filter_map(|r| Some((r.rank?, *r)))
+        .filter(|(_, r)| r.seq.is_some() && !r.detected_only)
+        .collect();
     let sequences: std::collections::BTreeSet<u64> = timed_out.values().filter_map(|r| r.seq).collect();
     let (Some(&max_rank), Some(&seq)) = (timed_out.keys().max(), sequences.first()) else { return };
     if sequences.len() != 1 {
@@ -854,10 +962,18 @@ fn watchdog_facts(records: &[&WatchdogRecord], signalled: &[(u64, u64, Evidence)
         }
         analysis.push(fact.evidence(record.evidence.clone()));
     }
-    // Per rank: the highest sequence number it enqueued (or timed out on).
+    // Per rank: the highest sequence number it enqueued (or timed out on). How far a rank enqueued
+    // is set against another's only where every rank's log says it: a rank whose lines say only
+    // the work it timed out on (the "Watchdog caught" line without its "last enqueued" line, cut
+    // from the paste) enqueued as far as the others for all they show, and the works they timed
+    // out on are compared instead.
+    let ranks_enqueued: BTreeSet<u64> =
+        records.iter().filter(|r| r.last_enqueued.is_some()).filter_map(|r| r.rank).collect();
+    let every_rank_enqueued = records.iter().filter_map(|r| r.rank).all(|rank| ranks_enqueued.contains(&rank));
     let mut last: BTreeMap<u64, (u64, Evidence)> = BTreeMap::new();
     for record in records {
-        let (Some(rank), Some(seq)) = (record.rank, record.last_enqueued.or(record.seq)) else { continue };
+        let reached = if every_rank_enqueued { record.last_enqueued.or(record.seq) } else { record.seq };
+        let (Some(rank), Some(seq)) = (record.rank, reached) else { continue };
         let entry = last.entry(rank).or_insert((seq, record.evidence.clone()));
         if seq > entry.0 {
             *entry = (seq, record.evidence.clone());
@@ -1178,6 +1294,46 @@ mod tests {
         assert_eq!(progress_counter("Epoch 9, Rank 7, world_size 8: 35batch [00:03, 10.54batch/s]"), None);
         assert_eq!(progress_counter("75% 24/32 [01:09<00:22,  2.83s/it]"), Some((24, 32)));
         assert_eq!(progress_counter("see 1/2 [note] it/s]"), None);
+    }
+
+    /// huggingface/accelerate#3206 (heldout470): rank 6's own ValueError, then rank 0's watchdog
+    /// line of PyTorch 2.4 ("Exception (either an error or timeout) detected by watchdog at work"):
+    /// rank 6 ended and never reached the collective. NCCL's own error, a rank among those that
+    /// timed out, or labels that are not ranks name nobody so.
+    #[test]
+    fn a_rank_that_raised_while_the_others_timed_out_is_missing() {
+        let raised = "[rank6]: ValueError: Error in finalize: another evaluation module instance is already using the local cache file. Please specify an experiment_id to avoid collision between distributed evaluation module instances.\n";
+        let watchdog = "[rank0]:[E1031 11:33:14.593046631 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 438, last enqueued NCCL work: 451, last completed NCCL work: 437.\n";
+        let died = |text: String| {
+            let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
+            found.facts.into_iter().filter(|f| f.name == "process.died").collect::<Vec<_>>()
+        };
+        let found = died(format!("{raised}{watchdog}"));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].get("rank"), Some("6"));
+        assert_eq!(found[0].evidence[0].line, 1);
+        let records = parse_text("log", watchdog);
+        assert_eq!(records.watchdog.first().and_then(|r| r.seq), Some(438));
+        assert!(died(format!("{}{watchdog}", raised.replace("[rank6]", "[rank0]"))).is_empty());
+        assert!(died(format!("[rank3]: ncclInternalError: Internal check failed.\n{watchdog}")).is_empty());
+        assert!(died(format!("[rank6]: RuntimeError: NCCL communicator was aborted on rank 6.\n{watchdog}")).is_empty());
+        assert!(died(format!("{raised}{}", watchdog.replace("[rank0]:", "[rank2]:"))).is_empty());
+        assert!(died(raised.to_string()).is_empty());
+    }
+
+    /// basicsr#737 (heldout3): every rank times out on one work; two ranks' lines also say how far
+    /// they enqueued, the third's were cut from the paste. The third is not behind for that.
+    #[test]
+    fn how_far_a_rank_enqueued_counts_only_where_every_rank_says() {
+        let caught = |rank: u32| {
+            format!("[rank{rank}]:[E626 06:24:44.9 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n")
+        };
+        let enqueued = |rank: u32| {
+            format!("[rank{rank}]:[E626 06:24:44.9 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank {rank}] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.\n")
+        };
+        let text = format!("{}{}{}{}{}", caught(1), enqueued(1), caught(0), enqueued(0), caught(2));
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
+        assert!(!found.facts.iter().any(|f| f.name == "pytorch.rank_behind"), "{:?}", found.facts);
     }
 
     /// c10d's own verdicts, as posted (pytorch#152623 desync report, ms-swift#9443 fingerprint check).
