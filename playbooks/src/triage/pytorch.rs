@@ -26,6 +26,9 @@ pub struct WatchdogRecord {
     /// PyTorch 2.4's "Exception (either an error or timeout) detected by watchdog at work: N" line,
     /// which follows the rank's own "Watchdog caught" line: alone in a paste, that line was cut.
     pub detected_only: bool,
+    /// The process group the line names ("[PG ID 3 PG GUID 3 Rank 1]", PyTorch 2.4's "[PG 37
+    /// Rank 0]"): sequence numbers count within one group.
+    pub group: Option<u64>,
     pub evidence: Evidence,
 }
 
@@ -235,6 +238,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
                 last_enqueued: keyed_number(raw, "last enqueued NCCL work: "),
                 last_completed: keyed_number(raw, "last completed NCCL work: "),
                 detected_only: detected,
+                group: keyed_number(raw, "PG ID ").or_else(|| keyed_number(raw, "[PG ")),
                 evidence,
             });
             continue;
@@ -986,7 +990,11 @@ fn watchdog_facts(records: &[&WatchdogRecord], signalled: &[(u64, u64, Evidence)
             last.entry(*rank).or_insert((*enqueued, evidence.clone()));
         }
     }
-    if last.len() >= 2 {
+    // Each process group numbers its own works (ProcessGroupNCCL's seq_): ranks that timed out in
+    // different groups are not set against each other (xdit-project/xDiT#284: rank 0 on work 0 of
+    // group 37, rank 3 on work 29 of group 35, neither behind the other).
+    let groups: BTreeSet<u64> = records.iter().filter_map(|r| r.group).collect();
+    if last.len() >= 2 && groups.len() < 2 {
         let max = last.values().map(|v| v.0).max().unwrap_or(0);
         let ahead = last.iter().find(|(_, v)| v.0 == max).map(|(_, v)| v.1.clone());
         let ahead_record = records.iter().find(|r| r.seq == Some(max) && r.op.is_some());
@@ -1334,6 +1342,26 @@ mod tests {
         let text = format!("{}{}{}{}{}", caught(1), enqueued(1), caught(0), enqueued(0), caught(2));
         let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
         assert!(!found.facts.iter().any(|f| f.name == "pytorch.rank_behind"), "{:?}", found.facts);
+    }
+
+    /// xdit-project/xDiT#284 (heldout471): rank 0 timed out on work 0 of process group 37, rank 3
+    /// on work 29 of group 35. Each group counts its own works: neither rank is behind the other.
+    /// The same two lines in one group name rank 0.
+    #[test]
+    fn works_of_different_process_groups_are_not_compared() {
+        let rank0 = "[rank0]:[E923 14:05:28.9 ProcessGroupNCCL.cpp:1664] [PG 37 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 0, last enqueued NCCL work: 0, last completed NCCL work: 0.\n";
+        let rank3 = "[rank3]:[E923 14:05:28.9 ProcessGroupNCCL.cpp:1664] [PG 35 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 29, last enqueued NCCL work: 29, last completed NCCL work: 28.\n";
+        let behind = |text: String| {
+            let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
+            found
+                .facts
+                .into_iter()
+                .filter(|f| f.name == "pytorch.rank_behind")
+                .filter_map(|f| f.get("rank").map(str::to_string))
+                .collect::<Vec<_>>()
+        };
+        assert!(behind(format!("{rank0}{rank3}")).is_empty());
+        assert_eq!(behind(format!("{rank0}{}", rank3.replace("[PG 35 ", "[PG 37 "))), vec!["0".to_string()]);
     }
 
     /// c10d's own verdicts, as posted (pytorch#152623 desync report, ms-swift#9443 fingerprint check).
