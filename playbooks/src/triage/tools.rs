@@ -104,6 +104,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "loading lib",
             "assertion `",
             "an illegal memory access was encountered",
+            "no available shared memory broadcast block found",
             "cuda_error_illegal_address",
             "unable to load the kernel module",
             "cumemimportfromshareablehandle",
@@ -3094,6 +3095,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                         .attr("meaning", meaning)
                         .attr("bus_id", "the GPU that ran the kernel")
                         .attr("host", "the host that printed it")
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // vLLM's shared-memory broadcast of the scheduler's work to its workers (vllm/distributed/
+            // device_communicators/shm_broadcast.py: "No available shared memory broadcast block
+            // found in 60 seconds. This typically happens when some processes are hanging or doing
+            // some time-consuming work"): the writer waited a minute for a worker to read the last
+            // block, so a worker stands still, in a collective or in work of its own (ai-dynamo/
+            // dynamo#11914: a multi-node engine that hung on its first request after idling).
+            if lower.contains("no available shared memory broadcast block found") {
+                facts.push(
+                    Fact::new("collective.timeout")
+                        .attr("library", "vLLM (its shared-memory broadcast to the workers: a worker stopped reading)")
+                        .attr("text", trimmed)
                         .evidence(evidence()),
                 );
                 continue;
@@ -7646,6 +7662,19 @@ mod tests {
             .map(|i| format!("Settings for eth{i}:\n\tLink detected: no\nSettings for eth{i}:\n\tLink detected: no\n"))
             .collect();
         assert_eq!(parse("f", &many).iter().filter(|f| f.name == "rdma.port_down").count(), MAX_LINKLESS_INTERFACES);
+    }
+
+    /// ai-dynamo/dynamo#11914 (heldout476): vLLM's writer waited a minute for a worker to read its
+    /// broadcast; a worker that reads it is no timeout.
+    #[test]
+    fn vllm_broadcast_unread_for_a_minute_is_a_timeout() {
+        let line = "EngineCore INFO shm_broadcast.py:681 No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization)\n";
+        assert_eq!(parse("f", line).iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), vec!["collective.timeout"]);
+        assert!(parse(
+            "f",
+            "INFO shm_broadcast.py:289 vLLM message queue communication handle: Handle(local_reader_ranks=[1])\n"
+        )
+        .is_empty());
     }
 
     /// Each reading with the case it came from and a near miss it must not read:
