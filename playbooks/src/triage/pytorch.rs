@@ -1138,6 +1138,13 @@ fn dump_facts(dumps: &[&FlightDump], analysis: &mut Analysis) {
 mod tests {
     use super::*;
 
+    /// The facts of one name that triage's whole analysis (prefixes and labels included) reads
+    /// from one log.
+    fn facts_named(text: &str, name: &str) -> Vec<Fact> {
+        let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.as_bytes().to_vec())]);
+        found.facts.into_iter().filter(|f| f.name == name).collect()
+    }
+
     /// TORCH_DISTRIBUTED_DEBUG=DETAIL's fingerprints: the last collective each rank started. Ranks
     /// at different sequence numbers issued different numbers of collectives
     /// (Lightning-AI/pytorch-lightning#19106); ranks at the same one say nothing.
@@ -1312,10 +1319,7 @@ mod tests {
     fn a_rank_that_raised_while_the_others_timed_out_is_missing() {
         let raised = "[rank6]: ValueError: Error in finalize: another evaluation module instance is already using the local cache file. Please specify an experiment_id to avoid collision between distributed evaluation module instances.\n";
         let watchdog = "[rank0]:[E1031 11:33:14.593046631 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 438, last enqueued NCCL work: 451, last completed NCCL work: 437.\n";
-        let died = |text: String| {
-            let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
-            found.facts.into_iter().filter(|f| f.name == "process.died").collect::<Vec<_>>()
-        };
+        let died = |text: String| facts_named(&text, "process.died");
         let found = died(format!("{raised}{watchdog}"));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].get("rank"), Some("6"));
@@ -1340,8 +1344,8 @@ mod tests {
             format!("[rank{rank}]:[E626 06:24:44.9 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank {rank}] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.\n")
         };
         let text = format!("{}{}{}{}{}", caught(1), enqueued(1), caught(0), enqueued(0), caught(2));
-        let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
-        assert!(!found.facts.iter().any(|f| f.name == "pytorch.rank_behind"), "{:?}", found.facts);
+        let behind = facts_named(&text, "pytorch.rank_behind");
+        assert!(behind.is_empty(), "{behind:?}");
     }
 
     /// xdit-project/xDiT#284 (heldout471): rank 0 timed out on work 0 of process group 37, rank 3
@@ -1352,13 +1356,8 @@ mod tests {
         let rank0 = "[rank0]:[E923 14:05:28.9 ProcessGroupNCCL.cpp:1664] [PG 37 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 0, last enqueued NCCL work: 0, last completed NCCL work: 0.\n";
         let rank3 = "[rank3]:[E923 14:05:28.9 ProcessGroupNCCL.cpp:1664] [PG 35 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 29, last enqueued NCCL work: 29, last completed NCCL work: 28.\n";
         let behind = |text: String| {
-            let found = crate::triage::analyze(&[crate::triage::Input::new("log", text.into_bytes())]);
-            found
-                .facts
-                .into_iter()
-                .filter(|f| f.name == "pytorch.rank_behind")
-                .filter_map(|f| f.get("rank").map(str::to_string))
-                .collect::<Vec<_>>()
+            let facts = facts_named(&text, "pytorch.rank_behind");
+            facts.iter().filter_map(|f| f.get("rank").map(str::to_string)).collect::<Vec<_>>()
         };
         assert!(behind(format!("{rank0}{rank3}")).is_empty());
         assert_eq!(behind(format!("{rank0}{}", rank3.replace("[PG 35 ", "[PG 37 "))), vec!["0".to_string()]);
