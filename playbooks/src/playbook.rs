@@ -178,6 +178,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "IBM Spectrum MPI's CUDA hook library, loaded by jsrun, in a program that is not linked with MPI (its PAMI symbols missing)",
     ),
     (
+        "pytorch.store_libuv_unbuilt",
+        "text",
+        "c10d's TCPStore asking for the libuv backend in a PyTorch build without libuv (PyTorch 2.4's default, its Windows wheels): USE_LIBUV=0 mends it",
+    ),
+    (
         "ucx.setting_unfit",
         "text",
         "UCX refusing a setting the fabric does not offer (adaptive routing off where every service level has it), so its transport does not open",

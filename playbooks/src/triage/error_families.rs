@@ -163,10 +163,13 @@ fn families() -> &'static [Family] {
             // An address that no interface of this host holds (bind(2): EADDRNOTAVAIL, "Cannot
             // assign requested address"), and a library that found no interface to bind: the
             // socket interface the job was given (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME) is
-            // wrong for this host.
+            // wrong for this host. Gloo's device factory given neither an interface nor a host name
+            // ("GlooDeviceFactory::makeUVDevice(): interface or hostname can't be empty",
+            // torch/csrc/distributed/c10d/GlooDeviceFactory.cpp: no GLOO_SOCKET_IFNAME and a host
+            // whose name is empty, as a Windows machine left unnamed) has nothing to bind either.
             family(
                 "nccl.socket_iface_suspect",
-                r"(?i)cannot assign requested address|\bEADDRNOTAVAIL\b|no socket interface|(?:NCCL|GLOO)_SOCKET_IFNAME",
+                r"(?i)cannot assign requested address|\bEADDRNOTAVAIL\b|no socket interface|(?:NCCL|GLOO)_SOCKET_IFNAME|interface or hostname can'?t be empty",
                 None,
             ),
             // PCIe Advanced Error Reporting as the kernel words it (drivers/pci/pcie/aer.c: "PCIe
@@ -354,6 +357,9 @@ mod tests {
             ("Unable to determine the device handle for GPU 0000:1b:00.0: Unknown Error", "gpu.lost"),
             ("transport error: IBV_WC_RETRY_EXC_ERR on qp 0x1f", "nccl.wc_error"),
             ("bind(10.0.0.9) failed: Cannot assign requested address", "nccl.socket_iface_suspect"),
+            // RVC-Project/Retrieval-based-Voice-Conversion-WebUI#724: Gloo on a Windows machine
+            // whose name was empty, mended by naming the computer.
+            ("RuntimeError: GlooDeviceFactory::makeUVDevice(): interface or hostname can't be empty", "nccl.socket_iface_suspect"),
             ("worker 3 failed: killed by signal 9", "process.died"),
             ("Failed to initialize NVML: Driver/library version mismatch", "gpu.driver_mismatch"),
             // A platform's own words for AER, and the error names of the PCIe specification.

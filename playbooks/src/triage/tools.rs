@@ -230,6 +230,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "file in wrong format",
             "wrong elf class",
             "cuda hook library",
+            "without libuv support",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -1146,6 +1147,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut store_port_read = false;
     // A framework's own refusal of a backend its build lacks, read once (every rank says it).
     let mut framework_build_mismatch_read = false;
+    let mut libuv_unbuilt_read = false;
     let store_in_input: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let expandable_segments: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let torn_down: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
@@ -2984,6 +2986,18 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             if lower.contains("cuda hook library") && lower.contains("failed to find symbol") {
                 push_once(&mut facts, &mut cuda_hooks_read, || {
                     Fact::new("mpi.cuda_hooks_without_mpi").attr("text", format!("Spectrum MPI's CUDA hooks were loaded into a program that does not use MPI ({trimmed}): run it with jsrun --smpiargs=\"off\" (or \"-disable_gpu_hooks\")")).evidence(evidence())
+                });
+                continue;
+            }
+            // PyTorch 2.4 made libuv the TCPStore's default backend (torch/csrc/distributed/c10d/
+            // TCPStore.cpp: "use_libuv was requested but PyTorch was build without libuv support"),
+            // and its Windows wheels were built without libuv, so every rendezvous there fails before
+            // a process group exists (rasbt/LLMs-from-scratch#375, pytorch/pytorch#139990). A setting
+            // mends it: USE_LIBUV=0 in the environment, or `?use_libuv=0` on a tcp:// init_method;
+            // nothing of the network is involved. Read once.
+            if lower.contains("use_libuv was requested") && lower.contains("without libuv support") {
+                push_once(&mut facts, &mut libuv_unbuilt_read, || {
+                    Fact::new("pytorch.store_libuv_unbuilt").attr("text", format!("the c10d store asks for the libuv backend, which this PyTorch build lacks ({trimmed}): set USE_LIBUV=0 (or use_libuv=0 on the tcp:// init_method)")).evidence(evidence())
                 });
                 continue;
             }
@@ -6604,6 +6618,20 @@ mod tests {
         let hooks = "CUDA Hook Library: Failed to find symbol mem_find_dreg_entries, ./hello_world: undefined symbol: __PAMI_Invalidate_region\n";
         assert_eq!(named(&hooks.repeat(3), "mpi.cuda_hooks_without_mpi"), 1);
         assert_eq!(named("CUDA Hook Library: loaded\n", "mpi.cuda_hooks_without_mpi"), 0);
+    }
+
+    /// rasbt/LLMs-from-scratch#375 and cocktailpeanut/fluxgym#302 (heldout487): PyTorch 2.4's
+    /// TCPStore asking for libuv in a Windows wheel built without it, on every process, is one
+    /// setting that does not fit the build; the store's other refusals are not read so.
+    #[test]
+    fn a_store_asking_for_libuv_in_a_build_without_it_is_a_setting() {
+        let named =
+            |text: &str| parse("f", text).into_iter().filter(|f| f.name == "pytorch.store_libuv_unbuilt").count();
+        let line = "RuntimeError: use_libuv was requested but PyTorch was build without libuv support\n";
+        assert_eq!(named(&line.repeat(4)), 1);
+        let raised = "    RuntimeError: use_libuv was requested but PyTorch was build without libuv support\n";
+        assert_eq!(named(raised), 1);
+        assert_eq!(named("[I socket.cpp:718] [c10d] The client socket has connected, use_libuv=1\n"), 0);
     }
 
     /// Every rank and UCX worker repeats the GID complaint: the first lines are kept as evidence,
