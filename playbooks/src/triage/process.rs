@@ -546,6 +546,27 @@ fn is_wait(function: &str) -> bool {
         || function.starts_with("pthread_rwlock_")
 }
 
+/// A read of the clock as a debugger names it (clock_gettime(2) through the vDSO, gettimeofday(2)),
+/// which is where a thread that spins on a condition with a deadline is found most of the time.
+fn is_clock_read(function: &str) -> bool {
+    matches!(function, "vdso_clock_gettime" | "clock_gettime" | "vdso_gettimeofday" | "gettimeofday")
+}
+
+/// Whether the clock read at `innermost` was made by the CUDA driver: the first frame out of the
+/// clock's own (the C library's wrapper) is libcuda's. The driver waits for the device by spinning
+/// on its completion with the clock as deadline (cudaDeviceScheduleSpin, the default scheduling
+/// for a context with fewer active threads than processors, CUDA Runtime API "Device Management");
+/// a cudaFree or synchronize that never returns stands there (NVIDIA/apex#599). Elsewhere a clock
+/// read is only a program asking the time.
+fn clock_read_by_the_driver(frames: &[(usize, &str, &str)], innermost: &(usize, &str, &str)) -> bool {
+    let Some(at) = frames.iter().position(|frame| std::ptr::eq(frame, innermost)) else { return false };
+    frames[at + 1..]
+        .iter()
+        .find(|(_, _, function)| !is_clock_read(plain_function(function)))
+        .and_then(|(_, raw, _)| raw.rsplit_once(" from ").map(|(_, path)| path.trim()))
+        .is_some_and(|library| library.rsplit('/').next().unwrap_or(library).starts_with("libcuda.so"))
+}
+
 /// The innermost frames of a process that crashed or aborted, which a debugger shows in the
 /// faulting thread while the others wait as usual (raise(3) and abort(3) under a failed assertion,
 /// pthread_kill under either).
@@ -578,7 +599,12 @@ fn stack_that_waits(file: &str, text: &str) -> Option<Fact> {
     if frames.iter().filter(innermost).any(|(_, _, function)| CRASH_FRAMES.contains(&plain_function(function))) {
         return None;
     }
-    let index = frames.iter().position(|frame| innermost(&frame) && is_wait(plain_function(frame.2)))?;
+    let index = frames.iter().position(|frame| {
+        innermost(&frame) && {
+            let function = plain_function(frame.2);
+            is_wait(function) || (is_clock_read(function) && clock_read_by_the_driver(&frames, frame))
+        }
+    })?;
     let (line_no, raw, function) = frames[index];
     // The caller that waits: the first frame out of the C library and the C++ runtime's wrappers.
     // A library without symbols names no function: gdb's "#3  0x00007fdbd52fa258 in ?? () from
@@ -592,6 +618,7 @@ fn stack_that_waits(file: &str, text: &str) -> Option<Fact> {
                 && !function.starts_with("std::")
                 && !function.starts_with('_')
                 && !is_wait(plain_function(function))
+                && !is_clock_read(plain_function(function))
         })
         .map(str::to_string)
         .or_else(|| {
@@ -897,6 +924,18 @@ mod tests {
             text.contains("futex_abstimed_wait (called from a function of libcuda.so.1 without symbols)"),
             "{text}"
         );
+        // NVIDIA/apex#599 (heldout482): the CUDA driver spinning on the clock under a cudaFree
+        // that never returns is a wait; a program of its own asking the time is not.
+        let spin = "#0  __vdso_clock_gettime (clock=4, ts=0x7f9170ffabc0) at arch/x86/vdso/vclock_gettime.c:256
+#1  0x00007f928421896d in clock_gettime () from /lib64/libc.so.6
+#2  0x00007f917fc5d01e in ?? () from /lib64/libcuda.so.1
+#6  0x00007f917fca2370 in cuMemFree_v2 () from /lib64/libcuda.so.1
+";
+        let found: Vec<Fact> = parse("f", spin).into_iter().filter(|f| f.name == "process.stack_waiting").collect();
+        let text = found.first().and_then(|f| f.get("text")).unwrap_or_default();
+        assert!(text.contains("vdso_clock_gettime (called from cuMemFree_v2)"), "{text}");
+        let asking = spin.replace("from /lib64/libcuda.so.1", "from /opt/app/libtimer.so");
+        assert!(parse("f", &asking).iter().all(|f| f.name != "process.stack_waiting"));
     }
 
     /// bigscience's BLOOM prequel chronicles (heldout352): py-spy dumps of a 40-node hang, some
