@@ -907,12 +907,15 @@ fn cuda_error_number(lower: &str) -> Option<(&'static str, &'static str)> {
 
 /// What the other processes named in PyTorch's out-of-memory report hold on the GPU, when it is
 /// more than this process holds ("Process 118636 has 71.62 GiB memory in use. Including non-PyTorch
-/// memory, this process has 21.24 GiB memory in use").
+/// memory, this process has 21.24 GiB memory in use"), and the allocation would have fitted
+/// without them: a request larger than what is free and what they hold together ("Tried to
+/// allocate 128.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 61.58 GiB is free",
+/// locuslab/wanda#44) fails on an empty GPU too, so it is the model's size, not theirs.
 fn others_hold_more(line: &str) -> Option<String> {
     let size = |words: &str| -> Option<f64> {
         let mut parts = words.split_whitespace();
         let value: f64 = parts.next()?.parse().ok()?;
-        let unit = match parts.next()? {
+        let unit = match parts.next()?.trim_end_matches(['.', ',']) {
             "GiB" => 1024.0,
             "MiB" => 1.0,
             "KiB" => 1.0 / 1024.0,
@@ -922,6 +925,13 @@ fn others_hold_more(line: &str) -> Option<String> {
     };
     let this = size(line.split("this process has ").nth(1)?)?;
     let others: f64 = line.split("Process ").skip(1).filter_map(|rest| size(rest.split_once(" has ")?.1)).sum();
+    let requested = line.split("Tried to allocate ").nth(1).and_then(size);
+    let free = line.split(" of which ").nth(1).and_then(size);
+    if let (Some(requested), Some(free)) = (requested, free) {
+        if requested > free + others {
+            return None;
+        }
+    }
     (others > this).then(|| format!("{:.2} GiB", others / 1024.0))
 }
 
@@ -7468,6 +7478,12 @@ mod tests {
         // This process holding most of the GPU is the model's memory, not another process's.
         let own = "OutOfMemoryError: CUDA out of memory. Process 1 has 2.00 GiB memory in use. Including non-PyTorch memory, this process has 70.00 GiB memory in use.";
         assert!(!named(own).iter().any(|name| name == "gpu.shared_by_ranks"));
+        // locuslab/wanda#44 (heldout495): a request larger than the free memory and the other
+        // processes' together would not fit without them either.
+        let larger = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 GiB. GPU 3 has a total capacity of 79.11 GiB of which 61.58 GiB is free. Including non-PyTorch memory, this process has 518.00 MiB memory in use. Process 10685 has 17.01 GiB memory in use.";
+        assert!(!named(larger).iter().any(|name| name == "gpu.shared_by_ranks"), "{:?}", named(larger));
+        let fits = larger.replace("128.00 GiB", "64.00 GiB");
+        assert!(named(&fits).iter().any(|name| name == "gpu.shared_by_ranks"), "{:?}", named(&fits));
         // A code that names no fault of its own, and a module that is no RDMA driver.
         assert!(named("CUDA error 700 at kernel.cu").is_empty());
         assert!(named("mlx5_vdpa: Unknown symbol mlx5_db_free (err -22)").is_empty());
