@@ -178,6 +178,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "IBM Spectrum MPI's CUDA hook library, loaded by jsrun, in a program that is not linked with MPI (its PAMI symbols missing)",
     ),
     (
+        "pytorch.params_differ",
+        "text",
+        "DistributedDataParallel finding a parameter whose size or stride differs from rank 0's (verify_params_across_processes): the ranks built different models",
+    ),
+    (
         "pytorch.store_libuv_unbuilt",
         "text",
         "c10d's TCPStore asking for the libuv backend in a PyTorch build without libuv (PyTorch 2.4's default, its Windows wheels): USE_LIBUV=0 mends it",

@@ -231,6 +231,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "wrong elf class",
             "cuda hook library",
             "without libuv support",
+            "of the same param in process",
         ];
         // modprobe's and modinfo's "Module rdma_rxe not found" (the line is lowered).
         let modules = RDMA_MODULES.iter().map(|module| format!("module {module}"));
@@ -905,6 +906,15 @@ fn cuda_error_number(lower: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// Gloo's TCP transport refused the address it listens on for its pairs ("[../third_party/gloo/gloo/
+/// transport/tcp/pair.cc:176] bind: Address already in use", gloo/transport/tcp/pair.cc and
+/// listener.cc: bind(2) with EADDRINUSE): its listening port is taken, by another job's process
+/// group on the host or, where it binds an ephemeral port, by the host's ephemeral range in use to
+/// the last port (ray-project/ray#35907: hundreds of Tune trials on one host). The line lowered.
+fn gloo_bind_refused(lower: &str) -> bool {
+    lower.contains("gloo") && lower.contains("bind: address already in use")
+}
+
 /// What the other processes named in PyTorch's out-of-memory report hold on the GPU, when it is
 /// more than this process holds ("Process 118636 has 71.62 GiB memory in use. Including non-PyTorch
 /// memory, this process has 21.24 GiB memory in use"), and the allocation would have fitted
@@ -1158,6 +1168,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // A framework's own refusal of a backend its build lacks, read once (every rank says it).
     let mut framework_build_mismatch_read = false;
     let mut libuv_unbuilt_read = false;
+    let mut params_differ_read = false;
     let store_in_input: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let expandable_segments: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
     let torn_down: std::cell::OnceCell<bool> = std::cell::OnceCell::new();
@@ -2975,6 +2986,21 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 });
                 continue;
             }
+            // DistributedDataParallel's check, at construction, that every rank holds the same
+            // parameters as rank 0 ("params[4] in this process with sizes [49, 1] appears not to
+            // match sizes of the same param in process 0", "replicas[0][4] ..." before PyTorch 1.11;
+            // torch/csrc/distributed/c10d/comm.cpp verify_params_across_processes): the ranks built
+            // different models (each sampled its own hyper-parameters: an Optuna trial under DDP,
+            // sktime/pytorch-forecasting#587), so their gradient all-reduces could never agree.
+            // Read once.
+            if lower.contains("appears not to match") && lower.contains("of the same param in process") {
+                push_once(&mut facts, &mut params_differ_read, || {
+                    Fact::new("pytorch.params_differ")
+                        .attr("text", format!("the ranks built different models: DistributedDataParallel found a parameter whose shape differs from rank 0's ({trimmed})"))
+                        .evidence(evidence())
+                });
+                continue;
+            }
             // A library of another machine's architecture: the linker's "libnccl.so: error adding
             // symbols: File in wrong format" (binutils' BFD) or the loader's "wrong ELF class"
             // (ld.so), as when an x86-64 libnccl is installed on a ppc64le or aarch64 host
@@ -3415,7 +3441,8 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 && lower.contains("(errno:")
                 && (lower.contains("address already in use") || lower.contains("permission denied")))
                 || (lower.contains("runtimeerror: address already in use") && store_named())
-                || (lower.contains("and specific port[") && lower.contains("fail"));
+                || (lower.contains("and specific port[") && lower.contains("fail"))
+                || gloo_bind_refused(&lower);
             if port_refused && !store_port_read {
                 store_port_read = true;
                 let port = trimmed
@@ -3425,7 +3452,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .or_else(|| {
                         trimmed.split("failed to bind to ").nth(1)?.split_whitespace().next()?.rsplit(':').next()
                     })
-                    .unwrap_or("the store's");
+                    .unwrap_or(if gloo_bind_refused(&lower) { "Gloo's listening" } else { "the store's" });
                 facts.push(
                     Fact::new("network.store_port_unusable")
                         .attr("port", port)
@@ -6628,6 +6655,18 @@ mod tests {
         let hooks = "CUDA Hook Library: Failed to find symbol mem_find_dreg_entries, ./hello_world: undefined symbol: __PAMI_Invalidate_region\n";
         assert_eq!(named(&hooks.repeat(3), "mpi.cuda_hooks_without_mpi"), 1);
         assert_eq!(named("CUDA Hook Library: loaded\n", "mpi.cuda_hooks_without_mpi"), 0);
+    }
+
+    /// sktime/pytorch-forecasting#587 (heldout496): DDP finding a parameter of another shape than
+    /// rank 0's, in either wording, is read once as ranks that built different models.
+    #[test]
+    fn ranks_whose_models_differ_are_a_collective_mismatch() {
+        let named = |text: &str| parse("f", text).into_iter().filter(|f| f.name == "pytorch.params_differ").count();
+        let old = "RuntimeError: replicas[0][4] in this process with sizes [49, 1] appears not to match sizes of the same param in process 0.\n";
+        assert_eq!(named(&old.repeat(2)), 1);
+        let new = "RuntimeError: params[12] in this process with sizes [1024] appears not to match strides of the same param in process 0.\n";
+        assert_eq!(named(new), 1);
+        assert_eq!(named("RuntimeError: The size of tensor a (4) must match the size of tensor b (3) at non-singleton dimension 0\n"), 0);
     }
 
     /// rasbt/LLMs-from-scratch#375 and cocktailpeanut/fluxgym#302 (heldout487): PyTorch 2.4's

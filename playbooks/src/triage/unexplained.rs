@@ -851,6 +851,18 @@ mod tests {
         assert!(found.iter().any(|f| f.name == "network.store_port_unusable"), "{found:?}");
     }
 
+    /// ray-project/ray#35907 (heldout496): Gloo's pair refused the address it listens on is the
+    /// port named, with Gloo's; a connect Gloo's pair could not make is not.
+    #[test]
+    fn gloo_refused_its_listening_address_is_a_port_in_use() {
+        let text = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:176] bind: Address already in use\n";
+        let found = facts_of(text);
+        let port = found.iter().find(|f| f.name == "network.store_port_unusable").expect("a port in use");
+        assert_eq!(port.get("port"), Some("Gloo's listening"));
+        let connect = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.2]:4321: Connection refused\n";
+        assert!(!facts_of(connect).iter().any(|f| f.name == "network.store_port_unusable"));
+    }
+
     /// KimMeen/Time-LLM#20 (heldout356): the store told to listen on port 97, which an unprivileged
     /// process may not bind (EACCES), is named as the port; a store that failed to listen without a
     /// refused bind is still PyTorch's known failure.
