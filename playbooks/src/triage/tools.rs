@@ -5279,6 +5279,11 @@ fn ipv4_mapped(gid: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// How many facts of one name the tool-message reader takes from `text`.
+    fn count_named(text: &str, name: &str) -> usize {
+        parse("f", text).into_iter().filter(|f| f.name == name).count()
+    }
+
     /// openucx/ucx#1920 (tests/corpus): UCX prints the mlx5 CQE syndrome in words; it is the
     /// completion status NCCL calls "error 12", on the host of the UCX prefix.
     #[test]
@@ -6633,8 +6638,7 @@ mod tests {
     /// not fit its group; c10d's other argument checks are not read so.
     #[test]
     fn a_collective_whose_tensors_do_not_fit_its_group_is_read_once() {
-        let unfit =
-            |text: &str| parse("f", text).into_iter().filter(|f| f.name == "pytorch.collective_sizes_unfit").count();
+        let unfit = |text: &str| count_named(text, "pytorch.collective_sizes_unfit");
         let line = "(VllmWorker rank=0 pid=104) ERROR 09-09 02:24:28 [multiproc_executor.py:522] ValueError: output tensor size must be equal to world_size times input tensor size\n";
         assert_eq!(unfit(&line.repeat(3)), 1);
         assert_eq!(unfit("RuntimeError: input tensor must be the same size as output size times world size\n"), 1);
@@ -6646,7 +6650,7 @@ mod tests {
     /// a file that is no library, and the hook library's other lines, are not read so.
     #[test]
     fn a_library_of_another_architecture_and_mpi_hooks_without_mpi() {
-        let named = |text: &str, name: &str| parse("f", text).into_iter().filter(|f| f.name == name).count();
+        let named = count_named;
         let linker = "/usr/local/cuda/libnccl.so: error adding symbols: File in wrong format\n";
         assert_eq!(named(&linker.repeat(2), "peers.mismatch"), 1);
         let loader = "ImportError: libnccl.so.2: wrong ELF class: ELFCLASS64\n";
@@ -6661,7 +6665,7 @@ mod tests {
     /// rank 0's, in either wording, is read once as ranks that built different models.
     #[test]
     fn ranks_whose_models_differ_are_a_collective_mismatch() {
-        let named = |text: &str| parse("f", text).into_iter().filter(|f| f.name == "pytorch.params_differ").count();
+        let named = |text: &str| count_named(text, "pytorch.params_differ");
         let old = "RuntimeError: replicas[0][4] in this process with sizes [49, 1] appears not to match sizes of the same param in process 0.\n";
         assert_eq!(named(&old.repeat(2)), 1);
         let new = "RuntimeError: params[12] in this process with sizes [1024] appears not to match strides of the same param in process 0.\n";
@@ -6674,8 +6678,7 @@ mod tests {
     /// setting that does not fit the build; the store's other refusals are not read so.
     #[test]
     fn a_store_asking_for_libuv_in_a_build_without_it_is_a_setting() {
-        let named =
-            |text: &str| parse("f", text).into_iter().filter(|f| f.name == "pytorch.store_libuv_unbuilt").count();
+        let named = |text: &str| count_named(text, "pytorch.store_libuv_unbuilt");
         let line = "RuntimeError: use_libuv was requested but PyTorch was build without libuv support\n";
         assert_eq!(named(&line.repeat(4)), 1);
         let raised = "    RuntimeError: use_libuv was requested but PyTorch was build without libuv support\n";
