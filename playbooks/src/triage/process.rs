@@ -552,15 +552,14 @@ fn is_clock_read(function: &str) -> bool {
     matches!(function, "vdso_clock_gettime" | "clock_gettime" | "vdso_gettimeofday" | "gettimeofday")
 }
 
-/// Whether the clock read at `innermost` was made by the CUDA driver: the first frame out of the
-/// clock's own (the C library's wrapper) is libcuda's. The driver waits for the device by spinning
+/// Whether a clock read was made by the CUDA driver, from the frames `outer` to it: the first frame
+/// out of the clock's own (the C library's wrapper) is libcuda's. The driver waits for the device by spinning
 /// on its completion with the clock as deadline (cudaDeviceScheduleSpin, the default scheduling
 /// for a context with fewer active threads than processors, CUDA Runtime API "Device Management");
 /// a cudaFree or synchronize that never returns stands there (NVIDIA/apex#599). Elsewhere a clock
 /// read is only a program asking the time.
-fn clock_read_by_the_driver(frames: &[(usize, &str, &str)], innermost: &(usize, &str, &str)) -> bool {
-    let Some(at) = frames.iter().position(|frame| std::ptr::eq(frame, innermost)) else { return false };
-    frames[at + 1..]
+fn clock_read_by_the_driver(outer: &[(usize, &str, &str)]) -> bool {
+    outer
         .iter()
         .find(|(_, _, function)| !is_clock_read(plain_function(function)))
         .and_then(|(_, raw, _)| raw.rsplit_once(" from ").map(|(_, path)| path.trim()))
@@ -599,10 +598,10 @@ fn stack_that_waits(file: &str, text: &str) -> Option<Fact> {
     if frames.iter().filter(innermost).any(|(_, _, function)| CRASH_FRAMES.contains(&plain_function(function))) {
         return None;
     }
-    let index = frames.iter().position(|frame| {
-        innermost(&frame) && {
-            let function = plain_function(frame.2);
-            is_wait(function) || (is_clock_read(function) && clock_read_by_the_driver(&frames, frame))
+    let index = (0..frames.len()).find(|&at| {
+        innermost(&&frames[at]) && {
+            let function = plain_function(frames[at].2);
+            is_wait(function) || (is_clock_read(function) && clock_read_by_the_driver(&frames[at + 1..]))
         }
     })?;
     let (line_no, raw, function) = frames[index];

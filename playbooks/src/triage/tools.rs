@@ -3437,12 +3437,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             };
             // (c10d's socket.cpp quotes the errno; libibumad's "Failed to bind to the SA: Permission
             // denied" is a management port, not a store's.)
+            let gloo_bind = gloo_bind_refused(&lower);
             let port_refused = (lower.contains("failed to bind to")
                 && lower.contains("(errno:")
                 && (lower.contains("address already in use") || lower.contains("permission denied")))
                 || (lower.contains("runtimeerror: address already in use") && store_named())
                 || (lower.contains("and specific port[") && lower.contains("fail"))
-                || gloo_bind_refused(&lower);
+                || gloo_bind;
             if port_refused && !store_port_read {
                 store_port_read = true;
                 let port = trimmed
@@ -3452,7 +3453,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                     .or_else(|| {
                         trimmed.split("failed to bind to ").nth(1)?.split_whitespace().next()?.rsplit(':').next()
                     })
-                    .unwrap_or(if gloo_bind_refused(&lower) { "Gloo's listening" } else { "the store's" });
+                    .unwrap_or(if gloo_bind { "Gloo's listening" } else { "the store's" });
                 facts.push(
                     Fact::new("network.store_port_unusable")
                         .attr("port", port)
