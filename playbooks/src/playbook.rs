@@ -163,6 +163,11 @@ pub const FACTS: &[(&str, &str, &str)] = &[
         "nccl-tests processes of one launch on several hosts each listing themselves as the same rank (built without MPI=1)",
     ),
     (
+        "process.different_collectives",
+        "text",
+        "py-spy dumps whose processes' main threads stand in different torch.distributed collectives (one in all_reduce, another in reduce_scatter_tensor)",
+    ),
+    (
         "process.waiting_in_collective",
         "text",
         "py-spy dumps with threads standing inside a torch.distributed collective (distributed_c10d.py), how many of the dumped threads",

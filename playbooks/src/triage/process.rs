@@ -460,16 +460,22 @@ fn debugger_frame(line: &str) -> Option<&str> {
 /// some threads stand inside a torch.distributed collective: the job hangs in a collective, and
 /// where other threads stand elsewhere, the processes are not all in it (one went on, or never
 /// came). The stacks say where each waits, not why (bigscience's BLOOM prequel chronicles).
-fn stacks_in_a_collective(file: &str, text: &str) -> Option<Fact> {
+/// Where the main threads of the processes stand in different collectives (one in all_reduce,
+/// another in reduce_scatter_tensor), the processes issued different collectives: NCCL matches a
+/// communicator's collectives by their order, so neither can complete (DeepSpeed#7461).
+fn stacks_in_a_collective(file: &str, text: &str) -> Vec<Fact> {
     if !text.contains("distributed_c10d.py") || !text.contains("Thread ") {
-        return None;
+        return Vec::new();
     }
-    // The dumps, those standing in a torch.distributed frame, and the first such frame.
+    // The dumps, those standing in a torch.distributed frame, the first such frame, and the
+    // collective each main thread stands in (at most 64 main threads kept).
     let mut threads = 0usize;
     let mut waiting = 0usize;
     let mut first: Option<(&str, Evidence)> = None;
+    let mut main_threads: Vec<(&str, Evidence)> = Vec::new();
     let mut in_thread = false;
     let mut thread_waits = false;
+    let mut main_thread = false;
     for (line_no, raw) in numbered_lines(text) {
         let trimmed = raw.trim();
         if let Some(rest) = trimmed.strip_prefix("Thread ") {
@@ -482,6 +488,7 @@ fn stacks_in_a_collective(file: &str, text: &str) -> Option<Fact> {
                 threads += 1;
                 in_thread = true;
                 thread_waits = false;
+                main_thread = state.ends_with("\"MainThread\"");
                 continue;
             }
         }
@@ -495,27 +502,77 @@ fn stacks_in_a_collective(file: &str, text: &str) -> Option<Fact> {
         if raw.contains("distributed_c10d.py:") {
             thread_waits = true;
             waiting += 1;
-            first.get_or_insert_with(|| (function, Evidence::new(file, line_no, raw)));
+            let evidence = Evidence::new(file, line_no, raw);
+            if main_thread && COLLECTIVES.contains(&function) && main_threads.len() < 64 {
+                main_threads.push((function, evidence.clone()));
+            }
+            first.get_or_insert((function, evidence));
         }
     }
-    let (function, first) = first?;
+    let Some((function, first)) = first else {
+        return Vec::new();
+    };
+    let mut distinct: Vec<&str> = main_threads.iter().map(|(f, _)| *f).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
     let elsewhere = threads.saturating_sub(waiting);
     let others = if elsewhere == 0 {
         "every dumped thread stands in one".to_string()
     } else {
         format!("{elsewhere} other thread(s) stand outside any collective: the processes are not all in it")
     };
-    Some(
-        Fact::new("process.waiting_in_collective")
-            .attr(
-                "text",
-                format!(
-                    "py-spy: {waiting} of {threads} dumped threads wait in torch.distributed's {function} (distributed_c10d.py); {others}"
-                ),
-            )
-            .evidence(first),
-    )
+    let functions = if distinct.len() > 1 { distinct.join(", ") } else { function.to_string() };
+    let mut facts = vec![Fact::new("process.waiting_in_collective")
+        .attr(
+            "text",
+            format!("py-spy: {waiting} of {threads} dumped threads wait in torch.distributed's {functions} (distributed_c10d.py); {others}"),
+        )
+        .evidence(first)];
+    if distinct.len() > 1 {
+        // One main thread's frame for each collective, in the order of the dumps.
+        let mut shown: Vec<&str> = Vec::new();
+        let mut fact = Fact::new("process.different_collectives").attr(
+            "text",
+            format!("py-spy: the processes' main threads stand in different collectives ({})", distinct.join(", ")),
+        );
+        for (function, evidence) in main_threads {
+            if !shown.contains(&function) {
+                shown.push(function);
+                fact = fact.evidence(evidence);
+            }
+        }
+        facts.push(fact);
+    }
+    facts
 }
+
+/// torch.distributed's collectives (distributed_c10d.py), the functions every process of a group
+/// calls in the same order; point-to-point calls (send, recv, batch_isend_irecv) pair different
+/// functions by design and are not here.
+const COLLECTIVES: [&str; 22] = [
+    "all_reduce",
+    "all_reduce_coalesced",
+    "reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "_all_gather_base",
+    "all_gather_coalesced",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "_reduce_scatter_base",
+    "all_to_all",
+    "all_to_all_single",
+    "gather",
+    "scatter",
+    "barrier",
+    "monitored_barrier",
+    "all_gather_object",
+    "gather_object",
+    "broadcast_object_list",
+    "scatter_object_list",
+    "all_gather_into_tensor_coalesced",
+];
 
 /// The calls a thread blocks in until another thread, process or device acts, as a debugger names
 /// the innermost frame: pthread_cond_wait(3) and its timed form, the futex(2) lock wait under a
@@ -950,6 +1007,47 @@ mod tests {
         assert!(found[0].get("text").is_some_and(|t| t.contains("1 of 2") && t.contains("broadcast")), "{found:?}");
         let idle = "Thread 1 (idle): \"MainThread\"\n    train (megatron/training.py:915)\n# see torch/distributed/distributed_c10d.py:1191\n";
         assert!(parse("f", idle).iter().all(|f| f.name != "process.waiting_in_collective"));
+    }
+
+    /// deepspeedai/DeepSpeed#7461: py-spy dumps of a ZeRO-3 mixture-of-experts job, one process's main
+    /// thread in all_reduce (the gradient norm), the other's in reduce_scatter_tensor: different
+    /// collectives. Two in the same collective, a send beside a recv, or a second thread of one
+    /// process are not.
+    #[test]
+    fn main_threads_in_different_collectives_are_a_mismatch_deepspeed7461() {
+        let dump = |id: u32, name: &str, function: &str| {
+            format!("Thread {id} (active): \"{name}\"\n    {function} (torch/distributed/distributed_c10d.py:2924)\n    wrapper (torch/distributed/c10d_logger.py:81)\n    step (deepspeed/runtime/zero/stage3.py:2120)\n")
+        };
+        let different = |text: String| {
+            crate::triage::analyze(&[crate::triage::Input::new("dumps", text.into_bytes())])
+                .facts
+                .into_iter()
+                .find(|f| f.name == "process.different_collectives")
+        };
+        let found = different(format!(
+            "{}{}",
+            dump(33550, "MainThread", "all_reduce"),
+            dump(33549, "MainThread", "reduce_scatter_tensor")
+        ));
+        let fact = found.expect("two collectives");
+        assert!(fact.get("text").is_some_and(|t| t.contains("all_reduce, reduce_scatter_tensor")), "{fact:?}");
+        assert_eq!(fact.evidence.len(), 2);
+        assert!(different(format!("{}{}", dump(1, "MainThread", "all_reduce"), dump(2, "MainThread", "all_reduce")))
+            .is_none());
+        assert!(different(format!("{}{}", dump(1, "MainThread", "send"), dump(2, "MainThread", "recv"))).is_none());
+        assert!(
+            different(format!("{}{}", dump(1, "MainThread", "all_reduce"), dump(2, "Thread-3", "broadcast"))).is_none()
+        );
+        let text = format!(
+            "{}{}",
+            dump(33550, "MainThread", "all_reduce"),
+            dump(33549, "MainThread", "reduce_scatter_tensor")
+        );
+        let report = crate::triage::triage(
+            &[crate::triage::Input::new("dumps", text.into_bytes())],
+            &crate::playbook::Playbook::embedded(),
+        );
+        assert_eq!(report.diagnoses.first().map(|d| d.id.as_str()), Some("collective-mismatch"));
     }
 
     #[test]

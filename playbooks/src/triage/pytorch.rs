@@ -184,21 +184,64 @@ fn numbers(text: &str) -> Vec<u64> {
 
 /// The phrases a line is read for here beyond the watchdog's, in one search (each `contains` would
 /// scan every line again): c10d's wrapper's collective and shape checks and Accelerate's shape
-/// check (ranks disagreeing on a collective), Lightning's line for each process it starts, and
-/// c10d's wait for a communicator's unique id.
+/// check (ranks disagreeing on a collective), Lightning's line for each process it starts,
+/// c10d's wait for a communicator's unique id (PyTorch before 1.10 spelt it "retreiving"), and
+/// Gloo's monitored barrier naming the ranks that did not come.
 fn line_phrases() -> &'static regex::Regex {
     static PHRASES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     PHRASES.get_or_init(|| {
         regex::Regex::new(
-            r"Detected mismatch between collectives on ranks|Error when verifying shape tensors for collective|Cannot apply desired operation due to shape mismatches|GLOBAL_RANK: |retrieving ncclUniqueId from \[",
+            r"Detected mismatch between collectives on ranks|Error when verifying shape tensors for collective|Cannot apply desired operation due to shape mismatches|GLOBAL_RANK: |retr(?:ie|ei)ving ncclUniqueId from \[|failed to pass monitoredBarrier in |received errors while waiting for send/recv from rank ",
         )
         .expect("literal phrases compile")
     })
 }
 
-/// Lightning's phrase and c10d's unique-id wait among [`line_phrases`].
-const LIGHTNING_MEMBER: &str = "GLOBAL_RANK: ";
-const UNIQUE_ID_WAIT: &str = "retrieving ncclUniqueId from [";
+/// What a line found by [`line_phrases`] says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phrase {
+    /// Lightning's line for each process it starts.
+    LightningMember,
+    /// c10d's wait for a communicator's unique id.
+    UniqueIdWait,
+    /// Gloo's monitored barrier on rank 0: the ranks named before the phrase did not come.
+    BarrierMissed,
+    /// Gloo's monitored barrier on another rank: the rank named after the phrase failed.
+    BarrierRootFailed,
+    /// A check that found ranks passing different collectives or shapes.
+    Mismatch,
+}
+
+impl Phrase {
+    fn of(found: &str) -> Phrase {
+        match found {
+            "GLOBAL_RANK: " => Phrase::LightningMember,
+            "failed to pass monitoredBarrier in " => Phrase::BarrierMissed,
+            "received errors while waiting for send/recv from rank " => Phrase::BarrierRootFailed,
+            _ if found.contains("ncclUniqueId") => Phrase::UniqueIdWait,
+            _ => Phrase::Mismatch,
+        }
+    }
+}
+
+/// The ranks Gloo's monitored barrier names as not having passed it (ProcessGroupGloo.cpp
+/// monitoredBarrier): on rank 0, "[Rank 0]: Rank 1 failed to pass monitoredBarrier in 2000 ms", or
+/// with wait_all_ranks "Ranks 1, 2 failed to pass monitoredBarrier in 120000 ms", the ranks
+/// before the phrase; on another rank, "Rank 1 successfully reached monitoredBarrier, but received
+/// errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.", the
+/// rank after it. At most 64.
+fn barrier_absentees(phrase: Phrase, before: &str, after: &str) -> Vec<u64> {
+    match phrase {
+        Phrase::BarrierMissed => before.rfind("Rank").map(|at| numbers(&before[at..])).unwrap_or_default(),
+        Phrase::BarrierRootFailed => {
+            after.split(|c: char| !c.is_ascii_digit()).next().and_then(|r| r.parse().ok()).into_iter().collect()
+        }
+        _ => Vec::new(),
+    }
+    .into_iter()
+    .take(64)
+    .collect()
+}
 
 pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     let mut records = PytorchRecords::default();
@@ -206,6 +249,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
     let mut context_evidence: Vec<Evidence> = Vec::new();
     let mut running: BTreeMap<u64, (u64, String, Evidence)> = BTreeMap::new();
     let mut unpublished: BTreeSet<u64> = BTreeSet::new();
+    let mut absent_from_barrier: BTreeSet<u64> = BTreeSet::new();
     let mut members = LightningMembers::default();
     for (line_no, raw) in numbered_lines(text) {
         let evidence = Evidence::new(file, line_no, raw);
@@ -274,9 +318,26 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             }
             continue;
         }
-        let phrase = line_phrases().find(trimmed).map(|found| (found.as_str(), found.end()));
-        if let Some((LIGHTNING_MEMBER, end)) = phrase {
+        let phrase = line_phrases().find(trimmed).map(|found| (Phrase::of(found.as_str()), found.start(), found.end()));
+        if let Some((Phrase::LightningMember, _, end)) = phrase {
             members.read(&trimmed[end..], &evidence);
+        }
+        // Gloo's monitored barrier (torch.distributed.monitored_barrier) names the ranks that did not
+        // reach it: they crashed, hang before it or run behind, and the ranks waiting in it are
+        // their consequence. Each rank named once an input.
+        if let Some((kind @ (Phrase::BarrierMissed | Phrase::BarrierRootFailed), start, end)) = phrase {
+            for rank in barrier_absentees(kind, &trimmed[..start], &trimmed[end..]) {
+                if absent_from_barrier.len() < 64 && absent_from_barrier.insert(rank) {
+                    records.stated.push(
+                        Fact::new("pytorch.rank_behind")
+                            .attr("rank", rank)
+                            .attr("last_seq", "unknown (it did not pass Gloo's monitored barrier)")
+                            .attr("max_seq", "the monitored barrier")
+                            .evidence(evidence.clone()),
+                    );
+                }
+            }
+            continue;
         }
         // A rank that waited in vain for the communicator's unique id ("[3] is setting up NCCL
         // communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0',
@@ -285,7 +346,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
         // up the same communicator, so that rank never got there (still loading a model, crashed,
         // or on another code path). The error follows on the same line or, where a terminal
         // wrapped it, the next. Once a rank named, at most 64 ranks.
-        if let Some((UNIQUE_ID_WAIT, end)) = phrase {
+        if let Some((Phrase::UniqueIdWait, _, end)) = phrase {
             if let Some(root) = trimmed[end..].split(']').next().and_then(|r| r.trim().parse::<u64>().ok()) {
                 if unpublished.len() < 64 && unpublished.insert(root) {
                     records.stated.push(
@@ -300,7 +361,7 @@ pub fn parse_text(file: &str, text: &str) -> PytorchRecords {
             }
         }
         // The checks that find ranks passing different collectives or shapes.
-        if phrase.is_some_and(|(found, _)| found != LIGHTNING_MEMBER && found != UNIQUE_ID_WAIT) {
+        if phrase.is_some_and(|(kind, _, _)| kind == Phrase::Mismatch) {
             let ops = if let Some(rest) = trimmed.split("Detected mismatch between collectives on ranks.").nth(1) {
                 // c10d ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): "Detected mismatch
                 // between collectives on ranks. Rank 1 is running collective:
@@ -1459,6 +1520,43 @@ mod tests {
         let other = "[3] is setting up NCCL communicator\n";
         let found = crate::triage::analyze(&[crate::triage::Input::new("log", other.as_bytes().to_vec())]);
         assert!(!found.has("pytorch.rank_behind"));
+    }
+
+    /// haoheliu/AudioLDM-training-finetuning#53: PyTorch before 1.10 spelt the wait "retreiving"; rank
+    /// 0's store went away while rank 1 waited for its unique id.
+    #[test]
+    fn the_older_spelling_of_the_unique_id_wait_names_rank_zero_audioldm53() {
+        let text = "RuntimeError: [1] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer\n";
+        let behind: Vec<_> = parse_text("log", text)
+            .stated
+            .into_iter()
+            .filter(|f| f.name == "pytorch.rank_behind")
+            .filter_map(|f| f.get("rank").map(str::to_string))
+            .collect();
+        assert_eq!(behind, ["0"]);
+    }
+
+    /// Gloo's monitored barrier names the ranks that did not pass it, on rank 0 (one rank, or every
+    /// rank with wait_all_ranks) and on the others (FunAudioLLM/CosyVoice#1727: rank 1 reached the
+    /// join's barrier, rank 0 never came); the waiting ranks are not named.
+    #[test]
+    fn the_monitored_barrier_names_the_ranks_that_did_not_pass_it_cosyvoice1727() {
+        let absent = |text: &str| -> Vec<String> {
+            parse_text("log", text)
+                .stated
+                .into_iter()
+                .filter(|f| f.name == "pytorch.rank_behind")
+                .filter_map(|f| f.get("rank").map(str::to_string))
+                .collect()
+        };
+        let root_failed = "[rank1]:[E ProcessGroupGloo.cpp:144] Rank 1 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n";
+        assert_eq!(absent(&root_failed.repeat(2)), ["0"]);
+        assert_eq!(absent("RuntimeError: [Rank 0]: Rank 3 failed to pass monitoredBarrier in 2000 ms\n"), ["3"]);
+        assert_eq!(
+            absent("[E ProcessGroupGloo.cpp:138] Ranks 1, 2 failed to pass monitoredBarrier in 120000 ms\n"),
+            ["1", "2"]
+        );
+        assert!(absent("Rank 1 successfully reached monitoredBarrier\n").is_empty());
     }
 
     /// Lightning-AI/pytorch-lightning#10098: two hosts each took global ranks 0-3 of a world of
