@@ -9,7 +9,7 @@
 //! after a timeout), is the consequence of an error printed elsewhere, and is not read here; nor
 //! are the SIGTERMs torchrun sends the surviving ranks after the first one failed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::lines::numbered_lines;
 use crate::fact::{Evidence, Fact};
@@ -167,6 +167,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // The OOM killer's report header, read once (each kill prints one).
     let mut oom_invoker_read = false;
     let mut node_failure_read = false;
+    let mut signalled_task: Option<(&str, u64, u32, &'static str, Evidence)> = None;
     for (line_no, raw) in numbered_lines(text) {
         let evidence = || Evidence::new(file, line_no, raw);
         let trimmed = raw.trim();
@@ -270,11 +271,36 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 continue;
             }
         }
+        // srun naming the first task that ended by a signal of its own fault ("srun: error:
+        // worker-0: task 11: Exited with exit code 134"): weighed after the loop against the ranks
+        // that timed out.
+        if signalled_task.is_none() {
+            if let Some((host, task, signal, meaning)) = srun_task_signalled(trimmed) {
+                signalled_task = Some((host, task, signal, meaning, evidence()));
+                continue;
+            }
+        }
         if let Some(name) = oom_killed(trimmed) {
             facts.push(killed_out_of_memory(
                 format!("the kernel's OOM killer killed {name} (host memory ran out)"),
                 evidence(),
             ));
+        }
+    }
+    // A task srun saw end by a signal while other ranks' watchdogs timed out in a collective, itself
+    // not among them: it died (a CUDA error, a crash) and the others waited for it. A rank whose
+    // own watchdog fired aborts too, after its timeout: that exit is a consequence, not read.
+    if let Some((host, task, signal, meaning, evidence)) = signalled_task {
+        let (timeouts, timed_out) = ranks_timed_out(text);
+        if timeouts && !timed_out.contains(&task) {
+            facts.push(
+                Fact::new("process.died")
+                    .host(host)
+                    .attr("rank", task)
+                    .attr("signal", signal)
+                    .attr("text", format!("Slurm's task {task} on {host} ended by signal {signal} ({meaning}) while other ranks timed out in a collective"))
+                    .evidence(evidence),
+            );
         }
     }
     facts.extend(crash_inside_nccl(file, text));
@@ -304,6 +330,40 @@ fn srun_task_out_of_memory(line: &str) -> Option<(&str, &str)> {
     let (task, what) = rest.split_once(':')?;
     (what.trim() == "Out Of Memory" && task.chars().all(|c| c.is_ascii_digit()) && !host.contains(' '))
         .then_some((host, task))
+}
+
+/// The host, task and signal of srun's "srun: error: HOST: task N: Exited with exit code C" where C is
+/// 128 plus a signal that ends a process on its own fault: SIGABRT (an uncaught C++ exception or a
+/// failed check; 134), or one of [`fatal_signal`]'s crashes (139 for SIGSEGV). A shell's exit code
+/// for a process a signal ended (bash(1), EXIT STATUS).
+fn srun_task_signalled(line: &str) -> Option<(&str, u64, u32, &'static str)> {
+    let rest = line.strip_prefix("srun: error: ")?;
+    let (host, rest) = rest.split_once(": task ")?;
+    let (task, what) = rest.split_once(':')?;
+    let code: u32 = what.trim().strip_prefix("Exited with exit code ")?.trim().parse().ok()?;
+    let signal = code.checked_sub(128)?;
+    let meaning = match signal {
+        6 => "SIGABRT: the process aborted (an uncaught C++ exception or a failed check)",
+        9 => return None,
+        other => fatal_signal(other)?,
+    };
+    let task = task.trim().parse().ok()?;
+    (!host.contains(' ')).then_some((host, task, signal, meaning))
+}
+
+/// The ranks whose own watchdog timed out in a collective ("[Rank 10] Watchdog caught collective
+/// operation timeout: WorkNCCL(...)", ProcessGroupNCCL.cpp), at most 1024, and whether any did.
+fn ranks_timed_out(text: &str) -> (bool, BTreeSet<u64>) {
+    let mut ranks = BTreeSet::new();
+    let mut any = false;
+    for line in text.lines().filter(|l| l.contains("Watchdog caught collective operation timeout")) {
+        any = true;
+        let rank = line.split("[Rank ").nth(1).and_then(|r| r.split(']').next()).and_then(|r| r.trim().parse().ok());
+        if let Some(rank) = rank.filter(|_| ranks.len() < 1024) {
+            ranks.insert(rank);
+        }
+    }
+    (any, ranks)
 }
 
 /// The node of srun's "srun: error: Node failure on <node>".
@@ -1048,6 +1108,32 @@ mod tests {
             &crate::playbook::Playbook::embedded(),
         );
         assert_eq!(report.diagnoses.first().map(|d| d.id.as_str()), Some("collective-mismatch"));
+    }
+
+    /// nebius/soperator's MLPerf log of Slurm job 839: task 11 aborted on a CUDA error ("srun: error:
+    /// worker-0: task 11: Exited with exit code 134") while ranks 0, 8 and 10 timed out in an
+    /// all-gather. A task that is itself among the timed-out ranks (its watchdog's abort), an exit
+    /// with a plain error code, or an abort with no timeout beside it, is not read.
+    #[test]
+    fn a_task_that_aborted_while_the_others_timed_out_died_soperator839() {
+        let timeout = |rank: u64| {
+            format!("[rank{rank}]:[E ProcessGroupNCCL.cpp:754] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=71974, OpType=ALLGATHER, NumelIn=3840000, NumelOut=61440000, Timeout(ms)=1800000) ran for 1800699 milliseconds before timing out.\n")
+        };
+        let died = |text: String| parse("f", &text).into_iter().find(|f| f.name == "process.died");
+        let exit = |task: u64, code: u32| format!("srun: error: worker-0: task {task}: Exited with exit code {code}\n");
+        let fact = died(format!("{}{}{}", timeout(10), timeout(0), exit(11, 134))).expect("task 11 died");
+        assert_eq!(fact.get("rank"), Some("11"));
+        assert_eq!(fact.get("signal"), Some("6"));
+        assert_eq!(fact.get("host"), Some("worker-0"));
+        assert!(died(format!("{}{}", timeout(10), exit(10, 134))).is_none(), "its own watchdog's abort");
+        assert!(died(format!("{}{}", timeout(10), exit(11, 1))).is_none(), "a plain error exit");
+        assert!(died(exit(11, 134)).is_none(), "no timeout beside it");
+        assert_eq!(
+            died(format!("{}{}", timeout(0), exit(3, 139)))
+                .and_then(|f| f.get("signal").map(str::to_string))
+                .as_deref(),
+            Some("11")
+        );
     }
 
     #[test]
