@@ -456,18 +456,23 @@ fn bus_error_in_open_mpi_shared_memory(file: &str, text: &str) -> Option<Fact> {
 }
 
 /// torchrun's failure summary (ChildFailedError's table: a "host" row, then "exitcode : -7") naming
-/// two or more ranks of one host ended by SIGBUS. One rank's bus error may be its own mapping of a
-/// device that went away; several ranks of a host at once share what they map, and what local
-/// ranks share is their shared memory in /dev/shm (NCCL's segments, the data loaders' tensors): a
-/// store to a page of a tmpfs file that tmpfs cannot back raises SIGBUS (mmap(2)), which is a full
-/// /dev/shm, the container's 64 MB default above all (huggingface/diffusers#4229, every rank of
-/// a DreamBooth run in a container at one second).
+/// two or more ranks of one host ended by SIGBUS. Several ranks of a host at once share what they
+/// map, and what local ranks share is their shared memory in /dev/shm (NCCL's segments, the data
+/// loaders' tensors): a store to a page of a tmpfs file that tmpfs cannot back raises SIGBUS
+/// (mmap(2)), which is a full /dev/shm, the container's 64 MB default above all
+/// (huggingface/diffusers#4229, every rank of a DreamBooth run in a container at one second).
+/// One rank ended so (the table's one row, or the agent's "failed (exitcode: -7) local_rank: 0"
+/// where no table follows) is read the same where the input also holds the bus error itself
+/// ("Bus error: nonexistent physical address", BUS_ADRERR, what a tmpfs page that cannot be
+/// backed raises; FlagOpen/FlagEmbedding#635, a container's /dev/shm): a device mapping that went
+/// away instead comes with the lost GPU's own lines, which the gpu-lost rule ranks first.
 fn bus_errors_on_one_host(file: &str, text: &str) -> Option<Fact> {
     if !text.contains("exitcode") || !marked(text, &BUS) {
         return None;
     }
     let mut host = String::new();
     let mut by_host: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
+    let mut agent_deaths: Vec<Evidence> = Vec::new();
     for (line_no, raw) in numbered_lines(text) {
         let trimmed = raw.trim();
         if let Some(value) = row(trimmed, "host") {
@@ -479,14 +484,35 @@ fn bus_errors_on_one_host(file: &str, text: &str) -> Option<Fact> {
                     deaths.push(Evidence::new(file, line_no, raw));
                 }
             }
+        } else if let Some((_, after)) = trimmed.split_once("failed (exitcode: ") {
+            if killed_by(after.split(')').next().unwrap_or_default()).is_some_and(|(signal, _)| signal == 7)
+                && agent_deaths.len() < 64
+            {
+                agent_deaths.push(Evidence::new(file, line_no, raw));
+            }
         }
     }
-    let (host, deaths) = by_host.into_iter().filter(|(_, deaths)| deaths.len() >= 2).max_by_key(|(_, d)| d.len())?;
-    let place = if host.is_empty() { "one host".to_string() } else { host.clone() };
-    let mut fact = Fact::new("process.shm_full").attr(
-        "text",
-        format!("{} ranks on {place} died of SIGBUS together (pages of the shared memory they map, in /dev/shm, that tmpfs could not back)", deaths.len()),
-    );
+    let together = by_host.iter().filter(|(_, deaths)| deaths.len() >= 2).max_by_key(|(_, d)| d.len());
+    let (host, deaths, text) = match together {
+        Some((host, deaths)) => {
+            let place = if host.is_empty() { "one host".to_string() } else { host.clone() };
+            let text = format!("{} ranks on {place} died of SIGBUS together (pages of the shared memory they map, in /dev/shm, that tmpfs could not back)", deaths.len());
+            (host.clone(), deaths.clone(), text)
+        }
+        None => {
+            // One rank: the table's only death, else the agent's, and the bus error beside it.
+            let rows: Vec<(&String, &Vec<Evidence>)> = by_host.iter().filter(|(_, d)| !d.is_empty()).collect();
+            let (host, death) = match rows.as_slice() {
+                [(host, deaths)] if deaths.len() == 1 => ((*host).clone(), deaths[0].clone()),
+                [] if agent_deaths.len() == 1 => (String::new(), agent_deaths[0].clone()),
+                _ => return None,
+            };
+            let statement = numbered_lines(text).find(|(_, line)| line.contains("Bus error"))?;
+            let text = "a rank died of SIGBUS beside its bus error (most often a page of the shared memory it maps, in /dev/shm, that tmpfs could not back)".to_string();
+            (host, vec![Evidence::new(file, statement.0, statement.1), death], text)
+        }
+    };
+    let mut fact = Fact::new("process.shm_full").attr("text", text);
     if !host.is_empty() {
         fact = fact.host(&host);
     }
@@ -1349,5 +1375,21 @@ Root Cause (first observed failure):
         assert!(!parse("f", &one).iter().any(|f| f.name == "process.shm_full"), "one rank's bus error");
         let apart = table(&[block(1, "node1", 7), block(2, "node2", 7)]);
         assert!(!parse("f", &apart).iter().any(|f| f.name == "process.shm_full"), "one on each host");
+    }
+
+    /// FlagOpen/FlagEmbedding#635: one rank's bus error and torchrun's agent reporting it ended by
+    /// SIGBUS, in a container whose /dev/shm was too small. The agent's line without the bus error
+    /// beside it, or a death by another signal, is not read so.
+    #[test]
+    fn one_rank_ended_by_sigbus_beside_its_bus_error_is_a_full_dev_shm_flagembedding635() {
+        let bus = "Bus error: nonexistent physical address\n";
+        let agent = |code: u32| {
+            format!("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -{code}) local_rank: 0 (pid: 53138) of binary: /usr/bin/python\n")
+        };
+        let full = |text: String| parse("f", &text).into_iter().find(|f| f.name == "process.shm_full");
+        let fact = full(format!("{bus}{}", agent(7))).expect("a full /dev/shm");
+        assert_eq!(fact.evidence.len(), 2, "{fact:?}");
+        assert!(full(agent(7)).is_none(), "no bus error beside it");
+        assert!(full(format!("{bus}{}", agent(9))).is_none(), "another signal");
     }
 }

@@ -105,6 +105,7 @@ fn rare_phrases() -> &'static regex::Regex {
             "assertion `",
             "an illegal memory access was encountered",
             "no available shared memory broadcast block found",
+            "watchdog timeout (self.watchdog_timeout=",
             "cuda_error_illegal_address",
             "unable to load the kernel module",
             "cumemimportfromshareablehandle",
@@ -1092,6 +1093,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     // Whether a CUDA kernel's own fault (a device-side assert, an illegal address) was read: every
     // thread that failed an assert prints it, and every later CUDA call reports the address.
     let mut kernel_fault_read = false;
+    let mut sglang_watchdog_read = false;
     // A UCX_TLS without a CUDA transport the input sets, looked for once (at the first line where
     // UCX took GPU memory for host memory).
     let ucx_transports: std::cell::OnceCell<Option<String>> = std::cell::OnceCell::new();
@@ -3159,6 +3161,25 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(
                     Fact::new("collective.timeout")
                         .attr("library", "vLLM (its shared-memory broadcast to the workers: a worker stopped reading)")
+                        .attr("text", trimmed)
+                        .evidence(evidence()),
+                );
+                continue;
+            }
+            // SGLang's scheduler watchdog (sglang/srt/utils/watchdog.py: "Scheduler watchdog timeout
+            // (self.watchdog_timeout=300, self.soft=False)"; before, "[TP0] Watchdog timeout
+            // (self.watchdog_timeout=300)"): a forward pass made no progress for the whole timeout,
+            // so the rank stands in a collective or a kernel, and the watchdog sends SIGQUIT. Its
+            // tokenizer's watchdog (a server that never finished starting) is not a forward pass.
+            // Read once an input.
+            if !sglang_watchdog_read
+                && lower.contains("watchdog timeout (self.watchdog_timeout=")
+                && !lower.contains("tokenizermanager watchdog")
+            {
+                sglang_watchdog_read = true;
+                facts.push(
+                    Fact::new("collective.timeout")
+                        .attr("library", "SGLang (its scheduler's watchdog: a forward pass made no progress)")
                         .attr("text", trimmed)
                         .evidence(evidence()),
                 );
@@ -5283,6 +5304,31 @@ mod tests {
     /// How many facts of one name the tool-message reader takes from `text`.
     fn count_named(text: &str, name: &str) -> usize {
         parse("f", text).into_iter().filter(|f| f.name == name).count()
+    }
+
+    /// sgl-project/sglang#29144: SGLang's scheduler watchdog firing on a forward pass that made no
+    /// progress (every DP rank deadlocked) is a hang, read once however many ranks log it; the
+    /// older wording too. The tokenizer's watchdog (a server stuck starting) is not.
+    #[test]
+    fn sglangs_scheduler_watchdog_is_a_hang_sglang29144() {
+        let fired = "[DP0 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300.0, self.soft=False)\n[DP1 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300.0, self.soft=False)\nSubprocess scheduler_0 crashed with exit code -3. Triggering SIGQUIT for cleanup...\n";
+        assert_eq!(count_named(fired, "collective.timeout"), 1);
+        assert_eq!(
+            count_named(
+                "[2025-04-03 20:06:34 DP1 TP0] Watchdog timeout (self.watchdog_timeout=300)\n",
+                "collective.timeout"
+            ),
+            1
+        );
+        assert_eq!(
+            count_named("TokenizerManager watchdog timeout (self.watchdog_timeout=300)\n", "collective.timeout"),
+            0
+        );
+        let report = crate::triage::triage(
+            &[crate::triage::Input::new("server.log", fired.as_bytes().to_vec())],
+            &crate::playbook::Playbook::embedded(),
+        );
+        assert_eq!(report.diagnoses.first().map(|d| d.id.as_str()), Some("hang-undetermined"));
     }
 
     /// openucx/ucx#1920 (tests/corpus): UCX prints the mlx5 CQE syndrome in words; it is the

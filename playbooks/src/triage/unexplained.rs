@@ -232,6 +232,19 @@ fn tool_failed(line: &str) -> bool {
     .iter()
     .any(|p| line.starts_with(p))
         || raised(line)
+        || program_aborted(line)
+}
+
+/// A program's own failed check or uncaught exception, whatever tool output was pasted beside it:
+/// assert(3)'s "python: MatrixMult.cu:265: run: Assertion `err == 0' failed.", Faiss's FAISS_ASSERT
+/// ("Faiss assertion 'err == CUBLAS_STATUS_SUCCESS' failed in void faiss::gpu::runMatrixMult(...)"),
+/// and libstdc++'s verbose terminate handler ("terminate called after throwing an instance of
+/// 'c10::Error'"). No field of a tool's table says either.
+fn program_aborted(line: &str) -> bool {
+    line.starts_with("terminate called after throwing an instance of")
+        || ["Assertion `", "assertion '", "Assertion '"]
+            .iter()
+            .any(|opening| line.split_once(opening).is_some_and(|(_, rest)| rest.contains("' failed")))
 }
 
 /// A Python exception as the interpreter prints it, alone on its line ("RuntimeError: DeepEP error:
@@ -669,6 +682,22 @@ mod tests {
         for field in ["Symbol Error: 5", "rx_crc_errors: 5", "Error: 5", "Error Count: 3", "Link Error: 3"] {
             assert!(!raised(field), "{field}");
         }
+    }
+
+    /// facebookresearch/faiss#4605: nvidia-smi's banner above Faiss's failed assertion; the input
+    /// reads as nvidia-smi, and the program's failed check is still its error. So are assert(3)'s
+    /// words and a C++ exception nothing caught; an assertion that held is not.
+    #[test]
+    fn a_failed_assertion_beside_nvidia_smi_is_an_error_line_faiss4605() {
+        let banner = "| NVIDIA-SMI 550.163.01 Driver Version: 550.163.01 CUDA Version: 12.4 |\n";
+        let failed = "Faiss assertion 'err == CUBLAS_STATUS_SUCCESS' failed in void faiss::gpu::runMatrixMult(...) at /project/faiss/faiss/gpu/utils/MatrixMult-inl.cuh:265; details: cublas failed (13)\n";
+        let facts = facts_of(&format!("{banner}{failed}"));
+        let lines = facts.iter().find(|f| f.name == "input.error_lines").expect("the assertion is quoted");
+        assert!(lines.get("first").is_some_and(|l| l.starts_with("Faiss assertion")), "{lines:?}");
+        assert!(facts_of(banner).iter().all(|f| f.name != "input.error_lines"));
+        assert!(program_aborted("python: MatrixMult.cu:265: void run(): Assertion `err == 0' failed."));
+        assert!(program_aborted("terminate called after throwing an instance of 'c10::Error'"));
+        assert!(!program_aborted("Assertion `err == 0' passed"));
     }
 
     /// jade-hpc-gpu#10 (heldout92): nvidia-smi's banner above a CUDA sample's failed call; the
