@@ -203,8 +203,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         // torchrun's agent, as the first rank fails (elastic/agent/server/api.py): "failed
         // (exitcode: -9) local_rank: 3 (pid: 1237) of binary: ...". The summary table, when it
         // follows, says the same with the host.
-        if let Some(at) = trimmed.find("failed (exitcode: ") {
-            let after = &trimmed[at + "failed (exitcode: ".len()..];
+        if let Some(after) = agent_failure(trimmed) {
             if let Some((signal, meaning)) = killed_by(after.split(')').next().unwrap_or_default()) {
                 let local_rank =
                     after.split_once("local_rank: ").and_then(|(_, r)| r.split_whitespace().next()).map(str::to_string);
@@ -321,6 +320,13 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
         facts.retain(|f| f.get("local_rank").is_none());
     }
     facts
+}
+
+/// What follows "failed (exitcode: " in torchrun's agent line for a failed rank (elastic/agent/
+/// server/api.py: "failed (exitcode: -9) local_rank: 3 (pid: 1237) of binary: ..."): the exit
+/// code, then the local rank.
+fn agent_failure(line: &str) -> Option<&str> {
+    line.split_once("failed (exitcode: ").map(|(_, after)| after)
 }
 
 /// The host and task of srun's "srun: error: HOST: task N: Out Of Memory".
@@ -484,7 +490,7 @@ fn bus_errors_on_one_host(file: &str, text: &str) -> Option<Fact> {
                     deaths.push(Evidence::new(file, line_no, raw));
                 }
             }
-        } else if let Some((_, after)) = trimmed.split_once("failed (exitcode: ") {
+        } else if let Some(after) = agent_failure(trimmed) {
             if killed_by(after.split(')').next().unwrap_or_default()).is_some_and(|(signal, _)| signal == 7)
                 && agent_deaths.len() < 64
             {
