@@ -335,8 +335,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ),
     (
         "rdma.sm_unconfigured",
-        "nic port lid sm_lid guid",
-        "IB port in Init with its link up: no subnet manager configured it (ibstat, ibstatus, ibv_devinfo, perftest)",
+        "nic port lid sm_lid guid reading what",
+        "IB port in Init with its link up: no subnet manager configured it (ibstat, ibstatus, ibv_devinfo, perftest); reading=node-guid: devices whose node GUID is 0, SR-IOV VFs never given one (ibv_devices, ibv_devinfo, ibstat)",
     ),
     (
         "rdma.auxiliary_port_down",

@@ -359,7 +359,82 @@ fn ports(file: &str, text: &str) -> Vec<Port> {
 pub fn parse(file: &str, text: &str) -> Vec<Fact> {
     let mut facts = interfaces_down_under_dependents(file, text);
     facts.extend(port_facts(file, text));
+    // A device whose port already awaits the subnet manager is reported once, by its port.
+    let awaiting: Vec<String> = facts
+        .iter()
+        .filter(|fact| fact.name == "rdma.sm_unconfigured")
+        .filter_map(|fact| fact.get("nic").map(str::to_string))
+        .collect();
+    facts.extend(unassigned_node_guids(file, text, &awaiting));
     facts
+}
+
+/// The most devices without a node GUID named from one input.
+const UNASSIGNED_GUIDS_KEPT: usize = 16;
+
+/// RDMA devices whose node GUID is zero, as `ibv_devices` (`mlx5_2  0000000000000000`),
+/// `ibv_devinfo` (`node_guid: 0000:0000:0000:0000`) or `ibstat` (`Node GUID: 0x0000000000000000`)
+/// prints it. A physical function's GUID comes from its firmware; an SR-IOV virtual function's is
+/// set by whoever created it (`ip link set <pf> vf <n> node_guid ...`, or the SR-IOV operator), and
+/// one left at zero is unknown to the subnet manager and breaks rdma_cm on it
+/// (openshift/sriov-network-operator PR #243 assigns it when the VF is made; ib_write_bw -R then
+/// stops failing in librdmacm, k8snetworkplumbingwg/sriov-network-operator#267). Devices in
+/// `reported` already have their port reported as awaiting the subnet manager.
+fn unassigned_node_guids(file: &str, text: &str, reported: &[String]) -> Vec<Fact> {
+    if !text.contains("0000000000000000") && !text.contains("0000:0000:0000:0000") {
+        return Vec::new();
+    }
+    let mut devices: Vec<&str> = Vec::new();
+    let mut first: Option<Evidence> = None;
+    let mut device: Option<&str> = None;
+    for (line_no, raw) in numbered_lines(text) {
+        let line = raw.trim();
+        if let Some(name) = ibstat_ca(line).or_else(|| line.strip_prefix("hca_id:").map(str::trim)) {
+            device = Some(name);
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let unassigned = match fields.as_slice() {
+            // ibv_devices (libibverbs/examples/device_list.c): the device, then its GUID in 16 digits.
+            [name, guid] if guid.len() == 16 && is_zero_guid(guid) && !name.contains(':') => Some(*name),
+            ["node_guid:", guid] if is_zero_guid(guid) => device,
+            ["Node", "GUID:", guid] if is_zero_guid(guid) => device,
+            _ => None,
+        };
+        // Amazon's EFA devices have no GUID at all (rdma-core's efa provider leaves node_guid zero on
+        // every one), so zero says nothing about them.
+        let Some(name) = unassigned.filter(|name| !name.starts_with("efa")) else { continue };
+        if devices.contains(&name) || reported.iter().any(|other| other == name) {
+            continue;
+        }
+        if devices.len() == UNASSIGNED_GUIDS_KEPT {
+            break;
+        }
+        devices.push(name);
+        first.get_or_insert_with(|| Evidence::new(file, line_no, raw));
+    }
+    let Some(evidence) = first else { return Vec::new() };
+    // One fact for the input: how many VFs a listing shows without a GUID says nothing more about
+    // the job than one does, so it must not outweigh an error the job hit by its count of lines.
+    let what = format!(
+        "{} {} node GUID 0 (an SR-IOV virtual function whose GUID was never assigned is unknown to \
+         the subnet manager and to rdma_cm)",
+        if devices.len() == 1 { "device" } else { "devices" },
+        if devices.len() == 1 { format!("{} has", devices[0]) } else { format!("{} have", devices.join(", ")) },
+    );
+    vec![Fact::new("rdma.sm_unconfigured")
+        .attr("nic", devices.join(","))
+        .attr("guid", "0")
+        .attr("reading", "node-guid")
+        .attr("what", what)
+        .evidence(evidence)]
+}
+
+/// A GUID of all zeros in any of the tools' spellings (`0x` prefix, `:` between groups).
+fn is_zero_guid(guid: &str) -> bool {
+    let digits = guid.strip_prefix("0x").unwrap_or(guid);
+    let digits: Vec<char> = digits.chars().filter(|c| *c != ':').collect();
+    digits.len() == 16 && digits.iter().all(|c| *c == '0')
 }
 
 /// The facts of the ports of `ibstat`, `ibstatus`, `rdma link`, `ibv_devinfo` and perftest.
@@ -588,6 +663,32 @@ mod tests {
         assert_eq!(facts[1].get("nic"), Some("mlx5_3"));
         assert_eq!(facts[1].get("physical_state"), Some("DISABLED"));
         assert!(!recognised("link up and running\nlink mlx5_0 is fine\n"));
+    }
+
+    /// openshift/sriov-network-device-plugin#20: ibv_devices on two hosts, the VFs' node GUIDs zero
+    /// beside the physical functions' own.
+    #[test]
+    fn a_device_whose_node_guid_is_zero_was_never_given_one() {
+        let text = "ibv_devices\n    device          \t   node GUID\n    ------          \t----------------\n    mlx5_2          \t0000000000000000\n    mlx5_0          \t506b4b0300285028\n";
+        let facts = parse("devices.txt", text);
+        assert_eq!(names(&facts), vec!["rdma.sm_unconfigured"]);
+        assert_eq!(facts[0].get("nic"), Some("mlx5_2"));
+        assert_eq!(facts[0].evidence[0].line, 4);
+        // Every device of the listing is named in one fact.
+        let two = format!("{text}    mlx5_3          \t0000000000000000\n");
+        let facts = parse("devices.txt", &two);
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].get("nic"), Some("mlx5_2,mlx5_3"));
+        // ibv_devinfo's and ibstat's spellings name the device from the block's header.
+        let devinfo = "hca_id:\tmlx5_3\n\ttransport:\t\t\tInfiniBand (0)\n\tnode_guid:\t\t\t0000:0000:0000:0000\n";
+        assert_eq!(parse("f", devinfo)[0].get("nic"), Some("mlx5_3"));
+        let ibstat = "CA 'mlx5_4'\n\tCA type: MT4126\n\tNode GUID: 0x0000000000000000\n";
+        assert_eq!(parse("f", ibstat)[0].get("nic"), Some("mlx5_4"));
+        // Assigned GUIDs, and a zero port GUID (a RoCE port's, derived from its MAC), are not read.
+        assert!(parse("f", &text.replace("0000000000000000", "506b4b0300285029")).is_empty());
+        assert!(parse("f", "CA 'mlx5_5'\n\tPort 1:\n\t\tPort GUID: 0x0000000000000000\n").is_empty());
+        // Nor an EFA device's: it has none by design.
+        assert!(parse("f", "hca_id:\tefa_0\n\tnode_guid:\t\t\t0000:0000:0000:0000\n").is_empty());
     }
 
     /// Mellanox/network-operator#249: an SR-IOV VF's port, physically up, logically Down, no LID.
