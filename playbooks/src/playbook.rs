@@ -529,8 +529,8 @@ pub const FACTS: &[(&str, &str, &str)] = &[
     ("gpu.xid", "xid meaning bus_id host what", "kernel 'NVRM: Xid' with a hardware/driver Xid"),
     (
         "gpu.xid_application",
-        "xid meaning bus_id host",
-        "kernel 'NVRM: Xid' usually caused by the application (13, 31, 43, 45)",
+        "xid reported meaning bus_id host",
+        "kernel 'NVRM: Xid' usually caused by the application (13, 31, 43, 45); CUDA error 700 (an illegal memory access) or a kernel's device-side assert where a program or NCCL reports it; ROCm's GPU memory access fault",
     ),
     (
         "gpu.xid_attention",

@@ -455,6 +455,7 @@ pub(super) fn xid_facts(code: u32, gpu: &str, host: &str, evidence: &Evidence) -
     let fact = |name: &str| {
         Fact::new(name)
             .attr("xid", code)
+            .attr("reported", format!("Xid {code}"))
             .attr("meaning", meaning)
             .attr("bus_id", gpu)
             .host(host)
@@ -888,6 +889,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             facts.push(
                 Fact::new(name)
                     .attr("xid", code)
+                    .attr("reported", format!("Xid {code}"))
                     .attr("meaning", meaning)
                     .attr("bus_id", device)
                     .host(&host)
@@ -1454,6 +1456,7 @@ mod tests {
         let facts =
             parse_kernel("f", "I0409 23:33:27.290825       1 device_health.go:255] Processing event XID=43 event");
         assert_eq!((facts[0].name.as_str(), facts[0].get("xid")), ("gpu.xid_application", Some("43")));
+        assert_eq!(facts[0].get("reported"), Some("Xid 43"));
         assert!(parse_kernel("f", "W0409 23:33:27.291027       1 driver.go:477] Received xid health event").is_empty());
         let facts = parse_kernel("f", "Aug 17 06:18:01 vm-0 systemd-networkd[5398]: ib6: lost carrier\nAug 17 06:18:06 vm-0 systemd-networkd[5398]: ib6: gained carrier\n");
         assert_eq!((facts[0].name.as_str(), facts[0].get("nic")), ("link.flap", Some("ib6")));

@@ -1799,6 +1799,7 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
                 facts.push(
                     Fact::new("gpu.xid_application")
                         .attr("xid", "none (ROCm's report of a GPU page fault, as NVIDIA's Xid 31)")
+                        .attr("reported", "a memory access fault (ROCm's report of a GPU page fault, as NVIDIA's Xid 31)")
                         .attr("meaning", format!("a GPU memory access fault (reason: {reason}): a kernel used an address not mapped for it"))
                         .attr("bus_id", format!("GPU {agent}"))
                         .attr("host", "the host that printed it")
@@ -3128,22 +3129,23 @@ pub fn parse(file: &str, text: &str) -> Vec<Fact> {
             } else if device_assert(trimmed) {
                 let place = trimmed.split(": block: [").next().unwrap_or(trimmed);
                 Some((
-                    "none (a CUDA kernel's device-side assert)",
+                    "a CUDA kernel's device-side assert",
                     format!("a kernel's own assert() failed on the device at {place}: the program's data, not the GPU"),
                 ))
             } else if illegal_address(trimmed) {
                 Some((
-                    "none (CUDA error 700, an illegal memory access, reported by the next CUDA call)",
+                    "CUDA error 700 (an illegal memory access, reported by the next CUDA call)",
                     format!("a kernel touched device memory it does not own, and the error surfaced at a later call, not at the kernel ({trimmed})"),
                 ))
             } else {
                 None
             };
-            if let Some((xid, meaning)) = kernel_fault {
+            if let Some((reported, meaning)) = kernel_fault {
                 kernel_fault_read = true;
                 facts.push(
                     Fact::new("gpu.xid_application")
-                        .attr("xid", xid)
+                        .attr("xid", format!("none ({reported})"))
+                        .attr("reported", reported)
                         .attr("meaning", meaning)
                         .attr("bus_id", "the GPU that ran the kernel")
                         .attr("host", "the host that printed it")
@@ -5942,6 +5944,8 @@ mod tests {
         let facts = parse("f", watchdog);
         assert_eq!(facts.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), vec!["gpu.xid_application"]);
         assert!(facts[0].get("xid").is_some_and(|xid| xid.contains("700")));
+        // The cause names what was reported, not an Xid the GPU never logged.
+        assert!(facts[0].get("reported").is_some_and(|reported| reported.starts_with("CUDA error 700")));
         // linux-rdma/perftest#228 and openucx/ucx#8229.
         assert_eq!(parse("f", "Couldn't connect to 192.168.125.211:18515\n")[0].name, "perftest.connect_failed");
         let ucx = "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory\n";
