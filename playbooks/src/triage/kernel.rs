@@ -447,20 +447,24 @@ fn firmware_command_timed_out(lower: &str) -> bool {
         && (lower.contains("cmdq[") || lower.contains("hwrm") || (lower.contains("mailbox") && lower.contains("token")))
 }
 
+/// One fact about Xid `code` on `gpu`: the code, what was reported (the cause names it), and its
+/// meaning in NVIDIA's Xid catalog.
+fn xid_fact(name: &str, code: u32, meaning: &str, gpu: &str, host: &str, evidence: Evidence) -> Fact {
+    Fact::new(name)
+        .attr("xid", code)
+        .attr("reported", format!("Xid {code}"))
+        .attr("meaning", meaning)
+        .attr("bus_id", gpu)
+        .host(host)
+        .evidence(evidence)
+}
+
 /// The facts of one Xid on one GPU, whichever tool reported it (the kernel's NVRM line, DCGM's
 /// last-Xid field): its severity from NVIDIA's Xid catalog, ECC for memory errors, and a lost GPU
 /// for 79/119/120.
 pub(super) fn xid_facts(code: u32, gpu: &str, host: &str, evidence: &Evidence) -> Vec<Fact> {
     let (meaning, severity) = xid_meaning(code).unwrap_or(("see NVIDIA's Xid catalog", XidSeverity::Attention));
-    let fact = |name: &str| {
-        Fact::new(name)
-            .attr("xid", code)
-            .attr("reported", format!("Xid {code}"))
-            .attr("meaning", meaning)
-            .attr("bus_id", gpu)
-            .host(host)
-            .evidence(evidence.clone())
-    };
+    let fact = |name: &str| xid_fact(name, code, meaning, gpu, host, evidence.clone());
     let mut facts = vec![fact(match severity {
         XidSeverity::Hardware => "gpu.xid",
         XidSeverity::Attention => "gpu.xid_attention",
@@ -886,15 +890,7 @@ pub fn parse_kernel(file: &str, text: &str) -> Vec<Fact> {
             let (meaning, severity) = xid_meaning(code).unwrap_or(("see NVIDIA's Xid catalog", XidSeverity::Attention));
             let name = if severity == XidSeverity::Application { "gpu.xid_application" } else { "gpu.xid" };
             let device = raw.split("Device=").nth(1).and_then(|r| r.split([',', ' ']).next()).unwrap_or("unknown");
-            facts.push(
-                Fact::new(name)
-                    .attr("xid", code)
-                    .attr("reported", format!("Xid {code}"))
-                    .attr("meaning", meaning)
-                    .attr("bus_id", device)
-                    .host(&host)
-                    .evidence(evidence()),
-            );
+            facts.push(xid_fact(name, code, meaning, device, &host, evidence()));
             continue;
         }
         if lower.contains(": firmware version") {
